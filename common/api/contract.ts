@@ -1,0 +1,61 @@
+// The StudioApi contract: every method and event stream the UI, the CLI and tests may use.
+// One table; transports and the preload are generated from it, never hand-listed.
+import { z } from 'zod';
+import { type BridgeOf, type ClientOf, type HandlersOf, method, stream } from './define';
+import {
+  ImportProgress,
+  ImportResult,
+  ParsedSkill,
+  SkillDetail,
+  SkillSummary,
+  VersionMeta,
+} from './skill-schemas';
+
+export const MAX_SKILL_BYTES = 1024 * 1024;
+
+/** Agent Skills names: lower-case letters, digits and hyphens; we accept what registries ship. */
+export const SkillName = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'letters, digits, ".", "_", ":" and "-" only');
+
+const Empty = z.object({}).strict();
+
+export const AppInfo = z.object({
+  version: z.string(),
+  dataDir: z.string(),
+  dbPath: z.string(),
+  skills: z.number().int().nonnegative(),
+});
+export type AppInfo = z.infer<typeof AppInfo>;
+
+export const studioContract = {
+  app: {
+    info: method(Empty, AppInfo),
+  },
+  skills: {
+    list: method(
+      z.object({ query: z.string().max(200).optional(), package: z.string().max(214).optional() }).strict(),
+      z.array(SkillSummary),
+    ),
+    packages: method(Empty, z.array(z.object({ package: z.string(), skills: z.number().int() }))),
+    get: method(z.object({ name: SkillName, version: z.number().int().positive().optional() }).strict(), SkillDetail),
+    save: method(
+      z.object({ name: SkillName, content: z.string().max(MAX_SKILL_BYTES) }).strict(),
+      z.object({ version: VersionMeta, created: z.boolean(), parsed: ParsedSkill }),
+    ),
+    validate: method(
+      z.object({ content: z.string().max(MAX_SKILL_BYTES), folderName: z.string().max(200).optional() }).strict(),
+      ParsedSkill,
+    ),
+  },
+  import: {
+    run: stream(z.object({ source: z.string().min(1).max(4096) }).strict(), ImportProgress, ImportResult),
+  },
+} as const;
+
+export type StudioContract = typeof studioContract;
+export type StudioApi = ClientOf<StudioContract>;
+export type StudioHandlers = HandlersOf<StudioContract>;
+export type StudioBridge = BridgeOf<StudioContract>;

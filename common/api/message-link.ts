@@ -1,0 +1,54 @@
+// Client side of the message protocol: streams (and optionally calls) over any duplex
+// message channel — a WebSocket, or the in-memory pair in tests.
+import { StudioError } from '../errors';
+import type { StreamHandle } from './define';
+import type { ClientMessage, ServerMessage } from './wire';
+
+export interface MessageChannel {
+  send(msg: ClientMessage): void;
+  /** Registers the single receiver of server messages. */
+  onMessage(receive: (msg: ServerMessage) => void): void;
+}
+
+export class StreamClient {
+  private next = 0;
+  private readonly pending = new Map<
+    string,
+    { onEvent: (e: unknown) => void; resolve: (v: unknown) => void; reject: (e: unknown) => void }
+  >();
+
+  constructor(private readonly channel: MessageChannel) {
+    channel.onMessage((msg) => this.receive(msg));
+  }
+
+  stream(method: string, input: unknown, onEvent: (event: unknown) => void): StreamHandle<unknown> {
+    const id = `s${++this.next}`;
+    const result = new Promise<unknown>((resolve, reject) => {
+      this.pending.set(id, { onEvent, resolve, reject });
+    });
+    this.channel.send({ t: 'start', id, method, input });
+    return {
+      result,
+      cancel: () => {
+        if (this.pending.has(id)) this.channel.send({ t: 'cancel', id });
+      },
+    };
+  }
+
+  /** Fails every open stream, e.g. when the socket closes. */
+  failAll(reason: string): void {
+    for (const [id, p] of this.pending) {
+      this.pending.delete(id);
+      p.reject(new StudioError('internal', reason));
+    }
+  }
+
+  private receive(msg: ServerMessage): void {
+    const p = this.pending.get(msg.id);
+    if (!p) return;
+    if (msg.t === 'event') return p.onEvent(msg.event);
+    this.pending.delete(msg.id);
+    if (msg.t === 'ok') p.resolve(msg.value);
+    else p.reject(StudioError.from(msg.error));
+  }
+}

@@ -1,0 +1,124 @@
+// DTOs for skills: what the store returns and the UI shows.
+import { z } from 'zod';
+
+export const Provenance = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('manual') }),
+  z.object({
+    kind: z.literal('npm'),
+    package: z.string(),
+    version: z.string(),
+    license: z.string().nullable(),
+    integrity: z.string().nullable(),
+    path: z.string(), // path of SKILL.md inside the package
+  }),
+  z.object({ kind: z.literal('folder'), root: z.string(), path: z.string() }),
+  z.object({
+    kind: z.literal('tgz'),
+    file: z.string(),
+    package: z.string().nullable(),
+    version: z.string().nullable(),
+    license: z.string().nullable(),
+    path: z.string(),
+  }),
+]);
+export type Provenance = z.infer<typeof Provenance>;
+
+export const Diagnostic = z.object({
+  severity: z.enum(['error', 'warning']),
+  code: z.string(),
+  message: z.string(),
+  line: z.number().int().positive(), // 1-based line in the SKILL.md file
+  column: z.number().int().positive().optional(),
+  endLine: z.number().int().positive().optional(),
+  field: z.string().optional(),
+});
+export type Diagnostic = z.infer<typeof Diagnostic>;
+
+export interface Section {
+  heading: string;
+  level: number; // 1..6
+  startLine: number; // line of the heading, 1-based
+  endLine: number; // last line before the next heading of the same or a higher level
+  children: Section[];
+}
+export const Section: z.ZodType<Section> = z.lazy(() =>
+  z.object({
+    heading: z.string(),
+    level: z.number().int().min(1).max(6),
+    startLine: z.number().int().positive(),
+    endLine: z.number().int().positive(),
+    children: z.array(Section),
+  }),
+);
+
+export const Frontmatter = z.object({
+  name: z.string().optional(),
+  description: z.string().optional(),
+  license: z.string().optional(),
+  compatibility: z.string().optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  allowedTools: z.array(z.string()).optional(),
+  /** Fields the Agent Skills spec does not name, kept as written. */
+  extra: z.record(z.string(), z.unknown()),
+});
+export type Frontmatter = z.infer<typeof Frontmatter>;
+
+export const ParsedSkill = z.object({
+  frontmatter: Frontmatter,
+  /** 1-based line where the markdown body starts (after the closing ---). */
+  bodyStartLine: z.number().int().positive(),
+  body: z.string(),
+  sections: z.array(Section),
+  diagnostics: z.array(Diagnostic),
+});
+export type ParsedSkill = z.infer<typeof ParsedSkill>;
+
+export const SkillSummary = z.object({
+  name: z.string(),
+  description: z.string(),
+  package: z.string().nullable(),
+  versions: z.number().int().nonnegative(),
+  latestVersion: z.number().int().positive(),
+  updatedAt: z.string(),
+});
+export type SkillSummary = z.infer<typeof SkillSummary>;
+
+export const VersionMeta = z.object({
+  version: z.number().int().positive(), // 1, 2, 3 … per skill
+  sha256: z.string(),
+  parentVersion: z.number().int().positive().nullable(),
+  provenance: Provenance,
+  createdAt: z.string(),
+});
+export type VersionMeta = z.infer<typeof VersionMeta>;
+
+export const SkillDetail = z.object({
+  name: z.string(),
+  description: z.string(),
+  package: z.string().nullable(),
+  version: VersionMeta,
+  content: z.string(),
+  parsed: ParsedSkill,
+  history: z.array(VersionMeta),
+});
+export type SkillDetail = z.infer<typeof SkillDetail>;
+
+export const SkipRecord = z.object({ path: z.string(), reason: z.string() });
+export type SkipRecord = z.infer<typeof SkipRecord>;
+
+export const ImportResult = z.object({
+  source: z.string(),
+  imported: z.number().int().nonnegative(),
+  unchanged: z.number().int().nonnegative(),
+  skipped: z.array(SkipRecord),
+});
+export type ImportResult = z.infer<typeof ImportResult>;
+
+export const ImportProgress = z.object({
+  phase: z.enum(['fetch', 'scan', 'parse', 'write', 'done']),
+  done: z.number().int().nonnegative(),
+  total: z.number().int().nonnegative(),
+  path: z.string().optional(),
+  skipped: SkipRecord.optional(),
+});
+export type ImportProgress = z.infer<typeof ImportProgress>;

@@ -1,0 +1,49 @@
+// Composition root: builds every service by hand and wires them into the handler table.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { studioContract, type StudioContract, type StudioHandlers } from '../../common/api/contract';
+import { openDatabase } from '../store/db';
+import { SkillsRepo } from '../store/skills-repo';
+import { Dispatcher } from './dispatcher';
+import { ImportService } from './services/import-service';
+import { SkillService } from './services/skill-service';
+import { APP_VERSION } from '../paths';
+
+export interface StudioOptions {
+  dataDir: string; // holds studio.db and the download cache
+  cacheDir?: string;
+}
+
+export interface Studio {
+  dispatcher: Dispatcher<StudioContract>;
+  dispose(): void;
+}
+
+export function createStudio(opts: StudioOptions): Studio {
+  mkdirSync(opts.dataDir, { recursive: true });
+  const dbPath = join(opts.dataDir, 'studio.db');
+  const db = openDatabase(dbPath);
+  const repo = new SkillsRepo(db);
+  const skills = new SkillService(repo);
+  const imports = new ImportService(repo, opts.cacheDir ?? join(opts.dataDir, 'cache'));
+
+  const handlers: StudioHandlers = {
+    app: {
+      info: () => ({ version: APP_VERSION, dataDir: opts.dataDir, dbPath, skills: repo.count() }),
+    },
+    skills: {
+      list: (i) => skills.list(i),
+      packages: () => skills.packages(),
+      get: (i) => skills.get(i),
+      save: (i) => skills.save(i),
+      validate: (i) => skills.validate(i),
+    },
+    import: {
+      run: (i, ctx) => imports.run(i, ctx),
+    },
+  };
+  return {
+    dispatcher: new Dispatcher(studioContract, handlers),
+    dispose: () => db.close(),
+  };
+}

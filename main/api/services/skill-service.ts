@@ -1,0 +1,53 @@
+// Reading, validating and saving skills: the parser in front of the store.
+import type { SkillDetail, ParsedSkill, SkillSummary, VersionMeta } from '../../../common/api/skill-schemas';
+import { StudioError } from '../../../common/errors';
+import { bodyHash } from '../../skills/normalize';
+import { parseSkillMd } from '../../skills/parse';
+import type { SkillsRepo } from '../../store/skills-repo';
+
+const folderOf = (path: string): string | undefined => path.split('/').slice(-2, -1)[0];
+
+export class SkillService {
+  constructor(private readonly repo: SkillsRepo) {}
+
+  list(input: { query?: string; package?: string }): SkillSummary[] {
+    return this.repo.list(input);
+  }
+
+  packages(): { package: string; skills: number }[] {
+    return this.repo.packages();
+  }
+
+  get(input: { name: string; version?: number }): SkillDetail {
+    const row = this.repo.get(input.name, input.version);
+    if (!row) {
+      const what = input.version ? `${input.name}@${input.version}` : input.name;
+      throw new StudioError('not_found', `no skill "${what}"`);
+    }
+    const p = row.version.provenance;
+    const folderName = p.kind === 'manual' ? undefined : folderOf(p.path);
+    return { ...row, parsed: parseSkillMd(row.content, { folderName }), history: this.repo.history(input.name) };
+  }
+
+  validate(input: { content: string; folderName?: string }): ParsedSkill {
+    return parseSkillMd(input.content, { folderName: input.folderName });
+  }
+
+  /** Saves content as the skill's next version; identical content makes none. */
+  save(input: { name: string; content: string }): { version: VersionMeta; created: boolean; parsed: ParsedSkill } {
+    const parsed = parseSkillMd(input.content);
+    const errors = parsed.diagnostics.filter((d) => d.severity === 'error');
+    if (errors.length > 0) {
+      const first = errors[0]!;
+      throw new StudioError('bad_skill', `${input.name}: line ${first.line}: ${first.message}`, { diagnostics: errors });
+    }
+    const { version, created } = this.repo.save(
+      input.name,
+      input.content,
+      parsed.frontmatter.description ?? '',
+      { kind: 'manual' },
+      bodyHash(parsed.body),
+    );
+    return { version, created, parsed };
+  }
+}

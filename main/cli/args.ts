@@ -1,0 +1,32 @@
+// Argument parsing shared by every pskills command.
+import { parseArgs } from 'node:util';
+import { StudioError } from '../../common/errors';
+
+export const COMMON_OPTIONS = {
+  'data-dir': { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', short: 'h', default: false },
+} as const;
+
+export type OptionSpec = Parameters<typeof parseArgs>[0] extends infer P
+  ? P extends { options?: infer O }
+    ? O
+    : never
+  : never;
+
+export function parse<O extends NonNullable<OptionSpec>>(argv: string[], options: O) {
+  try {
+    return parseArgs({ args: argv, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new StudioError('invalid_input', (err as Error).message);
+  }
+}
+
+/** `name` or `name@3` → { name, version }. */
+export function parseSkillRef(ref: string): { name: string; version?: number } {
+  const at = ref.lastIndexOf('@');
+  if (at <= 0) return { name: ref };
+  const n = Number(ref.slice(at + 1));
+  if (!Number.isInteger(n) || n < 1) throw new StudioError('invalid_input', `bad version in "${ref}": expected name@N with N ≥ 1`);
+  return { name: ref.slice(0, at), version: n };
+}

@@ -1,0 +1,58 @@
+// Electron entry: one sandboxed window over the IPC transport; no remote content, ever.
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { app, BrowserWindow, session, shell } from 'electron';
+import { createStudio, type Studio } from '../api/root';
+import { APP_ROOT, PRODUCT_NAME } from '../paths';
+import { registerIpc } from './ipc';
+
+app.setName(PRODUCT_NAME);
+const dataDirFlag = process.argv.find((a) => a.startsWith('--data-dir='))?.slice('--data-dir='.length);
+const pageFile = join(APP_ROOT, 'out', 'renderer', 'index.html');
+const pageUrl = pathToFileURL(pageFile).href;
+
+let studio: Studio | null = null;
+let win: BrowserWindow | null = null;
+
+function createWindow(): BrowserWindow {
+  const w = new BrowserWindow({
+    width: 1280,
+    height: 820,
+    title: PRODUCT_NAME,
+    webPreferences: {
+      preload: join(APP_ROOT, 'out', 'preload', 'index.cjs'),
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      webSecurity: true,
+      spellcheck: false,
+    },
+  });
+  w.webContents.setWindowOpenHandler(({ url }) => {
+    if (url.startsWith('https://')) void shell.openExternal(url);
+    return { action: 'deny' };
+  });
+  w.webContents.on('will-navigate', (e, url) => {
+    if (url !== pageUrl) e.preventDefault();
+  });
+  void w.loadFile(pageFile);
+  return w;
+}
+
+app.whenReady().then(() => {
+  // No remote content: only our files, devtools and data/blob URLs load.
+  session.defaultSession.webRequest.onBeforeRequest((details, cb) => {
+    const ok = /^(file|devtools|data|blob):/.test(details.url);
+    cb({ cancel: !ok });
+  });
+  session.defaultSession.setPermissionRequestHandler((_wc, _perm, cb) => cb(false));
+
+  studio = createStudio({ dataDir: dataDirFlag ?? app.getPath('userData') });
+  registerIpc(studio.dispatcher, () => (win && !win.isDestroyed() ? { webContentsId: win.webContents.id, pageUrl } : null));
+  win = createWindow();
+});
+
+app.on('window-all-closed', () => {
+  studio?.dispose();
+  app.quit();
+});

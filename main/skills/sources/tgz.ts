@@ -1,0 +1,156 @@
+// Reads SKILL.md files straight out of a .tgz (npm pack output) with node-tar's streaming parser;
+// nothing is extracted to disk. One absolute or '..' entry path rejects the whole archive, and
+// link entries are never followed.
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { Parser, type ReadEntry } from 'tar';
+import type { SkipRecord } from '../../../common/api/skill-schemas';
+import { StudioError } from '../../../common/errors';
+import { abortError } from '../abort';
+import { decodeSkillFile, MAX_SKILL_BYTES, tooLarge } from './file-checks';
+import { folderOf, isSkillFile, type ProvenanceBase, type ScanOptions, type SourceScan } from './types';
+
+export interface PackageInfo {
+  name: string | null;
+  version: string | null;
+  license: string | null;
+}
+
+export interface TgzOptions extends ScanOptions {
+  /** Provenance for the archive's skills; defaults to kind 'tgz'. */
+  provenance?: (pkg: PackageInfo) => ProvenanceBase;
+}
+
+interface RawArchive {
+  files: Map<string, Buffer>; // SKILL.md and package.json bodies by entry path
+  skipped: SkipRecord[]; // entry paths, before the top folder is stripped
+  paths: string[];
+}
+
+export async function scanTgz(file: string, opts: TgzOptions = {}): Promise<SourceScan & { pkg: PackageInfo }> {
+  const raw = await readArchive(file, opts);
+  const prefix = commonTopFolder(raw.paths);
+  const strip = (p: string) => (prefix && p.startsWith(prefix) ? p.slice(prefix.length) : p);
+  const pkg = packageInfo(raw.files.get(`${prefix}package.json`));
+  const base = opts.provenance?.(pkg) ?? { kind: 'tgz', file, package: pkg.name, version: pkg.version, license: pkg.license };
+  const scan: SourceScan & { pkg: PackageInfo } = { candidates: [], skipped: [], pkg };
+  const skip = (record: SkipRecord) => {
+    scan.skipped.push(record);
+    opts.onSkip?.(record);
+  };
+  for (const s of raw.skipped) skip({ path: strip(s.path), reason: s.reason });
+  for (const [path, bytes] of raw.files) {
+    if (!isSkillFile(path.split('/').pop() ?? '')) continue;
+    const relPath = strip(path);
+    const checked = decodeSkillFile(bytes);
+    if (!checked.ok) skip({ path: relPath, reason: checked.reason });
+    else scan.candidates.push({ relPath, folderName: folderOf(relPath) ?? pkg.name ?? '', content: checked.text, provenanceBase: base });
+  }
+  return scan;
+}
+
+function readArchive(file: string, opts: ScanOptions): Promise<RawArchive> {
+  const raw: RawArchive = { files: new Map(), skipped: [], paths: [] };
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const stream = createReadStream(file);
+    const parser = new Parser({ strict: true });
+    const fail = (err: Error) => {
+      if (settled) return;
+      settled = true;
+      stream.destroy();
+      reject(err);
+    };
+    const onAbort = () => fail(abortError());
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    if (opts.signal?.aborted) return onAbort();
+
+    parser.on('entry', (entry: ReadEntry) => {
+      const path = entry.path.replace(/^(\.\/)+/, '');
+      const unsafe = unsafeReason(path);
+      if (unsafe) {
+        entry.resume();
+        return fail(new StudioError('import_failed', `${file} rejected: entry '${entry.path}' ${unsafe}; nothing was imported`));
+      }
+      raw.paths.push(path);
+      const name = path.split('/').pop() ?? '';
+      if (entry.type === 'SymbolicLink' || entry.type === 'Link') {
+        const kind = entry.type === 'Link' ? 'hard link' : 'symbolic link';
+        raw.skipped.push({ path, reason: `${kind} entry (→ ${entry.linkpath ?? '?'}) not followed` });
+      } else if (entry.type === 'File' || entry.type === 'OldFile' || entry.type === 'ContiguousFile') {
+        const wanted = isSkillFile(name) || /^([^/]+\/)?package\.json$/.test(path);
+        const large = tooLarge(entry.size);
+        if (wanted && large) raw.skipped.push({ path, reason: large });
+        else if (wanted) return collect(entry, path);
+      }
+      entry.resume();
+    });
+    const collect = (entry: ReadEntry, path: string) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      entry.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size <= MAX_SKILL_BYTES) chunks.push(c); // the header's size is checked; this guards a lying one
+      });
+      entry.on('end', () => raw.files.set(path, Buffer.concat(chunks)));
+    };
+    parser.on('error', (e: Error) => fail(new StudioError('import_failed', `${file} is not a readable .tgz: ${e.message}`)));
+    parser.on('end', () => {
+      if (settled) return;
+      settled = true;
+      opts.signal?.removeEventListener('abort', onAbort);
+      resolve(raw);
+    });
+    stream.on('error', (e) => fail(new StudioError('import_failed', `cannot read ${file}: ${e.message}`)));
+    void stat(file).then(
+      (info) => {
+        let done = 0;
+        stream.on('data', (chunk) => {
+          done += chunk.length;
+          opts.onProgress?.(done, info.size);
+        });
+      },
+      () => undefined, // the stream reports a missing file itself
+    );
+    stream.pipe(parser as unknown as NodeJS.WritableStream);
+  });
+}
+
+/** Why an entry path could land outside the archive root, or null when it cannot. */
+export function unsafeReason(path: string): string | null {
+  if (/^([\\/]|[A-Za-z]:)/.test(path)) return 'has an absolute path';
+  if (path.split(/[\\/]/).includes('..')) return "escapes the archive root with '..'";
+  return null;
+}
+
+/** 'package/' when every entry sits under one top folder (npm pack's layout), else ''. */
+function commonTopFolder(paths: string[]): string {
+  const tops = new Set(paths.map((p) => (p.includes('/') ? p.slice(0, p.indexOf('/') + 1) : p)));
+  const [only] = tops;
+  return tops.size === 1 && only?.endsWith('/') ? only : '';
+}
+
+function packageInfo(bytes: Buffer | undefined): PackageInfo {
+  const none: PackageInfo = { name: null, version: null, license: null };
+  if (!bytes) return none;
+  let json: unknown;
+  try {
+    json = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return none;
+  }
+  if (typeof json !== 'object' || json === null) return none;
+  const pkg = json as { name?: unknown; version?: unknown; license?: unknown; licenses?: unknown };
+  return { name: str(pkg.name), version: str(pkg.version), license: licenseOf(pkg.license ?? (Array.isArray(pkg.licenses) ? pkg.licenses[0] : undefined)) };
+}
+
+// package.json licence: an SPDX string, or the legacy { type } object.
+function licenseOf(value: unknown): string | null {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object' && value !== null) return str((value as { type?: unknown }).type);
+  return null;
+}
+
+function str(v: unknown): string | null {
+  return typeof v === 'string' ? v : null;
+}

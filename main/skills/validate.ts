@@ -1,0 +1,47 @@
+// Warnings from the Agent Skills spec (https://agentskills.io/specification) and its
+// progressive-disclosure advice: keep SKILL.md under 500 lines / 5,000 words.
+import type { Diagnostic, Frontmatter } from '../../common/api/skill-schemas';
+
+export const LIMITS = { nameChars: 64, descriptionChars: 1024, compatibilityChars: 500, bodyLines: 500, bodyWords: 5000 };
+const NAME_FORM = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+
+export function checkFields(fm: Frontmatter, fieldLines: Map<string, number>, opts: { folderName?: string }): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const warn = (code: string, field: string, message: string) =>
+    out.push({ severity: 'warning', code, message, line: fieldLines.get(field) ?? 1, field });
+
+  if (fm.name === undefined || fm.name.trim() === '') {
+    warn('name-missing', 'name', "the frontmatter has no 'name'; the folder name is used instead");
+  } else {
+    const name = fm.name;
+    if (name.length > LIMITS.nameChars) warn('name-too-long', 'name', `name has ${name.length} characters (at most ${LIMITS.nameChars})`);
+    if (!NAME_FORM.test(name)) {
+      warn('name-format', 'name', `name '${name}' should be lowercase letters, digits and single hyphens, not starting or ending with a hyphen`);
+    }
+    if (opts.folderName !== undefined && opts.folderName !== name) {
+      warn('name-folder-mismatch', 'name', `name '${name}' does not match its folder '${opts.folderName}'`);
+    }
+  }
+  if (fm.description === undefined || fm.description.trim() === '') {
+    warn('description-missing', 'description', "the frontmatter has no 'description'; agents use it to decide when to load the skill");
+  } else if (fm.description.length > LIMITS.descriptionChars) {
+    warn('description-too-long', 'description', `description has ${fm.description.length} characters (at most ${LIMITS.descriptionChars})`);
+  }
+  if (fm.compatibility !== undefined && fm.compatibility.length > LIMITS.compatibilityChars) {
+    warn('compatibility-too-long', 'compatibility', `compatibility has ${fm.compatibility.length} characters (at most ${LIMITS.compatibilityChars})`);
+  }
+  return out;
+}
+
+export function checkBody(body: string, bodyStartLine: number, bodyLines: number): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const warn = (code: string, message: string) => out.push({ severity: 'warning', code, message, line: bodyStartLine });
+  if (body.trim() === '') {
+    warn('body-empty', 'the body after the frontmatter is empty');
+    return out;
+  }
+  if (bodyLines > LIMITS.bodyLines) warn('body-too-many-lines', `the body has ${bodyLines} lines (over ${LIMITS.bodyLines}); move detail into reference files`);
+  const words = body.split(/\s+/).filter(Boolean).length;
+  if (words > LIMITS.bodyWords) warn('body-too-many-words', `the body has ${words} words (over 5,000); move detail into reference files`);
+  return out;
+}

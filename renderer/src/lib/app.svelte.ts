@@ -1,0 +1,32 @@
+// The studio window's state, built once by App.svelte: routes, the library and the import dialog.
+import { ImportRun } from './import-run.svelte';
+import { Library } from './library.svelte';
+import { Router } from './router.svelte';
+
+export class StudioApp {
+  readonly router = new Router();
+  readonly library = new Library();
+  readonly importRun = new ImportRun(() => void this.library.refresh());
+  importOpen = $state(false);
+
+  /** Starts routing and the first load; returns the function that stops everything. */
+  start(): () => void {
+    const stopRouter = this.router.start();
+    void this.library.refresh();
+    return () => {
+      stopRouter();
+      this.library.dispose();
+      this.importRun.cancel();
+    };
+  }
+
+  openImport(): void {
+    this.importOpen = true;
+  }
+
+  closeImport(): void {
+    if (this.importRun.running) return;
+    this.importOpen = false;
+    this.importRun.reset();
+  }
+}

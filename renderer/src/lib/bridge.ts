@@ -1,0 +1,74 @@
+// The renderer's one way to the studio: Electron's preload (window.studio) when present,
+// otherwise the web host (HTTP for calls, a WebSocket for streams; the launch token is a cookie).
+import { bridgeLink, createClient, type Link } from '../../../common/api/client';
+import { studioContract, type StudioApi, type StudioBridge } from '../../../common/api/contract';
+import { StreamClient } from '../../../common/api/message-link';
+import { ServerMessage, type CallOutcome, type ClientMessage } from '../../../common/api/wire';
+import { StudioError } from '../../../common/errors';
+
+declare global {
+  interface Window {
+    studio?: StudioBridge;
+  }
+}
+
+function webLink(): Link {
+  let socket: WebSocket | null = null;
+  let ready: Promise<WebSocket> | null = null;
+  const queue: ClientMessage[] = [];
+  let receive: (msg: ServerMessage) => void = () => {};
+
+  const connect = (): Promise<WebSocket> => {
+    if (ready) return ready;
+    ready = new Promise((resolve, reject) => {
+      const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/stream`);
+      ws.onopen = () => {
+        socket = ws;
+        for (const m of queue.splice(0)) ws.send(JSON.stringify(m));
+        resolve(ws);
+      };
+      ws.onmessage = (ev) => {
+        const parsed = ServerMessage.safeParse(JSON.parse(String(ev.data)));
+        if (parsed.success) receive(parsed.data);
+      };
+      ws.onerror = () => reject(new StudioError('internal', 'stream connection failed'));
+      ws.onclose = () => {
+        socket = null;
+        ready = null;
+        streams.failAll('stream connection closed');
+      };
+    });
+    return ready;
+  };
+
+  const streams = new StreamClient({
+    send: (msg) => {
+      if (socket) socket.send(JSON.stringify(msg));
+      else {
+        queue.push(msg);
+        connect().catch(() => streams.failAll('stream connection failed'));
+      }
+    },
+    onMessage: (r) => {
+      receive = r;
+    },
+  });
+
+  return {
+    async call(method, input) {
+      const res = await fetch(`/api/call/${method}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(input ?? {}),
+        credentials: 'same-origin',
+      });
+      const body = (await res.json().catch(() => null)) as CallOutcome | null;
+      if (!body) throw new StudioError('internal', `HTTP ${res.status} from ${method}`);
+      if (!body.ok) throw StudioError.from(body.error);
+      return body.value;
+    },
+    stream: (method, input, onEvent) => streams.stream(method, input, onEvent),
+  };
+}
+
+export const studio: StudioApi = createClient(studioContract, window.studio ? bridgeLink(window.studio) : webLink());

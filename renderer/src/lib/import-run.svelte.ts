@@ -1,0 +1,71 @@
+// One import from an npm spec, a folder or a .tgz: progress events as they arrive, per-file skip
+// reasons, cancellation and the final result.
+import type { StreamHandle } from '../../../common/api/define';
+import type { ImportProgress, ImportResult, SkipRecord } from '../../../common/api/skill-schemas';
+import { studio } from './bridge';
+import { toUiError, type UiError } from './errors';
+
+export type ImportStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
+
+export class ImportRun {
+  source = $state('');
+  status = $state<ImportStatus>('idle');
+  progress = $state.raw<ImportProgress | null>(null);
+  skipped = $state.raw<SkipRecord[]>([]);
+  result = $state.raw<ImportResult | null>(null);
+  error = $state.raw<UiError | null>(null);
+  cancelling = $state(false);
+
+  private handle: StreamHandle<ImportResult> | null = null;
+
+  constructor(private readonly onFinished: () => void) {}
+
+  get running(): boolean {
+    return this.status === 'running';
+  }
+
+  async start(): Promise<void> {
+    const source = this.source.trim();
+    if (!source || this.running) return;
+    this.status = 'running';
+    this.progress = null;
+    this.skipped = [];
+    this.result = null;
+    this.error = null;
+    this.cancelling = false;
+    const handle = studio.import.run({ source }, (event) => this.onEvent(event));
+    this.handle = handle;
+    try {
+      this.result = await handle.result;
+      this.status = 'done';
+    } catch (err) {
+      this.error = toUiError(err);
+      this.status = this.error.code === 'cancelled' ? 'cancelled' : 'failed';
+    } finally {
+      this.handle = null;
+      this.cancelling = false;
+      this.onFinished();
+    }
+  }
+
+  cancel(): void {
+    if (!this.handle) return;
+    this.cancelling = true;
+    this.handle.cancel();
+  }
+
+  /** Back to an empty form (the dialog was closed after a finished run). */
+  reset(): void {
+    if (this.running) return;
+    this.status = 'idle';
+    this.progress = null;
+    this.skipped = [];
+    this.result = null;
+    this.error = null;
+  }
+
+  private onEvent(event: ImportProgress): void {
+    this.progress = event;
+    if (event.skipped) this.skipped = [...this.skipped, event.skipped];
+  }
+}

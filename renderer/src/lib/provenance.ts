@@ -1,0 +1,80 @@
+// How a skill version came to be, in words a person can check against the registry or disk.
+import type { Provenance } from '../../../common/api/skill-schemas';
+
+export interface ProvenanceField {
+  label: string;
+  value: string;
+  mono?: boolean;
+}
+
+export function provenanceKind(p: Provenance): string {
+  switch (p.kind) {
+    case 'npm':
+      return 'npm package';
+    case 'tgz':
+      return 'package tarball';
+    case 'folder':
+      return 'folder';
+    case 'manual':
+      return 'edited in the studio';
+  }
+}
+
+/** One line: "npm · pkg@1.2.3 · MIT · skills/x/SKILL.md". */
+export function provenanceSummary(p: Provenance): string {
+  switch (p.kind) {
+    case 'npm':
+      return ['npm', `${p.package}@${p.version}`, p.license ?? 'no licence', p.path].join(' · ');
+    case 'tgz':
+      return ['tgz', packageLabel(p.package, p.version) ?? p.file, p.license ?? 'no licence', p.path].join(' · ');
+    case 'folder':
+      return ['folder', joinPath(p.root, p.path)].join(' · ');
+    case 'manual':
+      return 'manual edit';
+  }
+}
+
+export function provenanceFields(p: Provenance): ProvenanceField[] {
+  switch (p.kind) {
+    case 'npm':
+      return [
+        { label: 'Source', value: 'npm registry' },
+        { label: 'Package', value: `${p.package}@${p.version}`, mono: true },
+        { label: 'Licence', value: p.license ?? 'none declared' },
+        { label: 'Path', value: p.path, mono: true },
+        ...(p.integrity ? [{ label: 'Integrity', value: p.integrity, mono: true }] : []),
+      ];
+    case 'tgz':
+      return [
+        { label: 'Source', value: 'package tarball' },
+        { label: 'File', value: p.file, mono: true },
+        ...(p.package ? [{ label: 'Package', value: packageLabel(p.package, p.version) ?? p.package, mono: true }] : []),
+        { label: 'Licence', value: p.license ?? 'none declared' },
+        { label: 'Path', value: p.path, mono: true },
+      ];
+    case 'folder':
+      return [
+        { label: 'Source', value: 'folder' },
+        { label: 'Folder', value: p.root, mono: true },
+        { label: 'Path', value: p.path, mono: true },
+      ];
+    case 'manual':
+      return [{ label: 'Source', value: 'edited in the studio' }];
+  }
+}
+
+/** The folder that holds SKILL.md, which the Agent Skills spec says should match the name. */
+export function skillFolderName(p: Provenance): string | undefined {
+  if (p.kind === 'manual') return undefined;
+  const parts = p.path.split(/[\\/]/).filter(Boolean);
+  return parts.length >= 2 ? parts[parts.length - 2] : undefined;
+}
+
+function packageLabel(pkg: string | null, version: string | null): string | null {
+  if (!pkg) return null;
+  return version ? `${pkg}@${version}` : pkg;
+}
+
+function joinPath(root: string, path: string): string {
+  return root.endsWith('/') || root.endsWith('\\') ? root + path : `${root}/${path}`;
+}

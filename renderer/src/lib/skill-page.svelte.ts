@@ -1,0 +1,63 @@
+// One skill as the Skill page shows it: the chosen version (latest by default) and, in Edit mode,
+// the editor session that outlives version switches of the same skill.
+import type { SkillDetail } from '../../../common/api/skill-schemas';
+import { studio } from './bridge';
+import { toUiError, type UiError } from './errors';
+import { skillFolderName } from './provenance';
+import { SkillEditor } from './skill-editor.svelte';
+
+export class SkillPage {
+  detail = $state.raw<SkillDetail | null>(null);
+  loading = $state(false);
+  error = $state.raw<UiError | null>(null);
+  editor = $state.raw<SkillEditor | null>(null);
+
+  private seq = 0;
+
+  constructor(private readonly onSaved: () => void) {}
+
+  get latestVersion(): number | null {
+    const history = this.detail?.history ?? [];
+    return history.length ? Math.max(...history.map((v) => v.version)) : null;
+  }
+
+  async load(name: string, version: number | null): Promise<void> {
+    const seq = ++this.seq;
+    if (this.detail && this.detail.name !== name) this.closeEditor();
+    this.loading = true;
+    try {
+      const detail = await studio.skills.get(version === null ? { name } : { name, version });
+      if (seq !== this.seq) return;
+      this.detail = detail;
+      this.error = null;
+    } catch (err) {
+      if (seq !== this.seq) return;
+      this.detail = null;
+      this.error = toUiError(err);
+    } finally {
+      if (seq === this.seq) this.loading = false;
+    }
+  }
+
+  /** Starts (or keeps) an editor on the version being shown. */
+  openEditor(): void {
+    const detail = this.detail;
+    if (!detail || this.editor?.name === detail.name) return;
+    this.editor = new SkillEditor({
+      name: detail.name,
+      content: detail.content,
+      folderName: skillFolderName(detail.version.provenance) ?? detail.name,
+      onSaved: () => this.onSaved(),
+    });
+  }
+
+  closeEditor(): void {
+    this.editor?.dispose();
+    this.editor = null;
+  }
+
+  dispose(): void {
+    this.seq++;
+    this.closeEditor();
+  }
+}

@@ -1,0 +1,155 @@
+// Every StudioApi method, round-tripped through each transport against the real services,
+// a real SQLite file and real SKILL.md parsing.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { studioContract, type StudioApi } from '../../../common/api/contract';
+import { entries } from '../../../common/api/define';
+import type { ImportProgress } from '../../../common/api/skill-schemas';
+import { StudioError } from '../../../common/errors';
+import { createStudio, type Studio } from '../../../main/api/root';
+import { memoryPair } from '../../../main/api/transports/memory';
+import { startWebHost, type WebHost } from '../../../main/api/transports/web-host';
+import { webClient } from './web-client';
+
+const skillMd = (name: string, description: string, body: string) =>
+  `---\nname: ${name}\ndescription: ${description}\nlicense: MIT\n---\n\n# ${name}\n\n## When to use\n\n${body}\n\n## Steps\n\n1. Read the input carefully.\n2. Apply the rule and check the result.\n`;
+
+function makeFolder(): string {
+  const root = mkdtempSync(join(tmpdir(), 'pskills-api-src-'));
+  const write = (name: string, description: string, body: string, folder = name) => {
+    mkdirSync(join(root, folder), { recursive: true });
+    writeFileSync(join(root, folder, 'SKILL.md'), skillMd(name, description, body));
+  };
+  write('release-notes', 'Write release notes from a list of merged pull requests.', 'Use this when a release is cut and the changelog needs a human summary of what changed.');
+  write('sql-review', 'Review SQL migrations for locking and data loss.', 'Use this before applying a schema migration to a production database with live traffic.');
+  // The same body again under another folder: a duplicate the importer must skip.
+  write('sql-review', 'Review SQL migrations for locking and data loss.', 'Use this before applying a schema migration to a production database with live traffic.', 'zz-sql-review-copy');
+  return root;
+}
+
+type Transport = { name: string; open(studio: Studio): Promise<{ api: StudioApi; close(): Promise<void> | void }> };
+
+const transports: Transport[] = [
+  { name: 'memory', open: async (s) => memoryPair(studioContract, s.dispatcher) },
+  {
+    name: 'web host',
+    open: async (s) => {
+      const host: WebHost = await startWebHost({ dispatcher: s.dispatcher, staticDir: null });
+      const c = await webClient(host.origin, host.token);
+      return { api: c.api, close: async () => (c.close(), await host.close()) };
+    },
+  },
+];
+
+describe.each(transports)('StudioApi over $name', (transport) => {
+  let dataDir: string;
+  let src: string;
+  let studio: Studio;
+  let api: StudioApi;
+  let close: () => Promise<void> | void;
+  const covered = new Set<string>();
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'pskills-api-data-'));
+    src = makeFolder();
+    studio = createStudio({ dataDir });
+    ({ api, close } = await transport.open(studio));
+  });
+  afterAll(async () => {
+    await close();
+    studio.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(src, { recursive: true, force: true });
+    // Every method and stream of the contract was exercised by this suite.
+    expect([...covered].sort()).toEqual(entries(studioContract).map(([w]) => w).sort());
+  });
+
+  it('import.run streams progress and returns the result', async () => {
+    const events: ImportProgress[] = [];
+    const res = await api.import.run({ source: src }, (e) => events.push(e)).result;
+    covered.add('import.run');
+    expect(res.imported).toBe(2);
+    expect(res.skipped).toHaveLength(1);
+    expect(res.skipped[0]!.reason).toMatch(/duplicate/i);
+    expect(events.length).toBeGreaterThan(1);
+    expect(events.at(-1)).toMatchObject({ phase: 'done' });
+  });
+
+  it('app.info counts the library', async () => {
+    const info = await api.app.info({});
+    covered.add('app.info');
+    expect(info.skills).toBe(2);
+    expect(info.dataDir).toBe(dataDir);
+  });
+
+  it('skills.list and skills.packages', async () => {
+    const all = await api.skills.list({});
+    const hit = await api.skills.list({ query: 'MIGRATION' });
+    covered.add('skills.list');
+    expect(all.map((s) => s.name).sort()).toEqual(['release-notes', 'sql-review']);
+    expect(hit.map((s) => s.name)).toEqual(['sql-review']);
+    const pk = await api.skills.packages({});
+    covered.add('skills.packages');
+    expect(pk).toEqual([]);
+  });
+
+  it('skills.get returns content, parse and provenance', async () => {
+    const d = await api.skills.get({ name: 'sql-review' });
+    covered.add('skills.get');
+    expect(d.version.version).toBe(1);
+    expect(d.version.provenance).toMatchObject({ kind: 'folder', path: 'sql-review/SKILL.md' });
+    expect(d.parsed.sections.map((s) => s.heading)).toEqual(['sql-review']);
+    expect(d.parsed.sections[0]!.children.map((s) => s.heading)).toEqual(['When to use', 'Steps']);
+  });
+
+  it('skills.validate reports line-numbered errors', async () => {
+    const p = await api.skills.validate({ content: '---\nname: x\ndescription: [unclosed\n---\nbody\n' });
+    covered.add('skills.validate');
+    const err = p.diagnostics.find((d) => d.severity === 'error');
+    expect(err?.line).toBeGreaterThanOrEqual(2);
+    expect(err?.line).toBeLessThanOrEqual(4);
+  });
+
+  it('skills.save versions only changed content', async () => {
+    const d = await api.skills.get({ name: 'release-notes' });
+    const same = await api.skills.save({ name: 'release-notes', content: d.content });
+    covered.add('skills.save');
+    expect(same.created).toBe(false);
+    expect(same.version.version).toBe(1);
+    const changed = await api.skills.save({ name: 'release-notes', content: d.content + '\n## Pitfalls\n\nDo not list internal refactors.\n' });
+    expect(changed.created).toBe(true);
+    expect(changed.version).toMatchObject({ version: 2, parentVersion: 1, provenance: { kind: 'manual' } });
+    const v1 = await api.skills.get({ name: 'release-notes', version: 1 });
+    expect(v1.content).toBe(d.content);
+    expect((await api.skills.get({ name: 'release-notes' })).history.map((h) => h.version)).toEqual([2, 1]);
+  });
+
+  it('errors arrive as {code, message, details}', async () => {
+    const missing = (await api.skills.get({ name: 'nope' }).catch((e: unknown) => e)) as StudioError;
+    expect(missing).toBeInstanceOf(StudioError);
+    expect(missing.code).toBe('not_found');
+    const bad = (await api.skills.save({ name: 'broken', content: '---\nname: [\n---\n' }).catch((e: unknown) => e)) as StudioError;
+    expect(bad.code).toBe('bad_skill');
+    expect(bad.message).toMatch(/line \d+/);
+    expect(bad.details).toBeTruthy();
+    const malformed = (await api.skills.get({ name: 42 } as unknown as { name: string }).catch((e: unknown) => e)) as StudioError;
+    expect(malformed.code).toBe('invalid_input');
+    const failedImport = (await api.import.run({ source: join(src, 'does-not-exist') }).result.catch((e: unknown) => e)) as StudioError;
+    expect(failedImport.code).toBe('import_failed');
+    expect(failedImport.message).toContain('does-not-exist');
+  });
+
+  it('cancelling an import writes nothing', async () => {
+    const before = (await api.app.info({})).skills;
+    const other = makeFolder();
+    mkdirSync(join(other, 'fresh-skill'));
+    writeFileSync(join(other, 'fresh-skill', 'SKILL.md'), skillMd('fresh-skill', 'A skill that only this import brings.', 'Use it when testing cancellation of an import.'));
+    const h = api.import.run({ source: other }, () => h.cancel());
+    const err = (await h.result.catch((e: unknown) => e)) as StudioError;
+    expect(err.code).toBe('cancelled');
+    expect((await api.app.info({})).skills).toBe(before);
+    rmSync(other, { recursive: true, force: true });
+  });
+});

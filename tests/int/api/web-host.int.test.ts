@@ -1,0 +1,100 @@
+// The web host's door: token, origin and host checks, body limits, static files.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { createStudio, type Studio } from '../../../main/api/root';
+import { startWebHost, type WebHost } from '../../../main/api/transports/web-host';
+
+let dataDir: string;
+let staticDir: string;
+let studio: Studio;
+let host: WebHost;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'pskills-web-'));
+  staticDir = join(dataDir, 'static');
+  mkdirSync(staticDir);
+  writeFileSync(join(staticDir, 'index.html'), '<!doctype html><title>studio</title>');
+  writeFileSync(join(dataDir, 'secret.txt'), 'outside the static folder');
+  studio = createStudio({ dataDir });
+  host = await startWebHost({ dispatcher: studio.dispatcher, staticDir });
+});
+afterAll(async () => {
+  await host.close();
+  studio.dispose();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const call = (headers: Record<string, string>, body = '{}') =>
+  fetch(`${host.origin}/api/call/app.info`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+
+describe('web host', () => {
+  it('binds 127.0.0.1 and prints a tokened URL', () => {
+    expect(host.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=.+/);
+  });
+
+  it('401 without a token or with a wrong one', async () => {
+    expect((await call({})).status).toBe(401);
+    expect((await call({ authorization: 'Bearer wrong' })).status).toBe(401);
+    expect((await fetch(`${host.origin}/`)).status).toBe(401);
+    expect((await fetch(`${host.origin}/?token=wrong`, { redirect: 'manual' })).status).toBe(401);
+  });
+
+  it('the launch URL sets an HttpOnly cookie that then authorizes', async () => {
+    const res = await fetch(host.url, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    const cookie = res.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    const page = await fetch(`${host.origin}/`, { headers: { cookie: cookie.split(';')[0]! } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(await page.text()).toContain('<title>studio</title>');
+  });
+
+  it('refuses other origins and hosts even with the token', async () => {
+    const auth = { authorization: `Bearer ${host.token}` };
+    expect((await call(auth)).status).toBe(200);
+    expect((await call({ ...auth, origin: 'http://evil.example' })).status).toBe(403);
+    const res = await fetch(`${host.origin}/api/call/app.info`, {
+      method: 'POST',
+      headers: { ...auth, host: 'evil.example:80' },
+      body: '{}',
+    });
+    expect(res.status).toBe(403);
+  });
+
+  it('refuses a WebSocket without the token or from another origin', async () => {
+    const attempt = (headers: Record<string, string>) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(`${host.origin.replace('http', 'ws')}/api/stream`, { headers });
+        ws.once('open', () => (ws.close(), resolve(101)));
+        ws.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+        ws.once('error', () => resolve(-1));
+      });
+    expect(await attempt({})).toBe(401);
+    expect(await attempt({ authorization: `Bearer ${host.token}`, origin: 'http://evil.example' })).toBe(403);
+    expect(await attempt({ authorization: `Bearer ${host.token}`, origin: host.origin })).toBe(101);
+  });
+
+  it('rejects malformed JSON and oversized bodies with the error envelope', async () => {
+    const auth = { authorization: `Bearer ${host.token}` };
+    const bad = await call(auth, '{nope');
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ ok: false, error: { code: 'invalid_input' } });
+    const big = await call(auth, JSON.stringify({ pad: 'x'.repeat(3 * 1024 * 1024) }));
+    expect(big.status).toBe(413);
+    const unknown = await fetch(`${host.origin}/api/call/nope.nothing`, { method: 'POST', headers: auth, body: '{}' });
+    expect(unknown.status).toBe(404);
+  });
+
+  it('never serves files outside the renderer folder', async () => {
+    const auth = { authorization: `Bearer ${host.token}` };
+    for (const p of ['/../secret.txt', '/%2e%2e/secret.txt', '/..%2fsecret.txt']) {
+      const res = await fetch(`${host.origin}${p}`, { headers: auth });
+      expect(res.status).toBe(404);
+    }
+  });
+});

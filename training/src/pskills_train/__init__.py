@@ -1,0 +1,1 @@
+"""ParametricSkills Studio training package: base LM, hypernetwork, training loops, bundle export."""

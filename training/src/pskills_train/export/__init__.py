@@ -1,0 +1,1 @@
+"""ONNX export of the bundle graphs (DESIGN §3)."""
