@@ -28,6 +28,7 @@ export default defineConfig({
     plugins: [svelte({ configFile: resolve('renderer/svelte.config.js') })],
     build: {
       outDir: 'out/renderer',
+      minify: true,
       rollupOptions: { input: { index: resolve('renderer/index.html') } },
     },
   },

@@ -7,7 +7,12 @@ import { APP_ROOT, PRODUCT_NAME } from '../paths';
 import { registerIpc } from './ipc';
 
 app.setName(PRODUCT_NAME);
-const dataDirFlag = process.argv.find((a) => a.startsWith('--data-dir='))?.slice('--data-dir='.length);
+const dataDirFlag = (() => {
+  const i = process.argv.findIndex((a) => a === '--data-dir' || a.startsWith('--data-dir='));
+  if (i < 0) return undefined;
+  const a = process.argv[i]!;
+  return a.includes('=') ? a.slice('--data-dir='.length) : process.argv[i + 1];
+})();
 const pageFile = join(APP_ROOT, 'out', 'renderer', 'index.html');
 const pageUrl = pathToFileURL(pageFile).href;
 

@@ -44,7 +44,7 @@ export function detectNonEnglish(body: string): string | null {
   if (nonLatin.length / letters.length > NON_LATIN_SHARE) {
     const script = dominantScript(nonLatin);
     const pct = Math.round((100 * nonLatin.length) / letters.length);
-    return `not English: ${pct}% of the prose letters are ${script}`;
+    return `not English: ${pct}% of the prose letters are non-Latin, mostly ${script}`;
   }
   const words = prose.toLowerCase().match(/\p{L}+/gu) ?? [];
   const englishShare = words.filter((w) => ENGLISH_WORDS.has(w)).length / Math.max(1, words.length);

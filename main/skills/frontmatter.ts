@@ -14,6 +14,7 @@ export interface FrontmatterBlock {
 export interface FrontmatterRead {
   frontmatter: Frontmatter;
   fieldLines: Map<string, number>; // field name → line of its key
+  invalidFields: Set<string>; // fields with a type error (already reported)
   ok: boolean; // false when the block could not be read as a mapping
   diagnostics: Diagnostic[];
 }
@@ -70,20 +71,20 @@ export function readFrontmatter(yamlText: string, firstLine: number): Frontmatte
   }));
   if (doc.errors.length > 0) {
     for (const e of doc.errors) diagnostics.push({ ...error('yaml-invalid', `invalid YAML: ${e.message}`, 1), ...where(e.pos[0]) });
-    return { frontmatter: empty, fieldLines, ok: false, diagnostics };
+    return { frontmatter: empty, fieldLines, invalidFields: new Set(), ok: false, diagnostics };
   }
   let value: unknown;
   try {
     value = doc.toJS({ maxAliasCount: 100 });
   } catch (e) {
     diagnostics.push(error('yaml-invalid', `invalid YAML: ${e instanceof Error ? e.message : String(e)}`, firstLine));
-    return { frontmatter: empty, fieldLines, ok: false, diagnostics };
+    return { frontmatter: empty, fieldLines, invalidFields: new Set(), ok: false, diagnostics };
   }
   if (value === null || value === undefined) value = {};
   if (typeof value !== 'object' || Array.isArray(value)) {
     const got = Array.isArray(value) ? 'a list' : `a ${typeof value}`;
     diagnostics.push(error('frontmatter-not-mapping', `the frontmatter must be a mapping of fields, got ${got}`, firstLine));
-    return { frontmatter: empty, fieldLines, ok: false, diagnostics };
+    return { frontmatter: empty, fieldLines, invalidFields: new Set(), ok: false, diagnostics };
   }
   if (isMap(doc.contents)) {
     for (const pair of doc.contents.items) {
@@ -108,7 +109,8 @@ export function readFrontmatter(yamlText: string, firstLine: number): Frontmatte
       frontmatter.extra[key] = v;
     }
   }
-  return { frontmatter, fieldLines, ok: true, diagnostics };
+    const invalidFields = new Set(diagnostics.flatMap((d) => (d.field ? [d.field] : [])));
+  return { frontmatter, fieldLines, invalidFields, ok: true, diagnostics };
 }
 
 /** "Read Bash(git add:*)" → ["Read", "Bash(git add:*)"]: spaces inside parentheses belong to the tool. */

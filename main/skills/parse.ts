@@ -30,7 +30,7 @@ function parse(content: string, opts: { folderName?: string }): ParsedSkill {
     const read = readFrontmatter(block.yaml, 2);
     frontmatter = read.frontmatter;
     diagnostics.push(...read.diagnostics);
-    if (read.ok) diagnostics.push(...checkFields(frontmatter, read.fieldLines, opts));
+    if (read.ok) diagnostics.push(...checkFields(frontmatter, read, opts));
   }
   const lastLine = Math.max(1, countLines(content));
   const bodyLines = countLines(block.body);

@@ -5,13 +5,17 @@ import type { Diagnostic, Frontmatter } from '../../common/api/skill-schemas';
 export const LIMITS = { nameChars: 64, descriptionChars: 1024, compatibilityChars: 500, bodyLines: 500, bodyWords: 5000 };
 const NAME_FORM = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 
-export function checkFields(fm: Frontmatter, fieldLines: Map<string, number>, opts: { folderName?: string }): Diagnostic[] {
+export function checkFields(
+  fm: Frontmatter,
+  fields: { fieldLines: Map<string, number>; invalidFields: Set<string> },
+  opts: { folderName?: string },
+): Diagnostic[] {
   const out: Diagnostic[] = [];
   const warn = (code: string, field: string, message: string) =>
-    out.push({ severity: 'warning', code, message, line: fieldLines.get(field) ?? 1, field });
+    out.push({ severity: 'warning', code, message, line: fields.fieldLines.get(field) ?? 1, field });
 
   if (fm.name === undefined || fm.name.trim() === '') {
-    warn('name-missing', 'name', "the frontmatter has no 'name'; the folder name is used instead");
+    if (!fields.invalidFields.has('name')) warn('name-missing', 'name', "the frontmatter has no 'name'; the folder name is used instead");
   } else {
     const name = fm.name;
     if (name.length > LIMITS.nameChars) warn('name-too-long', 'name', `name has ${name.length} characters (at most ${LIMITS.nameChars})`);
@@ -23,7 +27,7 @@ export function checkFields(fm: Frontmatter, fieldLines: Map<string, number>, op
     }
   }
   if (fm.description === undefined || fm.description.trim() === '') {
-    warn('description-missing', 'description', "the frontmatter has no 'description'; agents use it to decide when to load the skill");
+    if (!fields.invalidFields.has('description')) warn('description-missing', 'description', "the frontmatter has no 'description'; agents use it to decide when to load the skill");
   } else if (fm.description.length > LIMITS.descriptionChars) {
     warn('description-too-long', 'description', `description has ${fm.description.length} characters (at most ${LIMITS.descriptionChars})`);
   }

@@ -32,7 +32,9 @@ export function openDatabase(file: string): Database {
   const inMemory = file === ':memory:';
   let db: Database;
   try {
-    db = new BetterSqlite3(file);
+    // Under Electron the native module must match its ABI: npm start builds a copy for it.
+    const nativeBinding = process.env.PSKILLS_SQLITE_BINDING;
+    db = nativeBinding ? new BetterSqlite3(file, { nativeBinding }) : new BetterSqlite3(file);
   } catch (err) {
     throw new DatabaseOpenError(file, err instanceof Error ? err.message : String(err), { cause: err });
   }

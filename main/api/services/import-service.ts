@@ -23,7 +23,14 @@ export class ImportService {
     });
     if (ctx.signal.aborted) throw new StudioError('cancelled', `import of ${input.source} cancelled; nothing written`);
     ctx.emit({ phase: 'write', done: 0, total: versions.length });
-    const { imported, unchanged } = this.repo.importBatch(input.source, versions);
+    const { imported, unchanged } = this.repo.importBatch(input.source, versions, {
+      skipped,
+      // Runs inside the transaction: a cancel here rolls the whole import back.
+      onProgress: (done, total) => {
+        if (ctx.signal.aborted) throw new StudioError('cancelled', `import of ${input.source} cancelled; nothing written`);
+        if (done % 200 === 0) ctx.emit({ phase: 'write', done, total });
+      },
+    });
     ctx.emit({ phase: 'done', done: versions.length, total: versions.length });
     return { source: input.source, imported, unchanged, skipped };
   }

@@ -3,11 +3,12 @@
 // link entries are never followed.
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { Parser, type ReadEntry } from 'tar';
 import type { SkipRecord } from '../../../common/api/skill-schemas';
 import { StudioError } from '../../../common/errors';
 import { abortError } from '../abort';
-import { decodeSkillFile, MAX_SKILL_BYTES, tooLarge } from './file-checks';
+import { decodeSkillFile, tooLarge } from './file-checks';
 import { folderOf, isSkillFile, type ProvenanceBase, type ScanOptions, type SourceScan } from './types';
 
 export interface PackageInfo {
@@ -28,7 +29,7 @@ interface RawArchive {
 }
 
 export async function scanTgz(file: string, opts: TgzOptions = {}): Promise<SourceScan & { pkg: PackageInfo }> {
-  const raw = await readArchive(file, opts);
+  const raw = await readArchive(file, await archiveSize(file), opts);
   const prefix = commonTopFolder(raw.paths);
   const strip = (p: string) => (prefix && p.startsWith(prefix) ? p.slice(prefix.length) : p);
   const pkg = packageInfo(raw.files.get(`${prefix}package.json`));
@@ -44,12 +45,12 @@ export async function scanTgz(file: string, opts: TgzOptions = {}): Promise<Sour
     const relPath = strip(path);
     const checked = decodeSkillFile(bytes);
     if (!checked.ok) skip({ path: relPath, reason: checked.reason });
-    else scan.candidates.push({ relPath, folderName: folderOf(relPath) ?? pkg.name ?? '', content: checked.text, provenanceBase: base });
+    else scan.candidates.push({ relPath, folderName: folderOf(relPath) ?? rootFolderName(file, pkg), content: checked.text, provenanceBase: base });
   }
   return scan;
 }
 
-function readArchive(file: string, opts: ScanOptions): Promise<RawArchive> {
+function readArchive(file: string, size: number, opts: ScanOptions): Promise<RawArchive> {
   const raw: RawArchive = { files: new Map(), skipped: [], paths: [] };
   return new Promise((resolve, reject) => {
     let settled = false;
@@ -86,12 +87,8 @@ function readArchive(file: string, opts: ScanOptions): Promise<RawArchive> {
       entry.resume();
     });
     const collect = (entry: ReadEntry, path: string) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      entry.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size <= MAX_SKILL_BYTES) chunks.push(c); // the header's size is checked; this guards a lying one
-      });
+      const chunks: Buffer[] = []; // at most the header's size, already checked against the cap
+      entry.on('data', (c: Buffer) => chunks.push(c));
       entry.on('end', () => raw.files.set(path, Buffer.concat(chunks)));
     };
     parser.on('error', (e: Error) => fail(new StudioError('import_failed', `${file} is not a readable .tgz: ${e.message}`)));
@@ -102,18 +99,28 @@ function readArchive(file: string, opts: ScanOptions): Promise<RawArchive> {
       resolve(raw);
     });
     stream.on('error', (e) => fail(new StudioError('import_failed', `cannot read ${file}: ${e.message}`)));
-    void stat(file).then(
-      (info) => {
-        let done = 0;
-        stream.on('data', (chunk) => {
-          done += chunk.length;
-          opts.onProgress?.(done, info.size);
-        });
-      },
-      () => undefined, // the stream reports a missing file itself
-    );
+    let done = 0;
+    stream.on('data', (chunk) => {
+      done += chunk.length;
+      opts.onProgress?.(done, size);
+    });
     stream.pipe(parser as unknown as NodeJS.WritableStream);
   });
+}
+
+async function archiveSize(file: string): Promise<number> {
+  try {
+    const info = await stat(file);
+    if (!info.isFile()) throw new Error('not a file');
+    return info.size;
+  } catch (e) {
+    throw new StudioError('import_failed', `cannot read archive ${file}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** A SKILL.md at the archive root is named after the package, else after the archive file. */
+function rootFolderName(file: string, pkg: PackageInfo): string {
+  return pkg.name?.replace(/^@[^/]+\//, '') ?? basename(file).replace(/\.(tgz|tar\.gz)$/i, '');
 }
 
 /** Why an entry path could land outside the archive root, or null when it cannot. */

@@ -24,8 +24,8 @@ export class StudioApp {
     this.importOpen = true;
   }
 
+  /** Hides the dialog. A running import keeps going (reopen to watch it); a finished one is cleared. */
   closeImport(): void {
-    if (this.importRun.running) return;
     this.importOpen = false;
     this.importRun.reset();
   }

@@ -28,10 +28,19 @@ function webLink(): Link {
         resolve(ws);
       };
       ws.onmessage = (ev) => {
-        const parsed = ServerMessage.safeParse(JSON.parse(String(ev.data)));
+        let raw: unknown = null;
+        try {
+          raw = JSON.parse(String(ev.data));
+        } catch {
+          return; // not ours: the server only sends JSON
+        }
+        const parsed = ServerMessage.safeParse(raw);
         if (parsed.success) receive(parsed.data);
       };
-      ws.onerror = () => reject(new StudioError('internal', 'stream connection failed'));
+      ws.onerror = () => {
+        queue.length = 0; // those streams are failed below; never start them on a later connect
+        reject(new StudioError('internal', 'stream connection failed'));
+      };
       ws.onclose = () => {
         socket = null;
         ready = null;

@@ -35,6 +35,13 @@ export class Library {
     void this.loadSkills();
   }
 
+  clearFilters(): void {
+    this.query = '';
+    this.pkg = '';
+    this.debounce.cancel();
+    void this.loadSkills();
+  }
+
   /** Everything: the list, the package facets and the totals (after an import or a save). */
   async refresh(): Promise<void> {
     await Promise.all([this.loadSkills(), this.loadFacets()]);

@@ -5,6 +5,8 @@ export interface ProvenanceField {
   label: string;
   value: string;
   mono?: boolean;
+  /** Long opaque values (hashes) are cut to one line; the full text is in the tooltip. */
+  truncate?: boolean;
 }
 
 export function provenanceKind(p: Provenance): string {
@@ -42,7 +44,7 @@ export function provenanceFields(p: Provenance): ProvenanceField[] {
         { label: 'Package', value: `${p.package}@${p.version}`, mono: true },
         { label: 'Licence', value: p.license ?? 'none declared' },
         { label: 'Path', value: p.path, mono: true },
-        ...(p.integrity ? [{ label: 'Integrity', value: p.integrity, mono: true }] : []),
+        ...(p.integrity ? [{ label: 'Integrity', value: p.integrity, mono: true, truncate: true }] : []),
       ];
     case 'tgz':
       return [

@@ -15,6 +15,8 @@ export interface SaveOutcome {
 export interface SkillEditorOptions {
   name: string;
   content: string;
+  /** The studio's parse of `content`, shown until the first live validation answers. */
+  parsed: ParsedSkill;
   folderName: string;
   onSaved: (outcome: SaveOutcome) => void;
 }
@@ -51,6 +53,8 @@ export class SkillEditor {
     this.name = options.name;
     this.content = options.content;
     this.baseline = options.content;
+    this.diagnostics = options.parsed.diagnostics;
+    this.sections = options.parsed.sections;
     this.folderName = options.folderName;
     this.onSaved = options.onSaved;
     void this.validate();

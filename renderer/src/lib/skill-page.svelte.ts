@@ -46,6 +46,7 @@ export class SkillPage {
     this.editor = new SkillEditor({
       name: detail.name,
       content: detail.content,
+      parsed: detail.parsed,
       folderName: skillFolderName(detail.version.provenance) ?? detail.name,
       onSaved: () => this.onSaved(),
     });

@@ -1,4 +1,5 @@
 // The web host's door: token, origin and host checks, body limits, static files.
+import { request } from 'node:http';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,12 +59,16 @@ describe('web host', () => {
     const auth = { authorization: `Bearer ${host.token}` };
     expect((await call(auth)).status).toBe(200);
     expect((await call({ ...auth, origin: 'http://evil.example' })).status).toBe(403);
-    const res = await fetch(`${host.origin}/api/call/app.info`, {
-      method: 'POST',
-      headers: { ...auth, host: 'evil.example:80' },
-      body: '{}',
+    // fetch rewrites Host, so a raw request plays the DNS-rebinding page.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${host.origin}/api/call/app.info`, { method: 'POST', headers: { ...auth, host: 'evil.example:80' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end('{}');
     });
-    expect(res.status).toBe(403);
+    expect(status).toBe(403);
   });
 
   it('refuses a WebSocket without the token or from another origin', async () => {

@@ -75,8 +75,10 @@ class ModelConfig:
 
     def lora_dims(self, module: str) -> tuple[int, int]:
         """(d_in, d_out) of a LoRA target module."""
-        d, q, kv, f = self.hidden_size, self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim, self.intermediate_size
-        return {"q": (d, q), "k": (d, kv), "v": (d, kv), "o": (q, d), "gate": (d, f), "up": (d, f), "down": (f, d)}[module]
+        d, f = self.hidden_size, self.intermediate_size
+        q, kv = self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim
+        dims = {"q": (d, q), "k": (d, kv), "v": (d, kv), "o": (q, d), "gate": (d, f), "up": (d, f), "down": (f, d)}
+        return dims[module]
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

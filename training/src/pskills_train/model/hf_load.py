@@ -8,6 +8,7 @@ our own base model can be served by anything that reads HF checkpoints.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -124,10 +125,7 @@ def load_hf(path: str | os.PathLike, dtype: torch.dtype = torch.float32, **overr
     cfg_file = path / "config.json"
     if not cfg_file.exists():
         raise FileNotFoundError(f"{cfg_file}: missing")
-    cfg = config_from_hf(json.loads(cfg_file.read_text()), str(cfg_file))
-    for k, v in overrides.items():
-        setattr(cfg, k, v)
-    cfg.__post_init__()
+    cfg = dataclasses.replace(config_from_hf(json.loads(cfg_file.read_text()), str(cfg_file)), **overrides)
     state = read_state(path)
     if cfg.tie_embeddings:
         state.pop("lm_head.weight", None)

@@ -70,7 +70,8 @@ def stack_rows(cfg: ModelConfig, rows: list[dict[tuple[int, str], LoraPair] | No
                 raise KeyError(f"adapter key {key} is not a LoRA target of this model ({cfg.lora_targets})")
             big_a, big_b = out[key]
             if a.shape[0] != big_a.shape[1] or b.shape[1] != big_b.shape[2]:
-                raise ValueError(f"adapter {key}: A {tuple(a.shape)} / B {tuple(b.shape)} do not fit {cfg.lora_dims(key[1])}")
+                raise ValueError(f"adapter {key}: A {tuple(a.shape)} / B {tuple(b.shape)} "
+                                 f"do not fit (d_in, d_out) = {cfg.lora_dims(key[1])}")
             big_a[r_i, :, : a.shape[1]] = a
             big_b[r_i, : b.shape[0], :] = b
     return out

@@ -1,0 +1,120 @@
+// What the browser tests need around the page: a fresh renderer build, the studio's web host as a
+// child process on a throwaway data folder, and Chromium driven by playwright-core.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const SCREENSHOTS = join(ROOT, 'docs/screenshots');
+const RENDERER_OUT = join(ROOT, 'out/renderer/index.html');
+const CHROMIUM = process.env.PSKILLS_CHROMIUM ?? '/usr/bin/chromium';
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds with electron-vite unless out/renderer is newer than every renderer/ and common/ file. */
+export function ensureRendererBuilt(): void {
+  const built = existsSync(RENDERER_OUT) ? statSync(RENDERER_OUT).mtimeMs : 0;
+  const sources = Math.max(newestMtime(join(ROOT, 'renderer')), newestMtime(join(ROOT, 'common')));
+  if (built > sources) return;
+  const r = spawnSync('npx', ['electron-vite', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`electron-vite build failed with status ${r.status}`);
+}
+
+export interface Host {
+  /** The address the host printed, with ?token=… */
+  url: string;
+  origin: string;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** `pskills serve --port 0` on a temp data folder; resolves once it prints its address. */
+export async function startHost(): Promise<Host> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pskills-e2e-'));
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['bin/pskills.mjs', 'serve', '--data-dir', dataDir, '--port', '0'],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    let stdout = '';
+    const timer = setTimeout(() => reject(new Error(`pskills serve printed no address in 60 s\n${stderr}`)), 60_000);
+    child.stdout?.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const m = /studio: (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(stdout);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolveUrl(m[1]);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`pskills serve exited with ${code}\n${stderr}`));
+    });
+  });
+  return {
+    url,
+    origin: new URL(url).origin,
+    dataDir,
+    async stop() {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+}
+
+/** Every console error, uncaught exception and failed request of a page, for the final check. */
+export function collectProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') problems.push(`console: ${msg.text()} (${msg.location().url})`);
+  });
+  page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+  page.on('requestfailed', (req) => problems.push(`requestfailed: ${req.url()} ${req.failure()?.errorText ?? ''}`));
+  return problems;
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+}
+
+/** Polls a Node-side condition (locator counts, boxes, texts) until it holds. */
+export async function until(cond: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -1,0 +1,97 @@
+"""bundle.json, format pskills.bundle/1 (docs/bundle-format.md is the contract; keep the two in step)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..model.config import ModelConfig
+
+FORMAT = "pskills.bundle/1"
+MANIFEST = "bundle.json"
+
+# Name templates of lm.onnx's graph I/O; `{i}` = layer, `{module}` = LoRA target short name.
+LM_INPUTS = ["input_ids", "attention_mask", "position_ids", "past_key_values.{i}.key", "past_key_values.{i}.value"]
+LM_LORA_INPUTS = ["lora.{i}.{module}.A", "lora.{i}.{module}.B"]
+LM_OUTPUTS = ["logits", "present.{i}.key", "present.{i}.value", "hidden_states"]
+
+
+@dataclass
+class BundleSpec:
+    """What a bundle says beyond the model itself."""
+
+    id: str
+    created: str  # ISO 8601 UTC
+    default_rank: int = 8
+    alpha: float = 16.0
+    token_budget: int = 512  # encoder tokens per chunk
+    chunk_overlap: int = 64
+    lora_inputs: bool = True
+    training_card: dict[str, Any] = field(default_factory=dict)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def file_table(folder: Path) -> dict[str, dict[str, Any]]:
+    """{name: {sha256, bytes}} for every file in the folder except bundle.json, sorted by name."""
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != MANIFEST)
+    return {p.name: {"sha256": sha256_file(p), "bytes": p.stat().st_size} for p in files}
+
+
+def architecture(cfg: ModelConfig) -> dict[str, Any]:
+    return {
+        "family": cfg.family,
+        "hidden": cfg.hidden_size,
+        "layers": cfg.num_layers,
+        "heads": cfg.num_heads,
+        "kv_heads": cfg.num_kv_heads,
+        "head_dim": cfg.head_dim,
+        "intermediate": cfg.intermediate_size,
+        "vocab": cfg.vocab_size,
+        "max_positions": cfg.max_positions,
+        "rms_eps": cfg.rms_eps,
+        "rope": {"theta": cfg.rope_theta, "scaling": cfg.rope_scaling},
+        "tie_embeddings": cfg.tie_embeddings,
+        "qkv_bias": cfg.qkv_bias,
+        "o_bias": cfg.o_bias,
+        "sliding_window": cfg.sliding_window,
+    }
+
+
+def build_manifest(cfg: ModelConfig, spec: BundleSpec, files: dict[str, dict[str, Any]],
+                   special: dict[str, Any], tokenizer_vocab: int) -> dict[str, Any]:
+    inputs = LM_INPUTS + (LM_LORA_INPUTS if spec.lora_inputs else [])
+    return {
+        "format": FORMAT,
+        "id": spec.id,
+        "created": spec.created,
+        "files": files,
+        "architecture": architecture(cfg),
+        "lora": {
+            "targets": [{"module": m, "d_in": cfg.lora_dims(m)[0], "d_out": cfg.lora_dims(m)[1]}
+                        for m in cfg.lora_targets],
+            "layers": list(range(cfg.num_layers)),
+            "default_rank": spec.default_rank,
+            "alpha": spec.alpha,
+        },
+        "encoder": {
+            "kind": "lm_hidden",
+            "layer": cfg.encoder_layer_index,
+            "output": "hidden_states",
+            "token_budget": spec.token_budget,
+            "chunk_overlap": spec.chunk_overlap,
+        },
+        "tokenizer": {"file": "tokenizer.json", "config": "tokenizer_config.json", "vocab_size": tokenizer_vocab},
+        "special_tokens": special,
+        "io": {"lm": {"file": "lm.onnx", "float_dtype": "float32", "inputs": inputs, "outputs": LM_OUTPUTS}},
+        "hypernet": None,
+        "training_card": spec.training_card,
+    }
