@@ -3,7 +3,7 @@
 // Each (shape, op) runs in its own child process so its peak RSS is its own.
 // Run: node --import tsx bench/adapters.ts [--hidden=256 --layers=8 --intermediate=768 --kv-dim=128 --runs=7]
 import { spawnSync } from 'node:child_process';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +28,7 @@ interface Shape {
 const args = new Map(process.argv.slice(2).filter((a) => a.startsWith('--')).map((a) => a.slice(2).split('=') as [string, string]));
 const num = (name: string, dflt: number) => (args.has(name) ? Number(args.get(name)) : dflt);
 
-export function bundleShape({ hidden = 256, layers = 8, intermediate = 768, kvDim = 128 } = {}): Shape {
+function bundleShape({ hidden = 256, layers = 8, intermediate = 768, kvDim = 128 } = {}): Shape {
   const m = (name: string, dIn: number, dOut: number) => ({ name, dIn, dOut });
   const modules = [m('q', hidden, hidden), m('k', hidden, kvDim), m('v', hidden, kvDim), m('o', hidden, hidden), m('gate', hidden, intermediate), m('up', hidden, intermediate), m('down', intermediate, hidden)];
   return { id: `bundle h${hidden} L${layers}`, layers, modules };
@@ -75,6 +75,7 @@ interface Measured {
   runs: number;
   medianMs: number;
   minMs: number;
+  medianCpuMs: number;
   baselineRssMiB: number;
   peakRssMiB: number;
   linearRelError?: number;
@@ -96,13 +97,16 @@ function child(shape: Shape, op: Op): Measured {
   const baselineRssMiB = maxRssMiB();
   run();
   const times: number[] = [];
+  const cpu: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const t = performance.now();
+    const c = process.cpuUsage();
     run();
     times.push(performance.now() - t);
+    cpu.push(process.cpuUsage(c).user / 1000);
   }
-  times.sort((x, y) => x - y);
-  const out: Measured = { shape: shape.id, op, targets: shape.layers * shape.modules.length, runs: RUNS, medianMs: times[Math.floor(RUNS / 2)]!, minMs: times[0]!, baselineRssMiB, peakRssMiB: maxRssMiB() };
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  const out: Measured = { shape: shape.id, op, targets: shape.layers * shape.modules.length, runs: RUNS, medianMs: median(times), minMs: Math.min(...times), medianCpuMs: median(cpu), baselineRssMiB, peakRssMiB: maxRssMiB() };
   return linearRelError === undefined ? out : { ...out, linearRelError };
 }
 
@@ -112,6 +116,7 @@ if (args.has('child')) {
 } else {
   const self = fileURLToPath(import.meta.url);
   const rows: Measured[] = [];
+  const loadBefore = loadavg()[0]!;
   shapes.forEach((_, i) => {
     for (const op of Object.keys(OPS) as Op[]) {
       const r = spawnSync(process.execPath, ['--import', 'tsx', self, ...process.argv.slice(2), `--child=${i},${op}`], { encoding: 'utf8' });
@@ -119,8 +124,8 @@ if (args.has('child')) {
       rows.push(JSON.parse(r.stdout.trim().split('\n').pop()!) as Measured);
     }
   });
-  const head = ['shape', 'op', 'out r', 'targets', 'median ms', 'min ms', 'peak RSS MiB', 'Δ RSS MiB'];
-  const table = rows.map((r) => [r.shape, OPS[r.op].label, String(OPS[r.op].outRank), String(r.targets), r.medianMs.toFixed(1), r.minMs.toFixed(1), r.peakRssMiB.toFixed(0), (r.peakRssMiB - r.baselineRssMiB).toFixed(1)]);
+  const head = ['shape', 'op', 'out r', 'targets', 'median ms', 'min ms', 'cpu ms', 'peak RSS MiB', 'Δ RSS MiB'];
+  const table = rows.map((r) => [r.shape, OPS[r.op].label, String(OPS[r.op].outRank), String(r.targets), r.medianMs.toFixed(1), r.minMs.toFixed(1), r.medianCpuMs.toFixed(1), r.peakRssMiB.toFixed(0), (r.peakRssMiB - r.baselineRssMiB).toFixed(1)]);
   const widths = head.map((h, c) => Math.max(h.length, ...table.map((row) => row[c]!.length)));
   const line = (cells: string[]) => cells.map((s, c) => (c < 2 ? s.padEnd(widths[c]!) : s.padStart(widths[c]!))).join('  ');
   console.log(line(head));
@@ -128,10 +133,12 @@ if (args.has('child')) {
   for (const r of rows.filter((x) => x.linearRelError !== undefined)) {
     console.log(`${r.shape}: linear baseline relative error vs exact sum (${ADAPTERS} adapters, equal weights) = ${r.linearRelError!.toFixed(4)}`);
   }
+  console.log(`machine: ${cpus().length}× ${cpus()[0]?.model ?? '?'}, node ${process.version}, load average (1 min) ${loadBefore.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`);
   const result = {
     bench: 'adapters',
     date: new Date().toISOString(),
-    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version },
+    // Wall times on a shared machine move with its load; cpu ms (user time, median) moves less.
+    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, loadAverage1m: { before: loadBefore, after: loadavg()[0]! } },
     params: { adapters: ADAPTERS, rank: RANK, svdRank: SVD_RANK, emaBeta: 0.1, runs: RUNS, shapes },
     rows,
   };

@@ -1,6 +1,6 @@
 // Float64 factor forms of one target, scale folded in: ΔW = a·b. Shared by the merges (which round
 // to Float32 at the end) and by the statistics (which never round).
-import { applyQ, crossCols, crossRows, frobDot, fromF32, matmul, qr, svd, transpose, zeros, type Mat, type Reflectors } from './linalg';
+import { applyQ, crossCols, crossRows, frobDot, fromF32, matmul, qr, qrOfTranspose, svd, transpose, zeros, type Mat, type Reflectors } from './linalg';
 import { scaleOf, type Adapter, type TargetKey } from './types';
 
 export interface Factors {
@@ -75,7 +75,7 @@ export function squaredNorm(x: Factors): number {
  */
 export function factoredSvd(x: Factors): { qa: Reflectors; qb: Reflectors; u: Mat; s: Float64Array; v: Mat } {
   const A = qr(x.a);
-  const B = qr(transpose(x.b));
+  const B = qrOfTranspose(x.b);
   const core = matmul(A.r, transpose(B.r)); // p×q, p = min(d_in, R), q = min(d_out, R)
   return { qa: A.q, qb: B.q, ...svd(core) };
 }

@@ -32,6 +32,7 @@ export function frobeniusNorms(adapter: Adapter): StatSummary {
 /** Leading singular values of ΔW per target, descending; at most min(r, d_in, d_out) of them. */
 export function singularValues(adapter: Adapter, count = adapter.rank): TargetStat<number[]>[] {
   validateAdapters([adapter]);
+  if (!Number.isInteger(count) || count < 0) throw new RangeError(`count is ${count}, expected an integer ≥ 0`);
   return perTarget(adapter, (key) => {
     if (adapter.rank === 0) return [];
     return Array.from(factoredSvd(ownFactors(adapter, key)).s.slice(0, count));

@@ -18,7 +18,8 @@ export interface ImportOptions {
   cacheDir: string;
   signal?: AbortSignal;
   onProgress?: (p: ImportProgress) => void;
-  isKnownBody?: (bodyHash: string) => boolean;
+  /** True when the library already holds this body under a different skill name. */
+  isKnownBody?: (bodyHash: string, name: string) => boolean;
 }
 
 export interface CollectedImport {
@@ -67,7 +68,7 @@ function judge(
   c: Candidate,
   seenBodies: Map<string, string>,
   seenNames: Map<string, string>,
-  isKnownBody?: (hash: string) => boolean,
+  isKnownBody?: (hash: string, name: string) => boolean,
 ): NewVersion | { reason: string } {
   const parsed = parseSkillMd(c.content, { folderName: c.folderName });
   const error = parsed.diagnostics.find((d) => d.severity === 'error');
@@ -83,9 +84,10 @@ function judge(
   const hash = bodyHash(parsed);
   const twin = seenBodies.get(hash);
   if (twin !== undefined) return { reason: `duplicate body of ${twin} in this import` };
-  if (isKnownBody?.(hash)) return { reason: 'same body as a skill already in the library' };
   const name = parsed.frontmatter.name?.trim() || c.folderName;
   if (!name) return { reason: "no 'name' in the frontmatter and no folder to name the skill after" };
+  // A body the library holds under another name is a duplicate; under this name it is a re-import.
+  if (isKnownBody?.(hash, name)) return { reason: 'same body as another skill already in the library' };
   const namesake = seenNames.get(name);
   if (namesake !== undefined) return { reason: `another skill named '${name}' (${namesake}) is already in this import` };
   seenBodies.set(hash, c.relPath);

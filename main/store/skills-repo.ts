@@ -99,6 +99,7 @@ export class SkillsRepo {
     list: Statement<{ query: string | null; package: string | null }, SummaryRow>;
     packages: Statement<[], { package: string; skills: number }>;
     hasBodyHash: Statement<[string], { one: number }>;
+    bodyElsewhere: Statement<[string, string], { one: number }>;
     count: Statement<[], { n: number }>;
     insertRun: Statement<[string, string, string, number, number, string]>;
   };
@@ -145,6 +146,9 @@ export class SkillsRepo {
         'SELECT package, COUNT(*) AS skills FROM skills WHERE package IS NOT NULL GROUP BY package ORDER BY package',
       ),
       hasBodyHash: db.prepare('SELECT 1 AS one FROM skill_versions WHERE body_hash = ? LIMIT 1'),
+      bodyElsewhere: db.prepare(
+        'SELECT 1 AS one FROM skill_versions v JOIN skills s ON s.id = v.skill_id WHERE v.body_hash = ? AND s.name <> ? LIMIT 1',
+      ),
       count: db.prepare('SELECT COUNT(*) AS n FROM skills'),
       insertRun: db.prepare(
         `INSERT INTO import_runs (source, started_at, finished_at, imported, unchanged, skipped)
@@ -193,6 +197,11 @@ export class SkillsRepo {
     return this.db.transaction(() =>
       this.write({ name, description, content, bodyHash, provenance, package: pkg }, now),
     )();
+  }
+
+  /** Whether a skill other than `name` holds this normalized body (duplicate detection). */
+  hasBodyElsewhere(hash: string, name: string): boolean {
+    return this.sql.bodyElsewhere.get(hash, name) !== undefined;
   }
 
   hasBodyHash(hash: string): boolean {

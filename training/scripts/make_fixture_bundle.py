@@ -27,7 +27,7 @@ from pskills_train.tokenizer import tokenizer_config
 
 ROOT = Path(__file__).resolve().parents[2]
 CREATED = "2025-01-01T00:00:00Z"
-SHARPEN = 8.0  # peaked next-token distributions: greedy argmax margins far above float noise
+SHARPEN = 7.0  # peaked next-token distributions: greedy argmax margins far above float noise
 GREEDY_TOKENS = 32
 LOGIT_POSITIONS = 2  # compare the last positions of each prompt
 MIN_MARGIN = 1e-3

@@ -19,7 +19,7 @@ export class ImportService {
       cacheDir: this.cacheDir,
       signal: ctx.signal,
       onProgress: (p) => ctx.emit(p),
-      isKnownBody: (hash) => this.repo.hasBodyHash(hash),
+      isKnownBody: (hash, name) => this.repo.hasBodyElsewhere(hash, name),
     });
     if (ctx.signal.aborted) throw new StudioError('cancelled', `import of ${input.source} cancelled; nothing written`);
     ctx.emit({ phase: 'write', done: 0, total: versions.length });

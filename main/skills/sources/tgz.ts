@@ -56,9 +56,13 @@ function readArchive(file: string, size: number, opts: ScanOptions): Promise<Raw
     let settled = false;
     const stream = createReadStream(file);
     const parser = new Parser({ strict: true });
+    const settle = () => {
+      settled = true;
+      opts.signal?.removeEventListener('abort', onAbort);
+    };
     const fail = (err: Error) => {
       if (settled) return;
-      settled = true;
+      settle();
       stream.destroy();
       reject(err);
     };
@@ -94,8 +98,7 @@ function readArchive(file: string, size: number, opts: ScanOptions): Promise<Raw
     parser.on('error', (e: Error) => fail(new StudioError('import_failed', `${file} is not a readable .tgz: ${e.message}`)));
     parser.on('end', () => {
       if (settled) return;
-      settled = true;
-      opts.signal?.removeEventListener('abort', onAbort);
+      settle();
       resolve(raw);
     });
     stream.on('error', (e) => fail(new StudioError('import_failed', `cannot read ${file}: ${e.message}`)));

@@ -28,7 +28,7 @@ function webLink(): Link {
         resolve(ws);
       };
       ws.onmessage = (ev) => {
-        let raw: unknown = null;
+        let raw: unknown;
         try {
           raw = JSON.parse(String(ev.data));
         } catch {

@@ -75,6 +75,10 @@ describe.each(transports)('StudioApi over $name', (transport) => {
     expect(res.skipped[0]!.reason).toMatch(/duplicate/i);
     expect(events.length).toBeGreaterThan(1);
     expect(events.at(-1)).toMatchObject({ phase: 'done' });
+    // Importing the same source again changes nothing and calls nothing a duplicate of itself.
+    const again = await api.import.run({ source: src }).result;
+    expect(again).toMatchObject({ imported: 0, unchanged: 2 });
+    expect(again.skipped).toHaveLength(1);
   });
 
   it('app.info counts the library', async () => {

@@ -1,6 +1,6 @@
 // The Float64 kernels under the svd path: thin QR stays orthonormal on wide and rank-deficient input.
 import { describe, expect, it } from 'vitest';
-import { applyQ, crossCols, matmul, qr, svd, transpose, type Mat } from '../../../main/adapters/linalg';
+import { applyQ, crossCols, matmul, qr, qrOfTranspose, svd, transpose, type Mat } from '../../../main/adapters/linalg';
 import { rng } from './builders';
 
 function randomMat(rows: number, cols: number, seed: number): Mat {
@@ -25,6 +25,7 @@ describe('qr', () => {
     expect(maxAbsDiff(crossCols(q, q), identity(p))).toBeLessThan(1e-12);
     expect(maxAbsDiff(matmul(q, r), x)).toBeLessThan(1e-12);
     for (let i = 0; i < p; i++) for (let j = 0; j < i; j++) expect(r.data[i * n + j]).toBe(0);
+    expect(qrOfTranspose(transpose(x)).r).toEqual(r);
   });
 
   it('stays orthonormal with zero and repeated columns', () => {

@@ -60,9 +60,9 @@ describe('detectNonEnglish', () => {
   });
 
   it('skips Chinese, Japanese and Russian bodies, naming the script', () => {
-    expect(detectNonEnglish(CHINESE)).toMatch(/^not English: \d+% of the prose letters are non-Latin, mostly Han/);
-    expect(detectNonEnglish(JAPANESE)).toMatch(/not English: \d+% of the prose letters are non-Latin, mostly (Han|Japanese kana)/);
-    expect(detectNonEnglish(RUSSIAN)).toMatch(/not English: \d+% of the prose letters are non-Latin, mostly Cyrillic/);
+    expect(detectNonEnglish(CHINESE)).toMatch(/^not English: \d+% of the prose words are in a non-Latin script, mostly Han/);
+    expect(detectNonEnglish(JAPANESE)).toMatch(/not English: \d+% of the prose words are in a non-Latin script, mostly (Han|Japanese kana)/);
+    expect(detectNonEnglish(RUSSIAN)).toMatch(/not English: \d+% of the prose words are in a non-Latin script, mostly Cyrillic/);
   });
 
   it('skips a Spanish body by language, not by script', () => {

@@ -50,9 +50,9 @@ describe('collectImport from a folder', () => {
       { path: 'c-broken/SKILL.md', reason: 'invalid SKILL.md at line 3: invalid YAML: Nested mappings are not allowed in compact mappings' },
       { path: 'd-undescribed/SKILL.md', reason: "no 'description' in the frontmatter" },
       { path: 'e-closed/SKILL.md', reason: 'skill licence forbids reuse (proprietary): "Proprietary. All rights reserved."' },
-      { path: 'f-chinese/SKILL.md', reason: expect.stringMatching(/^not English: \d+% of the prose letters are non-Latin, mostly Han/) },
+      { path: 'f-chinese/SKILL.md', reason: expect.stringMatching(/^not English: \d+% of the prose words are in a non-Latin script, mostly Han/) },
       { path: 'g-copy/SKILL.md', reason: 'duplicate body of a-good/SKILL.md in this import' },
-      { path: 'h-known/SKILL.md', reason: 'same body as a skill already in the library' },
+      { path: 'h-known/SKILL.md', reason: 'same body as another skill already in the library' },
       { path: 'i-samename/SKILL.md', reason: "another skill named 'good' (a-good/SKILL.md) is already in this import" },
     ]);
   });

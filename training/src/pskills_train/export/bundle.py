@@ -19,12 +19,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import onnx
 import torch
 from tokenizers import Tokenizer
 
 from ..model import LlamaLM, ModelConfig, load_hf
 from ..tokenizer import SPECIAL_TOKENS, synthetic_corpus, tokenizer_config, train_bpe
-from .manifest import MANIFEST, BundleSpec, build_manifest, file_table
+from .manifest import MANIFEST, BundleSpec, build_manifest, expand_names, file_table
 from .onnx_lm import LMExportConfig, export_lm
 
 # Random-weight bundles: (model config, synthetic tokenizer corpus chars). Vocab is set from the tokenizer
@@ -84,6 +85,7 @@ def write_bundle(lm: LlamaLM, tok: Tokenizer, tcfg: dict[str, Any], out: str | o
         tok.save(str(tmp / "tokenizer.json"), pretty=False)
         (tmp / "tokenizer_config.json").write_text(json.dumps(tcfg, indent=2) + "\n")
         manifest = build_manifest(lm.cfg, spec, file_table(tmp), special_ids(tok, tcfg), tok.get_vocab_size())
+        check_graph(tmp / "lm.onnx", manifest)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         if out.exists():
             shutil.rmtree(out)
@@ -91,6 +93,18 @@ def write_bundle(lm: LlamaLM, tok: Tokenizer, tcfg: dict[str, Any], out: str | o
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def check_graph(path: Path, manifest: dict[str, Any]) -> None:
+    """The exported graph's I/O names are exactly what bundle.json's io templates expand to."""
+    graph = onnx.load(str(path), load_external_data=False).graph
+    layers, modules = manifest["lora"]["layers"], [t["module"] for t in manifest["lora"]["targets"]]
+    io = manifest["io"]["lm"]
+    for kind, templates, actual in (("inputs", io["inputs"], graph.input), ("outputs", io["outputs"], graph.output)):
+        want, got = expand_names(templates, layers, modules), {v.name for v in actual}
+        if want != got:
+            raise AssertionError(f"{path.name} {kind} differ from bundle.json io.lm.{kind}: "
+                                 f"missing {sorted(want - got)[:5]}, unexpected {sorted(got - want)[:5]}")
 
 
 def created_now() -> str:

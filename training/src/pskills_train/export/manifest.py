@@ -66,6 +66,19 @@ def architecture(cfg: ModelConfig) -> dict[str, Any]:
     }
 
 
+def expand_names(templates: list[str], layers: list[int], modules: list[str]) -> set[str]:
+    """The graph names a list of templates stands for (`{i}` over layers, `{module}` over targets)."""
+    names: set[str] = set()
+    for t in templates:
+        if "{module}" in t:
+            names |= {t.format(i=i, module=m) for i in layers for m in modules}
+        elif "{i}" in t:
+            names |= {t.format(i=i) for i in layers}
+        else:
+            names.add(t)
+    return names
+
+
 def build_manifest(cfg: ModelConfig, spec: BundleSpec, files: dict[str, dict[str, Any]],
                    special: dict[str, Any], tokenizer_vocab: int) -> dict[str, Any]:
     inputs = LM_INPUTS + (LM_LORA_INPUTS if spec.lora_inputs else [])

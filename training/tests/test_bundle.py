@@ -1,0 +1,127 @@
+"""The bundle writer: manifest schema, file hashes, graph I/O vs bundle.json, atomic writes, the fixture."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pskills_train.export.bundle import main as bundle_main
+from pskills_train.export.bundle import random_model, write_bundle
+from pskills_train.export.manifest import FORMAT, BundleSpec, expand_names, sha256_file
+from pskills_train.tokenizer import SPECIAL_TOKENS, synthetic_corpus, tokenizer_config, train_bpe
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests/fixtures/bundle-tiny"
+CREATED = "2025-01-01T00:00:00Z"
+
+
+def write(out: Path, *extra: str) -> dict:
+    assert bundle_main(["--out", str(out), "--random-config", "tiny", "--created", CREATED, *extra]) == 0
+    return json.loads((out / "bundle.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("w") / "tiny"
+    return out, write(out)
+
+
+def session(path: Path):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+def test_manifest_lists_every_file_with_its_sha256(bundle):
+    out, m = bundle
+    on_disk = {p.name for p in out.iterdir()} - {"bundle.json"}
+    assert set(m["files"]) == on_disk == {"lm.onnx", "tokenizer.json", "tokenizer_config.json"}
+    for name, entry in m["files"].items():
+        assert entry == {"sha256": sha256_file(out / name), "bytes": (out / name).stat().st_size}, name
+
+
+def test_manifest_fields(bundle):
+    _, m = bundle
+    assert m["format"] == FORMAT and m["id"] == "tiny-random" and m["created"] == CREATED
+    a = m["architecture"]
+    assert (a["hidden"], a["layers"], a["heads"], a["kv_heads"], a["head_dim"]) == (64, 2, 4, 2, 16)
+    assert a["rope"] == {"theta": 10000.0, "scaling": None} and a["tie_embeddings"] is True
+    assert [t["module"] for t in m["lora"]["targets"]] == ["q", "k", "v", "o", "gate", "up", "down"]
+    assert {t["module"]: (t["d_in"], t["d_out"]) for t in m["lora"]["targets"]}["down"] == (128, 64)
+    assert m["lora"]["layers"] == [0, 1]
+    assert m["encoder"] == {"kind": "lm_hidden", "layer": 1, "output": "hidden_states", "token_budget": 512,
+                            "chunk_overlap": 64}
+    assert m["special_tokens"] == {"bos": 1, "eos": 3, "pad": 0, "stop": [3, 1]}
+    assert m["tokenizer"]["vocab_size"] <= a["vocab"]
+    assert m["hypernet"] is None and m["training_card"]["kind"] == "random init"
+
+
+def test_onnxruntime_loads_lm_with_the_manifest_io(bundle):
+    out, m = bundle
+    sess = session(out / "lm.onnx")
+    layers, modules = m["lora"]["layers"], [t["module"] for t in m["lora"]["targets"]]
+    assert {i.name for i in sess.get_inputs()} == expand_names(m["io"]["lm"]["inputs"], layers, modules)
+    assert {o.name for o in sess.get_outputs()} == expand_names(m["io"]["lm"]["outputs"], layers, modules)
+    ins = {i.name: i for i in sess.get_inputs()}
+    assert ins["lora.1.gate.A"].shape == ["batch", 64, "lora_rank"]
+    assert ins["past_key_values.0.key"].shape == ["batch", 2, "past_sequence_length", 16]
+
+
+def test_plain_export_has_no_lora_inputs_and_equals_rank_zero(bundle, tmp_path):
+    out, m = bundle
+    plain = write(tmp_path / "plain", "--no-lora-inputs")
+    assert "lora.{i}.{module}.A" not in plain["io"]["lm"]["inputs"]
+    with_lora, without = session(out / "lm.onnx"), session(tmp_path / "plain" / "lm.onnx")
+    assert not any(i.name.startswith("lora.") for i in without.get_inputs())
+    feeds = {"input_ids": np.array([[5, 9, 40, 7]]), "attention_mask": np.ones((1, 4), np.int64),
+             "position_ids": np.arange(4)[None]}
+    for i in m["lora"]["layers"]:
+        for kind in ("key", "value"):
+            feeds[f"past_key_values.{i}.{kind}"] = np.zeros((1, 2, 0, 16), np.float32)
+    zero_rank = {f"lora.{i}.{t['module']}.{ab}": np.zeros((1, t["d_in"], 0) if ab == "A" else (1, 0, t["d_out"]),
+                                                            np.float32)
+                 for i in m["lora"]["layers"] for t in m["lora"]["targets"] for ab in "AB"}
+    a = with_lora.run(["logits"], {**feeds, **zero_rank})[0]
+    b = without.run(["logits"], feeds)[0]
+    assert np.abs(a - b).max() < 1e-5
+
+
+def test_existing_folder_is_refused_and_a_failed_write_leaves_nothing(tmp_path):
+    lm, tok = random_model("tiny")
+    tcfg = tokenizer_config(tok, bos="<|endoftext|>", eos="<|im_end|>", pad="<|pad|>", max_length=256)
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(FileExistsError, match="taken exists"):
+        write_bundle(lm, tok, tcfg, tmp_path / "taken", BundleSpec(id="x", created=CREATED))
+    big = train_bpe(synthetic_corpus(12_000), 1000)  # more tokens than the model's vocab
+    with pytest.raises(ValueError, match="tokenizer has"):
+        write_bundle(lm, big, tcfg, tmp_path / "new", BundleSpec(id="x", created=CREATED))
+    bad = {**tcfg, "eos_token": "<|nope|>"}
+    with pytest.raises(ValueError, match="eos_token"):
+        write_bundle(lm, tok, bad, tmp_path / "new", BundleSpec(id="x", created=CREATED))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+
+
+def test_bpe_puts_specials_first_and_round_trips_bytes():
+    tok = train_bpe(synthetic_corpus(4000), 300)
+    assert [tok.token_to_id(t) for t in SPECIAL_TOKENS] == [0, 1, 2, 3]
+    text = "Café — 日本 🙂\ttab <|im_end|>"
+    ids = tok.encode(text).ids
+    assert tok.token_to_id("<|im_end|>") in ids
+    assert tok.decode(ids, skip_special_tokens=False) == text
+    assert train_bpe(synthetic_corpus(4000), 300).to_str() == tok.to_str()
+
+
+def test_committed_fixture_is_what_the_script_makes(tmp_path):
+    """Fails when the model, exporter or tokenizer changed without regenerating tests/fixtures/bundle-tiny."""
+    script = ROOT / "training/scripts/make_fixture_bundle.py"
+    subprocess.run([sys.executable, str(script), "--out", str(tmp_path / "b")], check=True, capture_output=True)
+    fresh, committed = json.loads((tmp_path / "b/bundle.json").read_text()), json.loads((FIXTURE / "bundle.json").read_text())
+    assert fresh["files"] == committed["files"]
+    assert (tmp_path / "b/oracle.json").read_bytes() == (FIXTURE / "oracle.json").read_bytes()
