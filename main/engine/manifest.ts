@@ -1,0 +1,108 @@
+// bundle.json, format pskills.bundle/1 — the zod form of docs/bundle-format.md. Errors name the field.
+import { z } from 'zod';
+import { invalid } from './errors';
+import { lmInputsKind, lmOutputsValid } from './graph-io';
+
+export const FORMAT_V1 = 'pskills.bundle/1';
+export const MANIFEST_FILE = 'bundle.json';
+
+const count = z.int().positive();
+const index = z.int().nonnegative();
+const fileName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a plain file name inside the bundle folder');
+
+const FileEntry = z.object({ sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lowercase hex digits'), bytes: index });
+
+const Architecture = z.object({
+  family: z.enum(['llama', 'qwen2', 'mistral']),
+  hidden: count,
+  layers: count,
+  heads: count,
+  kv_heads: count,
+  head_dim: count,
+  intermediate: count,
+  vocab: count,
+  max_positions: count,
+  rms_eps: z.number().positive(),
+  rope: z.object({ theta: z.number().positive(), scaling: z.record(z.string(), z.unknown()).nullable() }),
+  tie_embeddings: z.boolean(),
+  qkv_bias: z.boolean(),
+  o_bias: z.boolean(),
+  sliding_window: count.nullable(),
+});
+
+const LoraTarget = z.object({ module: z.enum(['q', 'k', 'v', 'o', 'gate', 'up', 'down']), d_in: count, d_out: count });
+
+const GraphIO = z.object({
+  file: fileName,
+  float_dtype: z.literal('float32'),
+  inputs: z.array(z.string()),
+  outputs: z.array(z.string()),
+});
+
+export const BundleManifest = z
+  .object({
+    format: z.literal(FORMAT_V1),
+    id: z.string().min(1),
+    created: z.string().min(1),
+    files: z.record(fileName, FileEntry),
+    architecture: Architecture,
+    lora: z.object({ targets: z.array(LoraTarget).min(1), layers: z.array(index).min(1), default_rank: index, alpha: z.number() }),
+    encoder: z.object({ kind: z.literal('lm_hidden'), layer: index, output: z.literal('hidden_states'), token_budget: count, chunk_overlap: index }),
+    tokenizer: z.object({ file: fileName, config: fileName, vocab_size: count }),
+    special_tokens: z.object({ bos: index.nullable(), eos: index, pad: index, stop: z.array(index).min(1) }),
+    io: z.object({ lm: GraphIO }),
+    // A later revision adds the hypernetwork graph; a reader that only generates ignores it.
+    hypernet: z.looseObject({ file: fileName }).nullable(),
+    training_card: z.record(z.string(), z.unknown()),
+  })
+  .superRefine((m, ctx) => {
+    const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
+    const a = m.architecture;
+    if (a.heads % a.kv_heads !== 0) issue(['architecture', 'kv_heads'], `heads ${a.heads} is not a multiple of kv_heads ${a.kv_heads}`);
+    const q = a.heads * a.head_dim;
+    const kv = a.kv_heads * a.head_dim;
+    const dims = { q: [a.hidden, q], k: [a.hidden, kv], v: [a.hidden, kv], o: [q, a.hidden], gate: [a.hidden, a.intermediate], up: [a.hidden, a.intermediate], down: [a.intermediate, a.hidden] };
+    const seen = new Set<string>();
+    m.lora.targets.forEach((t, n) => {
+      const [dIn, dOut] = dims[t.module];
+      if (t.d_in !== dIn || t.d_out !== dOut) issue(['lora', 'targets', n], `module ${t.module}: (d_in, d_out) = (${t.d_in}, ${t.d_out}), the architecture gives (${dIn}, ${dOut})`);
+      if (seen.has(t.module)) issue(['lora', 'targets', n, 'module'], `module ${t.module} is listed twice`);
+      seen.add(t.module);
+    });
+    m.lora.layers.forEach((l, n) => {
+      if (l >= a.layers) issue(['lora', 'layers', n], `layer ${l} does not exist (the model has ${a.layers})`);
+    });
+    if (new Set(m.lora.layers).size !== m.lora.layers.length) issue(['lora', 'layers'], 'a layer is listed twice');
+    if (m.encoder.layer > a.layers) issue(['encoder', 'layer'], `layer ${m.encoder.layer} > layers ${a.layers}`);
+    if (m.tokenizer.vocab_size > a.vocab) issue(['tokenizer', 'vocab_size'], `${m.tokenizer.vocab_size} tokens but the model's vocab is ${a.vocab}`);
+    for (const [key, id] of Object.entries(m.special_tokens)) {
+      for (const [n, v] of (Array.isArray(id) ? id : [id]).entries()) {
+        if (v !== null && v >= m.tokenizer.vocab_size) issue(['special_tokens', key, ...(Array.isArray(id) ? [n] : [])], `id ${v} >= tokenizer vocab_size ${m.tokenizer.vocab_size}`);
+      }
+    }
+    if (lmInputsKind(m.io.lm.inputs) === null) issue(['io', 'lm', 'inputs'], 'not the format v1 input list (see docs/bundle-format.md)');
+    if (!lmOutputsValid(m.io.lm.outputs)) issue(['io', 'lm', 'outputs'], 'not the format v1 output list (see docs/bundle-format.md)');
+    const referenced: [string, (string | number)[]][] = [
+      [m.io.lm.file, ['io', 'lm', 'file']],
+      [m.tokenizer.file, ['tokenizer', 'file']],
+      [m.tokenizer.config, ['tokenizer', 'config']],
+      ...(m.hypernet ? ([[m.hypernet.file, ['hypernet', 'file']]] as [string, (string | number)[]][]) : []),
+    ];
+    for (const [file, path] of referenced) if (!(file in m.files)) issue(path, `${file} is not listed in files`);
+  });
+export type BundleManifest = z.infer<typeof BundleManifest>;
+
+/** Parses bundle.json's JSON value. `where` prefixes messages (usually the file's path). */
+export function parseManifest(json: unknown, where = MANIFEST_FILE): BundleManifest {
+  const format = (json as { format?: unknown } | null)?.format;
+  if (typeof format !== 'string' || !format.startsWith('pskills.bundle/')) {
+    throw invalid(`${where}: not a pskills bundle manifest (format is ${JSON.stringify(format)}, expected "${FORMAT_V1}")`, { field: 'format' });
+  }
+  if (format !== FORMAT_V1) {
+    throw invalid(`${where}: bundle format "${format}" is not supported; this studio reads "${FORMAT_V1}" (update the studio or re-export the bundle)`, { field: 'format' });
+  }
+  const parsed = BundleManifest.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+  throw invalid(`${where}: ${issues[0]}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, { field: parsed.error.issues[0]?.path.join('.'), issues });
+}
