@@ -1,5 +1,5 @@
 // Rank-k truncation of an exact merge, through QR of the stacked factors and an SVD of the small
-// core (see factoredSvd): cost O((d_in + d_out)·R²), never a d_in×d_out matrix.
+// core (see factoredSvd): cost O((d_in + d_out)·R² + R³) per target, never a d_in×d_out matrix.
 import { catFactors, truncateFactors } from './factors';
 import { cat, fromFactors } from './merge';
 import type { Adapter } from './types';

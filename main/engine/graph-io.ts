@@ -1,5 +1,5 @@
 // Graph I/O of bundle format v1 (docs/bundle-format.md "lm.onnx"). bundle.json lists the names as
-// templates — `{i}` = layer, `{module}` = LoRA target — and the loader expands them here.
+// templates — `{i}` = layer, `{module}` = LoRA target — that session-table.ts expands.
 
 export const LM_INPUTS_V1 = ['input_ids', 'attention_mask', 'position_ids', 'past_key_values.{i}.key', 'past_key_values.{i}.value'] as const;
 export const LM_LORA_INPUTS_V1 = ['lora.{i}.{module}.A', 'lora.{i}.{module}.B'] as const;
@@ -10,14 +10,6 @@ export const KV_KINDS: readonly KvKind[] = ['key', 'value'];
 export const pastName = (layer: number, kind: KvKind) => `past_key_values.${layer}.${kind}`;
 export const presentName = (layer: number, kind: KvKind) => `present.${layer}.${kind}`;
 export const loraName = (layer: number, module: string, factor: 'A' | 'B') => `lora.${layer}.${module}.${factor}`;
-
-export function expandNames(templates: readonly string[], layers: readonly number[], modules: readonly string[]): string[] {
-  return templates.flatMap((t) => {
-    if (t.includes('{module}')) return layers.flatMap((i) => modules.map((m) => t.replace('{i}', String(i)).replace('{module}', m)));
-    if (t.includes('{i}')) return layers.map((i) => t.replace('{i}', String(i)));
-    return [t];
-  });
-}
 
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 

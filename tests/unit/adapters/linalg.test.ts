@@ -58,6 +58,16 @@ describe('svd', () => {
     expect(maxAbsDiff(matmul(u, diagTimes(s, v)), x)).toBeLessThan(1e-12);
   });
 
+  it('keeps small but real singular values of a graded matrix', () => {
+    const want = [1, 1e-3, 1e-6, 1e-10];
+    const u0 = applyQ(qr(randomMat(6, 4, 7)).q, identity(4));
+    const v0 = applyQ(qr(randomMat(4, 4, 8)).q, identity(4));
+    const x = matmul(u0, diagTimes(Float64Array.from(want), v0));
+    const { u, s, v } = svd(x);
+    want.forEach((w, i) => expect(Math.abs(s[i]! - w)).toBeLessThan(1e-14));
+    expect(maxAbsDiff(matmul(u, diagTimes(s, v)), x)).toBeLessThan(1e-14);
+  });
+
   it('gives zero vectors for the null directions of a rank-deficient matrix', () => {
     const x = matmul(randomMat(6, 2, 3), randomMat(2, 5, 4));
     const { u, s, v } = svd(x);

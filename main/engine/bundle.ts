@@ -1,0 +1,100 @@
+// Loading a bundle folder: bundle.json (zod), every listed file's size and sha256, the sessions of
+// the session table checked against the manifest, the tokenizer and the chat template.
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ChatTemplate } from './chat';
+import { EngineError, invalid } from './errors';
+import { LanguageModel } from './lm';
+import { MANIFEST_FILE, parseManifest, type BundleManifest } from './manifest';
+import { Session, type SessionOptions } from './ort';
+import { checkSessionIO, SESSION_TABLE } from './session-table';
+import { BundleTokenizer, tokenText, type TokenizerConfig } from './tokenizer';
+
+export interface LoadOptions extends SessionOptions {
+  /** Hash every file against bundle.json (default true; sizes are always checked). */
+  verifyHashes?: boolean;
+}
+
+export class Bundle {
+  constructor(
+    readonly dir: string,
+    readonly manifest: BundleManifest,
+    readonly lm: LanguageModel,
+    readonly tokenizer: BundleTokenizer,
+    readonly chat: ChatTemplate,
+    /** Milliseconds from reading bundle.json to usable sessions. */
+    readonly loadMs: number,
+  ) {}
+
+  get id(): string {
+    return this.manifest.id;
+  }
+
+  async dispose(): Promise<void> {
+    await this.lm.session.dispose();
+  }
+}
+
+async function sha256(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+async function readJson(dir: string, file: string): Promise<unknown> {
+  const path = join(dir, file);
+  const text = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw err.code === 'ENOENT' ? new EngineError('not_found', `${path}: missing`, { file }) : err;
+  });
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw invalid(`${path}: not valid JSON (${(err as Error).message})`, { file });
+  }
+}
+
+/** Every file bundle.json lists exists with its size and (unless skipped) its sha256. */
+async function verifyFiles(dir: string, manifest: BundleManifest, hashes: boolean): Promise<void> {
+  await Promise.all(
+    Object.entries(manifest.files).map(async ([file, want]) => {
+      const path = join(dir, file);
+      const info = await stat(path).catch(() => null);
+      if (!info?.isFile()) throw new EngineError('not_found', `${path}: listed in bundle.json but missing`, { file });
+      if (info.size !== want.bytes) throw invalid(`${path}: ${info.size} bytes, bundle.json says ${want.bytes} (truncated or replaced?)`, { file });
+      if (!hashes) return;
+      const got = await sha256(path);
+      if (got !== want.sha256) throw invalid(`${path}: sha256 ${got} does not match bundle.json's ${want.sha256}`, { file, expected: want.sha256, actual: got });
+    }),
+  );
+}
+
+export async function loadBundle(dir: string, options: LoadOptions = {}): Promise<Bundle> {
+  const t0 = performance.now();
+  const manifest = parseManifest(await readJson(dir, MANIFEST_FILE), join(dir, MANIFEST_FILE));
+  await verifyFiles(dir, manifest, options.verifyHashes ?? true);
+
+  const tokConfig = (await readJson(dir, manifest.tokenizer.config)) as TokenizerConfig;
+  const tokenizer = new BundleTokenizer((await readJson(dir, manifest.tokenizer.file)) as object, tokConfig);
+  if (typeof tokConfig.chat_template !== 'string') throw invalid(`${join(dir, manifest.tokenizer.config)}: chat_template is missing or not a string`, { file: manifest.tokenizer.config });
+  const chat = new ChatTemplate(
+    tokConfig.chat_template,
+    { bos_token: tokenText(tokConfig.bos_token), eos_token: tokenText(tokConfig.eos_token), pad_token: tokenText(tokConfig.pad_token) },
+    `${manifest.tokenizer.config} chat_template`,
+  );
+
+  const sessions = new Map<string, Session>();
+  try {
+    for (const row of SESSION_TABLE) {
+      const session = await Session.open(join(dir, row.file(manifest)), options);
+      sessions.set(row.key, session);
+      checkSessionIO(row, session, manifest);
+    }
+  } catch (err) {
+    await Promise.all([...sessions.values()].map((s) => s.dispose()));
+    throw err;
+  }
+  const lm = new LanguageModel(sessions.get('lm')!, manifest);
+  return new Bundle(dir, manifest, lm, tokenizer, chat, performance.now() - t0);
+}

@@ -1,0 +1,70 @@
+// One forward step of lm.onnx: token ids, mask and positions in, logits and the next cache out.
+import { checkAdapterFits, loraFeeds, type EngineAdapter } from './adapter';
+import { invalid } from './errors';
+import { lmInputsKind } from './graph-io';
+import { KvCache } from './kv-cache';
+import type { BundleManifest } from './manifest';
+import { floats, int64, type Session, type Tensor } from './ort';
+
+export interface StepInput {
+  readonly batch: number;
+  /** Row-major [batch, seq] token ids and positions, [batch, past + seq] 1/0 attention mask. */
+  readonly inputIds: readonly number[];
+  readonly positionIds: readonly number[];
+  readonly attentionMask: readonly number[];
+  readonly cache: KvCache;
+  readonly lora: Readonly<Record<string, Tensor>>;
+}
+
+export interface StepOutput {
+  /** [batch, seq, vocab] row-major. */
+  readonly logits: Float32Array;
+  readonly cache: KvCache;
+  /** [batch, seq, hidden] of the encoder layer, when asked for. */
+  readonly hidden?: Float32Array;
+}
+
+export class LanguageModel {
+  readonly takesLora: boolean;
+  private readonly fetch: string[];
+
+  constructor(
+    readonly session: Session,
+    readonly manifest: BundleManifest,
+  ) {
+    this.takesLora = lmInputsKind(manifest.io.lm.inputs) === 'lora';
+    this.fetch = ['logits', ...KvCache.outputNames(manifest)];
+  }
+
+  get vocab(): number {
+    return this.manifest.architecture.vocab;
+  }
+
+  /** Checks each row's adapter against the bundle and packs the lora.* feeds (constant for a request). */
+  loraFeeds(rows: readonly (EngineAdapter | null)[]): Record<string, Tensor> {
+    rows.forEach((ad, row) => {
+      if (ad) checkAdapterFits(this.manifest, ad, rows.length > 1 ? row : undefined);
+    });
+    if (this.takesLora) return loraFeeds(this.manifest, rows);
+    if (rows.some((ad) => ad && ad.rank > 0)) throw invalid(`bundle ${this.manifest.id}: ${this.manifest.io.lm.file} has no LoRA inputs, so it cannot apply an adapter`);
+    return {};
+  }
+
+  async forward(step: StepInput, { hidden = false } = {}): Promise<StepOutput> {
+    const { batch: b } = step;
+    const s = step.inputIds.length / b;
+    const feeds = {
+      input_ids: int64(step.inputIds, [b, s]),
+      attention_mask: int64(step.attentionMask, [b, step.attentionMask.length / b]),
+      position_ids: int64(step.positionIds, [b, s]),
+      ...step.cache.feeds(),
+      ...step.lora,
+    };
+    const out = await this.session.run(feeds, hidden ? [...this.fetch, 'hidden_states'] : this.fetch);
+    return {
+      logits: floats(out.logits!),
+      cache: KvCache.fromOutputs(this.manifest, out),
+      ...(hidden ? { hidden: floats(out.hidden_states!) } : {}),
+    };
+  }
+}

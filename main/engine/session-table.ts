@@ -1,0 +1,94 @@
+// The sessions a bundle has, as a table (transformers.js session_config.js): which manifest entry
+// names the file, and what its graph must look like. Adding a graph (hypernet.onnx) adds a row.
+import { EngineError } from './errors';
+import type { BundleManifest } from './manifest';
+import type { Session } from './ort';
+import type { TensorSpec } from './feed-check';
+
+/** A dimension the graph must have: a fixed size, or `null` = must be symbolic (varies per run). */
+type Dim = number | null;
+interface Expected {
+  readonly type: string;
+  readonly dims: readonly Dim[];
+}
+
+export interface SessionRow {
+  readonly key: 'lm';
+  file(m: BundleManifest): string;
+  inputs(m: BundleManifest): Map<string, Expected>;
+  outputs(m: BundleManifest): Map<string, Expected>;
+}
+
+/** Every graph name the templates stand for: `{i}` over layers (LoRA: lora.layers), `{module}` over targets. */
+type SpecOf = (m: BundleManifest, template: string, target?: { d_in: number; d_out: number }) => Expected;
+
+function expand(m: BundleManifest, templates: readonly string[], spec: SpecOf): Map<string, Expected> {
+  const out = new Map<string, Expected>();
+  const layers = Array.from({ length: m.architecture.layers }, (_, i) => i);
+  for (const t of templates) {
+    if (t.includes('{module}')) {
+      for (const i of m.lora.layers) for (const target of m.lora.targets) out.set(t.replace('{i}', `${i}`).replace('{module}', target.module), spec(m, t, target));
+    } else if (t.includes('{i}')) {
+      for (const i of layers) out.set(t.replace('{i}', `${i}`), spec(m, t));
+    } else out.set(t, spec(m, t));
+  }
+  return out;
+}
+
+const f32 = (dims: Dim[]): Expected => ({ type: 'float32', dims });
+
+const lmSpec: SpecOf = (m, template, target) => {
+  const a = m.architecture;
+  switch (template) {
+    case 'input_ids':
+    case 'attention_mask':
+    case 'position_ids':
+      return { type: 'int64', dims: [null, null] };
+    case 'past_key_values.{i}.key':
+    case 'past_key_values.{i}.value':
+    case 'present.{i}.key':
+    case 'present.{i}.value':
+      return f32([null, a.kv_heads, null, a.head_dim]);
+    case 'lora.{i}.{module}.A':
+      return f32([null, target!.d_in, null]);
+    case 'lora.{i}.{module}.B':
+      return f32([null, null, target!.d_out]);
+    case 'logits':
+      return f32([null, null, a.vocab]);
+    case 'hidden_states':
+      return f32([null, null, a.hidden]);
+  }
+  throw new EngineError('internal', `no spec for graph name template ${template}`);
+};
+
+export const SESSION_TABLE: readonly SessionRow[] = [
+  {
+    key: 'lm',
+    file: (m) => m.io.lm.file,
+    inputs: (m) => expand(m, m.io.lm.inputs, lmSpec),
+    outputs: (m) => expand(m, m.io.lm.outputs, lmSpec),
+  },
+];
+
+/** Compares a session's metadata with its row; the error names the file, tensor and dimension. */
+export function checkSessionIO(row: SessionRow, session: Session, m: BundleManifest): void {
+  const file = row.file(m);
+  const fail = (message: string): never => {
+    throw new EngineError('invalid_input', `${file} does not match bundle.json: ${message}`, { file });
+  };
+  for (const [kind, want, got] of [['input', row.inputs(m), session.inputs], ['output', row.outputs(m), session.outputs]] as const) {
+    const actual = new Map(got.map((s: TensorSpec) => [s.name, s]));
+    for (const name of actual.keys()) if (!want.has(name)) fail(`unexpected ${kind} '${name}'`);
+    for (const [name, exp] of want) {
+      const spec = actual.get(name);
+      if (!spec) return fail(`${kind} '${name}' is missing`);
+      if (spec.type !== exp.type) fail(`${kind} '${name}' is ${spec.type}, expected ${exp.type}`);
+      if (spec.dims.length !== exp.dims.length) fail(`${kind} '${name}' has rank ${spec.dims.length}, expected ${exp.dims.length}`);
+      exp.dims.forEach((d, axis) => {
+        const g = spec.dims[axis];
+        if (d === null && typeof g === 'number') fail(`${kind} '${name}' dimension ${axis} is fixed to ${g}; format v1 has it symbolic`);
+        if (d !== null && g !== d) fail(`${kind} '${name}' dimension ${axis} is ${g}, bundle.json says ${d}`);
+      });
+    }
+  }
+}
