@@ -19,6 +19,7 @@ LANGS = frozenset(("de fr es pt ja ru zh ko pl nl sv cs da fi hu nb nn ro tr uk 
                    "he lt lv et gl eu ta hi bn th ml kn te mr gu pa ur ka hy be mk sq ms tl eo ga cy").split())
 _LANG_DIR = re.compile(r"^([a-z]{2})([-_][A-Za-z]{2,4})?(\.utf-?8)?$", re.I)
 _LANG_IN_NAME = re.compile(r"\.([a-z]{2})([-_][a-z]{2,4})?(\.utf-?8)?\.(html?|txt|text|md|rst|xhtml)(\.gz)?$", re.I)
+_REGION = re.compile(r"^[-_][A-Z]{2}$")  # it_IT, sp_SP: a region makes any two-letter code a language
 _MAN_NAME = re.compile(r"\.(\d[a-z]*|n|l)(\.gz)?$")
 _HTML = (".html", ".htm", ".xhtml")
 _TEXT = (".txt", ".text", ".md", ".markdown", ".rst")
@@ -37,7 +38,7 @@ def translation(rel: str) -> bool:
     parts = rel.split("/")
     for d in parts[:-1]:
         m = _LANG_DIR.match(d)
-        if m and m.group(1).lower() in LANGS:
+        if m and (m.group(1).lower() in LANGS or _REGION.match(m.group(2) or "")) and m.group(1).lower() != "en":
             return True
     m = _LANG_IN_NAME.search(parts[-1])
     return bool(m and m.group(1).lower() in LANGS)

@@ -24,7 +24,7 @@ DROP_CLASSES = frozenset((
     "screen", "synopsis", "cmdsynopsis", "funcsynopsis", "indexterm", "index",
     # rustdoc
     "code-header", "srclink", "rightside", "since", "notable-traits", "anchor", "sidebar-elems",
-    "item-decl", "out-of-band", "example-wrap", "docblock-short", "search-form", "test-arrow",
+    "item-decl", "out-of-band", "hideme", "example-wrap", "docblock-short", "search-form", "test-arrow",
     # generic
     "navigation", "navbar", "nav", "menu", "breadcrumb", "toc-wrapper", "table-of-contents",
     "copyright", "skip-link",

@@ -2,14 +2,18 @@
 
 Paragraphs are runs of non-blank lines. Dropped: fenced code, indented blocks (Markdown code, rST
 literal blocks and directive bodies), rST directives and heading underlines, Markdown tables.
-Markup that only decorates prose (heading '#', emphasis, rST roles) is reduced to its text.
+Markup that only decorates prose (heading '#', '>' quotes, emphasis, rST roles, a leading YAML
+metadata block) is reduced to its text or dropped.
 """
 
 from __future__ import annotations
 
 import re
 
+_FRONTMATTER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*(\n|\Z)", re.S)  # Markdown metadata block
+_TEMPLATE = re.compile(r"^\s*(\{%.*%\}|<!--.*-->)\s*$")  # Jekyll/Liquid tags, one-line HTML comments
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_QUOTE = re.compile(r"^\s*(>\s?)+")  # Markdown block quote markers
 _UNDERLINE = re.compile(r"^\s*([=\-~^\"'`#*+.:_])\1{2,}\s*$")
 _DIRECTIVE = re.compile(r"^\s*\.\.(\s|$)")
 _ROLE = re.compile(r":[a-zA-Z:+-]+:`([^`<]*?)\s*(<[^>]*>)?`")
@@ -25,6 +29,7 @@ def _inline(line: str) -> str:
 
 
 def text_paragraphs(text: str) -> list[str]:
+    text = _FRONTMATTER.sub("", text, count=1)
     pars: list[str] = []
     block: list[str] = []
     in_fence = False
@@ -34,16 +39,17 @@ def text_paragraphs(text: str) -> list[str]:
         nonlocal literal_next
         if not block:
             return
-        indented = all(ln.startswith(("    ", "\t")) for ln in block)
+        lead = min(len(ln) - len(ln.lstrip()) for ln in block)
+        literal = (lead > 0 and literal_next) or (lead >= 4 and not _is_quote(block))
         is_table = all(ln.lstrip().startswith(("|", "+-", "+=")) for ln in block)
         directive = _DIRECTIVE.match(block[0]) is not None
-        if not (indented or is_table or directive) or (indented and not literal_next and _is_quote(block)):
+        if not (literal or is_table or directive):
             lines = [_inline(ln) for ln in block if not _UNDERLINE.match(ln)]
             par = " ".join(ln.strip() for ln in lines).strip()
             if par:
                 pars.append(par[:-1] if par.endswith("::") else par)
-        if not indented:
-            literal_next = block[-1].rstrip().endswith("::")
+        if lead == 0:  # a literal block (or directive body) follows '::' or a directive
+            literal_next = directive or block[-1].rstrip().endswith("::")
         block.clear()
 
     for ln in text.splitlines():
@@ -52,10 +58,10 @@ def text_paragraphs(text: str) -> list[str]:
             in_fence = not in_fence
         elif in_fence:
             continue
-        elif not ln.strip():
+        elif not ln.strip() or _TEMPLATE.match(ln):
             flush()
         else:
-            block.append(ln.expandtabs(4))
+            block.append(_QUOTE.sub("", ln.expandtabs(4)))
     flush()
     return pars
 
