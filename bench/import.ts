@@ -29,7 +29,7 @@ async function importAll(dataDir: string) {
     }
   }
   const totalMs = performance.now() - t0;
-  studio.dispose();
+  await studio.dispose();
   return { rows, totalMs };
 }
 

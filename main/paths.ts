@@ -35,3 +35,6 @@ export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export const RENDERER_DIR = join(APP_ROOT, 'out', 'renderer');
+
+/** The bundle the studio runs when none is named. */
+export const DEFAULT_BUNDLE_DIR = join(APP_ROOT, 'resources', 'bundles', 'default');

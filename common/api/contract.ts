@@ -2,6 +2,7 @@
 // One table; transports and the preload are generated from it, never hand-listed.
 import { z } from 'zod';
 import { type BridgeOf, type ClientOf, type HandlersOf, method, stream } from './define';
+import { EngineInfo, GenerateInput, GenerateResult, TokenDelta } from './engine-schemas';
 import {
   ImportProgress,
   ImportResult,
@@ -52,6 +53,12 @@ export const studioContract = {
   },
   import: {
     run: stream(z.object({ source: z.string().min(1).max(4096) }).strict(), ImportProgress, ImportResult),
+  },
+  engine: {
+    /** Loads a bundle folder (absent: the default bundle) and makes it current. */
+    loadBundle: method(z.object({ dir: z.string().min(1).max(4096).optional() }).strict(), EngineInfo),
+    info: method(Empty, EngineInfo),
+    generate: stream(GenerateInput, TokenDelta, GenerateResult),
   },
 } as const;
 

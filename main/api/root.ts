@@ -5,18 +5,22 @@ import { studioContract, type StudioContract, type StudioHandlers } from '../../
 import { openDatabase } from '../store/db';
 import { SkillsRepo } from '../store/skills-repo';
 import { Dispatcher } from './dispatcher';
+import { EngineService } from './services/engine-service';
 import { ImportService } from './services/import-service';
 import { SkillService } from './services/skill-service';
-import { APP_VERSION } from '../paths';
+import { APP_VERSION, DEFAULT_BUNDLE_DIR } from '../paths';
 
 export interface StudioOptions {
   dataDir: string; // holds studio.db and the download cache
   cacheDir?: string;
+  /** Bundle loaded when none is named; default resources/bundles/default. */
+  defaultBundleDir?: string | null;
 }
 
 export interface Studio {
   dispatcher: Dispatcher<StudioContract>;
-  dispose(): void;
+  engine: EngineService;
+  dispose(): Promise<void>;
 }
 
 export function createStudio(opts: StudioOptions): Studio {
@@ -26,6 +30,7 @@ export function createStudio(opts: StudioOptions): Studio {
   const repo = new SkillsRepo(db);
   const skills = new SkillService(repo);
   const imports = new ImportService(repo, opts.cacheDir ?? join(opts.dataDir, 'cache'));
+  const engine = new EngineService({ defaultBundleDir: opts.defaultBundleDir === undefined ? DEFAULT_BUNDLE_DIR : opts.defaultBundleDir });
 
   const handlers: StudioHandlers = {
     app: {
@@ -41,9 +46,18 @@ export function createStudio(opts: StudioOptions): Studio {
     import: {
       run: (i, ctx) => imports.run(i, ctx),
     },
+    engine: {
+      loadBundle: (i) => engine.load(i.dir),
+      info: () => engine.info(),
+      generate: (i, ctx) => engine.generate(i, ctx),
+    },
   };
   return {
     dispatcher: new Dispatcher(studioContract, handlers),
-    dispose: () => db.close(),
+    engine,
+    dispose: async () => {
+      await engine.dispose();
+      db.close();
+    },
   };
 }

@@ -41,7 +41,7 @@ export async function runImport(argv: string[], io: Io): Promise<void> {
     if (values.json) io.out(JSON.stringify({ imported: result.imported, unchanged: result.unchanged, skipped: result.skipped }));
     else io.out(`imported ${result.imported}, unchanged ${result.unchanged}, skipped ${result.skipped.length}`);
   } finally {
-    studio.dispose();
+    await studio.dispose();
   }
 }
 
@@ -62,7 +62,7 @@ export async function runSkills(argv: string[], io: Io): Promise<void> {
         for (const r of rows) io.out(`${r.name}\t${r.package ?? '-'}\tv${r.latestVersion}\t${r.description.slice(0, 80)}`);
       }
     } finally {
-      studio.dispose();
+      await studio.dispose();
     }
     return;
   }
@@ -81,7 +81,7 @@ export async function runSkills(argv: string[], io: Io): Promise<void> {
         io.out(d.content);
       }
     } finally {
-      studio.dispose();
+      await studio.dispose();
     }
     return;
   }
@@ -100,7 +100,7 @@ export async function runServe(argv: string[], io: Io): Promise<{ close(): Promi
   return {
     close: async () => {
       await host.close();
-      studio.dispose();
+      await studio.dispose();
     },
   };
 }

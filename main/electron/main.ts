@@ -58,6 +58,5 @@ app.whenReady().then(() => {
 });
 
 app.on('window-all-closed', () => {
-  studio?.dispose();
-  app.quit();
+  void (studio?.dispose() ?? Promise.resolve()).finally(() => app.quit());
 });

@@ -48,8 +48,7 @@ export function checkAdapterFits(manifest: BundleManifest, adapter: EngineAdapte
     for (const [name, data, want, shape] of [['A', pair.A, t.d_in * rank, `d_in×r = ${t.d_in}×${rank}`], ['B', pair.B, rank * t.d_out, `r×d_out = ${rank}×${t.d_out}`]] as const) {
       if (!(data instanceof Float32Array)) throw invalid(`${at}: ${name} is not a Float32Array`, details);
       if (data.length !== want) throw invalid(`${at}: ${name} has ${data.length} values, expected ${shape} = ${want}`, { ...details, dim: name === 'A' ? 'd_in×r' : 'r×d_out' });
-      const bad = data.findIndex((v) => !Number.isFinite(v));
-      if (bad >= 0) throw invalid(`${at}: ${name}[${bad}] is ${data[bad]}`, details);
+      for (let k = 0; k < data.length; k++) if (!Number.isFinite(data[k]!)) throw invalid(`${at}: ${name}[${k}] is ${data[k]}`, details);
     }
   }
 }
@@ -67,7 +66,9 @@ export function loraFeeds(manifest: BundleManifest, rows: readonly (EngineAdapte
         const pair = ad?.targets.get(`${layer}.${module}`);
         if (!ad || !pair || ad.rank === 0) return;
         const r = ad.rank;
-        for (let i = 0; i < d_in; i++) A.set(pair.A.subarray(i * r, (i + 1) * r), (row * d_in + i) * R);
+        const base = row * d_in * R;
+        if (r === R) A.set(pair.A, base);
+        else for (let i = 0; i < d_in; i++) for (let j = 0; j < r; j++) A[base + i * R + j] = pair.A[i * r + j]!;
         B.set(pair.B, row * R * d_out); // rows r..R-1 of this row's block stay zero
       });
       feeds[loraName(layer, module, 'A')] = float32(A, [b, d_in, R]);

@@ -28,10 +28,6 @@ export class Bundle {
     readonly loadMs: number,
   ) {}
 
-  get id(): string {
-    return this.manifest.id;
-  }
-
   async dispose(): Promise<void> {
     await this.lm.session.dispose();
   }

@@ -56,7 +56,9 @@ export async function* generateBatch(bundle: Bundle, requests: readonly Generate
   const vocab = bundle.lm.vocab;
   const batch = rows.length;
 
-  let { step, masks } = leftPadded(rows.map((r) => r.promptIds), pad);
+  const prefill = leftPadded(rows.map((r) => r.promptIds), pad);
+  const masks = prefill.masks;
+  let step = prefill.step;
   let cache = KvCache.empty(bundle.manifest, batch);
   while (!signal?.aborted && rows.some((r) => !r.done)) {
     const out = await bundle.lm.forward({ batch, ...step, cache, lora });

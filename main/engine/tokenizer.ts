@@ -36,12 +36,4 @@ export class BundleTokenizer {
   decode(ids: readonly number[], { skipSpecialTokens = false } = {}): string {
     return ids.length === 0 ? '' : this.tok.decode([...ids], { skip_special_tokens: skipSpecialTokens });
   }
-
-  tokenToId(token: string): number | undefined {
-    return this.tok.token_to_id(token);
-  }
-
-  get vocabSize(): number {
-    return this.tok.get_vocab(true).size;
-  }
 }

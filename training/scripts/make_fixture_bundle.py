@@ -104,12 +104,13 @@ def greedy(lm: LlamaLM, rows: list[list[int]], adapters: list[dict | None], pad:
 @torch.no_grad()
 def prompt_oracle(lm: LlamaLM, tok: Tokenizer, ids: list[int], adapter: dict | None, pad: int) -> dict:
     x = torch.tensor([ids])
-    logits, _, _ = lm(x, lora=stack_rows(lm.cfg, [adapter]))  # [1, s, V]
+    logits, _, hidden = lm(x, lora=stack_rows(lm.cfg, [adapter]))  # [1, s, V], [1, s, d]
     _, tokens, margin = greedy(lm, [ids], [adapter], pad, GREEDY_TOKENS)
     if margin < MIN_MARGIN:
         raise SystemExit(f"greedy margin {margin:.2e} < {MIN_MARGIN}: change SHARPEN or the seeds")
     positions = list(range(len(ids) - LOGIT_POSITIONS, len(ids)))
     return {"logit_positions": positions, "logits": [f32(logits[0, p]) for p in positions],
+            "hidden_last": f32(hidden[0, -1]),
             "greedy": tokens[0], "greedy_text": tok.decode(tokens[0], skip_special_tokens=False),
             "min_margin": round(margin, 4)}
 
@@ -152,7 +153,7 @@ def main() -> None:
                                    [adapters[a] if a else None for _, a in BATCH_ROWS], pad, GREEDY_TOKENS)
     if margin < MIN_MARGIN:
         raise SystemExit(f"batch greedy margin {margin:.2e} < {MIN_MARGIN}")
-    oracle["batch"] = {"rows": [{"prompt": p, "adapter": a} for p, a in BATCH_ROWS], "pad": pad,
+    oracle["batch"] = {"rows": [{"prompt": p, "adapter": a, "ids": ids[p]} for p, a in BATCH_ROWS], "pad": pad,
                        "last_logits": [f32(row) for row in first], "greedy": tokens, "min_margin": round(margin, 4)}
     (out / "oracle.json").write_text(json.dumps(oracle, ensure_ascii=False, indent=1) + "\n")
     total = sum(p.stat().st_size for p in out.iterdir())

@@ -13,6 +13,8 @@ import { memoryPair } from '../../../main/api/transports/memory';
 import { startWebHost, type WebHost } from '../../../main/api/transports/web-host';
 import { webClient } from './web-client';
 
+const FIXTURE_BUNDLE = join(process.cwd(), 'tests', 'fixtures', 'bundle-tiny');
+
 const skillMd = (name: string, description: string, body: string) =>
   `---\nname: ${name}\ndescription: ${description}\nlicense: MIT\n---\n\n# ${name}\n\n## When to use\n\n${body}\n\n## Steps\n\n1. Read the input carefully.\n2. Apply the rule and check the result.\n`;
 
@@ -54,12 +56,12 @@ describe.each(transports)('StudioApi over $name', (transport) => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'pskills-api-data-'));
     src = makeFolder();
-    studio = createStudio({ dataDir });
+    studio = createStudio({ dataDir, defaultBundleDir: null });
     ({ api, close } = await transport.open(studio));
   });
   afterAll(async () => {
     await close();
-    studio.dispose();
+    await studio.dispose();
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(src, { recursive: true, force: true });
     // Every method and stream of the contract was exercised by this suite.
@@ -143,6 +145,32 @@ describe.each(transports)('StudioApi over $name', (transport) => {
     const failedImport = (await api.import.run({ source: join(src, 'does-not-exist') }).result.catch((e: unknown) => e)) as StudioError;
     expect(failedImport.code).toBe('import_failed');
     expect(failedImport.message).toContain('does-not-exist');
+  });
+
+  it('engine.info, engine.loadBundle and a streamed engine.generate', async () => {
+    expect((await api.engine.info({})).loaded).toBe(false);
+    covered.add('engine.info');
+    const noDefault = (await api.engine.generate({ prompt: 'hi' }).result.catch((e: unknown) => e)) as StudioError;
+    expect(noDefault.code).toBe('not_found');
+    const info = await api.engine.loadBundle({ dir: FIXTURE_BUNDLE });
+    covered.add('engine.loadBundle');
+    expect(info).toMatchObject({ loaded: true, id: 'tiny-random', format: 'pskills.bundle/1' });
+    expect((await api.engine.info({})).architecture?.layers).toBe(2);
+    const deltas: string[] = [];
+    const res = await api.engine.generate(
+      { messages: [{ role: 'user', content: 'Name three steps.' }], maxTokens: 12, sampling: { temperature: 0 } },
+      (e) => deltas.push(e.text),
+    ).result;
+    covered.add('engine.generate');
+    expect(res.completionTokens).toBeGreaterThan(0);
+    expect(deltas.join('')).toBe(res.text);
+    expect(res.promptTokens).toBeGreaterThan(5);
+    const missing = (await api.engine.loadBundle({ dir: join(src, 'no-bundle') }).catch((e: unknown) => e)) as StudioError;
+    expect(missing.code).toBe('not_found');
+    expect(missing.message).toContain('no-bundle');
+    expect((await api.engine.info({})).id).toBe('tiny-random'); // still usable after the failed load
+    const bad = (await api.engine.generate({ prompt: 'x', messages: [] } as never).result.catch((e: unknown) => e)) as StudioError;
+    expect(bad.code).toBe('invalid_input');
   });
 
   it('cancelling an import writes nothing', async () => {

@@ -24,7 +24,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await host.close();
-  studio.dispose();
+  await studio.dispose();
   rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -98,10 +98,11 @@ def write_bundle(lm: LlamaLM, tok: Tokenizer, tcfg: dict[str, Any], out: str | o
 def check_graph(path: Path, manifest: dict[str, Any]) -> None:
     """The exported graph's I/O names are exactly what bundle.json's io templates expand to."""
     graph = onnx.load(str(path), load_external_data=False).graph
-    layers, modules = manifest["lora"]["layers"], [t["module"] for t in manifest["lora"]["targets"]]
+    num_layers, lora = manifest["architecture"]["layers"], manifest["lora"]
+    modules = [t["module"] for t in lora["targets"]]
     io = manifest["io"]["lm"]
     for kind, templates, actual in (("inputs", io["inputs"], graph.input), ("outputs", io["outputs"], graph.output)):
-        want, got = expand_names(templates, layers, modules), {v.name for v in actual}
+        want, got = expand_names(templates, num_layers, lora["layers"], modules), {v.name for v in actual}
         if want != got:
             raise AssertionError(f"{path.name} {kind} differ from bundle.json io.lm.{kind}: "
                                  f"missing {sorted(want - got)[:5]}, unexpected {sorted(got - want)[:5]}")

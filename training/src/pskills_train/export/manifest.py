@@ -66,14 +66,15 @@ def architecture(cfg: ModelConfig) -> dict[str, Any]:
     }
 
 
-def expand_names(templates: list[str], layers: list[int], modules: list[str]) -> set[str]:
-    """The graph names a list of templates stands for (`{i}` over layers, `{module}` over targets)."""
+def expand_names(templates: list[str], num_layers: int, lora_layers: list[int], modules: list[str]) -> set[str]:
+    """The graph names templates stand for: `{i}` over all layers (LoRA names: over `lora_layers`),
+    `{module}` over the targets."""
     names: set[str] = set()
     for t in templates:
         if "{module}" in t:
-            names |= {t.format(i=i, module=m) for i in layers for m in modules}
+            names |= {t.format(i=i, module=m) for i in lora_layers for m in modules}
         elif "{i}" in t:
-            names |= {t.format(i=i) for i in layers}
+            names |= {t.format(i=i) for i in range(num_layers)}
         else:
             names.add(t)
     return names

@@ -1,0 +1,189 @@
+// bench/engine: the generation engine on the tiny fixture bundle and on a ~10M-parameter random
+// bundle of a default-like shape (written by the Python bundle writer into .cache/, not committed).
+// Ratios are measured side by side in one process, runs interleaved, medians reported.
+// Run: node --import tsx bench/engine.ts
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import type { LoraPair, TargetKey } from '../main/adapters/types';
+import { engineAdapter, generateBatch, loadBundle, type Bundle, type EngineAdapter, type GenerateRequest } from '../main/engine';
+import { KvCache } from '../main/engine/kv-cache';
+import { defaultThreads } from '../main/engine/ort';
+import { seededRng } from '../main/engine/sampler';
+import { APP_ROOT } from '../main/paths';
+
+const FIXTURE = join(APP_ROOT, 'tests/fixtures/bundle-tiny');
+const B10M = join(APP_ROOT, '.cache/bench-bundle-10m');
+const B10M_PLAIN = join(APP_ROOT, '.cache/bench-bundle-10m-plain');
+const PYTHON = join(APP_ROOT, 'training/.venv/bin/python');
+const RANK = 8;
+const PROMPT = 16;
+const NEW_TOKENS = 64;
+const PREFILL = 128;
+const REPS = 7;
+
+function ensureBundle(dir: string, extra: string[]): void {
+  if (existsSync(join(dir, 'bundle.json'))) return;
+  const args = ['-m', 'pskills_train.export.bundle', '--out', dir, '--random-config', 'bench-10m', '--created', '2025-01-01T00:00:00Z', '--force', ...extra];
+  const r = spawnSync(PYTHON, args, { stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`bundle writer failed for ${dir}`);
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+function randomAdapter(b: Bundle, seed: number): EngineAdapter {
+  const rng = seededRng(seed);
+  const targets = new Map<TargetKey, LoraPair>();
+  for (const layer of b.manifest.lora.layers) {
+    for (const { module, d_in, d_out } of b.manifest.lora.targets) {
+      const A = Float32Array.from({ length: d_in * RANK }, () => (rng() - 0.5) / Math.sqrt(d_in));
+      const B = Float32Array.from({ length: RANK * d_out }, () => (rng() - 0.5) * 0.04);
+      targets.set(`${layer}.${module}`, { dIn: d_in, dOut: d_out, A, B });
+    }
+  }
+  return engineAdapter(RANK, targets);
+}
+
+const promptIds = (b: Bundle, n: number, offset = 0) => Array.from({ length: n }, (_, i) => 10 + ((i * 7 + offset) % (b.manifest.tokenizer.vocab_size - 10)));
+
+/** Runs one generation; returns total ms, time to first token and decode ms per step. */
+async function timedGenerate(b: Bundle, requests: GenerateRequest[]) {
+  const t0 = performance.now();
+  const stamps: number[] = [];
+  let last = -1;
+  for await (const e of generateBatch(b, requests)) {
+    if (e.row <= last || stamps.length === 0) stamps.push(performance.now()); // one stamp per step
+    last = e.row;
+  }
+  const total = performance.now() - t0;
+  return { total, ttft: stamps[0]! - t0, decodeStepMs: (stamps.at(-1)! - stamps[0]!) / (stamps.length - 1) };
+}
+
+const request = (b: Bundle, adapter: EngineAdapter | null, offset = 0): GenerateRequest => ({ prompt: promptIds(b, PROMPT, offset), adapter, maxNewTokens: NEW_TOKENS, stopTokenIds: [] });
+
+async function loadMs(dir: string) {
+  const hashed: number[] = [];
+  const unhashed: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    for (const [verifyHashes, into] of [[true, hashed], [false, unhashed]] as const) {
+      const b = await loadBundle(dir, { verifyHashes });
+      into.push(b.loadMs);
+      await b.dispose();
+    }
+  }
+  return { load_ms: median(hashed), load_ms_without_hashing: median(unhashed) };
+}
+
+async function prefillTokS(b: Bundle) {
+  const ids = promptIds(b, PREFILL);
+  const times: number[] = [];
+  for (let i = 0; i < REPS; i++) {
+    const t = performance.now();
+    await b.lm.forward({ batch: 1, inputIds: ids, positionIds: ids.map((_, p) => p), attentionMask: ids.map(() => 1), cache: KvCache.empty(b.manifest, 1), lora: b.lm.loraFeeds([null]) });
+    times.push(performance.now() - t);
+  }
+  return (PREFILL / median(times)) * 1000;
+}
+
+/** Interleaves the variants rep by rep so machine load hits them alike. */
+async function interleaved<K extends string>(variants: Record<K, () => Promise<number>>): Promise<Record<K, number>> {
+  const runs = Object.fromEntries(Object.keys(variants).map((k) => [k, [] as number[]])) as Record<K, number[]>;
+  for (const f of Object.values<() => Promise<number>>(variants)) await f(); // warm-up
+  for (let i = 0; i < REPS; i++) for (const k of Object.keys(variants) as K[]) runs[k].push(await variants[k]());
+  return Object.fromEntries(Object.entries<number[]>(runs).map(([k, xs]) => [k, median(xs)])) as Record<K, number>;
+}
+
+async function main() {
+  ensureBundle(B10M, []);
+  ensureBundle(B10M_PLAIN, ['--no-lora-inputs']);
+  const loadAvg = loadavg()[0]!;
+  const results: Record<string, unknown> = {};
+  const rows: [string, string][] = [];
+
+  for (const [name, dir] of [['fixture (0.1M)', FIXTURE], ['random 10M', B10M]] as const) {
+    const load = await loadMs(dir);
+    const b = await loadBundle(dir);
+    const prefill = await prefillTokS(b);
+    const { none } = await interleaved({ none: async () => (await timedGenerate(b, [request(b, null)])).decodeStepMs });
+    results[name] = { ...load, prefill_tok_s: prefill, decode_tok_s: 1000 / none };
+    rows.push([`${name}: load ms (sha256 / no hash)`, `${load.load_ms.toFixed(0)} / ${load.load_ms_without_hashing.toFixed(0)}`]);
+    rows.push([`${name}: prefill tok/s (${PREFILL} tokens)`, prefill.toFixed(0)]);
+    rows.push([`${name}: decode tok/s (batch 1, no adapter)`, (1000 / none).toFixed(1)]);
+    await b.dispose();
+  }
+
+  const lora = await loadBundle(B10M);
+  const plain = await loadBundle(B10M_PLAIN);
+  const adapters = [1, 2, 3, 4].map((s) => randomAdapter(lora, s));
+  const decode = await interleaved({
+    plain: async () => (await timedGenerate(plain, [request(plain, null)])).decodeStepMs,
+    r0: async () => (await timedGenerate(lora, [request(lora, null)])).decodeStepMs,
+    r8: async () => (await timedGenerate(lora, [request(lora, adapters[0]!)])).decodeStepMs,
+  });
+  const slowdown = decode.r8 / decode.plain - 1;
+  rows.push([`10M decode ms/token: plain export / LoRA graph r=0 / r=${RANK}`, `${decode.plain.toFixed(2)} / ${decode.r0.toFixed(2)} / ${decode.r8.toFixed(2)}`]);
+  rows.push([`10M decode with r=${RANK} LoRA vs plain export (target ≤ +10 %)`, `${(100 * slowdown).toFixed(1)} %`]);
+
+  const fourRows = adapters.map((ad, i) => request(lora, ad, i * 3));
+  const batch = await interleaved({
+    batched: async () => (await timedGenerate(lora, fourRows)).total,
+    sequential: async () => {
+      let total = 0;
+      for (const r of fourRows) total += (await timedGenerate(lora, [r])).total;
+      return total;
+    },
+  });
+  const tokens = fourRows.length * NEW_TOKENS;
+  const speedup = batch.sequential / batch.batched;
+  rows.push([`10M 4 rows × 4 adapters: batched / sequential tok/s`, `${((tokens / batch.batched) * 1000).toFixed(1)} / ${((tokens / batch.sequential) * 1000).toFixed(1)}`]);
+  rows.push([`10M batch of 4 vs sequential throughput (target ≥ 2×)`, `${speedup.toFixed(2)}×`]);
+
+  // Switching adapters: a request's lora.* feeds are validated and packed once; the session stays.
+  const packMs: number[] = [];
+  for (let i = 0; i < 21; i++) {
+    const t = performance.now();
+    lora.lm.loraFeeds([adapters[i % 4]!]);
+    packMs.push(performance.now() - t);
+  }
+  const ttft = await interleaved({
+    none: async () => (await timedGenerate(lora, [request(lora, null)])).ttft,
+    sameAdapter: async () => (await timedGenerate(lora, [request(lora, adapters[0]!)])).ttft,
+    switching: async () => {
+      const a = adapters[1 + Math.floor(Math.random() * 3)]!;
+      return (await timedGenerate(lora, [request(lora, a)])).ttft;
+    },
+  });
+  rows.push([`10M adapter switch: validate + pack lora feeds (ms)`, median(packMs).toFixed(2)]);
+  rows.push([`10M time to first token ms: no adapter / same / switched`, `${ttft.none.toFixed(1)} / ${ttft.sameAdapter.toFixed(1)} / ${ttft.switching.toFixed(1)}`]);
+  await lora.dispose();
+  await plain.dispose();
+
+  const peakRssMiB = process.resourceUsage().maxRSS / 1024;
+  rows.push(['peak RSS MiB (whole run)', peakRssMiB.toFixed(0)]);
+
+  Object.assign(results, {
+    decode_ms_per_token_10m: decode,
+    lora_decode_slowdown: slowdown,
+    lora_decode_target_met: slowdown <= 0.1,
+    batch4_ms: batch,
+    batch4_speedup: speedup,
+    batch4_target_met: speedup >= 2,
+    adapter_switch_pack_ms: median(packMs),
+    ttft_ms_10m: ttft,
+    peak_rss_mib: peakRssMiB,
+  });
+  const width = Math.max(...rows.map(([k]) => k.length));
+  for (const [k, v] of rows) console.log(`${k.padEnd(width)}  ${v}`);
+  const machine = `${cpus().length}× ${cpus()[0]?.model ?? '?'}, node ${process.version}, intraOpNumThreads ${defaultThreads() ?? 'ORT default'}, load average ${loadAvg.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`;
+  console.log(`machine: ${machine}`);
+
+  const out = join(APP_ROOT, 'bench/results/engine.json');
+  mkdirSync(join(APP_ROOT, 'bench/results'), { recursive: true });
+  const json = { bench: 'engine', date: new Date().toISOString(), machine, cores: availableParallelism(), settings: { rank: RANK, prompt_tokens: PROMPT, new_tokens: NEW_TOKENS, prefill_tokens: PREFILL, reps: REPS }, results };
+  writeFileSync(`${out}.tmp`, JSON.stringify(json, null, 2) + '\n');
+  renameSync(`${out}.tmp`, out);
+  console.log(`wrote ${out}`);
+}
+
+await main();

@@ -1,0 +1,120 @@
+// Holds the current bundle and runs generation on it for the UI, the CLI and the OpenAI endpoint.
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { EngineInfo, GenerateInput, GenerateResult, TokenDelta } from '../../../common/api/engine-schemas';
+import { StudioError } from '../../../common/errors';
+import { generate, loadBundle, type Bundle, type EngineAdapter, type LoadOptions } from '../../engine';
+
+export interface EngineServiceOptions extends LoadOptions {
+  /** Bundle used when none is named (resources/bundles/default). */
+  defaultBundleDir: string | null;
+}
+
+export class EngineService {
+  private bundle: Bundle | null = null;
+  private loading: Promise<Bundle> | null = null;
+
+  constructor(private readonly opts: EngineServiceOptions) {}
+
+  /** Loads a bundle and makes it current; the previous one is released once the new one works. */
+  async load(dir?: string): Promise<EngineInfo> {
+    const target = dir ? resolve(dir) : this.defaultDir();
+    const next = loadBundle(target, this.opts);
+    this.loading = next;
+    try {
+      const bundle = await next;
+      const old = this.bundle;
+      this.bundle = bundle;
+      if (old && old !== bundle) await old.dispose();
+      return this.info();
+    } finally {
+      if (this.loading === next) this.loading = null;
+    }
+  }
+
+  /** The current bundle, loading the default on first use. */
+  async current(): Promise<Bundle> {
+    if (this.bundle) return this.bundle;
+    if (this.loading) return this.loading;
+    await this.load();
+    return this.bundle!;
+  }
+
+  info(): EngineInfo {
+    const b = this.bundle;
+    if (!b) {
+      return { loaded: false, dir: null, id: null, format: null, architecture: null, loraTargets: [], loadMs: null, hasHypernet: false };
+    }
+    const a = b.manifest.architecture;
+    return {
+      loaded: true,
+      dir: b.dir,
+      id: b.id,
+      format: b.manifest.format,
+      architecture: { family: a.family, hidden: a.hidden, layers: a.layers, heads: a.heads, kvHeads: a.kv_heads, vocab: a.vocab, maxPositions: a.max_positions },
+      loraTargets: b.manifest.lora.targets.map((t) => t.module),
+      loadMs: b.loadMs,
+      hasHypernet: b.manifest.hypernet !== null,
+      trainingCard: b.manifest.training_card,
+    };
+  }
+
+  /** The prompt text a request becomes (chat messages go through the bundle's template). */
+  promptOf(bundle: Bundle, input: GenerateInput): string {
+    return input.messages ? bundle.chat.render(input.messages) : input.prompt!;
+  }
+
+  async generate(
+    input: GenerateInput,
+    ctx: { emit(e: TokenDelta): void; signal: AbortSignal },
+    adapter: EngineAdapter | null = null,
+  ): Promise<GenerateResult> {
+    const bundle = await this.current();
+    const t0 = performance.now();
+    let ttft = 0;
+    const it = generate(
+      bundle,
+      {
+        prompt: this.promptOf(bundle, input),
+        adapter,
+        maxNewTokens: input.maxTokens ?? 256,
+        sampling: input.sampling ?? {},
+        stop: input.stop ?? [],
+      },
+      { signal: ctx.signal },
+    );
+    let completion = 0;
+    for (;;) {
+      const step = await it.next();
+      if (step.done) {
+        const ms = performance.now() - t0;
+        const r = step.value;
+        const decodeMs = ms - ttft;
+        return {
+          text: r.text,
+          finishReason: r.finishReason,
+          promptTokens: r.promptTokens,
+          completionTokens: r.tokens.length,
+          ttftMs: ttft,
+          ms,
+          tokensPerSecond: r.tokens.length > 1 && decodeMs > 0 ? ((r.tokens.length - 1) * 1000) / decodeMs : 0,
+        };
+      }
+      if (completion++ === 0) ttft = performance.now() - t0;
+      ctx.emit({ tokenId: step.value.tokenId, text: step.value.text });
+    }
+  }
+
+  private defaultDir(): string {
+    const dir = this.opts.defaultBundleDir;
+    if (!dir || !existsSync(dir)) {
+      throw new StudioError('not_found', `no default bundle at ${dir ?? '(none configured)'}; load one with engine.loadBundle or --bundle DIR`);
+    }
+    return dir;
+  }
+
+  async dispose(): Promise<void> {
+    await this.bundle?.dispose();
+    this.bundle = null;
+  }
+}

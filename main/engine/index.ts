@@ -1,0 +1,12 @@
+// The engine's public surface: load a bundle, generate from it (one row or a batch of rows, each
+// with its own adapter). Only ort.ts touches onnxruntime-node.
+export { foldAdapter, engineAdapter, checkAdapterFits, type EngineAdapter } from './adapter';
+export { Bundle, loadBundle, type LoadOptions } from './bundle';
+export { ChatTemplate, type ChatMessage } from './chat';
+export { EngineError } from './errors';
+export { generate, generateAll, generateBatch, type GenerateOptions, type GenerateRequest, type RowResult, type RowTokenEvent, type TokenEvent } from './generate';
+export type { SamplingOptions } from './logits-processors';
+export { FORMAT_V1, parseManifest, type BundleManifest } from './manifest';
+export type { Provider } from './ort';
+export type { FinishReason } from './stopping';
+export type { BundleTokenizer } from './tokenizer';

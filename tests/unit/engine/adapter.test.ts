@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Adapter, LoraPair, TargetKey } from '../../../main/adapters/types';
+import { checkAdapterFits, engineAdapter, foldAdapter, loraFeeds } from '../../../main/engine/adapter';
+import { parseManifest } from '../../../main/engine/manifest';
+import { FIXTURE_DIR } from '../../int/engine/fixture';
+
+const manifest = parseManifest(JSON.parse(readFileSync(join(FIXTURE_DIR, 'bundle.json'), 'utf8')));
+
+/** Entries numbered from `start` so every value says where it came from. */
+const seq = (n: number, start: number) => Float32Array.from({ length: n }, (_, i) => start + i);
+const pair = (dIn: number, dOut: number, r: number, start: number): LoraPair => ({ dIn, dOut, A: seq(dIn * r, start), B: seq(r * dOut, -start) });
+
+describe('loraFeeds', () => {
+  it('zero-pads each row to the batch rank; no adapter and rank 0 rows are all zero', () => {
+    const r2 = engineAdapter(2, new Map<TargetKey, LoraPair>([['1.k', pair(64, 32, 2, 1000)]]));
+    const r3 = engineAdapter(3, new Map<TargetKey, LoraPair>([['1.k', pair(64, 32, 3, 5000)]]));
+    const empty = engineAdapter(0, new Map());
+    const feeds = loraFeeds(manifest, [r2, null, r3, empty]);
+    const A = feeds['lora.1.k.A']!;
+    const B = feeds['lora.1.k.B']!;
+    expect(A.dims).toEqual([4, 64, 3]);
+    expect(B.dims).toEqual([4, 3, 32]);
+    const a = A.data as Float32Array;
+    const b = B.data as Float32Array;
+    const at = (row: number, i: number, j: number) => a[(row * 64 + i) * 3 + j];
+    expect([at(0, 5, 0), at(0, 5, 1), at(0, 5, 2)]).toEqual([1010, 1011, 0]); // A[5, :] of the rank-2 row, then a zero column
+    expect([at(2, 5, 0), at(2, 5, 2)]).toEqual([5015, 5017]);
+    expect(b.subarray(0, 64)).toEqual(seq(64, -1000)); // B rows 0..1 of row 0 …
+    expect(b.subarray(64, 96).every((v) => v === 0)).toBe(true); // … and a zero third row
+    for (const row of [1, 3]) {
+      expect(a.subarray(row * 192, (row + 1) * 192).every((v) => v === 0)).toBe(true);
+      expect(b.subarray(row * 96, (row + 1) * 96).every((v) => v === 0)).toBe(true);
+    }
+    expect((feeds['lora.0.q.A']!.data as Float32Array).every((v) => v === 0)).toBe(true); // targets an adapter lacks
+    expect(Object.keys(feeds)).toHaveLength(2 * 2 * 7);
+  });
+
+  it('a batch without adapters has rank 0', () => {
+    const feeds = loraFeeds(manifest, [null, null]);
+    expect(feeds['lora.0.down.A']!.dims).toEqual([2, 128, 0]);
+    expect(feeds['lora.0.down.B']!.dims).toEqual([2, 0, 64]);
+  });
+});
+
+describe('foldAdapter', () => {
+  it('multiplies α/r into A and leaves B', () => {
+    const p = pair(64, 64, 2, 1);
+    const adapter: Adapter = { rank: 2, alpha: 8, targets: new Map([['0.q', p]]) };
+    const folded = foldAdapter(adapter).targets.get('0.q')!;
+    expect(folded.A).toEqual(p.A.map((v) => 4 * v));
+    expect(folded.B).toBe(p.B);
+    expect(p.A[0]).toBe(1); // input untouched
+  });
+});
+
+describe('checkAdapterFits', () => {
+  it('accepts an adapter that fits, even with missing targets', () => {
+    expect(() => checkAdapterFits(manifest, engineAdapter(2, new Map([['1.gate', pair(64, 128, 2, 0)]])))).not.toThrow();
+  });
+
+  it('refuses an unfolded adapter and a bad rank', () => {
+    const unfolded = { rank: 2, alpha: 4, targets: new Map() } as unknown as Parameters<typeof checkAdapterFits>[1];
+    expect(() => checkAdapterFits(manifest, unfolded)).toThrow('adapter: scale not folded (use foldAdapter)');
+    expect(() => checkAdapterFits(manifest, engineAdapter(-1, new Map()), 2)).toThrow('adapter of row 2: rank -1 is not an integer ≥ 0');
+  });
+
+  it('names layer, module and dimension', () => {
+    expect(() => checkAdapterFits(manifest, engineAdapter(2, new Map([['0.up', pair(128, 128, 2, 0)]])))).toThrow('adapter, layer 0, module "up": d_in 128, the bundle has 64');
+    expect(() => checkAdapterFits(manifest, engineAdapter(3, new Map([['1.o', pair(64, 64, 2, 0)]])))).toThrow('adapter, layer 1, module "o": A has 128 values, expected d_in×r = 64×3 = 192');
+  });
+});

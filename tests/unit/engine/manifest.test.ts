@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseManifest } from '../../../main/engine/manifest';
+import { FIXTURE_DIR } from '../../int/engine/fixture';
+
+const fixture = () => JSON.parse(readFileSync(join(FIXTURE_DIR, 'bundle.json'), 'utf8'));
+const withEdit = (edit: (m: ReturnType<typeof fixture>) => void) => {
+  const m = fixture();
+  edit(m);
+  return () => parseManifest(m);
+};
+
+describe('parseManifest', () => {
+  it('reads the fixture', () => {
+    const m = parseManifest(fixture());
+    expect(m.architecture.layers).toBe(2);
+    expect(m.lora.targets.map((t) => t.module)).toEqual(['q', 'k', 'v', 'o', 'gate', 'up', 'down']);
+    expect(m.hypernet).toBeNull();
+  });
+
+  it('refuses other formats and versions with a clear message', () => {
+    expect(withEdit((m) => (m.format = 'pskills.bundle/2'))).toThrow('bundle.json: bundle format "pskills.bundle/2" is not supported; this studio reads "pskills.bundle/1"');
+    expect(() => parseManifest({ name: 'x' })).toThrow(/not a pskills bundle manifest \(format is undefined/);
+  });
+
+  it('names the field that is wrong', () => {
+    expect(withEdit((m) => delete m.architecture.head_dim)).toThrow(/^bundle\.json: architecture\.head_dim: /);
+    expect(withEdit((m) => (m.files['lm.onnx'].sha256 = 'abc'))).toThrow(/files\.lm\.onnx\.sha256: 64 lowercase hex digits/);
+    expect(withEdit((m) => (m.lora.targets[0].module = 'qq'))).toThrow(/lora\.targets\.0\.module: /);
+    expect(withEdit((m) => (m.special_tokens.stop = [3, 999]))).toThrow(/special_tokens\.stop\.1: id 999 >= tokenizer vocab_size/);
+  });
+
+  it('checks fields against each other', () => {
+    expect(withEdit((m) => (m.architecture.kv_heads = 3))).toThrow(/architecture\.kv_heads: heads 4 is not a multiple of kv_heads 3/);
+    expect(withEdit((m) => (m.lora.targets[6].d_in = 64))).toThrow(/lora\.targets\.6: module down: \(d_in, d_out\) = \(64, 64\), the architecture gives \(128, 64\)/);
+    expect(withEdit((m) => (m.lora.layers = [0, 2]))).toThrow(/lora\.layers\.1: layer 2 does not exist/);
+    expect(withEdit((m) => delete m.files['tokenizer.json'])).toThrow(/tokenizer\.file: tokenizer\.json is not listed in files/);
+    expect(withEdit((m) => m.io.lm.inputs.pop())).toThrow(/io\.lm\.inputs: not the format v1 input list/);
+  });
+
+  it('accepts a plain (LoRA-free) input list and refuses file names that leave the folder', () => {
+    expect(() => withEdit((m) => (m.io.lm.inputs = m.io.lm.inputs.slice(0, 5)))()).not.toThrow();
+    expect(withEdit((m) => (m.io.lm.file = '../lm.onnx'))).toThrow(/io\.lm\.file: a plain file name/);
+  });
+});

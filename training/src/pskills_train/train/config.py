@@ -1,0 +1,113 @@
+"""PretrainConfig: one dataclass per concern (data, optimizer, run), plus the model's ModelConfig.
+
+Loaded from configs/pretrain*.json. Keys starting with '_' are notes (parameter count, token target,
+expected wall time) and are ignored; any other unknown key is an error. `--set run.bf16=false`
+overrides one field from the command line (the value is parsed as JSON when it can be).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from ..data.config import REPO
+from ..model import ModelConfig
+
+
+@dataclass
+class DataConfig:
+    corpus: str = "training/.cache/corpus"  # build_corpus --out
+    tokenizer: str = "training/.cache/tokenizer/tokenizer.json"
+    tokens: str = "training/.cache/tokens"  # uint16 token files, built on first use
+    seq_len: int = 256
+    eval_windows: int = 256  # seq_len windows of each held-out split, from its start
+
+    def path(self, name: str) -> Path:
+        p = Path(getattr(self, name))
+        return p if p.is_absolute() else REPO / p
+
+
+@dataclass
+class OptimConfig:
+    lr: float = 1e-3
+    min_lr: float = 1e-4
+    warmup_steps: int = 200
+    weight_decay: float = 0.1
+    beta1: float = 0.9
+    beta2: float = 0.95
+    grad_clip: float = 1.0
+
+
+@dataclass
+class RunConfig:
+    out: str = "training/.cache/runs/base"
+    batch_size: int = 32  # sequences per optimizer step, all ranks together
+    micro_batch: int = 8  # sequences per forward pass on one rank
+    max_steps: int = 1000
+    eval_every: int = 250
+    ckpt_every: int = 100
+    log_every: int = 10
+    seed: int = 1337
+    bf16: bool = False  # autocast matmuls to bfloat16 (measured slower/faster: configs/README.md)
+    threads: int = 0  # torch threads per rank; 0 = cores / ranks
+
+    def out_path(self) -> Path:
+        p = Path(self.out)
+        return p if p.is_absolute() else REPO / p
+
+
+def _build(cls: type, raw: dict[str, Any], where: str) -> Any:
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(k for k in raw if k not in known and not k.startswith("_"))
+    if unknown:
+        raise ValueError(f"{where}: unknown fields {unknown}")
+    return cls(**{k: v for k, v in raw.items() if k in known})
+
+
+@dataclass
+class PretrainConfig:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any], where: str = "config") -> "PretrainConfig":
+        unknown = sorted(k for k in raw if k not in ("model", "data", "optim", "run") and not k.startswith("_"))
+        if unknown:
+            raise ValueError(f"{where}: unknown sections {unknown}")
+        model = {k: v for k, v in raw.get("model", {}).items() if not k.startswith("_")}
+        return cls(ModelConfig.from_dict(model), _build(DataConfig, raw.get("data", {}), f"{where}.data"),
+                   _build(OptimConfig, raw.get("optim", {}), f"{where}.optim"),
+                   _build(RunConfig, raw.get("run", {}), f"{where}.run"))
+
+    @classmethod
+    def load(cls, path: str | Path, overrides: list[str] = ()) -> "PretrainConfig":
+        raw = json.loads(Path(path).read_text())
+        for item in overrides:
+            key, _, value = item.partition("=")
+            section, _, name = key.partition(".")
+            if not name:
+                raise ValueError(f"--set {item!r}: expected section.field=value")
+            try:
+                parsed = json.loads(value)
+            except json.JSONDecodeError:
+                parsed = value
+            raw.setdefault(section, {})[name] = parsed
+        return cls.from_dict(raw, str(path))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model.to_dict(), "data": asdict(self.data), "optim": asdict(self.optim),
+                "run": asdict(self.run)}
+
+    def check(self, world: int) -> int:
+        """Gradient-accumulation steps per optimizer step for `world` ranks."""
+        per_step = self.run.micro_batch * world
+        if self.run.batch_size % per_step:
+            raise ValueError(f"run.batch_size {self.run.batch_size} is not a multiple of micro_batch × ranks "
+                             f"= {self.run.micro_batch} × {world}")
+        if self.data.seq_len > self.model.max_positions:
+            raise ValueError(f"data.seq_len {self.data.seq_len} > model.max_positions {self.model.max_positions}")
+        return self.run.batch_size // per_step

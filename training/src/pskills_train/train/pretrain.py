@@ -1,0 +1,152 @@
+"""Pretrain the base LM on the corpus, on one process or several under torchrun (DDP).
+
+    python -m pskills_train.train.pretrain --config training/configs/pretrain.json [--resume] [--set run.bf16=true]
+    torchrun --nproc_per_node 2 -m pskills_train.train.pretrain --config ...   # same global batch
+
+Writes <run.out>/ckpt.pt every run.ckpt_every steps (atomically), metrics.jsonl (step, loss, lr,
+tokens seen, tokens/s, held-out loss and bits per byte on docs and skills) and, at the end,
+model/ (config.json + model.safetensors in Hugging Face's layout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from tokenizers import Tokenizer
+from torch.nn.parallel import DistributedDataParallel
+from tqdm import tqdm
+
+from ..data.token_memmap import build_token_files, load_tokens, token_bytes
+from ..model import LlamaLM, save_hf
+from .checkpoint import load_checkpoint, save_checkpoint, set_rng_state
+from .config import PretrainConfig
+from .data import WindowStream, eval_windows
+from .distributed import Dist, init_distributed, shutdown
+from .evaluate import evaluate
+from .metrics import MetricsLog
+from .optim import lr_at, make_optimizer
+
+VAL_SPLITS = ("docs_val", "skills_val")
+
+
+class Pretrainer:
+    def __init__(self, cfg: PretrainConfig, d: Dist, resume: bool):
+        self.cfg, self.d = cfg, d
+        self.accum = cfg.check(d.world)
+        self.out = cfg.run.out_path()
+        torch.set_num_threads(cfg.run.threads or max(1, (torch.get_num_threads() or 1) // d.world))
+        tok_dir = cfg.data.path("tokens")
+        if d.main:
+            build_token_files(cfg.data.path("corpus"), cfg.data.path("tokenizer"), tok_dir)
+        d.barrier()
+        tok = Tokenizer.from_file(str(cfg.data.path("tokenizer")))
+        if tok.get_vocab_size() > cfg.model.vocab_size:
+            raise ValueError(f"tokenizer has {tok.get_vocab_size()} tokens, model.vocab_size is {cfg.model.vocab_size}")
+        self.byte_table = torch.zeros(cfg.model.vocab_size, dtype=torch.int64)  # [V]
+        self.byte_table[:tok.get_vocab_size()] = torch.from_numpy(token_bytes(tok))
+        self.stream = WindowStream(load_tokens(tok_dir / "train.bin"), cfg.data.seq_len, cfg.run.seed)
+        self.val = {}
+        for name in VAL_SPLITS:
+            tokens = load_tokens(tok_dir / f"{name}.bin")
+            if len(tokens) > cfg.data.seq_len:
+                self.val[name] = eval_windows(tokens, cfg.data.seq_len, cfg.data.eval_windows)  # [n, L + 1]
+        torch.manual_seed(cfg.run.seed)
+        self.model = LlamaLM(cfg.model).train()
+        self.opt = make_optimizer(self.model, cfg.optim)
+        self.step, self.position = 0, 0
+        if resume:
+            ck = load_checkpoint(self.out)
+            self.model.load_state_dict(ck["model"])
+            self.opt.load_state_dict(ck["optimizer"])
+            self.step, self.position = ck["step"], ck["position"]
+            set_rng_state(ck["rng"])
+        self.net = DistributedDataParallel(self.model) if d.world > 1 else self.model
+        self.metrics = MetricsLog(self.out / "metrics.jsonl", self.step if resume else None) if d.main else None
+
+    def train_step(self) -> float:
+        """One optimizer step over the global batch; returns its mean loss over all ranks."""
+        run = self.cfg.run
+        lr = lr_at(self.step, self.cfg.optim, run.max_steps)
+        for group in self.opt.param_groups:
+            group["lr"] = lr
+        total = 0.0
+        for micro in range(self.accum):
+            x, y = self.stream.micro_batch(self.position, run.batch_size, micro, self.d.rank, self.d.world,
+                                           run.micro_batch)  # [mb, L] each
+            sync = self.d.world == 1 or micro == self.accum - 1
+            ctx = contextlib.nullcontext() if sync else self.net.no_sync()
+            with ctx:
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=run.bf16):
+                    logits = self.net(x)[0]  # [mb, L, V]
+                loss = F.cross_entropy(logits.float().flatten(0, 1), y.flatten()) / self.accum
+                loss.backward()
+            total += loss.item()
+        if self.cfg.optim.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.optim.grad_clip)
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+        self.step += 1
+        self.position += run.batch_size
+        return self.d.mean(total)
+
+    def evaluate(self) -> dict[str, float]:
+        out = {}
+        for name, windows in self.val.items():
+            res = evaluate(self.model, windows, self.byte_table, bf16=self.cfg.run.bf16)
+            out[f"val_loss_{name}"], out[f"val_bpb_{name}"] = res["loss"], res["bpb"]
+        return out
+
+    def save(self) -> None:
+        if self.d.main:
+            save_checkpoint(self.out, self.model, self.opt, self.step, self.position, self.cfg.to_dict())
+        self.d.barrier()
+
+    def fit(self) -> None:
+        run, tokens_per_step = self.cfg.run, self.cfg.run.batch_size * self.cfg.data.seq_len
+        bar = tqdm(total=run.max_steps, initial=self.step, unit="step", disable=not self.d.main)
+        t0, steps_timed = time.perf_counter(), 0
+        while self.step < run.max_steps:
+            loss = self.train_step()
+            steps_timed += 1
+            bar.update(1)
+            last = self.step == run.max_steps
+            if self.step % run.log_every == 0 or last or self.step % run.eval_every == 0:
+                elapsed = time.perf_counter() - t0
+                rec = {"step": self.step, "loss": loss, "lr": lr_at(self.step - 1, self.cfg.optim, run.max_steps),
+                       "tokens": self.step * tokens_per_step, "tokens_per_s": steps_timed * tokens_per_step / elapsed}
+                if self.step % run.eval_every == 0 or last:
+                    if self.d.main:
+                        rec.update(self.evaluate())
+                    self.d.barrier()
+                if self.metrics:
+                    self.metrics.write(rec)
+                bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{rec['tokens_per_s']:.0f}")
+                t0, steps_timed = time.perf_counter(), 0
+            if self.step % run.ckpt_every == 0 or last:
+                self.save()
+        bar.close()
+        if self.d.main:
+            save_hf(self.model, self.out / "model")
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", required=True, type=Path)
+    ap.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE")
+    ap.add_argument("--resume", action="store_true", help="continue from <run.out>/ckpt.pt")
+    args = ap.parse_args(argv)
+    cfg = PretrainConfig.load(args.config, args.set)
+    d = init_distributed()
+    try:
+        Pretrainer(cfg, d, args.resume).fit()
+    finally:
+        shutdown(d)
+
+
+if __name__ == "__main__":
+    main()
