@@ -5,7 +5,10 @@ import { studioContract, type StudioContract, type StudioHandlers } from '../../
 import { openDatabase } from '../store/db';
 import { SkillsRepo } from '../store/skills-repo';
 import { Dispatcher } from './dispatcher';
+import { BaseOnlyCatalog } from './openai/models';
+import { openAiRoute } from './openai/route';
 import { EngineService } from './services/engine-service';
+import type { Route } from './transports/web-host';
 import { ImportService } from './services/import-service';
 import { SkillService } from './services/skill-service';
 import { APP_VERSION, DEFAULT_BUNDLE_DIR } from '../paths';
@@ -20,6 +23,8 @@ export interface StudioOptions {
 export interface Studio {
   dispatcher: Dispatcher<StudioContract>;
   engine: EngineService;
+  /** HTTP routes the web host mounts beside the studio API (the OpenAI-compatible endpoint). */
+  routes: Route[];
   dispose(): Promise<void>;
 }
 
@@ -55,6 +60,7 @@ export function createStudio(opts: StudioOptions): Studio {
   return {
     dispatcher: new Dispatcher(studioContract, handlers),
     engine,
+    routes: [openAiRoute(engine, new BaseOnlyCatalog())],
     dispose: async () => {
       await engine.dispose();
       db.close();

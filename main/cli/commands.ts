@@ -94,7 +94,7 @@ export async function runServe(argv: string[], io: Io): Promise<{ close(): Promi
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw usage(`bad --port "${values.port}"`);
   const { studio } = open(values['data-dir']);
-  const host = await startWebHost({ dispatcher: studio.dispatcher, staticDir: RENDERER_DIR, port });
+  const host = await startWebHost({ dispatcher: studio.dispatcher, staticDir: RENDERER_DIR, port, routes: studio.routes });
   if (values.json) io.out(JSON.stringify({ url: host.url, port: host.port }));
   else io.out(`studio: ${host.url}`);
   return {

@@ -46,13 +46,15 @@ def test_normalize_and_language_match_the_importer():
     assert normalize_body("**Hello**,  World!\n- Item") == normalize_body("hello world\n* item") == "hello world item"
     assert detect_non_english(SPANISH).startswith("not English")
     assert detect_non_english(BODY) is None
+    crlf = "```\r\ncode\r\n```\r\n" + "审查代码变更的技能，请在合并之前仔细阅读所有修改。\r\n" * 3  # \r ends a line in JS too
+    assert detect_non_english(crlf).startswith("not English")
     assert detect_non_english("这是一个用于审查代码变更的技能，请在合并之前仔细阅读所有的修改内容并运行测试。" * 3).startswith(
         "not English: 100% of the prose words are in a non-Latin script, mostly Han")
 
 
 def test_select_skills_applies_the_importer_checks_in_order():
     pkg = PackedSkills("p", "1.0.0", "MIT", skills={
-        "skills/a-ok/SKILL.md": skill("ok"),  # paths are judged in sorted order: this one comes first
+        "skills/a-ok/SKILL.md": skill("ok"),  # judged in archive order: first
         "skills/copy/SKILL.md": skill("copy", BODY.replace("# Review", "#  review").upper()),
         "skills/nodesc/SKILL.md": "---\nname: nodesc\n---\n" + BODY,
         "skills/closed/SKILL.md": skill("closed", BODY + "\nMore.\n", "license: Proprietary\n"),

@@ -49,7 +49,7 @@ export class EngineService {
     return {
       loaded: true,
       dir: b.dir,
-      id: b.id,
+      id: b.manifest.id,
       format: b.manifest.format,
       architecture: { family: a.family, hidden: a.hidden, layers: a.layers, heads: a.heads, kvHeads: a.kv_heads, vocab: a.vocab, maxPositions: a.max_positions },
       loraTargets: b.manifest.lora.targets.map((t) => t.module),

@@ -75,7 +75,12 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
       return void res.end();
     }
     if (!authorized(req)) {
-      return sendJson(res, 401, { ok: false, error: { code: 'unauthorized', message: 'missing or wrong token' } });
+      const message = 'missing or wrong token (send Authorization: Bearer <token>)';
+      // OpenAI clients expect their own error shape.
+      if (url.pathname.startsWith('/v1/')) {
+        return sendJson(res, 401, { error: { message, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+      }
+      return sendJson(res, 401, { ok: false, error: { code: 'unauthorized', message } });
     }
     for (const route of opts.routes ?? []) if (await route(req, res, url)) return;
 

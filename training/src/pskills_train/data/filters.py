@@ -3,8 +3,9 @@
 Same thresholds, word lists and regexes, so a skill kept here is one the app would import.
 Where this differs from the TypeScript:
 - franc (statistical language id) is not available: below the English function-word threshold the
-  TS asks franc; here a text is called non-English only when the function words of one of six other
-  Latin-script languages outnumber the English ones (`_OTHER_WORDS`). Unclear text is kept, as there.
+  TS asks franc; here a text is non-English when under 2 % of its words are English function words
+  (franc's verdict on every such pinned skill) or when the function words of one of seven other
+  Latin-script languages outnumber the English ones (`_OTHER_WORDS`). Unclear text is kept.
 - `regex` gives the same Unicode classes (\\p{L}, \\p{P}, \\p{Script=Han}) as the JS `u` flag.
 """
 
@@ -31,6 +32,7 @@ _OTHER_WORDS = {
     "por": frozenset("o a os as de do da dos das que e em um uma é para com não se por".split()),
     "ita": frozenset("il lo la gli le di del della che e è un una per con non si nel sono".split()),
     "nld": frozenset("de het een en van is dat op te in met voor niet zijn er aan ook".split()),
+    "tur": frozenset("bir ve bu için ile da de olarak gibi daha çok kadar veya olan her sonra ise".split()),
 }
 _CJK_CHAR = re.compile(r"[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]")
 _NON_WORD = re.compile(r"[^\p{L}\p{M}]+")
@@ -46,6 +48,7 @@ _SCRIPTS = [
     ("Devanagari", re.compile(r"\p{Script=Devanagari}")),
     ("Thai", re.compile(r"\p{Script=Thai}")),
 ]
+_EOL = re.compile(r"\r\n?|[\u2028\u2029]")
 _PROSE_SUBS = [
     (re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n[\s\S]*?(^[ \t]*\1[ \t]*$|(?![\s\S]))", re.M), " "),
     (re.compile(r"`[^`\n]*`"), " "),
@@ -57,6 +60,7 @@ _PROSE_SUBS = [
 
 def prose_of(body: str) -> str:
     """Markdown body without code blocks, inline code, URLs, HTML tags and link targets."""
+    body = _EOL.sub("\n", body)  # JS's multiline ^/$ also break at \r; Python's only at \n
     for pattern, repl in _PROSE_SUBS:
         body = pattern.sub(repl, body)
     return body
@@ -88,6 +92,8 @@ def detect_non_english(body: str, *, markdown: bool = True) -> str | None:
     share = english_share(words)
     if share >= ENGLISH_WORD_SHARE or len(prose) < FRANC_MIN_CHARS:
         return None
+    if share < ENGLISH_WORD_SHARE / 4:  # franc calls these non-English; the pinned skills it keeps sit above 0.03
+        return f"not English: only {round(share * 100)}% of its words are common English words"
     lower = [w.lower() for w in words]
     lang, other = max(((k, sum(w in v for w in lower) / len(lower)) for k, v in _OTHER_WORDS.items()),
                       key=lambda kv: kv[1])

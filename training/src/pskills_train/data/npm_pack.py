@@ -25,7 +25,7 @@ class PackedSkills:
     name: str | None
     version: str | None
     licence: str | None
-    skills: dict[str, str] = field(default_factory=dict)  # path inside the package -> SKILL.md text
+    skills: dict[str, str] = field(default_factory=dict)  # path in the package -> SKILL.md text, archive order
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
 
 
@@ -97,7 +97,7 @@ def read_skills(tgz: Path) -> PackedSkills:
         prefix = next(iter(tops)) if len(tops) == 1 and next(iter(tops)).endswith("/") else ""
         pkg_json: dict = {}
         out = PackedSkills(None, None, None)
-        for m, path in sorted(zip(members, paths), key=lambda mp: mp[1]):
+        for m, path in zip(members, paths):  # archive order, as tgz.ts: the first of two twins wins
             rel = path.removeprefix(prefix)
             is_skill = rel.rsplit("/", 1)[-1].lower() == "skill.md"
             if rel == "package.json" and m.isfile():

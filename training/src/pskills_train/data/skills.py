@@ -67,12 +67,12 @@ def _category(reason: str) -> str:
 
 
 def select_skills(package: str, pkg: PackedSkills, seen_bodies: dict[str, str]) -> tuple[list[Skill], Counter]:
-    """Kept skills of one package (sorted by path) and a count of skip reasons (first words)."""
+    """Kept skills of one package (archive order) and a count of skip reasons (first words)."""
     kept: list[Skill] = []
     reasons: Counter = Counter(_category(why) for _, why in pkg.skipped)
     seen_names: dict[str, str] = {}
-    for path in sorted(pkg.skills):
-        res = judge(path, pkg.skills[path], pkg, package, seen_bodies, seen_names)
+    for path, content in pkg.skills.items():
+        res = judge(path, content, pkg, package, seen_bodies, seen_names)
         if isinstance(res, Skill):
             kept.append(res)
         else:

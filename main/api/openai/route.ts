@@ -1,0 +1,151 @@
+// OpenAI-compatible endpoint on the web host: GET /v1/models, POST /v1/chat/completions
+// (JSON or SSE). Auth and the 127.0.0.1 binding come from the web host in front of it.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { GenerateInput, GenerateResult } from '../../../common/api/engine-schemas';
+import { StudioError, toEnvelope } from '../../../common/errors';
+import type { EngineService } from '../services/engine-service';
+import { readBody, sendJson } from '../transports/http-util';
+import type { Route } from '../transports/web-host';
+import type { ModelCatalog } from './models';
+import { ChatCompletionRequest, openAiBody, type OpenAiError } from './schemas';
+
+const MAX_BODY = 4 * 1024 * 1024;
+
+const fail = (res: ServerResponse, e: OpenAiError) => sendJson(res, e.status, openAiBody(e));
+
+function badRequest(message: string, param: string | null = null, code: string | null = null): OpenAiError {
+  return { status: 400, message, type: 'invalid_request_error', param, code };
+}
+
+/** Maps a studio error to OpenAI's error shape. */
+function fromStudio(err: unknown): OpenAiError {
+  const env = toEnvelope(err);
+  const details = (env.details ?? {}) as { max_positions?: number; status?: number };
+  if (env.code === 'invalid_input' && details.max_positions !== undefined) {
+    return badRequest(env.message, 'messages', 'context_length_exceeded');
+  }
+  if (env.code === 'invalid_input') return { ...badRequest(env.message), status: details.status ?? 400 };
+  if (env.code === 'not_found') return { status: 404, message: env.message, type: 'not_found_error', param: null, code: null };
+  return { status: 500, message: env.message, type: 'server_error', param: null, code: null };
+}
+
+function toInput(body: ChatCompletionRequest): GenerateInput | OpenAiError {
+  if (body.frequency_penalty || body.presence_penalty) {
+    return badRequest('frequency_penalty and presence_penalty are not supported; use repetition_penalty', body.frequency_penalty ? 'frequency_penalty' : 'presence_penalty');
+  }
+  const stop = body.stop == null ? undefined : Array.isArray(body.stop) ? body.stop : [body.stop];
+  return {
+    // 'developer' is OpenAI's newer name for 'system'.
+    messages: body.messages.map((m) => ({ role: m.role === 'developer' ? 'system' : m.role, content: m.content })),
+    maxTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+    stop,
+    sampling: {
+      temperature: body.temperature ?? 1,
+      ...(body.top_p != null && { topP: body.top_p }),
+      ...(body.top_k != null && { topK: body.top_k }),
+      ...(body.repetition_penalty != null && { repetitionPenalty: body.repetition_penalty }),
+      ...(body.seed != null && { seed: body.seed }),
+    },
+  };
+}
+
+const finishOf = (r: GenerateResult['finishReason']) => (r === 'length' ? 'length' : 'stop');
+const usageOf = (r: GenerateResult) => ({
+  prompt_tokens: r.promptTokens,
+  completion_tokens: r.completionTokens,
+  total_tokens: r.promptTokens + r.completionTokens,
+});
+
+export function openAiRoute(engine: EngineService, catalog: ModelCatalog): Route {
+  return async (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    if (!url.pathname.startsWith('/v1/')) return false;
+    if (url.pathname === '/v1/models' && req.method === 'GET') {
+      const data = (await catalog.list()).map((m) => ({ id: m.id, object: 'model', created: m.created, owned_by: 'pskills' }));
+      sendJson(res, 200, { object: 'list', data });
+      return true;
+    }
+    if (url.pathname !== '/v1/chat/completions' || req.method !== 'POST') {
+      fail(res, { status: 404, message: `no route ${req.method} ${url.pathname}`, type: 'not_found_error', param: null, code: null });
+      return true;
+    }
+    await chatCompletions(req, res, engine, catalog);
+    return true;
+  };
+}
+
+async function chatCompletions(req: IncomingMessage, res: ServerResponse, engine: EngineService, catalog: ModelCatalog): Promise<void> {
+  let raw: unknown;
+  try {
+    const buf = await readBody(req, MAX_BODY);
+    raw = JSON.parse(buf.toString('utf8'));
+  } catch (err) {
+    if (err instanceof StudioError) return fail(res, { ...badRequest(err.message), status: 413 });
+    return fail(res, badRequest('request body is not valid JSON'));
+  }
+  const parsed = ChatCompletionRequest.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return fail(res, badRequest(`${issue.path.join('.') || 'body'}: ${issue.message}`, issue.path.join('.') || null));
+  }
+  const body = parsed.data;
+  const adapter = await catalog.resolve(body.model);
+  if (adapter === undefined) {
+    const known = (await catalog.list()).map((m) => m.id).join(', ');
+    return fail(res, { status: 404, message: `The model '${body.model}' does not exist (served: ${known})`, type: 'invalid_request_error', param: 'model', code: 'model_not_found' });
+  }
+  const input = toInput(body);
+  if ('status' in input) return fail(res, input);
+
+  const id = `chatcmpl-${randomUUID()}`;
+  const created = Math.floor(Date.now() / 1000);
+  const controller = new AbortController();
+  res.on('close', () => controller.abort()); // the client went away: stop generating
+
+  if (!body.stream) {
+    try {
+      const r = await engine.generate(input, { emit: () => {}, signal: controller.signal }, adapter);
+      sendJson(res, 200, {
+        id,
+        object: 'chat.completion',
+        created,
+        model: body.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: r.text }, finish_reason: finishOf(r.finishReason), logprobs: null }],
+        usage: usageOf(r),
+      });
+    } catch (err) {
+      fail(res, fromStudio(err));
+    }
+    return;
+  }
+
+  // SSE: headers go out with the first token, so errors before it are still plain JSON errors.
+  const chunk = (delta: object, finish: string | null) => ({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] });
+  const send = (obj: unknown) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
+  const open = () => {
+    if (res.headersSent) return;
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
+    send(chunk({ role: 'assistant', content: '' }, null));
+  };
+  try {
+    const r = await engine.generate(
+      input,
+      {
+        signal: controller.signal,
+        emit: (e) => {
+          open();
+          if (e.text) send(chunk({ content: e.text }, null));
+        },
+      },
+      adapter,
+    );
+    open();
+    send(chunk({}, finishOf(r.finishReason)));
+    if (body.stream_options?.include_usage) send({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage: usageOf(r) });
+    res.end('data: [DONE]\n\n');
+  } catch (err) {
+    if (!res.headersSent) return fail(res, fromStudio(err));
+    send(openAiBody(fromStudio(err)));
+    res.end();
+  }
+}
