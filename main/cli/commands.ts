@@ -24,6 +24,7 @@ export const USAGE = `usage: pskills <command> [--data-dir DIR] [--json]
   import <npm-spec|dir|file.tgz>     import SKILL.md files into the library
   skills list [--query Q] [--package P]
   skills show <name>[@<n>]
+  generate [--bundle DIR] --prompt TEXT [--adapter DIR] [--max-tokens N] [--raw]
   serve [--port P]                   run the studio on 127.0.0.1 and print its address`;
 
 export async function runImport(argv: string[], io: Io): Promise<void> {

@@ -1,6 +1,7 @@
 // Entry point of `pskills`: dispatches to a command; every error is one line on stderr.
 import { StudioError } from '../../common/errors';
 import { runImport, runServe, runSkills, USAGE, type Io } from './commands';
+import { runGenerate } from './generate';
 
 const io: Io = { out: (l) => process.stdout.write(l + '\n'), err: (l) => process.stderr.write(l + '\n') };
 
@@ -12,6 +13,9 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'skills':
       await runSkills(rest, io);
+      return 0;
+    case 'generate':
+      await runGenerate(rest, io, (t) => process.stdout.write(t));
       return 0;
     case 'serve': {
       const server = await runServe(rest, io);

@@ -1,6 +1,6 @@
 // One forward step of lm.onnx: token ids, mask and positions in, logits and the next cache out.
 import { checkAdapterFits, loraFeeds, type EngineAdapter } from './adapter';
-import { invalid } from './errors';
+import { EngineError, invalid } from './errors';
 import { lmInputsKind } from './graph-io';
 import { KvCache } from './kv-cache';
 import type { BundleManifest } from './manifest';
@@ -53,9 +53,13 @@ export class LanguageModel {
   async forward(step: StepInput, { hidden = false } = {}): Promise<StepOutput> {
     const { batch: b } = step;
     const s = step.inputIds.length / b;
+    const t = step.attentionMask.length / b;
+    if (t !== step.cache.length + s) {
+      throw new EngineError('internal', `attention mask has ${t} slots per row; past ${step.cache.length} + sequence ${s} = ${step.cache.length + s}`);
+    }
     const feeds = {
       input_ids: int64(step.inputIds, [b, s]),
-      attention_mask: int64(step.attentionMask, [b, step.attentionMask.length / b]),
+      attention_mask: int64(step.attentionMask, [b, t]),
       position_ids: int64(step.positionIds, [b, s]),
       ...step.cache.feeds(),
       ...step.lora,

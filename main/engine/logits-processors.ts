@@ -46,7 +46,9 @@ export const topK =
 export const topP =
   (p: number): LogitsProcessor =>
   (logits) => {
-    const order = Array.from(logits.keys()).sort((a, b) => logits[b]! - logits[a]!);
+    const order: number[] = [];
+    for (let i = 0; i < logits.length; i++) if (logits[i]! > -Infinity) order.push(i); // top-k may have masked most
+    order.sort((a, b) => logits[b]! - logits[a]!);
     const max = logits[order[0]!]!;
     const weights = order.map((i) => Math.exp(logits[i]! - max));
     const total = weights.reduce((s, w) => s + w, 0);

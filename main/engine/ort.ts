@@ -3,7 +3,7 @@
 import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { EngineError } from './errors';
-import { checkFeeds, FeedError, type TensorSpec } from './feed-check';
+import { checkFeeds, describeFeeds, FeedError, type TensorSpec } from './feed-check';
 
 export type Tensor = ort.Tensor;
 export type Provider = 'cpu' | 'cuda' | 'webgpu';
@@ -24,7 +24,7 @@ export function float32(data: Float32Array, dims: readonly number[]): Tensor {
 }
 
 export function int64(values: ArrayLike<number> | BigInt64Array, dims: readonly number[]): Tensor {
-  const data = values instanceof BigInt64Array ? values : BigInt64Array.from(Array.from(values, (v) => BigInt(v)));
+  const data = values instanceof BigInt64Array ? values : BigInt64Array.from(values, (v) => BigInt(v));
   return new ort.Tensor('int64', data, dims);
 }
 
@@ -84,14 +84,22 @@ export class Session {
 
   /** Checks every feed against the input metadata, then runs. `fetch` limits the outputs copied back. */
   async run(feeds: Readonly<Record<string, Tensor>>, fetch?: readonly string[]): Promise<Record<string, Tensor>> {
+    const info = Object.fromEntries(Object.entries(feeds).map(([k, t]) => [k, { type: t.type, dims: t.dims }]));
     try {
-      checkFeeds(this.inputs, Object.fromEntries(Object.entries(feeds).map(([k, t]) => [k, { type: t.type, dims: t.dims }])));
+      checkFeeds(this.inputs, info);
     } catch (err) {
       if (!(err instanceof FeedError)) throw err;
       this.log(`${this.file}: ${err.message}\nfeeds:\n  ${err.feeds.join('\n  ')}`);
       throw new EngineError('invalid_input', `${this.file}: ${err.message}`, { input: err.input, feeds: err.feeds });
     }
-    return fetch ? this.session.run(feeds, fetch as string[]) : this.session.run(feeds);
+    try {
+      return await (fetch ? this.session.run(feeds, fetch as string[]) : this.session.run(feeds));
+    } catch (err) {
+      // Shapes that fit the metadata but not each other (e.g. a mask shorter than past + sequence).
+      const list = describeFeeds(info);
+      this.log(`${this.file}: onnxruntime failed: ${(err as Error).message}\nfeeds:\n  ${list.join('\n  ')}`);
+      throw new EngineError('internal', `${this.file}: onnxruntime failed: ${(err as Error).message}`, { feeds: list });
+    }
   }
 
   async dispose(): Promise<void> {

@@ -97,6 +97,7 @@ def test_build_splits_dedups_and_is_byte_identical_when_warm(world, monkeypatch)
     assert (a["package"], a["version"], a["split"], a["licences"]) == ("pkg-a", "1.0-1", "docs_train", ["GPL-2+"])
     assert a["files_skipped"]["translation"] == 1
     assert (b["split"], b["licences"], b["duplicate_paragraphs"]) == ("docs_val", ["MIT"], 1)
+    assert (a["copyright_from"], b["copyright_from"]) == ("pkg-a", "pkg-b")
     assert (tmp / "out1/copyright/pkg-a.copyright").read_bytes().startswith(b"Format:")
     assert manifest["split"] == {"rule": "by package, explicit lists in the corpus config",
                                  "val_debian": ["pkg-b"], "val_skills": ["skills-b"]}

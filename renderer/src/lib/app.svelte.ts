@@ -1,12 +1,15 @@
-// The studio window's state, built once by App.svelte: routes, the library and the import dialog.
+// The studio window's state, built once by App.svelte: routes, the library, the import dialog and
+// the Playground.
 import { ImportRun } from './import-run.svelte';
 import { Library } from './library.svelte';
+import { Playground } from './playground.svelte';
 import { Router } from './router.svelte';
 
 export class StudioApp {
   readonly router = new Router();
   readonly library = new Library();
   readonly importRun = new ImportRun(() => void this.library.refresh());
+  readonly playground = new Playground();
   importOpen = $state(false);
 
   /** Starts routing and the first load; returns the function that stops everything. */
@@ -17,6 +20,7 @@ export class StudioApp {
       stopRouter();
       this.library.dispose();
       this.importRun.cancel();
+      this.playground.dispose();
     };
   }
 

@@ -1,7 +1,8 @@
 // Hash routes, so the same build works from file:// in Electron and from the web host:
-//   #/library   #/skill/<name>   #/skill/<name>/v/<n>   #/skill/<name>/edit
+//   #/library   #/skill/<name>   #/skill/<name>/v/<n>   #/skill/<name>/edit   #/playground
 export type Route =
   | { page: 'library' }
+  | { page: 'playground' }
   | { page: 'skill'; name: string; version: number | null; edit: boolean };
 
 export function parseRoute(hash: string): Route {
@@ -12,11 +13,13 @@ export function parseRoute(hash: string): Route {
     const edit = parts[version === null ? 2 : 4] === 'edit';
     return { page: 'skill', name, version, edit };
   }
+  if (parts[0] === 'playground') return { page: 'playground' };
   return { page: 'library' };
 }
 
 export function formatRoute(route: Route): string {
   if (route.page === 'library') return '#/library';
+  if (route.page === 'playground') return '#/playground';
   let hash = `#/skill/${encodeURIComponent(route.name)}`;
   if (route.version !== null) hash += `/v/${route.version}`;
   if (route.edit) hash += '/edit';

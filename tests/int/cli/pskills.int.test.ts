@@ -4,6 +4,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writePeftDir } from '../../../main/adapters/peft-dir';
+import { randomAdapter } from '../../unit/adapters/builders';
+
+const FIXTURE_BUNDLE = join(process.cwd(), 'tests', 'fixtures', 'bundle-tiny');
 
 const BIN = join(process.cwd(), 'bin', 'pskills.mjs');
 let dataDir: string;
@@ -57,6 +61,32 @@ describe('pskills', () => {
       expect(r.err.trim().split('\n')).toHaveLength(1);
       expect(r.err).toMatch(/^pskills: /);
     }
+  });
+
+  it('generate streams from a bundle, with and without a PEFT adapter', async () => {
+    const base = pskills('generate', '--bundle', FIXTURE_BUNDLE, '--prompt', 'Write the steps.', '--max-tokens', '8', '--json');
+    expect(base.code, base.err).toBe(0);
+    const r = JSON.parse(base.out) as { text: string; completionTokens: number; finishReason: string };
+    expect(r.completionTokens).toBeGreaterThan(0);
+    const again = JSON.parse(pskills('generate', '--bundle', FIXTURE_BUNDLE, '--prompt', 'Write the steps.', '--max-tokens', '8', '--json').out) as { text: string };
+    expect(again.text).toBe(r.text); // greedy by default
+    const adapterDir = join(dataDir, 'peft-random');
+    const shapes = [0, 1].flatMap((layer) => [
+      { layer, module: 'q', dIn: 64, dOut: 64 },
+      { layer, module: 'down', dIn: 128, dOut: 64 },
+    ]);
+    await writePeftDir(adapterDir, randomAdapter({ seed: 11, rank: 4, alpha: 16, shapes }), {});
+    const withAdapter = pskills('generate', '--bundle', FIXTURE_BUNDLE, '--prompt', 'Write the steps.', '--max-tokens', '8', '--adapter', adapterDir, '--json');
+    expect(withAdapter.code, withAdapter.err).toBe(0);
+    expect((JSON.parse(withAdapter.out) as { text: string }).text).not.toBe(r.text);
+    const wrong = randomAdapter({ seed: 12, rank: 2, shapes: [{ layer: 0, module: 'q', dIn: 32, dOut: 64 }] });
+    await writePeftDir(join(dataDir, 'peft-wrong'), wrong, {});
+    const bad = pskills('generate', '--bundle', FIXTURE_BUNDLE, '--prompt', 'x', '--adapter', join(dataDir, 'peft-wrong'));
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toMatch(/^pskills: .*layer 0.*q.*/);
+    const noBundle = pskills('generate', '--bundle', join(dataDir, 'nothing'), '--prompt', 'x');
+    expect(noBundle.code).not.toBe(0);
+    expect(noBundle.err).toContain('nothing');
   });
 
   it('serve prints the studio line and answers with the token', async () => {

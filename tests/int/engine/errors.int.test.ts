@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LoraPair, TargetKey } from '../../../main/adapters/types';
 import { engineAdapter, EngineError, generateAll, loadBundle, type Bundle, type EngineAdapter } from '../../../main/engine';
+import { KvCache } from '../../../main/engine/kv-cache';
 import { float32, int64 } from '../../../main/engine/ort';
 import { copyFixture, FIXTURE_DIR, fixtureAdapter, oracle } from './fixture';
 
@@ -170,4 +171,20 @@ it('falls back to cpu, saying why, when the asked-for provider is unavailable', 
   const [res] = await generateAll(b, [greedy]);
   expect(res!.tokens).toEqual(oracle.prompts[0]!.runs.none.greedy);
   await b.dispose();
+});
+
+it('an onnxruntime failure on feeds that fit the metadata names the graph, logs the feeds, and the session goes on', async () => {
+  const log = vi.spyOn(console, 'warn').mockImplementation(() => {});
+  const past = Object.fromEntries([0, 1].flatMap((i) => ['key', 'value'].map((k) => [`past_key_values.${i}.${k}`, float32(new Float32Array(0), [1, 2, 0, 16])])));
+  const feeds = { input_ids: int64([5, 99999], [1, 2]), attention_mask: int64([1, 1], [1, 2]), position_ids: int64([0, 1], [1, 2]), ...past, ...bundle.lm.loraFeeds([null]) };
+  await expect(bundle.lm.session.run(feeds)).rejects.toThrow(/lm\.onnx: onnxruntime failed: /);
+  expect(log.mock.calls[0]![0]).toMatch(/input_ids: int64 \[1, 2\][\s\S]*attention_mask: int64 \[1, 2\]/);
+  log.mockRestore();
+  await stillGenerates();
+});
+
+it('a mask that does not span past + sequence is refused before onnxruntime (which would broadcast it)', async () => {
+  const step = { batch: 1, inputIds: [5, 6], positionIds: [0, 1], attentionMask: [1], cache: KvCache.empty(bundle.manifest, 1), lora: bundle.lm.loraFeeds([null]) };
+  await expect(bundle.lm.forward(step)).rejects.toThrow('attention mask has 1 slots per row; past 0 + sequence 2 = 2');
+  await stillGenerates();
 });

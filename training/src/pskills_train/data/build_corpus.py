@@ -21,7 +21,7 @@ from typing import Any
 from tqdm import tqdm
 
 from .config import REPO, CorpusConfig, read_list
-from .debian import copyright_file, download, licence_summary, unpack
+from .debian import copyright_text, download, licence_summary, unpack
 from .doc_stage import Deduper, extract_packages
 from .npm_pack import npm_pack, read_skills, split_spec
 from .shards import ShardWriter
@@ -52,16 +52,14 @@ def build_docs(cfg: CorpusConfig, cache: Path, out: Path, writers: dict[str, Sha
             writers[split].write({"id": f"{ex.pkg.name}/{rel}", "package": ex.pkg.name, "text": text})
             kept_docs += 1
             kept_bytes += len(text.encode("utf-8"))
-        cr = copyright_file(ex.pkg)
-        cr_text = cr.read_text(encoding="utf-8", errors="replace") if cr else ""
-        if cr:
-            (out / "copyright" / f"{ex.pkg.name}.copyright").write_text(cr_text, encoding="utf-8")
+        cr_text, cr_owner = copyright_text(ex.pkg, cache / "debs")
+        (out / "copyright" / f"{ex.pkg.name}.copyright").write_text(cr_text, encoding="utf-8")
         entries.append({
             "package": ex.pkg.name, "version": ex.pkg.version, "deb": ex.pkg.deb.name, "split": split,
             "files_read": ex.files_seen, "files_skipped": ex.skipped, "files_kept": kept_docs,
             "bytes_kept": kept_bytes, "duplicate_paragraphs": dedup.dropped_paragraphs - before,
             "licences": licence_summary(cr_text),
-            "copyright": f"copyright/{ex.pkg.name}.copyright" if cr else None,
+            "copyright": f"copyright/{ex.pkg.name}.copyright", "copyright_from": cr_owner,
         })
     return entries
 

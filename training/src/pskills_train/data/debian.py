@@ -6,6 +6,7 @@ is reused while its `.unpacked` marker names the same .deb file.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -63,26 +64,37 @@ def unpack(name: str, debs: Path, trees: Path) -> DebPackage:
     return DebPackage(name, version, deb, root)
 
 
-def copyright_file(pkg: DebPackage) -> Path | None:
-    """usr/share/doc/<pkg>/copyright, or the one of the package its doc folder links to."""
-    docs = pkg.root / "usr/share/doc"
-    direct = docs / pkg.name / "copyright"
-    if direct.is_file() and not direct.is_symlink():
-        return direct
-    found = sorted(p for p in docs.glob("*/copyright") if p.is_file() and not p.is_symlink())
-    return found[0] if found else None
+def copyright_text(pkg: DebPackage, debs: Path) -> tuple[str, str]:
+    """(text, source package) of usr/share/doc/<pkg>/copyright.
+
+    Policy §12.5 lets a package's doc folder be a symlink to the folder of a package it depends on
+    (zsh-doc -> zsh-common); the copyright then is that package's, fetched as a .deb of its own when
+    it is not one of ours, and only that one file is read out of it.
+    """
+    link = pkg.root / "usr/share/doc" / pkg.name
+    owner = Path(os.readlink(link)).name if link.is_symlink() else pkg.name
+    own = pkg.root / "usr/share/doc" / owner / "copyright"
+    if own.is_file() and not own.is_symlink():
+        return own.read_text(encoding="utf-8", errors="replace"), owner
+    download([owner], debs)
+    deb, member = find_deb(debs, owner), f"./usr/share/doc/{owner}/copyright"
+    tar = subprocess.run(["dpkg-deb", "--fsys-tarfile", str(deb)], capture_output=True, check=True)
+    res = subprocess.run(["tar", "-xO", member], input=tar.stdout, capture_output=True, check=False)
+    if res.returncode != 0:
+        raise RuntimeError(f"{pkg.name}: no copyright file ({member} is not in {deb})")
+    return res.stdout.decode("utf-8", errors="replace"), owner
 
 
 _KNOWN = [("GPL", r"\bGPL|GNU General Public"), ("LGPL", r"\bLGPL|Lesser General Public"),
           ("GFDL", r"\bGFDL|Free Documentation License"), ("BSD", r"\bBSD\b"), ("MIT", r"\bMIT\b|Expat"),
           ("Apache", r"Apache"), ("PSF", r"\bPSF|Python Software Foundation License"),
           ("PostgreSQL", r"PostgreSQL License"), ("CC-BY", r"\bCC-BY|Creative Commons"),
-          ("public-domain", r"public[ -]domain"), ("Artistic", r"Artistic"), ("MPL", r"\bMPL|Mozilla Public")]
+          ("public-domain", r"public[ -]domain"), ("Artistic", r"Artistic"), ("MPL", r"\bMPL|Mozilla Public"),
+          ("verbatim-copying permission", r"Permission is granted to (make and distribute|copy and distribute) verbatim")]
 
 
 def licence_summary(text: str) -> list[str]:
     """Licence names of a copyright file: DEP-5 `License:` fields, else keywords in the prose."""
-    fields = sorted({m.strip() for m in re.findall(r"^License:[ \t]*([^\n]+)", text, re.M) if m.strip()})
-    if fields:
-        return fields
-    return [name for name, pattern in _KNOWN if re.search(pattern, text)]
+    if text.startswith("Format:"):  # machine-readable (DEP-5): the License fields say it all
+        return sorted({m.strip() for m in re.findall(r"^License:[ \t]*([^\n]+)", text, re.M) if m.strip()})
+    return [name for name, pattern in _KNOWN if re.search(pattern, text)] or ["unrecognised: see the copyright file"]

@@ -8,7 +8,10 @@ dropped too. Inline markup (a, em, code inside a sentence) keeps its text.
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
+
+from .plain_text import text_paragraphs
 
 DROP_TAGS = frozenset(("script", "style", "head", "title", "nav", "header", "footer", "aside", "pre", "table",
                        "form", "button", "select", "textarea", "svg", "math", "noscript", "template", "iframe",
@@ -37,6 +40,8 @@ BLOCK_TAGS = frozenset(("p", "div", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h
 VOID_TAGS = frozenset(("area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
                        "source", "track", "wbr"))
 LINK_SHARE = 0.5  # blocks with more of their text inside <a> are navigation
+PRE_PAGE_CHARS = 2000
+_VIM_TAGS = re.compile(r"[|*]([^\s|*]+)[|*]")  # Vim help's |link| and *anchor* markers
 
 
 def _dropped(tag: str, attrs: list[tuple[str, str | None]]) -> bool:
@@ -55,6 +60,8 @@ class _Extractor(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.stack: list[tuple[str, bool]] = []  # (tag, drops its content)
         self.dropping = 0  # open dropped elements
+        self.pre_open = 0  # open <pre> elements
+        self.pre_text: list[str] = []  # text inside <pre> and nothing else dropped
         self.links = 0  # open <a> elements
         self.buf: list[str] = []
         self.link_chars = 0
@@ -75,6 +82,7 @@ class _Extractor(HTMLParser):
         self.stack.append((tag, drop))
         self.dropping += drop
         self.links += tag == "a"
+        self.pre_open += tag == "pre"
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in BLOCK_TAGS:
@@ -89,11 +97,14 @@ class _Extractor(HTMLParser):
             t, drop = self.stack.pop()
             self.dropping -= drop
             self.links -= t == "a"
+            self.pre_open -= t == "pre"
             if t == tag:
                 break
 
     def handle_data(self, data: str) -> None:
         if self.dropping:
+            if self.dropping == self.pre_open:
+                self.pre_text.append(data)
             return
         self.buf.append(data)
         if self.links:
@@ -112,8 +123,15 @@ def decode_html(raw: bytes) -> str:
 
 
 def html_paragraphs(html: str) -> list[str]:
-    """Text blocks of the page in document order, whitespace collapsed, navigation and code dropped."""
+    """Text blocks of the page in document order, whitespace collapsed, navigation and code dropped.
+
+    A page that is one big <pre> (Vim's help as HTML, some README renderings) is read as plain text
+    instead, where code is told apart by indentation.
+    """
     p = _Extractor()
     p.feed(html)
     p.close()
+    pre = "".join(p.pre_text)
+    if len(pre) > PRE_PAGE_CHARS and sum(map(len, p.blocks)) < 0.2 * len(pre):
+        return text_paragraphs(_VIM_TAGS.sub(r"\1", pre))
     return p.blocks

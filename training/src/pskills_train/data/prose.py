@@ -17,8 +17,9 @@ _SENTENCE_WORDS = 12  # from this length on a paragraph must read as English sen
 
 
 def clean(text: str) -> str:
-    """Collapse all whitespace (wrapping, tabs, non-breaking spaces) into single spaces."""
-    return _SPACE.sub(" ", text.replace("\u00ad", "")).strip()
+    """Collapse all whitespace (wrapping, tabs, non-breaking spaces) into single spaces; drop soft
+    hyphens and the pilcrows that Sphinx and texinfo put after headings as anchors."""
+    return _SPACE.sub(" ", text.replace("\u00ad", "").replace("\u00b6", "")).strip()
 
 
 def is_code_like(par: str) -> bool:

@@ -1,0 +1,65 @@
+// PEFT directories on disk. Writes go to a temporary folder that is renamed into place after the
+// files are read back and compared key by key, so a reader never sees half an adapter.
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { readPeft, writePeft } from './peft';
+import type { Adapter } from './types';
+
+export const PEFT_CONFIG = 'adapter_config.json';
+export const PEFT_WEIGHTS = 'adapter_model.safetensors';
+export const SIDECAR = 'pskills.json';
+
+export async function readPeftDir(dir: string): Promise<{ adapter: Adapter; sidecar: unknown }> {
+  const read = (f: string) =>
+    readFile(join(dir, f)).catch((err: NodeJS.ErrnoException) => {
+      throw new Error(err.code === 'ENOENT' ? `${join(dir, f)}: missing (a PEFT adapter folder has ${PEFT_CONFIG} and ${PEFT_WEIGHTS})` : `${join(dir, f)}: ${err.message}`);
+    });
+  const [config, weights] = await Promise.all([read(PEFT_CONFIG), read(PEFT_WEIGHTS)]);
+  const sidecarText = await readFile(join(dir, SIDECAR), 'utf8').catch(() => null);
+  let sidecar: unknown = null;
+  if (sidecarText !== null) {
+    try {
+      sidecar = JSON.parse(sidecarText);
+    } catch {
+      throw new Error(`${join(dir, SIDECAR)}: not valid JSON`);
+    }
+  }
+  return { adapter: readPeft(config.toString('utf8'), new Uint8Array(weights), dir), sidecar };
+}
+
+function sameAdapter(a: Adapter, b: Adapter): string | null {
+  if (a.rank !== b.rank || a.alpha !== b.alpha) return `rank/alpha ${b.rank}/${b.alpha}, wrote ${a.rank}/${a.alpha}`;
+  if (a.targets.size !== b.targets.size) return `${b.targets.size} targets, wrote ${a.targets.size}`;
+  for (const [key, p] of a.targets) {
+    const q = b.targets.get(key);
+    if (!q) return `${key} missing`;
+    for (const [name, x, y] of [['A', p.A, q.A], ['B', p.B, q.B]] as const) {
+      if (x.length !== y.length) return `${key}.${name}: ${y.length} values, wrote ${x.length}`;
+      for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return `${key}.${name}[${i}] = ${y[i]}, wrote ${x[i]}`;
+    }
+  }
+  return null;
+}
+
+const allZero = (a: Adapter) => [...a.targets.values()].every((p) => p.A.every((v) => v === 0) || p.B.every((v) => v === 0));
+
+/** Writes the adapter as a PEFT folder plus our sidecar; refuses all-zero adapters. */
+export async function writePeftDir(dir: string, adapter: Adapter, sidecar: Record<string, unknown>, baseModel: string | null = null): Promise<void> {
+  if (adapter.rank === 0 || allZero(adapter)) throw new Error(`${dir}: refusing to export an adapter whose every ΔW is zero`);
+  const { config, weights } = writePeft(adapter, { baseModel });
+  const tmp = join(dirname(dir), `.${basename(dir)}.tmp-${process.pid}-${Date.now()}`);
+  await mkdir(tmp, { recursive: true });
+  try {
+    await writeFile(join(tmp, PEFT_CONFIG), config);
+    await writeFile(join(tmp, PEFT_WEIGHTS), weights);
+    await writeFile(join(tmp, SIDECAR), JSON.stringify(sidecar, null, 2) + '\n');
+    const back = await readPeftDir(tmp);
+    const diff = sameAdapter(adapter, back.adapter);
+    if (diff) throw new Error(`${dir}: read-back check failed: ${diff}`);
+    await rm(dir, { recursive: true, force: true });
+    await rename(tmp, dir);
+  } catch (err) {
+    await rm(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}

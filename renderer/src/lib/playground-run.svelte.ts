@@ -1,0 +1,71 @@
+// One generation: tokens streamed as they arrive, Stop, and the final numbers. A stopped stream
+// either rejects with code 'cancelled' (the API's dispatcher) or resolves with finishReason
+// 'cancelled' (an engine that returns what it had); both end as status 'cancelled'.
+import type { StreamHandle } from '../../../common/api/define';
+import type { GenerateInput, GenerateResult } from '../../../common/api/engine-schemas';
+import { studio } from './bridge';
+import { toUiError, type UiError } from './errors';
+
+export type RunStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
+
+/** Control characters as their Unicode "control pictures" (␀…␟, ␡), so odd tokens stay visible. */
+export function visibleText(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return String.fromCharCode(code === 0x7f ? 0x2421 : 0x2400 + code);
+  });
+}
+
+export class GenerationRun {
+  status = $state<RunStatus>('idle');
+  /** The text so far: the streamed deltas, then the result's text once it finishes. */
+  text = $state('');
+  tokens = $state(0);
+  result = $state.raw<GenerateResult | null>(null);
+  error = $state.raw<UiError | null>(null);
+  stopping = $state(false);
+
+  private handle: StreamHandle<GenerateResult> | null = null;
+
+  get running(): boolean {
+    return this.status === 'running';
+  }
+
+  async start(input: GenerateInput): Promise<void> {
+    if (this.running) return;
+    this.status = 'running';
+    this.text = '';
+    this.tokens = 0;
+    this.result = null;
+    this.error = null;
+    this.stopping = false;
+    const handle = studio.engine.generate(input, (delta) => {
+      this.text += delta.text;
+      this.tokens += 1;
+    });
+    this.handle = handle;
+    try {
+      const result = await handle.result;
+      this.result = result;
+      this.text = result.text;
+      this.status = result.finishReason === 'cancelled' ? 'cancelled' : 'done';
+    } catch (err) {
+      const error = toUiError(err);
+      if (error.code === 'cancelled') this.status = 'cancelled';
+      else {
+        this.error = error;
+        this.status = 'failed';
+      }
+    } finally {
+      this.handle = null;
+      this.stopping = false;
+    }
+  }
+
+  stop(): void {
+    if (!this.handle) return;
+    this.stopping = true;
+    this.handle.cancel();
+  }
+}

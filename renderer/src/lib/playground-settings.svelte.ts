@@ -1,0 +1,73 @@
+// The Playground's form: chat or raw prompt, sampling and limits. Empty number fields are left out
+// of the request so the engine's own defaults apply (the placeholders name them); the request is
+// checked against the contract's GenerateInput schema before it is sent.
+import { GenerateInput } from '../../../common/api/engine-schemas';
+
+export type PromptMode = 'chat' | 'raw';
+
+export type RequestCheck = { ok: true; input: GenerateInput } | { ok: false; message: string };
+
+const LABELS: Record<string, string> = {
+  messages: 'Message',
+  prompt: 'Prompt',
+  maxTokens: 'Max tokens',
+  stop: 'Stop strings',
+  temperature: 'Temperature',
+  topK: 'Top-k',
+  topP: 'Top-p',
+  repetitionPenalty: 'Repetition penalty',
+  seed: 'Seed',
+};
+
+/** One stop string a line; `\n`, `\t` and `\\` stand for a newline, a tab and a backslash. */
+export function parseStopStrings(text: string): string[] {
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => line.replace(/\\([nt\\])/g, (_, c: string) => (c === 'n' ? '\n' : c === 't' ? '\t' : '\\')));
+}
+
+const given = (n: number | null | undefined): n is number => typeof n === 'number' && Number.isFinite(n);
+
+export class GenerationSettings {
+  mode = $state<PromptMode>('chat');
+  system = $state('');
+  user = $state('');
+  prompt = $state('');
+  temperature = $state<number | null>(0.7);
+  topK = $state<number | null>(40);
+  topP = $state<number | null>(0.95);
+  repetitionPenalty = $state<number | null>(null);
+  seed = $state<number | null>(null);
+  maxTokens = $state<number | null>(256);
+  stop = $state('');
+
+  /** The request these fields make, or why it would be rejected. */
+  request(): RequestCheck {
+    const sampling = {
+      ...(given(this.temperature) ? { temperature: this.temperature } : {}),
+      ...(given(this.topK) ? { topK: this.topK } : {}),
+      ...(given(this.topP) ? { topP: this.topP } : {}),
+      ...(given(this.repetitionPenalty) ? { repetitionPenalty: this.repetitionPenalty } : {}),
+      ...(given(this.seed) ? { seed: this.seed } : {}),
+    };
+    const stop = parseStopStrings(this.stop);
+    const messages = [
+      ...(this.system.trim() ? [{ role: 'system' as const, content: this.system }] : []),
+      { role: 'user' as const, content: this.user },
+    ];
+    const raw = {
+      ...(this.mode === 'chat' ? { messages } : { prompt: this.prompt }),
+      ...(given(this.maxTokens) ? { maxTokens: this.maxTokens } : {}),
+      ...(stop.length ? { stop } : {}),
+      sampling,
+    };
+    if (this.mode === 'chat' && !this.user.trim()) return { ok: false, message: 'Write a user message.' };
+    if (this.mode === 'raw' && !this.prompt) return { ok: false, message: 'Write a prompt.' };
+    const parsed = GenerateInput.safeParse(raw);
+    if (parsed.success) return { ok: true, input: parsed.data };
+    const issue = parsed.error.issues[0]!;
+    const field = [...issue.path].reverse().find((p): p is string => typeof p === 'string' && p in LABELS);
+    return { ok: false, message: `${field ? `${LABELS[field]}: ` : ''}${issue.message}` };
+  }
+}
