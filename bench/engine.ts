@@ -91,12 +91,20 @@ async function prefillTokS(b: Bundle) {
   return (PREFILL / median(times)) * 1000;
 }
 
-/** Interleaves the variants rep by rep so machine load hits them alike. */
-async function interleaved<K extends string>(variants: Record<K, () => Promise<number>>): Promise<Record<K, number>> {
-  const runs = Object.fromEntries(Object.keys(variants).map((k) => [k, [] as number[]])) as Record<K, number[]>;
-  for (const f of Object.values<() => Promise<number>>(variants)) await f(); // warm-up
-  for (let i = 0; i < REPS; i++) for (const k of Object.keys(variants) as K[]) runs[k].push(await variants[k]());
-  return Object.fromEntries(Object.entries<number[]>(runs).map(([k, xs]) => [k, median(xs)])) as Record<K, number>;
+type Metrics = Record<string, number>;
+
+/** Interleaves the variants rep by rep so machine load hits them alike; medians per metric. */
+async function interleaved<K extends string>(variants: Record<K, () => Promise<Metrics>>): Promise<Record<K, Metrics>> {
+  const keys = Object.keys(variants) as K[];
+  const runs = new Map<K, Metrics[]>(keys.map((k) => [k, []]));
+  for (const k of keys) await variants[k](); // warm-up
+  for (let i = 0; i < REPS; i++) for (const k of keys) runs.get(k)!.push(await variants[k]());
+  const out = {} as Record<K, Metrics>;
+  for (const k of keys) {
+    const list = runs.get(k)!;
+    out[k] = Object.fromEntries(Object.keys(list[0]!).map((m) => [m, median(list.map((x) => x[m]!))]));
+  }
+  return out;
 }
 
 async function main() {
@@ -110,32 +118,25 @@ async function main() {
     const load = await loadMs(dir);
     const b = await loadBundle(dir);
     const prefill = await prefillTokS(b);
-    const { none } = await interleaved({ none: async () => (await timedGenerate(b, [request(b, null)])).decodeStepMs });
-    results[name] = { ...load, prefill_tok_s: prefill, decode_tok_s: 1000 / none };
+    const { none } = await interleaved({ none: async () => ({ ms: (await timedGenerate(b, [request(b, null)])).decodeStepMs }) });
+    const decodeMs = none!.ms!;
+    results[name] = { ...load, prefill_tok_s: prefill, decode_tok_s: 1000 / decodeMs };
     rows.push([`${name}: load ms (sha256 / no hash)`, `${load.load_ms.toFixed(0)} / ${load.load_ms_without_hashing.toFixed(0)}`]);
     rows.push([`${name}: prefill tok/s (${PREFILL} tokens)`, prefill.toFixed(0)]);
-    rows.push([`${name}: decode tok/s (batch 1, no adapter)`, (1000 / none).toFixed(1)]);
+    rows.push([`${name}: decode tok/s (batch 1, no adapter)`, (1000 / decodeMs).toFixed(1)]);
     await b.dispose();
   }
 
   const lora = await loadBundle(B10M);
   const plain = await loadBundle(B10M_PLAIN);
   const adapters = [1, 2, 3, 4].map((s) => randomAdapter(lora, s));
-  const variants = { plain: [plain, null], r0: [lora, null], r8: [lora, adapters[0]!] } as const;
-  const decodeRuns = Object.fromEntries(Object.entries(variants).map(([k]) => [k, { wall: [] as number[], cpu: [] as number[] }]));
-  const decode = await interleaved(
-    Object.fromEntries(
-      Object.entries(variants).map(([k, [b, ad]]) => [
-        k,
-        async () => {
-          const r = await timedGenerate(b, [request(b, ad)]);
-          decodeRuns[k]!.cpu.push(r.decodeStepCpuMs);
-          return r.decodeStepMs;
-        },
-      ]),
-    ) as Record<keyof typeof variants, () => Promise<number>>,
-  );
-  const decodeCpu = Object.fromEntries(Object.entries(decodeRuns).map(([k, v]) => [k, median(v.cpu)])) as Record<keyof typeof variants, number>;
+  const step = async (b: Bundle, ad: EngineAdapter | null) => {
+    const r = await timedGenerate(b, [request(b, ad)]);
+    return { wall: r.decodeStepMs, cpu: r.decodeStepCpuMs };
+  };
+  const m = await interleaved({ plain: () => step(plain, null), r0: () => step(lora, null), r8: () => step(lora, adapters[0]!) });
+  const decode = { plain: m.plain.wall!, r0: m.r0.wall!, r8: m.r8.wall! };
+  const decodeCpu = { plain: m.plain.cpu!, r0: m.r0.cpu!, r8: m.r8.cpu! };
   const slowdown = decode.r8 / decode.plain - 1;
   const slowdownCpu = decodeCpu.r8 / decodeCpu.plain - 1;
   rows.push([`10M decode ms/token wall: plain export / LoRA graph r=0 / r=${RANK}`, `${decode.plain.toFixed(2)} / ${decode.r0.toFixed(2)} / ${decode.r8.toFixed(2)}`]);
@@ -143,14 +144,15 @@ async function main() {
   rows.push([`10M decode r=${RANK} LoRA vs plain export, wall / CPU (target ≤ +10 %)`, `${(100 * slowdown).toFixed(1)} % / ${(100 * slowdownCpu).toFixed(1)} %`]);
 
   const fourRows = adapters.map((ad, i) => request(lora, ad, i * 3));
-  const batch = await interleaved({
-    batched: async () => (await timedGenerate(lora, fourRows)).total,
+  const b4 = await interleaved({
+    batched: async () => ({ ms: (await timedGenerate(lora, fourRows)).total }),
     sequential: async () => {
-      let total = 0;
-      for (const r of fourRows) total += (await timedGenerate(lora, [r])).total;
-      return total;
+      let ms = 0;
+      for (const r of fourRows) ms += (await timedGenerate(lora, [r])).total;
+      return { ms };
     },
   });
+  const batch = { batched: b4.batched.ms!, sequential: b4.sequential.ms! };
   const tokens = fourRows.length * NEW_TOKENS;
   const speedup = batch.sequential / batch.batched;
   rows.push([`10M 4 rows × 4 adapters: batched / sequential tok/s`, `${((tokens / batch.batched) * 1000).toFixed(1)} / ${((tokens / batch.sequential) * 1000).toFixed(1)}`]);
@@ -164,11 +166,9 @@ async function main() {
     packMs.push(performance.now() - t);
   }
   let switches = 0;
-  const ttft = await interleaved({
-    none: async () => (await timedGenerate(lora, [request(lora, null)])).ttft,
-    sameAdapter: async () => (await timedGenerate(lora, [request(lora, adapters[0]!)])).ttft,
-    switching: async () => (await timedGenerate(lora, [request(lora, adapters[1 + (switches++ % 3)]!)])).ttft,
-  });
+  const ttftOf = async (ad: EngineAdapter | null) => ({ ms: (await timedGenerate(lora, [request(lora, ad)])).ttft });
+  const t = await interleaved({ none: () => ttftOf(null), sameAdapter: () => ttftOf(adapters[0]!), switching: () => ttftOf(adapters[1 + (switches++ % 3)]!) });
+  const ttft = { none: t.none.ms!, sameAdapter: t.sameAdapter.ms!, switching: t.switching.ms! };
   rows.push([`10M adapter switch: validate + pack lora feeds (ms)`, median(packMs).toFixed(2)]);
   rows.push([`10M time to first token ms: no adapter / same / switched`, `${ttft.none.toFixed(1)} / ${ttft.sameAdapter.toFixed(1)} / ${ttft.switching.toFixed(1)}`]);
   await lora.dispose();
