@@ -72,7 +72,7 @@ export async function* generateBatch(bundle: Bundle, requests: readonly Generate
     }
     step = nextTokens(rows, masks, pad);
   }
-  rows.forEach((r) => r.cancel());
+  rows.forEach((r) => r.cancel()); // only rows still running (the signal fired) become 'cancelled'
   return rows.map((r) => r.result());
 }
 

@@ -24,7 +24,7 @@ export class BundleTokenizer {
     tokenizerJson: object,
     readonly config: TokenizerConfig,
   ) {
-    // Python's tokenizers never cleans up spaces on decode; the JS default would.
+    // No space clean-up on decode (as Python's tokenizers) unless the config asks for it (as transformers).
     this.tok = new Tokenizer(tokenizerJson, { clean_up_tokenization_spaces: false, ...config });
   }
 

@@ -158,6 +158,14 @@ describe('playground in the browser', { timeout: 300_000 }, () => {
     await page.getByTestId('gen-user').waitFor();
   });
 
+  test('an out-of-range setting is named before anything is sent', async () => {
+    await setNumber(page, 'gen-top-p', 0);
+    await page.getByTestId('gen-generate').click();
+    assert.match(await page.getByTestId('gen-form-error').innerText(), /^Top-p: /);
+    assert.equal(await page.getByTestId('gen-output-panel').getAttribute('data-status'), 'done');
+    await setNumber(page, 'gen-top-p', 0.95);
+  });
+
   test('Stop cancels a long generation', async () => {
     await setNumber(page, 'gen-max-tokens', 200);
     const watch = await generate(page, { stop: true });

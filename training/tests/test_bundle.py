@@ -39,6 +39,21 @@ def session(path: Path):
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
 
+def prefill_feeds(m: dict, ids: np.ndarray) -> dict[str, np.ndarray]:
+    """Feeds for one uncached step over `ids` [1, s]: empty past, no lora.* inputs."""
+    a = m["architecture"]
+    feeds = {"input_ids": ids, "attention_mask": np.ones(ids.shape, np.int64), "position_ids": np.arange(ids.shape[1])[None]}
+    for i in range(a["layers"]):
+        for kind in ("key", "value"):
+            feeds[f"past_key_values.{i}.{kind}"] = np.zeros((1, a["kv_heads"], 0, a["head_dim"]), np.float32)
+    return feeds
+
+
+def rank_zero(m: dict) -> dict[str, np.ndarray]:
+    return {f"lora.{i}.{t['module']}.{ab}": np.zeros((1, t["d_in"], 0) if ab == "A" else (1, 0, t["d_out"]), np.float32)
+            for i in m["lora"]["layers"] for t in m["lora"]["targets"] for ab in "AB"}
+
+
 def test_manifest_lists_every_file_with_its_sha256(bundle):
     out, m = bundle
     on_disk = {p.name for p in out.iterdir()} - {"bundle.json"}
@@ -66,8 +81,10 @@ def test_manifest_fields(bundle):
 def test_onnxruntime_loads_lm_with_the_manifest_io(bundle):
     out, m = bundle
     sess = session(out / "lm.onnx")
+    modules = [t["module"] for t in m["lora"]["targets"]]
+
     def expand(templates: list[str]) -> set[str]:
-        return expand_names(templates, 2, m["lora"]["layers"], [t["module"] for t in m["lora"]["targets"]])
+        return expand_names(templates, m["architecture"]["layers"], m["lora"]["layers"], modules)
 
     assert {i.name for i in sess.get_inputs()} == expand(m["io"]["lm"]["inputs"])
     assert {o.name for o in sess.get_outputs()} == expand(m["io"]["lm"]["outputs"])
@@ -82,15 +99,8 @@ def test_plain_export_has_no_lora_inputs_and_equals_rank_zero(bundle, tmp_path):
     assert "lora.{i}.{module}.A" not in plain["io"]["lm"]["inputs"]
     with_lora, without = session(out / "lm.onnx"), session(tmp_path / "plain" / "lm.onnx")
     assert not any(i.name.startswith("lora.") for i in without.get_inputs())
-    feeds = {"input_ids": np.array([[5, 9, 40, 7]]), "attention_mask": np.ones((1, 4), np.int64),
-             "position_ids": np.arange(4)[None]}
-    for i in m["lora"]["layers"]:
-        for kind in ("key", "value"):
-            feeds[f"past_key_values.{i}.{kind}"] = np.zeros((1, 2, 0, 16), np.float32)
-    zero_rank = {f"lora.{i}.{t['module']}.{ab}": np.zeros((1, t["d_in"], 0) if ab == "A" else (1, 0, t["d_out"]),
-                                                            np.float32)
-                 for i in m["lora"]["layers"] for t in m["lora"]["targets"] for ab in "AB"}
-    a = with_lora.run(["logits"], {**feeds, **zero_rank})[0]
+    feeds = prefill_feeds(m, np.array([[5, 9, 40, 7]]))
+    a = with_lora.run(["logits"], {**feeds, **rank_zero(m)})[0]
     b = without.run(["logits"], feeds)[0]
     assert np.abs(a - b).max() < 1e-5
 
@@ -108,6 +118,33 @@ def test_existing_folder_is_refused_and_a_failed_write_leaves_nothing(tmp_path):
     with pytest.raises(ValueError, match="eos_token"):
         write_bundle(lm, tok, bad, tmp_path / "new", BundleSpec(id="x", created=CREATED))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+
+
+def test_checkpoint_bundle_computes_what_the_checkpoint_does(tmp_path):
+    import torch
+
+    from pskills_train.model import save_hf
+
+    lm, tok = random_model("tiny", seed=3, sharpen=4.0)
+    ckpt = tmp_path / "ckpt"
+    save_hf(lm, ckpt)
+    tok.save(str(ckpt / "tokenizer.json"))
+    tcfg = tokenizer_config(tok, bos="<|endoftext|>", eos="<|im_end|>", pad="<|pad|>", max_length=256)
+    (ckpt / "tokenizer_config.json").write_text(json.dumps({k: v for k, v in tcfg.items() if k != "chat_template"}))
+    with pytest.raises(ValueError, match="no chat_template string; pass --chat-template"):
+        bundle_main(["--out", str(tmp_path / "b"), "--checkpoint", str(ckpt)])
+    (tmp_path / "chat.jinja").write_text(tcfg["chat_template"])
+    assert bundle_main(["--out", str(tmp_path / "b"), "--checkpoint", str(ckpt), "--chat-template",
+                        str(tmp_path / "chat.jinja"), "--created", CREATED]) == 0
+    m = json.loads((tmp_path / "b/bundle.json").read_text())
+    assert m["id"] == "ckpt" and m["training_card"]["kind"] == "hf checkpoint"
+    assert json.loads((tmp_path / "b/tokenizer_config.json").read_text())["chat_template"] == tcfg["chat_template"]
+    ids = torch.tensor([tok.encode("## Steps\n1. Check the tests.").ids])
+    with torch.no_grad():
+        want = lm(ids)[0].numpy()
+    feeds = {**prefill_feeds(m, ids.numpy()), **rank_zero(m)}
+    got = session(tmp_path / "b/lm.onnx").run(["logits"], feeds)[0]
+    assert np.abs(got - want).max() < 1e-4
 
 
 def test_bpe_puts_specials_first_and_round_trips_bytes():

@@ -8,13 +8,25 @@ import { toUiError, type UiError } from './errors';
 
 export type RunStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
 
-/** Control characters as their Unicode "control pictures" (␀…␟, ␡), so odd tokens stay visible. */
-export function visibleText(text: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => {
-    const code = c.charCodeAt(0);
-    return String.fromCharCode(code === 0x7f ? 0x2421 : 0x2400 + code);
-  });
+export interface OutputSegment {
+  text: string;
+  /** A control character, shown as its escape (`\x12`): random or byte-level tokens emit them. */
+  control: boolean;
+}
+
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL = /([\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f])/;
+
+/** The text split into plain runs and single control characters (tabs, newlines and carriage returns stay plain). */
+export function outputSegments(text: string): OutputSegment[] {
+  return text
+    .split(CONTROL)
+    .filter((part) => part !== '')
+    .map((part) =>
+      CONTROL.test(part)
+        ? { text: `\\x${part.charCodeAt(0).toString(16).padStart(2, '0')}`, control: true }
+        : { text: part, control: false },
+    );
 }
 
 export class GenerationRun {
