@@ -1,8 +1,8 @@
 """Debian packages -> deduplicated documents.
 
 Extraction (the slow part: ~1.6 GB of HTML, ~2,000 man pages) runs in a process pool and is cached
-per package under `<cache>/text/`, keyed by the .deb file, the skip rules and the source of the
-extractor modules; a warm re-run only deduplicates and writes. Deduplication is exact, on the
+per package under `<cache>/text/`, keyed by the .deb file, the files chosen from it and the source
+of the extractor modules; a warm re-run only deduplicates and writes. Deduplication is exact, on the
 normalized text of each paragraph of `dedup_min_words` words or more, across all packages in
 sorted order, so no paragraph appears twice in the corpus nor in both splits.
 """
@@ -42,9 +42,11 @@ class Extracted:
     docs: list[tuple[str, list[Paragraph]]]  # (relative path, paragraphs) of files with any prose
 
 
-def _extractor_key(pkg: DebPackage, skip: list[str]) -> str:
+def _extractor_key(pkg: DebPackage, files: list[DocFile]) -> str:
+    """Changes with the .deb, the files chosen from it (so a new skip rule redoes only the packages
+    it touches) and the extractor's code."""
     h = hashlib.sha256(pkg.deb.name.encode())
-    h.update(json.dumps(skip).encode())
+    h.update("\n".join(f"{f.rel}:{f.kind}" for f in files).encode())
     for mod in _EXTRACTOR_SOURCES:
         h.update(Path(mod.__file__).read_bytes())
     return h.hexdigest()[:16]
@@ -66,7 +68,7 @@ def extract_packages(pkgs: list[DebPackage], skip: list[str], cache: Path, worke
     plan = []
     for pkg in pkgs:
         files, skipped = list_doc_files(pkg.root, patterns, pkg.name)
-        path = cache / f"{pkg.name}.{_extractor_key(pkg, skip)}.jsonl.gz"
+        path = cache / f"{pkg.name}.{_extractor_key(pkg, files)}.jsonl.gz"
         plan.append((pkg, files, skipped, path))
     todo = sum(len(files) for _, files, _, path in plan if not path.exists())
     bar = tqdm(total=todo, desc="extract", unit="file", disable=todo == 0)
