@@ -45,7 +45,7 @@ export function readPeft(configJson: string, weights: Uint8Array, where = 'adapt
   try {
     cfgRaw = JSON.parse(configJson);
   } catch (err) {
-    throw new Error(`${where}/adapter_config.json: not valid JSON (${(err as Error).message})`);
+    throw new Error(`${where}/adapter_config.json: not valid JSON (${(err as Error).message})`, { cause: err });
   }
   const cfg = PeftConfig.safeParse(cfgRaw);
   if (!cfg.success) {

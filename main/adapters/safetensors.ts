@@ -49,7 +49,7 @@ export function readSafetensors(buf: Uint8Array, file = 'safetensors'): { tensor
   try {
     header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(8, 8 + headerLen))) as Record<string, unknown>;
   } catch (err) {
-    throw new Error(`${file}: header is not valid JSON (${(err as Error).message})`);
+    throw new Error(`${file}: header is not valid JSON (${(err as Error).message})`, { cause: err });
   }
   const body = buf.subarray(8 + headerLen);
   const tensors = new Map<string, NamedTensor>();
