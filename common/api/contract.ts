@@ -2,6 +2,23 @@
 // One table; transports and the preload are generated from it, never hand-listed.
 import { z } from 'zod';
 import { type BridgeOf, type ClientOf, type HandlersOf, method, stream } from './define';
+import {
+  AdapterDetail,
+  AdapterId,
+  AdapterSummary,
+  AdapterWritten,
+  CompareInput,
+  CompareResult,
+  EmaHistory,
+  EmaUpdated,
+  EmaUpdateInput,
+  ExportAdapterInput,
+  ExportResult,
+  GetAdapterInput,
+  GlobalVersion,
+  ImportAdapterInput,
+  MergeInput,
+} from './adapter-schemas';
 import { EngineInfo, GenerateInput, GenerateResult, TokenDelta } from './engine-schemas';
 import {
   ImportProgress,
@@ -59,6 +76,33 @@ export const studioContract = {
     loadBundle: method(z.object({ dir: z.string().min(1).max(4096).optional() }).strict(), EngineInfo),
     info: method(Empty, EngineInfo),
     generate: stream(GenerateInput, TokenDelta, GenerateResult),
+  },
+  adapters: {
+    list: method(Empty, z.array(AdapterSummary)),
+    /** Summary, shapes and visualizer statistics (‖ΔW‖_F, leading singular values per target). */
+    get: method(GetAdapterInput, AdapterDetail),
+    /** A PEFT folder, checked against the current bundle's targets and dims. */
+    import: method(ImportAdapterInput, AdapterWritten),
+    /** PEFT folder + pskills.json sidecar (skill hash, bundle hash, recipe). */
+    export: method(ExportAdapterInput, ExportResult),
+    /**
+     * cat: exact Σ wᵢΔWᵢ at rank Σrᵢ (the default). svd: the same sum truncated to `rank`.
+     * linear: the factor-wise BASELINE (A = Σ·Aᵢ, B = Σ·Bᵢ, equal ranks only), with cross terms;
+     * kept for comparison, not for real merges.
+     */
+    merge: method(MergeInput, AdapterWritten),
+    /** Pairwise cosine of ΔW and the linear baseline's error against the exact sum. */
+    compare: method(CompareInput, CompareResult),
+    /** Refused (conflict) while a merge's lineage or a global version names the adapter. */
+    delete: method(z.object({ id: AdapterId }).strict(), z.object({ deleted: z.string() })),
+  },
+  ema: {
+    /** Appends a global version: ΔW_g ← (1−β)ΔW_g + βΔW_new, svd to the rank budget. */
+    update: method(EmaUpdateInput, EmaUpdated),
+    /** The current bundle's global versions, newest first. */
+    history: method(Empty, EmaHistory),
+    /** Appends a version that brings back an older version's adapter; history is never rewritten. */
+    rollback: method(z.object({ version: z.number().int().positive() }).strict(), GlobalVersion),
   },
 } as const;
 

@@ -3,10 +3,12 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { studioContract, type StudioContract, type StudioHandlers } from '../../common/api/contract';
 import { openDatabase } from '../store/db';
+import { AdaptersRepo } from '../store/adapters-repo';
 import { SkillsRepo } from '../store/skills-repo';
 import { Dispatcher } from './dispatcher';
-import { BaseOnlyCatalog } from './openai/models';
+import { LibraryCatalog } from './openai/models';
 import { openAiRoute } from './openai/route';
+import { AdapterService } from './services/adapter-service';
 import { EngineService } from './services/engine-service';
 import type { Route } from './transports/web-host';
 import { ImportService } from './services/import-service';
@@ -36,6 +38,7 @@ export function createStudio(opts: StudioOptions): Studio {
   const skills = new SkillService(repo);
   const imports = new ImportService(repo, opts.cacheDir ?? join(opts.dataDir, 'cache'));
   const engine = new EngineService({ defaultBundleDir: opts.defaultBundleDir === undefined ? DEFAULT_BUNDLE_DIR : opts.defaultBundleDir });
+  const adapters = new AdapterService(new AdaptersRepo(db, opts.dataDir), engine);
 
   const handlers: StudioHandlers = {
     app: {
@@ -56,11 +59,25 @@ export function createStudio(opts: StudioOptions): Studio {
       info: () => engine.info(),
       generate: (i, ctx) => engine.generate(i, ctx),
     },
+    adapters: {
+      list: () => adapters.list(),
+      get: (i) => adapters.get(i),
+      import: (i) => adapters.import(i),
+      export: (i) => adapters.export(i),
+      merge: (i) => adapters.merge(i),
+      compare: (i) => adapters.compare(i),
+      delete: (i) => adapters.delete(i),
+    },
+    ema: {
+      update: (i) => adapters.emaUpdate(i),
+      history: () => adapters.emaHistory(),
+      rollback: (i) => adapters.emaRollback(i),
+    },
   };
   return {
     dispatcher: new Dispatcher(studioContract, handlers),
     engine,
-    routes: [openAiRoute(engine, new BaseOnlyCatalog())],
+    routes: [openAiRoute(engine, new LibraryCatalog(adapters))],
     dispose: async () => {
       await engine.dispose();
       db.close();

@@ -6,6 +6,7 @@ import { createStudio, type Studio } from '../api/root';
 import { directClient } from '../api/transports/direct';
 import { startWebHost } from '../api/transports/web-host';
 import { defaultDataDir, RENDERER_DIR } from '../paths';
+import { ADAPTERS_USAGE } from './adapters';
 import { parse, parseSkillRef } from './args';
 
 export interface Io {
@@ -25,6 +26,7 @@ export const USAGE = `usage: pskills <command> [--data-dir DIR] [--json]
   skills list [--query Q] [--package P]
   skills show <name>[@<n>]
   generate [--bundle DIR] --prompt TEXT [--adapter DIR] [--max-tokens N] [--raw]
+${ADAPTERS_USAGE}
   serve [--port P]                   run the studio on 127.0.0.1 and print its address`;
 
 export async function runImport(argv: string[], io: Io): Promise<void> {

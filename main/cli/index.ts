@@ -1,6 +1,7 @@
 // Entry point of `pskills`: dispatches to a command; every error is one line on stderr.
 import { StudioError } from '../../common/errors';
 import { runImport, runServe, runSkills, USAGE, type Io } from './commands';
+import { runAdapters, runEma, runMerge } from './adapters';
 import { runGenerate } from './generate';
 
 const io: Io = { out: (l) => process.stdout.write(l + '\n'), err: (l) => process.stderr.write(l + '\n') };
@@ -13,6 +14,15 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'skills':
       await runSkills(rest, io);
+      return 0;
+    case 'adapters':
+      await runAdapters(rest, io);
+      return 0;
+    case 'merge':
+      await runMerge(rest, io);
+      return 0;
+    case 'ema':
+      await runEma(rest, io);
       return 0;
     case 'generate':
       await runGenerate(rest, io, (t) => process.stdout.write(t));

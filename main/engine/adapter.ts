@@ -8,6 +8,7 @@ import { loraName } from './graph-io';
 import type { BundleManifest } from './manifest';
 import { float32, type Tensor } from './ort';
 
+/** Immutable once handed to the engine: it validates and packs an adapter once (LoraFeedCache). */
 export interface EngineAdapter {
   /** Marks that α/r is inside A, so an unfolded `Adapter` cannot be passed by mistake. */
   readonly folded: true;
@@ -26,6 +27,13 @@ export function foldAdapter(adapter: Adapter): EngineAdapter {
   const targets = new Map<TargetKey, LoraPair>();
   for (const [key, p] of adapter.targets) targets.set(key, { ...p, A: s === 1 ? p.A : p.A.map((v) => v * s) });
   return engineAdapter(adapter.rank, targets);
+}
+
+/** Index of the first NaN or ±Infinity, else -1. A monomorphic tight loop: this is most of what
+ * validating a new adapter costs (it runs once per adapter, see LoraFeedCache). */
+function firstNonFinite(data: Float32Array): number {
+  for (let k = 0; k < data.length; k++) if (!Number.isFinite(data[k]!)) return k;
+  return -1;
 }
 
 /** Throws an error naming the row, layer, module and dimension that do not fit the bundle. */
@@ -48,32 +56,100 @@ export function checkAdapterFits(manifest: BundleManifest, adapter: EngineAdapte
     for (const [name, data, want, shape] of [['A', pair.A, t.d_in * rank, `d_in×r = ${t.d_in}×${rank}`], ['B', pair.B, rank * t.d_out, `r×d_out = ${rank}×${t.d_out}`]] as const) {
       if (!(data instanceof Float32Array)) throw invalid(`${at}: ${name} is not a Float32Array`, details);
       if (data.length !== want) throw invalid(`${at}: ${name} has ${data.length} values, expected ${shape} = ${want}`, { ...details, dim: name === 'A' ? 'd_in×r' : 'r×d_out' });
-      for (let k = 0; k < data.length; k++) if (!Number.isFinite(data[k]!)) throw invalid(`${at}: ${name}[${k}] is ${data[k]}`, details);
+      const k = firstNonFinite(data);
+      if (k >= 0) throw invalid(`${at}: ${name}[${k}] is ${data[k]}`, details);
     }
   }
 }
 
-/** The lora.* feeds for one batch: rows[i] null or rank 0 = no adapter; zero-padded to the max rank. */
-export function loraFeeds(manifest: BundleManifest, rows: readonly (EngineAdapter | null)[]): Record<string, Tensor> {
+/** All-zero storage for absent targets, shared: ORT never writes its inputs, and neither do we. */
+let zeroPool = new Float32Array(0);
+function zeros(n: number): Float32Array {
+  if (zeroPool.length < n) zeroPool = new Float32Array(n);
+  return zeroPool.subarray(0, n);
+}
+
+type Rows = readonly (EngineAdapter | null)[];
+
+/** Rows stacked into [b, d_in, R] / [b, R, d_out], each zero-padded from its rank to R. */
+function packRows(rows: Rows, key: TargetKey, d_in: number, d_out: number, R: number): [Float32Array, Float32Array] {
+  const b = rows.length;
+  if (rows.every((ad) => !ad?.rank || !ad.targets.has(key))) return [zeros(b * d_in * R), zeros(b * R * d_out)];
+  const A = new Float32Array(b * d_in * R);
+  const B = new Float32Array(b * R * d_out);
+  rows.forEach((ad, row) => {
+    const pair = ad?.targets.get(key);
+    if (!ad || !pair || ad.rank === 0) return;
+    const r = ad.rank;
+    const base = row * d_in * R;
+    if (r === R) A.set(pair.A, base);
+    else for (let i = 0; i < d_in; i++) A.set(pair.A.subarray(i * r, (i + 1) * r), base + i * R);
+    B.set(pair.B, row * R * d_out); // rows r..R-1 of this row's block stay zero
+  });
+  return [A, B];
+}
+
+/** The lora.* feeds for one batch: rows[i] null or rank 0 = no adapter; zero-padded to the max rank.
+ * A single row's tensors wrap its adapter's own arrays (already [1, d_in, r] / [1, r, d_out]): no copy. */
+export function loraFeeds(manifest: BundleManifest, rows: Rows): Record<string, Tensor> {
   const b = rows.length;
   const R = Math.max(0, ...rows.map((a) => a?.rank ?? 0));
   const feeds: Record<string, Tensor> = {};
   for (const layer of manifest.lora.layers) {
     for (const { module, d_in, d_out } of manifest.lora.targets) {
-      const A = new Float32Array(b * d_in * R); // [b, d_in, R]
-      const B = new Float32Array(b * R * d_out); // [b, R, d_out]
-      rows.forEach((ad, row) => {
-        const pair = ad?.targets.get(`${layer}.${module}`);
-        if (!ad || !pair || ad.rank === 0) return;
-        const r = ad.rank;
-        const base = row * d_in * R;
-        if (r === R) A.set(pair.A, base);
-        else for (let i = 0; i < d_in; i++) for (let j = 0; j < r; j++) A[base + i * R + j] = pair.A[i * r + j]!;
-        B.set(pair.B, row * R * d_out); // rows r..R-1 of this row's block stay zero
-      });
+      const key: TargetKey = `${layer}.${module}`;
+      let A = zeros(0);
+      let B = A;
+      if (R > 0 && b === 1) {
+        const pair = rows[0]!.targets.get(key);
+        A = pair?.A ?? zeros(d_in * R);
+        B = pair?.B ?? zeros(R * d_out);
+      } else if (R > 0) [A, B] = packRows(rows, key, d_in, d_out, R);
       feeds[loraName(layer, module, 'A')] = float32(A, [b, d_in, R]);
       feeds[loraName(layer, module, 'B')] = float32(B, [b, R, d_out]);
     }
   }
   return feeds;
+}
+
+/**
+ * The lora.* feeds of one bundle, kept by adapter identity so that switching between known adapters
+ * costs a lookup: each adapter is validated once, a single row's feeds are kept while the adapter
+ * lives (they wrap its arrays, so they cost no memory of their own), the no-adapter feeds per batch
+ * size, and the last multi-row pack. This is why EngineAdapters are immutable once handed to the engine.
+ */
+export class LoraFeedCache {
+  private readonly fits = new WeakSet<EngineAdapter>();
+  private readonly single = new WeakMap<EngineAdapter, Readonly<Record<string, Tensor>>>();
+  private readonly none = new Map<number, Readonly<Record<string, Tensor>>>();
+  private last: { rows: Rows; feeds: Readonly<Record<string, Tensor>> } | null = null;
+
+  constructor(private readonly manifest: BundleManifest) {}
+
+  /** checkAdapterFits for each row's adapter not validated before. */
+  check(rows: Rows): void {
+    rows.forEach((ad, row) => {
+      if (!ad || this.fits.has(ad)) return;
+      checkAdapterFits(this.manifest, ad, rows.length > 1 ? row : undefined);
+      this.fits.add(ad);
+    });
+  }
+
+  /** Validated, packed feeds for this batch; the same object for the same adapters. */
+  feeds(rows: Rows): Readonly<Record<string, Tensor>> {
+    this.check(rows);
+    const b = rows.length;
+    if (rows.every((ad) => !ad?.rank)) return this.remember(this.none, b, () => loraFeeds(this.manifest, rows));
+    if (b === 1) return this.remember(this.single, rows[0]!, () => loraFeeds(this.manifest, rows));
+    const last = this.last;
+    if (last && last.rows.length === b && last.rows.every((ad, i) => ad === rows[i])) return last.feeds;
+    this.last = { rows: [...rows], feeds: Object.freeze(loraFeeds(this.manifest, rows)) };
+    return this.last.feeds;
+  }
+
+  private remember<K>(map: { get(k: K): Readonly<Record<string, Tensor>> | undefined; set(k: K, v: Readonly<Record<string, Tensor>>): unknown }, key: K, make: () => Record<string, Tensor>) {
+    let feeds = map.get(key);
+    if (!feeds) map.set(key, (feeds = Object.freeze(make())));
+    return feeds;
+  }
 }

@@ -1,5 +1,5 @@
 // One forward step of lm.onnx: token ids, mask and positions in, logits and the next cache out.
-import { checkAdapterFits, loraFeeds, type EngineAdapter } from './adapter';
+import { LoraFeedCache, type EngineAdapter } from './adapter';
 import { EngineError, invalid } from './errors';
 import { lmInputsKind } from './graph-io';
 import { KvCache } from './kv-cache';
@@ -27,6 +27,7 @@ export interface StepOutput {
 export class LanguageModel {
   readonly takesLora: boolean;
   private readonly fetch: string[];
+  private readonly lora: LoraFeedCache;
 
   constructor(
     readonly session: Session,
@@ -34,18 +35,18 @@ export class LanguageModel {
   ) {
     this.takesLora = lmInputsKind(manifest.io.lm.inputs) === 'lora';
     this.fetch = ['logits', ...KvCache.outputNames(manifest)];
+    this.lora = new LoraFeedCache(manifest);
   }
 
   get vocab(): number {
     return this.manifest.architecture.vocab;
   }
 
-  /** Checks each row's adapter against the bundle and packs the lora.* feeds (constant for a request). */
-  loraFeeds(rows: readonly (EngineAdapter | null)[]): Record<string, Tensor> {
-    rows.forEach((ad, row) => {
-      if (ad) checkAdapterFits(this.manifest, ad, rows.length > 1 ? row : undefined);
-    });
-    if (this.takesLora) return loraFeeds(this.manifest, rows);
+  /** Checks each row's adapter against the bundle and packs the lora.* feeds (constant for a request;
+   * cached by adapter identity, so a switch back to a known adapter costs a lookup). */
+  loraFeeds(rows: readonly (EngineAdapter | null)[]): Readonly<Record<string, Tensor>> {
+    if (this.takesLora) return this.lora.feeds(rows);
+    this.lora.check(rows);
     if (rows.some((ad) => ad && ad.rank > 0)) throw invalid(`bundle ${this.manifest.id}: ${this.manifest.io.lm.file} has no LoRA inputs, so it cannot apply an adapter`);
     return {};
   }

@@ -99,8 +99,56 @@ CREATE TABLE global_adapter_versions (
 );
 `;
 
+// Version 2: one global adapter history per bundle (an adapter only fits its own base model),
+// rollbacks marked as such, append-only enforced by SQLite, and adapters found by their bytes.
+const globalPerBundle = `
+CREATE TABLE global_adapter_versions (
+  id          INTEGER PRIMARY KEY,
+  bundle_id   INTEGER NOT NULL REFERENCES bundles(id),
+  n           INTEGER NOT NULL CHECK (n >= 1),
+  adapter_id  INTEGER NOT NULL REFERENCES adapters(id),
+  kind        TEXT NOT NULL CHECK (kind IN ('ema', 'rollback')),
+  beta        REAL NOT NULL CHECK (beta >= 0 AND beta <= 1),
+  parent_id   INTEGER REFERENCES global_adapter_versions(id),
+  restores_id INTEGER REFERENCES global_adapter_versions(id),
+  created_at  TEXT NOT NULL,
+  UNIQUE (bundle_id, n),
+  CHECK ((kind = 'rollback') = (restores_id IS NOT NULL))
+);
+CREATE TRIGGER global_adapter_versions_no_update BEFORE UPDATE ON global_adapter_versions
+BEGIN SELECT RAISE(ABORT, 'global adapter history is append-only'); END;
+CREATE TRIGGER global_adapter_versions_no_delete BEFORE DELETE ON global_adapter_versions
+BEGIN SELECT RAISE(ABORT, 'global adapter history is append-only'); END;
+CREATE INDEX adapters_tensors ON adapters(bundle_id, tensors_sha256);
+`;
+
+interface V1GlobalRow {
+  id: number;
+  n: number;
+  adapter_id: number;
+  beta: number;
+  parent_id: number | null;
+  created_at: string;
+  bundle_id: number;
+}
+
+function migrateGlobalPerBundle(db: Database): void {
+  // Version 1 rows (no build wrote any) are carried over as EMA steps of their adapter's bundle.
+  const old = db
+    .prepare('SELECT g.*, a.bundle_id FROM global_adapter_versions g JOIN adapters a ON a.id = g.adapter_id ORDER BY g.id')
+    .all() as V1GlobalRow[];
+  db.exec('DROP TABLE global_adapter_versions');
+  db.exec(globalPerBundle);
+  const insert = db.prepare(
+    `INSERT INTO global_adapter_versions (id, bundle_id, n, adapter_id, kind, beta, parent_id, created_at)
+     VALUES (@id, @bundle_id, @n, @adapter_id, 'ema', @beta, @parent_id, @created_at)`,
+  );
+  for (const row of old) insert.run(row);
+}
+
 export const migrations: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(initialSchema) },
+  { version: 2, name: 'global adapter per bundle', up: migrateGlobalPerBundle },
 ];
 
 /** The schema version this build writes; a database above it was written by a newer build. */

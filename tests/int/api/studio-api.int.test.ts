@@ -14,6 +14,8 @@ import { startWebHost, type WebHost } from '../../../main/api/transports/web-hos
 import { webClient } from './web-client';
 
 const FIXTURE_BUNDLE = join(process.cwd(), 'tests', 'fixtures', 'bundle-tiny');
+/** Namespaces whose own suite checks its coverage the same way: tests/int/adapters/adapters-api.int.test.ts. */
+const COVERED_ELSEWHERE = ['adapters', 'ema'];
 
 const skillMd = (name: string, description: string, body: string) =>
   `---\nname: ${name}\ndescription: ${description}\nlicense: MIT\n---\n\n# ${name}\n\n## When to use\n\n${body}\n\n## Steps\n\n1. Read the input carefully.\n2. Apply the rule and check the result.\n`;
@@ -64,8 +66,9 @@ describe.each(transports)('StudioApi over $name', (transport) => {
     await studio.dispose();
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(src, { recursive: true, force: true });
-    // Every method and stream of the contract was exercised by this suite.
-    expect([...covered].sort()).toEqual(entries(studioContract).map(([w]) => w).sort());
+    // Every method and stream of the contract was exercised by this suite or by the one that owns it.
+    const mine = entries(studioContract).map(([w]) => w).filter((w) => !COVERED_ELSEWHERE.includes(w.split('.')[0]!));
+    expect([...covered].sort()).toEqual(mine.sort());
   });
 
   it('import.run streams progress and returns the result', async () => {

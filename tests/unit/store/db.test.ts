@@ -93,13 +93,15 @@ describe('openDatabase', () => {
 });
 
 describe('migrate', () => {
-  const addNotes: Migration = { version: 2, name: 'notes', up: (db) => db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY)') };
+  const next = SCHEMA_VERSION + 1;
+  const all = migrations.map((m) => m.version);
+  const addNotes: Migration = { version: next, name: 'notes', up: (db) => db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY)') };
 
   it('applies only the pending migrations, in order', () => {
     const db = new BetterSqlite3(':memory:');
-    expect(migrate(db, migrations)).toEqual([1]);
-    expect(migrate(db, [...migrations, addNotes])).toEqual([2]);
-    expect(schemaVersion(db)).toBe(2);
+    expect(migrate(db, migrations)).toEqual(all);
+    expect(migrate(db, [...migrations, addNotes])).toEqual([next]);
+    expect(schemaVersion(db)).toBe(next);
     expect(tableNames(db)).toContain('notes');
     db.close();
   });
@@ -108,22 +110,22 @@ describe('migrate', () => {
     const db = new BetterSqlite3(':memory:');
     migrate(db, migrations);
     const broken: Migration = {
-      version: 2,
+      version: next,
       name: 'half done',
       up: (d) => {
         d.exec('CREATE TABLE half (id INTEGER)');
         d.exec('INSERT INTO no_such_table VALUES (1)');
       },
     };
-    expect(() => migrate(db, [...migrations, broken])).toThrow(/migration 2 \("half done"\) failed: no such table/);
-    expect(schemaVersion(db)).toBe(1);
+    expect(() => migrate(db, [...migrations, broken])).toThrow(new RegExp(`migration ${next} \\("half done"\\) failed: no such table`));
+    expect(schemaVersion(db)).toBe(SCHEMA_VERSION);
     expect(tableNames(db)).not.toContain('half');
     db.close();
   });
 
   it('refuses a list with gaps in its versions', () => {
     const db = new BetterSqlite3(':memory:');
-    expect(() => migrate(db, [...migrations, { ...addNotes, version: 3 }])).toThrow(/version 3, expected 2/);
+    expect(() => migrate(db, [...migrations, { ...addNotes, version: next + 1 }])).toThrow(`version ${next + 1}, expected ${next}`);
     expect(schemaVersion(db)).toBe(0);
     db.close();
   });

@@ -36,7 +36,11 @@ class LoRALinear(nn.Linear):
         y = F.linear(x, self.weight, self.bias)  # [b, s, d_out]
         if lora is not None:
             a, b = lora
-            y = y + torch.matmul(torch.matmul(x, a.to(x.dtype)), b.to(x.dtype))  # [b,s,r] -> [b,s,d_out]
+            # Cast only on a real mismatch: the tracer records even a no-op .to() as an ONNX Cast, and
+            # the exported LoRA path should be exactly MatMul -> MatMul -> Add.
+            a = a if a.dtype == x.dtype else a.to(x.dtype)
+            b = b if b.dtype == x.dtype else b.to(x.dtype)
+            y = y + torch.matmul(torch.matmul(x, a), b)  # [b,s,r] -> [b,s,d_out]
         return y
 
 

@@ -1,0 +1,125 @@
+// DTOs for the adapter library: stored adapters, their statistics, merges, comparisons and the
+// EMA global adapter's history (DESIGN.md §1).
+import { z } from 'zod';
+
+export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, '64 lowercase hex digits');
+
+/** An adapter id as users type it: a prefix (≥ 6 hex digits) of the adapter's 64-digit key. */
+export const AdapterId = z
+  .string()
+  .min(6)
+  .max(64)
+  .regex(/^[0-9a-f]+$/, 'lowercase hex digits (a prefix of the adapter key)');
+
+export const MergeMethod = z.enum(['cat', 'linear', 'svd']);
+export type MergeMethod = z.infer<typeof MergeMethod>;
+
+const Weight = z.number().min(-1e6).max(1e6);
+const Rank = z.number().int().min(0).max(4096);
+
+/** How an adapter was made. Sources are adapter keys, so the recipe means the same in any library. */
+export const AdapterRecipe = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('import'), tensorsSha256: Sha256 }),
+  z.object({ kind: z.literal('merge'), method: MergeMethod, weights: z.array(Weight), rank: Rank.nullable(), sources: z.array(Sha256).min(1) }),
+  // sources: [the previous global adapter (null for version 1), the adapter merged in]
+  z.object({ kind: z.literal('ema'), beta: z.number().min(0).max(1), rankBudget: Rank, sources: z.tuple([Sha256.nullable(), Sha256]) }),
+]);
+export type AdapterRecipe = z.infer<typeof AdapterRecipe>;
+
+export const LineageEntry = z.object({ id: AdapterId, weight: z.number() });
+export type LineageEntry = z.infer<typeof LineageEntry>;
+
+export const AdapterSummary = z.object({
+  /** Short id: the first 12 hex digits of `key`. */
+  id: AdapterId,
+  key: Sha256,
+  rank: z.number().int().nonnegative(),
+  alpha: z.number(),
+  recipe: AdapterRecipe,
+  lineage: z.array(LineageEntry),
+  bundle: z.object({ id: z.string(), sha256: Sha256 }),
+  skill: z.object({ name: z.string(), version: z.number().int().positive(), sha256: Sha256 }).nullable(),
+  bytes: z.number().int().nonnegative(),
+  tensorsSha256: Sha256,
+  createdAt: z.string(),
+});
+export type AdapterSummary = z.infer<typeof AdapterSummary>;
+
+export const TargetValue = z.object({ layer: z.number().int().nonnegative(), module: z.string(), value: z.number() });
+
+/** For the visualizer: ‖ΔW‖_F and the leading singular values of ΔW per (layer, module). */
+export const AdapterStats = z.object({
+  norms: z.object({ overall: z.number(), perTarget: z.array(TargetValue) }),
+  singularValues: z.array(z.object({ layer: z.number().int().nonnegative(), module: z.string(), values: z.array(z.number()) })),
+});
+export type AdapterStats = z.infer<typeof AdapterStats>;
+
+export const AdapterDetail = AdapterSummary.extend({
+  shapes: z.array(z.object({ layer: z.number().int().nonnegative(), module: z.string(), dIn: z.number().int(), dOut: z.number().int() })),
+  stats: AdapterStats,
+});
+export type AdapterDetail = z.infer<typeof AdapterDetail>;
+
+export const AdapterWritten = z.object({ adapter: AdapterSummary, created: z.boolean() });
+export type AdapterWritten = z.infer<typeof AdapterWritten>;
+
+const Dir = z.string().min(1).max(4096);
+
+export const GetAdapterInput = z.object({ id: AdapterId, singularValues: z.number().int().min(0).max(256).optional() }).strict();
+export const ImportAdapterInput = z.object({ dir: Dir }).strict();
+export const ExportAdapterInput = z.object({ id: AdapterId, dir: Dir }).strict();
+export const ExportResult = z.object({ dir: z.string(), files: z.array(z.string()) });
+
+export const MergeInput = z
+  .object({
+    ids: z.array(AdapterId).min(1).max(64),
+    method: MergeMethod,
+    weights: z.array(Weight).optional(),
+    rank: z.number().int().min(1).max(4096).optional(),
+  })
+  .strict()
+  .refine((v) => v.weights === undefined || v.weights.length === v.ids.length, { message: 'give one weight per id', path: ['weights'] })
+  .refine((v) => v.method !== 'svd' || v.rank !== undefined, { message: 'svd needs a target rank', path: ['rank'] })
+  .refine((v) => v.method === 'svd' || v.rank === undefined, { message: 'rank applies to svd only', path: ['rank'] });
+export type MergeInput = z.infer<typeof MergeInput>;
+
+export const CompareInput = z
+  .object({ ids: z.array(AdapterId).min(2).max(16), weights: z.array(Weight).optional() })
+  .strict()
+  .refine((v) => v.weights === undefined || v.weights.length === v.ids.length, { message: 'give one weight per id', path: ['weights'] });
+
+/** Relative errors are null where the exact sum is 0 but the baseline is not (infinite). */
+export const CompareResult = z.object({
+  ids: z.array(AdapterId),
+  /** cosine[i][j] of ΔW_i and ΔW_j over all targets stacked */
+  cosine: z.array(z.array(z.number())),
+  perTarget: z.array(z.object({ layer: z.number().int(), module: z.string(), cosine: z.array(z.array(z.number())) })),
+  /** ‖linear − cat‖_F / ‖cat‖_F: how far the factor-wise baseline lands from the exact weighted sum */
+  linearVsCat: z.union([
+    z.object({ overall: z.number().nullable(), perTarget: z.array(z.object({ layer: z.number().int(), module: z.string(), value: z.number().nullable() })) }),
+    z.object({ unavailable: z.string() }),
+  ]),
+});
+export type CompareResult = z.infer<typeof CompareResult>;
+
+export const EmaUpdateInput = z
+  .object({ adapterId: AdapterId, beta: z.number().min(0).max(1).optional(), rankBudget: z.number().int().min(1).max(4096).optional() })
+  .strict();
+
+export const GlobalVersion = z.object({
+  version: z.number().int().positive(),
+  adapter: AdapterId,
+  kind: z.enum(['ema', 'rollback']),
+  beta: z.number(),
+  rank: z.number().int().nonnegative(),
+  parentVersion: z.number().int().positive().nullable(),
+  /** for a rollback: the version whose adapter it brought back */
+  restoresVersion: z.number().int().positive().nullable(),
+  createdAt: z.string(),
+});
+export type GlobalVersion = z.infer<typeof GlobalVersion>;
+
+export const EmaHistory = z.object({ bundle: z.object({ id: z.string(), sha256: Sha256 }), versions: z.array(GlobalVersion) });
+export type EmaHistory = z.infer<typeof EmaHistory>;
+
+export const EmaUpdated = z.object({ version: GlobalVersion, adapter: AdapterSummary });

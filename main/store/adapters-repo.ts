@@ -1,0 +1,343 @@
+// Adapters, the bundles they belong to, and the EMA global adapter's history (docs/store.md).
+// An adapter is keyed by sha256(bundle sha, skill sha, recipe); inserting a key or tensor bytes the
+// library already holds returns the existing row. Global versions are only ever appended.
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Database } from 'better-sqlite3';
+import { AdapterRecipe } from '../../common/api/adapter-schemas';
+import { StudioError } from '../../common/errors';
+import type { Adapter } from '../adapters/types';
+import { decodeAdapter, encodeAdapter, sha256Hex } from './adapter-tensors';
+
+/** Tensors above this many bytes go to a file under the data dir instead of a BLOB. */
+export const INLINE_LIMIT = 8 * 1024 * 1024;
+const TENSORS_DIR = 'adapters';
+
+export interface StoredAdapter {
+  rowId: number;
+  key: string;
+  rank: number;
+  alpha: number;
+  recipe: AdapterRecipe;
+  lineage: { rowId: number; key: string; weight: number }[];
+  bundle: { rowId: number; id: string; sha256: string };
+  skill: { name: string; version: number; sha256: string } | null;
+  bytes: number;
+  tensorsSha256: string;
+  storage: 'inline' | 'file';
+  createdAt: string;
+}
+
+export interface NewAdapter {
+  bundleId: number;
+  skillVersionId?: number | null;
+  adapter: Adapter;
+  recipe: AdapterRecipe;
+  lineage?: { rowId: number; weight: number }[];
+}
+
+export interface GlobalRow {
+  n: number;
+  adapterRowId: number;
+  adapterKey: string;
+  rank: number;
+  kind: 'ema' | 'rollback';
+  beta: number;
+  parentN: number | null;
+  restoresN: number | null;
+  createdAt: string;
+}
+
+interface Row {
+  id: number;
+  key: string;
+  rank: number;
+  alpha: number;
+  recipe: string;
+  lineage: string;
+  bundle_id: number;
+  bundle_name: string;
+  bundle_sha: string;
+  skill_name: string | null;
+  skill_n: number | null;
+  skill_sha: string | null;
+  inline_bytes: number | null;
+  tensors_path: string | null;
+  tensors_sha256: string;
+  created_at: string;
+}
+
+const SELECT = `SELECT a.id, a.key, a.rank, a.alpha, a.recipe, a.lineage, a.bundle_id, json_extract(b.manifest, '$.id') AS bundle_name,
+  b.sha256 AS bundle_sha, s.name AS skill_name, v.n AS skill_n, v.sha256 AS skill_sha, length(a.tensors) AS inline_bytes,
+  a.tensors_path, a.tensors_sha256, a.created_at
+  FROM adapters a JOIN bundles b ON b.id = a.bundle_id
+  LEFT JOIN skill_versions v ON v.id = a.skill_version_id LEFT JOIN skills s ON s.id = v.skill_id`;
+
+const GLOBAL_SELECT = `SELECT g.n, g.adapter_id, a.key AS adapter_key, a.rank, g.kind, g.beta, p.n AS parent_n, r.n AS restores_n, g.created_at
+  FROM global_adapter_versions g JOIN adapters a ON a.id = g.adapter_id
+  LEFT JOIN global_adapter_versions p ON p.id = g.parent_id LEFT JOIN global_adapter_versions r ON r.id = g.restores_id`;
+
+interface GRow {
+  n: number;
+  adapter_id: number;
+  adapter_key: string;
+  rank: number;
+  kind: 'ema' | 'rollback';
+  beta: number;
+  parent_n: number | null;
+  restores_n: number | null;
+  created_at: string;
+}
+
+/** JSON with object keys sorted at every level: the same value always hashes the same. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    return `{${entries.sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function adapterKey(bundleSha: string, skillSha: string | null, recipe: AdapterRecipe): string {
+  return sha256Hex(canonicalJson({ bundle: bundleSha, skill: skillSha, recipe }));
+}
+
+const toGlobal = (r: GRow): GlobalRow => ({
+  n: r.n,
+  adapterRowId: r.adapter_id,
+  adapterKey: r.adapter_key,
+  rank: r.rank,
+  kind: r.kind,
+  beta: r.beta,
+  parentN: r.parent_n,
+  restoresN: r.restores_n,
+  createdAt: r.created_at,
+});
+
+function prepare(db: Database) {
+  return {
+    upsertBundle: db.prepare(
+      `INSERT INTO bundles (sha256, manifest, path, created_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT(sha256) DO UPDATE SET path = excluded.path RETURNING id`,
+    ),
+    byId: db.prepare(`${SELECT} WHERE a.id = ?`),
+    byKey: db.prepare(`${SELECT} WHERE a.key = ?`),
+    byPrefix: db.prepare(`${SELECT} WHERE a.key >= ? AND a.key <= ? LIMIT 2`),
+    byBytes: db.prepare(`${SELECT} WHERE a.bundle_id = ? AND a.tensors_sha256 = ? AND a.skill_version_id IS ? LIMIT 1`),
+    list: db.prepare(`${SELECT} ORDER BY a.id DESC`),
+    keyOf: db.prepare('SELECT key FROM adapters WHERE id = ?'),
+    insert: db.prepare(
+      `INSERT INTO adapters (skill_version_id, bundle_id, key, rank, alpha, recipe, lineage, tensors, tensors_path, tensors_sha256, created_at)
+       VALUES (@skill, @bundle, @key, @rank, @alpha, @recipe, @lineage, @tensors, @path, @sha, @at)`,
+    ),
+    tensors: db.prepare('SELECT tensors, tensors_path, tensors_sha256 FROM adapters WHERE id = ?'),
+    usedBy: db.prepare(`SELECT a.key FROM adapters a, json_each(a.lineage) j WHERE json_extract(j.value, '$.id') = ? LIMIT 1`),
+    usedByGlobal: db.prepare('SELECT n FROM global_adapter_versions WHERE adapter_id = ? LIMIT 1'),
+    pathUsers: db.prepare('SELECT COUNT(*) AS c FROM adapters WHERE tensors_path = ?'),
+    delete: db.prepare('DELETE FROM adapters WHERE id = ?'),
+    skillSha: db.prepare('SELECT sha256 FROM skill_versions WHERE id = ?'),
+    bundleSha: db.prepare('SELECT sha256 FROM bundles WHERE id = ?'),
+    globalHead: db.prepare(`${GLOBAL_SELECT} WHERE g.bundle_id = ? ORDER BY g.n DESC LIMIT 1`),
+    globalAt: db.prepare(`${GLOBAL_SELECT} WHERE g.bundle_id = ? AND g.n = ?`),
+    globalHistory: db.prepare(`${GLOBAL_SELECT} WHERE g.bundle_id = ? ORDER BY g.n DESC`),
+    globalRowId: db.prepare('SELECT id FROM global_adapter_versions WHERE bundle_id = ? AND n = ?'),
+    insertGlobal: db.prepare(
+      `INSERT INTO global_adapter_versions (bundle_id, n, adapter_id, kind, beta, parent_id, restores_id, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+  };
+}
+
+export class AdaptersRepo {
+  private readonly sql: ReturnType<typeof prepare>;
+
+  constructor(
+    private readonly db: Database,
+    /** Folder for file-backed tensors (the data dir); null keeps every adapter inline. */
+    private readonly dataDir: string | null = null,
+    private readonly opts: { inlineLimit?: number; clock?: () => Date } = {},
+  ) {
+    this.sql = prepare(db);
+  }
+
+  private now(): string {
+    return (this.opts.clock ?? (() => new Date()))().toISOString();
+  }
+
+  /** Registers a bundle by its hash (the folder is updated to the latest one) and returns its row id. */
+  ensureBundle(sha256: string, manifest: unknown, path: string): number {
+    return (this.sql.upsertBundle.get(sha256, JSON.stringify(manifest), path, this.now()) as { id: number }).id;
+  }
+
+  /** The key an adapter made from this input gets; look it up with `findByKey` before computing. */
+  keyFor(bundleId: number, skillVersionId: number | null, recipe: AdapterRecipe): string {
+    const bundle = this.sql.bundleSha.get(bundleId) as { sha256: string } | undefined;
+    if (!bundle) throw new StudioError('not_found', `no bundle with row id ${bundleId}`);
+    const skill = skillVersionId === null ? undefined : (this.sql.skillSha.get(skillVersionId) as { sha256: string } | undefined);
+    if (skillVersionId !== null && !skill) throw new StudioError('not_found', `no skill version with row id ${skillVersionId}`);
+    return adapterKey(bundle.sha256, skill?.sha256 ?? null, recipe);
+  }
+
+  /** Writes an adapter unless its key or its tensor bytes are already stored; one transaction. */
+  insert(input: NewAdapter): { adapter: StoredAdapter; created: boolean } {
+    const recipe = AdapterRecipe.parse(input.recipe);
+    const skill = input.skillVersionId ?? null;
+    const bytes = encodeAdapter(input.adapter);
+    const sha = sha256Hex(bytes);
+    return this.db.transaction(() => {
+      const key = this.keyFor(input.bundleId, skill, recipe);
+      const same = (this.sql.byKey.get(key) ?? this.sql.byBytes.get(input.bundleId, sha, skill)) as Row | undefined;
+      if (same) return { adapter: this.toStored(same), created: false };
+      for (const { rowId } of input.lineage ?? []) {
+        if (!this.sql.keyOf.get(rowId)) throw new StudioError('not_found', `lineage names adapter row ${rowId}, which does not exist`);
+      }
+      const path = this.dataDir && bytes.byteLength > (this.opts.inlineLimit ?? INLINE_LIMIT) ? this.writeFile(sha, bytes) : null;
+      const { lastInsertRowid } = this.sql.insert.run({
+        skill,
+        bundle: input.bundleId,
+        key,
+        rank: input.adapter.rank,
+        alpha: input.adapter.alpha,
+        recipe: JSON.stringify(recipe),
+        lineage: JSON.stringify((input.lineage ?? []).map((l) => ({ id: l.rowId, weight: l.weight }))),
+        tensors: path ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+        path,
+        sha,
+        at: this.now(),
+      });
+      return { adapter: this.get(Number(lastInsertRowid))!, created: true };
+    })();
+  }
+
+  /** Content-addressed, written to a temporary name and renamed: a crash leaves no half file. */
+  private writeFile(sha: string, bytes: Uint8Array): string {
+    const rel = `${TENSORS_DIR}/${sha}.safetensors`;
+    const abs = join(this.dataDir!, rel);
+    mkdirSync(join(this.dataDir!, TENSORS_DIR), { recursive: true });
+    const tmp = `${abs}.tmp-${process.pid}`;
+    writeFileSync(tmp, bytes);
+    renameSync(tmp, abs);
+    return rel;
+  }
+
+  get(rowId: number): StoredAdapter | null {
+    const row = this.sql.byId.get(rowId) as Row | undefined;
+    return row ? this.toStored(row) : null;
+  }
+
+  findByKey(key: string): StoredAdapter | null {
+    const row = this.sql.byKey.get(key) as Row | undefined;
+    return row ? this.toStored(row) : null;
+  }
+
+  /** By a key prefix of at least 6 hex digits; an ambiguous prefix is an error naming both. */
+  resolve(prefix: string): StoredAdapter {
+    const rows = this.sql.byPrefix.all(prefix, prefix.padEnd(64, 'f')) as Row[];
+    if (rows.length === 0) throw new StudioError('not_found', `no adapter "${prefix}"`);
+    if (rows.length > 1) throw new StudioError('invalid_input', `adapter id "${prefix}" is ambiguous (${rows.map((r) => r.key.slice(0, 12)).join(', ')}…); give more digits`);
+    return this.toStored(rows[0]!);
+  }
+
+  list(): StoredAdapter[] {
+    return (this.sql.list.all() as Row[]).map((r) => this.toStored(r));
+  }
+
+  /** The adapter's tensors, checked against the stored sha256. */
+  load(rowId: number): Adapter {
+    const row = this.sql.tensors.get(rowId) as { tensors: Buffer | null; tensors_path: string | null; tensors_sha256: string } | undefined;
+    if (!row) throw new StudioError('not_found', `no adapter with row id ${rowId}`);
+    const where = row.tensors_path ? join(this.dataDir ?? '.', row.tensors_path) : `adapter row ${rowId}`;
+    const bytes = row.tensors ?? readFileSync(where);
+    const got = sha256Hex(bytes);
+    if (got !== row.tensors_sha256) throw new StudioError('internal', `${where}: tensors have sha256 ${got}, the store expects ${row.tensors_sha256}`);
+    return decodeAdapter(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), where);
+  }
+
+  /** Refused while another adapter's lineage or a global version names it. */
+  delete(rowId: number): void {
+    const path = this.db.transaction(() => {
+      const row = this.get(rowId);
+      if (!row) throw new StudioError('not_found', `no adapter with row id ${rowId}`);
+      const child = this.sql.usedBy.get(rowId) as { key: string } | undefined;
+      if (child) throw new StudioError('conflict', `adapter ${row.key.slice(0, 12)} is in the lineage of adapter ${child.key.slice(0, 12)}; delete that one first`);
+      const global = this.sql.usedByGlobal.get(rowId) as { n: number } | undefined;
+      if (global) throw new StudioError('conflict', `adapter ${row.key.slice(0, 12)} is global adapter version ${global.n}; history is kept`);
+      const file = (this.sql.tensors.get(rowId) as { tensors_path: string | null }).tensors_path;
+      this.sql.delete.run(rowId);
+      return file && (this.sql.pathUsers.get(file) as { c: number }).c === 0 ? file : null;
+    })();
+    if (path && this.dataDir) rmSync(join(this.dataDir, path), { force: true });
+  }
+
+  globalHead(bundleId: number): GlobalRow | null {
+    const r = this.sql.globalHead.get(bundleId) as GRow | undefined;
+    return r ? toGlobal(r) : null;
+  }
+
+  globalHistory(bundleId: number): GlobalRow[] {
+    return (this.sql.globalHistory.all(bundleId) as GRow[]).map(toGlobal);
+  }
+
+  /**
+   * Stores an EMA result and appends it as the next global version, in one transaction. `parentN`
+   * is the head the result was computed from; if another step landed first this is a conflict.
+   */
+  appendEma(bundleId: number, input: NewAdapter, beta: number, parentN: number | null): { version: GlobalRow; adapter: StoredAdapter } {
+    return this.db.transaction(() => {
+      this.checkHead(bundleId, parentN);
+      const { adapter } = this.insert(input);
+      return { version: this.append(bundleId, adapter.rowId, 'ema', beta, parentN, null), adapter };
+    })();
+  }
+
+  /** Appends a version that brings back version n's adapter; earlier versions stay as they were. */
+  rollback(bundleId: number, n: number): GlobalRow {
+    return this.db.transaction(() => {
+      const target = this.sql.globalAt.get(bundleId, n) as GRow | undefined;
+      if (!target) throw new StudioError('not_found', `no global adapter version ${n} for this bundle`);
+      const head = this.globalHead(bundleId)!;
+      if (head.n === n) throw new StudioError('invalid_input', `version ${n} is already the current global adapter`);
+      // β = 1: the rolled-back ΔW_g replaces the current one entirely.
+      return this.append(bundleId, target.adapter_id, 'rollback', 1, head.n, n);
+    })();
+  }
+
+  private checkHead(bundleId: number, parentN: number | null): void {
+    const head = this.globalHead(bundleId)?.n ?? null;
+    if (head !== parentN) throw new StudioError('conflict', `global adapter moved to version ${head} while this step was computed from ${parentN ?? 'none'}; retry`);
+  }
+
+  private append(bundleId: number, adapterRowId: number, kind: 'ema' | 'rollback', beta: number, parentN: number | null, restoresN: number | null): GlobalRow {
+    const rowOf = (n: number | null) => (n === null ? null : (this.sql.globalRowId.get(bundleId, n) as { id: number }).id);
+    const n = (parentN ?? 0) + 1;
+    this.sql.insertGlobal.run(bundleId, n, adapterRowId, kind, beta, rowOf(parentN), rowOf(restoresN), this.now());
+    return toGlobal(this.sql.globalAt.get(bundleId, n) as GRow);
+  }
+
+  private toStored(r: Row): StoredAdapter {
+    const where = `adapter ${r.key.slice(0, 12)}`;
+    const recipe = AdapterRecipe.safeParse(JSON.parse(r.recipe));
+    if (!recipe.success) throw new StudioError('internal', `${where}: stored recipe does not parse: ${recipe.error.issues[0]?.message}`);
+    const lineage = (JSON.parse(r.lineage) as { id: number; weight: number }[]).map((l) => ({
+      rowId: l.id,
+      key: (this.sql.keyOf.get(l.id) as { key: string }).key,
+      weight: l.weight,
+    }));
+    const bytes = r.inline_bytes ?? statSync(join(this.dataDir ?? '.', r.tensors_path!), { throwIfNoEntry: false })?.size ?? 0;
+    return {
+      rowId: r.id,
+      key: r.key,
+      rank: r.rank,
+      alpha: r.alpha,
+      recipe: recipe.data,
+      lineage,
+      bundle: { rowId: r.bundle_id, id: r.bundle_name, sha256: r.bundle_sha },
+      skill: r.skill_name === null ? null : { name: r.skill_name, version: r.skill_n!, sha256: r.skill_sha! },
+      bytes,
+      tensorsSha256: r.tensors_sha256,
+      storage: r.tensors_path ? 'file' : 'inline',
+      createdAt: r.created_at,
+    };
+  }
+}

@@ -1,0 +1,183 @@
+// The adapter library's StudioApi methods (adapters.*, ema.*), round-tripped through the in-memory
+// transport and the web host against the real services, a SQLite file and the tiny fixture bundle.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { studioContract, type StudioApi } from '../../../common/api/contract';
+import { entries } from '../../../common/api/define';
+import { StudioError } from '../../../common/errors';
+import { cat } from '../../../main/adapters/merge';
+import { readPeftDir } from '../../../main/adapters/peft-dir';
+import type { Adapter } from '../../../main/adapters/types';
+import { createStudio, type Studio } from '../../../main/api/root';
+import { memoryPair } from '../../../main/api/transports/memory';
+import { startWebHost } from '../../../main/api/transports/web-host';
+import { webClient } from '../api/web-client';
+import { FIXTURE_BUNDLE, writeFixturePeft } from './fixture';
+
+/** The namespaces this suite covers; tests/int/api/studio-api.int.test.ts covers the rest. */
+const ADAPTER_NAMESPACES = ['adapters', 'ema'];
+
+type Transport = { name: string; open(studio: Studio): Promise<{ api: StudioApi; close(): Promise<void> | void }> };
+
+const transports: Transport[] = [
+  { name: 'memory', open: async (s) => memoryPair(studioContract, s.dispatcher) },
+  {
+    name: 'web host',
+    open: async (s) => {
+      const host = await startWebHost({ dispatcher: s.dispatcher, staticDir: null });
+      const c = await webClient(host.origin, host.token);
+      return { api: c.api, close: async () => (c.close(), await host.close()) };
+    },
+  },
+];
+
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => expect.fail('expected an error'),
+    (e: unknown) => {
+      expect(e).toBeInstanceOf(StudioError); // code, message and details survived the transport
+      return e as StudioError;
+    },
+  );
+
+describe.each(transports)('adapter library over $name', (transport) => {
+  let dataDir: string;
+  let studio: Studio;
+  let api: StudioApi;
+  let close: () => Promise<void> | void;
+  const covered = new Set<string>();
+  const made: Adapter[] = [];
+  const ids: string[] = [];
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'pskills-adapters-api-'));
+    studio = createStudio({ dataDir, defaultBundleDir: FIXTURE_BUNDLE });
+    ({ api, close } = await transport.open(studio));
+    for (const [n, seed] of [1, 2].entries()) made[n] = await writeFixturePeft(join(dataDir, `peft-${n}`), seed);
+    made[2] = await writeFixturePeft(join(dataDir, 'peft-r2'), 3, { rank: 2, alpha: 2 });
+  });
+  afterAll(async () => {
+    await close();
+    await studio.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+    const mine = entries(studioContract).map(([w]) => w).filter((w) => ADAPTER_NAMESPACES.includes(w.split('.')[0]!));
+    expect([...covered].sort()).toEqual(mine.sort());
+  });
+
+  it('adapters.import stores a fitting PEFT folder once', async () => {
+    for (const dir of ['peft-0', 'peft-1', 'peft-r2']) {
+      const r = await api.adapters.import({ dir: join(dataDir, dir) });
+      expect(r.created).toBe(true);
+      ids.push(r.adapter.id);
+    }
+    covered.add('adapters.import');
+    const again = await api.adapters.import({ dir: join(dataDir, 'peft-0') });
+    expect(again).toMatchObject({ created: false, adapter: { id: ids[0], rank: 4, alpha: 8, recipe: { kind: 'import' }, bundle: { id: 'tiny-random' } } });
+  });
+
+  it('adapters.import names the layer, module and dimension that do not fit, and missing folders', async () => {
+    await writeFixturePeft(join(dataDir, 'peft-wrong'), 9, { shapes: [{ layer: 1, module: 'down', dIn: 96, dOut: 64 }] });
+    const wrong = await failure(api.adapters.import({ dir: join(dataDir, 'peft-wrong') }));
+    expect(wrong.code).toBe('invalid_input');
+    expect(wrong.message).toMatch(/layer 1, module "down": d_in 96, the bundle has 128/);
+    await writeFixturePeft(join(dataDir, 'peft-layer'), 9, { shapes: [{ layer: 5, module: 'q', dIn: 64, dOut: 64 }] });
+    expect((await failure(api.adapters.import({ dir: join(dataDir, 'peft-layer') }))).message).toMatch(/layer 5/);
+    const missing = await failure(api.adapters.import({ dir: join(dataDir, 'nope') }));
+    expect(missing.code).toBe('not_found');
+    expect((await api.adapters.list({})).length).toBe(3);
+  });
+
+  it('adapters.list and adapters.get with visualizer statistics', async () => {
+    const list = await api.adapters.list({});
+    covered.add('adapters.list');
+    expect(list.map((a) => a.id).sort()).toEqual([...ids].sort());
+    const d = await api.adapters.get({ id: ids[0]! });
+    covered.add('adapters.get');
+    expect(d.shapes).toHaveLength(14);
+    expect(d.stats.norms.perTarget).toHaveLength(14);
+    const sq = d.stats.norms.perTarget.reduce((s, t) => s + t.value ** 2, 0);
+    expect(d.stats.norms.overall).toBeCloseTo(Math.sqrt(sq), 6);
+    for (const [i, t] of d.stats.singularValues.entries()) {
+      expect(t.values).toHaveLength(4);
+      expect([...t.values].sort((a, b) => b - a)).toEqual(t.values);
+      // ‖ΔW‖_F² = Σσ² (rank 4: all singular values are listed)
+      expect(Math.sqrt(t.values.reduce((s, v) => s + v * v, 0))).toBeCloseTo(d.stats.norms.perTarget[i]!.value, 4);
+    }
+    expect((await api.adapters.get({ id: ids[0]!, singularValues: 2 })).stats.singularValues[0]!.values).toHaveLength(2);
+    expect((await failure(api.adapters.get({ id: 'abc' }))).code).toBe('invalid_input');
+  });
+
+  it('adapters.merge: cat (exact, once per input), svd to a rank, the linear baseline', async () => {
+    const c = await api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] });
+    covered.add('adapters.merge');
+    expect(c.created).toBe(true);
+    expect(c.adapter).toMatchObject({ rank: 8, lineage: [{ id: ids[0], weight: 1 }, { id: ids[1], weight: -0.5 }], recipe: { kind: 'merge', method: 'cat' } });
+    expect(await api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] })).toEqual({ ...c, created: false });
+    expect((await api.adapters.merge({ ids: ids.slice(0, 2), method: 'svd', rank: 3 })).adapter.rank).toBe(3);
+    expect((await api.adapters.merge({ ids: ids.slice(0, 2), method: 'linear' })).adapter.rank).toBe(4);
+    const unequal = await failure(api.adapters.merge({ ids: [ids[0]!, ids[2]!], method: 'linear' }));
+    expect(unequal.message).toMatch(/rank is 2, linear merge needs every rank equal/);
+    expect((await failure(api.adapters.merge({ ids, method: 'svd' }))).message).toMatch(/svd needs a target rank/);
+    expect((await failure(api.adapters.merge({ ids, method: 'cat', weights: [1] }))).code).toBe('invalid_input');
+  });
+
+  it('adapters.export writes a PEFT folder equal to the stored adapter, with the sidecar', async () => {
+    const c = (await api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] })).adapter;
+    const out = join(dataDir, 'exported');
+    const r = await api.adapters.export({ id: c.id, dir: out });
+    covered.add('adapters.export');
+    expect(r.files.sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors', 'pskills.json']);
+    const back = await readPeftDir(out);
+    expect(back.adapter).toEqual(cat([made[0]!, made[1]!], [1, -0.5]));
+    const sidecar = JSON.parse(readFileSync(join(out, 'pskills.json'), 'utf8')) as Record<string, unknown>;
+    expect(sidecar).toMatchObject({ adapter: c.key, skillSha256: null, bundle: { id: 'tiny-random', sha256: c.bundle.sha256 }, recipe: c.recipe });
+    expect((await failure(api.adapters.export({ id: 'ffffffffffff', dir: out }))).code).toBe('not_found');
+  });
+
+  it('adapters.compare: cosine matrix and the linear baseline error', async () => {
+    const r = await api.adapters.compare({ ids: ids.slice(0, 2) });
+    covered.add('adapters.compare');
+    expect(r.cosine[0]![0]).toBeCloseTo(1, 6);
+    expect(r.cosine[0]![1]).toBe(r.cosine[1]![0]);
+    expect(Math.abs(r.cosine[0]![1]!)).toBeLessThan(0.5); // independent random adapters
+    expect(r.perTarget).toHaveLength(14);
+    expect('overall' in r.linearVsCat && r.linearVsCat.overall).toBeGreaterThan(0.1);
+    const mixed = await api.adapters.compare({ ids: [ids[0]!, ids[2]!] });
+    expect(mixed.linearVsCat).toEqual({ unavailable: expect.stringMatching(/equal ranks/) });
+    const self = await api.adapters.compare({ ids: [ids[0]!, ids[0]!], weights: [1, 1] });
+    expect('overall' in self.linearVsCat && self.linearVsCat.overall).toBeCloseTo(1, 5); // (2A)(2B) = 4AB vs 2AB
+  });
+
+  it('ema.update / ema.history / ema.rollback keep an append-only global history', async () => {
+    expect((await api.ema.history({})).versions).toEqual([]);
+    covered.add('ema.history');
+    const v1 = await api.ema.update({ adapterId: ids[0]! });
+    covered.add('ema.update');
+    expect(v1.version).toMatchObject({ version: 1, kind: 'ema', beta: 1, parentVersion: null, rank: 4 });
+    const v2 = await api.ema.update({ adapterId: ids[1]!, beta: 0.25, rankBudget: 6 });
+    expect(v2.version).toMatchObject({ version: 2, beta: 0.25, parentVersion: 1, rank: 6 });
+    expect(v2.adapter.lineage).toEqual([{ id: v1.adapter.id, weight: 0.75 }, { id: ids[1], weight: 0.25 }]);
+    const merged = (await api.adapters.get({ id: ids[1]! })).key;
+    expect(v2.adapter.recipe).toEqual({ kind: 'ema', beta: 0.25, rankBudget: 6, sources: [v1.adapter.key, merged] });
+    const v3 = await api.ema.rollback({ version: 1 });
+    covered.add('ema.rollback');
+    expect(v3).toMatchObject({ version: 3, kind: 'rollback', restoresVersion: 1, parentVersion: 2, adapter: v1.version.adapter });
+    const h = await api.ema.history({});
+    expect(h.bundle.id).toBe('tiny-random');
+    expect(h.versions.map((v) => [v.version, v.adapter])).toEqual([[3, v1.version.adapter], [2, v2.version.adapter], [1, v1.version.adapter]]);
+    expect((await failure(api.ema.rollback({ version: 7 }))).code).toBe('not_found');
+    expect((await failure(api.ema.update({ adapterId: ids[0]!, beta: 2 }))).code).toBe('invalid_input');
+  });
+
+  it('adapters.delete refuses adapters named by a lineage or a global version', async () => {
+    const linear = (await api.adapters.merge({ ids: ids.slice(0, 2), method: 'linear' })).adapter;
+    const inUse = await failure(api.adapters.delete({ id: ids[1]! }));
+    expect(inUse.code).toBe('conflict');
+    expect(inUse.message).toMatch(/lineage/);
+    expect(await api.adapters.delete({ id: linear.id })).toEqual({ deleted: linear.key });
+    covered.add('adapters.delete');
+    expect((await api.adapters.list({})).some((a) => a.id === linear.id)).toBe(false);
+  });
+});

@@ -1,0 +1,222 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AdapterRecipe } from '../../../common/api/adapter-schemas';
+import type { Adapter } from '../../../main/adapters/types';
+import { encodeAdapter, sha256Hex } from '../../../main/store/adapter-tensors';
+import { adapterKey, AdaptersRepo, canonicalJson, type NewAdapter } from '../../../main/store/adapters-repo';
+import { openDatabase, type Database } from '../../../main/store/db';
+import { migrate } from '../../../main/store/migrate';
+import { migrations } from '../../../main/store/migrations';
+import { SkillsRepo } from '../../../main/store/skills-repo';
+import { randomAdapter } from '../adapters/builders';
+import { skillText } from './builders';
+
+let db: Database;
+let repo: AdaptersRepo;
+let bundle: number;
+const SHA_A = 'a'.repeat(64);
+const SHA_B = 'b'.repeat(64);
+
+beforeEach(() => {
+  db = openDatabase(':memory:');
+  repo = new AdaptersRepo(db);
+  bundle = repo.ensureBundle(SHA_A, { id: 'tiny' }, '/bundles/tiny');
+});
+afterEach(() => db.close());
+
+const importRecipe = (a: Adapter): AdapterRecipe => ({ kind: 'import', tensorsSha256: sha256Hex(encodeAdapter(a)) });
+const imported = (seed: number, over: Partial<NewAdapter> = {}) => {
+  const adapter = randomAdapter({ seed });
+  return repo.insert({ bundleId: bundle, adapter, recipe: importRecipe(adapter), ...over }).adapter;
+};
+const count = (table: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+const emaInput = (seed: number, sources: [string | null, string]): NewAdapter => ({
+  bundleId: bundle,
+  adapter: randomAdapter({ seed, rank: 2 }),
+  recipe: { kind: 'ema', beta: 0.5, rankBudget: 2, sources },
+});
+
+describe('keys', () => {
+  it('hash the same input to the same key whatever the key order, and differ with any part', () => {
+    const r1: AdapterRecipe = { kind: 'merge', method: 'cat', weights: [1, 2], rank: null, sources: [SHA_A, SHA_B] };
+    const r2 = JSON.parse('{"sources":["' + SHA_A + '","' + SHA_B + '"],"rank":null,"weights":[1,2],"method":"cat","kind":"merge"}') as AdapterRecipe;
+    expect(canonicalJson(r2)).toBe(canonicalJson(r1));
+    expect(adapterKey(SHA_A, null, r2)).toBe(adapterKey(SHA_A, null, r1));
+    expect(adapterKey(SHA_B, null, r1)).not.toBe(adapterKey(SHA_A, null, r1));
+    expect(adapterKey(SHA_A, SHA_B, r1)).not.toBe(adapterKey(SHA_A, null, r1));
+    expect(adapterKey(SHA_A, null, { ...r1, weights: [1, 3] })).not.toBe(adapterKey(SHA_A, null, r1));
+  });
+});
+
+describe('insert / get / list', () => {
+  it('stores tensors that load back bit for bit, with rank, alpha, recipe and bundle', () => {
+    const adapter = randomAdapter({ seed: 1, rank: 3, alpha: 5.5 });
+    const { adapter: row, created } = repo.insert({ bundleId: bundle, adapter, recipe: importRecipe(adapter) });
+    expect(created).toBe(true);
+    expect(row).toMatchObject({ rank: 3, alpha: 5.5, storage: 'inline', bundle: { id: 'tiny', sha256: SHA_A }, skill: null, lineage: [] });
+    expect(row.key).toBe(repo.keyFor(bundle, null, importRecipe(adapter)));
+    expect(row.bytes).toBe(encodeAdapter(adapter).byteLength);
+    expect(repo.load(row.rowId)).toEqual(adapter);
+    expect(repo.list().map((a) => a.key)).toEqual([row.key]);
+  });
+
+  it('returns the existing row for the same key and for the same bytes under another recipe', () => {
+    const adapter = randomAdapter({ seed: 2 });
+    const first = repo.insert({ bundleId: bundle, adapter, recipe: importRecipe(adapter) });
+    const again = repo.insert({ bundleId: bundle, adapter, recipe: importRecipe(adapter) });
+    const sameBytes = repo.insert({ bundleId: bundle, adapter, recipe: { kind: 'merge', method: 'cat', weights: [1], rank: null, sources: [first.adapter.key] } });
+    expect([again.created, sameBytes.created]).toEqual([false, false]);
+    expect(again.adapter.rowId).toBe(first.adapter.rowId);
+    expect(sameBytes.adapter.rowId).toBe(first.adapter.rowId);
+    expect(count('adapters')).toBe(1);
+  });
+
+  it('keeps equal bytes of another bundle as a separate adapter', () => {
+    const adapter = randomAdapter({ seed: 2 });
+    const a = repo.insert({ bundleId: bundle, adapter, recipe: importRecipe(adapter) }).adapter;
+    const other = repo.ensureBundle(SHA_B, { id: 'other' }, '/bundles/other');
+    const b = repo.insert({ bundleId: other, adapter, recipe: importRecipe(adapter) });
+    expect(b.created).toBe(true);
+    expect(b.adapter.key).not.toBe(a.key);
+    expect(b.adapter.tensorsSha256).toBe(a.tensorsSha256);
+  });
+
+  it('ties an adapter to a skill version, whose hash is part of the key', () => {
+    const skills = new SkillsRepo(db);
+    const { version } = skills.save('pdf', skillText('pdf', 'Read PDFs'), 'Read PDFs', { kind: 'manual' }, 'b1');
+    const svId = (db.prepare('SELECT id FROM skill_versions WHERE sha256 = ?').get(version.sha256) as { id: number }).id;
+    const adapter = randomAdapter({ seed: 3 });
+    const row = repo.insert({ bundleId: bundle, skillVersionId: svId, adapter, recipe: importRecipe(adapter) }).adapter;
+    expect(row.skill).toEqual({ name: 'pdf', version: 1, sha256: version.sha256 });
+    expect(row.key).toBe(adapterKey(SHA_A, version.sha256, importRecipe(adapter)));
+  });
+
+  it('ensureBundle is idempotent and follows the bundle to its latest folder', () => {
+    expect(repo.ensureBundle(SHA_A, { id: 'tiny' }, '/moved')).toBe(bundle);
+    expect(db.prepare('SELECT path FROM bundles WHERE id = ?').pluck().get(bundle)).toBe('/moved');
+    expect(count('bundles')).toBe(1);
+  });
+
+  it('refuses an invalid adapter and unknown lineage, writing nothing', () => {
+    const adapter = randomAdapter({ seed: 4 });
+    const bad = { ...adapter, targets: new Map([...adapter.targets].map(([k, p]) => [k, { ...p, A: p.A.map(() => NaN) }])) };
+    expect(() => repo.insert({ bundleId: bundle, adapter: bad, recipe: importRecipe(adapter) })).toThrow(/finite/);
+    expect(() => repo.insert({ bundleId: bundle, adapter, recipe: importRecipe(adapter), lineage: [{ rowId: 99, weight: 1 }] })).toThrow(/row 99/);
+    expect(count('adapters')).toBe(0);
+  });
+});
+
+describe('resolve', () => {
+  it('finds an adapter by any unique key prefix and names the candidates of an ambiguous one', () => {
+    const a = imported(5);
+    const b = imported(6);
+    expect(repo.resolve(a.key).rowId).toBe(a.rowId);
+    expect(repo.resolve(b.key.slice(0, 12)).rowId).toBe(b.rowId);
+    const missing = ['000000', '777777', 'ffffff'].find((p) => ![a, b].some((x) => x.key.startsWith(p)))!;
+    expect(() => repo.resolve(missing)).toThrow(/no adapter/);
+    db.prepare(`UPDATE adapters SET key = 'abcdef' || substr(key, 7)`).run();
+    expect(() => repo.resolve('abcdef')).toThrow(/ambiguous/);
+  });
+});
+
+describe('lineage and deletion', () => {
+  it('lists parents with weights and refuses to delete an adapter a merge was made from', () => {
+    const a = imported(7);
+    const b = imported(8);
+    const merged = repo.insert({
+      bundleId: bundle,
+      adapter: randomAdapter({ seed: 9, rank: 8 }),
+      recipe: { kind: 'merge', method: 'cat', weights: [1, -0.5], rank: null, sources: [a.key, b.key] },
+      lineage: [{ rowId: a.rowId, weight: 1 }, { rowId: b.rowId, weight: -0.5 }],
+    }).adapter;
+    expect(merged.lineage).toEqual([{ rowId: a.rowId, key: a.key, weight: 1 }, { rowId: b.rowId, key: b.key, weight: -0.5 }]);
+    expect(() => repo.delete(a.rowId)).toThrow(/in the lineage of adapter/);
+    repo.delete(merged.rowId);
+    repo.delete(a.rowId);
+    expect(repo.list().map((x) => x.key)).toEqual([b.key]);
+    expect(() => repo.delete(a.rowId)).toThrow(/no adapter/);
+  });
+
+  it('refuses to delete an adapter that is a global version', () => {
+    const a = imported(10);
+    repo.appendEma(bundle, emaInput(11, [null, a.key]), 1, null);
+    const g = repo.globalHead(bundle)!;
+    expect(() => repo.delete(g.adapterRowId)).toThrow(/global adapter version 1/);
+  });
+});
+
+describe('file-backed tensors', () => {
+  let dataDir: string;
+  beforeEach(() => {
+    dataDir = mkdtempSync(join(tmpdir(), 'pskills-adapters-'));
+    repo = new AdaptersRepo(db, dataDir, { inlineLimit: 0 });
+  });
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('go to adapters/<sha256>.safetensors, are checked on load and removed with the last row', () => {
+    const row = imported(12);
+    const file = join(dataDir, 'adapters', `${row.tensorsSha256}.safetensors`);
+    expect(row.storage).toBe('file');
+    expect(existsSync(file)).toBe(true);
+    expect(row.bytes).toBeGreaterThan(0);
+    expect(repo.load(row.rowId)).toEqual(randomAdapter({ seed: 12 }));
+    writeFileSync(file, Buffer.from('tampered'));
+    expect(() => repo.load(row.rowId)).toThrow(/sha256/);
+    repo.delete(row.rowId);
+    expect(existsSync(file)).toBe(false);
+  });
+});
+
+describe('global adapter versions', () => {
+  it('append with their parent, and a stale parent is a conflict that writes nothing', () => {
+    const v1 = repo.appendEma(bundle, emaInput(20, [null, SHA_A]), 1, null);
+    const v2 = repo.appendEma(bundle, emaInput(21, [v1.adapter.key, SHA_B]), 0.25, 1);
+    expect(v1.version).toMatchObject({ n: 1, kind: 'ema', beta: 1, parentN: null, restoresN: null, rank: 2 });
+    expect(v2.version).toMatchObject({ n: 2, beta: 0.25, parentN: 1, adapterKey: v2.adapter.key });
+    const before = count('adapters');
+    expect(() => repo.appendEma(bundle, emaInput(22, [v1.adapter.key, SHA_B]), 0.5, 1)).toThrow(/moved to version 2/);
+    expect(count('adapters')).toBe(before);
+    expect(repo.globalHistory(bundle).map((g) => g.n)).toEqual([2, 1]);
+  });
+
+  it('roll back by appending a version with the old adapter; history is append-only', () => {
+    const v1 = repo.appendEma(bundle, emaInput(23, [null, SHA_A]), 1, null);
+    repo.appendEma(bundle, emaInput(24, [v1.adapter.key, SHA_B]), 0.5, 1);
+    const v3 = repo.rollback(bundle, 1);
+    expect(v3).toMatchObject({ n: 3, kind: 'rollback', beta: 1, parentN: 2, restoresN: 1, adapterRowId: v1.adapter.rowId });
+    expect(repo.globalHistory(bundle).map((g) => [g.n, g.kind])).toEqual([[3, 'rollback'], [2, 'ema'], [1, 'ema']]);
+    expect(() => repo.rollback(bundle, 3)).toThrow(/already the current/);
+    expect(() => repo.rollback(bundle, 9)).toThrow(/no global adapter version 9/);
+    expect(() => db.prepare('UPDATE global_adapter_versions SET beta = 0').run()).toThrow(/append-only/);
+    expect(() => db.prepare('DELETE FROM global_adapter_versions').run()).toThrow(/append-only/);
+  });
+
+  it('are counted per bundle', () => {
+    repo.appendEma(bundle, emaInput(25, [null, SHA_A]), 1, null);
+    const other = repo.ensureBundle(SHA_B, { id: 'other' }, '/other');
+    const o1 = repo.appendEma(other, { ...emaInput(26, [null, SHA_B]), bundleId: other }, 1, null);
+    expect(o1.version.n).toBe(1);
+    expect(repo.globalHead(bundle)!.n).toBe(1);
+    expect(repo.globalHistory(other)).toHaveLength(1);
+  });
+});
+
+describe('migration 2', () => {
+  it('carries version 1 global rows over as EMA steps of their adapter bundle', () => {
+    const raw = new BetterSqlite3(':memory:');
+    raw.pragma('foreign_keys = ON');
+    migrate(raw, migrations.slice(0, 1));
+    raw.prepare(`INSERT INTO bundles (id, sha256, manifest, path, created_at) VALUES (7, ?, '{"id":"x"}', '/x', 't')`).run(SHA_A);
+    raw.prepare(`INSERT INTO adapters (id, bundle_id, key, rank, alpha, recipe, tensors, tensors_sha256, created_at) VALUES (3, 7, ?, 1, 1, '{}', x'00', ?, 't')`).run(SHA_B, SHA_B);
+    raw.prepare(`INSERT INTO global_adapter_versions (id, n, adapter_id, beta, parent_id, created_at) VALUES (1, 1, 3, 1, NULL, 't'), (2, 2, 3, 0.5, 1, 't')`).run();
+    migrate(raw, migrations);
+    expect(raw.prepare('SELECT id, bundle_id, n, kind, beta, parent_id FROM global_adapter_versions ORDER BY id').all()).toEqual([
+      { id: 1, bundle_id: 7, n: 1, kind: 'ema', beta: 1, parent_id: null },
+      { id: 2, bundle_id: 7, n: 2, kind: 'ema', beta: 0.5, parent_id: 1 },
+    ]);
+    raw.close();
+  });
+});
