@@ -1,6 +1,6 @@
 // TS engine vs the PyTorch / Python-tokenizers / jinja2 oracle (CONVENTIONS 10).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generate, generateAll, loadBundle, type Bundle } from '../../../main/engine';
+import { engineAdapter, generate, generateAll, loadBundle, type Bundle, type EngineAdapter } from '../../../main/engine';
 import { KvCache } from '../../../main/engine/kv-cache';
 import { FIXTURE_DIR, fixtureAdapter, maxAbsDiff, oracle } from './fixture';
 
@@ -119,4 +119,30 @@ it('streamed text deltas add up to the decoded output', async () => {
   expect(next.value.tokens).toEqual(tokens);
   expect(streamed).toBe(next.value.text);
   expect(streamed).toBe(bundle.tokenizer.decode(tokens, { skipSpecialTokens: true }));
+});
+
+describe('switching adapters between requests (feeds cached by adapter identity)', () => {
+  /** The same adapter with every array a view at an offset into a bigger, NaN-filled buffer. */
+  function offsetViews(ad: EngineAdapter): EngineAdapter {
+    const view = (a: Float32Array) => {
+      const buf = new Float32Array(a.length + 7).fill(NaN);
+      buf.set(a, 5);
+      return buf.subarray(5, 5 + a.length);
+    };
+    return engineAdapter(ad.rank, new Map([...ad.targets].map(([k, p]) => [k, { ...p, A: view(p.A), B: view(p.B) }])));
+  }
+
+  it('r4 → none → r2 → r4 (the same objects again) each give their PyTorch greedy tokens', async () => {
+    const p = oracle.prompts[0]!;
+    const r4 = offsetViews(fixtureAdapter('r4'));
+    const r2 = fixtureAdapter('r2');
+    const alone = async (ad: EngineAdapter | null) => (await generateAll(bundle, [{ prompt: p.ids, adapter: ad, maxNewTokens: 32, stopTokenIds: [] }]))[0]!.tokens;
+    const first = await alone(r4);
+    expect(first).toEqual(p.runs.r4.greedy);
+    expect(await alone(null)).toEqual(p.runs.none.greedy);
+    const withR2 = await alone(r2);
+    expect(withR2).not.toEqual(first);
+    expect(await alone(r4)).toEqual(first);
+    expect(bundle.lm.loraFeeds([r4])).toBe(bundle.lm.loraFeeds([r4]));
+  });
 });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Adapter, LoraPair, TargetKey } from '../../../main/adapters/types';
-import { checkAdapterFits, engineAdapter, foldAdapter, loraFeeds } from '../../../main/engine/adapter';
+import { checkAdapterFits, engineAdapter, foldAdapter, LoraFeedCache, loraFeeds } from '../../../main/engine/adapter';
 import { parseManifest } from '../../../main/engine/manifest';
 import { FIXTURE_DIR } from '../../int/engine/fixture';
 
@@ -44,6 +44,59 @@ describe('loraFeeds', () => {
   });
 });
 
+describe('loraFeeds of a single row', () => {
+  it("wraps the adapter's own arrays (no copy); targets it lacks are zeros of its rank", () => {
+    const p = pair(64, 32, 2, 1000);
+    const feeds = loraFeeds(manifest, [engineAdapter(2, new Map<TargetKey, LoraPair>([['1.k', p]]))]);
+    expect(feeds['lora.1.k.A']!.data).toBe(p.A);
+    expect(feeds['lora.1.k.B']!.data).toBe(p.B);
+    expect(feeds['lora.1.k.A']!.dims).toEqual([1, 64, 2]);
+    const q = feeds['lora.0.q.A']!;
+    expect(q.dims).toEqual([1, 64, 2]);
+    expect((q.data as Float32Array).every((v) => v === 0)).toBe(true);
+  });
+});
+
+describe('LoraFeedCache', () => {
+  const r2 = () => engineAdapter(2, new Map<TargetKey, LoraPair>([['1.k', pair(64, 32, 2, 1000)]]));
+
+  it('hands out the same feeds for the same adapter, also after switching away and back', () => {
+    const cache = new LoraFeedCache(manifest);
+    const [a, b] = [r2(), r2()];
+    const fa = cache.feeds([a]);
+    const fb = cache.feeds([b]);
+    expect(fb).not.toBe(fa);
+    expect(cache.feeds([a])).toBe(fa);
+    expect(cache.feeds([b])).toBe(fb);
+    expect(Object.isFrozen(fa)).toBe(true);
+  });
+
+  it('keeps the no-adapter feeds per batch size (null and rank 0 alike)', () => {
+    const cache = new LoraFeedCache(manifest);
+    const one = cache.feeds([null]);
+    expect(cache.feeds([engineAdapter(0, new Map())])).toBe(one);
+    const two = cache.feeds([null, null]);
+    expect(two['lora.0.q.A']!.dims).toEqual([2, 64, 0]);
+    expect(cache.feeds([null, null])).toBe(two);
+  });
+
+  it('reuses the last multi-row pack only for the same adapters in the same rows', () => {
+    const cache = new LoraFeedCache(manifest);
+    const [a, b] = [r2(), r2()];
+    const ab = cache.feeds([a, b]);
+    expect(cache.feeds([a, b])).toBe(ab);
+    const ba = cache.feeds([b, a]);
+    expect(ba).not.toBe(ab);
+    expect(cache.feeds([b, a])).toBe(ba);
+  });
+
+  it('refuses a bad adapter every time, naming the row', () => {
+    const cache = new LoraFeedCache(manifest);
+    const bad = engineAdapter(2, new Map([['0.up', pair(128, 128, 2, 0)]]));
+    for (let i = 0; i < 2; i++) expect(() => cache.feeds([null, bad])).toThrow('adapter of row 1, layer 0, module "up": d_in 128');
+  });
+});
+
 describe('foldAdapter', () => {
   it('multiplies α/r into A and leaves B', () => {
     const p = pair(64, 64, 2, 1);
@@ -64,6 +117,18 @@ describe('checkAdapterFits', () => {
     const unfolded = { rank: 2, alpha: 4, targets: new Map() } as unknown as Parameters<typeof checkAdapterFits>[1];
     expect(() => checkAdapterFits(manifest, unfolded)).toThrow('adapter: scale not folded (use foldAdapter)');
     expect(() => checkAdapterFits(manifest, engineAdapter(-1, new Map()), 2)).toThrow('adapter of row 2: rank -1 is not an integer ≥ 0');
+  });
+
+  it('names the first value that is not finite, wherever it is', () => {
+    const withA = (A: Float32Array) => engineAdapter(3, new Map([['1.o', { ...pair(64, 64, 3, 0), A }]]));
+    const A = new Float32Array(192).fill(3.4e38); // finite values whose sum is far above float32's range
+    expect(() => checkAdapterFits(manifest, withA(A))).not.toThrow();
+    for (const [k, v] of [[191, Infinity], [0, NaN], [7, -Infinity]] as const) {
+      const bad = A.slice();
+      bad[k] = v;
+      if (k === 7) bad[100] = Infinity; // +∞ and −∞ sum to NaN; the first one is named
+      expect(() => checkAdapterFits(manifest, withA(bad))).toThrow(`adapter, layer 1, module "o": A[${k}] is ${v}`);
+    }
   });
 
   it('names layer, module and dimension', () => {
