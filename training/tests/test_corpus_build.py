@@ -38,8 +38,9 @@ def _deb(debs: Path, name: str, files: dict[str, bytes]) -> None:
     for rel, data in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(data)
-    subprocess.run(["dpkg-deb", "--root-owner-group", "-Zgzip", "--build", str(root), str(debs / f"{name}_1.0-1_all.deb")],
-                   check=True, capture_output=True)
+    deb = debs / f"{name}_1.0-1_all.deb"
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-Zgzip", "--build", str(root), str(deb)], check=True,
+                   capture_output=True)
 
 
 def _npm(npm: Path, name: str, skills: dict[str, str]) -> None:
@@ -134,3 +135,14 @@ def test_real_package_extracts_english_prose(tmp_path):
     text = "\n\n".join(p for f in files for p in extract(f))
     assert len(text) > 50_000
     assert "Debian" in text and "<a href" not in text and "</p>" not in text
+
+
+def test_extraction_cache_key_ignores_docstrings_and_comments(tmp_path):
+    base = '"""Doc."""\n\ndef f(x):\n    """What f does."""\n    return x + 1  # why\n'
+    variants = {"same": base.replace("What f does.", "Another text.").replace("# why", "# other"),
+                "changed": base.replace("x + 1", "x + 2")}
+    (tmp_path / "a.py").write_text(base)
+    for name, src in variants.items():
+        (tmp_path / f"{name}.py").write_text(src)
+    key = doc_stage._code_of
+    assert key(tmp_path / "a.py") == key(tmp_path / "same.py") != key(tmp_path / "changed.py")

@@ -24,7 +24,7 @@ from .config import REPO, CorpusConfig, read_list
 from .debian import copyright_text, download, licence_summary, unpack
 from .doc_stage import Deduper, extract_packages
 from .npm_pack import npm_pack, read_skills, split_spec
-from .shards import ShardWriter
+from .shards import SPLITS, ShardWriter
 from .skills import select_skills
 
 DEFAULT_CONFIG = REPO / "training/configs/corpus.json"
@@ -94,7 +94,7 @@ def build(cfg: CorpusConfig, out: Path, cache: Path) -> dict[str, Any]:
     partial = out.with_name(out.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    writers = {s: ShardWriter(partial, s, cfg.shard_bytes) for s in ("docs_train", "docs_val", "skills_train", "skills_val")}
+    writers = {s: ShardWriter(partial, s, cfg.shard_bytes) for s in SPLITS}
     debian = build_docs(cfg, cache, partial, writers)
     skills = build_skills(cfg, cache, writers)
     totals = {s: w.close() for s, w in writers.items()}

@@ -90,7 +90,7 @@ _KNOWN = [("GPL", r"\bGPL|GNU General Public"), ("LGPL", r"\bLGPL|Lesser General
           ("Apache", r"Apache"), ("PSF", r"\bPSF|Python Software Foundation License"),
           ("PostgreSQL", r"PostgreSQL License"), ("CC-BY", r"\bCC-BY|Creative Commons"),
           ("public-domain", r"public[ -]domain"), ("Artistic", r"Artistic"), ("MPL", r"\bMPL|Mozilla Public"),
-          ("verbatim-copying permission", r"Permission is granted to (make and distribute|copy and distribute) verbatim")]
+          ("verbatim-copying permission", r"Permission is granted to (make and|copy and) distribute verbatim")]
 
 
 def licence_summary(text: str) -> list[str]:

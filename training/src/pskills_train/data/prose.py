@@ -1,8 +1,9 @@
 """Paragraph filters shared by every document format: keep English prose, drop code and data.
 
 The extractors (html_text, man_text, plain_text) turn a file into paragraphs; this module decides
-which survive. The thresholds were set by reading what they drop from the Debian doc packages:
-English prose has under 2 % of the symbols below and over 70 % letters among its non-space chars.
+which survive. The thresholds were set by reading samples of what they keep and drop in the Debian
+doc packages: prose is mostly letters and rarely uses the symbols below; code, shell sessions and
+tables of numbers are not.
 """
 
 from __future__ import annotations
