@@ -4,8 +4,9 @@ Same thresholds, word lists and regexes, so a skill kept here is one the app wou
 Where this differs from the TypeScript:
 - franc (statistical language id) is not available: below the English function-word threshold the
   TS asks franc; here a text is non-English when under 2 % of its words are English function words
-  (franc's verdict on every such pinned skill) or when the function words of one of seven other
-  Latin-script languages outnumber the English ones (`_OTHER_WORDS`). Unclear text is kept.
+  (the skills the TS keeps from the pinned packages all have 3.3 % or more) or when the function
+  words of one of seven other Latin-script languages outnumber the English ones (`_OTHER_WORDS`).
+  Unclear text is kept.
 - `regex` gives the same Unicode classes (\\p{L}, \\p{P}, \\p{Script=Han}) as the JS `u` flag.
 """
 
@@ -92,7 +93,7 @@ def detect_non_english(body: str, *, markdown: bool = True) -> str | None:
     share = english_share(words)
     if share >= ENGLISH_WORD_SHARE or len(prose) < FRANC_MIN_CHARS:
         return None
-    if share < ENGLISH_WORD_SHARE / 4:  # franc calls these non-English; the pinned skills it keeps sit above 0.03
+    if share < ENGLISH_WORD_SHARE / 4:  # the pinned skills the TS keeps all sit at 0.033 or above
         return f"not English: only {round(share * 100)}% of its words are common English words"
     lower = [w.lower() for w in words]
     lang, other = max(((k, sum(w in v for w in lower) / len(lower)) for k, v in _OTHER_WORDS.items()),

@@ -1,4 +1,4 @@
-"""Process-group plumbing for torchrun: gloo on CPU (nccl where CUDA is used), no-ops alone."""
+"""Process-group plumbing for torchrun: gloo, as pretraining runs on CPU ranks; no-ops alone."""
 
 from __future__ import annotations
 
@@ -36,8 +36,7 @@ def init_distributed() -> Dist:
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world == 1:
         return Dist()
-    backend = "nccl" if torch.cuda.is_available() else "gloo"
-    dist.init_process_group(backend)
+    dist.init_process_group("gloo")
     return Dist(dist.get_rank(), dist.get_world_size())
 
 
