@@ -23,6 +23,8 @@ export const AdapterRecipe = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('merge'), method: MergeMethod, weights: z.array(Weight), rank: Rank.nullable(), sources: z.array(Sha256).min(1) }),
   // sources: [the previous global adapter (null for version 1), the adapter merged in]
   z.object({ kind: z.literal('ema'), beta: z.number().min(0).max(1), rankBudget: Rank, sources: z.tuple([Sha256.nullable(), Sha256]) }),
+  // A skill version through the bundle's hypernetwork; the skill and bundle hashes are in the key.
+  z.object({ kind: z.literal('compile'), hypernet: z.enum(['perceiver', 't2l']), combine: z.literal('mean') }),
 ]);
 export type AdapterRecipe = z.infer<typeof AdapterRecipe>;
 
@@ -123,3 +125,41 @@ export const EmaHistory = z.object({ bundle: z.object({ id: z.string(), sha256: 
 export type EmaHistory = z.infer<typeof EmaHistory>;
 
 export const EmaUpdated = z.object({ version: GlobalVersion, adapter: AdapterSummary });
+
+/** A skill version as the compile and compare calls name it (absent version = the latest). */
+export const SkillRef = z
+  .object({
+    name: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'letters, digits, ".", "_", ":" and "-" only'),
+    version: z.number().int().positive().optional(),
+  })
+  .strict();
+export type SkillRef = z.infer<typeof SkillRef>;
+
+export const SkillVersionRef = z.object({ name: z.string(), version: z.number().int().positive() });
+export type SkillVersionRef = z.infer<typeof SkillVersionRef>;
+
+/** adapters.compile events: chunks done so far (0 before the first) of `chunks`. */
+export const CompileProgress = z.object({
+  skill: SkillVersionRef,
+  chunk: z.number().int().nonnegative(),
+  chunks: z.number().int().positive(),
+  tokens: z.number().int().nonnegative(),
+});
+export type CompileProgress = z.infer<typeof CompileProgress>;
+
+export const CompileResult = z.object({
+  adapter: AdapterSummary,
+  rank: z.number().int().positive(),
+  /** Milliseconds this call took (a cache hit only looks the adapter up). */
+  ms: z.number().nonnegative(),
+  /** true: the library already held the adapter for this (skill version, bundle). */
+  cached: z.boolean(),
+  skill: SkillVersionRef.extend({ sha256: Sha256 }),
+  chunks: z.number().int().positive(),
+  tokens: z.number().int().positive(),
+});
+export type CompileResult = z.infer<typeof CompileResult>;

@@ -9,6 +9,8 @@ import {
   AdapterWritten,
   CompareInput,
   CompareResult,
+  CompileProgress,
+  CompileResult,
   EmaHistory,
   EmaUpdated,
   EmaUpdateInput,
@@ -18,8 +20,9 @@ import {
   GlobalVersion,
   ImportAdapterInput,
   MergeInput,
+  SkillRef,
 } from './adapter-schemas';
-import { EngineInfo, GenerateInput, GenerateResult, TokenDelta } from './engine-schemas';
+import { CompareEvent, CompareRunInput, CompareRunResult, EngineInfo, GenerateInput, GenerateResult, TokenDelta } from './engine-schemas';
 import {
   ImportProgress,
   ImportResult,
@@ -95,6 +98,15 @@ export const studioContract = {
     compare: method(CompareInput, CompareResult),
     /** Refused (conflict) while a merge's lineage or a global version names the adapter. */
     delete: method(z.object({ id: AdapterId }).strict(), z.object({ deleted: z.string() })),
+    /**
+     * A skill version → adapter through the current bundle's hypernetwork, with progress per encoder
+     * chunk; cached by (skill version sha256, bundle sha256): the same input returns the stored adapter.
+     */
+    compile: stream(SkillRef, CompileProgress, CompileResult),
+  },
+  compare: {
+    /** none / in_context / parametric / wrong_skill side by side, in one batch (per-row adapters). */
+    run: stream(CompareRunInput, CompareEvent, CompareRunResult),
   },
   ema: {
     /** Appends a global version: ΔW_g ← (1−β)ΔW_g + βΔW_new, svd to the rank budget. */

@@ -71,3 +71,75 @@ export const EngineInfo = z.object({
   trainingCard: z.unknown().optional(),
 });
 export type EngineInfo = z.infer<typeof EngineInfo>;
+
+/** Side-by-side conditions of compare.run (names as in `pskills eval`). */
+export const CompareCondition = z.enum(['none', 'in_context', 'parametric', 'wrong_skill']);
+export type CompareCondition = z.infer<typeof CompareCondition>;
+
+const SkillVersion = z.object({ name: z.string(), version: z.number().int().positive() });
+
+export const CompareRunInput = z
+  .object({
+    name: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'letters, digits, ".", "_", ":" and "-" only'),
+    version: z.number().int().positive().optional(),
+    /** The user message every column answers. */
+    prompt: z.string().min(1).max(100_000),
+    maxTokens: z.number().int().min(1).max(MAX_NEW_TOKENS).optional(),
+    /** Default: all four, in this order. */
+    conditions: z.array(CompareCondition).min(1).max(4).optional(),
+    /** Default greedy (temperature 0), so the columns differ only by their condition. */
+    sampling: Sampling.optional(),
+    /** The skill whose adapter the wrong_skill column uses; default: the next skill by name. */
+    wrongSkill: z.string().min(1).max(200).optional(),
+  })
+  .strict()
+  .refine((v) => !v.conditions || new Set(v.conditions).size === v.conditions.length, { message: 'a condition is listed twice', path: ['conditions'] });
+export type CompareRunInput = z.infer<typeof CompareRunInput>;
+
+export const CompareColumnSetup = z.object({
+  condition: CompareCondition,
+  promptTokens: z.number().int().positive(),
+  /** The adapter this column runs with (parametric, wrong_skill), else null. */
+  adapter: z.string().nullable(),
+  /** The skill in its context or weights (null for none). */
+  skill: SkillVersion.nullable(),
+  /** in_context: the skill text was cut to fit the context. */
+  truncated: z.boolean(),
+});
+export type CompareColumnSetup = z.infer<typeof CompareColumnSetup>;
+
+export const CompareEvent = z.discriminatedUnion('type', [
+  /** compiling the skill (or the wrong skill) before generation starts; cached adapters skip this */
+  z.object({ type: z.literal('compile'), skill: SkillVersion, chunk: z.number().int().nonnegative(), chunks: z.number().int().positive() }),
+  /** the columns, once, before the first token */
+  z.object({ type: z.literal('start'), columns: z.array(CompareColumnSetup) }),
+  /** a token of one column (index into `columns`) */
+  z.object({ type: z.literal('token'), column: z.number().int().nonnegative(), condition: CompareCondition, tokenId: z.number().int(), text: z.string() }),
+]);
+export type CompareEvent = z.infer<typeof CompareEvent>;
+
+export const CompareColumn = CompareColumnSetup.extend({
+  text: z.string(),
+  completionTokens: z.number().int().nonnegative(),
+  /** From the start of the batch to this column's first token (one batch: the prefill is shared). */
+  ttftMs: z.number().nonnegative(),
+  /** This column's decode rate after its first token. */
+  tokensPerSecond: z.number().nonnegative(),
+  finishReason: z.enum(['eos', 'stop', 'length', 'cancelled']),
+});
+export type CompareColumn = z.infer<typeof CompareColumn>;
+
+export const CompareRunResult = z.object({
+  skill: SkillVersion,
+  /** The skill the wrong_skill column's adapter was compiled from; null when the column is absent. */
+  wrongSkill: SkillVersion.nullable(),
+  columns: z.array(CompareColumn),
+  /** Conditions asked for but not run, and why (e.g. wrong_skill in a library of one skill). */
+  skipped: z.array(z.object({ condition: CompareCondition, reason: z.string() })),
+  ms: z.number().nonnegative(),
+});
+export type CompareRunResult = z.infer<typeof CompareRunResult>;

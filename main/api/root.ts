@@ -6,9 +6,11 @@ import { openDatabase } from '../store/db';
 import { AdaptersRepo } from '../store/adapters-repo';
 import { SkillsRepo } from '../store/skills-repo';
 import { Dispatcher } from './dispatcher';
-import { LibraryCatalog } from './openai/models';
+import { LibraryCatalog, SkillModels } from './openai/models';
 import { openAiRoute } from './openai/route';
 import { AdapterService } from './services/adapter-service';
+import { CompareService } from './services/compare-service';
+import { CompileService } from './services/compile-service';
 import { EngineService } from './services/engine-service';
 import type { Route } from './transports/web-host';
 import { ImportService } from './services/import-service';
@@ -25,6 +27,7 @@ export interface StudioOptions {
 export interface Studio {
   dispatcher: Dispatcher<StudioContract>;
   engine: EngineService;
+  compiler: CompileService;
   /** HTTP routes the web host mounts beside the studio API (the OpenAI-compatible endpoint). */
   routes: Route[];
   dispose(): Promise<void>;
@@ -38,7 +41,10 @@ export function createStudio(opts: StudioOptions): Studio {
   const skills = new SkillService(repo);
   const imports = new ImportService(repo, opts.cacheDir ?? join(opts.dataDir, 'cache'));
   const engine = new EngineService({ defaultBundleDir: opts.defaultBundleDir === undefined ? DEFAULT_BUNDLE_DIR : opts.defaultBundleDir });
-  const adapters = new AdapterService(new AdaptersRepo(db, opts.dataDir), engine);
+  const adaptersRepo = new AdaptersRepo(db, opts.dataDir);
+  const adapters = new AdapterService(adaptersRepo, engine);
+  const compiler = new CompileService(repo, adaptersRepo, adapters);
+  const compare = new CompareService(repo, compiler, engine);
 
   const handlers: StudioHandlers = {
     app: {
@@ -67,6 +73,10 @@ export function createStudio(opts: StudioOptions): Studio {
       merge: (i) => adapters.merge(i),
       compare: (i) => adapters.compare(i),
       delete: (i) => adapters.delete(i),
+      compile: (i, ctx) => compiler.compile(i, ctx),
+    },
+    compare: {
+      run: (i, ctx) => compare.run(i, ctx),
     },
     ema: {
       update: (i) => adapters.emaUpdate(i),
@@ -77,7 +87,8 @@ export function createStudio(opts: StudioOptions): Studio {
   return {
     dispatcher: new Dispatcher(studioContract, handlers),
     engine,
-    routes: [openAiRoute(engine, new LibraryCatalog(adapters))],
+    compiler,
+    routes: [openAiRoute(engine, new LibraryCatalog(adapters, new SkillModels(repo, compiler, adapters)))],
     dispose: async () => {
       await engine.dispose();
       db.close();

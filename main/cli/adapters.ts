@@ -17,7 +17,7 @@ export const ADAPTERS_USAGE = `  adapters list | show <id> | export <id> --out D
 const usage = (text: string) => new StudioError('invalid_input', `usage: pskills ${text}`);
 
 /** Runs `f` against a studio on --data-dir, after loading --bundle when one is given. */
-async function withApi<T>(values: { 'data-dir'?: string; bundle?: string }, f: (api: StudioApi) => Promise<T>): Promise<T> {
+export async function withApi<T>(values: { 'data-dir'?: string; bundle?: string }, f: (api: StudioApi) => Promise<T>): Promise<T> {
   const studio = createStudio({ dataDir: values['data-dir'] ? resolve(values['data-dir']) : defaultDataDir() });
   try {
     const api = directClient(studioContract, studio.dispatcher);

@@ -26,6 +26,10 @@ export const USAGE = `usage: pskills <command> [--data-dir DIR] [--json]
   skills list [--query Q] [--package P]
   skills show <name>[@<n>]
   generate [--bundle DIR] --prompt TEXT [--adapter DIR] [--max-tokens N] [--raw]
+  compile <name>[@<n>] [--bundle DIR]   skill → adapter through the bundle's hypernetwork (cached)
+  compare <name>[@<n>] --prompt TEXT [--max-tokens N] [--bundle DIR]
+                                     none / in_context / parametric / wrong_skill side by side
+  eval --skills DIR --out FILE.json [--bundle DIR]   the evaluation table (training/.venv)
 ${ADAPTERS_USAGE}
   serve [--port P]                   run the studio on 127.0.0.1 and print its address`;
 

@@ -2,6 +2,8 @@
 import { StudioError } from '../../common/errors';
 import { runImport, runServe, runSkills, USAGE, type Io } from './commands';
 import { runAdapters, runEma, runMerge } from './adapters';
+import { runCompare, runCompile } from './compile';
+import { runEval } from './eval';
 import { runGenerate } from './generate';
 
 const io: Io = { out: (l) => process.stdout.write(l + '\n'), err: (l) => process.stderr.write(l + '\n') };
@@ -24,6 +26,14 @@ async function main(argv: string[]): Promise<number> {
     case 'ema':
       await runEma(rest, io);
       return 0;
+    case 'compile':
+      await runCompile(rest, io);
+      return 0;
+    case 'compare':
+      await runCompare(rest, io);
+      return 0;
+    case 'eval':
+      return runEval(rest, io);
     case 'generate':
       await runGenerate(rest, io, (t) => process.stdout.write(t));
       return 0;

@@ -6,6 +6,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ChatTemplate } from './chat';
 import { EngineError, invalid } from './errors';
+import { Hypernetwork } from './hypernet';
 import { LanguageModel } from './lm';
 import { MANIFEST_FILE, parseManifest, type BundleManifest } from './manifest';
 import { Session, type SessionOptions } from './ort';
@@ -26,10 +27,13 @@ export class Bundle {
     readonly chat: ChatTemplate,
     /** Milliseconds from reading bundle.json to usable sessions. */
     readonly loadMs: number,
+    /** hypernet.onnx, when bundle.json has a `hypernet` (needed to compile skills). */
+    readonly hypernet: Hypernetwork | null = null,
   ) {}
 
   async dispose(): Promise<void> {
     await this.lm.session.dispose();
+    await this.hypernet?.session.dispose();
   }
 }
 
@@ -83,6 +87,7 @@ export async function loadBundle(dir: string, options: LoadOptions = {}): Promis
   const sessions = new Map<string, Session>();
   try {
     for (const row of SESSION_TABLE) {
+      if (!row.present(manifest)) continue;
       const session = await Session.open(join(dir, row.file(manifest)), options);
       sessions.set(row.key, session);
       checkSessionIO(row, session, manifest);
@@ -92,5 +97,6 @@ export async function loadBundle(dir: string, options: LoadOptions = {}): Promis
     throw err;
   }
   const lm = new LanguageModel(sessions.get('lm')!, manifest);
-  return new Bundle(dir, manifest, lm, tokenizer, chat, performance.now() - t0);
+  const hyper = sessions.get('hypernet');
+  return new Bundle(dir, manifest, lm, tokenizer, chat, performance.now() - t0, hyper ? new Hypernetwork(hyper, manifest) : null);
 }

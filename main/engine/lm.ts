@@ -51,6 +51,43 @@ export class LanguageModel {
     return {};
   }
 
+  /** The encoder: `hidden_states` [1, m, hidden] of `ids` alone (batch 1, mask all 1, positions
+   * 0 … m−1, past 0, LoRA rank 0). Fetches only that output, so no logits are copied back. */
+  async encode(ids: readonly number[]): Promise<Float32Array> {
+    return (await this.encodeBatch([ids]))[0]!;
+  }
+
+  /**
+   * Several sequences' encoder states in one run: right-padded to the longest, pad slots masked.
+   * Causal attention never lets a real token see the padding after it, and each row's positions
+   * start at 0, so every row's states are those of running it alone. Returns [m_i, hidden] per row.
+   */
+  async encodeBatch(rows: readonly (readonly number[])[]): Promise<Float32Array[]> {
+    const { max_positions, hidden } = this.manifest.architecture;
+    const b = rows.length;
+    const width = Math.max(0, ...rows.map((r) => r.length));
+    if (b === 0 || rows.some((r) => r.length === 0)) throw invalid('encode: no tokens');
+    if (width > max_positions) throw invalid(`encode: ${width} tokens > max_positions ${max_positions}`);
+    const ids: number[] = [];
+    const mask: number[] = [];
+    const positions: number[] = [];
+    for (const r of rows) {
+      const pad = width - r.length;
+      ids.push(...r, ...Array<number>(pad).fill(this.manifest.special_tokens.pad));
+      mask.push(...Array<number>(r.length).fill(1), ...Array<number>(pad).fill(0));
+      positions.push(...r.map((_, i) => i), ...Array<number>(pad).fill(0));
+    }
+    const feeds = {
+      input_ids: int64(ids, [b, width]),
+      attention_mask: int64(mask, [b, width]),
+      position_ids: int64(positions, [b, width]),
+      ...KvCache.empty(this.manifest, b).feeds(),
+      ...this.loraFeeds(rows.map(() => null)),
+    };
+    const out = floats((await this.session.run(feeds, ['hidden_states'])).hidden_states!);
+    return rows.map((r, i) => out.slice(i * width * hidden, (i * width + r.length) * hidden));
+  }
+
   async forward(step: StepInput, { hidden = false } = {}): Promise<StepOutput> {
     const { batch: b } = step;
     const s = step.inputIds.length / b;

@@ -32,6 +32,20 @@ const Architecture = z.object({
 
 const LoraTarget = z.object({ module: z.enum(['q', 'k', 'v', 'o', 'gate', 'up', 'down']), d_in: count, d_out: count });
 
+/** bundle.json `hypernet` (docs/bundle-format.md "hypernet.onnx and compiling a skill"). */
+export const HYPERNET_INPUTS = ['states', 'mask'] as const;
+export const HYPERNET_OUTPUTS = ['A.{module}', 'B.{module}'] as const;
+const Hypernet = z.object({
+  file: fileName,
+  kind: z.enum(['perceiver', 't2l']),
+  rank: count,
+  d_enc: count,
+  inputs: z.array(z.string()),
+  outputs: z.array(z.string()),
+  chunk_combine: z.literal('mean'),
+  params: index,
+});
+
 const GraphIO = z.object({
   file: fileName,
   float_dtype: z.literal('float32'),
@@ -51,8 +65,8 @@ export const BundleManifest = z
     tokenizer: z.object({ file: fileName, config: fileName, vocab_size: count }),
     special_tokens: z.object({ bos: index.nullable(), eos: index, pad: index, stop: z.array(index).min(1) }),
     io: z.object({ lm: GraphIO }),
-    // A later revision adds the hypernetwork graph; a reader that only generates ignores it.
-    hypernet: z.looseObject({ file: fileName }).nullable(),
+    // null in a base-only bundle; a reader that only generates ignores it.
+    hypernet: Hypernet.nullable(),
     training_card: z.record(z.string(), z.unknown()),
   })
   .superRefine((m, ctx) => {
@@ -82,6 +96,15 @@ export const BundleManifest = z
     }
     if (lmInputsKind(m.io.lm.inputs) === null) issue(['io', 'lm', 'inputs'], 'not the format v1 input list (see docs/bundle-format.md)');
     if (!lmOutputsValid(m.io.lm.outputs)) issue(['io', 'lm', 'outputs'], 'not the format v1 output list (see docs/bundle-format.md)');
+    const h = m.hypernet;
+    if (h) {
+      if (h.rank !== m.lora.default_rank) issue(['hypernet', 'rank'], `${h.rank}, but lora.default_rank is ${m.lora.default_rank} (they must be equal)`);
+      if (h.d_enc !== a.hidden) issue(['hypernet', 'd_enc'], `${h.d_enc}, but architecture.hidden is ${a.hidden} (the states are the LM's hidden_states)`);
+      if (h.inputs.join() !== HYPERNET_INPUTS.join()) issue(['hypernet', 'inputs'], `${JSON.stringify(h.inputs)}, format v1 has ${JSON.stringify(HYPERNET_INPUTS)}`);
+      if (h.outputs.join() !== HYPERNET_OUTPUTS.join()) issue(['hypernet', 'outputs'], `${JSON.stringify(h.outputs)}, format v1 has ${JSON.stringify(HYPERNET_OUTPUTS)}`);
+      if (m.encoder.chunk_overlap >= m.encoder.token_budget) issue(['encoder', 'chunk_overlap'], `${m.encoder.chunk_overlap} must be smaller than token_budget ${m.encoder.token_budget}`);
+      if (m.encoder.token_budget > a.max_positions) issue(['encoder', 'token_budget'], `${m.encoder.token_budget} > architecture.max_positions ${a.max_positions}`);
+    }
     const referenced: [string, (string | number)[]][] = [
       [m.io.lm.file, ['io', 'lm', 'file']],
       [m.tokenizer.file, ['tokenizer', 'file']],

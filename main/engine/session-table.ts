@@ -13,7 +13,9 @@ interface Expected {
 }
 
 export interface SessionRow {
-  readonly key: 'lm';
+  readonly key: 'lm' | 'hypernet';
+  /** Whether this bundle has the graph (hypernet.onnx is optional). */
+  present(m: BundleManifest): boolean;
   file(m: BundleManifest): string;
   inputs(m: BundleManifest): Map<string, Expected>;
   outputs(m: BundleManifest): Map<string, Expected>;
@@ -61,12 +63,36 @@ const lmSpec: SpecOf = (m, template, target) => {
   throw new EngineError('internal', `no spec for graph name template ${template}`);
 };
 
+/** hypernet.onnx: states [1, n, d_enc], mask [1, n] → A.{module} [L, d_in, r], B.{module} [L, r, d_out]
+ * with L = len(lora.layers); `{module}` runs over lora.targets (no `{i}`: layers are stacked). */
+function hypernetIO(m: BundleManifest, templates: readonly string[]): Map<string, Expected> {
+  const h = m.hypernet!;
+  const L = m.lora.layers.length;
+  const out = new Map<string, Expected>();
+  for (const t of templates) {
+    if (t === 'states') out.set(t, f32([1, null, h.d_enc]));
+    else if (t === 'mask') out.set(t, f32([1, null]));
+    else if (t === 'A.{module}') for (const x of m.lora.targets) out.set(`A.${x.module}`, f32([L, x.d_in, h.rank]));
+    else if (t === 'B.{module}') for (const x of m.lora.targets) out.set(`B.${x.module}`, f32([L, h.rank, x.d_out]));
+    else throw new EngineError('internal', `no spec for hypernet name template ${t}`);
+  }
+  return out;
+}
+
 export const SESSION_TABLE: readonly SessionRow[] = [
   {
     key: 'lm',
+    present: () => true,
     file: (m) => m.io.lm.file,
     inputs: (m) => expand(m, m.io.lm.inputs, lmSpec),
     outputs: (m) => expand(m, m.io.lm.outputs, lmSpec),
+  },
+  {
+    key: 'hypernet',
+    present: (m) => m.hypernet !== null,
+    file: (m) => m.hypernet!.file,
+    inputs: (m) => hypernetIO(m, m.hypernet!.inputs),
+    outputs: (m) => hypernetIO(m, m.hypernet!.outputs),
   },
 ];
 

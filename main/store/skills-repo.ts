@@ -186,6 +186,16 @@ export class SkillsRepo {
     };
   }
 
+  /** The row id of version n (the latest when absent), for rows that reference a version; null if none. */
+  versionRowId(name: string, version?: number): number | null {
+    const row = this.db
+      .prepare<[string, number | null, number | null], { id: number }>(
+        'SELECT v.id FROM skill_versions v JOIN skills s ON s.id = v.skill_id WHERE s.name = ? AND (? IS NULL OR v.n = ?) ORDER BY v.n DESC LIMIT 1',
+      )
+      .get(name, version ?? null, version ?? null);
+    return row?.id ?? null;
+  }
+
   /** Newest first; empty when the skill does not exist. */
   history(name: string): VersionMeta[] {
     return this.sql.history.all(name).map(toMeta);

@@ -110,6 +110,59 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
 }
 
+export interface Studio {
+  host: Host;
+  browser: Browser;
+  /** One page, 1360×840, 20 s default timeout, not yet navigated: `page.goto(host.url)` opens the studio. */
+  page: Page;
+  /** What collectProblems gathers on `page`. */
+  problems: string[];
+  close(): Promise<void>;
+}
+
+/** The setup every spec shares: a fresh build, a host on a temp data folder, Chromium and a page. */
+export async function openStudio(): Promise<Studio> {
+  ensureRendererBuilt();
+  const host = await startHost();
+  let browser: Browser;
+  try {
+    browser = await launchChromium();
+  } catch (err) {
+    await host.stop();
+    throw err;
+  }
+  const context = await browser.newContext({ viewport: { width: 1360, height: 840 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  const problems = collectProblems(page);
+  return {
+    host,
+    browser,
+    page,
+    problems,
+    async close() {
+      await browser.close();
+      await host.stop();
+    },
+  };
+}
+
+/**
+ * One StudioApi method through the host's HTTP endpoint, with the launch token as a bearer token:
+ * test setup that the page under test then shows. Rejects with the API's code and message.
+ */
+export async function apiCall<T = unknown>(host: Host, method: string, input: unknown = {}): Promise<T> {
+  const token = new URL(host.url).searchParams.get('token') ?? '';
+  const res = await fetch(`${host.origin}/api/call/${method}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify(input),
+  });
+  const body = (await res.json()) as { ok: true; value: T } | { ok: false; error: { code: string; message: string } };
+  if (!body.ok) throw new Error(`${method}: ${body.error.code}: ${body.error.message}`);
+  return body.value;
+}
+
 /** Polls a Node-side condition (locator counts, boxes, texts) until it holds. */
 export async function until(cond: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const end = Date.now() + timeoutMs;

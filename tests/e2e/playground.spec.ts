@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { collectProblems, ensureRendererBuilt, launchChromium, ROOT, screenshot, startHost, until, type Host } from './harness';
+import type { Page } from 'playwright-core';
+import { openStudio, ROOT, screenshot, until, type Host, type Studio } from './harness';
 
 const BUNDLE = join(ROOT, 'tests/fixtures/bundle-tiny');
 const BAD_BUNDLE = join(ROOT, 'tests/fixtures/no-such-bundle');
@@ -69,25 +69,19 @@ async function setNumber(page: Page, testId: string, value: number): Promise<voi
 }
 
 describe('playground in the browser', { timeout: 300_000 }, () => {
+  let studio: Studio | undefined;
   let host: Host;
-  let browser: Browser;
   let page: Page;
   let problems: string[];
   let greedyText = '';
 
   before(async () => {
-    ensureRendererBuilt();
-    host = await startHost();
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1360, height: 840 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    problems = collectProblems(page);
+    studio = await openStudio();
+    ({ host, page, problems } = studio);
   });
 
   after(async () => {
-    await browser?.close();
-    await host?.stop();
+    await studio?.close();
   });
 
   test('opens the Playground with no bundle loaded', async () => {

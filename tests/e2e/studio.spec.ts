@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { collectProblems, ensureRendererBuilt, launchChromium, screenshot, startHost, until, type Host } from './harness';
+import { openStudio, screenshot, until, type Host, type Studio } from './harness';
 
 const PACKAGE = process.env.PSKILLS_E2E_PACKAGE ?? '@plaited/development-skills@0.8.1';
 const PACKAGE_NAME = PACKAGE.replace(/@[^@/]+$/, '');
@@ -16,6 +16,7 @@ const SKILL = process.env.PSKILLS_E2E_SKILL ?? 'validate-skill';
 const CANCELLED_PACKAGE = 'mobile-best-practices@1.10.1';
 
 describe('studio in the browser', { timeout: 600_000 }, () => {
+  let studio: Studio | undefined;
   let host: Host;
   let browser: Browser;
   let page: Page;
@@ -23,18 +24,12 @@ describe('studio in the browser', { timeout: 600_000 }, () => {
   let imported = 0;
 
   before(async () => {
-    ensureRendererBuilt();
-    host = await startHost();
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1360, height: 840 } });
-    page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    problems = collectProblems(page);
+    studio = await openStudio();
+    ({ host, browser, page, problems } = studio);
   });
 
   after(async () => {
-    await browser?.close();
-    await host?.stop();
+    await studio?.close();
   });
 
   test('without the token the host answers 401', async () => {

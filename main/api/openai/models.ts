@@ -1,7 +1,11 @@
-// Which `model` names the endpoint serves and what each runs: `base`, and `global` once the current
-// bundle has a global adapter version; compiled skills (`base:<skill>@<version>`) come with compile.
+// Which `model` names the endpoint serves and what each runs: `base`; `global` once the current
+// bundle has a global adapter version; and `base:<skill>@<version>` for skills, compiled on first use
+// through the compile service (docs/api.md "OpenAI-compatible endpoint").
+import { StudioError } from '../../../common/errors';
 import type { EngineAdapter } from '../../engine';
+import type { SkillsRepo } from '../../store/skills-repo';
 import type { AdapterService } from '../services/adapter-service';
+import type { CompileService } from '../services/compile-service';
 
 export interface ModelEntry {
   id: string;
@@ -10,7 +14,8 @@ export interface ModelEntry {
 
 export interface ModelCatalog {
   list(): Promise<ModelEntry[]>;
-  /** The adapter a model name runs with (null = none), or undefined when there is no such model. */
+  /** The adapter a model name runs with (null = none), or undefined when there is no such model.
+   * May compile (a skill model's first use) and throw a StudioError (e.g. a bundle without hypernet). */
   resolve(id: string): Promise<EngineAdapter | null | undefined>;
 }
 
@@ -26,20 +31,76 @@ export class BaseOnlyCatalog implements ModelCatalog {
   }
 }
 
-/** `base` plus `global` (the EMA global adapter's newest version) when the current bundle has one. */
+export const SKILL_MODEL_PREFIX = 'base:';
+
+/** `base:<skill>@<n>` → {name, version}; `base:<skill>` → the latest version; else null. */
+export function parseSkillModel(id: string): { name: string; version?: number } | null {
+  if (!id.startsWith(SKILL_MODEL_PREFIX)) return null;
+  const ref = id.slice(SKILL_MODEL_PREFIX.length);
+  const at = ref.lastIndexOf('@');
+  if (at < 0) return ref ? { name: ref } : null;
+  const n = Number(ref.slice(at + 1));
+  if (at === 0 || !/^[1-9][0-9]*$/.test(ref.slice(at + 1)) || !Number.isSafeInteger(n)) return null;
+  return { name: ref.slice(0, at), version: n };
+}
+
+const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+
+/**
+ * Skill models. Listed, when the current bundle has a hypernetwork: every skill's latest version, and
+ * older versions that already have an adapter for this bundle. Accepted: any existing version, listed
+ * or not, and `base:<skill>` for the latest. The adapter is compiled on first use and cached in the
+ * library (the same one `pskills compile` makes), so later requests only look it up.
+ */
+export class SkillModels {
+  constructor(
+    private readonly skills: Pick<SkillsRepo, 'list' | 'get'>,
+    private readonly compiler: Pick<CompileService, 'compileAdapter' | 'compiledFor'>,
+    private readonly adapters: Pick<AdapterService, 'currentBundle'>,
+  ) {}
+
+  async list(): Promise<ModelEntry[]> {
+    const current = await this.adapters.currentBundle().catch((err: unknown) => {
+      if (err instanceof StudioError && err.code === 'not_found') return null; // no bundle: base only
+      throw err;
+    });
+    if (!current?.bundle.hypernet) return [];
+    const out = new Map<string, ModelEntry>();
+    for (const s of this.skills.list()) out.set(`${SKILL_MODEL_PREFIX}${s.name}@${s.latestVersion}`, { id: `${SKILL_MODEL_PREFIX}${s.name}@${s.latestVersion}`, created: seconds(s.updatedAt) });
+    for (const c of this.compiler.compiledFor(current.rowId)) {
+      const id = `${SKILL_MODEL_PREFIX}${c.name}@${c.version}`;
+      if (!out.has(id)) out.set(id, { id, created: seconds(c.createdAt) });
+    }
+    return [...out.values()];
+  }
+
+  /** undefined: not a skill model name, or no such skill version. */
+  async resolve(id: string): Promise<EngineAdapter | undefined> {
+    const ref = parseSkillModel(id);
+    if (!ref || !this.skills.get(ref.name, ref.version)) return undefined;
+    return (await this.compiler.compileAdapter(ref)).engine;
+  }
+}
+
+/** `base`, `global` (the EMA global adapter's newest version) when the current bundle has one, and
+ * the skill models when given. */
 export class LibraryCatalog implements ModelCatalog {
   private readonly base = new BaseOnlyCatalog();
 
-  constructor(private readonly adapters: Pick<AdapterService, 'globalHead' | 'globalAdapter'>) {}
+  constructor(
+    private readonly adapters: Pick<AdapterService, 'globalHead' | 'globalAdapter'>,
+    private readonly skillModels: Pick<SkillModels, 'list' | 'resolve'> | null = null,
+  ) {}
 
   async list(): Promise<ModelEntry[]> {
     const head = await this.adapters.globalHead();
     const global = head ? [{ id: 'global', created: Math.floor(Date.parse(head.createdAt) / 1000) }] : [];
-    return [...(await this.base.list()), ...global];
+    return [...(await this.base.list()), ...global, ...((await this.skillModels?.list()) ?? [])];
   }
 
   async resolve(id: string): Promise<EngineAdapter | null | undefined> {
-    if (id !== 'global') return this.base.resolve(id);
-    return (await this.adapters.globalAdapter()) ?? undefined;
+    if (id === 'global') return (await this.adapters.globalAdapter()) ?? undefined;
+    if (this.skillModels && id.startsWith(SKILL_MODEL_PREFIX)) return this.skillModels.resolve(id);
+    return this.base.resolve(id);
   }
 }

@@ -89,7 +89,12 @@ async function chatCompletions(req: IncomingMessage, res: ServerResponse, engine
     return fail(res, badRequest(`${issue.path.join('.') || 'body'}: ${issue.message}`, issue.path.join('.') || null));
   }
   const body = parsed.data;
-  const adapter = await catalog.resolve(body.model);
+  let adapter: Awaited<ReturnType<ModelCatalog['resolve']>>;
+  try {
+    adapter = await catalog.resolve(body.model); // a skill model compiles on first use
+  } catch (err) {
+    return fail(res, { ...fromStudio(err), param: 'model' });
+  }
   if (adapter === undefined) {
     const known = (await catalog.list()).map((m) => m.id).join(', ');
     return fail(res, { status: 404, message: `The model '${body.model}' does not exist (served: ${known})`, type: 'invalid_request_error', param: 'model', code: 'model_not_found' });

@@ -234,7 +234,8 @@ export class AdapterService {
     return rows;
   }
 
-  private async currentBundle() {
+  /** The engine's current bundle, its sha256 (of bundle.json) and its row in the store. */
+  async currentBundle(): Promise<{ bundle: Bundle; sha256: string; rowId: number }> {
     const bundle = await this.engine.current();
     // The bundle hash is the sha256 of bundle.json, which lists the sha256 of every other file.
     let sha256 = this.bundleShas.get(bundle);

@@ -1,26 +1,46 @@
-// The studio window's state, built once by App.svelte: routes, the library, the import dialog and
-// the Playground.
+// The studio window's state, built once by App.svelte: routes, the library, the import dialog, the
+// Playground, the adapter library and each skill's Compile and Compare.
+import { AdapterLibrary } from './adapter-library.svelte';
 import { ImportRun } from './import-run.svelte';
 import { Library } from './library.svelte';
 import { Playground } from './playground.svelte';
 import { Router } from './router.svelte';
+import { SkillLab } from './skill-lab.svelte';
 
 export class StudioApp {
   readonly router = new Router();
   readonly library = new Library();
   readonly importRun = new ImportRun(() => void this.library.refresh());
   readonly playground = new Playground();
+  readonly adapters = new AdapterLibrary();
   importOpen = $state(false);
+
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity -- a cache read inside $derived; never rendered itself
+  private readonly labs = new Map<string, SkillLab>();
+
+  /** Compile and Compare state of one skill (made on first use, kept for the session). */
+  lab(name: string): SkillLab {
+    let lab = this.labs.get(name);
+    if (!lab) {
+      // Compile and Compare can add adapters: the Adapters list (and its count) follows.
+      lab = new SkillLab(name, () => void this.adapters.refresh());
+      this.labs.set(name, lab);
+    }
+    return lab;
+  }
 
   /** Starts routing and the first load; returns the function that stops everything. */
   start(): () => void {
     const stopRouter = this.router.start();
     void this.library.refresh();
+    void this.adapters.refresh();
     return () => {
       stopRouter();
       this.library.dispose();
       this.importRun.cancel();
       this.playground.dispose();
+      this.adapters.dispose();
+      for (const lab of this.labs.values()) lab.dispose();
     };
   }
 

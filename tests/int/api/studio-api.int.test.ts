@@ -14,8 +14,9 @@ import { startWebHost, type WebHost } from '../../../main/api/transports/web-hos
 import { webClient } from './web-client';
 
 const FIXTURE_BUNDLE = join(process.cwd(), 'tests', 'fixtures', 'bundle-tiny');
-/** Namespaces whose own suite checks its coverage the same way: tests/int/adapters/adapters-api.int.test.ts. */
-const COVERED_ELSEWHERE = ['adapters', 'ema'];
+/** Namespaces whose own suite checks its coverage the same way: tests/int/adapters/adapters-api.int.test.ts,
+ * tests/int/compile/compile-api.int.test.ts (compare). */
+const COVERED_ELSEWHERE = ['adapters', 'ema', 'compare'];
 
 const skillMd = (name: string, description: string, body: string) =>
   `---\nname: ${name}\ndescription: ${description}\nlicense: MIT\n---\n\n# ${name}\n\n## When to use\n\n${body}\n\n## Steps\n\n1. Read the input carefully.\n2. Apply the rule and check the result.\n`;

@@ -109,3 +109,36 @@ def build_manifest(cfg: ModelConfig, spec: BundleSpec, files: dict[str, dict[str
         "hypernet": None,
         "training_card": spec.training_card,
     }
+
+
+# hypernet.onnx (docs/bundle-format.md "hypernet.onnx and compiling a skill").
+HYPERNET_FILE = "hypernet.onnx"
+HYPERNET_INPUTS = ["states", "mask"]
+HYPERNET_OUTPUTS = ["A.{module}", "B.{module}"]
+HYPERNET_KINDS = ("perceiver", "t2l")
+
+
+def hypernet_entry(kind: str, rank: int, d_enc: int, params: int, file: str = HYPERNET_FILE) -> dict[str, Any]:
+    """bundle.json `hypernet` object."""
+    if kind not in HYPERNET_KINDS:
+        raise ValueError(f"hypernet kind must be one of {HYPERNET_KINDS}, got {kind!r}")
+    return {"file": file, "kind": kind, "rank": rank, "d_enc": d_enc, "inputs": list(HYPERNET_INPUTS),
+            "outputs": list(HYPERNET_OUTPUTS), "chunk_combine": "mean", "params": params}
+
+
+def hypernet_output_names(modules: list[str]) -> list[str]:
+    """Graph output names in order: A then B per module, modules in lora.targets order."""
+    return [t.format(module=m) for m in modules for t in HYPERNET_OUTPUTS]
+
+
+def with_hypernet(manifest: dict[str, Any], files: dict[str, dict[str, Any]], hypernet: dict[str, Any],
+                  token_budget: int, chunk_overlap: int, training_card: dict[str, Any]) -> dict[str, Any]:
+    """A base bundle's manifest with a hypernetwork: new file table, `hypernet`, the encoder chunking the
+    hypernetwork was trained with, rank r with α = r (the factors are folded), the extended card."""
+    out = dict(manifest)
+    out["files"] = files
+    out["lora"] = {**manifest["lora"], "default_rank": hypernet["rank"], "alpha": float(hypernet["rank"])}
+    out["encoder"] = {**manifest["encoder"], "token_budget": token_budget, "chunk_overlap": chunk_overlap}
+    out["hypernet"] = hypernet
+    out["training_card"] = training_card
+    return out

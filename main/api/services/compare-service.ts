@@ -1,0 +1,141 @@
+// compare.run: one prompt answered under none / in_context / parametric / wrong_skill, side by side,
+// in ONE batch through the engine's per-row adapters (generateBatch). Tokens stream per column.
+import type { CompareColumn, CompareColumnSetup, CompareCondition, CompareEvent, CompareRunInput, CompareRunResult } from '../../../common/api/engine-schemas';
+import { StudioError } from '../../../common/errors';
+import { generateBatch, type Bundle, type EngineAdapter, type GenerateRequest } from '../../engine';
+import type { SkillsRepo } from '../../store/skills-repo';
+import type { CompileService } from './compile-service';
+import type { EngineService } from './engine-service';
+
+export const COMPARE_CONDITIONS: readonly CompareCondition[] = ['none', 'in_context', 'parametric', 'wrong_skill'];
+export const DEFAULT_COMPARE_TOKENS = 128;
+
+const REPLACEMENT = /\uFFFD+$/u;
+
+/**
+ * The system prompt of the in_context column: the skill text, cut (at a token boundary) so that the
+ * rendered prompt plus `maxTokens` fits the model's context. Returns the text and whether it was cut.
+ */
+export function fitSkillText(bundle: Bundle, skillText: string, prompt: string, maxTokens: number): { text: string; truncated: boolean } {
+  const render = (system: string) => bundle.chat.render([{ role: 'system', content: system }, { role: 'user', content: prompt }]);
+  const count = (system: string) => bundle.tokenizer.encode(render(system)).length;
+  const limit = bundle.manifest.architecture.max_positions - maxTokens;
+  if (count(skillText) <= limit) return { text: skillText, truncated: false };
+  const ids = bundle.tokenizer.encode(skillText);
+  let room = limit - count('');
+  while (room > 0) {
+    // A cut inside a multi-byte character decodes to U+FFFD: drop it.
+    const cut = bundle.tokenizer.decode(ids.slice(0, room)).replace(REPLACEMENT, '');
+    const over = count(cut) - limit;
+    if (over <= 0) return { text: cut, truncated: true };
+    room -= over;
+  }
+  return { text: '', truncated: true };
+}
+
+interface Column {
+  setup: CompareColumnSetup;
+  request: GenerateRequest;
+}
+
+export class CompareService {
+  constructor(
+    private readonly skills: SkillsRepo,
+    private readonly compiler: CompileService,
+    private readonly engine: EngineService,
+  ) {}
+
+  /** The other skill the wrong_skill column uses: the one asked for, else the next name after this
+   * one in the library's name order (wrapping around), at its latest version. Null in a library of one. */
+  wrongSkillFor(name: string, asked?: string): { name: string; version: number } | null {
+    if (asked !== undefined) {
+      if (asked === name) throw new StudioError('invalid_input', `wrongSkill "${asked}" is the skill being compared; name another one`, { field: 'wrongSkill' });
+      const s = this.skills.get(asked);
+      if (!s) throw new StudioError('not_found', `no skill "${asked}" (wrongSkill)`, { field: 'wrongSkill' });
+      return { name: s.name, version: s.version.version };
+    }
+    const others = this.skills.list().filter((s) => s.name !== name);
+    if (others.length === 0) return null;
+    const next = others.find((s) => s.name > name) ?? others[0]!;
+    return { name: next.name, version: next.latestVersion };
+  }
+
+  async run(input: CompareRunInput, ctx: { emit(e: CompareEvent): void; signal: AbortSignal }): Promise<CompareRunResult> {
+    const t0 = performance.now();
+    const conditions = input.conditions ?? COMPARE_CONDITIONS;
+    const maxTokens = input.maxTokens ?? DEFAULT_COMPARE_TOKENS;
+    const sampling = input.sampling ?? { temperature: 0 };
+    const skill = this.compiler.skill({ name: input.name, version: input.version });
+    const who = { name: skill.name, version: skill.version.version };
+    const bundle = await this.engine.current();
+    const skipped: CompareRunResult['skipped'] = [];
+
+    const compile = async (ref: { name: string; version: number }): Promise<{ id: string; engine: EngineAdapter }> => {
+      const c = await this.compiler.compileAdapter(ref, { signal: ctx.signal, emit: (p) => ctx.emit({ type: 'compile', skill: p.skill, chunk: p.chunk, chunks: p.chunks }) });
+      if (c.bundle !== bundle) throw new StudioError('conflict', 'the bundle changed while compare was compiling; run it again');
+      return { id: c.result.adapter.id, engine: c.engine };
+    };
+    let wrongSkill: { name: string; version: number } | null = null;
+    if (conditions.includes('wrong_skill')) {
+      wrongSkill = this.wrongSkillFor(skill.name, input.wrongSkill);
+      if (!wrongSkill) skipped.push({ condition: 'wrong_skill', reason: `the library has no skill other than "${skill.name}"` });
+    }
+
+    const user = bundle.chat.render([{ role: 'user', content: input.prompt }]);
+    const columns: Column[] = [];
+    const base = { maxNewTokens: maxTokens, sampling, stop: [] as string[] };
+    for (const condition of conditions) {
+      if (condition === 'none') {
+        columns.push({ setup: { condition, promptTokens: 0, adapter: null, skill: null, truncated: false }, request: { ...base, prompt: user } });
+      } else if (condition === 'in_context') {
+        const fit = fitSkillText(bundle, skill.content, input.prompt, maxTokens);
+        const prompt = bundle.chat.render([{ role: 'system', content: fit.text }, { role: 'user', content: input.prompt }]);
+        columns.push({ setup: { condition, promptTokens: 0, adapter: null, skill: who, truncated: fit.truncated }, request: { ...base, prompt } });
+      } else if (condition === 'parametric') {
+        const a = await compile(who);
+        columns.push({ setup: { condition, promptTokens: 0, adapter: a.id, skill: who, truncated: false }, request: { ...base, prompt: user, adapter: a.engine } });
+      } else if (wrongSkill) {
+        const a = await compile(wrongSkill);
+        columns.push({ setup: { condition, promptTokens: 0, adapter: a.id, skill: wrongSkill, truncated: false }, request: { ...base, prompt: user, adapter: a.engine } });
+      }
+    }
+    if (ctx.signal.aborted) throw new StudioError('cancelled', 'compare cancelled');
+    if (columns.length === 0) return { skill: who, wrongSkill: null, columns: [], skipped, ms: performance.now() - t0 };
+    // Token ids once, so the start event can say how long each prompt is.
+    const requests = columns.map((c) => ({ ...c.request, prompt: bundle.tokenizer.encode(c.request.prompt as string) }));
+    columns.forEach((c, i) => (c.setup.promptTokens = requests[i]!.prompt.length));
+    ctx.emit({ type: 'start', columns: columns.map((c) => c.setup) });
+
+    const tStart = performance.now();
+    const first = columns.map(() => -1);
+    const last = columns.map(() => -1);
+    const it = generateBatch(bundle, requests, { signal: ctx.signal });
+    let results;
+    for (;;) {
+      const step = await it.next();
+      if (step.done) {
+        results = step.value;
+        break;
+      }
+      const { row, tokenId, text } = step.value;
+      const now = performance.now();
+      if (first[row]! < 0) first[row] = now;
+      last[row] = now;
+      ctx.emit({ type: 'token', column: row, condition: columns[row]!.setup.condition, tokenId, text });
+    }
+    if (ctx.signal.aborted) throw new StudioError('cancelled', 'compare cancelled');
+    const out: CompareColumn[] = columns.map((c, i) => {
+      const r = results[i]!;
+      const decodeMs = last[i]! - first[i]!;
+      return {
+        ...c.setup,
+        text: r.text,
+        completionTokens: r.tokens.length,
+        ttftMs: first[i]! < 0 ? 0 : first[i]! - tStart,
+        tokensPerSecond: r.tokens.length > 1 && decodeMs > 0 ? ((r.tokens.length - 1) * 1000) / decodeMs : 0,
+        finishReason: r.finishReason,
+      };
+    });
+    return { skill: who, wrongSkill: columns.some((c) => c.setup.condition === 'wrong_skill') ? wrongSkill : null, columns: out, skipped, ms: performance.now() - t0 };
+  }
+}

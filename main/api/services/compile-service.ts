@@ -1,0 +1,105 @@
+// Compiling skill versions into adapters through the current bundle's hypernetwork, cached in the
+// adapter library by (skill version sha256, bundle sha256): the same input returns the same stored
+// adapter (same key, same bytes). Progress per encoder chunk; a cancelled compile writes nothing.
+import type { AdapterRecipe, CompileProgress, CompileResult, SkillRef } from '../../../common/api/adapter-schemas';
+import { StudioError } from '../../../common/errors';
+import { checkAdapterFits, chunkSpans, compileSkill, foldAdapter, requireHypernet, type Bundle, type EngineAdapter } from '../../engine';
+import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
+import type { SkillsRepo, StoredSkill } from '../../store/skills-repo';
+import { summaryOf, type AdapterService } from './adapter-service';
+
+/** Decoded engine adapters kept for chat and compare (a compiled adapter is small; a few dozen fit). */
+const ENGINE_CACHE = 32;
+
+export interface CompiledAdapter {
+  result: CompileResult;
+  row: StoredAdapter;
+  /** The adapter in the engine's form, ready for a generation request. */
+  engine: EngineAdapter;
+  bundle: Bundle;
+}
+
+export class CompileService {
+  private readonly engineCache = new Map<number, EngineAdapter>();
+
+  constructor(
+    private readonly skills: SkillsRepo,
+    private readonly repo: AdaptersRepo,
+    private readonly adapters: Pick<AdapterService, 'currentBundle'>,
+  ) {}
+
+  /** The skill version a ref names; not_found names it. */
+  skill(ref: SkillRef): StoredSkill & { rowId: number } {
+    const row = this.skills.get(ref.name, ref.version);
+    const rowId = row && this.skills.versionRowId(ref.name, row.version.version);
+    if (!row || !rowId) throw new StudioError('not_found', `no skill "${ref.version ? `${ref.name}@${ref.version}` : ref.name}"`, { skill: ref.name, version: ref.version ?? null });
+    return { ...row, rowId };
+  }
+
+  /** The stream handler of adapters.compile. */
+  async compile(ref: SkillRef, ctx: { emit(e: CompileProgress): void; signal: AbortSignal }): Promise<CompileResult> {
+    return (await this.compileAdapter(ref, ctx)).result;
+  }
+
+  /** Compiles (or finds) the adapter of a skill version for the current bundle. */
+  async compileAdapter(ref: SkillRef, ctx: { emit?(e: CompileProgress): void; signal?: AbortSignal } = {}): Promise<CompiledAdapter> {
+    const t0 = performance.now();
+    const skill = this.skill(ref);
+    const { bundle, rowId: bundleId } = await this.adapters.currentBundle();
+    requireHypernet(bundle); // a clear error naming the bundle, before any lookup
+    const recipe: AdapterRecipe = { kind: 'compile', hypernet: bundle.manifest.hypernet!.kind, combine: 'mean' };
+    const who = { name: skill.name, version: skill.version.version };
+    const skillInfo = { ...who, sha256: skill.version.sha256 };
+
+    const known = this.repo.findByKey(this.repo.keyFor(bundleId, skill.rowId, recipe));
+    if (known) {
+      const tokens = bundle.tokenizer.encode(skill.content).length;
+      const { token_budget, chunk_overlap } = bundle.manifest.encoder;
+      return {
+        row: known,
+        bundle,
+        engine: this.engineAdapter(known, bundle),
+        result: { adapter: summaryOf(known), rank: known.rank, ms: performance.now() - t0, cached: true, skill: skillInfo, chunks: chunkSpans(tokens, token_budget, chunk_overlap).length, tokens },
+      };
+    }
+
+    const compiled = await compileSkill(bundle, skill.content, {
+      signal: ctx.signal,
+      onProgress: (p) => ctx.emit?.({ skill: who, chunk: p.chunk, chunks: p.chunks, tokens: p.tokens }),
+    });
+    if (ctx.signal?.aborted) throw new StudioError('cancelled', 'compile cancelled');
+    // One transaction (AdaptersRepo.insert): the row and its tensors land together or not at all.
+    const { adapter: row } = this.repo.insert({ bundleId, skillVersionId: skill.rowId, adapter: compiled.adapter, recipe });
+    this.remember(row.rowId, compiled.engine);
+    return {
+      row,
+      bundle,
+      engine: compiled.engine,
+      result: { adapter: summaryOf(row), rank: row.rank, ms: performance.now() - t0, cached: false, skill: skillInfo, chunks: compiled.chunks.length, tokens: compiled.tokens },
+    };
+  }
+
+  /** Skill versions with an adapter compiled for the bundle with this row id, newest first. */
+  compiledFor(bundleRowId: number): { name: string; version: number; createdAt: string }[] {
+    return this.repo
+      .list()
+      .filter((a) => a.bundle.rowId === bundleRowId && a.recipe.kind === 'compile' && a.skill)
+      .map((a) => ({ name: a.skill!.name, version: a.skill!.version, createdAt: a.createdAt }));
+  }
+
+  private engineAdapter(row: StoredAdapter, bundle: Bundle): EngineAdapter {
+    let adapter = this.engineCache.get(row.rowId);
+    if (!adapter) {
+      adapter = foldAdapter(this.repo.load(row.rowId));
+      checkAdapterFits(bundle.manifest, adapter);
+      this.remember(row.rowId, adapter);
+    }
+    return adapter;
+  }
+
+  private remember(rowId: number, adapter: EngineAdapter): void {
+    this.engineCache.delete(rowId);
+    this.engineCache.set(rowId, adapter);
+    while (this.engineCache.size > ENGINE_CACHE) this.engineCache.delete(this.engineCache.keys().next().value!);
+  }
+}

@@ -1,0 +1,49 @@
+// `pskills eval`: the evaluation table of issue 5, computed by the Python package underneath
+// (`python -m pskills_train.evals`); its stdout (the table) and stderr pass straight through.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { StudioError } from '../../common/errors';
+import { APP_ROOT, DEFAULT_BUNDLE_DIR } from '../paths';
+import { parse } from './args';
+import type { Io } from './commands';
+
+export const EVAL_USAGE = 'usage: pskills eval --skills DIR --out FILE.json [--bundle DIR] [-- extra arguments for pskills_train.evals]';
+
+/** The training venv's interpreter; PSKILLS_PYTHON overrides it (tests, other venvs). */
+export function trainingPython(env: NodeJS.ProcessEnv = process.env): string {
+  return env.PSKILLS_PYTHON ? resolve(env.PSKILLS_PYTHON) : join(APP_ROOT, 'training', '.venv', 'bin', 'python');
+}
+
+export async function runEval(argv: string[], io: Io): Promise<number> {
+  const dash = argv.indexOf('--');
+  const own = dash < 0 ? argv : argv.slice(0, dash);
+  const extra = dash < 0 ? [] : argv.slice(dash + 1);
+  const { values, positionals } = parse(own, { skills: { type: 'string' }, out: { type: 'string' }, bundle: { type: 'string' } });
+  if (positionals.length || !values.skills || !values.out) throw new StudioError('invalid_input', EVAL_USAGE);
+  const skills = resolve(values.skills);
+  if (!existsSync(skills)) throw new StudioError('not_found', `--skills: ${skills}: no such folder`);
+  const bundle = values.bundle ? resolve(values.bundle) : DEFAULT_BUNDLE_DIR;
+  if (!existsSync(join(bundle, 'bundle.json'))) {
+    throw new StudioError('not_found', values.bundle ? `--bundle: ${bundle}: no bundle.json there` : `no default bundle at ${bundle}; pass --bundle DIR`);
+  }
+  const python = trainingPython();
+  if (!existsSync(python)) {
+    throw new StudioError('not_found', `the training environment is missing (${python}); run \`bash training/setup_venv.sh\` first`);
+  }
+  const args = ['-m', 'pskills_train.evals', '--skills', skills, '--out', resolve(values.out), '--bundle', bundle, ...extra];
+  if (!values.json) io.err(`running ${python} ${args.join(' ')}`);
+  const child = spawn(python, args, { cwd: APP_ROOT, stdio: 'inherit', env: { ...process.env, PYTHONUNBUFFERED: '1' } });
+  const stop = () => child.kill('SIGINT');
+  process.once('SIGINT', stop);
+  try {
+    const code = await new Promise<number>((done, fail) => {
+      child.once('error', (err) => fail(new StudioError('internal', `could not start ${python}: ${err.message}`)));
+      child.once('exit', (c, signal) => done(c ?? (signal ? 130 : 1)));
+    });
+    if (code !== 0) throw new StudioError('internal', `pskills_train.evals exited with status ${code} (its output is above)`);
+    return 0;
+  } finally {
+    process.off('SIGINT', stop);
+  }
+}

@@ -1,0 +1,44 @@
+// The adapter library as the Adapters page and the sidebar show it: every stored adapter, newest
+// first, from adapters.list.
+import type { AdapterSummary } from '../../../common/api/adapter-schemas';
+import { studio } from './bridge';
+import { toUiError, type UiError } from './errors';
+
+export class AdapterLibrary {
+  adapters = $state.raw<AdapterSummary[]>([]);
+  loading = $state(false);
+  loaded = $state(false);
+  error = $state.raw<UiError | null>(null);
+
+  private seq = 0;
+
+  async refresh(): Promise<void> {
+    const seq = ++this.seq;
+    this.loading = true;
+    try {
+      const adapters = await studio.adapters.list({});
+      if (seq !== this.seq) return;
+      this.adapters = adapters;
+      this.error = null;
+      this.loaded = true;
+    } catch (err) {
+      if (seq === this.seq) this.error = toUiError(err);
+    } finally {
+      if (seq === this.seq) this.loading = false;
+    }
+  }
+
+  /** The stored adapter with this id (or id prefix), if the list has it. */
+  find(id: string): AdapterSummary | undefined {
+    return this.adapters.find((a) => a.id === id || a.key.startsWith(id));
+  }
+
+  /** The adapters made from this one (merges and EMA versions that name it in their lineage). */
+  childrenOf(key: string): AdapterSummary[] {
+    return this.adapters.filter((a) => a.lineage.some((l) => key.startsWith(l.id)));
+  }
+
+  dispose(): void {
+    this.seq++;
+  }
+}

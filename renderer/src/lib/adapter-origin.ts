@@ -1,0 +1,45 @@
+// How an adapter was made, in words for the Adapters page: its kind and where it came from.
+import type { AdapterSummary } from '../../../common/api/adapter-schemas';
+
+export interface AdapterOrigin {
+  /** 'import', 'merge', 'ema', or whatever kind a newer recipe names (e.g. 'compile'). */
+  kind: string;
+  /** One line: the method and its numbers. */
+  summary: string;
+}
+
+const num = (n: number) => String(Number(n.toFixed(4)));
+
+export function adapterOrigin(a: AdapterSummary): AdapterOrigin {
+  const recipe = a.recipe as AdapterSummary['recipe'] | { kind: string };
+  const skill = a.skill ? `${a.skill.name}@${a.skill.version}` : null;
+  switch (recipe.kind) {
+    case 'import':
+      return { kind: 'import', summary: skill ? `PEFT folder, ${skill}` : 'PEFT folder' };
+    case 'merge': {
+      const r = recipe as Extract<AdapterSummary['recipe'], { kind: 'merge' }>;
+      const weights = r.weights.length ? ` · weights ${r.weights.map(num).join(', ')}` : '';
+      const rank = r.rank !== null ? ` → rank ${r.rank}` : '';
+      return { kind: 'merge', summary: `${r.method} of ${r.sources.length}${weights}${rank}` };
+    }
+    case 'ema': {
+      const r = recipe as Extract<AdapterSummary['recipe'], { kind: 'ema' }>;
+      return {
+        kind: 'ema',
+        summary: `${r.sources[0] === null ? 'first global version' : 'global update'} · β ${num(r.beta)} · budget ${r.rankBudget}`,
+      };
+    }
+    case 'compile': {
+      const r = recipe as Extract<AdapterSummary['recipe'], { kind: 'compile' }>;
+      return { kind: 'compile', summary: `${r.hypernet} hypernetwork · ${r.combine} of chunks` };
+    }
+    default:
+      return { kind: recipe.kind, summary: skill ?? recipe.kind };
+  }
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}

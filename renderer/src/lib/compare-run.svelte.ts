@@ -1,0 +1,147 @@
+// One side-by-side comparison (compare.run): the same prompt answered without the skill, with it in
+// the context, with its compiled adapter, and with another skill's adapter, all in one batch. Each
+// column fills with its streamed tokens, then takes its final text and numbers from the result.
+import type { StreamHandle } from '../../../common/api/define';
+import type {
+  CompareColumn,
+  CompareColumnSetup,
+  CompareCondition,
+  CompareEvent,
+  CompareRunInput,
+  CompareRunResult,
+} from '../../../common/api/engine-schemas';
+import { studio } from './bridge';
+import { toUiError, type UiError } from './errors';
+
+export type CompareStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
+
+export const CONDITIONS: readonly CompareCondition[] = ['none', 'in_context', 'parametric', 'wrong_skill'];
+
+export const CONDITION_LABELS: Record<CompareCondition, { title: string; hint: string }> = {
+  none: { title: 'No skill', hint: 'the base model alone' },
+  in_context: { title: 'In context', hint: 'SKILL.md in the prompt' },
+  parametric: { title: 'Parametric', hint: 'the compiled adapter' },
+  wrong_skill: { title: 'Wrong skill', hint: "another skill's adapter" },
+};
+
+/** One column: what the stream has said about its condition so far. */
+export class CompareColumnState {
+  readonly condition: CompareCondition;
+  setup = $state.raw<CompareColumnSetup | null>(null);
+  text = $state('');
+  tokens = $state(0);
+  final = $state.raw<CompareColumn | null>(null);
+  /** Why the run left this condition out (compare.run's `skipped`). */
+  skipped = $state<string | null>(null);
+
+  constructor(condition: CompareCondition) {
+    this.condition = condition;
+  }
+}
+
+export interface CompileStep {
+  skill: { name: string; version: number };
+  chunk: number;
+  chunks: number;
+}
+
+export class CompareRun {
+  prompt = $state('');
+  maxTokens = $state<number | null>(48);
+  status = $state<CompareStatus>('idle');
+  columns = $state.raw<CompareColumnState[]>(CONDITIONS.map((c) => new CompareColumnState(c)));
+  /** Set while the run compiles an adapter it needs before generating. */
+  compiling = $state.raw<CompileStep | null>(null);
+  result = $state.raw<CompareRunResult | null>(null);
+  error = $state.raw<UiError | null>(null);
+  stopping = $state(false);
+
+  private handle: StreamHandle<CompareRunResult> | null = null;
+
+  /** onFinished: after every run (it may have compiled adapters for the parametric columns). */
+  constructor(private readonly onFinished: () => void = () => {}) {}
+
+  get running(): boolean {
+    return this.status === 'running';
+  }
+
+  get canRun(): boolean {
+    return !this.running && this.prompt.trim() !== '';
+  }
+
+  async start(skill: { name: string; version?: number }): Promise<void> {
+    const prompt = this.prompt.trim();
+    if (!prompt || this.running) return;
+    this.status = 'running';
+    this.columns = CONDITIONS.map((c) => new CompareColumnState(c));
+    this.compiling = null;
+    this.result = null;
+    this.error = null;
+    this.stopping = false;
+    const input: CompareRunInput = {
+      ...skill,
+      prompt,
+      ...(this.maxTokens !== null && Number.isFinite(this.maxTokens) ? { maxTokens: this.maxTokens } : {}),
+    };
+    const handle = studio.compare.run(input, (event) => this.onEvent(event));
+    this.handle = handle;
+    try {
+      const result = await handle.result;
+      this.finish(result);
+      this.status = result.columns.some((c) => c.finishReason === 'cancelled') ? 'cancelled' : 'done';
+    } catch (err) {
+      const error = toUiError(err);
+      this.error = error;
+      this.status = error.code === 'cancelled' ? 'cancelled' : 'failed';
+    } finally {
+      this.handle = null;
+      this.stopping = false;
+      this.compiling = null;
+      this.onFinished();
+    }
+  }
+
+  stop(): void {
+    if (!this.handle) return;
+    this.stopping = true;
+    this.handle.cancel();
+  }
+
+  private column(condition: CompareCondition): CompareColumnState | undefined {
+    return this.columns.find((c) => c.condition === condition);
+  }
+
+  private onEvent(event: CompareEvent): void {
+    if (event.type === 'compile') {
+      this.compiling = { skill: event.skill, chunk: event.chunk, chunks: event.chunks };
+    } else if (event.type === 'start') {
+      this.compiling = null;
+      for (const setup of event.columns) {
+        const col = this.column(setup.condition);
+        if (col) col.setup = setup;
+      }
+    } else {
+      const col = this.column(event.condition);
+      if (col) {
+        col.text += event.text;
+        col.tokens += 1;
+      }
+    }
+  }
+
+  private finish(result: CompareRunResult): void {
+    this.result = result;
+    for (const final of result.columns) {
+      const col = this.column(final.condition);
+      if (!col) continue;
+      col.final = final;
+      col.setup = final;
+      col.text = final.text;
+      col.tokens = final.completionTokens;
+    }
+    for (const s of result.skipped) {
+      const col = this.column(s.condition);
+      if (col) col.skipped = s.reason;
+    }
+  }
+}

@@ -1,0 +1,101 @@
+"""python -m pskills_train.evals --bundle DIR --skills DIR --out FILE.json [...]
+
+The base LM is the bundle's lm.onnx (onnxruntime), unless --checkpoint names an HF folder (PyTorch).
+The parametric hypernetwork is the bundle's hypernet.onnx unless --hypernet-checkpoint is given;
+--stage1-checkpoint / --t2l-checkpoint take a pskills_train.hyper ckpt.pt (or its run folder) or a
+hypernet .onnx. Conditions without a hypernetwork are reported as skipped, with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer
+
+from ..synth.skill import load_skills
+from .adapters import checkpoint_provider, onnx_provider
+from .backend import OrtBackend, TorchBackend
+from .run import Providers, Settings, evaluate, table
+
+
+def _provider(backend, tok, manifest, path: Path | None, label: str, prov: Providers, slot: str):
+    if path is None:
+        return None
+    try:
+        if path.suffix == ".onnx":
+            return onnx_provider(backend, tok, path, manifest, label)
+        return checkpoint_provider(backend, tok, path, manifest, label)
+    except (FileNotFoundError, ImportError, KeyError, ValueError, RuntimeError) as e:
+        prov.why_missing[slot] = f"{path}: {type(e).__name__}: {e}"
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pskills_train.evals", description=__doc__.split("\n")[0])
+    ap.add_argument("--bundle", required=True, type=Path)
+    ap.add_argument("--skills", required=True, type=Path, help="folder of SKILL.md files (recursive) or corpus split")
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--checkpoint", type=Path, help="HF folder of the base LM: run it in PyTorch instead of lm.onnx")
+    ap.add_argument("--hypernet-checkpoint", type=Path, help="parametric hypernet instead of the bundle's hypernet.onnx")
+    ap.add_argument("--stage1-checkpoint", type=Path)
+    ap.add_argument("--t2l-checkpoint", type=Path)
+    ap.add_argument("--max-skills", type=int)
+    ap.add_argument("--max-tasks-per-skill", type=int, default=Settings.max_tasks_per_skill)
+    ap.add_argument("--max-answer-tokens", type=int, default=Settings.max_answer_tokens)
+    ap.add_argument("--max-gen-tokens", type=int, default=Settings.max_gen_tokens)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--no-per-task", action="store_true", help="leave per-task rows out of the JSON")
+    a = ap.parse_args(argv)
+
+    torch.set_num_threads(a.threads)
+    manifest = json.loads((a.bundle / "bundle.json").read_text())
+    tok = Tokenizer.from_file(str(a.bundle / manifest["tokenizer"]["file"]))
+    chat_template = json.loads((a.bundle / manifest["tokenizer"]["config"]).read_text())["chat_template"]
+    if a.checkpoint:
+        from ..model import load_hf
+
+        backend = TorchBackend(load_hf(a.checkpoint, encoder_layer=manifest["encoder"]["layer"]))
+    else:
+        backend = OrtBackend(a.bundle, a.threads)
+    prov = Providers()
+    hyper = a.hypernet_checkpoint
+    if hyper is None and manifest.get("hypernet"):
+        hyper = a.bundle / manifest["hypernet"]["file"]
+    if hyper is None:
+        prov.why_missing["parametric"] = f"{a.bundle} has no hypernet and no --hypernet-checkpoint was given"
+    prov.parametric = _provider(backend, tok, manifest, hyper, "parametric", prov, "parametric")
+    prov.stage1 = _provider(backend, tok, manifest, a.stage1_checkpoint, "stage1_only", prov, "stage1")
+    prov.t2l = _provider(backend, tok, manifest, a.t2l_checkpoint, "t2l_baseline", prov, "t2l")
+    prov.why_missing.setdefault("stage1", "no --stage1-checkpoint given")
+    prov.why_missing.setdefault("t2l", "no --t2l-checkpoint given")
+
+    skills = load_skills(a.skills)[:a.max_skills]
+    if not skills:
+        ap.error(f"{a.skills}: no SKILL.md files")
+    st = Settings(a.max_tasks_per_skill, a.max_answer_tokens, a.max_gen_tokens, a.seed)
+    t0 = time.perf_counter()
+    res = evaluate(backend, tok, chat_template, set(manifest["special_tokens"]["stop"]), skills, prov, st,
+                   log=lambda s: print(s, file=sys.stderr))
+    res["bundle"] = {"path": str(a.bundle), "id": manifest.get("id"), "backend": backend.name,
+                     "hypernet": str(hyper) if hyper else None}
+    res["compile_seconds"] = {p.label: round(p.seconds, 1) for p in (prov.parametric, prov.stage1, prov.t2l) if p}
+    res["seconds"] = round(time.perf_counter() - t0, 1)
+    if a.no_per_task:
+        res.pop("per_task")
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = a.out.with_name(f".{a.out.name}.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(res, indent=1) + "\n")
+    os.replace(tmp, a.out)
+    print(table(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

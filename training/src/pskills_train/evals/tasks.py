@@ -1,0 +1,87 @@
+"""Eval tasks of one skill and the prompts each condition gives them.
+
+- reconstruction: a held-out section (heading line to the next heading, as stage 1's cloze cuts it);
+  the adapter (and the in-context text) come from the skill without that section; raw LM prompt =
+  the heading line; reference = the section body.
+- template: the template synthesizer's single-turn questions, chat-rendered; the adapter and the
+  in-context text come from the whole skill; reference = the skill's own text for that question.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jinja2.sandbox
+from tokenizers import Tokenizer
+
+from ..synth.skill import Skill
+from ..synth.template import TemplateSynthesizer, rng_for
+
+
+@dataclass
+class Task:
+    skill: int  # index into the eval's skill list
+    task_id: str
+    kind: str  # "reconstruction" | "template:<section kind>"
+    source: str  # the text the adapter is compiled from (s or s without the section)
+    reference: str
+    heading: str | None = None  # reconstruction: the heading line, e.g. "## Steps"
+    question: str | None = None  # template: the user's question
+
+
+def flat_sections(text: str, skill: Skill) -> list[tuple[str, int, int, int]]:
+    """(heading line, start, body_start, end) with end = the next heading of any level."""
+    secs = sorted(skill.sections, key=lambda s: s.start)
+    return [(text[s.start:s.body_start].rstrip("\n"), s.start, s.body_start,
+             secs[i + 1].start if i + 1 < len(secs) else len(text)) for i, s in enumerate(secs)]
+
+
+def skill_tasks(idx: int, skill: Skill, tok: Tokenizer, max_recon: int, max_template: int, seed: int,
+                min_body_tokens: int = 8) -> list[Task]:
+    text = skill.text
+    recon = []
+    for heading, start, body_start, end in flat_sections(text, skill):
+        body = text[body_start:end].strip("\n")
+        rest = text[:start] + text[end:]
+        if len(tok.encode(body, add_special_tokens=False).ids) >= min_body_tokens and rest.strip():
+            recon.append(Task(idx, f"{idx}:recon:{start}", "reconstruction", rest, body, heading=heading))
+    rng_for(seed, skill.sha256, "recon").shuffle(recon)
+    tmpl = [Task(idx, f"{idx}:tmpl:{i}", f"template:{kind}", text, answer, question=q)
+            for i, (kind, _, q, answer) in enumerate(TemplateSynthesizer(seed=seed).qa_pairs(skill))]
+    rng_for(seed, skill.sha256, "tmpl").shuffle(tmpl)
+    return sorted(recon[:max_recon], key=lambda t: t.task_id) + tmpl[:max_template]
+
+
+class Prompter:
+    """Prompt ids for a task, with or without the skill text in context (truncated to fit)."""
+
+    def __init__(self, tok: Tokenizer, chat_template: str, max_positions: int):
+        self.tok, self.max_positions = tok, max_positions
+        env = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+        self.template = env.from_string(chat_template)
+
+    def ids(self, text: str) -> list[int]:
+        return self.tok.encode(text, add_special_tokens=False).ids
+
+    def _render(self, task: Task, context: str | None) -> str:
+        if task.heading is not None:
+            return (f"{context}\n\n" if context else "") + task.heading + "\n"
+        msgs = ([{"role": "system", "content": context}] if context else []) + [{"role": "user", "content": task.question}]
+        return self.template.render(messages=msgs, add_generation_prompt=True, bos_token="", eos_token="",
+                                    pad_token="")
+
+    def prompt(self, task: Task, in_context: bool, room: int) -> list[int]:
+        """`room` = tokens to keep free after the prompt (answer / generation)."""
+        if not in_context:
+            return self.ids(self._render(task, None))
+        budget = self.max_positions - room
+        enc = self.tok.encode(task.source, add_special_tokens=False)
+        fixed = len(self.ids(self._render(task, "x"))) - 1
+        keep = min(len(enc.ids), budget - fixed)
+        while keep > 0:
+            ctx = task.source[:enc.offsets[keep - 1][1]]
+            ids = self.ids(self._render(task, ctx))
+            if len(ids) <= budget:
+                return ids
+            keep -= max(1, len(ids) - budget)  # token boundaries can shift by a few after the cut
+        return self.ids(self._render(task, None))

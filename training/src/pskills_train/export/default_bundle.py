@@ -1,0 +1,99 @@
+"""Export a pretraining run as the studio's default bundle, with its training card.
+
+    python -m pskills_train.export.default_bundle --config training/configs/pretrain.json \
+        --out resources/bundles/default [--created 2026-12-02T00:00:00Z] [--force]
+
+The card (bundle.json `training_card`) records what reproduces the weights: the full pretrain config,
+seed, steps and tokens seen, sha256 of the corpus manifest and the tokenizer, the last held-out
+metrics and the compression baselines of the same held-out bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tokenizers import Tokenizer
+
+from ..model import load_hf
+from ..train.config import PretrainConfig
+from .bundle import created_now, write_bundle
+from .manifest import BundleSpec, sha256_file
+
+# The encoder reads skills in windows as long as the base LM was trained on (data.seq_len).
+DEFAULT_RANK = 8
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: missing (is the run finished?)")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def training_card(cfg: PretrainConfig, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    evals = [r for r in rows if "val_bpb_docs_val" in r]
+    if not evals:
+        raise ValueError("metrics.jsonl has no evaluation rows")
+    last = evals[-1]
+    corpus = cfg.data.path("corpus")
+    tok_file = cfg.data.path("tokenizer")
+    # Logged intervals carry their throughput; their sum is the training time without evaluations.
+    log_every = cfg.run.log_every
+    step_tokens = cfg.run.batch_size * cfg.data.seq_len
+    seconds, prev = 0.0, 0
+    for r in rows:
+        seconds += (r["step"] - prev) * step_tokens / max(r["tokens_per_s"], 1e-9)
+        prev = r["step"]
+    baseline = subprocess.run([sys.executable, "-m", "pskills_train.train.compress_baseline", "--config",
+                               str(cfg.source)], check=True, capture_output=True, text=True).stdout
+    return {
+        "kind": "pretrained",
+        "config": cfg.to_dict(),
+        "seed": cfg.run.seed,
+        "steps": last["step"],
+        "tokens_seen": last["tokens"],
+        "train_seconds": round(seconds),
+        "log_every": log_every,
+        "data": {
+            "corpus_manifest_sha256": sha256_file(corpus / "manifest.json"),
+            "tokenizer_sha256": sha256_file(tok_file),
+            "splits": {"train": ["docs_train", "skills_train"], "held_out": ["docs_val", "skills_val"]},
+        },
+        "metrics": {k: last[k] for k in last if k.startswith("val_")} | {"train_loss": last["loss"]},
+        "compression_baselines": json.loads(baseline),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pskills_train.export.default_bundle", description=__doc__.split("\n")[0])
+    ap.add_argument("--config", required=True, type=Path, help="the pretrain config the run used")
+    ap.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE", help="as pretrain's --set")
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--id", default="pskills-base-5m")
+    ap.add_argument("--created", help="ISO 8601 time (default: now, or SOURCE_DATE_EPOCH)")
+    ap.add_argument("--force", action="store_true", help="replace --out if it exists")
+    a = ap.parse_args(argv)
+
+    cfg = PretrainConfig.load(a.config, a.set)
+    cfg.source = a.config
+    run = cfg.run.out_path()
+    lm = load_hf(run / "model").eval()
+    tok_file = cfg.data.path("tokenizer")
+    tok = Tokenizer.from_file(str(tok_file))
+    tcfg = json.loads((tok_file.parent / "tokenizer_config.json").read_text())
+    card = training_card(cfg, read_metrics(run / "metrics.jsonl"))
+    spec = BundleSpec(id=a.id, created=a.created or created_now(), default_rank=DEFAULT_RANK, alpha=float(DEFAULT_RANK),
+                      token_budget=cfg.data.seq_len, chunk_overlap=cfg.data.seq_len // 8,
+                      training_card={"model": lm.cfg.to_dict(), **card})
+    out = write_bundle(lm, tok, tcfg, a.out, spec, force=a.force)
+    total = sum(p.stat().st_size for p in out.iterdir())
+    print(f"wrote {out} ({total / 1e6:.2f} MB, {lm.num_params() / 1e6:.2f} M parameters)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

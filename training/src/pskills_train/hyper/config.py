@@ -1,0 +1,148 @@
+"""HyperConfig (configs/hyper.json): the hypernetwork, the encoder chunking, the data, both stages' runs.
+
+Keys starting with '_' are notes and are ignored; any other unknown key is an error. `--set
+stage1.max_steps=20` overrides one field (the value is parsed as JSON when it can be).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from ..data.config import REPO
+
+
+def repo_path(p: str | Path) -> Path:
+    p = Path(p)
+    return p if p.is_absolute() else REPO / p
+
+
+@dataclass
+class NetConfig:
+    kind: str = "perceiver"  # perceiver | t2l
+    rank: int = 8  # r of one chunk's adapter
+    width: int = 128  # query / hidden width
+    heads: int = 4  # attention heads of the cross-attention (perceiver)
+    blocks: int = 2  # cross-attention blocks (perceiver) / MLP layers (t2l)
+    mlp_ratio: int = 2
+    targets: list[str] = field(default_factory=lambda: ["q", "k", "v", "o", "gate", "up", "down"])
+    b_init: float = 0.0  # std of the B head's weights at init; 0 = a fresh hypernet changes nothing
+    # Both heads' outputs are multiplied by out_scale (the A head's init compensates, so A starts at
+    # std 1/sqrt(d_in)). Under Adam a head weight moves by ~lr per step, so an output moves by
+    # ~lr·|z|₁·out_scale ≈ lr·width·out_scale: 1/width makes the factors move at ~lr, as LoRA weights do.
+    out_scale: float = 0.01
+    seed: int = 0
+
+
+@dataclass
+class EncoderConfig:
+    token_budget: int = 512  # tokens per chunk (bundle.json encoder.token_budget)
+    chunk_overlap: int = 64
+
+
+@dataclass
+class DataConfig:
+    base: str = "training/.cache/runs/base/model"  # HF folder of the frozen base LM ("random:NAME" for a random one)
+    tokenizer: str = "training/.cache/tokenizer/tokenizer.json"
+    corpus: str = "training/.cache/corpus"  # skills_train/, skills_val/
+    trajectories_train: str = "training/.cache/trajectories/train.jsonl"  # stage 2
+    trajectories_val: str = "training/.cache/trajectories/val.jsonl"
+    max_skill_tokens: int = 2048  # skills are cut to their first N tokens for training (chunks = N / stride)
+    target_window: int = 192  # stage 1 target tokens per example (long targets: a random window)
+    max_seq: int = 384  # stage 2: prompt + answer tokens per example (longer: cut at the end)
+    val_examples: int = 32  # fixed examples per objective for the validation loss
+
+
+@dataclass
+class Stage1Config:
+    weights: dict[str, float] = field(default_factory=lambda: {"full": 0.4, "prefix": 0.3, "cloze": 0.3})
+    prompt: str = "<skill>\n"  # fixed prompt of full reconstruction and prefix completion
+    prefix_min: float = 0.2
+    prefix_max: float = 0.6
+
+
+@dataclass
+class RunConfig:
+    out: str = "training/.cache/runs/hyper1"
+    init: str = ""  # checkpoint to start from (stage 2: the stage-1 ckpt.pt)
+    max_steps: int = 300
+    batch_size: int = 8  # examples per optimizer step
+    micro_batch: int = 4
+    lr: float = 1e-3
+    min_lr: float = 1e-4
+    warmup_steps: int = 20
+    weight_decay: float = 0.01
+    grad_clip: float = 1.0
+    eval_every: int = 50
+    ckpt_every: int = 25
+    log_every: int = 5
+    seed: int = 1234
+    threads: int = 0  # 0 = all cores
+
+    def out_path(self) -> Path:
+        return repo_path(self.out)
+
+
+def _build(cls: type, raw: dict[str, Any], where: str) -> Any:
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(k for k in raw if k not in known and not k.startswith("_"))
+    if unknown:
+        raise ValueError(f"{where}: unknown fields {unknown}")
+    return cls(**{k: v for k, v in raw.items() if k in known})
+
+
+SECTIONS = ("net", "encoder", "data", "stage1", "run1", "run2")
+
+
+@dataclass
+class HyperConfig:
+    net: NetConfig = field(default_factory=NetConfig)
+    encoder: EncoderConfig = field(default_factory=EncoderConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    stage1: Stage1Config = field(default_factory=Stage1Config)
+    run1: RunConfig = field(default_factory=RunConfig)
+    run2: RunConfig = field(default_factory=lambda: RunConfig(out="training/.cache/runs/hyper2"))
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any], where: str = "config") -> "HyperConfig":
+        unknown = sorted(k for k in raw if k not in SECTIONS and not k.startswith("_"))
+        if unknown:
+            raise ValueError(f"{where}: unknown sections {unknown}")
+        types = {"net": NetConfig, "encoder": EncoderConfig, "data": DataConfig, "stage1": Stage1Config,
+                 "run1": RunConfig, "run2": RunConfig}
+        built = {s: _build(t, raw[s], f"{where}.{s}") for s, t in types.items() if s in raw}
+        out = cls(**built)
+        out.check()
+        return out
+
+    @classmethod
+    def load(cls, path: str | Path, overrides: list[str] = ()) -> "HyperConfig":
+        raw = json.loads(Path(path).read_text())
+        for item in overrides:
+            key, _, value = item.partition("=")
+            section, _, name = key.partition(".")
+            if not name:
+                raise ValueError(f"--set {item!r}: expected section.field=value")
+            try:
+                parsed = json.loads(value)
+            except json.JSONDecodeError:
+                parsed = value
+            raw.setdefault(section, {})[name] = parsed
+        return cls.from_dict(raw, str(path))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {s: asdict(getattr(self, s)) for s in SECTIONS}
+
+    def check(self) -> None:
+        if self.net.kind not in ("perceiver", "t2l"):
+            raise ValueError(f"net.kind must be perceiver or t2l, got {self.net.kind!r}")
+        if not 0 <= self.encoder.chunk_overlap < self.encoder.token_budget:
+            raise ValueError("encoder.chunk_overlap must be in 0 .. token_budget - 1")
+        for run in (self.run1, self.run2):
+            if run.batch_size % run.micro_batch:
+                raise ValueError(f"batch_size {run.batch_size} is not a multiple of micro_batch {run.micro_batch}")
+        bad = set(self.stage1.weights) - {"full", "prefix", "cloze"}
+        if bad:
+            raise ValueError(f"stage1.weights: unknown objectives {sorted(bad)}")

@@ -1,0 +1,286 @@
+"""Train the hypernetwork: stage 1 (skill reconstruction) or stage 2 (skill exploitation), DESIGN §1.
+
+    python -m pskills_train.hyper.train --config training/configs/hyper.json --stage 1|2 [--resume] [--set run1.max_steps=20]
+
+The base LM is frozen (requires_grad False); gradients reach the hypernetwork through the LoRA
+inputs. AdamW, linear warmup + cosine, gradient accumulation (run.batch_size examples per step in
+micro-batches of run.micro_batch), gradient clipping. <run.out>/ckpt.pt is written atomically every
+run.ckpt_every steps and at the end; `--resume` continues from it exactly (the examples of step t
+are drawn from an RNG seeded by (seed, t, micro), so the data needs no state). metrics.jsonl gets
+the train loss (overall and per objective), lr, seconds per step and, every run.eval_every steps,
+the validation loss per objective on fixed held-out examples. Stage 2 starts from run2.init (a
+stage-1 ckpt.pt) unless resuming.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from tokenizers import Tokenizer
+from tqdm import tqdm
+
+from ..model import LlamaLM, ModelConfig, load_hf
+from ..tokenizer import CHAT_TEMPLATE
+from ..train.checkpoint import load_checkpoint, save_checkpoint, set_rng_state
+from ..train.config import OptimConfig
+from ..train.metrics import MetricsLog
+from ..train.optim import lr_at, make_optimizer
+from .compile import batch_adapters
+from .config import HyperConfig, RunConfig, repo_path
+from .examples import OBJECTIVES, Example, Stage1Builder, chat_example, read_skills
+from .net import build_hypernet
+
+
+def load_base(spec: str, tokenizer: str, encoder_layer: int | None = None) -> tuple[LlamaLM, Tokenizer, str]:
+    """(frozen LM, tokenizer, chat template). spec: an HF folder, `random:tiny` (export.bundle's tiny random
+    model and its synthetic BPE) or `random:pretrain` (configs/pretrain.json's architecture, random weights,
+    the real tokenizer), for development before the base model exists."""
+    template = CHAT_TEMPLATE
+    if spec == "random:tiny":
+        from ..export.bundle import random_model
+        lm, tok = random_model("tiny")
+    elif spec == "random:pretrain":
+        raw = json.loads(repo_path("training/configs/pretrain.json").read_text())["model"]
+        torch.manual_seed(0)
+        lm = LlamaLM(ModelConfig.from_dict({k: v for k, v in raw.items() if not k.startswith("_")}))
+        tok = Tokenizer.from_file(str(repo_path(tokenizer)))
+    else:
+        folder = repo_path(spec)
+        lm = load_hf(folder) if encoder_layer is None else load_hf(folder, encoder_layer=encoder_layer)
+        tok_file = folder / "tokenizer.json" if (folder / "tokenizer.json").exists() else repo_path(tokenizer)
+        tok = Tokenizer.from_file(str(tok_file))
+        cfg_file = tok_file.with_name("tokenizer_config.json")
+        if cfg_file.exists():
+            template = json.loads(cfg_file.read_text()).get("chat_template") or template
+    lm.eval()
+    for p in lm.parameters():
+        p.requires_grad_(False)
+    return lm, tok, template
+
+
+def token_losses(lm: LlamaLM, lora, examples: list[Example]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-example (sum of target-token CE, number of target tokens) [b] each, teacher forced."""
+    seqs = [e.prompt + e.target for e in examples]
+    s = max(len(x) for x in seqs) - 1
+    b = len(examples)
+    ids = torch.zeros(b, s, dtype=torch.int64)  # [b, s] inputs, right-padded
+    labels = torch.full((b, s), -100, dtype=torch.int64)  # [b, s] next token or -100
+    mask = torch.zeros(b, s, dtype=torch.int64)
+    for i, (e, seq) in enumerate(zip(examples, seqs)):
+        n = len(seq) - 1
+        ids[i, :n] = torch.tensor(seq[:-1])
+        mask[i, :n] = 1
+        nxt = torch.tensor(seq[1:])
+        keep = torch.zeros(n, dtype=torch.bool)
+        keep[len(e.prompt) - 1:] = True  # positions that predict target tokens
+        if e.labels_mask is not None:
+            keep &= torch.tensor(e.labels_mask[1:], dtype=torch.bool)
+        labels[i, :n] = torch.where(keep, nxt, torch.full_like(nxt, -100))
+    pos = torch.arange(s).expand(b, s)
+    logits = lm(ids, mask, pos, None, lora)[0]  # [b, s, V]
+    ce = F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=-100, reduction="none").view(b, s)
+    count = (labels != -100).sum(1)  # [b]
+    return ce.sum(1), count
+
+
+class HyperTrainer:
+    def __init__(self, cfg: HyperConfig, stage: int, resume: bool = False, *, base=None,
+                 train_items: list[Any] | None = None, val_items: list[Any] | None = None):
+        if stage not in (1, 2):
+            raise ValueError(f"stage must be 1 or 2, got {stage}")
+        self.cfg, self.stage = cfg, stage
+        self.run: RunConfig = cfg.run1 if stage == 1 else cfg.run2
+        self.out = self.run.out_path()
+        if self.run.threads:
+            torch.set_num_threads(self.run.threads)
+        self.lm, self.tok, self.template = base or load_base(cfg.data.base, cfg.data.tokenizer)
+        longest = max(cfg.encoder.token_budget, cfg.data.max_seq, cfg.data.target_window + 64)
+        if longest > self.lm.cfg.max_positions:
+            raise ValueError(f"encoder.token_budget / data.max_seq / target_window + prompt ({longest}) exceed the "
+                             f"base LM's max_positions {self.lm.cfg.max_positions}")
+        self.builder = Stage1Builder(self.tok, cfg.stage1.prompt, cfg.data.max_skill_tokens, cfg.data.target_window,
+                                     cfg.stage1.prefix_min, cfg.stage1.prefix_max)
+        self.skill_ids: dict[str, list[int]] = {}
+        if stage == 1:
+            self.train_items = train_items if train_items is not None else \
+                [r["text"] for r in read_skills(repo_path(cfg.data.corpus), "skills_train")]
+            val = val_items if val_items is not None else \
+                [r["text"] for r in read_skills(repo_path(cfg.data.corpus), "skills_val")]
+            weights = cfg.stage1.weights
+            self.objectives = [o for o in OBJECTIVES if weights.get(o, 0) > 0]
+            self.weights = [weights[o] for o in self.objectives]
+            self.val = {o: self._val_stage1(o, val) for o in self.objectives}
+        else:
+            self.train_items = train_items if train_items is not None else self._trajectories(cfg.data.trajectories_train)
+            val = val_items if val_items is not None else self._trajectories(cfg.data.trajectories_val, missing_ok=True)
+            self.val = {"chat": [self._chat(r) for r in val[: cfg.data.val_examples]]} if val else {}
+        torch.manual_seed(self.run.seed)
+        self.net = build_hypernet(self.lm.cfg, cfg.net).train()
+        o = self.run
+        self.opt = make_optimizer(self.net, OptimConfig(lr=o.lr, min_lr=o.min_lr, warmup_steps=o.warmup_steps,
+                                                        weight_decay=o.weight_decay, grad_clip=o.grad_clip))
+        self.ocfg = OptimConfig(lr=o.lr, min_lr=o.min_lr, warmup_steps=o.warmup_steps)
+        self.step, self.history = 0, []
+        if resume:
+            ck = load_checkpoint(self.out)
+            self.net.load_state_dict(ck["model"])
+            self.opt.load_state_dict(ck["optimizer"])
+            self.step, self.history = ck["step"], ck.get("history", [])
+            set_rng_state(ck["rng"])
+        elif stage == 2 and self.run.init:
+            init = repo_path(self.run.init)
+            if not init.exists():
+                raise FileNotFoundError(f"{init}: no stage-1 checkpoint to start stage 2 from (run --stage 1 first, "
+                                        f"or --set run2.init= to start from scratch)")
+            ck = torch.load(init, map_location="cpu", weights_only=False)
+            self.net.load_state_dict(ck["model"])
+            self.history = [{"stage": ck.get("stage", 1), "steps": ck.get("step"), "metrics": ck.get("last_metrics")}]
+        self.metrics = MetricsLog(self.out / "metrics.jsonl", self.step if resume else None)
+        self.last_metrics: dict[str, float] = {}
+
+    # ---- data
+    def _trajectories(self, path: str, missing_ok: bool = False) -> list[dict[str, Any]]:
+        p = repo_path(path)
+        if not p.exists():
+            if missing_ok:
+                return []
+            raise FileNotFoundError(f"{p}: no trajectories (stage 2 needs the synthesizer's JSONL)")
+        return [json.loads(ln) for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
+
+    def _skill_source(self, rec: dict[str, Any]) -> list[int]:
+        text = rec.get("skill_text")
+        if text is None:
+            if not self.skill_ids:
+                for split in ("skills_train", "skills_val"):
+                    for r in read_skills(repo_path(self.cfg.data.corpus), split):
+                        ids = self.builder.ids(r["text"])
+                        self.skill_ids[r["id"]] = ids  # corpus id = the synthesizer's source_path
+                        self.skill_ids.setdefault(r["name"], ids)  # names repeat across packages: last resort
+            key = rec.get("source_path") if rec.get("source_path") in self.skill_ids else rec["skill"]
+            if key not in self.skill_ids:
+                raise KeyError(f"trajectory skill {rec['skill']!r}: no skill_text and not in the corpus")
+            return self.skill_ids[key]
+        return self.builder.ids(text)
+
+    def _chat(self, rec: dict[str, Any]) -> Example:
+        return chat_example(self.tok, self.template, rec["messages"], self._skill_source(rec), self.cfg.data.max_seq)
+
+    def _val_stage1(self, objective: str, texts: list[str]) -> list[Example]:
+        rng = random.Random(f"val:{objective}")
+        order = rng.sample(range(len(texts)), min(len(texts), self.cfg.data.val_examples))
+        return [self.builder.build(objective, texts[i], rng) for i in order]
+
+    def micro_examples(self, step: int, micro: int) -> list[Example]:
+        rng = random.Random(f"{self.run.seed}:{self.stage}:{step}:{micro}")
+        out = []
+        for _ in range(self.run.micro_batch):
+            item = self.train_items[rng.randrange(len(self.train_items))]
+            if self.stage == 1:
+                out.append(self.builder.build(rng.choices(self.objectives, self.weights)[0], item, rng))
+            else:
+                out.append(self._chat(item))
+        return out
+
+    # ---- steps
+    def losses(self, examples: list[Example]) -> tuple[torch.Tensor, torch.Tensor]:
+        enc = self.cfg.encoder
+        lora = batch_adapters(self.lm, self.net, [e.source for e in examples], enc.token_budget, enc.chunk_overlap)
+        return token_losses(self.lm, lora, examples)
+
+    def train_step(self) -> dict[str, float]:
+        run = self.run
+        lr = lr_at(self.step, self.ocfg, run.max_steps)
+        for group in self.opt.param_groups:
+            group["lr"] = lr
+        accum = run.batch_size // run.micro_batch
+        sums, counts = defaultdict(float), defaultdict(int)
+        for micro in range(accum):
+            examples = self.micro_examples(self.step, micro)
+            tot, cnt = self.losses(examples)
+            loss = tot.sum() / cnt.sum().clamp(min=1) / accum
+            loss.backward()
+            for e, t, c in zip(examples, tot.tolist(), cnt.tolist()):
+                sums[e.objective] += t
+                counts[e.objective] += c
+        if run.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.net.parameters(), run.grad_clip)
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+        self.step += 1
+        out = {"loss": sum(sums.values()) / max(1, sum(counts.values())), "lr": lr}
+        out.update({f"loss_{o}": sums[o] / counts[o] for o in sums if counts[o]})
+        return out
+
+    @torch.no_grad()
+    def evaluate(self) -> dict[str, float]:
+        self.net.eval()
+        out = {}
+        for name, examples in self.val.items():
+            if not examples:
+                continue
+            tot, cnt = 0.0, 0
+            for i in range(0, len(examples), self.run.micro_batch):
+                t, c = self.losses(examples[i: i + self.run.micro_batch])
+                tot, cnt = tot + float(t.sum()), cnt + int(c.sum())
+            out[f"val_loss_{name}"] = tot / max(1, cnt)
+        self.net.train()
+        return out
+
+    def save(self) -> None:
+        save_checkpoint(self.out, self.net, self.opt, self.step, 0, self.cfg.to_dict(),
+                        extra={"lm_config": self.lm.cfg.to_dict(), "stage": self.stage, "history": self.history,
+                               "last_metrics": self.last_metrics, "params": self.net.num_params()})
+
+    def fit(self, progress: bool = True) -> dict[str, float]:
+        run = self.run
+        bar = tqdm(total=run.max_steps, initial=self.step, unit="step", disable=not progress)
+        t0, c0, timed = time.perf_counter(), time.process_time(), 0
+        while self.step < run.max_steps:
+            rec = self.train_step()
+            timed += 1
+            bar.update(1)
+            last = self.step == run.max_steps
+            evaluating = self.step % run.eval_every == 0 or last
+            if self.step % run.log_every == 0 or evaluating:
+                rec = {"step": self.step, **rec, "s_per_step": (time.perf_counter() - t0) / timed,
+                       "cpu_s_per_step": (time.process_time() - c0) / timed}
+                if evaluating and self.val:
+                    rec.update(self.evaluate())
+                self.last_metrics = rec
+                self.metrics.write(rec)
+                bar.set_postfix(loss=f"{rec['loss']:.3f}")
+                t0, c0, timed = time.perf_counter(), time.process_time(), 0
+            if self.step % run.ckpt_every == 0 or last:
+                self.save()
+        bar.close()
+        return self.last_metrics
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m pskills_train.hyper.train", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--config", required=True, type=Path)
+    ap.add_argument("--stage", required=True, type=int, choices=[1, 2])
+    ap.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE")
+    ap.add_argument("--resume", action="store_true", help="continue from <run.out>/ckpt.pt")
+    args = ap.parse_args(argv)
+    cfg = HyperConfig.load(args.config, args.set)
+    trainer = HyperTrainer(cfg, args.stage, args.resume)
+    print(f"hypernet {cfg.net.kind}: {trainer.net.num_params() / 1e6:.2f} M parameters; base "
+          f"{trainer.lm.num_params() / 1e6:.2f} M (frozen); {len(trainer.train_items)} training items")
+    if args.resume:
+        print(f"resuming at step {trainer.step}")
+    trainer.fit()
+    print(json.dumps(trainer.last_metrics))
+
+
+if __name__ == "__main__":
+    main()
