@@ -1,10 +1,11 @@
-// bench/adapters: merge and EMA cost of the adapter algebra on two shapes — (a) a small
-// default-bundle-like model, (b) synthetic factors shaped like a 0.5B model (q and v only).
+// bench/adapters: merge and EMA cost of the adapter algebra on two shapes — (a) the default bundle's
+// LoRA targets (resources/bundles/default/bundle.json; the flags below override or stand in when it
+// is absent), (b) synthetic factors shaped like a 0.5B model (q and v only).
 // Each (shape, op) runs in its own child process so its peak RSS is its own.
 // Run: node --import tsx bench/adapters.ts [--hidden=256 --layers=8 --intermediate=768 --kv-dim=128 --runs=7]
 import { spawnSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { emaStep } from '../main/adapters/ema';
@@ -12,7 +13,7 @@ import { cat } from '../main/adapters/merge';
 import { linearBaselineError } from '../main/adapters/stats';
 import { svdMerge } from '../main/adapters/svd';
 import { targetKey, type Adapter, type LoraPair, type TargetKey } from '../main/adapters/types';
-import { APP_ROOT } from '../main/paths';
+import { APP_ROOT, DEFAULT_BUNDLE_DIR } from '../main/paths';
 
 interface Module {
   name: string;
@@ -34,8 +35,17 @@ function bundleShape({ hidden = 256, layers = 8, intermediate = 768, kvDim = 128
   return { id: `bundle h${hidden} L${layers}`, layers, modules };
 }
 
+/** The default bundle's targets as its bundle.json lists them, unless shape flags are given. */
+function defaultBundleShape(): Shape | null {
+  const file = join(DEFAULT_BUNDLE_DIR, 'bundle.json');
+  if (['hidden', 'layers', 'intermediate', 'kv-dim'].some((k) => args.has(k)) || !existsSync(file)) return null;
+  const m = JSON.parse(readFileSync(file, 'utf8')) as { id: string; lora: { layers: number[]; targets: { module: string; d_in: number; d_out: number }[] } };
+  const modules = m.lora.targets.map((t) => ({ name: t.module, dIn: t.d_in, dOut: t.d_out }));
+  return { id: `default (${m.id}) h${modules[0]!.dIn} L${m.lora.layers.length}`, layers: m.lora.layers.length, modules };
+}
+
 const shapes: Shape[] = [
-  bundleShape({ hidden: num('hidden', 256), layers: num('layers', 8), intermediate: num('intermediate', 768), kvDim: num('kv-dim', 128) }),
+  defaultBundleShape() ?? bundleShape({ hidden: num('hidden', 256), layers: num('layers', 8), intermediate: num('intermediate', 768), kvDim: num('kv-dim', 128) }),
   { id: '0.5B h896 L24 q,v', layers: 24, modules: [{ name: 'q', dIn: 896, dOut: 896 }, { name: 'v', dIn: 896, dOut: 128 }] },
 ];
 const ADAPTERS = 8;

@@ -1,6 +1,7 @@
 // DTOs for the adapter library: stored adapters, their statistics, merges, comparisons and the
 // EMA global adapter's history (DESIGN.md §1).
 import { z } from 'zod';
+import { SkillName } from './skill-schemas';
 
 export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, '64 lowercase hex digits');
 
@@ -129,11 +130,7 @@ export const EmaUpdated = z.object({ version: GlobalVersion, adapter: AdapterSum
 /** A skill version as the compile and compare calls name it (absent version = the latest). */
 export const SkillRef = z
   .object({
-    name: z
-      .string()
-      .min(1)
-      .max(200)
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'letters, digits, ".", "_", ":" and "-" only'),
+    name: SkillName,
     version: z.number().int().positive().optional(),
   })
   .strict();

@@ -28,18 +28,14 @@ import {
   ImportResult,
   ParsedSkill,
   SkillDetail,
+  SkillName,
   SkillSummary,
   VersionMeta,
 } from './skill-schemas';
 
 export const MAX_SKILL_BYTES = 1024 * 1024;
 
-/** Agent Skills names: lower-case letters, digits and hyphens; we accept what registries ship. */
-export const SkillName = z
-  .string()
-  .min(1)
-  .max(200)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'letters, digits, ".", "_", ":" and "-" only');
+export { SkillName };
 
 const Empty = z.object({}).strict();
 

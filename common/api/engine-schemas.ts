@@ -1,5 +1,6 @@
 // DTOs for the engine: bundle info, generation requests, streamed tokens and results.
 import { z } from 'zod';
+import { SkillName } from './skill-schemas';
 
 export const ChatMessage = z.object({
   role: z.enum(['system', 'user', 'assistant']),
@@ -80,11 +81,7 @@ const SkillVersion = z.object({ name: z.string(), version: z.number().int().posi
 
 export const CompareRunInput = z
   .object({
-    name: z
-      .string()
-      .min(1)
-      .max(200)
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'letters, digits, ".", "_", ":" and "-" only'),
+    name: SkillName,
     version: z.number().int().positive().optional(),
     /** The user message every column answers. */
     prompt: z.string().min(1).max(100_000),

@@ -1,6 +1,15 @@
 // DTOs for skills: what the store returns and the UI shows.
 import { z } from 'zod';
 
+/** A skill's name as the store keeps it: what registries ship ("pdf", "Git Commit Helper",
+ *  "sw/handoff"), so the API reaches every imported skill; only control characters and surrounding
+ *  whitespace are refused. The validator warns about names outside the Agent Skills form. */
+export const SkillName = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\s\p{Cc}](?:[^\p{Cc}]*[^\s\p{Cc}])?$/u, 'no control characters, no leading or trailing whitespace');
+
 export const Provenance = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('manual') }),
   z.object({

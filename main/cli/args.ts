@@ -22,11 +22,11 @@ export function parse<O extends NonNullable<OptionSpec>>(argv: string[], options
   }
 }
 
-/** `name` or `name@3` → { name, version }. */
+/** `name` or `name@3` → { name, version }; an "@" not followed by digits is part of the name. */
 export function parseSkillRef(ref: string): { name: string; version?: number } {
-  const at = ref.lastIndexOf('@');
-  if (at <= 0) return { name: ref };
-  const n = Number(ref.slice(at + 1));
-  if (!Number.isInteger(n) || n < 1) throw new StudioError('invalid_input', `bad version in "${ref}": expected name@N with N ≥ 1`);
-  return { name: ref.slice(0, at), version: n };
+  const m = /^(.+)@(\d+)$/.exec(ref);
+  if (!m) return { name: ref };
+  const n = Number(m[2]);
+  if (n < 1) throw new StudioError('invalid_input', `bad version in "${ref}": expected name@N with N ≥ 1`);
+  return { name: m[1]!, version: n };
 }

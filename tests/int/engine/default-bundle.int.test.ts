@@ -4,7 +4,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateAll, loadBundle, type Bundle } from '../../../main/engine';
+import { compileSkill, generateAll, loadBundle, type Bundle } from '../../../main/engine';
 import { KvCache } from '../../../main/engine/kv-cache';
 import { DEFAULT_BUNDLE_DIR } from '../../../main/paths';
 
@@ -51,7 +51,16 @@ describe('default bundle', () => {
   });
 
   it('carries a training card with config, seed, steps, data hashes and metrics', () => {
-    const card = bundle.manifest.training_card as Record<string, any>;
+    // The card is free-form JSON in the format (docs/bundle-format.md); these are the fields the export writes.
+    const card = bundle.manifest.training_card as {
+      kind: string;
+      steps: number;
+      seed: number;
+      config: { model: { hidden_size: number } };
+      data: { corpus_manifest_sha256: string; tokenizer_sha256: string };
+      metrics: { val_bpb_docs_val: number };
+      compression_baselines: { docs_val: { xz_9_bpb: number } };
+    };
     expect(card.kind).toBe('pretrained');
     expect(card.steps).toBeGreaterThan(0);
     expect(typeof card.seed).toBe('number');
@@ -67,6 +76,18 @@ describe('default bundle', () => {
     const bpb = await bitsPerByte(bundle, PARAGRAPH);
     console.info(`default bundle: ${bpb.toFixed(3)} bits per byte on the paragraph, uniform ${uniform.toFixed(3)}`);
     expect(bpb).toBeLessThan(0.7 * uniform);
+  }, 60_000);
+
+  it('compiles a skill with its hypernetwork', async () => {
+    expect(bundle.manifest.hypernet?.kind).toBe('perceiver');
+    const text = '---\nname: tidy-commits\ndescription: Write small commits.\n---\n\n# Tidy commits\n\n## Steps\n1. Stage one change.\n2. Write why, not what.\n';
+    const compiled = await compileSkill(bundle, text);
+    expect(compiled.chunks).toHaveLength(1);
+    expect(compiled.rank).toBe(bundle.manifest.lora.default_rank);
+    expect(compiled.engine.targets.size).toBe(bundle.manifest.lora.layers.length * bundle.manifest.lora.targets.length);
+    for (const pair of compiled.engine.targets.values()) {
+      expect(pair.A.some((v) => v !== 0) && pair.B.some((v) => v !== 0)).toBe(true);
+    }
   }, 60_000);
 
   it('generates deterministically without a bundle being named', async () => {
