@@ -44,6 +44,8 @@ const Hypernet = z.object({
   outputs: z.array(z.string()),
   chunk_combine: z.literal('mean'),
   params: index,
+  /** Evaluation-only hypernetworks (condition name → file in `files`); compiling never reads them. */
+  ablations: z.record(z.string(), fileName).optional(),
 });
 
 const GraphIO = z.object({
@@ -110,6 +112,7 @@ export const BundleManifest = z
       [m.tokenizer.file, ['tokenizer', 'file']],
       [m.tokenizer.config, ['tokenizer', 'config']],
       ...(m.hypernet ? ([[m.hypernet.file, ['hypernet', 'file']]] as [string, (string | number)[]][]) : []),
+      ...Object.entries(m.hypernet?.ablations ?? {}).map(([name, file]) => [file, ['hypernet', 'ablations', name]] as [string, (string | number)[]]),
     ];
     for (const [file, path] of referenced) if (!(file in m.files)) issue(path, `${file} is not listed in files`);
   });

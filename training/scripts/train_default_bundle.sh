@@ -39,6 +39,8 @@ hyper t2l > $c/runs/t2l.log 2>&1 &
 wait
 
 # 5. the complete bundle
+# (+ the evaluation's ablations, so `pskills eval` runs all eight conditions from the bundle alone)
 $py -m pskills_train.hyper.export --base-bundle $c/bundles/base --checkpoint $c/runs/hyper2/ckpt.pt \
+  --ablation stage1_only=$c/runs/hyper1/ckpt.pt --ablation t2l_baseline=$c/runs/t2l2/ckpt.pt \
   --out resources/bundles/default --kind perceiver --force
 echo "default bundle: resources/bundles/default"

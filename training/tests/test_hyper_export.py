@@ -171,3 +171,27 @@ def test_committed_fixture_is_what_the_script_makes(tmp_path):
                 assert rel_err(np.array(a["adapter"][key][ab]), np.array(want[ab])) < 1e-5
     total = sum(p.stat().st_size for p in FIXTURE.iterdir())
     assert total < 1_000_000
+
+
+def test_ablations_ship_beside_the_hypernet(tiny, base_bundle, tmp_path):
+    lm, _ = tiny
+    nets = {kind: build_hypernet(lm.cfg, NetConfig(kind=kind, rank=2, width=16, heads=2, blocks=1)).eval()
+            for kind in ("perceiver", "t2l")}
+    for i, net in enumerate(nets.values()):
+        perturb(net, i + 1)
+    out = write_hyper_bundle(base_bundle, nets["perceiver"], tmp_path / "b", BUDGET, 4, {"steps": 2},
+                             ablations={"t2l_baseline": (nets["t2l"], {"steps": 1})})
+    m = json.loads((out / "bundle.json").read_text())
+    assert m["hypernet"]["ablations"] == {"t2l_baseline": "hypernet-t2l_baseline.onnx"}
+    assert "hypernet-t2l_baseline.onnx" in m["files"]
+    assert m["training_card"]["hypernet"]["ablations"] == {"t2l_baseline": {"steps": 1}}
+    check_hypernet_graph(out / "hypernet-t2l_baseline.onnx", m)
+    # the shipped file is that network, not a copy of the main one
+    feeds = {"states": np.random.default_rng(0).standard_normal((1, 5, lm.cfg.hidden_size), dtype=np.float32),
+             "mask": np.ones((1, 5), np.float32)}
+    main_out = ort.InferenceSession(str(out / "hypernet.onnx"), providers=["CPUExecutionProvider"]).run(None, feeds)
+    abl_out = ort.InferenceSession(str(out / "hypernet-t2l_baseline.onnx"), providers=["CPUExecutionProvider"]).run(None, feeds)
+    assert not np.allclose(main_out[0], abl_out[0])
+    with pytest.raises(ValueError, match="expected one of"):
+        write_hyper_bundle(base_bundle, nets["perceiver"], tmp_path / "c", BUDGET, 4, {},
+                           ablations={"other": (nets["t2l"], {})})

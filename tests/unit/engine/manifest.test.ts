@@ -39,6 +39,20 @@ describe('parseManifest', () => {
     expect(withEdit((m) => m.io.lm.inputs.pop())).toThrow(/io\.lm\.inputs: not the format v1 input list/);
   });
 
+  it('requires the hypernet and its ablation files to be listed in files', () => {
+    const hyper = (m: ReturnType<typeof fixture>) => {
+      m.hypernet = { file: 'hypernet.onnx', kind: 'perceiver', rank: m.lora.default_rank, d_enc: m.architecture.hidden, inputs: ['states', 'mask'], outputs: ['A.{module}', 'B.{module}'], chunk_combine: 'mean', params: 1 };
+      m.files['hypernet.onnx'] = { sha256: '0'.repeat(64), bytes: 1 };
+    };
+    expect(withEdit((m) => hyper(m))).not.toThrow();
+    expect(
+      withEdit((m) => {
+        hyper(m);
+        m.hypernet.ablations = { t2l_baseline: 'hypernet-t2l_baseline.onnx' };
+      }),
+    ).toThrow(/hypernet\.ablations\.t2l_baseline: hypernet-t2l_baseline\.onnx is not listed in files/);
+  });
+
   it('accepts a plain (LoRA-free) input list and refuses file names that leave the folder', () => {
     expect(() => withEdit((m) => (m.io.lm.inputs = m.io.lm.inputs.slice(0, 5)))()).not.toThrow();
     expect(withEdit((m) => (m.io.lm.file = '../lm.onnx'))).toThrow(/io\.lm\.file: a plain file name/);

@@ -2,7 +2,8 @@
 
 The base LM is the bundle's lm.onnx (onnxruntime), unless --checkpoint names an HF folder (PyTorch).
 The parametric hypernetwork is the bundle's hypernet.onnx unless --hypernet-checkpoint is given;
---stage1-checkpoint / --t2l-checkpoint take a pskills_train.hyper ckpt.pt (or its run folder) or a
+--stage1-checkpoint / --t2l-checkpoint (default: the bundle's hypernet.ablations files, when it ships
+them) take a pskills_train.hyper ckpt.pt (or its run folder) or a
 hypernet .onnx. Conditions without a hypernetwork are reported as skipped, with the reason.
 """
 
@@ -71,10 +72,14 @@ def main(argv: list[str] | None = None) -> int:
     if hyper is None:
         prov.why_missing["parametric"] = f"{a.bundle} has no hypernet and no --hypernet-checkpoint was given"
     prov.parametric = _provider(backend, tok, manifest, hyper, "parametric", prov, "parametric")
-    prov.stage1 = _provider(backend, tok, manifest, a.stage1_checkpoint, "stage1_only", prov, "stage1")
-    prov.t2l = _provider(backend, tok, manifest, a.t2l_checkpoint, "t2l_baseline", prov, "t2l")
-    prov.why_missing.setdefault("stage1", "no --stage1-checkpoint given")
-    prov.why_missing.setdefault("t2l", "no --t2l-checkpoint given")
+    # Without a flag, the bundle's own ablation hypernetworks (bundle.json hypernet.ablations).
+    shipped = (manifest.get("hypernet") or {}).get("ablations", {})
+    stage1 = a.stage1_checkpoint or (a.bundle / shipped["stage1_only"] if "stage1_only" in shipped else None)
+    t2l = a.t2l_checkpoint or (a.bundle / shipped["t2l_baseline"] if "t2l_baseline" in shipped else None)
+    prov.stage1 = _provider(backend, tok, manifest, stage1, "stage1_only", prov, "stage1")
+    prov.t2l = _provider(backend, tok, manifest, t2l, "t2l_baseline", prov, "t2l")
+    prov.why_missing.setdefault("stage1", "no --stage1-checkpoint given and the bundle ships no stage1_only hypernet")
+    prov.why_missing.setdefault("t2l", "no --t2l-checkpoint given and the bundle ships no t2l_baseline hypernet")
 
     skills = load_skills(a.skills)[:a.max_skills]
     if not skills:

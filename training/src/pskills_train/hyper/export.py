@@ -1,6 +1,7 @@
 """Export a trained hypernetwork: hypernet.onnx and a complete bundle folder (docs/bundle-format.md).
 
     python -m pskills_train.hyper.export --base-bundle DIR --checkpoint CKPT --out DIR [--kind perceiver|t2l]
+        [--ablation stage1_only=CKPT --ablation t2l_baseline=CKPT]
 
 The new bundle is the base bundle's files (lm.onnx, tokenizer) + hypernet.onnx + bundle.json with the
 `hypernet` object, the encoder chunking the hypernetwork was trained with and a training card
@@ -100,9 +101,15 @@ def check_hypernet_graph(path: Path, manifest: dict[str, Any]) -> None:
             raise AssertionError(f"{path.name} {v.name} shape {shape(v)} != {want}")
 
 
+ABLATIONS = ("stage1_only", "t2l_baseline")  # the evaluation's hypernetwork conditions (DESIGN §6)
+
+
 def write_hyper_bundle(base: str | os.PathLike, net: nn.Module, out: str | os.PathLike, token_budget: int,
-                       chunk_overlap: int, card: dict[str, Any], force: bool = False) -> Path:
-    """Base bundle + hypernet.onnx -> a complete bundle folder at `out`."""
+                       chunk_overlap: int, card: dict[str, Any], force: bool = False,
+                       ablations: dict[str, tuple[nn.Module, dict[str, Any]]] | None = None) -> Path:
+    """Base bundle + hypernet.onnx (+ the evaluation's ablation hypernetworks, `hypernet-<name>.onnx`,
+    so `pskills eval` runs every condition from the bundle alone) -> a complete bundle folder at `out`."""
+    ablations = ablations or {}
     base, out = Path(base), Path(out)
     manifest = json.loads((base / MANIFEST).read_text())
     if manifest.get("hypernet") is not None:
@@ -111,8 +118,13 @@ def write_hyper_bundle(base: str | os.PathLike, net: nn.Module, out: str | os.Pa
     modules = [t["module"] for t in manifest["lora"]["targets"]]
     if list(net.modules_) != modules:
         raise ValueError(f"hypernet targets {net.modules_} != the bundle's lora.targets {modules}")
-    if net.d_enc != arch["hidden"] or net.num_layers != len(manifest["lora"]["layers"]):
-        raise ValueError("hypernet d_enc / layers do not match the base bundle")
+    for name, (other, _) in [("hypernet", (net, {})), *ablations.items()]:
+        if name != "hypernet" and name not in ABLATIONS:
+            raise ValueError(f"ablation {name!r}: expected one of {ABLATIONS}")
+        if list(other.modules_) != modules or other.rank != net.rank:
+            raise ValueError(f"{name}: targets {other.modules_} / rank {other.rank} differ from the bundle's {modules} / {net.rank}")
+        if other.d_enc != arch["hidden"] or other.num_layers != len(manifest["lora"]["layers"]):
+            raise ValueError(f"{name}: d_enc / layers do not match the base bundle")
     if out.exists() and not force:
         raise FileExistsError(f"{out} exists (pass --force to replace it)")
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
@@ -122,10 +134,17 @@ def write_hyper_bundle(base: str | os.PathLike, net: nn.Module, out: str | os.Pa
         for name in manifest["files"]:
             shutil.copyfile(base / name, tmp / name)
         export_hypernet(net, tmp / HYPERNET_FILE)
+        for name, (other, _) in sorted(ablations.items()):
+            export_hypernet(other, tmp / f"hypernet-{name}.onnx")
         entry = hypernet_entry(net.kind, net.rank, net.d_enc, net.num_params())
+        if ablations:
+            entry["ablations"] = {name: f"hypernet-{name}.onnx" for name in sorted(ablations)}
+            card = {**card, "ablations": {name: c for name, (_, c) in sorted(ablations.items())}}
         new = with_hypernet(manifest, file_table(tmp), entry, token_budget, chunk_overlap,
                             {**manifest.get("training_card", {}), "hypernet": card})
         check_hypernet_graph(tmp / HYPERNET_FILE, new)
+        for file in entry.get("ablations", {}).values():
+            check_hypernet_graph(tmp / file, new)
         (tmp / MANIFEST).write_text(json.dumps(new, indent=2) + "\n")
         if out.exists():
             shutil.rmtree(out)
@@ -160,16 +179,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--checkpoint", required=True, type=Path, help="ckpt.pt of pskills_train.hyper.train")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--kind", choices=["perceiver", "t2l"], help="check the checkpoint holds this kind")
+    ap.add_argument("--ablation", action="append", default=[], metavar="NAME=CKPT",
+                    help=f"also ship an evaluation hypernetwork, NAME in {ABLATIONS}")
     ap.add_argument("--force", action="store_true")
     a = ap.parse_args(argv)
     ckpt = torch.load(a.checkpoint, map_location="cpu", weights_only=False)
     net, lm_cfg, cfg = load_hypernet(ckpt, a.kind)
+    ablations = {}
+    for item in a.ablation:
+        name, _, path = item.partition("=")
+        if not path:
+            raise SystemExit(f"--ablation {item!r}: expected NAME=CKPT")
+        other_ckpt = torch.load(path, map_location="cpu", weights_only=False)
+        other, other_lm, _ = load_hypernet(other_ckpt)
+        if other_lm.encoder_layer_index != lm_cfg.encoder_layer_index:
+            raise SystemExit(f"--ablation {name}: trained on encoder layer {other_lm.encoder_layer_index}, "
+                             f"the hypernet on {lm_cfg.encoder_layer_index}")
+        ablations[name] = (other, training_card(other_ckpt))
     base = json.loads((a.base_bundle / MANIFEST).read_text())
     if base["encoder"]["layer"] != lm_cfg.encoder_layer_index:
         raise SystemExit(f"the base bundle's encoder.layer {base['encoder']['layer']} != the layer the hypernet "
                          f"was trained on ({lm_cfg.encoder_layer_index})")
     out = write_hyper_bundle(a.base_bundle, net, a.out, cfg["encoder"]["token_budget"], cfg["encoder"]["chunk_overlap"],
-                             training_card(ckpt), force=a.force)
+                             training_card(ckpt), force=a.force, ablations=ablations)
     print(f"wrote {out} (hypernet {net.kind}, {net.num_params() / 1e6:.2f} M parameters)")
     return 0
 
