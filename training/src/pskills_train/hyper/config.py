@@ -6,11 +6,11 @@ stage1.max_steps=20` overrides one field (the value is parsed as JSON when it ca
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config_io import build, read_config
 from ..data.config import REPO
 
 
@@ -85,14 +85,6 @@ class RunConfig:
         return repo_path(self.out)
 
 
-def _build(cls: type, raw: dict[str, Any], where: str) -> Any:
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(k for k in raw if k not in known and not k.startswith("_"))
-    if unknown:
-        raise ValueError(f"{where}: unknown fields {unknown}")
-    return cls(**{k: v for k, v in raw.items() if k in known})
-
-
 SECTIONS = ("net", "encoder", "data", "stage1", "run1", "run2")
 
 
@@ -112,25 +104,14 @@ class HyperConfig:
             raise ValueError(f"{where}: unknown sections {unknown}")
         types = {"net": NetConfig, "encoder": EncoderConfig, "data": DataConfig, "stage1": Stage1Config,
                  "run1": RunConfig, "run2": RunConfig}
-        built = {s: _build(t, raw[s], f"{where}.{s}") for s, t in types.items() if s in raw}
+        built = {s: build(t, raw[s], f"{where}.{s}") for s, t in types.items() if s in raw}
         out = cls(**built)
         out.check()
         return out
 
     @classmethod
     def load(cls, path: str | Path, overrides: list[str] = ()) -> "HyperConfig":
-        raw = json.loads(Path(path).read_text())
-        for item in overrides:
-            key, _, value = item.partition("=")
-            section, _, name = key.partition(".")
-            if not name:
-                raise ValueError(f"--set {item!r}: expected section.field=value")
-            try:
-                parsed = json.loads(value)
-            except json.JSONDecodeError:
-                parsed = value
-            raw.setdefault(section, {})[name] = parsed
-        return cls.from_dict(raw, str(path))
+        return cls.from_dict(read_config(path, overrides), str(path))
 
     def to_dict(self) -> dict[str, Any]:
         return {s: asdict(getattr(self, s)) for s in SECTIONS}

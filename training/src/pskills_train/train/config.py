@@ -7,11 +7,11 @@ overrides one field from the command line (the value is parsed as JSON when it c
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..config_io import build, read_config
 from ..data.config import REPO
 from ..model import ModelConfig
 
@@ -58,14 +58,6 @@ class RunConfig:
         return p if p.is_absolute() else REPO / p
 
 
-def _build(cls: type, raw: dict[str, Any], where: str) -> Any:
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(k for k in raw if k not in known and not k.startswith("_"))
-    if unknown:
-        raise ValueError(f"{where}: unknown fields {unknown}")
-    return cls(**{k: v for k, v in raw.items() if k in known})
-
-
 @dataclass
 class PretrainConfig:
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -79,24 +71,13 @@ class PretrainConfig:
         if unknown:
             raise ValueError(f"{where}: unknown sections {unknown}")
         model = {k: v for k, v in raw.get("model", {}).items() if not k.startswith("_")}
-        return cls(ModelConfig.from_dict(model), _build(DataConfig, raw.get("data", {}), f"{where}.data"),
-                   _build(OptimConfig, raw.get("optim", {}), f"{where}.optim"),
-                   _build(RunConfig, raw.get("run", {}), f"{where}.run"))
+        return cls(ModelConfig.from_dict(model), build(DataConfig, raw.get("data", {}), f"{where}.data"),
+                   build(OptimConfig, raw.get("optim", {}), f"{where}.optim"),
+                   build(RunConfig, raw.get("run", {}), f"{where}.run"))
 
     @classmethod
     def load(cls, path: str | Path, overrides: list[str] = ()) -> "PretrainConfig":
-        raw = json.loads(Path(path).read_text())
-        for item in overrides:
-            key, _, value = item.partition("=")
-            section, _, name = key.partition(".")
-            if not name:
-                raise ValueError(f"--set {item!r}: expected section.field=value")
-            try:
-                parsed = json.loads(value)
-            except json.JSONDecodeError:
-                parsed = value
-            raw.setdefault(section, {})[name] = parsed
-        return cls.from_dict(raw, str(path))
+        return cls.from_dict(read_config(path, overrides), str(path))
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model.to_dict(), "data": asdict(self.data), "optim": asdict(self.optim),

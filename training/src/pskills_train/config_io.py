@@ -1,0 +1,36 @@
+"""JSON configs with `--set section.field=value` overrides, read into dataclasses with unknown keys refused.
+
+Shared by the pretraining and hypernetwork configs; keys starting with "_" are comments.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+
+def read_config(path: str | Path, overrides: list[str] = ()) -> dict[str, Any]:
+    """The JSON file with each override applied; a value is JSON when it parses, else a string."""
+    raw = json.loads(Path(path).read_text())
+    for item in overrides:
+        key, _, value = item.partition("=")
+        section, _, name = key.partition(".")
+        if not name:
+            raise ValueError(f"--set {item!r}: expected section.field=value")
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = value
+        raw.setdefault(section, {})[name] = parsed
+    return raw
+
+
+def build(cls: type, raw: dict[str, Any], where: str) -> Any:
+    """Dataclass `cls` from `raw`; an unknown field is an error naming `where`."""
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(k for k in raw if k not in known and not k.startswith("_"))
+    if unknown:
+        raise ValueError(f"{where}: unknown fields {unknown}")
+    return cls(**{k: v for k, v in raw.items() if k in known})
