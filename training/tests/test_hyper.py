@@ -71,6 +71,13 @@ def tiny_cfg(tmp: Path, **net) -> HyperConfig:
 
 # ---- chunking and the encoder
 
+def test_line_endings_are_read_as_lf(tiny):
+    tok = tiny[1]
+    assert encode_ids(tok, "# A\r\n\r\nstep one\rstep two\n") == encode_ids(tok, "# A\n\nstep one\nstep two\n")
+    with pytest.raises(ValueError):
+        encode_ids(tok, "")
+
+
 def test_chunk_spans_follow_the_rule():
     assert chunk_spans(1, 16, 4) == [(0, 1)]
     assert chunk_spans(16, 16, 4) == [(0, 16)]

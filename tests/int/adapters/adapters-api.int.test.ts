@@ -6,41 +6,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { studioContract, type StudioApi } from '../../../common/api/contract';
 import { entries } from '../../../common/api/define';
-import { StudioError } from '../../../common/errors';
 import { cat } from '../../../main/adapters/merge';
 import { readPeftDir } from '../../../main/adapters/peft-dir';
 import type { Adapter } from '../../../main/adapters/types';
 import { createStudio, type Studio } from '../../../main/api/root';
-import { memoryPair } from '../../../main/api/transports/memory';
-import { startWebHost } from '../../../main/api/transports/web-host';
-import { webClient } from '../api/web-client';
+import { failure, transports } from '../api/transports';
 import { FIXTURE_BUNDLE, writeFixturePeft } from './fixture';
 
 /** The namespaces this suite covers; tests/int/api/studio-api.int.test.ts covers the rest. */
 const ADAPTER_NAMESPACES = ['adapters', 'ema'];
-
-type Transport = { name: string; open(studio: Studio): Promise<{ api: StudioApi; close(): Promise<void> | void }> };
-
-const transports: Transport[] = [
-  { name: 'memory', open: async (s) => memoryPair(studioContract, s.dispatcher) },
-  {
-    name: 'web host',
-    open: async (s) => {
-      const host = await startWebHost({ dispatcher: s.dispatcher, staticDir: null });
-      const c = await webClient(host.origin, host.token);
-      return { api: c.api, close: async () => (c.close(), await host.close()) };
-    },
-  },
-];
-
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => expect.fail('expected an error'),
-    (e: unknown) => {
-      expect(e).toBeInstanceOf(StudioError); // code, message and details survived the transport
-      return e as StudioError;
-    },
-  );
 
 describe.each(transports)('adapter library over $name', (transport) => {
   let dataDir: string;

@@ -9,9 +9,7 @@ import { entries } from '../../../common/api/define';
 import type { ImportProgress } from '../../../common/api/skill-schemas';
 import { StudioError } from '../../../common/errors';
 import { createStudio, type Studio } from '../../../main/api/root';
-import { memoryPair } from '../../../main/api/transports/memory';
-import { startWebHost, type WebHost } from '../../../main/api/transports/web-host';
-import { webClient } from './web-client';
+import { transports } from './transports';
 
 const FIXTURE_BUNDLE = join(process.cwd(), 'tests', 'fixtures', 'bundle-tiny');
 /** Namespaces whose own suite checks its coverage the same way: tests/int/adapters/adapters-api.int.test.ts,
@@ -33,20 +31,6 @@ function makeFolder(): string {
   write('sql-review', 'Review SQL migrations for locking and data loss.', 'Use this before applying a schema migration to a production database with live traffic.', 'zz-sql-review-copy');
   return root;
 }
-
-type Transport = { name: string; open(studio: Studio): Promise<{ api: StudioApi; close(): Promise<void> | void }> };
-
-const transports: Transport[] = [
-  { name: 'memory', open: async (s) => memoryPair(studioContract, s.dispatcher) },
-  {
-    name: 'web host',
-    open: async (s) => {
-      const host: WebHost = await startWebHost({ dispatcher: s.dispatcher, staticDir: null });
-      const c = await webClient(host.origin, host.token);
-      return { api: c.api, close: async () => (c.close(), await host.close()) };
-    },
-  },
-];
 
 describe.each(transports)('StudioApi over $name', (transport) => {
   let dataDir: string;

@@ -8,38 +8,13 @@ import type { CompileProgress } from '../../../common/api/adapter-schemas';
 import { studioContract, type StudioApi } from '../../../common/api/contract';
 import { entries } from '../../../common/api/define';
 import type { CompareEvent } from '../../../common/api/engine-schemas';
-import { StudioError } from '../../../common/errors';
 import { createStudio, type Studio } from '../../../main/api/root';
 import { memoryPair } from '../../../main/api/transports/memory';
-import { startWebHost } from '../../../main/api/transports/web-host';
-import { webClient } from '../api/web-client';
+import { failure, transports } from '../api/transports';
 import { HYPER_BUNDLE, SKILLS, TINY_BUNDLE } from './fixture';
 
 /** The methods this suite covers (the other suites leave them out of their coverage checks). */
 export const COMPILE_METHODS = ['adapters.compile', 'compare.run'];
-
-type Transport = { name: string; open(studio: Studio): Promise<{ api: StudioApi; close(): Promise<void> | void }> };
-
-const transports: Transport[] = [
-  { name: 'memory', open: async (s) => memoryPair(studioContract, s.dispatcher) },
-  {
-    name: 'web host',
-    open: async (s) => {
-      const host = await startWebHost({ dispatcher: s.dispatcher, staticDir: null });
-      const c = await webClient(host.origin, host.token);
-      return { api: c.api, close: async () => (c.close(), await host.close()) };
-    },
-  },
-];
-
-const failure = (p: Promise<unknown>) =>
-  p.then(
-    () => expect.fail('expected an error'),
-    (e: unknown) => {
-      expect(e).toBeInstanceOf(StudioError);
-      return e as StudioError;
-    },
-  );
 
 describe.each(transports)('compile and compare over $name', (transport) => {
   let dataDir: string;

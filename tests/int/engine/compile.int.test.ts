@@ -92,6 +92,14 @@ describe('compile parity with pskills_train.hyper.compile', () => {
     expect(worst).toBeLessThan(oracle.tolerance);
   });
 
+  it('reads CRLF and CR line endings as LF, as the training corpus stores them', async () => {
+    const text = oracle.skills[0]!.text;
+    const crlf = await compileSkill(bundle, text.replace(/\n/g, '\r\n'));
+    const lf = await compileSkill(bundle, text);
+    expect(crlf.chunks).toEqual(lf.chunks);
+    for (const [key, pair] of lf.engine.targets) expect(crlf.engine.targets.get(key)!.A).toEqual(pair.A);
+  });
+
   it('is cancellable between chunks', async () => {
     const controller = new AbortController();
     const long = oracle.skills.find((s) => s.chunks.length > 2)!;

@@ -2,8 +2,8 @@
 
 A provider compiles with one hypernetwork as docs/bundle-format.md defines it (chunks of the token
 budget with overlap, each through the base LM alone for its encoder states, chunk adapters
-rank-concatenated with weight 1/k). The hypernetwork is either a bundle's hypernet.onnx or a
-PyTorch checkpoint of pskills_train.hyper (imported only when one is given).
+rank-concatenated with weight 1/k; chunking and text -> ids are hyper.compile's). The hypernetwork is
+either a bundle's hypernet.onnx or a PyTorch checkpoint of pskills_train.hyper.
 """
 
 from __future__ import annotations
@@ -20,17 +20,11 @@ import torch
 from tokenizers import Tokenizer
 from torch import Tensor
 
+from ..hyper.compile import chunk_spans, encode_ids  # the compile contract's chunking and text -> ids
+
 Row = dict[tuple[int, str], tuple[Tensor, Tensor]]
 Provider = Callable[[str], Row | None]
 ChunkFn = Callable[[Tensor], dict[str, tuple[Tensor, Tensor]]]  # states [1, m, d] -> m -> (A [L,d_in,r], B [L,r,d_out])
-
-
-def chunk_spans(n: int, budget: int, overlap: int) -> list[tuple[int, int]]:
-    stride, spans, c = budget - overlap, [], 0
-    while c == 0 or c * stride + overlap < n:
-        spans.append((c * stride, min(c * stride + budget, n)))
-        c += 1
-    return spans
 
 
 class HypernetProvider:
@@ -61,9 +55,7 @@ class HypernetProvider:
 
     @torch.no_grad()
     def compile(self, text: str) -> Row:
-        ids = self.tok.encode(text, add_special_tokens=False).ids
-        if not ids:
-            raise ValueError("cannot compile an empty text")
+        ids = encode_ids(self.tok, text)
         spans = chunk_spans(len(ids), self.budget, self.overlap)
         keys = [tuple(ids[s:e]) for s, e in spans]
         todo = [c for c in dict.fromkeys(keys) if c not in self.chunks]  # s without a section shares chunks with s
