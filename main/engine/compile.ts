@@ -94,14 +94,19 @@ export function requireHypernet(bundle: Bundle): NonNullable<Bundle['hypernet']>
   return bundle.hypernet;
 }
 
-/** SKILL.md text (as stored; line endings read as \n, like the training corpus) → the skill's adapter. */
+/** The ids the encoder reads: the SKILL.md text as stored, with line endings read as \n like the
+ *  training corpus, encoded without special tokens (docs/bundle-format.md, compiling step 1). */
+export function skillIds(bundle: Bundle, text: string): number[] {
+  return bundle.tokenizer.encode(text.replace(/\r\n?/g, '\n'));
+}
+
+/** SKILL.md text → the skill's adapter. */
 export async function compileSkill(bundle: Bundle, text: string, options: CompileOptions = {}): Promise<CompiledSkill> {
   const { signal, onProgress } = options;
   const t0 = performance.now();
   const hyper = requireHypernet(bundle);
-  const normalized = text.replace(/\r\n?/g, '\n');
-  if (normalized.length === 0) throw invalid('cannot compile an empty skill text');
-  const ids = bundle.tokenizer.encode(normalized);
+  if (text.length === 0) throw invalid('cannot compile an empty skill text');
+  const ids = skillIds(bundle, text);
   const { token_budget: budget, chunk_overlap: overlap } = bundle.manifest.encoder;
   const spans = chunkSpans(ids.length, budget, overlap);
   const factors: ChunkFactors[] = [];

@@ -2,7 +2,7 @@
 // with its own adapter). Only ort.ts touches onnxruntime-node.
 export { foldAdapter, engineAdapter, checkAdapterFits, type EngineAdapter } from './adapter';
 export { Bundle, loadBundle, type LoadOptions } from './bundle';
-export { chunkSpans, combineChunks, compileSkill, requireHypernet, type CompiledSkill, type CompileOptions, type CompileProgress } from './compile';
+export { chunkSpans, combineChunks, compileSkill, requireHypernet, skillIds, type CompiledSkill, type CompileOptions, type CompileProgress } from './compile';
 export { ChatTemplate, type ChatMessage } from './chat';
 export { EngineError } from './errors';
 export { generate, generateAll, generateBatch, type GenerateOptions, type GenerateRequest, type RowResult, type RowTokenEvent, type TokenEvent } from './generate';

@@ -3,7 +3,7 @@
 // adapter (same key, same bytes). Progress per encoder chunk; a cancelled compile writes nothing.
 import type { AdapterRecipe, CompileProgress, CompileResult, SkillRef } from '../../../common/api/adapter-schemas';
 import { StudioError } from '../../../common/errors';
-import { checkAdapterFits, chunkSpans, compileSkill, foldAdapter, requireHypernet, type Bundle, type EngineAdapter } from '../../engine';
+import { checkAdapterFits, chunkSpans, compileSkill, foldAdapter, requireHypernet, skillIds, type Bundle, type EngineAdapter } from '../../engine';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import type { SkillsRepo, StoredSkill } from '../../store/skills-repo';
 import { summaryOf, type AdapterService } from './adapter-service';
@@ -53,7 +53,7 @@ export class CompileService {
 
     const known = this.repo.findByKey(this.repo.keyFor(bundleId, skill.rowId, recipe));
     if (known) {
-      const tokens = bundle.tokenizer.encode(skill.content).length;
+      const tokens = skillIds(bundle, skill.content).length;
       const { token_budget, chunk_overlap } = bundle.manifest.encoder;
       return {
         row: known,
