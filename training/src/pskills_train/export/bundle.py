@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -27,6 +26,7 @@ from ..model import LlamaLM, ModelConfig, load_hf
 from ..tokenizer import SPECIAL_TOKENS, synthetic_corpus, tokenizer_config, train_bpe
 from .manifest import MANIFEST, BundleSpec, build_manifest, expand_names, file_table
 from .onnx_lm import LMExportConfig, export_lm
+from .staging import staged_folder
 
 @dataclass(frozen=True)
 class RandomConfig:
@@ -78,25 +78,15 @@ def write_bundle(lm: LlamaLM, tok: Tokenizer, tcfg: dict[str, Any], out: str | o
                  force: bool = False) -> Path:
     """Export `lm` and the tokenizer into `out` and write bundle.json with every file's sha256."""
     out = Path(out)
-    if out.exists() and not force:
-        raise FileExistsError(f"{out} exists (pass force=True / --force to replace it)")
     if tok.get_vocab_size() > lm.cfg.vocab_size:
         raise ValueError(f"tokenizer has {tok.get_vocab_size()} tokens, the model's vocab is {lm.cfg.vocab_size}")
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
+    with staged_folder(out, force) as tmp:
         export_lm(lm, tmp / "lm.onnx", LMExportConfig(lora_inputs=spec.lora_inputs))
         tok.save(str(tmp / "tokenizer.json"), pretty=False)
         (tmp / "tokenizer_config.json").write_text(json.dumps(tcfg, indent=2) + "\n")
         manifest = build_manifest(lm.cfg, spec, file_table(tmp), special_ids(tok, tcfg), tok.get_vocab_size())
         check_graph(tmp / "lm.onnx", manifest)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 

@@ -25,6 +25,7 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
+from ..export.staging import staged_folder
 from ..export.manifest import (HYPERNET_FILE, HYPERNET_INPUTS, MANIFEST, file_table, hypernet_entry,
                                hypernet_output_names, with_hypernet)
 from ..model.config import ModelConfig
@@ -116,8 +117,6 @@ def write_hyper_bundle(base: str | os.PathLike, net: nn.Module, out: str | os.Pa
         raise ValueError(f"{base}: already has a hypernet; export from a base-only bundle")
     arch = manifest["architecture"]
     modules = [t["module"] for t in manifest["lora"]["targets"]]
-    if list(net.modules_) != modules:
-        raise ValueError(f"hypernet targets {net.modules_} != the bundle's lora.targets {modules}")
     for name, (other, _) in [("hypernet", (net, {})), *ablations.items()]:
         if name != "hypernet" and name not in ABLATIONS:
             raise ValueError(f"ablation {name!r}: expected one of {ABLATIONS}")
@@ -125,12 +124,7 @@ def write_hyper_bundle(base: str | os.PathLike, net: nn.Module, out: str | os.Pa
             raise ValueError(f"{name}: targets {other.modules_} / rank {other.rank} differ from the bundle's {modules} / {net.rank}")
         if other.d_enc != arch["hidden"] or other.num_layers != len(manifest["lora"]["layers"]):
             raise ValueError(f"{name}: d_enc / layers do not match the base bundle")
-    if out.exists() and not force:
-        raise FileExistsError(f"{out} exists (pass --force to replace it)")
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
+    with staged_folder(out, force) as tmp:
         for name in manifest["files"]:
             shutil.copyfile(base / name, tmp / name)
         export_hypernet(net, tmp / HYPERNET_FILE)
@@ -146,11 +140,6 @@ def write_hyper_bundle(base: str | os.PathLike, net: nn.Module, out: str | os.Pa
         for file in entry.get("ablations", {}).values():
             check_hypernet_graph(tmp / file, new)
         (tmp / MANIFEST).write_text(json.dumps(new, indent=2) + "\n")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 
