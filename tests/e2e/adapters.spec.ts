@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { AdapterSummary, AdapterWritten } from '../../common/api/adapter-schemas';
 import { writeFixturePeft } from '../int/adapters/fixture';
-import { apiCall, openStudio, ROOT, screenshot, type Host, type Studio } from './harness';
+import { apiCall, openStudio, ROOT, screenshot, until, type Host, type Studio } from './harness';
 
 const BUNDLE = join(ROOT, 'tests/fixtures/bundle-tiny');
 
@@ -29,6 +29,8 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
 
   const row = (id: string) => page.locator(`[data-testid="adapter-row"][data-adapter-id="${id}"]`);
   const panel = () => page.getByTestId('adapter-panel');
+  const showing = (id: string) =>
+    until(async () => (await page.getByTestId('adapter-panel-id').innerText().catch(() => '')) === id, `the panel shows ${id}`);
 
   before(async () => {
     work = mkdtempSync(join(tmpdir(), 'pskills-e2e-adapters-'));
@@ -91,18 +93,19 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
 
     await parents.nth(1).getByRole('link').click();
     await page.waitForURL(`**/#/adapters/${imported[1]!.id}`);
-    assert.equal(await page.getByTestId('adapter-panel-id').innerText(), imported[1]!.id);
+    await showing(imported[1]!.id); // the panel loads the adapter after the URL changes
     assert.equal(await page.getByTestId('lineage-parent').count(), 0);
     const children = await page.getByTestId('lineage-child').evaluateAll((els) => els.map((e) => e.getAttribute('data-adapter-id')));
     assert.deepEqual([...children].sort(), [merged.id, ema.id].sort());
     await page.getByTestId('lineage-child').first().getByRole('link').click();
     await page.waitForURL(`**/#/adapters/${children[0]}`);
-    assert.equal(await page.getByTestId('adapter-panel-id').innerText(), children[0]);
+    await showing(children[0]!);
   });
 
   test('an EMA version names the previous global adapter and the adapter merged in', async () => {
     await row(ema.id).click();
     await page.waitForURL(`**/#/adapters/${ema.id}`);
+    await showing(ema.id);
     const parents = page.getByTestId('lineage-parent');
     assert.equal(await parents.count(), 2);
     assert.match(await parents.nth(0).innerText(), new RegExp(`×0\\.75\\s+${ema1.id}\\s+previous global\\s+ema · r4`));
@@ -112,6 +115,7 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
   test('exports the merge as a PEFT folder and shows the files written', async () => {
     await row(merged.id).click();
     await page.waitForURL(`**/#/adapters/${merged.id}`);
+    await showing(merged.id);
     const suggested = await page.getByTestId('export-dir').inputValue();
     assert.ok(suggested.startsWith(host.dataDir) && suggested.endsWith(`adapter-${merged.id}`), `suggested ${suggested}`);
     const out = join(work, 'exported', 'merged');

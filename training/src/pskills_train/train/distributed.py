@@ -42,4 +42,7 @@ def init_distributed() -> Dist:
 
 def shutdown(d: Dist) -> None:
     if d.world > 1:
+        # All ranks reach the end before any tears down: rank 0 may still be writing the model while
+        # a rank that destroyed its group early aborts in gloo's threads ("terminate called ...").
+        dist.barrier()
         dist.destroy_process_group()
