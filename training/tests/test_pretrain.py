@@ -108,6 +108,47 @@ def test_schedule_and_config_checks(setup):
     assert over.run.bf16 is True and over.optim.lr == 0.5
 
 
+def test_wsd_holds_the_rate_then_decays_linearly(setup):
+    raw = json.loads(json.dumps(setup))
+    raw["optim"].update(schedule="wsd", decay_steps=10)
+    opt = PretrainConfig.from_dict(raw).optim
+    assert lr_at(4, opt, 50) == lr_at(39, opt, 50) == pytest.approx(opt.lr)
+    assert lr_at(45, opt, 50) == pytest.approx((opt.lr + opt.min_lr) / 2)
+    assert lr_at(50, opt, 50) == pytest.approx(opt.min_lr)
+    # raising max_steps while still stable leaves the rates so far unchanged (why a long run uses wsd)
+    assert [lr_at(s, opt, 50) for s in range(40)] == [lr_at(s, opt, 80) for s in range(40)]
+    assert lr_at(20, opt, 70, start=20) == pytest.approx(opt.lr / 5)  # a second phase warms up again
+    raw["optim"]["decay_steps"] = 0
+    with pytest.raises(ValueError, match="decay_steps"):
+        PretrainConfig.from_dict(raw).check(world=1)
+
+
+def test_a_second_phase_continues_an_earlier_run(setup, tmp_path):
+    first = Pretrainer(_cfg(setup, out=str(tmp_path / "p1"), max_steps=6), Dist(), resume=False)
+    first.fit()
+    raw = json.loads(json.dumps(setup))
+    raw["optim"].update(schedule="wsd", decay_steps=2, warmup_steps=2)
+    raw["run"].update(out=str(tmp_path / "p2"), init_from=str(tmp_path / "p1"), max_steps=10)
+    second = Pretrainer(PretrainConfig.from_dict(raw), Dist(), resume=False)
+    assert (second.step, second.position, second.start) == (6, 48, 6)
+    assert all(torch.equal(a, b) for a, b in zip(second.model.state_dict().values(), first.model.state_dict().values()))
+    assert second.phases[0]["to_step"] == 6 and second.phases[0]["config"]["optim"]["schedule"] == "cosine"
+    second.fit()
+    rows = [json.loads(ln) for ln in (tmp_path / "p2/metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == list(range(1, 11))  # the first phase's rows, then its own
+    assert rows[6]["lr"] == pytest.approx(raw["optim"]["lr"] / 2)  # warming up again from step 6
+    ck = torch.load(tmp_path / "p2/ckpt.pt", weights_only=False)
+    assert (ck["start_step"], ck["phases"][0]["to_step"]) == (6, 6)
+    again = Pretrainer(PretrainConfig.from_dict(raw), Dist(), resume=True)  # resuming keeps the phase start
+    assert (again.start, len(again.phases)) == (6, 1)
+    raw["model"] = dict(TINY_MODEL, intermediate_size=96)
+    with pytest.raises(ValueError, match="model config differs"):
+        Pretrainer(PretrainConfig.from_dict(raw), Dist(), resume=False)
+    raw["model"], raw["run"]["max_steps"] = TINY_MODEL, 6
+    with pytest.raises(ValueError, match="must be past"):
+        Pretrainer(PretrainConfig.from_dict(raw), Dist(), resume=False)
+
+
 def _write(raw: dict) -> Path:
     path = Path(raw["run"]["out"]).parent / "cfg.json"
     path.write_text(json.dumps(raw))

@@ -20,6 +20,7 @@ from typing import Any
 from tokenizers import Tokenizer
 
 from ..model import load_hf
+from ..train.checkpoint import CKPT, load_checkpoint
 from ..train.config import PretrainConfig
 from .bundle import created_now, write_bundle
 from .manifest import BundleSpec, sha256_file
@@ -34,7 +35,8 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def training_card(cfg: PretrainConfig, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def training_card(cfg: PretrainConfig, rows: list[dict[str, Any]], phases: list[dict[str, Any]] = ()) -> dict[str, Any]:
+    """`phases`: the earlier runs this one continued (run.init_from), each {config, from_step, to_step}."""
     evals = [r for r in rows if "val_bpb_docs_val" in r]
     if not evals:
         raise ValueError("metrics.jsonl has no evaluation rows")
@@ -53,6 +55,7 @@ def training_card(cfg: PretrainConfig, rows: list[dict[str, Any]]) -> dict[str, 
     return {
         "kind": "pretrained",
         "config": cfg.to_dict(),
+        "earlier_phases": list(phases),
         "seed": cfg.run.seed,
         "steps": last["step"],
         "tokens_seen": last["tokens"],
@@ -85,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     tok_file = cfg.data.path("tokenizer")
     tok = Tokenizer.from_file(str(tok_file))
     tcfg = json.loads((tok_file.parent / "tokenizer_config.json").read_text())
-    card = training_card(cfg, read_metrics(run / "metrics.jsonl"))
+    phases = load_checkpoint(run).get("phases", []) if (run / CKPT).exists() else []
+    card = training_card(cfg, read_metrics(run / "metrics.jsonl"), phases)
     spec = BundleSpec(id=a.id, created=a.created or created_now(), default_rank=DEFAULT_RANK, alpha=float(DEFAULT_RANK),
                       token_budget=cfg.data.seq_len, chunk_overlap=cfg.data.seq_len // 8,
                       training_card={"model": lm.cfg.to_dict(), **card})

@@ -38,6 +38,8 @@ class OptimConfig:
     beta1: float = 0.9
     beta2: float = 0.95
     grad_clip: float = 1.0
+    schedule: str = "cosine"  # "cosine" | "wsd" (optim.lr_at)
+    decay_steps: int = 0  # wsd: steps of linear decay at the end
 
 
 @dataclass
@@ -52,6 +54,15 @@ class RunConfig:
     seed: int = 1337
     bf16: bool = False  # autocast matmuls to bfloat16 (measured slower/faster: configs/README.md)
     threads: int = 0  # torch threads per rank; 0 = cores / ranks
+    # Run folder of an earlier run to continue: its weights, optimizer moments, step, data position and
+    # metrics; this config's schedule starts at that step. Empty: start from random weights.
+    init_from: str = ""
+
+    def init_path(self) -> Path | None:
+        if not self.init_from:
+            return None
+        p = Path(self.init_from)
+        return p if p.is_absolute() else REPO / p
 
     def out_path(self) -> Path:
         p = Path(self.out)
@@ -89,6 +100,10 @@ class PretrainConfig:
         if self.run.batch_size % per_step:
             raise ValueError(f"run.batch_size {self.run.batch_size} is not a multiple of micro_batch × ranks "
                              f"= {self.run.micro_batch} × {world}")
+        if self.optim.schedule not in ("cosine", "wsd"):
+            raise ValueError(f"optim.schedule {self.optim.schedule!r}: expected 'cosine' or 'wsd'")
+        if self.optim.schedule == "wsd" and self.optim.decay_steps <= 0:
+            raise ValueError("optim.decay_steps must be > 0 with optim.schedule 'wsd'")
         if self.data.seq_len > self.model.max_positions:
             raise ValueError(f"data.seq_len {self.data.seq_len} > model.max_positions {self.model.max_positions}")
         return self.run.batch_size // per_step

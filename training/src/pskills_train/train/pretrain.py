@@ -6,12 +6,16 @@
 Writes <run.out>/ckpt.pt every run.ckpt_every steps (atomically), metrics.jsonl (step, loss, lr,
 tokens seen, tokens/s, held-out loss and bits per byte on docs and skills) and, at the end,
 model/ (config.json + model.safetensors in Hugging Face's layout).
+
+With run.init_from the run continues an earlier one (a second phase with its own schedule): it starts
+from that run's checkpoint and metrics, and its checkpoints list the earlier phases' configs.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import shutil
 import time
 from pathlib import Path
 
@@ -59,19 +63,32 @@ class Pretrainer:
         self.model = LlamaLM(cfg.model).train()
         self.opt = make_optimizer(self.model, cfg.optim)
         self.step, self.position = 0, 0
-        if resume:
-            ck = load_checkpoint(self.out)
+        self.start, self.phases = 0, []  # the step this config's schedule began at; earlier phases
+        init = cfg.run.init_path()
+        if resume or init:
+            ck = load_checkpoint(self.out if resume else init)
+            if not resume and ck["config"]["model"] != cfg.model.to_dict():
+                raise ValueError(f"run.init_from {init}: its model config differs from this config's model")
             self.model.load_state_dict(ck["model"])
             self.opt.load_state_dict(ck["optimizer"])
             self.step, self.position = ck["step"], ck["position"]
             set_rng_state(ck["rng"])
+            self.start, self.phases = ck.get("start_step", 0), ck.get("phases", [])
+            if not resume:
+                self.phases = self.phases + [{"config": ck["config"], "from_step": self.start, "to_step": self.step}]
+                self.start = self.step
+                if d.main and (init / "metrics.jsonl").exists():
+                    self.out.mkdir(parents=True, exist_ok=True)
+                    shutil.copyfile(init / "metrics.jsonl", self.out / "metrics.jsonl")
+        if cfg.run.max_steps <= self.start:
+            raise ValueError(f"run.max_steps {cfg.run.max_steps} must be past the step it starts from ({self.start})")
         self.net = DistributedDataParallel(self.model) if d.world > 1 else self.model
-        self.metrics = MetricsLog(self.out / "metrics.jsonl", self.step if resume else None) if d.main else None
+        self.metrics = MetricsLog(self.out / "metrics.jsonl", self.step if resume or init else None) if d.main else None
 
     def train_step(self) -> float:
         """One optimizer step over the global batch; returns its mean loss over all ranks."""
         run = self.cfg.run
-        lr = lr_at(self.step, self.cfg.optim, run.max_steps)
+        lr = lr_at(self.step, self.cfg.optim, run.max_steps, self.start)
         for group in self.opt.param_groups:
             group["lr"] = lr
         total = 0.0
@@ -103,7 +120,8 @@ class Pretrainer:
 
     def save(self) -> None:
         if self.d.main:
-            save_checkpoint(self.out, self.model, self.opt, self.step, self.position, self.cfg.to_dict())
+            save_checkpoint(self.out, self.model, self.opt, self.step, self.position, self.cfg.to_dict(),
+                            {"start_step": self.start, "phases": self.phases})
         self.d.barrier()
 
     def fit(self) -> None:
@@ -117,7 +135,7 @@ class Pretrainer:
             last = self.step == run.max_steps
             if self.step % run.log_every == 0 or last or self.step % run.eval_every == 0:
                 elapsed = time.perf_counter() - t0
-                rec = {"step": self.step, "loss": loss, "lr": lr_at(self.step - 1, self.cfg.optim, run.max_steps),
+                rec = {"step": self.step, "loss": loss, "lr": lr_at(self.step - 1, self.cfg.optim, run.max_steps, self.start),
                        "tokens": self.step * tokens_per_step, "tokens_per_s": steps_timed * tokens_per_step / elapsed}
                 if self.step % run.eval_every == 0 or last:
                     if self.d.main:
