@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import math
 from pathlib import Path
 
@@ -153,3 +154,13 @@ def _write(raw: dict) -> Path:
     path = Path(raw["run"]["out"]).parent / "cfg.json"
     path.write_text(json.dumps(raw))
     return path
+
+
+def test_a_paused_run_leaves_the_pause_out_of_its_time(setup, tmp_path):
+    import subprocess
+    trainer = Pretrainer(_cfg(setup, out=str(tmp_path / "p")), Dist(), resume=False)
+    trainer.paused = 0.0
+    waker = subprocess.Popen(["sh", "-c", f"sleep 0.5; kill -CONT {os.getpid()}"])
+    trainer._pause()  # stops this process until the waker's SIGCONT
+    waker.wait()
+    assert trainer.paused >= 0.4

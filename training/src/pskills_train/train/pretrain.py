@@ -7,6 +7,9 @@ Writes <run.out>/ckpt.pt every run.ckpt_every steps (atomically), metrics.jsonl 
 tokens seen, tokens/s, held-out loss and bits per byte on docs and skills) and, at the end,
 model/ (config.json + model.safetensors in Hugging Face's layout).
 
+`kill -TSTP <pid>` pauses a run (to benchmark something on the same cores) and `kill -CONT <pid>`
+resumes it; paused time is left out of the logged tokens/s and so of the card's training time.
+
 With run.init_from the run continues an earlier one (a second phase with its own schedule): it starts
 from that run's checkpoint and metrics, and its checkpoints list the earlier phases' configs.
 """
@@ -15,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import shutil
+import signal
 import time
 from pathlib import Path
 
@@ -124,9 +129,18 @@ class Pretrainer:
                             {"start_step": self.start, "phases": self.phases})
         self.d.barrier()
 
+    def _pause(self, *_) -> None:
+        """SIGTSTP: stop here until SIGCONT, and remember how long."""
+        t = time.perf_counter()
+        os.kill(os.getpid(), signal.SIGSTOP)
+        self.paused += time.perf_counter() - t
+
     def fit(self) -> None:
         run, tokens_per_step = self.cfg.run, self.cfg.run.batch_size * self.cfg.data.seq_len
         bar = tqdm(total=run.max_steps, initial=self.step, unit="step", disable=not self.d.main)
+        self.paused = 0.0
+        if hasattr(signal, "SIGTSTP"):
+            signal.signal(signal.SIGTSTP, self._pause)
         t0, steps_timed = time.perf_counter(), 0
         while self.step < run.max_steps:
             loss = self.train_step()
@@ -134,7 +148,7 @@ class Pretrainer:
             bar.update(1)
             last = self.step == run.max_steps
             if self.step % run.log_every == 0 or last or self.step % run.eval_every == 0:
-                elapsed = time.perf_counter() - t0
+                elapsed = time.perf_counter() - t0 - self.paused
                 rec = {"step": self.step, "loss": loss, "lr": lr_at(self.step - 1, self.cfg.optim, run.max_steps, self.start),
                        "tokens": self.step * tokens_per_step, "tokens_per_s": steps_timed * tokens_per_step / elapsed}
                 if self.step % run.eval_every == 0 or last:
@@ -144,7 +158,7 @@ class Pretrainer:
                 if self.metrics:
                     self.metrics.write(rec)
                 bar.set_postfix(loss=f"{loss:.3f}", tok_s=f"{rec['tokens_per_s']:.0f}")
-                t0, steps_timed = time.perf_counter(), 0
+                t0, steps_timed, self.paused = time.perf_counter(), 0, 0.0
             if self.step % run.ckpt_every == 0 or last:
                 self.save()
         bar.close()
