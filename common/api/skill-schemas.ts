@@ -131,3 +131,11 @@ export const ImportProgress = z.object({
   skipped: SkipRecord.optional(),
 });
 export type ImportProgress = z.infer<typeof ImportProgress>;
+
+/** `name@N` → { name, version: N }; any other text is all name (an "@" not followed by digits to the
+ * end belongs to it). The one rule for the CLI's `name@N` and the endpoint's `base:name@N`; callers
+ * refuse version 0. */
+export function splitSkillRef(ref: string): { name: string; version?: number } {
+  const m = /^(.+)@(\d+)$/.exec(ref);
+  return m ? { name: m[1]!, version: Number(m[2]) } : { name: ref };
+}

@@ -1,6 +1,7 @@
 // Argument parsing shared by every pskills command.
 import { parseArgs } from 'node:util';
 import { StudioError } from '../../common/errors';
+import { splitSkillRef } from '../../common/api/skill-schemas';
 
 export const COMMON_OPTIONS = {
   'data-dir': { type: 'string' },
@@ -22,11 +23,11 @@ export function parse<O extends NonNullable<OptionSpec>>(argv: string[], options
   }
 }
 
-/** `name` or `name@3` → { name, version }; an "@" not followed by digits is part of the name. */
+/** `name` or `name@3` → { name, version } (splitSkillRef's rule); version 0 is refused. */
 export function parseSkillRef(ref: string): { name: string; version?: number } {
-  const m = /^(.+)@(\d+)$/.exec(ref);
-  if (!m) return { name: ref };
-  const n = Number(m[2]);
-  if (n < 1) throw new StudioError('invalid_input', `bad version in "${ref}": expected name@N with N ≥ 1`);
-  return { name: m[1]!, version: n };
+  const r = splitSkillRef(ref);
+  if (r.version !== undefined && !(r.version >= 1 && Number.isSafeInteger(r.version))) {
+    throw new StudioError('invalid_input', `bad version in "${ref}": expected name@N with N ≥ 1`);
+  }
+  return r;
 }

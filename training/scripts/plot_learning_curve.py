@@ -1,7 +1,7 @@
 """Plot a pretraining run's learning curve next to the compression baselines of the same held-out bytes.
 
     training/.venv/bin/python training/scripts/plot_learning_curve.py \
-        --metrics training/.cache/runs/base/metrics.jsonl --bundle resources/bundles/default --out docs/learning-curve.png
+        --metrics training/.cache/runs/base2/metrics.jsonl --bundle resources/bundles/default --out docs/learning-curve.png
 """
 
 from __future__ import annotations
@@ -40,6 +40,12 @@ def main() -> None:
         if split in base:
             ax_bpb.axhline(base[split]["xz_9_bpb"], color=color, ls="--", lw=1, label=f"xz -9, {label}")
             ax_bpb.axhline(base[split]["gzip_9_bpb"], color=color, ls=":", lw=1, label=f"gzip -9, {label}")
+    # where a later phase (run.init_from) took over with its own schedule
+    step_tokens = card["config"]["run"]["batch_size"] * card["config"]["data"]["seq_len"] / 1e6
+    for i, phase in enumerate(card.get("earlier_phases", [])):
+        for ax in (ax_loss, ax_bpb):
+            ax.axvline(phase["to_step"] * step_tokens, color="grey", lw=0.8, ls="-.",
+                       label=f"phase {i + 2} starts" if ax is ax_bpb else None)
     ax_bpb.set(xlabel="tokens seen (M)", ylabel="bits per byte", title="held-out bits per byte")
     ax_bpb.grid(alpha=0.3)
     ax_bpb.legend(fontsize=7)

@@ -12,13 +12,14 @@ bash training/setup_venv.sh
 [[ -f $c/corpus/manifest.json ]] || $py -m pskills_train.data.build_corpus --out $c/corpus
 [[ -f $c/tokenizer/tokenizer.json ]] || $py -m pskills_train.data.train_tokenizer --corpus $c/corpus --out $c/tokenizer
 
-# 2. base LM
-if [[ ! -f $c/runs/base/model/model.safetensors ]]; then
-  $py -m pskills_train.train.pretrain --config training/configs/pretrain.json \
-    $( [[ -f $c/runs/base/ckpt.pt ]] && echo --resume )
-fi
-cp $c/tokenizer/tokenizer.json $c/tokenizer/tokenizer_config.json $c/runs/base/model/  # an HF folder, whole
-$py -m pskills_train.export.default_bundle --config training/configs/pretrain.json --out $c/bundles/base --force
+# 2. base LM: phase 1 (cosine), then phase 2 continuing it (warmup-stable-decay; configs/README.md)
+phase() {  # config run-folder
+  [[ -f $2/model/model.safetensors ]] || $py -m pskills_train.train.pretrain --config "$1" $( [[ -f $2/ckpt.pt ]] && echo --resume )
+}
+phase training/configs/pretrain.json $c/runs/base
+phase training/configs/pretrain-phase2.json $c/runs/base2
+cp $c/tokenizer/tokenizer.json $c/tokenizer/tokenizer_config.json $c/runs/base2/model/  # an HF folder, whole
+$py -m pskills_train.export.default_bundle --config training/configs/pretrain-phase2.json --out $c/bundles/base --force
 
 # 3. trajectories (template synthesizer, offline)
 [[ -f $c/trajectories/train.jsonl ]] || $py -m pskills_train.synth --skills $c/corpus/skills_train --out $c/trajectories/train.jsonl

@@ -2,6 +2,7 @@
 // bundle has a global adapter version; and `base:<skill>@<version>` for skills, compiled on first use
 // through the compile service (docs/api.md "OpenAI-compatible endpoint").
 import { StudioError } from '../../../common/errors';
+import { splitSkillRef } from '../../../common/api/skill-schemas';
 import type { EngineAdapter } from '../../engine';
 import type { SkillsRepo } from '../../store/skills-repo';
 import type { AdapterService } from '../services/adapter-service';
@@ -33,15 +34,13 @@ export class BaseOnlyCatalog implements ModelCatalog {
 
 export const SKILL_MODEL_PREFIX = 'base:';
 
-/** `base:<skill>@<n>` → {name, version}; `base:<skill>` → the latest version; else null. */
+/** `base:<skill>@<n>` → {name, version}; `base:<skill>` → the latest version (the CLI's `name@N`
+ * rule, splitSkillRef); null when it is not a skill model or names version 0. */
 export function parseSkillModel(id: string): { name: string; version?: number } | null {
   if (!id.startsWith(SKILL_MODEL_PREFIX)) return null;
-  const ref = id.slice(SKILL_MODEL_PREFIX.length);
-  const at = ref.lastIndexOf('@');
-  if (at < 0) return ref ? { name: ref } : null;
-  const n = Number(ref.slice(at + 1));
-  if (at === 0 || !/^[1-9][0-9]*$/.test(ref.slice(at + 1)) || !Number.isSafeInteger(n)) return null;
-  return { name: ref.slice(0, at), version: n };
+  const r = splitSkillRef(id.slice(SKILL_MODEL_PREFIX.length));
+  if (!r.name || (r.version !== undefined && !(r.version >= 1 && Number.isSafeInteger(r.version)))) return null;
+  return r;
 }
 
 const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);

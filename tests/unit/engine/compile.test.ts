@@ -7,6 +7,7 @@ import { chunkSpans, combineChunks, type ChunkFactors } from '../../../main/engi
 import { parseManifest } from '../../../main/engine/manifest';
 import { seededRng } from '../../../main/engine/sampler';
 import { parseSkillModel } from '../../../main/api/openai/models';
+import { parseSkillRef } from '../../../main/cli/args';
 import { APP_ROOT } from '../../../main/paths';
 
 describe('chunkSpans', () => {
@@ -104,6 +105,12 @@ describe('parseSkillModel', () => {
     expect(parseSkillModel('base:sql-review@3')).toEqual({ name: 'sql-review', version: 3 });
     expect(parseSkillModel('base:sql-review')).toEqual({ name: 'sql-review' });
     expect(parseSkillModel('base:pkg:skill@1')).toEqual({ name: 'pkg:skill', version: 1 });
-    for (const bad of ['base', 'global', 'base:', 'base:@1', 'base:x@0', 'base:x@1.5', 'base:x@', 'other:x@1']) expect(parseSkillModel(bad), bad).toBeNull();
+    for (const bad of ['base', 'global', 'base:', 'base:x@0', 'base:x@00', 'other:x@1', 'base:x@99999999999999999999']) expect(parseSkillModel(bad), bad).toBeNull();
+  });
+
+  it('splits as the CLI does: only a trailing @digits is a version', () => {
+    for (const ref of ['x@1.5', 'x@', '@1', 'a@b@12', 'Git Commit Helper@3', '@scope/skill']) {
+      expect(parseSkillModel(`base:${ref}`), ref).toEqual(parseSkillRef(ref));
+    }
   });
 });

@@ -44,7 +44,7 @@ class EncoderConfig:
 
 @dataclass
 class DataConfig:
-    base: str = "training/.cache/runs/base/model"  # HF folder of the frozen base LM ("random:NAME" for a random one)
+    base: str = "training/.cache/runs/base2/model"  # HF folder of the frozen base LM ("random:NAME" for a random one)
     tokenizer: str = "training/.cache/tokenizer/tokenizer.json"
     corpus: str = "training/.cache/corpus"  # skills_train/, skills_val/
     trajectories_train: str = "training/.cache/trajectories/train.jsonl"  # stage 2
