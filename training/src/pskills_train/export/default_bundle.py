@@ -19,7 +19,7 @@ from typing import Any
 
 from tokenizers import Tokenizer
 
-from ..model import load_hf
+from ..model import LORA_MODULES, load_hf
 from ..train.checkpoint import CKPT, load_checkpoint
 from ..train.config import PretrainConfig
 from .bundle import created_now, write_bundle
@@ -79,12 +79,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--id", default="pskills-base-5m")
     ap.add_argument("--created", help="ISO 8601 time (default: now, or SOURCE_DATE_EPOCH)")
     ap.add_argument("--force", action="store_true", help="replace --out if it exists")
+    ap.add_argument("--lora-targets", default=",".join(LORA_MODULES), metavar="q,v,...",
+                    help=f"modules whose LoRA factors lm.onnx takes as inputs (default: all of {','.join(LORA_MODULES)})")
     a = ap.parse_args(argv)
 
     cfg = PretrainConfig.load(a.config, a.set)
     cfg.source = a.config
     run = cfg.run.out_path()
-    lm = load_hf(run / "model").eval()
+    lm = load_hf(run / "model", lora_targets=tuple(t for t in a.lora_targets.split(",") if t)).eval()
     tok_file = cfg.data.path("tokenizer")
     tok = Tokenizer.from_file(str(tok_file))
     tcfg = json.loads((tok_file.parent / "tokenizer_config.json").read_text())
