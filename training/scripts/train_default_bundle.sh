@@ -19,7 +19,10 @@ phase() {  # config run-folder
 phase training/configs/pretrain.json $c/runs/base
 phase training/configs/pretrain-phase2.json $c/runs/base2
 cp $c/tokenizer/tokenizer.json $c/tokenizer/tokenizer_config.json $c/runs/base2/model/  # an HF folder, whole
-$py -m pskills_train.export.default_bundle --config training/configs/pretrain-phase2.json --out $c/bundles/base --force
+# lm.onnx takes LoRA inputs for the hypernetwork's targets (configs/hyper.json net.targets)
+targets=$($py -c 'import json; print(",".join(json.load(open("training/configs/hyper.json"))["net"]["targets"]))')
+$py -m pskills_train.export.default_bundle --config training/configs/pretrain-phase2.json --out $c/bundles/base \
+  --lora-targets "$targets" --force
 
 # 3. trajectories (template synthesizer, offline)
 [[ -f $c/trajectories/train.jsonl ]] || $py -m pskills_train.synth --skills $c/corpus/skills_train --out $c/trajectories/train.jsonl
