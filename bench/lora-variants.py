@@ -1,12 +1,13 @@
-"""Graph variants of the bench-10m lm.onnx for bench/lora-overhead: what the LoRA inputs cost, and what
-two other layouts would save. Not bundles; written under .cache/, never committed.
+"""LoRA-input layouts of the bench-10m model (random_model seed 0, the weights of bench/engine's
+bundles) for bench/lora-overhead. Not bundles; written under .cache/, never committed.
 
-    training/.venv/bin/python bench/lora-variants.py SOURCE_LM_ONNX OUT_DIR
+    training/.venv/bin/python bench/lora-variants.py PLAIN_LM_ONNX OUT_DIR
 
-  packed.onnx  the per-module inputs lora.{i}.{m}.A|B replaced by two, lora.A [b, ΣD_in, r] and
-               lora.B [b, r, ΣD_out], cut apart by two Split nodes: ~2 inputs instead of 2·layers·modules
-  qv.onnx      the same weights (random_model seed 0) with LoRA inputs on q and v only (T2L's targets)
-  nodes.json   node and input counts of every graph, after onnxruntime's optimizations
+  all7.onnx    per-module inputs lora.{i}.{m}.A|B on all seven targets
+  packed.onnx  all7's inputs replaced by two, lora.A [b, ΣD_in, r] and lora.B [b, r, ΣD_out], cut
+               apart by two Split nodes: 2 inputs instead of 2 · layers · modules
+  qv.onnx      per-module inputs on q and v only (LoRA's and Text-to-LoRA's targets)
+  nodes.json   node and input counts of these and of PLAIN_LM_ONNX, after onnxruntime's optimizations
 """
 import json
 import sys
@@ -57,14 +58,14 @@ def counts(path: Path) -> dict:
 
 
 def main() -> None:
-    src, out = Path(sys.argv[1]), Path(sys.argv[2])
+    plain, out = Path(sys.argv[1]), Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
-    packed(src, out / "packed.onnx")
     lm, _ = random_model("bench-10m", seed=0)
-    lm.cfg = replace(lm.cfg, lora_targets=("q", "v"))
-    export_lm(lm, out / "qv.onnx")
-    plain = src.parent.parent / (src.parent.name + "-plain") / "lm.onnx"
-    graphs = {"plain": plain, "per_module": src, "packed": out / "packed.onnx", "qv": out / "qv.onnx"}
+    for name, targets in (("all7", ("q", "k", "v", "o", "gate", "up", "down")), ("qv", ("q", "v"))):
+        lm.cfg = replace(lm.cfg, lora_targets=targets)
+        export_lm(lm, out / f"{name}.onnx")
+    packed(out / "all7.onnx", out / "packed.onnx")
+    graphs = {"plain": plain, "all7": out / "all7.onnx", "packed": out / "packed.onnx", "qv": out / "qv.onnx"}
     (out / "nodes.json").write_text(json.dumps({k: counts(p) for k, p in graphs.items()}, indent=2) + "\n")
     print(f"wrote {out}")
 
