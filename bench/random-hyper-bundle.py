@@ -18,7 +18,7 @@ out = Path(sys.argv[1])
 torch.set_num_threads(1)
 lm, tok = random_model("bench-10m", seed=0)
 tcfg = tokenizer_config(tok, bos="<|endoftext|>", eos="<|im_end|>", pad="<|pad|>", max_length=lm.cfg.max_positions)
-net = build_hypernet(lm.cfg, NetConfig(kind="perceiver", rank=8, width=128, heads=4, blocks=2, mlp_ratio=2, seed=0))
+net = build_hypernet(lm.cfg, NetConfig(kind="perceiver", rank=8, width=128, heads=4, blocks=2, mlp_ratio=2, targets=list(lm.cfg.lora_targets), seed=0))
 perturb(net, seed=1)
 net.eval()
 with tempfile.TemporaryDirectory() as tmp:

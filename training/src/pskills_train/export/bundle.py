@@ -38,9 +38,11 @@ class RandomConfig:
 RANDOM_CONFIGS: dict[str, RandomConfig] = {
     "tiny": RandomConfig(ModelConfig(vocab_size=384, hidden_size=64, num_layers=2, num_heads=4, num_kv_heads=2,
                                      head_dim=16, intermediate_size=128, max_positions=256), 12_000, True),
-    # ~10M parameters with the default model's 8192 embedding: what the engine benchmark runs.
+    # ~10M parameters with the default model's 8192 embedding and LoRA targets (q, v): what the engine
+    # benchmark runs.
     "bench-10m": RandomConfig(ModelConfig(vocab_size=8192, hidden_size=256, num_layers=8, num_heads=8, num_kv_heads=4,
-                                          head_dim=32, intermediate_size=1024, max_positions=2048), 200_000, False),
+                                          head_dim=32, intermediate_size=1024, max_positions=2048,
+                                          lora_targets=("q", "v")), 200_000, False),
 }
 
 
