@@ -10,6 +10,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from .data.config import REPO
+
 
 def read_config(path: str | Path, overrides: list[str] = ()) -> dict[str, Any]:
     """The JSON file with each override applied; a value is JSON when it parses, else a string."""
@@ -34,3 +36,9 @@ def build(cls: type, raw: dict[str, Any], where: str) -> Any:
     if unknown:
         raise ValueError(f"{where}: unknown fields {unknown}")
     return cls(**{k: v for k, v in raw.items() if k in known})
+
+
+def repo_path(p: str | Path) -> Path:
+    """A config path: absolute as given, relative to the repository root otherwise."""
+    p = Path(p)
+    return p if p.is_absolute() else REPO / p

@@ -10,13 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config_io import build, read_config
-from ..data.config import REPO
-
-
-def repo_path(p: str | Path) -> Path:
-    p = Path(p)
-    return p if p.is_absolute() else REPO / p
+from ..config_io import build, read_config, repo_path
 
 
 @dataclass

@@ -35,7 +35,8 @@ from ..train.config import OptimConfig
 from ..train.metrics import MetricsLog
 from ..train.optim import lr_at, make_optimizer
 from .compile import batch_adapters
-from .config import HyperConfig, RunConfig, repo_path
+from ..config_io import repo_path
+from .config import HyperConfig, RunConfig
 from .examples import OBJECTIVES, Example, Stage1Builder, chat_example, read_skills
 from .net import build_hypernet
 

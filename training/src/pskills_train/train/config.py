@@ -11,8 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config_io import build, read_config
-from ..data.config import REPO
+from ..config_io import build, read_config, repo_path
 from ..model import ModelConfig
 
 
@@ -25,8 +24,7 @@ class DataConfig:
     eval_windows: int = 256  # seq_len windows of each held-out split, from its start
 
     def path(self, name: str) -> Path:
-        p = Path(getattr(self, name))
-        return p if p.is_absolute() else REPO / p
+        return repo_path(getattr(self, name))
 
 
 @dataclass
@@ -59,14 +57,10 @@ class RunConfig:
     init_from: str = ""
 
     def init_path(self) -> Path | None:
-        if not self.init_from:
-            return None
-        p = Path(self.init_from)
-        return p if p.is_absolute() else REPO / p
+        return repo_path(self.init_from) if self.init_from else None
 
     def out_path(self) -> Path:
-        p = Path(self.out)
-        return p if p.is_absolute() else REPO / p
+        return repo_path(self.out)
 
 
 @dataclass
