@@ -1,0 +1,85 @@
+"""Recover a bundle's base LM as a PyTorch LlamaLM from its lm.onnx alone.
+
+A fresh clone has the default bundle but not the run folder that trained it; continuing that base
+(a longer context, episodes that need the skill) starts here. The exporter keeps the embedding and
+norm weights under their module names and turns every projection into an anonymous MatMul
+initializer stored as W.T ([d_in, d_out]). Those are read in graph order: per layer q, k, v, o,
+gate, up, down (the order LlamaLM.forward calls them), then the LM head when it is untied. The
+caller checks logits parity against onnxruntime (`parity`), so a wrong mapping cannot pass quietly.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .llama import LlamaLM
+
+PROJ = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+        "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
+
+
+def _config(bundle: Path):
+    from ..evals.backend import config_from_manifest
+
+    manifest = json.loads((bundle / "bundle.json").read_text())
+    return config_from_manifest(manifest), manifest
+
+
+def load_onnx_lm(bundle: str | Path) -> LlamaLM:
+    """The bundle's lm.onnx as a LlamaLM (fp32, eval mode); raises naming the file on any mismatch."""
+    import onnx
+    from onnx import numpy_helper
+
+    bundle = Path(bundle)
+    cfg, manifest = _config(bundle)
+    path = bundle / manifest["io"]["lm"]["file"]
+    graph = onnx.load(str(path)).graph
+    inits = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    named = {k.removeprefix("lm."): v for k, v in inits.items() if k.startswith("lm.")}
+    seen: list[str] = []
+    for node in graph.node:
+        if node.op_type in ("MatMul", "Gemm") and len(node.input) > 1:
+            w = node.input[1]
+            if w in inits and w not in named and w not in seen:
+                seen.append(w)
+    want = cfg.num_layers * len(PROJ) + (0 if cfg.tie_embeddings else 1)
+    # A tied head still appears as one transposed copy of the embedding at the end.
+    if len(seen) not in (want, want + 1):
+        raise ValueError(f"{path}: {len(seen)} projection weights, expected {want} for {cfg.num_layers} layers")
+    state: dict[str, torch.Tensor] = {k: torch.from_numpy(np.array(v)) for k, v in named.items()}
+    for i in range(cfg.num_layers):
+        for j, proj in enumerate(PROJ):
+            state[f"model.layers.{i}.{proj}.weight"] = torch.from_numpy(np.array(inits[seen[i * len(PROJ) + j]].T))
+    if not cfg.tie_embeddings:
+        state["lm_head.weight"] = torch.from_numpy(np.array(inits[seen[want - 1]].T))
+    lm = LlamaLM(cfg)
+    own = lm.state_dict()
+    if cfg.tie_embeddings and "lm_head.weight" in own:
+        state["lm_head.weight"] = state["model.embed_tokens.weight"]
+    missing = sorted(k for k in own if k not in state)
+    if missing:
+        raise ValueError(f"{path}: no weights for {missing[:4]}{' …' if len(missing) > 4 else ''}")
+    for k, v in own.items():
+        if tuple(state[k].shape) != tuple(v.shape):
+            raise ValueError(f"{path}: {k} has shape {tuple(state[k].shape)}, the bundle's config says {tuple(v.shape)}")
+    lm.load_state_dict({k: state[k] for k in own})
+    return lm.eval()
+
+
+@torch.no_grad()
+def parity(lm: LlamaLM, bundle: str | Path, seq: int = 32, seed: int = 0) -> float:
+    """Max |logit difference| between `lm` and the bundle's lm.onnx on one random sequence."""
+    from ..evals.backend import OrtBackend
+
+    ort = OrtBackend(bundle)
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(4, lm.cfg.vocab_size, (1, seq), generator=g)
+    mask = torch.ones_like(ids)
+    pos = torch.arange(seq)[None]
+    ref = ort.forward(ids, mask, pos, None, None)[0]
+    got = lm(ids, mask, pos, None, None)[0]
+    return float((ref - got).abs().max())
