@@ -1,6 +1,7 @@
 // DTOs for the adapter library: stored adapters, their statistics, merges, comparisons and the
 // EMA global adapter's history (DESIGN.md §1).
 import { z } from 'zod';
+import { AbsoluteDir } from './paths';
 import { SkillName } from './skill-schemas';
 
 export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, '64 lowercase hex digits');
@@ -66,11 +67,10 @@ export type AdapterDetail = z.infer<typeof AdapterDetail>;
 export const AdapterWritten = z.object({ adapter: AdapterSummary, created: z.boolean() });
 export type AdapterWritten = z.infer<typeof AdapterWritten>;
 
-const Dir = z.string().min(1).max(4096);
 
 export const GetAdapterInput = z.object({ id: AdapterId, singularValues: z.number().int().min(0).max(256).optional() }).strict();
-export const ImportAdapterInput = z.object({ dir: Dir }).strict();
-export const ExportAdapterInput = z.object({ id: AdapterId, dir: Dir }).strict();
+export const ImportAdapterInput = z.object({ dir: AbsoluteDir }).strict();
+export const ExportAdapterInput = z.object({ id: AdapterId, dir: AbsoluteDir }).strict();
 export const ExportResult = z.object({ dir: z.string(), files: z.array(z.string()) });
 
 export const MergeInput = z

@@ -32,6 +32,7 @@ import {
   SkillSummary,
   VersionMeta,
 } from './skill-schemas';
+import { AbsoluteDir } from './paths';
 
 export const MAX_SKILL_BYTES = 1024 * 1024;
 
@@ -72,7 +73,7 @@ export const studioContract = {
   },
   engine: {
     /** Loads a bundle folder (absent: the default bundle) and makes it current. */
-    loadBundle: method(z.object({ dir: z.string().min(1).max(4096).optional() }).strict(), EngineInfo),
+    loadBundle: method(z.object({ dir: AbsoluteDir.optional() }).strict(), EngineInfo),
     info: method(Empty, EngineInfo),
     generate: stream(GenerateInput, TokenDelta, GenerateResult),
   },

@@ -1,13 +1,14 @@
-// PEFT directories on disk. Writes go to a temporary folder that is renamed into place after the
-// files are read back and compared key by key, so a reader never sees half an adapter.
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+// PEFT directories on disk. Writes go to a temporary folder, are read back and compared key by key,
+// and only then renamed into place, so a reader never sees a half-written file.
+import { mkdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { exportFolderKind, SIDECAR, SIDECAR_FORMAT } from './export-folder';
 import { readPeft, writePeft } from './peft';
 import type { Adapter } from './types';
 
 export const PEFT_CONFIG = 'adapter_config.json';
 export const PEFT_WEIGHTS = 'adapter_model.safetensors';
-export const SIDECAR = 'pskills.json';
+export { SIDECAR };
 
 export async function readPeftDir(dir: string): Promise<{ adapter: Adapter; sidecar: unknown }> {
   const read = (f: string) =>
@@ -43,21 +44,34 @@ function sameAdapter(a: Adapter, b: Adapter): string | null {
 
 const allZero = (a: Adapter) => [...a.targets.values()].every((p) => p.A.every((v) => v === 0) || p.B.every((v) => v === 0));
 
-/** Writes the adapter as a PEFT folder plus our sidecar; refuses all-zero adapters. */
+/**
+ * Writes the adapter as a PEFT folder plus our sidecar; refuses all-zero adapters, and any `dir` that
+ * is not new, empty or a previous export of ours (see export-folder.ts). Only our three files are
+ * replaced; nothing else in `dir` is touched.
+ */
 export async function writePeftDir(dir: string, adapter: Adapter, sidecar: Record<string, unknown>, baseModel: string | null = null): Promise<void> {
   if (adapter.rank === 0 || allZero(adapter)) throw new Error(`${dir}: refusing to export an adapter whose every ΔW is zero`);
+  const kind = await exportFolderKind(dir);
   const { config, weights } = writePeft(adapter, { baseModel });
-  const tmp = join(dirname(dir), `.${basename(dir)}.tmp-${process.pid}-${Date.now()}`);
+  const files: [string, string | Uint8Array][] = [
+    [PEFT_WEIGHTS, weights],
+    [PEFT_CONFIG, config],
+    [SIDECAR, JSON.stringify({ format: SIDECAR_FORMAT, ...sidecar }, null, 2) + '\n'],
+  ];
+  // A new folder is built beside its final name; an existing one gets a temp folder inside it.
+  const stamp = `tmp-${process.pid}-${Date.now()}`;
+  const tmp = kind === 'new' ? join(dirname(dir), `.${basename(dir)}.${stamp}`) : join(dir, `.pskills-export.${stamp}`);
   await mkdir(tmp, { recursive: true });
   try {
-    await writeFile(join(tmp, PEFT_CONFIG), config);
-    await writeFile(join(tmp, PEFT_WEIGHTS), weights);
-    await writeFile(join(tmp, SIDECAR), JSON.stringify(sidecar, null, 2) + '\n');
+    for (const [name, data] of files) await writeFile(join(tmp, name), data);
     const back = await readPeftDir(tmp);
     const diff = sameAdapter(adapter, back.adapter);
     if (diff) throw new Error(`${dir}: read-back check failed: ${diff}`);
-    await rm(dir, { recursive: true, force: true });
-    await rename(tmp, dir);
+    if (kind === 'new') await rename(tmp, dir); // fails, touching nothing, if `dir` was filled meanwhile
+    else {
+      for (const [name] of files) await rename(join(tmp, name), join(dir, name));
+      await rmdir(tmp);
+    }
   } catch (err) {
     await rm(tmp, { recursive: true, force: true });
     throw err;

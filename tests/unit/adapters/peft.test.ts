@@ -61,7 +61,7 @@ describe('PEFT directories', () => {
     const out = join(dir, 'adapter');
     await writePeftDir(out, a, { skill: 'x' });
     const back = await readPeftDir(out);
-    expect(back.sidecar).toEqual({ skill: 'x' });
+    expect(back.sidecar).toEqual({ format: 'pskills.sidecar/1', skill: 'x' }); // the format marks the folder as ours
     expect(back.adapter.rank).toBe(3);
     expect(back.adapter.alpha).toBe(6);
     for (const [k, p] of a.targets) {
