@@ -68,6 +68,9 @@ def training_card(cfg: PretrainConfig, rows: list[dict[str, Any]], phases: list[
         },
         "metrics": {k: last[k] for k in last if k.startswith("val_")} | {"train_loss": last["loss"]},
         "compression_baselines": json.loads(baseline),
+        # fp32 or bf16 and the timings that chose it (run.bf16 "auto", train/precision.py)
+        "precision": json.loads(p.read_text()) if (p := cfg.run.out_path() / "precision.json").exists()
+        else {"bf16": cfg.run.bf16, "measured": False},
     }
 
 

@@ -21,7 +21,12 @@ class DataConfig:
     tokenizer: str = "training/.cache/tokenizer/tokenizer.json"
     tokens: str = "training/.cache/tokens"  # uint16 token files, built on first use
     seq_len: int = 256
-    eval_windows: int = 256  # seq_len windows of each held-out split, from its start
+    eval_windows: int = 256  # eval_seq_len windows of each held-out split, from its start
+    eval_seq_len: int = 0  # 0 = seq_len; 256 keeps held-out bpb comparable with the 256-token phases
+    # JSON lines of chat episodes (train/episodes.py) and the share of each micro-batch's rows they fill
+    episodes: str = ""
+    episode_share: float = 0.0
+    chat_template: str = ""  # tokenizer_config.json whose chat_template renders the episodes
 
     def path(self, name: str) -> Path:
         return repo_path(getattr(self, name))
@@ -50,14 +55,21 @@ class RunConfig:
     ckpt_every: int = 100
     log_every: int = 10
     seed: int = 1337
-    bf16: bool = False  # autocast matmuls to bfloat16 (measured slower/faster: configs/README.md)
+    # autocast matmuls to bfloat16: true, false, or "auto" (time both on this machine; train/precision.py)
+    bf16: bool | str = False
     threads: int = 0  # torch threads per rank; 0 = cores / ranks
     # Run folder of an earlier run to continue: its weights, optimizer moments, step, data position and
     # metrics; this config's schedule starts at that step. Empty: start from random weights.
     init_from: str = ""
+    # A bundle folder whose lm.onnx gives the starting weights (fresh optimizer, step 0): continues the
+    # shipped base on a clone that lacks the run folder (model/from_onnx.py).
+    init_bundle: str = ""
 
     def init_path(self) -> Path | None:
         return repo_path(self.init_from) if self.init_from else None
+
+    def init_bundle_path(self) -> Path:
+        return repo_path(self.init_bundle)
 
     def out_path(self) -> Path:
         return repo_path(self.out)
@@ -98,6 +110,12 @@ class PretrainConfig:
             raise ValueError(f"optim.schedule {self.optim.schedule!r}: expected 'cosine' or 'wsd'")
         if self.optim.schedule == "wsd" and self.optim.decay_steps <= 0:
             raise ValueError("optim.decay_steps must be > 0 with optim.schedule 'wsd'")
+        if not 0.0 <= self.data.episode_share < 1.0:
+            raise ValueError(f"data.episode_share {self.data.episode_share} must be in [0, 1)")
+        if self.data.episode_share > 0 and not self.data.episodes:
+            raise ValueError("data.episode_share > 0 needs data.episodes")
+        if self.run.init_from and self.run.init_bundle:
+            raise ValueError("run.init_from and run.init_bundle: give one")
         if self.data.seq_len > self.model.max_positions:
             raise ValueError(f"data.seq_len {self.data.seq_len} > model.max_positions {self.model.max_positions}")
         return self.run.batch_size // per_step

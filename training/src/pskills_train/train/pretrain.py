@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -36,9 +37,11 @@ from .checkpoint import load_checkpoint, save_checkpoint, set_rng_state
 from .config import PretrainConfig
 from .data import WindowStream, eval_windows
 from .distributed import Dist, init_distributed, shutdown
+from .episodes import EpisodeStream
 from .evaluate import evaluate
 from .metrics import MetricsLog
 from .optim import lr_at, make_optimizer
+from . import precision
 
 VAL_SPLITS = ("docs_val", "skills_val")
 
@@ -60,12 +63,30 @@ class Pretrainer:
         self.byte_table[:tok.get_vocab_size()] = torch.from_numpy(token_bytes(tok))
         self.stream = WindowStream(load_tokens(tok_dir / "train.bin"), cfg.data.seq_len, cfg.run.seed)
         self.val = {}
+        eval_len = cfg.data.eval_seq_len or cfg.data.seq_len
         for name in VAL_SPLITS:
             tokens = load_tokens(tok_dir / f"{name}.bin")
-            if len(tokens) > cfg.data.seq_len:
-                self.val[name] = eval_windows(tokens, cfg.data.seq_len, cfg.data.eval_windows)  # [n, L + 1]
+            if len(tokens) > eval_len:
+                self.val[name] = eval_windows(tokens, eval_len, cfg.data.eval_windows)  # [n, L + 1]
+        self.episodes = None
+        if cfg.data.episode_share > 0:
+            template = json.loads(cfg.data.path("chat_template").read_text())["chat_template"]
+            eos, sep = tok.token_to_id("<|endoftext|>"), tok.token_to_id("<|endoftext|>")
+            self.episodes = EpisodeStream(cfg.data.path("episodes"), tok, template, cfg.data.seq_len, cfg.run.seed,
+                                          sep, eos)
+            if d.main:
+                print(f"episodes: {self.episodes.count} in {len(self.episodes.windows)} windows "
+                      f"({self.episodes.dropped} longer than a window dropped)", flush=True)
         torch.manual_seed(cfg.run.seed)
         self.model = LlamaLM(cfg.model).train()
+        if cfg.run.init_bundle and not resume:
+            from ..model.from_onnx import load_onnx_lm
+
+            start = load_onnx_lm(cfg.run.init_bundle_path())
+            if start.cfg.to_dict() | {"lora_targets": None, "encoder_layer": None} != \
+                    cfg.model.to_dict() | {"lora_targets": None, "encoder_layer": None}:
+                raise ValueError(f"run.init_bundle {cfg.run.init_bundle}: its architecture differs from this config's model")
+            self.model.load_state_dict(start.state_dict())
         self.opt = make_optimizer(self.model, cfg.optim)
         self.step, self.position = 0, 0
         self.start, self.phases = 0, []  # the step this config's schedule began at; earlier phases
@@ -88,6 +109,7 @@ class Pretrainer:
         if cfg.run.max_steps <= self.start:
             raise ValueError(f"run.max_steps {cfg.run.max_steps} must be past the step it starts from ({self.start})")
         self.net = DistributedDataParallel(self.model) if d.world > 1 else self.model
+        self.bf16 = precision.resolve(cfg.run.bf16, self._timing_step, self.out / "precision.json" if d.main else None)
         self.metrics = MetricsLog(self.out / "metrics.jsonl", self.step if resume or init else None) if d.main else None
 
     def train_step(self) -> float:
@@ -100,10 +122,14 @@ class Pretrainer:
         for micro in range(self.accum):
             x, y = self.stream.micro_batch(self.position, run.batch_size, micro, self.d.rank, self.d.world,
                                            run.micro_batch)  # [mb, L] each
+            if self.episodes is not None:
+                k = round(run.micro_batch * self.cfg.data.episode_share)
+                first = ((self.step * self.accum + micro) * self.d.world + self.d.rank) * k
+                x[:k], y[:k] = self.episodes.rows(first, k)
             sync = self.d.world == 1 or micro == self.accum - 1
             ctx = contextlib.nullcontext() if sync else self.net.no_sync()
             with ctx:
-                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=run.bf16):
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
                     logits = self.net(x)[0]  # [mb, L, V]
                 loss = F.cross_entropy(logits.float().flatten(0, 1), y.flatten()) / self.accum
                 loss.backward()
@@ -116,10 +142,18 @@ class Pretrainer:
         self.position += run.batch_size
         return self.d.mean(total)
 
+    def _timing_step(self, bf16: bool) -> None:
+        """One forward+backward of a micro-batch's shape, for precision.choose; weights untouched."""
+        x, y = self.stream.micro_batch(0, self.cfg.run.batch_size, 0, 0, 1, self.cfg.run.micro_batch)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            logits = self.model(x)[0]
+        F.cross_entropy(logits.float().flatten(0, 1), y.flatten()).backward()
+        self.model.zero_grad(set_to_none=True)
+
     def evaluate(self) -> dict[str, float]:
         out = {}
         for name, windows in self.val.items():
-            res = evaluate(self.model, windows, self.byte_table, bf16=self.cfg.run.bf16)
+            res = evaluate(self.model, windows, self.byte_table, bf16=self.bf16)
             out[f"val_loss_{name}"], out[f"val_bpb_{name}"] = res["loss"], res["bpb"]
         return out
 
