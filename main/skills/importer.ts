@@ -113,6 +113,7 @@ async function sourceKind(source: string): Promise<'folder' | 'tgz' | 'npm'> {
     if (/\.(tgz|tar\.gz)$/i.test(source)) return 'tgz';
     throw new StudioError('import_failed', `${source} is a file but not a .tgz/.tar.gz archive`);
   }
+  if (info) throw new StudioError('import_failed', `${source} is neither a folder nor a regular file; not opened`);
   if (looksLikePath(source)) throw new StudioError('import_failed', `${source} does not exist`);
   return 'npm';
 }

@@ -1,6 +1,48 @@
-// Per-file checks shared by every source: size, binary content, strict UTF-8.
+// Per-file checks shared by every source: size, binary content, strict UTF-8; and the per-import
+// caps that keep a hostile archive or folder from exhausting memory.
+import { StudioError } from '../../../common/errors';
 
 export const MAX_SKILL_BYTES = 1024 * 1024;
+
+export interface ImportLimits {
+  entries: number; // archive entries or folder entries seen, of any kind
+  bytes: number; // SKILL.md (and package.json) bytes held in memory
+}
+
+// 64 MiB is ~10,000 skills of 6 KiB; the pinned corpus averages ~10 KiB per imported skill.
+export const IMPORT_LIMITS: Readonly<ImportLimits> = Object.freeze({ entries: 100_000, bytes: 64 * 1024 * 1024 });
+
+/**
+ * Counts entries and held bytes for one import. Past a cap the whole import is refused (not
+ * truncated), so what gets imported never depends on the order of entries.
+ */
+export class ImportBudget {
+  private entries = 0;
+  private bytes = 0;
+  constructor(
+    private readonly source: string,
+    private readonly what: string,
+    private readonly limits: ImportLimits = IMPORT_LIMITS,
+  ) {}
+
+  /** Counts one entry; the refusal once past the cap, else null. */
+  entry(): StudioError | null {
+    return ++this.entries > this.limits.entries ? this.refuse(`it holds more than ${count(this.limits.entries)} entries`) : null;
+  }
+
+  /** Call before buffering `size` bytes; the refusal once past the cap, else null. */
+  take(size: number): StudioError | null {
+    this.bytes += size;
+    return this.bytes > this.limits.bytes ? this.refuse(`its ${this.what} add up to more than ${byteText(this.limits.bytes)}`) : null;
+  }
+
+  private refuse(why: string): StudioError {
+    return new StudioError('import_failed', `${this.source} rejected: ${why} (the import limit); nothing was imported`);
+  }
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+const byteText = (n: number) => (n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : `${count(n)} bytes`);
 
 export type FileCheck = { ok: true; text: string } | { ok: false; reason: string };
 

@@ -1,6 +1,7 @@
 // Reads SKILL.md files straight out of a .tgz (npm pack output) with node-tar's streaming parser;
 // nothing is extracted to disk. One absolute or '..' entry path rejects the whole archive, and
-// link entries are never followed.
+// link entries are never followed. Only SKILL.md and package.json bodies are buffered, within the
+// import byte cap; everything else streams past.
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
@@ -8,7 +9,7 @@ import { Parser, type ReadEntry } from 'tar';
 import type { SkipRecord } from '../../../common/api/skill-schemas';
 import { StudioError } from '../../../common/errors';
 import { abortError } from '../abort';
-import { decodeSkillFile, tooLarge } from './file-checks';
+import { decodeSkillFile, ImportBudget, tooLarge, type FileCheck } from './file-checks';
 import { folderOf, isSkillFile, type ProvenanceBase, type ScanOptions, type SourceScan } from './types';
 
 export interface PackageInfo {
@@ -23,7 +24,7 @@ export interface TgzOptions extends ScanOptions {
 }
 
 interface RawArchive {
-  files: Map<string, Buffer>; // SKILL.md and package.json bodies by entry path
+  files: Map<string, FileCheck>; // SKILL.md and package.json texts (or why not) by entry path
   skipped: SkipRecord[]; // entry paths, before the top folder is stripped
   paths: string[];
 }
@@ -40,10 +41,9 @@ export async function scanTgz(file: string, opts: TgzOptions = {}): Promise<Sour
     opts.onSkip?.(record);
   };
   for (const s of raw.skipped) skip({ path: strip(s.path), reason: s.reason });
-  for (const [path, bytes] of raw.files) {
+  for (const [path, checked] of raw.files) {
     if (!isSkillFile(path.split('/').pop() ?? '')) continue;
     const relPath = strip(path);
-    const checked = decodeSkillFile(bytes);
     if (!checked.ok) skip({ path: relPath, reason: checked.reason });
     else scan.candidates.push({ relPath, folderName: folderOf(relPath) ?? rootFolderName(file, pkg), content: checked.text, provenanceBase: base });
   }
@@ -52,9 +52,11 @@ export async function scanTgz(file: string, opts: TgzOptions = {}): Promise<Sour
 
 function readArchive(file: string, size: number, opts: ScanOptions): Promise<RawArchive> {
   const raw: RawArchive = { files: new Map(), skipped: [], paths: [] };
+  const budget = new ImportBudget(file, 'SKILL.md and package.json files', opts.limits);
   return new Promise((resolve, reject) => {
     let settled = false;
-    const stream = createReadStream(file);
+    // Small reads: deflate expands up to ~1000:1, and each read is inflated in one go.
+    const stream = createReadStream(file, { highWaterMark: 16 * 1024 });
     const parser = new Parser({ strict: true });
     const settle = () => {
       settled = true;
@@ -71,11 +73,13 @@ function readArchive(file: string, size: number, opts: ScanOptions): Promise<Raw
     if (opts.signal?.aborted) return onAbort();
 
     parser.on('entry', (entry: ReadEntry) => {
+      if (settled) return entry.resume(); // the parser may still hold entries read before a failure
       const path = entry.path.replace(/^(\.\/)+/, '');
       const unsafe = unsafeReason(path);
-      if (unsafe) {
+      const refusal = unsafe ? new StudioError('import_failed', `${file} rejected: entry '${entry.path}' ${unsafe}; nothing was imported`) : budget.entry();
+      if (refusal) {
         entry.resume();
-        return fail(new StudioError('import_failed', `${file} rejected: entry '${entry.path}' ${unsafe}; nothing was imported`));
+        return fail(refusal);
       }
       raw.paths.push(path);
       const name = path.split('/').pop() ?? '';
@@ -86,14 +90,20 @@ function readArchive(file: string, size: number, opts: ScanOptions): Promise<Raw
         const wanted = isSkillFile(name) || /^([^/]+\/)?package\.json$/.test(path);
         const large = tooLarge(entry.size);
         if (wanted && large) raw.skipped.push({ path, reason: large });
-        else if (wanted) return collect(entry, path);
+        else if (wanted) {
+          const over = budget.take(entry.size); // checked before a byte is held
+          if (!over) return collect(entry, path);
+          entry.resume();
+          return fail(over);
+        }
       }
       entry.resume();
     });
     const collect = (entry: ReadEntry, path: string) => {
       const chunks: Buffer[] = []; // at most the header's size, already checked against the cap
       entry.on('data', (c: Buffer) => chunks.push(c));
-      entry.on('end', () => raw.files.set(path, Buffer.concat(chunks)));
+      // Decoded at once, so the bytes and the text are not both held for the whole archive.
+      entry.on('end', () => raw.files.set(path, decodeSkillFile(Buffer.concat(chunks))));
     };
     parser.on('error', (e: Error) => fail(new StudioError('import_failed', `${file} is not a readable .tgz: ${e.message}`)));
     parser.on('end', () => {
@@ -140,12 +150,12 @@ function commonTopFolder(paths: string[]): string {
   return tops.size === 1 && only?.endsWith('/') ? only : '';
 }
 
-function packageInfo(bytes: Buffer | undefined): PackageInfo {
+function packageInfo(file: FileCheck | undefined): PackageInfo {
   const none: PackageInfo = { name: null, version: null, license: null };
-  if (!bytes) return none;
+  if (!file?.ok) return none;
   let json: unknown;
   try {
-    json = JSON.parse(bytes.toString('utf8'));
+    json = JSON.parse(file.text);
   } catch {
     return none;
   }

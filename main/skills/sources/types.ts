@@ -1,5 +1,6 @@
 // What every source (folder, .tgz, npm) hands the importer.
 import type { Provenance, SkipRecord } from '../../../common/api/skill-schemas';
+import type { ImportLimits } from './file-checks';
 
 type WithoutPath<T> = T extends unknown ? Omit<T, 'path'> : never;
 /** Provenance minus the SKILL.md path, which each candidate adds. */
@@ -22,6 +23,8 @@ export interface ScanOptions {
   onSkip?: (skip: SkipRecord) => void;
   /** done/total in the source's own unit (directories walked, bytes read). */
   onProgress?: (done: number, total: number) => void;
+  /** Caps on entries and held bytes; IMPORT_LIMITS when absent. */
+  limits?: ImportLimits;
 }
 
 export function withPath(base: ProvenanceBase, path: string): Provenance {
