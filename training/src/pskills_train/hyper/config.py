@@ -16,7 +16,8 @@ from ..config_io import build, read_config, repo_path
 @dataclass
 class NetConfig:
     kind: str = "perceiver"  # perceiver | t2l
-    rank: int = 8  # r of one chunk's adapter
+    rank: int = 8  # r of one chunk's adapter read from the skill
+    shared_rank: int = 0  # rank of the learned adapter every skill shares (added to `rank` in the output)
     width: int = 128  # query / hidden width
     heads: int = 4  # attention heads of the cross-attention (perceiver)
     blocks: int = 2  # cross-attention blocks (perceiver) / MLP layers (t2l)
@@ -58,6 +59,20 @@ class Stage1Config:
 
 
 @dataclass
+class Stage2Config:
+    # In-batch negatives: each example's loss with another skill's adapter (the next row's) must exceed
+    # the loss with its own by `margin` nats/token; weight 0 turns the term off.
+    contrast_weight: float = 0.0
+    margin: float = 0.5
+    # Examples of one micro-batch come from distinct skills (so the negatives are other skills).
+    distinct_skills: bool = True
+    # Stop a run whose adapters stay alike: after `cos_check_step` steps, if the mean in-batch cosine of
+    # ΔW over the last log window is above `cos_stop_above`, the run ends (metrics say why).
+    cos_check_step: int = 0
+    cos_stop_above: float = 1.0
+
+
+@dataclass
 class RunConfig:
     out: str = "training/.cache/runs/hyper1"
     init: str = ""  # checkpoint to start from (stage 2: the stage-1 ckpt.pt)
@@ -79,7 +94,7 @@ class RunConfig:
         return repo_path(self.out)
 
 
-SECTIONS = ("net", "encoder", "data", "stage1", "run1", "run2")
+SECTIONS = ("net", "encoder", "data", "stage1", "stage2", "run1", "run2")
 
 
 @dataclass
@@ -88,6 +103,7 @@ class HyperConfig:
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
     data: DataConfig = field(default_factory=DataConfig)
     stage1: Stage1Config = field(default_factory=Stage1Config)
+    stage2: Stage2Config = field(default_factory=Stage2Config)
     run1: RunConfig = field(default_factory=RunConfig)
     run2: RunConfig = field(default_factory=lambda: RunConfig(out="training/.cache/runs/hyper2"))
 
@@ -97,7 +113,7 @@ class HyperConfig:
         if unknown:
             raise ValueError(f"{where}: unknown sections {unknown}")
         types = {"net": NetConfig, "encoder": EncoderConfig, "data": DataConfig, "stage1": Stage1Config,
-                 "run1": RunConfig, "run2": RunConfig}
+                 "stage2": Stage2Config, "run1": RunConfig, "run2": RunConfig}
         built = {s: build(t, raw[s], f"{where}.{s}") for s, t in types.items() if s in raw}
         out = cls(**built)
         out.check()

@@ -43,12 +43,20 @@ class _Base(nn.Module):
         self.modules_ = list(cfg.targets)
         self.num_layers = lm_cfg.num_layers
         self.d_enc = lm_cfg.hidden_size
-        self.rank = cfg.rank
+        self.spec_rank = cfg.rank  # slots read from the skill
+        self.rank = cfg.rank + cfg.shared_rank  # output rank per chunk (bundle.json hypernet.rank)
         self.dims = {m: lm_cfg.lora_dims(m) for m in self.modules_}
         w = cfg.width
         self.out_norm = nn.LayerNorm(w)
         self.head_a = nn.ModuleDict({m: nn.Linear(w, d_in) for m, (d_in, _) in self.dims.items()})
         self.head_b = nn.ModuleDict({m: nn.Linear(w, d_out) for m, (_, d_out) in self.dims.items()})
+        # The generic part, made explicit: one learned adapter every skill gets (rank-concatenated, so
+        # chunk averaging keeps it exact), leaving the skill-read slots to explain what differs.
+        r0, L = cfg.shared_rank, lm_cfg.num_layers
+        self.shared_a = nn.ParameterDict({m: nn.Parameter(torch.randn(L, d_in, r0) / math.sqrt(d_in))
+                                          for m, (d_in, _) in self.dims.items()} if r0 else {})
+        self.shared_b = nn.ParameterDict({m: nn.Parameter(torch.zeros(L, r0, d_out))
+                                          for m, (_, d_out) in self.dims.items()} if r0 else {})
 
     @torch.no_grad()
     def _init_heads(self, g: torch.Generator) -> None:
@@ -61,18 +69,29 @@ class _Base(nn.Module):
 
     @property
     def num_slots(self) -> int:
-        return self.num_layers * len(self.modules_) * self.rank
+        return self.num_layers * len(self.modules_) * self.spec_rank
 
     def heads(self, z: Tensor) -> Factors:
         """z [b, L*M*r, w] (slot order layer, module, rank) -> per-module folded factors."""
         b = z.shape[0]
-        z = self.out_norm(z).view(b, self.num_layers, len(self.modules_), self.rank, -1)  # [b, L, M, r, w]
+        z = self.out_norm(z).view(b, self.num_layers, len(self.modules_), self.spec_rank, -1)  # [b, L, M, r, w]
         out: Factors = {}
         for j, m in enumerate(self.modules_):
             zm = z[:, :, j]  # [b, L, r, w]
             s = self.cfg.out_scale
-            out[m] = (self.head_a[m](zm).transpose(-1, -2) * s, self.head_b[m](zm) * s)  # [b,L,d_in,r], [b,L,r,d_out]
+            a, bb = self.head_a[m](zm).transpose(-1, -2) * s, self.head_b[m](zm) * s  # [b,L,d_in,r], [b,L,r,d_out]
+            if self.cfg.shared_rank:
+                a = torch.cat([a, self.shared_a[m].expand(b, -1, -1, -1)], dim=-1)  # [b, L, d_in, r + r0]
+                bb = torch.cat([bb, self.shared_b[m].expand(b, -1, -1, -1)], dim=-2)  # [b, L, r + r0, d_out]
+            out[m] = (a, bb)
         return out
+
+    @torch.no_grad()
+    def shared_share(self) -> float:
+        """‖ΔW₀‖ of the shared adapter (summed over layers and modules, Frobenius) — 0 without one."""
+        if not self.cfg.shared_rank:
+            return 0.0
+        return float(sum((self.shared_a[m] @ self.shared_b[m]).pow(2).sum() for m in self.modules_).sqrt())
 
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters() if p.requires_grad)
@@ -148,7 +167,7 @@ class T2LHypernet(_Base):
         self.pool_proj = nn.Linear(self.d_enc, w)
         self.layer_emb = nn.Parameter(torch.zeros(self.num_layers, w))
         self.module_emb = nn.Parameter(torch.zeros(len(self.modules_), w))
-        self.slot_emb = nn.Parameter(torch.zeros(self.rank, w))
+        self.slot_emb = nn.Parameter(torch.zeros(self.spec_rank, w))
         self.mlps = nn.ModuleList(nn.Sequential(nn.LayerNorm(w), nn.Linear(w, cfg.mlp_ratio * w), nn.GELU(),
                                                 nn.Linear(cfg.mlp_ratio * w, w)) for _ in range(cfg.blocks))
         g = torch.Generator().manual_seed(cfg.seed)

@@ -39,6 +39,7 @@ from ..config_io import repo_path
 from .config import HyperConfig, RunConfig
 from .examples import OBJECTIVES, Example, Stage1Builder, chat_example, read_skills
 from .net import build_hypernet
+from .similarity import mean_cosine
 
 
 def load_base(spec: str, tokenizer: str, encoder_layer: int | None = None) -> tuple[LlamaLM, Tokenizer, str]:
@@ -123,7 +124,11 @@ class HyperTrainer:
         else:
             self.train_items = train_items if train_items is not None else self._trajectories(cfg.data.trajectories_train)
             val = val_items if val_items is not None else self._trajectories(cfg.data.trajectories_val, missing_ok=True)
-            self.val = {"chat": [self._chat(r) for r in val[: cfg.data.val_examples]]} if val else {}
+            self.val = {"chat": self._distinct_first(val, cfg.data.val_examples)} if val else {}
+            self.by_skill: dict[str, list[int]] = defaultdict(list)
+            for i, r in enumerate(self.train_items):
+                self.by_skill[str(r.get("skill"))].append(i)
+            self.skill_names = sorted(self.by_skill)
         torch.manual_seed(self.run.seed)
         self.net = build_hypernet(self.lm.cfg, cfg.net).train()
         o = self.run
@@ -175,6 +180,14 @@ class HyperTrainer:
     def _chat(self, rec: dict[str, Any]) -> Example:
         return chat_example(self.tok, self.template, rec["messages"], self._skill_source(rec), self.cfg.data.max_seq)
 
+    def _distinct_first(self, recs: list[dict[str, Any]], n: int) -> list[Example]:
+        """Up to n validation examples, one per skill first, so the in-batch negatives are other skills."""
+        seen, first, rest = set(), [], []
+        for r in recs:
+            (rest if r.get("skill") in seen else first).append(r)
+            seen.add(r.get("skill"))
+        return [self._chat(r) for r in (first + rest)[:n]]
+
     def _val_stage1(self, objective: str, texts: list[str]) -> list[Example]:
         rng = random.Random(f"val:{objective}")
         order = rng.sample(range(len(texts)), min(len(texts), self.cfg.data.val_examples))
@@ -183,6 +196,11 @@ class HyperTrainer:
     def micro_examples(self, step: int, micro: int) -> list[Example]:
         rng = random.Random(f"{self.run.seed}:{self.stage}:{step}:{micro}")
         out = []
+        if self.stage == 2 and self.cfg.stage2.distinct_skills and len(self.skill_names) >= self.run.micro_batch:
+            for name in rng.sample(self.skill_names, self.run.micro_batch):
+                idx = self.by_skill[name]
+                out.append(self._chat(self.train_items[idx[rng.randrange(len(idx))]]))
+            return out
         for _ in range(self.run.micro_batch):
             item = self.train_items[rng.randrange(len(self.train_items))]
             if self.stage == 1:
@@ -192,10 +210,19 @@ class HyperTrainer:
         return out
 
     # ---- steps
-    def losses(self, examples: list[Example]) -> tuple[torch.Tensor, torch.Tensor]:
+    def losses(self, examples: list[Example], with_lora: bool = False):
         enc = self.cfg.encoder
         lora = batch_adapters(self.lm, self.net, [e.source for e in examples], enc.token_budget, enc.chunk_overlap)
-        return token_losses(self.lm, lora, examples)
+        tot, cnt = token_losses(self.lm, lora, examples)
+        return (tot, cnt, lora) if with_lora else (tot, cnt)
+
+    def contrast(self, examples: list[Example], lora, tot: torch.Tensor, cnt: torch.Tensor):
+        """Each example's loss with the next row's adapter (another skill's): (hinge term, neg sum)."""
+        rolled = {k: (a.roll(1, 0), b.roll(1, 0)) for k, (a, b) in lora.items()}
+        neg, _ = token_losses(self.lm, rolled, examples)
+        c = cnt.clamp(min=1)
+        hinge = F.relu(self.cfg.stage2.margin + tot / c - neg / c).mean()
+        return hinge, neg
 
     def train_step(self) -> dict[str, float]:
         run = self.run
@@ -204,11 +231,20 @@ class HyperTrainer:
             group["lr"] = lr
         accum = run.batch_size // run.micro_batch
         sums, counts = defaultdict(float), defaultdict(int)
+        s2 = self.cfg.stage2
+        extra = defaultdict(float)
         for micro in range(accum):
             examples = self.micro_examples(self.step, micro)
-            tot, cnt = self.losses(examples)
-            loss = tot.sum() / cnt.sum().clamp(min=1) / accum
-            loss.backward()
+            tot, cnt, lora = self.losses(examples, with_lora=True)
+            loss = tot.sum() / cnt.sum().clamp(min=1)
+            if self.stage == 2:
+                extra["cos"] += mean_cosine(lora) / accum
+            if self.stage == 2 and s2.contrast_weight > 0:
+                hinge, neg = self.contrast(examples, lora, tot, cnt)
+                loss = loss + s2.contrast_weight * hinge
+                extra["hinge"] += float(hinge.detach()) / accum
+                extra["loss_neg"] += float(neg.detach().sum() / cnt.sum().clamp(min=1)) / accum
+            (loss / accum).backward()
             for e, t, c in zip(examples, tot.tolist(), cnt.tolist()):
                 sums[e.objective] += t
                 counts[e.objective] += c
@@ -219,6 +255,9 @@ class HyperTrainer:
         self.step += 1
         out = {"loss": sum(sums.values()) / max(1, sum(counts.values())), "lr": lr}
         out.update({f"loss_{o}": sums[o] / counts[o] for o in sums if counts[o]})
+        out.update(extra)
+        if getattr(self.net, "shared_share", None) and self.cfg.net.shared_rank:
+            out["shared_norm"] = self.net.shared_share()
         return out
 
     @torch.no_grad()
@@ -228,11 +267,18 @@ class HyperTrainer:
         for name, examples in self.val.items():
             if not examples:
                 continue
-            tot, cnt = 0.0, 0
+            tot, cnt, neg, cos = 0.0, 0, 0.0, []
             for i in range(0, len(examples), self.run.micro_batch):
-                t, c = self.losses(examples[i: i + self.run.micro_batch])
+                batch = examples[i: i + self.run.micro_batch]
+                t, c, lora = self.losses(batch, with_lora=True)
                 tot, cnt = tot + float(t.sum()), cnt + int(c.sum())
+                if self.stage == 2 and len(batch) > 1:
+                    neg += float(self.contrast(batch, lora, t, c)[1].sum())
+                    cos.append(mean_cosine(lora))
             out[f"val_loss_{name}"] = tot / max(1, cnt)
+            if cos:  # own adapter vs the next row's (another skill's) on the same held-out examples
+                out[f"val_loss_wrong_{name}"] = neg / max(1, cnt)
+                out[f"val_cos_{name}"] = sum(cos) / len(cos)
         self.net.train()
         return out
 
@@ -245,9 +291,22 @@ class HyperTrainer:
         run = self.run
         bar = tqdm(total=run.max_steps, initial=self.step, unit="step", disable=not progress)
         t0, c0, timed = time.perf_counter(), time.process_time(), 0
+        window: list[float] = []
+        s2 = self.cfg.stage2
         while self.step < run.max_steps:
             rec = self.train_step()
             timed += 1
+            if "cos" in rec:
+                window.append(rec["cos"])
+            if self.stage == 2 and s2.cos_check_step and self.step == s2.cos_check_step:
+                cos = sum(window[-run.log_every:]) / max(1, len(window[-run.log_every:]))
+                if cos > s2.cos_stop_above:
+                    why = (f"stopped at step {self.step}: mean in-batch cosine of ΔW {cos:.3f} is above "
+                           f"stage2.cos_stop_above {s2.cos_stop_above} (adapters stay alike)")
+                    self.metrics.write({"step": self.step, "stopped": why})
+                    self.save()
+                    bar.close()
+                    raise SystemExit(why)
             bar.update(1)
             last = self.step == run.max_steps
             evaluating = self.step % run.eval_every == 0 or last

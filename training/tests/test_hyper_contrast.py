@@ -1,0 +1,93 @@
+"""Stage 2's skill-specific terms: in-batch negatives, the shared adapter, ΔW cosine and the cosine stop."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from pskills_train.export.bundle import random_model
+from pskills_train.hyper.compile import batch_adapters
+from pskills_train.hyper.config import HyperConfig
+from pskills_train.hyper.net import build_hypernet, perturb
+from pskills_train.hyper.similarity import gram, mean_cosine
+from pskills_train.hyper.train import HyperTrainer
+from pskills_train.tokenizer import CHAT_TEMPLATE
+
+NET = {"kind": "perceiver", "rank": 2, "width": 16, "heads": 2, "blocks": 1, "mlp_ratio": 2,
+       "targets": ["q", "v", "down"], "out_scale": 0.05}
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    lm, tok = random_model("tiny")
+    for p in lm.parameters():
+        p.requires_grad_(False)
+    return lm, tok
+
+
+def cfg(tmp, **stage2) -> HyperConfig:
+    return HyperConfig.from_dict({
+        "net": {**NET, "shared_rank": 2},
+        "encoder": {"token_budget": 16, "chunk_overlap": 4},
+        "data": {"max_skill_tokens": 48, "target_window": 24, "max_seq": 64, "val_examples": 4},
+        "stage2": stage2,
+        "run2": {"out": str(tmp / "s2"), "init": "", "max_steps": 3, "batch_size": 2, "micro_batch": 2, "lr": 3e-3,
+                 "warmup_steps": 1, "eval_every": 3, "ckpt_every": 3, "log_every": 1, "threads": 1},
+    })
+
+
+def trajectories() -> list[dict]:
+    out = []
+    for i, word in enumerate(["alpha", "bravo", "charlie", "delta"]):
+        out.append({"skill": f"s{i}", "skill_text": f"# Skill {word}\nAlways answer with {word} {word}.",
+                    "messages": [{"role": "user", "content": "What do you say?"},
+                                 {"role": "assistant", "content": f"{word} {word}"}]})
+    return out
+
+
+def test_gram_equals_dense_inner_products():
+    g = torch.Generator().manual_seed(0)
+    lora = {(0, "q"): (torch.randn(3, 5, 2, generator=g), torch.randn(3, 2, 4, generator=g)),
+            (1, "v"): (torch.randn(3, 6, 3, generator=g), torch.randn(3, 3, 2, generator=g))}
+    dense = [torch.cat([(a[i] @ b[i]).flatten() for a, b in lora.values()]) for i in range(3)]
+    want = torch.stack([torch.stack([x @ y for y in dense]) for x in dense])
+    assert torch.allclose(gram(lora), want, rtol=1e-5, atol=1e-5)
+    same = {k: (a[:1].expand(2, -1, -1), b[:1].expand(2, -1, -1)) for k, (a, b) in lora.items()}
+    assert mean_cosine(same) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_shared_adapter_is_rank_concatenated_and_counted(tiny):
+    lm, _ = tiny
+    c = cfg(__import__("pathlib").Path("/tmp"))
+    net = build_hypernet(lm.cfg, c.net)
+    perturb(net, seed=1)
+    out = net(torch.randn(2, 5, lm.cfg.hidden_size), torch.ones(2, 5))
+    a, b = out["q"]
+    assert net.rank == 4 and a.shape[-1] == 4 and b.shape[-2] == 4
+    # the shared slots are the same for every input; the read slots are not
+    assert torch.equal(a[0, :, :, 2:], a[1, :, :, 2:]) and not torch.equal(a[0, :, :, :2], a[1, :, :, :2])
+    assert net.shared_share() > 0
+
+
+def test_contrast_term_trains_and_logs_the_gap(tiny, tmp_path):
+    lm, tok = tiny
+    tr = HyperTrainer(cfg(tmp_path, contrast_weight=1.0, margin=0.5), 2, base=(lm, tok, CHAT_TEMPLATE),
+                      train_items=trajectories(), val_items=trajectories())
+    ex = tr.micro_examples(0, 0)
+    assert len({tuple(e.source) for e in ex}) == len(ex)  # distinct skills in a micro-batch
+    rec = tr.fit(progress=False)
+    for key in ("hinge", "loss_neg", "cos", "val_loss_wrong_chat", "val_cos_chat", "shared_norm"):
+        assert key in rec, key
+    lora = batch_adapters(lm, tr.net, [e.source for e in ex], 16, 4)
+    tot, cnt = tr.losses(ex)
+    hinge, neg = tr.contrast(ex, lora, tot, cnt)
+    assert hinge >= 0 and neg.shape == tot.shape
+
+
+def test_a_run_whose_adapters_stay_alike_is_stopped(tiny, tmp_path):
+    lm, tok = tiny
+    tr = HyperTrainer(cfg(tmp_path, cos_check_step=2, cos_stop_above=-1.0), 2, base=(lm, tok, CHAT_TEMPLATE),
+                      train_items=trajectories(), val_items=trajectories())
+    with pytest.raises(SystemExit, match="adapters stay alike"):
+        tr.fit(progress=False)
+    assert tr.step == 2 and (tmp_path / "s2" / "ckpt.pt").exists()
