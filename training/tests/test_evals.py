@@ -184,7 +184,8 @@ def test_evaluate_report_schema(tiny):
     assert all(rows[(t, "none")]["nll"] != rows[(t, "parametric")]["nll"] for t, c in rows if c == "none")
     assert "parametric - none" in table(res) and "skipped" in table(res)
     empty = evaluate(backend, tok, CHAT_TEMPLATE, {3}, skills[:1], Providers(), st, log=lambda s: None)
-    assert list(empty["conditions"]) == ["none", "in_context"] and "wrong_skill" in empty["skipped"]
+    assert list(empty["conditions"]) == ["none", "in_context", "in_context_full", "answer_in_context"]
+    assert "wrong_skill" in empty["skipped"] and "adapter_from_answer" in empty["skipped"]
 
 
 def test_ort_backend_matches_torch(tiny):
@@ -209,8 +210,8 @@ def test_cli_on_hyper_fixture(tmp_path, capsys):
                       "--stage1-checkpoint", str(tmp_path / "missing.pt")]) == 0
     res = json.loads(out.read_text())
     assert res["n_skills"] == 3 and res["bundle"]["backend"] == "onnxruntime"
-    assert set(res["conditions"]) == {"none", "in_context", "parametric", "parametric_in_context", "wrong_skill",
-                                      "random_text"}
+    assert set(res["conditions"]) == {"none", "in_context", "in_context_full", "parametric", "parametric_in_context",
+                                      "wrong_skill", "random_text", "answer_in_context", "adapter_from_answer"}
     assert "missing.pt" in res["skipped"]["stage1_only"] and "t2l" in res["skipped"]["t2l_baseline"]
     assert res["compile_seconds"]["parametric"] >= 0
     assert "parametric - none" in capsys.readouterr().out

@@ -1,7 +1,8 @@
 """Evaluation of compiled skills against in-context skills (DESIGN §6); `python -m pskills_train.evals`."""
 
+from .conditions import CONDITIONS, Providers
 from .metrics import paired_bootstrap, rouge_l, token_f1
-from .run import COMPARISONS, CONDITIONS, Providers, Settings, evaluate, table
+from .run import COMPARISONS, Settings, evaluate, table
 
 __all__ = ["paired_bootstrap", "rouge_l", "token_f1", "COMPARISONS", "CONDITIONS", "Providers", "Settings",
            "evaluate", "table"]

@@ -7,10 +7,11 @@ without article stripping; ROUGE-L = the LCS F-measure with beta 1, as rouge-sco
 from __future__ import annotations
 
 import math
-import random
 import re
 from collections import Counter
 from typing import Sequence
+
+import numpy as np
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
@@ -62,9 +63,9 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], n_resamples: int = 
     """Mean of a[i] - b[i] and its 95 % percentile interval, resampling the paired units (skills)."""
     if len(a) != len(b) or not a:
         raise ValueError("paired bootstrap needs two equally long, non-empty samples")
-    d = [x - y for x, y in zip(a, b)]
+    d = np.asarray(a, np.float64) - np.asarray(b, np.float64)
     n = len(d)
-    rng = random.Random(seed)
-    means = sorted(sum(d[rng.randrange(n)] for _ in range(n)) / n for _ in range(n_resamples))
+    idx = np.random.default_rng(seed).integers(0, n, (n_resamples, n))
+    means = np.sort(d[idx].mean(1))
     lo, hi = means[int(0.025 * (n_resamples - 1))], means[int(math.ceil(0.975 * (n_resamples - 1)))]
-    return sum(d) / n, (lo, hi)
+    return float(d.mean()), (float(lo), float(hi))

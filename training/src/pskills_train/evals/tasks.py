@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import jinja2.sandbox
 from tokenizers import Tokenizer
@@ -27,6 +27,8 @@ class Task:
     reference: str
     heading: str | None = None  # reconstruction: the heading line, e.g. "## Steps"
     question: str | None = None  # template: the user's question
+    messages: list[dict] | None = None  # SkillWorld: the chat turns before the answer
+    meta: dict = field(default_factory=dict)  # SkillWorld: family, length_bucket, depth, checker
 
 
 def flat_sections(text: str, skill: Skill) -> list[tuple[str, int, int, int]]:
@@ -53,7 +55,7 @@ def skill_tasks(idx: int, skill: Skill, tok: Tokenizer, max_recon: int, max_temp
 
 
 class Prompter:
-    """Prompt ids for a task, with or without the skill text in context (truncated to fit)."""
+    """Prompt ids for a task, with or without a context text (the skill, or the answer) cut to fit."""
 
     def __init__(self, tok: Tokenizer, chat_template: str, max_positions: int):
         self.tok, self.max_positions = tok, max_positions
@@ -66,22 +68,32 @@ class Prompter:
     def _render(self, task: Task, context: str | None) -> str:
         if task.heading is not None:
             return (f"{context}\n\n" if context else "") + task.heading + "\n"
-        msgs = ([{"role": "system", "content": context}] if context else []) + [{"role": "user", "content": task.question}]
+        msgs = list(task.messages) if task.messages is not None else [{"role": "user", "content": task.question}]
+        if context and msgs and msgs[0]["role"] == "system":
+            msgs[0] = {**msgs[0], "content": f"{context}\n\n{msgs[0]['content']}"}
+        elif context:
+            msgs = [{"role": "system", "content": context}] + msgs
         return self.template.render(messages=msgs, add_generation_prompt=True, bos_token="", eos_token="",
                                     pad_token="")
 
-    def prompt(self, task: Task, in_context: bool, room: int) -> list[int]:
-        """`room` = tokens to keep free after the prompt (answer / generation)."""
-        if not in_context:
-            return self.ids(self._render(task, None))
-        budget = self.max_positions - room
-        enc = self.tok.encode(task.source, add_special_tokens=False)
+    def fit(self, task: Task, context: str | None, limit: int) -> tuple[list[int], int]:
+        """(prompt ids of at most `limit` tokens, tokens of `context` cut off its end to get there)."""
+        if not context:
+            return self.ids(self._render(task, None)), 0
+        ids = self.ids(self._render(task, context))
+        enc = self.tok.encode(context, add_special_tokens=False)
+        n = len(enc.ids)
+        if len(ids) <= limit:
+            return ids, 0
         fixed = len(self.ids(self._render(task, "x"))) - 1
-        keep = min(len(enc.ids), budget - fixed)
+        keep = min(n, limit - fixed)
         while keep > 0:
-            ctx = task.source[:enc.offsets[keep - 1][1]]
-            ids = self.ids(self._render(task, ctx))
-            if len(ids) <= budget:
-                return ids
-            keep -= max(1, len(ids) - budget)  # token boundaries can shift by a few after the cut
-        return self.ids(self._render(task, None))
+            ids = self.ids(self._render(task, context[:enc.offsets[keep - 1][1]]))
+            if len(ids) <= limit:
+                return ids, n - keep
+            keep -= max(1, len(ids) - limit)  # token boundaries can shift by a few after the cut
+        return self.ids(self._render(task, None)), n
+
+    def prompt(self, task: Task, in_context: bool, room: int) -> list[int]:
+        """The skill (task.source) in context, cut to leave `room` tokens of max_positions free."""
+        return self.fit(task, task.source if in_context else None, self.max_positions - room)[0]

@@ -1,0 +1,148 @@
+"""The SkillWorld suite (`--suite skillworld`): generated skills whose use a checker verifies exactly.
+
+A SkillWorld folder holds skill folders (SKILL.md) and tasks.jsonl; each row carries `messages` (the
+turns before the answer), a declarative `checker` spec, the `reference` answer, `family`,
+`length_bucket` and `depth`. Every condition's greedy answer is checked (accuracy) and the reference's
+NLL is scored; accuracy is reported per condition, rule family, length bucket and depth with paired
+bootstrap CIs over skills. The wrong skill comes from another rule family.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from tokenizers import Tokenizer
+
+from ..synth.skill import Skill, skill_from_text
+from .conditions import WITH_CONTEXT, Providers
+from .core import candidates, rank_metrics, retrieval_nll, run_conditions
+from .metrics import bits_per_byte
+from .report import common_lines, comparisons, conditions, context_cuts, fmt, grouped
+from .run import Settings, finish, prepare, wrong_entry
+from .tasks import Prompter, Task
+
+METRICS = ("accuracy", "nll", "bpb")
+GROUPS = (("by_family", "family"), ("by_length", "length_bucket"), ("by_depth", "depth"))
+CMP_EXTRA = (("parametric", "wrong_skill"), ("parametric", "random_text"), ("parametric", "in_context"),
+             ("parametric_in_context", "in_context"), ("adapter_from_answer", "wrong_skill"),
+             ("stage1_only", "parametric"), ("t2l_baseline", "parametric"))
+SKILL_KEYS = ("skill", "skill_name", "skill_dir", "skill_path")  # the row field naming its skill folder
+
+
+def generate(out: Path, n: int, seed: int, split: str = "test") -> Path:
+    """`python -m pskills_train.skillworld generate` into `out` (skill folders + tasks.jsonl)."""
+    cmd = [sys.executable, "-m", "pskills_train.skillworld", "generate", "--split", split, "--n", str(n),
+           "--seed", str(seed), "--out", str(out)]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def _skill_key(row: dict[str, Any]) -> str:
+    for k in SKILL_KEYS:
+        if row.get(k):
+            return str(row[k])
+    raise KeyError(f"tasks.jsonl row {row.get('id')!r} names no skill (one of {', '.join(SKILL_KEYS)})")
+
+
+def load(folder: Path, max_skills: int | None, max_tasks: int) -> tuple[list[Skill], list[list[Task]]]:
+    """Skills (sorted by folder) and their tasks, at most `max_tasks` each in file order."""
+    rows = [json.loads(line) for line in (folder / "tasks.jsonl").read_text().splitlines() if line.strip()]
+    by_skill: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by_skill.setdefault(_skill_key(r), []).append(r)
+    skills, tasks = [], []
+    for key in sorted(by_skill)[:max_skills]:
+        md = folder / key / "SKILL.md" if (folder / key).is_dir() else folder / key
+        i = len(skills)
+        skill = skill_from_text(md.read_text(encoding="utf-8"), str(md.relative_to(folder)),
+                                package=str(by_skill[key][0].get("family")))
+        skills.append(skill)
+        tasks.append([Task(i, str(r.get("id", f"{key}:{j}")), str(r["family"]), skill.text, r["reference"],
+                           messages=r["messages"],
+                           meta={"family": r["family"], "length_bucket": r.get("length_bucket"),
+                                 "depth": r.get("depth"), "checker": r["checker"]})
+                      for j, r in enumerate(by_skill[key][:max_tasks])])
+    return skills, tasks
+
+
+def default_check() -> Callable[[Any, str], bool]:
+    from ..skillworld import check  # the SkillWorld checker interpreter
+
+    return check
+
+
+def evaluate(backend, tok: Tokenizer, chat_template: str, stop_ids: set[int], skills: list[Skill],
+             tasks: list[list[Task]], prov: Providers, st: Settings, check: Callable[[Any, str], bool],
+             log=print) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    prompter = Prompter(tok, chat_template, backend.cfg.max_positions)
+    groups = [s.package for s in skills]  # the rule family
+    plan, skipped, conds, timing = prepare(backend, tok, prov, [s.text for s in skills], groups, st, log)
+    cands = candidates(len(skills), st.retrieval_k, st.seed) if plan.wrong and prov.parametric else None
+    per_task: list[dict[str, Any]] = []
+    ranked: list[list[float]] = []
+    timing["retrieval"] = 0.0
+    for i, skill in enumerate(skills):
+        ts = time.perf_counter()
+        done = run_conditions(backend, prompter, plan, tasks[i], conds, st, stop_ids,
+                              lambda t: min(st.max_gen_tokens, len(t) + 16))
+        for d in done:
+            pred, n = tok.decode(d.scored.generated), d.scored.n_tokens
+            per_task.append({"skill": skill.name, "skill_index": i, "task": d.task.task_id,
+                             **{k: d.task.meta[k] for k in ("family", "length_bucket", "depth")},
+                             "condition": d.cond, "prompt_tokens": len(d.item.prompt), "answer_tokens": n,
+                             "context_cut": d.cut if d.cond in WITH_CONTEXT else None,
+                             "nll": d.scored.nll_sum / max(1, n),
+                             "bpb": bits_per_byte(d.scored.nll_sum, tok.decode(d.item.target)),
+                             "accuracy": float(bool(check(d.task.meta["checker"], pred))), "generated": pred})
+        tr = time.perf_counter()
+        own = {d.task.task_id: d.scored.nll_sum / max(1, d.scored.n_tokens) for d in done if d.cond == "parametric"}
+        if cands and own:
+            ranked.append(retrieval_nll(backend, prompter, plan, tasks[i], own, cands[i], st, stop_ids))
+        timing["retrieval"] += time.perf_counter() - tr
+        log(f"[{i + 1}/{len(skills)}] {skill.name}: {len(tasks[i])} tasks x {len(conds)} conditions, "
+            f"{time.perf_counter() - ts:.1f}s")
+    pairs = [(c, "none") for c in conds if c != "none"] + list(CMP_EXTRA)
+    out: dict[str, Any] = {
+        "suite": "skillworld",
+        "n_skills": len({r["skill_index"] for r in per_task}), "n_tasks": len({r["task"] for r in per_task}),
+        "aggregation": "per condition: mean over skills of the mean over the skill's tasks",
+        "bootstrap": {"paired": True, "unit": "skill (tasks clustered by skill)", "resamples": st.bootstrap,
+                      "interval": "percentile 95%", "delta": "a - b"},
+        "settings": vars(st), "conditions": conditions(per_task, conds, METRICS), "skipped": skipped,
+        "accuracy": {c: r["accuracy"] for c, r in conditions(per_task, conds, ("accuracy",)).items()},
+        "context_cut": context_cuts(per_task, conds),
+        "comparisons": comparisons(per_task, pairs, ("accuracy", "nll"), set(conds), st.bootstrap, st.seed),
+    }
+    for name, key in GROUPS:
+        out[name] = grouped(per_task, key, conds, "accuracy", st.bootstrap, st.seed)
+    out.update(finish(plan, prov, len(skills), ranked, timing))
+    out["retrieval"]["tasks"] = "every task of the skill (answer NLL); own adapter = the skill's"
+    out["wrong_skill"] = wrong_entry(plan, [s.name for s in skills], groups)
+    out["seconds"] = round(time.perf_counter() - t0, 1)
+    out["timing_seconds"] = {k: round(v, 1) for k, v in timing.items()}
+    out["per_task"] = per_task
+    return out
+
+
+SHORT = {"none": "none", "in_context": "ic", "in_context_full": "ic_full", "parametric": "param",
+         "parametric_in_context": "p+ic", "wrong_skill": "wrong", "random_text": "random", "stage1_only": "stage1",
+         "t2l_baseline": "t2l", "answer_in_context": "ans_ic", "adapter_from_answer": "ans_ad"}
+
+
+def table(res: dict[str, Any]) -> str:
+    conds = list(res["conditions"])
+    lines = [f"SkillWorld: {res['n_skills']} skills, {res['n_tasks']} tasks, {res['seconds']}s",
+             f"{'condition':<22}" + "".join(f"{m:>9}" for m in METRICS)]
+    for c, r in res["conditions"].items():
+        lines.append(f"{c:<22}" + "".join(fmt(r[m], 9) for m in METRICS))
+    for name, _ in GROUPS:
+        lines += ["", f"accuracy {name[3:]:<13}" + "".join(f"{SHORT.get(c, c):>8}" for c in conds)]
+        for g, e in res[name].items():
+            lines.append(f"{g[:16]:<16}{e['n_skills']:>5} " + "".join(fmt(e["accuracy"][c]) for c in conds))
+    return "\n".join(lines + [""] + common_lines(res))
