@@ -207,7 +207,7 @@ export class AdaptersRepo {
         at: this.now(),
       });
       return { adapter: this.get(Number(lastInsertRowid))!, created: true };
-    })();
+    }).immediate();
   }
 
   /** Content-addressed, written to a temporary name and renamed: a crash leaves no half file. */
@@ -266,7 +266,7 @@ export class AdaptersRepo {
       const file = (this.sql.tensors.get(rowId) as { tensors_path: string | null }).tensors_path;
       this.sql.delete.run(rowId);
       return file && (this.sql.pathUsers.get(file) as { c: number }).c === 0 ? file : null;
-    })();
+    }).immediate();
     if (path && this.dataDir) rmSync(join(this.dataDir, path), { force: true });
   }
 
@@ -288,7 +288,7 @@ export class AdaptersRepo {
       this.checkHead(bundleId, parentN);
       const { adapter } = this.insert(input);
       return { version: this.append(bundleId, adapter.rowId, 'ema', beta, parentN, null), adapter };
-    })();
+    }).immediate();
   }
 
   /** Appends a version that brings back version n's adapter; earlier versions stay as they were. */
@@ -300,7 +300,7 @@ export class AdaptersRepo {
       if (head.n === n) throw new StudioError('invalid_input', `version ${n} is already the current global adapter`);
       // β = 1: the rolled-back ΔW_g replaces the current one entirely.
       return this.append(bundleId, target.adapter_id, 'rollback', 1, head.n, n);
-    })();
+    }).immediate();
   }
 
   private checkHead(bundleId: number, parentN: number | null): void {

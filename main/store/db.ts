@@ -1,4 +1,8 @@
 // Opens the studio database with the settings every caller needs, then brings its schema up to date.
+// An existing file is checked read-only first and refused, untouched, when damaged; only a missing
+// file becomes a new library, and it is built aside and linked into place whole.
+import { randomBytes } from 'node:crypto';
+import { constants, copyFileSync, linkSync, rmSync, statSync } from 'node:fs';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { migrate } from './migrate';
 import { migrations } from './migrations';
@@ -16,6 +20,17 @@ export class DatabaseOpenError extends Error {
   }
 }
 
+const BUSY_MS = 5000;
+
+function connect(file: string, options: BetterSqlite3.Options = {}): Database {
+  // Under Electron the native module must match its ABI: npm start builds a copy for it.
+  const nativeBinding = process.env.PSKILLS_SQLITE_BINDING;
+  const db = new BetterSqlite3(file, nativeBinding ? { ...options, nativeBinding } : options);
+  // First, so every later statement (the WAL switch and migrations included) waits for a lock.
+  db.pragma(`busy_timeout = ${BUSY_MS}`);
+  return db;
+}
+
 function configure(db: Database, inMemory: boolean): void {
   if (!inMemory) {
     // WAL: readers never block the writer, and a killed process leaves committed data intact.
@@ -23,29 +38,96 @@ function configure(db: Database, inMemory: boolean): void {
     if (mode !== 'wal') throw new Error(`journal_mode is "${String(mode)}", WAL could not be enabled`);
   }
   db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
   // NORMAL is durable against process crashes in WAL mode; only an OS crash can drop the last commits.
   db.pragma('synchronous = NORMAL');
 }
 
 export function openDatabase(file: string): Database {
   const inMemory = file === ':memory:';
+  if (!inMemory) ensureIntactOrCreate(file);
   let db: Database;
   try {
-    // Under Electron the native module must match its ABI: npm start builds a copy for it.
-    const nativeBinding = process.env.PSKILLS_SQLITE_BINDING;
-    db = nativeBinding ? new BetterSqlite3(file, { nativeBinding }) : new BetterSqlite3(file);
+    db = connect(file);
   } catch (err) {
-    throw new DatabaseOpenError(file, err instanceof Error ? err.message : String(err), { cause: err });
+    throw new DatabaseOpenError(file, errText(err), { cause: err });
   }
   try {
-    // The first read is where SQLite notices a file that is not a database.
-    db.pragma('schema_version', { simple: true });
     configure(db, inMemory);
     migrate(db, migrations);
     return db;
   } catch (err) {
     db.close();
-    throw new DatabaseOpenError(file, err instanceof Error ? err.message : String(err), { cause: err });
+    throw new DatabaseOpenError(file, errText(err), { cause: err });
   }
+}
+
+const ADVICE = 'nothing was written to it. Restore it from a backup, or move it aside to start a new library';
+
+function ensureIntactOrCreate(file: string): void {
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new DatabaseOpenError(file, errText(err), { cause: err });
+    return createNew(file);
+  }
+  // SQLite would take an empty file as a new database; ours never leaves one (see createNew).
+  if (size === 0) throw new DatabaseOpenError(file, `it is empty (0 bytes), so it is not a library this app wrote; ${ADVICE}`);
+  const why = checkReadOnly(file);
+  if (why) throw new DatabaseOpenError(file, `${why}; ${ADVICE}`);
+}
+
+/** Null when the file passes PRAGMA quick_check on a read-only connection, else what is wrong. */
+function checkReadOnly(file: string): string | null {
+  let db: Database | undefined;
+  try {
+    db = connect(file, { readonly: true, fileMustExist: true });
+    const found = db.prepare('PRAGMA quick_check(3)').pluck().all() as string[];
+    if (found.length === 1 && found[0] === 'ok') return null;
+    return `it is damaged (quick_check: ${found.join('; ').replace(/\s+/g, ' ')})`;
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? '';
+    if (code.startsWith('SQLITE_NOTADB')) return 'file is not a database';
+    if (code.startsWith('SQLITE_CORRUPT')) return `it is damaged (quick_check: ${errText(err)})`;
+    throw new DatabaseOpenError(file, errText(err), { cause: err });
+  } finally {
+    db?.close();
+  }
+}
+
+/**
+ * Builds the new library under a temporary name and hard-links it into place, so a crash leaves no
+ * empty studio.db, and two processes creating it at once end up sharing one (the loser's link fails).
+ */
+function createNew(file: string): void {
+  const tmp = `${file}.new-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    const db = connect(tmp);
+    try {
+      configure(db, false);
+      migrate(db, migrations);
+    } finally {
+      db.close();
+    }
+    place(tmp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new DatabaseOpenError(file, errText(err), { cause: err });
+  } finally {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(tmp + suffix, { force: true });
+  }
+}
+
+/** Puts tmp at file unless file exists (then the other creator won): a link, or a copy where links fail. */
+function place(tmp: string, file: string): void {
+  try {
+    linkSync(tmp, file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw err;
+    copyFileSync(tmp, file, constants.COPYFILE_EXCL); // e.g. FAT or some network shares: no hard links
+  }
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

@@ -28,15 +28,20 @@ export function migrate(db: Database, list: readonly Migration[]): number[] {
   const applied: number[] = [];
   for (const m of list.slice(current)) {
     try {
-      db.transaction(() => {
-        m.up(db);
-        db.pragma(`user_version = ${m.version}`);
-      })();
+      // IMMEDIATE, and the version read again under the lock: another process may have applied it.
+      const ran = db
+        .transaction(() => {
+          if (schemaVersion(db) >= m.version) return false;
+          m.up(db);
+          db.pragma(`user_version = ${m.version}`);
+          return true;
+        })
+        .immediate();
+      if (ran) applied.push(m.version);
     } catch (err) {
       const why = err instanceof Error ? err.message : String(err);
       throw new SchemaError(`migration ${m.version} ("${m.name}") failed: ${why}`, { cause: err });
     }
-    applied.push(m.version);
   }
   return applied;
 }

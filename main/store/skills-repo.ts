@@ -204,9 +204,8 @@ export class SkillsRepo {
   save(name: string, content: string, description: string, provenance: Provenance, bodyHash: string): SaveResult {
     const now = this.clock().toISOString();
     const pkg = packageOf(provenance);
-    return this.db.transaction(() =>
-      this.write({ name, description, content, bodyHash, provenance, package: pkg }, now),
-    )();
+    // IMMEDIATE everywhere: see docs/store.md ("Writers").
+    return this.db.transaction(() => this.write({ name, description, content, bodyHash, provenance, package: pkg }, now)).immediate();
   }
 
   /** Whether a skill other than `name` holds this normalized body (duplicate detection). */
@@ -235,7 +234,7 @@ export class SkillsRepo {
       const skipped = JSON.stringify(options.skipped ?? []);
       const run = this.sql.insertRun.run(source, startedAt, finishedAt, imported, unchanged, skipped);
       return { imported, unchanged, runId: Number(run.lastInsertRowid) };
-    })();
+    }).immediate();
   }
 
   count(): number {
