@@ -111,8 +111,10 @@ async function readCapped(path: string, budget: ImportBudget): Promise<{ ok: tru
     const over = budget.take(info.size);
     if (over) throw over;
     // One byte past the size shows a file that grew since the stat; never more than that is read.
-    const { bytesRead, buffer } = await handle.read(Buffer.alloc(info.size + 1), 0, info.size + 1, 0);
-    return bytesRead > info.size ? { ok: false, reason: 'file changed while it was read' } : decodeSkillFile(buffer.subarray(0, bytesRead));
+    const buffer = Buffer.alloc(info.size + 1);
+    let got = 0;
+    for (let n = 1; n > 0 && got < buffer.length; got += n) n = (await handle.read(buffer, got, buffer.length - got, got)).bytesRead;
+    return got > info.size ? { ok: false, reason: 'file changed while it was read' } : decodeSkillFile(buffer.subarray(0, got));
   } finally {
     await handle.close();
   }
