@@ -164,3 +164,33 @@ def test_a_paused_run_leaves_the_pause_out_of_its_time(setup, tmp_path):
     trainer._pause()  # stops this process until the waker's SIGCONT
     waker.wait()
     assert trainer.paused >= 0.4
+
+
+def test_episodes_fill_their_share_of_rows_and_train(setup, tmp_path):
+    """Episode rows replace a quarter of each micro-batch; documents' windows are left intact."""
+    from pskills_train.tokenizer import CHAT_TEMPLATE
+
+    eps = tmp_path / "ep.jsonl"
+    rows = [{"messages": [{"role": "system", "content": f"Say {w}."}, {"role": "user", "content": "go"},
+                          {"role": "assistant", "content": w}]} for w in ("red", "blue", "green")]
+    eps.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "tc.json").write_text(json.dumps({"chat_template": CHAT_TEMPLATE}))
+    raw = json.loads(json.dumps(setup))
+    raw["data"].update(episodes=str(eps), episode_share=0.25, chat_template=str(tmp_path / "tc.json"))
+    cfg = _cfg(raw, out=str(tmp_path / "run"), max_steps=3, eval_every=3)
+    tr = Pretrainer(cfg, Dist(), resume=False)
+    x, y = tr.stream.micro_batch(0, 8, 0, 0, 1, 4)
+    seen = []
+    real = tr.model.forward
+
+    def spy(ids, *a, **k):
+        seen.append(ids.clone())
+        return real(ids, *a, **k)
+
+    tr.net = spy
+    tr.train_step()
+    assert torch.equal(seen[0][1:], x[1:])  # three document rows as the stream has them
+    assert not torch.equal(seen[0][0], x[0]) and seen[0][0].min() >= 0  # one episode row, no -100 in inputs
+    tr.net = tr.model
+    tr.fit()
+    assert math.isfinite(json.loads((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()[-1])["loss"])

@@ -123,6 +123,7 @@ class Pretrainer:
             x, y = self.stream.micro_batch(self.position, run.batch_size, micro, self.d.rank, self.d.world,
                                            run.micro_batch)  # [mb, L] each
             if self.episodes is not None:
+                x, y = x.clone(), y.clone()  # both are views of one window array: write them apart
                 k = round(run.micro_batch * self.cfg.data.episode_share)
                 first = ((self.step * self.accum + micro) * self.d.world + self.d.rank) * k
                 x[:k], y[:k] = self.episodes.rows(first, k)
