@@ -17,12 +17,17 @@ export class StreamClient {
     { onEvent: (e: unknown) => void; resolve: (v: unknown) => void; reject: (e: unknown) => void }
   >();
 
-  constructor(private readonly channel: MessageChannel) {
+  constructor(
+    private readonly channel: MessageChannel,
+    private readonly opts: { maxMessageBytes?: number } = {},
+  ) {
     channel.onMessage((msg) => this.receive(msg));
   }
 
   stream(method: string, input: unknown, onEvent: (event: unknown) => void): StreamHandle<unknown> {
     const id = `s${++this.next}`;
+    const tooBig = this.oversize({ t: 'start', id, method, input });
+    if (tooBig) return { result: Promise.reject(new StudioError('invalid_input', `${method}: ${tooBig}`)), cancel: () => {} };
     const result = new Promise<unknown>((resolve, reject) => {
       this.pending.set(id, { onEvent, resolve, reject });
     });
@@ -33,6 +38,16 @@ export class StreamClient {
         if (this.pending.has(id)) this.channel.send({ t: 'cancel', id });
       },
     };
+  }
+
+  /** Over the channel's limit the server would close the socket, failing every stream on it. */
+  private oversize(msg: ClientMessage): string | null {
+    const max = this.opts.maxMessageBytes;
+    if (max === undefined) return null;
+    const text = JSON.stringify(msg);
+    if (text.length * 3 <= max) return null; // cheap: no UTF-8 character takes more than 3 bytes per UTF-16 unit
+    const bytes = new TextEncoder().encode(text).byteLength;
+    return bytes <= max ? null : `the request is ${bytes.toLocaleString('en-US')} bytes; a stream message may have at most ${max.toLocaleString('en-US')} (shorten the text)`;
   }
 
   /** Fails every open stream, e.g. when the socket closes. */

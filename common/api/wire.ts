@@ -2,6 +2,9 @@
 import { z } from 'zod';
 import { ErrorEnvelope } from '../errors';
 
+/** Largest WebSocket message the web host accepts; the server closes a socket (1009) that sends more. */
+export const MAX_STREAM_MESSAGE_BYTES = 2 * 1024 * 1024;
+
 export const ClientMessage = z.discriminatedUnion('t', [
   z.object({ t: z.literal('start'), id: z.string().min(1).max(64), method: z.string().max(100), input: z.unknown() }),
   z.object({ t: z.literal('cancel'), id: z.string().min(1).max(64) }),

@@ -3,8 +3,9 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WebSocketServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { Contract } from '../../../common/api/define';
+import { MAX_STREAM_MESSAGE_BYTES } from '../../../common/api/wire';
 import { StudioError, toEnvelope } from '../../../common/errors';
 import type { Dispatcher } from '../dispatcher';
 import { parseCookies, readBody, sendJson, STATUS_OF } from './http-util';
@@ -13,7 +14,7 @@ import { StreamServer } from './stream-server';
 
 export const TOKEN_COOKIE = 'pskills_token';
 const MAX_CALL_BYTES = 2 * 1024 * 1024;
-const MAX_WS_MESSAGE = 2 * 1024 * 1024;
+const MAX_WS_MESSAGE = MAX_STREAM_MESSAGE_BYTES;
 
 /** Extra routes mounted beside the studio API (the OpenAI-compatible endpoint, later). */
 export type Route = (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
@@ -33,6 +34,25 @@ export interface WebHost {
   port: number;
   token: string;
   close(): Promise<void>;
+}
+
+/** One stream connection. Protocol errors (a message over maxPayload, a reserved opcode, bad UTF-8)
+ *  reach 'error' after ws has already closed this socket with the matching code (1009, 1002, 1007). */
+function serveSocket(ws: WebSocket, dispatcher: Dispatcher<Contract>): void {
+  const streams = new StreamServer(dispatcher, (msg) => {
+    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
+  });
+  ws.on('error', () => {}); // already closing with its code; the listener keeps the error from being uncaught
+  ws.on('message', (data) => {
+    let msg: unknown;
+    try {
+      msg = JSON.parse(String(data));
+    } catch {
+      msg = null;
+    }
+    streams.receive(msg);
+  });
+  ws.on('close', () => streams.close());
 }
 
 function sameToken(a: string | undefined, b: string): boolean {
@@ -118,28 +138,20 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
   });
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_WS_MESSAGE });
+  // Nothing one client sends may throw out of these handlers: an uncaught error here ends the process.
   server.on('upgrade', (req, socket, head) => {
-    const url = new URL(req.url ?? '/', origin);
-    const why = foreign(req) ?? (authorized(req) ? null : 'unauthorized');
-    if (why || url.pathname !== '/api/stream') {
-      socket.end(`HTTP/1.1 ${why === 'unauthorized' ? '401 Unauthorized' : why ? '403 Forbidden' : '404 Not Found'}\r\n\r\n`);
-      return;
+    socket.on('error', () => socket.destroy());
+    try {
+      const url = new URL(req.url ?? '/', origin);
+      const why = foreign(req) ?? (authorized(req) ? null : 'unauthorized');
+      if (why || url.pathname !== '/api/stream') {
+        socket.end(`HTTP/1.1 ${why === 'unauthorized' ? '401 Unauthorized' : why ? '403 Forbidden' : '404 Not Found'}\r\n\r\n`);
+        return;
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => serveSocket(ws, opts.dispatcher));
+    } catch {
+      socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
     }
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      const streams = new StreamServer(opts.dispatcher, (msg) => {
-        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
-      });
-      ws.on('message', (data) => {
-        let msg: unknown;
-        try {
-          msg = JSON.parse(String(data));
-        } catch {
-          msg = null;
-        }
-        streams.receive(msg);
-      });
-      ws.on('close', () => streams.close());
-    });
   });
 
   await new Promise<void>((resolve, reject) => {

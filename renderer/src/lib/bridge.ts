@@ -3,7 +3,7 @@
 import { bridgeLink, createClient, type Link } from '../../../common/api/client';
 import { studioContract, type StudioApi, type StudioBridge } from '../../../common/api/contract';
 import { StreamClient } from '../../../common/api/message-link';
-import { ServerMessage, type CallOutcome, type ClientMessage } from '../../../common/api/wire';
+import { MAX_STREAM_MESSAGE_BYTES, ServerMessage, type CallOutcome, type ClientMessage } from '../../../common/api/wire';
 import { StudioError } from '../../../common/errors';
 
 declare global {
@@ -41,10 +41,10 @@ function webLink(): Link {
         queue.length = 0; // those streams are failed below; never start them on a later connect
         reject(new StudioError('internal', 'stream connection failed'));
       };
-      ws.onclose = () => {
+      ws.onclose = (ev) => {
         socket = null;
         ready = null;
-        streams.failAll('stream connection closed');
+        streams.failAll(ev.code === 1009 ? 'stream connection closed: a message was over the size limit' : 'stream connection closed');
       };
     });
     return ready;
@@ -61,7 +61,7 @@ function webLink(): Link {
     onMessage: (r) => {
       receive = r;
     },
-  });
+  }, { maxMessageBytes: MAX_STREAM_MESSAGE_BYTES });
 
   return {
     async call(method, input) {
