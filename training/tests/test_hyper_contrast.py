@@ -91,3 +91,18 @@ def test_a_run_whose_adapters_stay_alike_is_stopped(tiny, tmp_path):
     with pytest.raises(SystemExit, match="adapters stay alike"):
         tr.fit(progress=False)
     assert tr.step == 2 and (tmp_path / "s2" / "ckpt.pt").exists()
+
+
+def test_full_objective_prompt_names_its_window_start(tiny):
+    import random
+
+    from pskills_train.hyper.examples import Stage1Builder
+
+    _, tok = tiny
+    text = " ".join(f"word{i}" for i in range(200))
+    b = Stage1Builder(tok, "<skill @{start}>\n", 400, 16, 0.2, 0.6)
+    ids = b.ids(text)
+    for seed in range(5):
+        ex = b.full(text, random.Random(seed))
+        start = int(tok.decode(ex.prompt).split("@")[1].rstrip(">\n"))
+        assert ex.target == ids[start:start + 16]

@@ -91,7 +91,10 @@ class Stage1Builder:
     def __init__(self, tok: Tokenizer, prompt: str, max_skill_tokens: int, target_window: int,
                  prefix_min: float, prefix_max: float, min_body_tokens: int = 8):
         self.tok = tok
-        self.prompt = tok.encode(prompt, add_special_tokens=False).ids
+        # A prompt with "{start}" tells the LM where its target window starts in the skill (in tokens),
+        # so windows past the first are not guesses; without it every window gets the same prompt.
+        self.prompt_text = prompt
+        self.prompt = tok.encode(prompt.replace("{start}", "0"), add_special_tokens=False).ids
         self.max_skill, self.window = max_skill_tokens, target_window
         self.prefix_min, self.prefix_max = prefix_min, prefix_max
         self.min_body = min_body_tokens
@@ -99,21 +102,23 @@ class Stage1Builder:
     def ids(self, text: str) -> list[int]:
         return self.tok.encode(text, add_special_tokens=False).ids[: self.max_skill]
 
-    def _window(self, ids: list[int], rng: random.Random) -> list[int]:
-        if len(ids) <= self.window:
-            return ids
-        starts = list(range(0, len(ids) - self.min_body, self.window))  # consecutive windows of s
-        s = rng.choice(starts)
-        return ids[s: s + self.window]
+    def _window(self, ids: list[int], rng: random.Random) -> tuple[list[int], list[int]]:
+        """(prompt, target): a window of consecutive `window` tokens of s and the prompt naming its start."""
+        s = 0
+        if len(ids) > self.window:
+            s = rng.choice(list(range(0, len(ids) - self.min_body, self.window)))  # consecutive windows of s
+        prompt = self.prompt if "{start}" not in self.prompt_text else \
+            self.tok.encode(self.prompt_text.replace("{start}", str(s)), add_special_tokens=False).ids
+        return prompt, ids[s: s + self.window]
 
     def full(self, text: str, rng: random.Random) -> Example:
         ids = self.ids(text)
-        return Example("full", ids, self.prompt, self._window(ids, rng))
+        return Example("full", ids, *self._window(ids, rng))
 
     def prefix(self, text: str, rng: random.Random) -> Example:
         ids = self.ids(text)
         cut = max(1, round(len(ids) * rng.uniform(self.prefix_min, self.prefix_max)))
-        return Example("prefix", ids[:cut], self.prompt, self._window(ids, rng))
+        return Example("prefix", ids[:cut], *self._window(ids, rng))
 
     def cloze(self, text: str, rng: random.Random) -> Example | None:
         """None when the skill has no section with a body of min_body_tokens."""

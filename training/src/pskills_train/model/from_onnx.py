@@ -83,3 +83,30 @@ def parity(lm: LlamaLM, bundle: str | Path, seq: int = 32, seed: int = 0) -> flo
     ref = ort.forward(ids, mask, pos, None, None)[0]
     got = lm(ids, mask, pos, None, None)[0]
     return float((ref - got).abs().max())
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m pskills_train.model.from_onnx BUNDLE OUT: the bundle's base LM as an HF folder (+ tokenizer)."""
+    import argparse
+    import shutil
+
+    from .hf_load import save_hf
+
+    ap = argparse.ArgumentParser(prog="python -m pskills_train.model.from_onnx", description=main.__doc__)
+    ap.add_argument("bundle", type=Path)
+    ap.add_argument("out", type=Path)
+    a = ap.parse_args(argv)
+    lm = load_onnx_lm(a.bundle)
+    err = parity(lm, a.bundle)
+    if err > 1e-3:
+        raise SystemExit(f"{a.bundle}: recovered weights differ from lm.onnx (max |Δlogit| {err:.2e})")
+    save_hf(lm, a.out)
+    manifest = json.loads((a.bundle / "bundle.json").read_text())
+    for key in ("file", "config"):
+        shutil.copyfile(a.bundle / manifest["tokenizer"][key], a.out / manifest["tokenizer"][key])
+    print(f"{a.out}: {lm.num_params() / 1e6:.2f} M parameters, max |Δlogit| vs lm.onnx {err:.1e}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
