@@ -9,6 +9,7 @@ export { generate, generateAll, generateBatch, type GenerateOptions, type Genera
 export type { SamplingOptions } from './logits-processors';
 export { Hypernetwork, type ChunkFactors } from './hypernet';
 export { FORMAT_V1, parseManifest, type BundleManifest } from './manifest';
+export { checkPromptBytes, headForContext, promptByteLimit } from './prompt-bound';
 export type { Provider } from './ort';
 export type { FinishReason } from './stopping';
 export type { BundleTokenizer } from './tokenizer';

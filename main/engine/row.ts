@@ -5,6 +5,7 @@ import type { Bundle } from './bundle';
 import { Detokenizer } from './detokenizer';
 import { invalid } from './errors';
 import { processorsFor, type LogitsProcessor, type SamplingOptions } from './logits-processors';
+import { checkPromptBytes } from './prompt-bound';
 import { samplerFor, type Sampler } from './sampler';
 import { StopStrings, tokenStop, type FinishReason, type TokenLimits } from './stopping';
 
@@ -50,6 +51,7 @@ export class Row {
   constructor(bundle: Bundle, req: GenerateRequest, index?: number) {
     const who = index === undefined ? 'prompt' : `row ${index}: prompt`;
     const { vocab, max_positions } = bundle.manifest.architecture;
+    if (typeof req.prompt === 'string') checkPromptBytes(bundle, Buffer.byteLength(req.prompt), who);
     this.promptIds = typeof req.prompt === 'string' ? bundle.tokenizer.encode(req.prompt) : [...req.prompt];
     const badId = this.promptIds.find((id) => !Number.isInteger(id) || id < 0 || id >= vocab);
     if (badId !== undefined) throw invalid(`${who}: token id ${badId} is outside the vocabulary (0..${vocab - 1})`, { row: index });

@@ -2,7 +2,7 @@
 // in ONE batch through the engine's per-row adapters (generateBatch). Tokens stream per column.
 import type { CompareColumn, CompareColumnSetup, CompareCondition, CompareEvent, CompareRunInput, CompareRunResult } from '../../../common/api/engine-schemas';
 import { StudioError } from '../../../common/errors';
-import { generateBatch, type Bundle, type EngineAdapter, type GenerateRequest } from '../../engine';
+import { checkPromptBytes, generateBatch, headForContext, type Bundle, type EngineAdapter, type GenerateRequest } from '../../engine';
 import type { SkillsRepo } from '../../store/skills-repo';
 import type { CompileService } from './compile-service';
 import type { EngineService } from './engine-service';
@@ -20,8 +20,9 @@ export function fitSkillText(bundle: Bundle, skillText: string, prompt: string, 
   const render = (system: string) => bundle.chat.render([{ role: 'system', content: system }, { role: 'user', content: prompt }]);
   const count = (system: string) => bundle.tokenizer.encode(render(system)).length;
   const limit = bundle.manifest.architecture.max_positions - maxTokens;
-  if (count(skillText) <= limit) return { text: skillText, truncated: false };
-  const ids = bundle.tokenizer.encode(skillText);
+  const head = headForContext(bundle, skillText); // what is past it cannot fit: never tokenized
+  if (head === skillText && count(skillText) <= limit) return { text: skillText, truncated: false };
+  const ids = bundle.tokenizer.encode(head);
   let room = limit - count('');
   while (room > 0) {
     // A cut inside a multi-byte character decodes to U+FFFD: drop it.
@@ -81,6 +82,7 @@ export class CompareService {
       if (!wrongSkill) skipped.push({ condition: 'wrong_skill', reason: `the library has no skill other than "${skill.name}"` });
     }
 
+    checkPromptBytes(bundle, Buffer.byteLength(input.prompt));
     const user = bundle.chat.render([{ role: 'user', content: input.prompt }]);
     const columns: Column[] = [];
     const base = { maxNewTokens: maxTokens, sampling, stop: [] as string[] };

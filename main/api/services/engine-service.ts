@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { EngineInfo, GenerateInput, GenerateResult, TokenDelta } from '../../../common/api/engine-schemas';
 import { StudioError } from '../../../common/errors';
-import { generate, loadBundle, type Bundle, type EngineAdapter, type LoadOptions } from '../../engine';
+import { checkPromptBytes, generate, loadBundle, type Bundle, type EngineAdapter, type LoadOptions } from '../../engine';
 
 export interface EngineServiceOptions extends LoadOptions {
   /** Bundle used when none is named (resources/bundles/default). */
@@ -59,9 +59,12 @@ export class EngineService {
     };
   }
 
-  /** The prompt text a request becomes (chat messages go through the bundle's template). */
+  /** The prompt text a request becomes (chat messages go through the bundle's template). Messages
+   *  far over the context are refused before the template renders them (the row checks the rest). */
   promptOf(bundle: Bundle, input: GenerateInput): string {
-    return input.messages ? bundle.chat.render(input.messages) : input.prompt!;
+    if (!input.messages) return input.prompt!;
+    checkPromptBytes(bundle, input.messages.reduce((sum, m) => sum + Buffer.byteLength(m.content), 0));
+    return bundle.chat.render(input.messages);
   }
 
   async generate(
