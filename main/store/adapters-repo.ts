@@ -1,7 +1,8 @@
 // Adapters, the bundles they belong to, and the EMA global adapter's history (docs/store.md).
 // An adapter is keyed by sha256(bundle sha, skill sha, recipe); inserting a key or tensor bytes the
-// library already holds returns the existing row. Global versions are only ever appended.
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// library already holds returns the existing row. Lineage is rows of adapter_parents, whose foreign
+// keys refuse deleting a parent. Global versions are only ever appended.
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 import { AdapterRecipe } from '../../common/api/adapter-schemas';
@@ -22,6 +23,7 @@ export interface StoredAdapter {
   lineage: { rowId: number; key: string; weight: number }[];
   bundle: { rowId: number; id: string; sha256: string };
   skill: { name: string; version: number; sha256: string } | null;
+  /** Size of the tensor bytes, recorded when the row was written (listing never stats a file). */
   bytes: number;
   tensorsSha256: string;
   storage: 'inline' | 'file';
@@ -40,6 +42,7 @@ export interface GlobalRow {
   n: number;
   adapterRowId: number;
   adapterKey: string;
+  adapterTensorsSha256: string;
   rank: number;
   kind: 'ema' | 'rollback';
   beta: number;
@@ -54,26 +57,31 @@ interface Row {
   rank: number;
   alpha: number;
   recipe: string;
-  lineage: string;
+  /** JSON [{id, key, weight}] in lineage order, built by SQLite from adapter_parents */
+  parents: string;
   bundle_id: number;
   bundle_name: string;
   bundle_sha: string;
   skill_name: string | null;
   skill_n: number | null;
   skill_sha: string | null;
-  inline_bytes: number | null;
+  tensors_bytes: number;
   tensors_path: string | null;
   tensors_sha256: string;
   created_at: string;
 }
 
-const SELECT = `SELECT a.id, a.key, a.rank, a.alpha, a.recipe, a.lineage, a.bundle_id, json_extract(b.manifest, '$.id') AS bundle_name,
-  b.sha256 AS bundle_sha, s.name AS skill_name, v.n AS skill_n, v.sha256 AS skill_sha, length(a.tensors) AS inline_bytes,
-  a.tensors_path, a.tensors_sha256, a.created_at
+// One statement per lookup or listing, parents included: the subquery reads adapter_parents by its
+// primary key (child_id, position), so a list of n adapters is one query, not one per parent.
+const SELECT = `SELECT a.id, a.key, a.rank, a.alpha, a.recipe, a.bundle_id, json_extract(b.manifest, '$.id') AS bundle_name,
+  b.sha256 AS bundle_sha, s.name AS skill_name, v.n AS skill_n, v.sha256 AS skill_sha, a.tensors_bytes,
+  a.tensors_path, a.tensors_sha256, a.created_at,
+  (SELECT json_group_array(json_object('id', p.parent_id, 'key', pa.key, 'weight', p.weight) ORDER BY p.position)
+     FROM adapter_parents p JOIN adapters pa ON pa.id = p.parent_id WHERE p.child_id = a.id) AS parents
   FROM adapters a JOIN bundles b ON b.id = a.bundle_id
   LEFT JOIN skill_versions v ON v.id = a.skill_version_id LEFT JOIN skills s ON s.id = v.skill_id`;
 
-const GLOBAL_SELECT = `SELECT g.n, g.adapter_id, a.key AS adapter_key, a.rank, g.kind, g.beta, p.n AS parent_n, r.n AS restores_n, g.created_at
+const GLOBAL_SELECT = `SELECT g.n, g.adapter_id, a.key AS adapter_key, a.tensors_sha256 AS adapter_sha, a.rank, g.kind, g.beta, p.n AS parent_n, r.n AS restores_n, g.created_at
   FROM global_adapter_versions g JOIN adapters a ON a.id = g.adapter_id
   LEFT JOIN global_adapter_versions p ON p.id = g.parent_id LEFT JOIN global_adapter_versions r ON r.id = g.restores_id`;
 
@@ -81,12 +89,20 @@ interface GRow {
   n: number;
   adapter_id: number;
   adapter_key: string;
+  adapter_sha: string;
   rank: number;
   kind: 'ema' | 'rollback';
   beta: number;
   parent_n: number | null;
   restores_n: number | null;
   created_at: string;
+}
+
+/** SQLite's refusal by a foreign key: SQLITE_CONSTRAINT_FOREIGNKEY, or SQLITE_CONSTRAINT_TRIGGER for
+ * ON DELETE RESTRICT (which SQLite runs as a trigger), both "FOREIGN KEY constraint failed". */
+function isForeignKeyFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT') && (err as Error).message === 'FOREIGN KEY constraint failed';
 }
 
 /** JSON with object keys sorted at every level: the same value always hashes the same. */
@@ -107,6 +123,7 @@ const toGlobal = (r: GRow): GlobalRow => ({
   n: r.n,
   adapterRowId: r.adapter_id,
   adapterKey: r.adapter_key,
+  adapterTensorsSha256: r.adapter_sha,
   rank: r.rank,
   kind: r.kind,
   beta: r.beta,
@@ -128,11 +145,13 @@ function prepare(db: Database) {
     list: db.prepare(`${SELECT} ORDER BY a.id DESC`),
     keyOf: db.prepare('SELECT key FROM adapters WHERE id = ?'),
     insert: db.prepare(
-      `INSERT INTO adapters (skill_version_id, bundle_id, key, rank, alpha, recipe, lineage, tensors, tensors_path, tensors_sha256, created_at)
-       VALUES (@skill, @bundle, @key, @rank, @alpha, @recipe, @lineage, @tensors, @path, @sha, @at)`,
+      `INSERT INTO adapters (skill_version_id, bundle_id, key, rank, alpha, recipe, tensors, tensors_path, tensors_sha256, tensors_bytes, created_at)
+       VALUES (@skill, @bundle, @key, @rank, @alpha, @recipe, @tensors, @path, @sha, @bytes, @at)`,
     ),
+    insertParent: db.prepare('INSERT INTO adapter_parents (child_id, position, parent_id, weight) VALUES (?, ?, ?, ?)'),
     tensors: db.prepare('SELECT tensors, tensors_path, tensors_sha256 FROM adapters WHERE id = ?'),
-    usedBy: db.prepare(`SELECT a.key FROM adapters a, json_each(a.lineage) j WHERE json_extract(j.value, '$.id') = ? LIMIT 1`),
+    // Only after the foreign key refused a delete, to name the child (adapter_parents_parent index).
+    childOf: db.prepare('SELECT a.key FROM adapter_parents p JOIN adapters a ON a.id = p.child_id WHERE p.parent_id = ? LIMIT 1'),
     usedByGlobal: db.prepare('SELECT n FROM global_adapter_versions WHERE adapter_id = ? LIMIT 1'),
     pathUsers: db.prepare('SELECT COUNT(*) AS c FROM adapters WHERE tensors_path = ?'),
     delete: db.prepare('DELETE FROM adapters WHERE id = ?'),
@@ -200,13 +219,15 @@ export class AdaptersRepo {
         rank: input.adapter.rank,
         alpha: input.adapter.alpha,
         recipe: JSON.stringify(recipe),
-        lineage: JSON.stringify((input.lineage ?? []).map((l) => ({ id: l.rowId, weight: l.weight }))),
         tensors: path ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
         path,
         sha,
+        bytes: bytes.byteLength,
         at: this.now(),
       });
-      return { adapter: this.get(Number(lastInsertRowid))!, created: true };
+      const rowId = Number(lastInsertRowid);
+      (input.lineage ?? []).forEach((l, i) => this.sql.insertParent.run(rowId, i, l.rowId, l.weight));
+      return { adapter: this.get(rowId)!, created: true };
     }).immediate();
   }
 
@@ -243,31 +264,57 @@ export class AdaptersRepo {
     return (this.sql.list.all() as Row[]).map((r) => this.toStored(r));
   }
 
-  /** The adapter's tensors, checked against the stored sha256. */
+  /** The adapter's tensors, checked against the stored sha256. A missing file is reported here (not
+   * by `list`, which never touches the files): `not_found` naming the adapter and the file. */
   load(rowId: number): Adapter {
     const row = this.sql.tensors.get(rowId) as { tensors: Buffer | null; tensors_path: string | null; tensors_sha256: string } | undefined;
     if (!row) throw new StudioError('not_found', `no adapter with row id ${rowId}`);
     const where = row.tensors_path ? join(this.dataDir ?? '.', row.tensors_path) : `adapter row ${rowId}`;
-    const bytes = row.tensors ?? readFileSync(where);
+    const bytes = row.tensors ?? this.readFile(rowId, where);
     const got = sha256Hex(bytes);
     if (got !== row.tensors_sha256) throw new StudioError('internal', `${where}: tensors have sha256 ${got}, the store expects ${row.tensors_sha256}`);
     return decodeAdapter(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), where);
   }
 
-  /** Refused while another adapter's lineage or a global version names it. */
+  private readFile(rowId: number, file: string): Buffer {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      const key = (this.sql.keyOf.get(rowId) as { key: string }).key.slice(0, 12);
+      throw new StudioError('not_found', `adapter ${key}: its tensor file ${file} is missing (removed outside the studio?); restore the file, or delete the adapter`, { file });
+    }
+  }
+
+  /**
+   * Refused while another adapter's lineage or a global version names it: the foreign keys of
+   * adapter_parents (ON DELETE RESTRICT) and global_adapter_versions make SQLite refuse the DELETE,
+   * and only then is the referrer looked up (by index) to name it.
+   */
   delete(rowId: number): void {
     const path = this.db.transaction(() => {
       const row = this.get(rowId);
       if (!row) throw new StudioError('not_found', `no adapter with row id ${rowId}`);
-      const child = this.sql.usedBy.get(rowId) as { key: string } | undefined;
-      if (child) throw new StudioError('conflict', `adapter ${row.key.slice(0, 12)} is in the lineage of adapter ${child.key.slice(0, 12)}; delete that one first`);
-      const global = this.sql.usedByGlobal.get(rowId) as { n: number } | undefined;
-      if (global) throw new StudioError('conflict', `adapter ${row.key.slice(0, 12)} is global adapter version ${global.n}; history is kept`);
       const file = (this.sql.tensors.get(rowId) as { tensors_path: string | null }).tensors_path;
-      this.sql.delete.run(rowId);
+      try {
+        this.sql.delete.run(rowId);
+      } catch (err) {
+        if (isForeignKeyFailure(err)) throw this.inUse(row);
+        throw err;
+      }
       return file && (this.sql.pathUsers.get(file) as { c: number }).c === 0 ? file : null;
     }).immediate();
     if (path && this.dataDir) rmSync(join(this.dataDir, path), { force: true });
+  }
+
+  /** The conflict for a delete the foreign keys refused, naming what refers to the adapter. */
+  private inUse(row: StoredAdapter): StudioError {
+    const id = row.key.slice(0, 12);
+    const child = this.sql.childOf.get(row.rowId) as { key: string } | undefined;
+    if (child) return new StudioError('conflict', `adapter ${id} is in the lineage of adapter ${child.key.slice(0, 12)}; delete that one first`);
+    const global = this.sql.usedByGlobal.get(row.rowId) as { n: number } | undefined;
+    if (global) return new StudioError('conflict', `adapter ${id} is global adapter version ${global.n}; history is kept`);
+    return new StudioError('conflict', `adapter ${id} is still referred to by another row; it was not deleted`);
   }
 
   globalHead(bundleId: number): GlobalRow | null {
@@ -319,12 +366,7 @@ export class AdaptersRepo {
     const where = `adapter ${r.key.slice(0, 12)}`;
     const recipe = AdapterRecipe.safeParse(JSON.parse(r.recipe));
     if (!recipe.success) throw new StudioError('internal', `${where}: stored recipe does not parse: ${recipe.error.issues[0]?.message}`);
-    const lineage = (JSON.parse(r.lineage) as { id: number; weight: number }[]).map((l) => ({
-      rowId: l.id,
-      key: (this.sql.keyOf.get(l.id) as { key: string }).key,
-      weight: l.weight,
-    }));
-    const bytes = r.inline_bytes ?? statSync(join(this.dataDir ?? '.', r.tensors_path!), { throwIfNoEntry: false })?.size ?? 0;
+    const lineage = (JSON.parse(r.parents) as { id: number; key: string; weight: number }[]).map((l) => ({ rowId: l.id, key: l.key, weight: l.weight }));
     return {
       rowId: r.id,
       key: r.key,
@@ -334,7 +376,7 @@ export class AdaptersRepo {
       lineage,
       bundle: { rowId: r.bundle_id, id: r.bundle_name, sha256: r.bundle_sha },
       skill: r.skill_name === null ? null : { name: r.skill_name, version: r.skill_n!, sha256: r.skill_sha! },
-      bytes,
+      bytes: r.tensors_bytes,
       tensorsSha256: r.tensors_sha256,
       storage: r.tensors_path ? 'file' : 'inline',
       createdAt: r.created_at,

@@ -1,4 +1,6 @@
 // The schema, as an ordered list of migrations. Never edit a shipped migration: append a new one.
+import { statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Database } from 'better-sqlite3';
 
 export interface Migration {
@@ -146,9 +148,59 @@ function migrateGlobalPerBundle(db: Database): void {
   for (const row of old) insert.run(row);
 }
 
+// Version 3: lineage as rows with foreign keys instead of a JSON list of row ids. A parent cannot be
+// deleted while a child names it (RESTRICT: SQLite refuses the DELETE, no scan of every lineage);
+// deleting a child deletes its rows (CASCADE). The index on parent_id keeps that check a lookup.
+// The tensor byte count moves into the row, so listing adapters never stats a file.
+const adapterParents = `
+CREATE TABLE adapter_parents (
+  child_id  INTEGER NOT NULL REFERENCES adapters(id) ON DELETE CASCADE,
+  position  INTEGER NOT NULL CHECK (position >= 0),
+  parent_id INTEGER NOT NULL REFERENCES adapters(id) ON DELETE RESTRICT,
+  weight    REAL NOT NULL,
+  PRIMARY KEY (child_id, position)
+) WITHOUT ROWID;
+CREATE INDEX adapter_parents_parent ON adapter_parents(parent_id);
+ALTER TABLE adapters ADD COLUMN tensors_bytes INTEGER NOT NULL DEFAULT 0 CHECK (tensors_bytes >= 0);
+`;
+
+// Lineage entries the previous build could not read are not carried over: a parent row that no longer
+// exists, or an entry without a numeric id and weight (adapters.list failed on them). Positions keep
+// the list's order (gaps where an entry was dropped).
+const copyLineage = `
+INSERT INTO adapter_parents (child_id, position, parent_id, weight)
+SELECT a.id, j.key, json_extract(j.value, '$.id'), json_extract(j.value, '$.weight')
+FROM adapters a, json_each(a.lineage) j
+WHERE json_type(a.lineage) = 'array'
+  AND json_type(j.value, '$.id') = 'integer'
+  AND json_type(j.value, '$.weight') IN ('integer', 'real')
+  AND EXISTS (SELECT 1 FROM adapters p WHERE p.id = json_extract(j.value, '$.id'));
+UPDATE adapters SET tensors_bytes = length(tensors) WHERE tensors IS NOT NULL;
+`;
+
+function migrateAdapterParents(db: Database): void {
+  db.exec(adapterParents);
+  db.exec(copyLineage);
+  // File-backed tensors live under the data dir, which holds studio.db (AdaptersRepo's dataDir). A
+  // file missing now counts 0 bytes, as the listing reported before.
+  const file = db.prepare(`SELECT file FROM pragma_database_list WHERE name = 'main'`).pluck().get() as string;
+  const rows = db.prepare('SELECT id, tensors_path FROM adapters WHERE tensors_path IS NOT NULL').all() as { id: number; tensors_path: string }[];
+  const setBytes = db.prepare('UPDATE adapters SET tensors_bytes = ? WHERE id = ?');
+  const sizeOf = (rel: string): number => {
+    try {
+      return file ? (statSync(join(dirname(file), rel), { throwIfNoEntry: false })?.size ?? 0) : 0;
+    } catch {
+      return 0; // unreadable: loading it reports why
+    }
+  };
+  for (const r of rows) setBytes.run(sizeOf(r.tensors_path), r.id);
+  db.exec('ALTER TABLE adapters DROP COLUMN lineage');
+}
+
 export const migrations: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(initialSchema) },
   { version: 2, name: 'global adapter per bundle', up: migrateGlobalPerBundle },
+  { version: 3, name: 'adapter parents table', up: migrateAdapterParents },
 ];
 
 /** The schema version this build writes; a database above it was written by a newer build. */

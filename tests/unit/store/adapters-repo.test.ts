@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -134,10 +134,32 @@ describe('lineage and deletion', () => {
     }).adapter;
     expect(merged.lineage).toEqual([{ rowId: a.rowId, key: a.key, weight: 1 }, { rowId: b.rowId, key: b.key, weight: -0.5 }]);
     expect(() => repo.delete(a.rowId)).toThrow(/in the lineage of adapter/);
+    expect(count('adapter_parents')).toBe(2);
     repo.delete(merged.rowId);
+    expect(count('adapter_parents')).toBe(0); // the child's rows go with it (ON DELETE CASCADE)
     repo.delete(a.rowId);
     expect(repo.list().map((x) => x.key)).toEqual([b.key]);
     expect(() => repo.delete(a.rowId)).toThrow(/no adapter/);
+  });
+
+  it('keeps the order and repeats of a lineage, and the foreign key itself refuses deleting a parent', () => {
+    const a = imported(30);
+    const b = imported(31);
+    const lineage = [{ rowId: b.rowId, weight: 0.1 + 0.2 }, { rowId: a.rowId, weight: 1 }, { rowId: b.rowId, weight: -1 / 3 }];
+    const m = repo.insert({ bundleId: bundle, adapter: randomAdapter({ seed: 32 }), recipe: importRecipe(randomAdapter({ seed: 32 })), lineage }).adapter;
+    expect(m.lineage).toEqual(lineage.map((l) => ({ ...l, key: l.rowId === a.rowId ? a.key : b.key })));
+    expect(repo.list().find((x) => x.rowId === m.rowId)!.lineage).toEqual(m.lineage);
+    // Not a check in the repository: SQLite refuses the row's deletion outright.
+    expect(() => db.prepare('DELETE FROM adapters WHERE id = ?').run(b.rowId)).toThrow(/FOREIGN KEY constraint failed/);
+    const err = (() => {
+      try {
+        repo.delete(b.rowId);
+      } catch (e) {
+        return e as { code: string; message: string };
+      }
+    })();
+    expect(err).toMatchObject({ code: 'conflict', message: `adapter ${b.key.slice(0, 12)} is in the lineage of adapter ${m.key.slice(0, 12)}; delete that one first` });
+    expect(count('adapters')).toBe(3);
   });
 
   it('refuses to delete an adapter that is a global version', () => {
@@ -167,6 +189,16 @@ describe('file-backed tensors', () => {
     expect(() => repo.load(row.rowId)).toThrow(/sha256/);
     repo.delete(row.rowId);
     expect(existsSync(file)).toBe(false);
+  });
+
+  it('are listed with the size recorded at insert, without reading the file; a missing file is reported on load', () => {
+    const row = imported(13);
+    const file = join(dataDir, 'adapters', `${row.tensorsSha256}.safetensors`);
+    const size = encodeAdapter(randomAdapter({ seed: 13 })).byteLength;
+    expect(row.bytes).toBe(size);
+    unlinkSync(file);
+    expect(repo.list().map((a) => [a.key, a.bytes])).toEqual([[row.key, size]]);
+    expect(() => repo.load(row.rowId)).toThrow(new RegExp(`adapter ${row.key.slice(0, 12)}: its tensor file .*${row.tensorsSha256}\\.safetensors is missing`));
   });
 });
 
@@ -201,6 +233,102 @@ describe('global adapter versions', () => {
     expect(o1.version.n).toBe(1);
     expect(repo.globalHead(bundle)!.n).toBe(1);
     expect(repo.globalHistory(other)).toHaveLength(1);
+  });
+});
+
+describe('migration 3', () => {
+  const tensorsPath = (sha: string) => `adapters/${sha}.safetensors`;
+  const recipe = (sha: string) => JSON.stringify({ kind: 'import', tensorsSha256: sha });
+  const shaOf = (n: number) => n.toString(16).padStart(64, '0');
+
+  /** A studio.db as version 2 left it: JSON lineage lists, inline and file-backed tensors. */
+  function version2Library(dir: string): string {
+    const file = join(dir, 'studio.db');
+    const raw = new BetterSqlite3(file);
+    raw.pragma('journal_mode = WAL');
+    raw.pragma('foreign_keys = ON');
+    migrate(raw, migrations.slice(0, 2));
+    raw.prepare(`INSERT INTO bundles (id, sha256, manifest, path, created_at) VALUES (1, ?, '{"id":"tiny"}', '/b', 't')`).run(SHA_A);
+    const add = raw.prepare(
+      `INSERT INTO adapters (id, bundle_id, key, rank, alpha, recipe, lineage, tensors, tensors_path, tensors_sha256, created_at)
+       VALUES (@id, 1, @key, 1, 1, @recipe, @lineage, @tensors, @path, @sha, 't')`,
+    );
+    const row = (id: number, lineage: unknown[], file?: 'file' | 'missing') => {
+      const sha = shaOf(id);
+      if (file === 'file') {
+        mkdirSync(join(dir, 'adapters'), { recursive: true });
+        writeFileSync(join(dir, tensorsPath(sha)), Buffer.alloc(1000 + id));
+      }
+      add.run({ id, key: shaOf(100 + id), recipe: recipe(sha), lineage: JSON.stringify(lineage), tensors: file ? null : Buffer.alloc(10 + id), path: file ? tensorsPath(sha) : null, sha });
+    };
+    row(1, []);
+    row(2, [], 'file');
+    row(3, [{ id: 1, weight: 1 }, { id: 2, weight: -0.5 }], 'missing'); // a merge whose file is gone
+    row(4, [{ id: 3, weight: 0.75 }, { id: 1, weight: 0.25 }]);
+    // Entries the version 2 build could not list: a deleted parent, no weight, not an object.
+    row(5, [{ id: 99, weight: 1 }, { id: 2, weight: 0.1 + 0.2 }, { id: 1 }, 7, { id: 4, weight: 2 }]);
+    raw.close();
+    return file;
+  }
+
+  it('moves JSON lineage into adapter_parents and tensor sizes into the row, in the migration transaction', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pskills-migrate3-'));
+    try {
+      const file = version2Library(dir);
+      const opened = openDatabase(file); // runs migration 3 (BEGIN IMMEDIATE, like every migration)
+      expect(opened.pragma('user_version', { simple: true })).toBe(3);
+      expect((opened.prepare(`SELECT name FROM pragma_table_info('adapters')`).pluck().all() as string[]).includes('lineage')).toBe(false);
+      expect(opened.prepare('SELECT child_id, position, parent_id, weight FROM adapter_parents ORDER BY child_id, position').all()).toEqual([
+        { child_id: 3, position: 0, parent_id: 1, weight: 1 },
+        { child_id: 3, position: 1, parent_id: 2, weight: -0.5 },
+        { child_id: 4, position: 0, parent_id: 3, weight: 0.75 },
+        { child_id: 4, position: 1, parent_id: 1, weight: 0.25 },
+        { child_id: 5, position: 1, parent_id: 2, weight: 0.1 + 0.2 },
+        { child_id: 5, position: 4, parent_id: 4, weight: 2 },
+      ]);
+      expect(opened.prepare('SELECT id, tensors_bytes FROM adapters ORDER BY id').all()).toEqual([
+        { id: 1, tensors_bytes: 11 },
+        { id: 2, tensors_bytes: 1002 }, // the file's size
+        { id: 3, tensors_bytes: 0 }, // missing file: 0, as the old listing reported
+        { id: 4, tensors_bytes: 14 },
+        { id: 5, tensors_bytes: 15 },
+      ]);
+      const migrated = new AdaptersRepo(opened, dir);
+      const list = migrated.list();
+      expect(list.map((a) => [a.rowId, a.lineage.map((l) => [l.rowId, l.key, l.weight])])).toEqual([
+        [5, [[2, shaOf(102), 0.1 + 0.2], [4, shaOf(104), 2]]],
+        [4, [[3, shaOf(103), 0.75], [1, shaOf(101), 0.25]]],
+        [3, [[1, shaOf(101), 1], [2, shaOf(102), -0.5]]],
+        [2, []],
+        [1, []],
+      ]);
+      // The foreign keys now guard the old rows: parents cannot go, children can.
+      expect(() => migrated.delete(1)).toThrow(`adapter ${shaOf(101).slice(0, 12)} is in the lineage of adapter`);
+      expect(() => migrated.delete(4)).toThrow(/in the lineage of adapter/);
+      migrated.delete(5);
+      migrated.delete(4);
+      expect(opened.prepare('SELECT child_id FROM adapter_parents ORDER BY child_id').pluck().all()).toEqual([3, 3]);
+      opened.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('leaves the file at version 2 when it fails part-way', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pskills-migrate3-'));
+    try {
+      const file = version2Library(dir);
+      const raw = new BetterSqlite3(file);
+      raw.pragma('foreign_keys = ON');
+      const broken = migrations.map((m) => (m.version === 3 ? { ...m, up: (d: Database) => (m.up(d), d.exec('SELECT no_such_function()')) } : m));
+      expect(() => migrate(raw, broken)).toThrow(/migration 3/);
+      expect(raw.pragma('user_version', { simple: true })).toBe(2);
+      expect(raw.prepare(`SELECT name FROM sqlite_master WHERE name = 'adapter_parents'`).all()).toEqual([]);
+      expect((raw.prepare('SELECT lineage FROM adapters WHERE id = 4').pluck().get() as string)).toBe('[{"id":3,"weight":0.75},{"id":1,"weight":0.25}]');
+      raw.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

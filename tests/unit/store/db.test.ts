@@ -15,6 +15,7 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const tables = [
+  'adapter_parents',
   'adapters',
   'bundles',
   'evaluations',
