@@ -90,7 +90,7 @@ export const CompareRunInput = z
     conditions: z.array(CompareCondition).min(1).max(4).optional(),
     /** Default greedy (temperature 0), so the columns differ only by their condition. */
     sampling: Sampling.optional(),
-    /** The skill whose adapter the wrong_skill column uses; default: the next skill by name. */
+    /** The skill whose adapter the wrong_skill column uses; default: a dissimilar one (common/compare/wrong-skill.ts). */
     wrongSkill: z.string().min(1).max(200).optional(),
   })
   .strict()

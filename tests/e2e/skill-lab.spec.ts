@@ -14,8 +14,10 @@ import { apiCall, openStudio, ROOT, screenshot, until, type Host, type Studio } 
 const HYPER_BUNDLE = join(ROOT, 'tests/fixtures/bundle-hyper');
 const PLAIN_BUNDLE = join(ROOT, 'tests/fixtures/bundle-tiny');
 const SKILL = 'review-prs';
-/** The next name after SKILL: compare's default wrong skill. */
+/** Compare's default wrong skill for SKILL: the least similar one (LONG shares its description). */
 const OTHER = 'sea-shanties';
+/** Another dissimilar skill, chosen in the wrong-skill picker. */
+const PICKED = 'tea-notes';
 /** Long enough (hundreds of encoder chunks) that its compile runs for seconds: progress is seen and cancelled. */
 const LONG = 'long-guide';
 const OTHER_BODY = `# Writing sea shanties
@@ -98,6 +100,7 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
     ({ host, page, problems } = studio);
     await apiCall(host, 'skills.save', { name: SKILL, content: skillMd({ name: SKILL }) });
     await apiCall(host, 'skills.save', { name: OTHER, content: skillMd({ name: OTHER, description: 'Write a sea shanty.', body: OTHER_BODY }) });
+    await apiCall(host, 'skills.save', { name: PICKED, content: skillMd({ name: PICKED, description: 'Brew green tea.', body: '# Tea\n\nBrew green tea at 80 degrees for two minutes.\n' }) });
     await apiCall(host, 'skills.save', { name: LONG, content: skillMd({ name: LONG, body: Array(40).fill(ENGLISH_BODY).join('\n') }) });
     await apiCall(host, 'engine.loadBundle', { dir: HYPER_BUNDLE });
   });
@@ -198,6 +201,21 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
     // compare compiled the wrong skill's adapter: the sidebar's count follows
     await until(async () => (await page.getByTestId('nav-adapters').locator('.count').innerText()) === '2', 'the adapter count is 2');
     await screenshot(page, 'skill-lab-03-compare');
+  });
+
+  test('the wrong-skill picker names the automatic choice and runs the skill chosen', async () => {
+    const picker = page.getByTestId('compare-wrong-skill');
+    const options = await picker.locator('option').allInnerTexts();
+    assert.equal(options[0], `Auto: ${OTHER}`, 'Auto names what compare.run picks');
+    assert.deepEqual(options.slice(1).sort(), [LONG, OTHER, PICKED].sort(), 'every other skill, not this one');
+    const wrongBefore = await column('wrong_skill').getByTestId('column-adapter').innerText();
+    await picker.selectOption(PICKED);
+    await page.getByTestId('compare-max-tokens').fill('4');
+    await page.getByTestId('compare-run').click();
+    await until(async () => (await page.getByTestId('compare-total').count()) > 0 && (await page.getByTestId('compare-total').innerText()).includes(PICKED), 'the run with the picked skill ends');
+    assert.match(await page.getByTestId('compare-total').innerText(), new RegExp(`wrong skill: ${PICKED}@1$`));
+    assert.notEqual(await column('wrong_skill').getByTestId('column-adapter').innerText(), wrongBefore, "the picked skill's adapter");
+    await picker.selectOption('');
   });
 
   test('Stop ends a long comparison; the columns keep what streamed', async () => {

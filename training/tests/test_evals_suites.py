@@ -192,3 +192,8 @@ def test_cli_skillworld_dir(tmp_path, capsys, monkeypatch):
     assert "SkillWorld: 4 skills" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         eval_main(["--bundle", str(FIXTURES / "bundle-hyper"), "--out", str(out)])  # skills suite needs --skills
+
+
+def test_default_check_is_skillworlds():
+    check = sw_suite.default_check()
+    assert check({"kind": "contains", "value": "zorp"}, "say zorp") and not check({"kind": "exact", "value": "a"}, "b")

@@ -1,6 +1,7 @@
 // compare.run: one prompt answered under none / in_context / parametric / wrong_skill, side by side,
 // in ONE batch through the engine's per-row adapters (generateBatch). Tokens stream per column.
 import type { CompareColumn, CompareColumnSetup, CompareCondition, CompareEvent, CompareRunInput, CompareRunResult } from '../../../common/api/engine-schemas';
+import { pickWrongSkill } from '../../../common/compare/wrong-skill';
 import { StudioError } from '../../../common/errors';
 import { checkPromptBytes, generateBatch, headForContext, type Bundle, type EngineAdapter, type GenerateRequest } from '../../engine';
 import type { SkillsRepo } from '../../store/skills-repo';
@@ -46,8 +47,9 @@ export class CompareService {
     private readonly engine: EngineService,
   ) {}
 
-  /** The other skill the wrong_skill column uses: the one asked for, else the next name after this
-   * one in the library's name order (wrapping around), at its latest version. Null in a library of one. */
+  /** The other skill the wrong_skill column uses: the one asked for, else a dissimilar one
+   * (pickWrongSkill: another package, the least similar quarter, drawn by this skill's name), at its
+   * latest version. Null in a library of one. */
   wrongSkillFor(name: string, asked?: string): { name: string; version: number } | null {
     if (asked !== undefined) {
       if (asked === name) throw new StudioError('invalid_input', `wrongSkill "${asked}" is the skill being compared; name another one`, { field: 'wrongSkill' });
@@ -55,10 +57,11 @@ export class CompareService {
       if (!s) throw new StudioError('not_found', `no skill "${asked}" (wrongSkill)`, { field: 'wrongSkill' });
       return { name: s.name, version: s.version.version };
     }
-    const others = this.skills.list().filter((s) => s.name !== name);
-    if (others.length === 0) return null;
-    const next = others.find((s) => s.name > name) ?? others[0]!;
-    return { name: next.name, version: next.latestVersion };
+    const library = this.skills.list();
+    const self = library.find((s) => s.name === name) ?? { name, description: '', package: null };
+    const pick = pickWrongSkill(self, library);
+    const other = pick === null ? undefined : library.find((s) => s.name === pick);
+    return other ? { name: other.name, version: other.latestVersion } : null;
   }
 
   async run(input: CompareRunInput, ctx: { emit(e: CompareEvent): void; signal: AbortSignal }): Promise<CompareRunResult> {

@@ -10,6 +10,8 @@ import type {
   CompareRunInput,
   CompareRunResult,
 } from '../../../common/api/engine-schemas';
+import type { SkillSummary } from '../../../common/api/skill-schemas';
+import { pickWrongSkill } from '../../../common/compare/wrong-skill';
 import { studio } from './bridge';
 import { toUiError, type UiError } from './errors';
 
@@ -55,6 +57,10 @@ export class CompareRun {
   result = $state.raw<CompareRunResult | null>(null);
   error = $state.raw<UiError | null>(null);
   stopping = $state(false);
+  /** The wrong_skill column's skill: '' lets compare.run pick (the same rule as `autoWrongSkill`). */
+  wrongSkill = $state('');
+  /** The library, for the wrong-skill picker. */
+  library = $state.raw<SkillSummary[]>([]);
 
   private handle: StreamHandle<CompareRunResult> | null = null;
 
@@ -67,6 +73,20 @@ export class CompareRun {
 
   get canRun(): boolean {
     return !this.running && this.prompt.trim() !== '';
+  }
+
+  async loadLibrary(): Promise<void> {
+    try {
+      this.library = await studio.skills.list({});
+    } catch {
+      this.library = []; // the picker then offers only the automatic choice
+    }
+  }
+
+  /** What compare.run picks for `name` when no wrong skill is chosen (common/compare/wrong-skill.ts). */
+  autoWrongSkill(name: string): string | null {
+    const self = this.library.find((s) => s.name === name) ?? { name, description: '', package: null };
+    return pickWrongSkill(self, this.library);
   }
 
   async start(skill: { name: string; version?: number }): Promise<void> {
@@ -82,6 +102,7 @@ export class CompareRun {
       ...skill,
       prompt,
       ...(this.maxTokens !== null && Number.isFinite(this.maxTokens) ? { maxTokens: this.maxTokens } : {}),
+      ...(this.wrongSkill && this.wrongSkill !== skill.name ? { wrongSkill: this.wrongSkill } : {}),
     };
     const handle = studio.compare.run(input, (event) => this.onEvent(event));
     this.handle = handle;

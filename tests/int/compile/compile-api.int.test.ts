@@ -94,7 +94,7 @@ describe.each(transports)('compile and compare over $name', (transport) => {
     covered.add('compare.run');
     expect(r.columns.map((c) => c.condition)).toEqual(['none', 'in_context', 'parametric', 'wrong_skill']);
     expect(r.skill).toEqual({ name: 'sql-review', version: 1 });
-    expect(r.wrongSkill).toEqual({ name: 'long-notes', version: 1 }); // the next name after sql-review, wrapping around
+    expect(r.wrongSkill).toEqual({ name: 'long-notes', version: 1 }); // pickWrongSkill: no word in common with sql-review (review-branch shares "review")
     expect(r.skipped).toEqual([]);
     const [none, inContext, parametric, wrong] = r.columns;
     expect(inContext!.promptTokens).toBeGreaterThan(none!.promptTokens);

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     prov.why_missing.setdefault("t2l", "no --t2l-checkpoint given and the bundle ships no t2l_baseline hypernet")
 
     ctx, ctx_source = trained_context(manifest, a.trained_context)
-    gen = a.max_gen_tokens or (SW_GEN if a.suite == "skillworld" else Settings.max_gen_tokens)
+    gen = a.max_gen_tokens if a.max_gen_tokens is not None else (SW_GEN if a.suite == "skillworld" else Settings.max_gen_tokens)
     st = Settings(a.max_tasks_per_skill, a.max_answer_tokens, gen, a.seed, trained_context=ctx,
                   retrieval_k=a.retrieval_k)
     stop = set(manifest["special_tokens"]["stop"])
@@ -127,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     res["compile_seconds"] = {p.label: round(p.seconds, 1) for p in (prov.parametric, prov.stage1, prov.t2l) if p}
     res["seconds"] = round(time.perf_counter() - t0, 1)
     res["wall_seconds"] = round(time.perf_counter() - t_start, 1)  # with loading the bundle
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    res["cpu_seconds"] = round(ru.ru_utime + ru.ru_stime, 1)  # every thread of the process
+    res["load_average"] = [round(x, 2) for x in os.getloadavg()]
     if a.no_per_task:
         res.pop("per_task")
     a.out.parent.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import random
 import time
+import weakref
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
@@ -25,6 +26,10 @@ from ..hyper.compile import chunk_spans, encode_ids  # the compile contract's ch
 Row = dict[tuple[int, str], tuple[Tensor, Tensor]]
 Provider = Callable[[str], Row | None]
 ChunkFn = Callable[[Tensor], dict[str, tuple[Tensor, Tensor]]]  # states [1, m, d] -> m -> (A [L,d_in,r], B [L,r,d_out])
+
+
+_STATES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # backend -> chunk ids -> states [m, d]
+_MAX_STATES = 512
 
 
 class HypernetProvider:
@@ -53,12 +58,11 @@ class HypernetProvider:
         self.seconds += time.perf_counter() - t0
         return row
 
-    @torch.no_grad()
-    def compile(self, text: str) -> Row:
-        ids = encode_ids(self.tok, text)
-        spans = chunk_spans(len(ids), self.budget, self.overlap)
-        keys = [tuple(ids[s:e]) for s, e in spans]
-        todo = [c for c in dict.fromkeys(keys) if c not in self.chunks]  # s without a section shares chunks with s
+    def states(self, chunks: list[tuple[int, ...]]) -> list[Tensor]:
+        """Encoder states [m, d] of each chunk, shared by every provider on the same backend (the
+        hypernetworks read the same base LM layer)."""
+        cache = _STATES.setdefault(self.backend, OrderedDict())
+        todo = [c for c in dict.fromkeys(chunks) if c not in cache]
         for i in range(0, len(todo), self.chunk_batch):
             # New chunks in right-padded batches: causal attention keeps each chunk's real states exact.
             part = todo[i:i + self.chunk_batch]
@@ -69,7 +73,23 @@ class HypernetProvider:
                 x[j, :len(c)], mask[j, :len(c)] = torch.tensor(c), 1
             states = self.backend.forward(x, mask, torch.arange(m).expand_as(x), None, None)[2]  # [k, m, d]
             for j, c in enumerate(part):
-                self.chunks[c] = self.fn(states[j:j + 1, :len(c)])
+                cache[c] = states[j, :len(c)].clone()
+        out = []
+        for c in chunks:
+            cache.move_to_end(c)
+            out.append(cache[c])
+        while len(cache) > _MAX_STATES:
+            cache.popitem(last=False)
+        return out
+
+    @torch.no_grad()
+    def compile(self, text: str) -> Row:
+        ids = encode_ids(self.tok, text)
+        spans = chunk_spans(len(ids), self.budget, self.overlap)
+        keys = [tuple(ids[s:e]) for s, e in spans]
+        todo = [c for c in dict.fromkeys(keys) if c not in self.chunks]  # s without a section shares chunks with s
+        for c, st in zip(todo, self.states(todo)):
+            self.chunks[c] = self.fn(st[None])
         factors = [self.chunks[c] for c in keys]
         k = len(factors)
         row: Row = {}

@@ -71,7 +71,7 @@ def load(folder: Path, max_skills: int | None, max_tasks: int) -> tuple[list[Ski
 
 
 def default_check() -> Callable[[Any, str], bool]:
-    from ..skillworld import check  # the SkillWorld checker interpreter
+    from ..skillworld.check import check  # the SkillWorld checker interpreter
 
     return check
 
