@@ -1,14 +1,36 @@
 // DTOs for skills: what the store returns and the UI shows.
 import { z } from 'zod';
 
+/** Longest name the studio keeps (skill names; bundle ids): enough for every registry name we have seen. */
+export const NAME_MAX_CHARS = 128;
+
+// C0, DEL and C1 controls (\p{Cc}) and the bidi controls that reorder what a terminal or a list shows
+// (LRM/RLM/ALM, embeddings and overrides U+202A–202E, isolates U+2066–2069).
+const NAME_FORBIDDEN = /[\p{Cc}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+
+const codePoint = (ch: string) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+
+/** Why `name` cannot be a name, or null. Never quotes the name: it may be what does the harm. */
+export function nameProblem(name: string): string | null {
+  const bad = NAME_FORBIDDEN.exec(name);
+  if (bad) return `has the control character ${codePoint(bad[0])} at position ${bad.index + 1}`;
+  const chars = [...name].length;
+  if (chars > NAME_MAX_CHARS) return `has ${chars.toLocaleString('en-US')} characters (at most ${NAME_MAX_CHARS})`;
+  return null;
+}
+
 /** A skill's name as the store keeps it: what registries ship ("pdf", "Git Commit Helper",
- *  "sw/handoff"), so the API reaches every imported skill; only control characters and surrounding
- *  whitespace are refused. The validator warns about names outside the Agent Skills form. */
+ *  "sw/handoff"), so the API reaches every imported skill; control characters, bidi controls,
+ *  surrounding whitespace and more than NAME_MAX_CHARS characters are refused. The validator warns
+ *  about names outside the Agent Skills form. */
 export const SkillName = z
   .string()
   .min(1)
-  .max(200)
-  .regex(/^[^\s\p{Cc}](?:[^\p{Cc}]*[^\s\p{Cc}])?$/u, 'no control characters, no leading or trailing whitespace');
+  .regex(/^\S(?:.*\S)?$/su, 'no leading or trailing whitespace')
+  .superRefine((name, ctx) => {
+    const why = nameProblem(name);
+    if (why) ctx.addIssue({ code: 'custom', message: `name ${why}` });
+  });
 
 export const Provenance = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('manual') }),

@@ -5,8 +5,10 @@ import { runAdapters, runEma, runMerge } from './adapters';
 import { runCompare, runCompile } from './compile';
 import { runEval } from './eval';
 import { runGenerate } from './generate';
+import { forTerminal } from './terminal';
 
-const io: Io = { out: (l) => process.stdout.write(l + '\n'), err: (l) => process.stderr.write(l + '\n') };
+// Every line printed is escaped for the terminal (terminal.ts).
+const io: Io = { out: (l) => process.stdout.write(forTerminal(l) + '\n'), err: (l) => process.stderr.write(forTerminal(l) + '\n') };
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
@@ -35,7 +37,7 @@ async function main(argv: string[]): Promise<number> {
     case 'eval':
       return runEval(rest, io);
     case 'generate':
-      await runGenerate(rest, io, (t) => process.stdout.write(t));
+      await runGenerate(rest, io, (t) => process.stdout.write(forTerminal(t)));
       return 0;
     case 'serve': {
       const server = await runServe(rest, io);

@@ -1,6 +1,7 @@
 // Warnings from the Agent Skills spec (https://agentskills.io/specification) and its
-// progressive-disclosure advice: keep SKILL.md under 500 lines / 5,000 words.
-import type { Diagnostic, Frontmatter } from '../../common/api/skill-schemas';
+// progressive-disclosure advice: keep SKILL.md under 500 lines / 5,000 words. One error: a name the
+// studio cannot show safely (control or bidi characters, over NAME_MAX_CHARS), so it is never imported.
+import { NAME_MAX_CHARS, nameProblem, type Diagnostic, type Frontmatter } from '../../common/api/skill-schemas';
 
 export const LIMITS = { nameChars: 64, descriptionChars: 1024, compatibilityChars: 500, bodyLines: 500, bodyWords: 5000 };
 const NAME_FORM = /^[a-z0-9]+(-[a-z0-9]+)*$/;
@@ -14,15 +15,21 @@ export function checkFields(
   const warn = (code: string, field: string, message: string) =>
     out.push({ severity: 'warning', code, message, line: fields.fieldLines.get(field) ?? 1, field });
 
+  const badName = (why: string) =>
+    out.push({ severity: 'error', code: 'name-invalid', message: `${why}; a name has no control or bidi characters and at most ${NAME_MAX_CHARS} characters`, line: fields.fieldLines.get('name') ?? 1, field: 'name' });
+  const folderProblem = opts.folderName === undefined ? null : nameProblem(opts.folderName);
   if (fm.name === undefined || fm.name.trim() === '') {
     if (!fields.invalidFields.has('name')) warn('name-missing', 'name', "the frontmatter has no 'name'; the folder name is used instead");
+    if (folderProblem) badName(`the folder name, used as the skill's name, ${folderProblem}`);
+  } else if (nameProblem(fm.name.trim())) {
+    badName(`name ${nameProblem(fm.name.trim())!}`); // the other name checks would quote it
   } else {
     const name = fm.name;
     if (name.length > LIMITS.nameChars) warn('name-too-long', 'name', `name has ${name.length} characters (at most ${LIMITS.nameChars})`);
     if (!NAME_FORM.test(name)) {
       warn('name-format', 'name', `name '${name}' should be lowercase letters, digits and single hyphens, not starting or ending with a hyphen`);
     }
-    if (opts.folderName !== undefined && opts.folderName !== name) {
+    if (opts.folderName !== undefined && !folderProblem && opts.folderName !== name) {
       warn('name-folder-mismatch', 'name', `name '${name}' does not match its folder '${opts.folderName}'`);
     }
   }
