@@ -86,13 +86,14 @@ export const MergeInput = z
   .refine((v) => v.method === 'svd' || v.rank === undefined, { message: 'rank applies to svd only', path: ['rank'] });
 export type MergeInput = z.infer<typeof MergeInput>;
 
-export const CompareInput = z
+/** adapters.similarity: 2–16 adapters of one bundle, and the weights of the linear-vs-cat check. */
+export const SimilarityInput = z
   .object({ ids: z.array(AdapterId).min(2).max(16), weights: z.array(Weight).optional() })
   .strict()
   .refine((v) => v.weights === undefined || v.weights.length === v.ids.length, { message: 'give one weight per id', path: ['weights'] });
 
 /** Relative errors are null where the exact sum is 0 but the baseline is not (infinite). */
-export const CompareResult = z.object({
+export const SimilarityResult = z.object({
   ids: z.array(AdapterId),
   /** cosine[i][j] of ΔW_i and ΔW_j over all targets stacked */
   cosine: z.array(z.array(z.number())),
@@ -103,7 +104,14 @@ export const CompareResult = z.object({
     z.object({ unavailable: z.string() }),
   ]),
 });
-export type CompareResult = z.infer<typeof CompareResult>;
+export type SimilarityInput = z.infer<typeof SimilarityInput>;
+export type SimilarityResult = z.infer<typeof SimilarityResult>;
+
+/** What `adapters.compare` (the deprecated name of `adapters.similarity`) adds to the result. */
+export const SIMILARITY_DEPRECATION =
+  'adapters.compare is deprecated and will be removed in the next release: call adapters.similarity (same input, same result)';
+export const DeprecatedCompareResult = SimilarityResult.extend({ deprecated: z.string() });
+export type DeprecatedCompareResult = z.infer<typeof DeprecatedCompareResult>;
 
 export const EmaUpdateInput = z
   .object({ adapterId: AdapterId, beta: z.number().min(0).max(1).optional(), rankBudget: z.number().int().min(1).max(4096).optional() })

@@ -7,10 +7,9 @@ import {
   AdapterId,
   AdapterSummary,
   AdapterWritten,
-  CompareInput,
-  CompareResult,
   CompileProgress,
   CompileResult,
+  DeprecatedCompareResult,
   EmaHistory,
   EmaUpdated,
   EmaUpdateInput,
@@ -20,6 +19,8 @@ import {
   GlobalVersion,
   ImportAdapterInput,
   MergeInput,
+  SimilarityInput,
+  SimilarityResult,
   SkillRef,
 } from './adapter-schemas';
 import { CompareEvent, CompareRunInput, CompareRunResult, EngineInfo, GenerateInput, GenerateResult, TokenDelta } from './engine-schemas';
@@ -92,7 +93,12 @@ export const studioContract = {
      */
     merge: method(MergeInput, AdapterWritten),
     /** Pairwise cosine of ΔW and the linear baseline's error against the exact sum. */
-    compare: method(CompareInput, CompareResult),
+    similarity: method(SimilarityInput, SimilarityResult),
+    /**
+     * @deprecated The old name of `similarity` (it read like `compare.run`), kept for one release:
+     * the same handler, and the result adds `deprecated` (a note, also logged once).
+     */
+    compare: method(SimilarityInput, DeprecatedCompareResult),
     /** Refused (conflict) while a merge's lineage or a global version names the adapter. */
     delete: method(z.object({ id: AdapterId }).strict(), z.object({ deleted: z.string() })),
     /**

@@ -8,7 +8,9 @@ import { SkillsRepo } from '../store/skills-repo';
 import { Dispatcher } from './dispatcher';
 import { LibraryCatalog, SkillModels } from './openai/models';
 import { openAiRoute } from './openai/route';
+import { AdapterCache } from './services/adapter-cache';
 import { AdapterService } from './services/adapter-service';
+import { BundleRegistry } from './services/bundle-registry';
 import { CompareService } from './services/compare-service';
 import { CompileService } from './services/compile-service';
 import { EngineService } from './services/engine-service';
@@ -42,8 +44,11 @@ export function createStudio(opts: StudioOptions): Studio {
   const imports = new ImportService(repo, opts.cacheDir ?? join(opts.dataDir, 'cache'));
   const engine = new EngineService({ defaultBundleDir: opts.defaultBundleDir === undefined ? DEFAULT_BUNDLE_DIR : opts.defaultBundleDir });
   const adaptersRepo = new AdaptersRepo(db, opts.dataDir);
-  const adapters = new AdapterService(adaptersRepo, engine);
-  const compiler = new CompileService(repo, adaptersRepo, adapters);
+  // One bundle registry and one cache of decoded adapters, shared by every service that needs them.
+  const bundles = new BundleRegistry(engine, adaptersRepo);
+  const adapterCache = new AdapterCache(adaptersRepo);
+  const adapters = new AdapterService(adaptersRepo, bundles, adapterCache);
+  const compiler = new CompileService(repo, adaptersRepo, bundles, adapterCache);
   const compare = new CompareService(repo, compiler, engine);
 
   const handlers: StudioHandlers = {
@@ -71,7 +76,8 @@ export function createStudio(opts: StudioOptions): Studio {
       import: (i) => adapters.import(i),
       export: (i) => adapters.export(i),
       merge: (i) => adapters.merge(i),
-      compare: (i) => adapters.compare(i),
+      similarity: (i) => adapters.similarity(i),
+      compare: (i) => adapters.compareDeprecated(i), // deprecated alias of similarity, one release
       delete: (i) => adapters.delete(i),
       compile: (i, ctx) => compiler.compile(i, ctx),
     },
@@ -88,7 +94,7 @@ export function createStudio(opts: StudioOptions): Studio {
     dispatcher: new Dispatcher(studioContract, handlers),
     engine,
     compiler,
-    routes: [openAiRoute(engine, new LibraryCatalog(adapters, new SkillModels(repo, compiler, adapters)))],
+    routes: [openAiRoute(engine, new LibraryCatalog(adapters, new SkillModels(repo, compiler, bundles)))],
     dispose: async () => {
       await engine.dispose();
       db.close();

@@ -1,11 +1,11 @@
 // Which `model` names the endpoint serves and what each runs: `base`; `global` once the current
 // bundle has a global adapter version; and `base:<skill>@<version>` for skills, compiled on first use
 // through the compile service (docs/api.md "OpenAI-compatible endpoint").
-import { StudioError } from '../../../common/errors';
 import { splitSkillRef } from '../../../common/api/skill-schemas';
 import type { EngineAdapter } from '../../engine';
 import type { SkillsRepo } from '../../store/skills-repo';
 import type { AdapterService } from '../services/adapter-service';
+import type { BundleRegistry } from '../services/bundle-registry';
 import type { CompileService } from '../services/compile-service';
 
 export interface ModelEntry {
@@ -55,14 +55,11 @@ export class SkillModels {
   constructor(
     private readonly skills: Pick<SkillsRepo, 'list' | 'get'>,
     private readonly compiler: Pick<CompileService, 'compileAdapter' | 'compiledFor'>,
-    private readonly adapters: Pick<AdapterService, 'currentBundle'>,
+    private readonly bundles: Pick<BundleRegistry, 'currentOrNull'>,
   ) {}
 
   async list(): Promise<ModelEntry[]> {
-    const current = await this.adapters.currentBundle().catch((err: unknown) => {
-      if (err instanceof StudioError && err.code === 'not_found') return null; // no bundle: base only
-      throw err;
-    });
+    const current = await this.bundles.currentOrNull(); // no bundle: base only
     if (!current?.bundle.hypernet) return [];
     const out = new Map<string, ModelEntry>();
     for (const s of this.skills.list()) out.set(`${SKILL_MODEL_PREFIX}${s.name}@${s.latestVersion}`, { id: `${SKILL_MODEL_PREFIX}${s.name}@${s.latestVersion}`, created: seconds(s.updatedAt) });

@@ -1,17 +1,19 @@
-// The adapter library: import/export PEFT folders, merges, comparisons, statistics, and the EMA
-// global adapter, over AdaptersRepo and the engine's current bundle.
+// The adapter library: import/export PEFT folders, merges, similarity, statistics, and the EMA
+// global adapter, over AdaptersRepo, the shared bundle registry and the shared adapter cache.
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import type {
-  AdapterDetail,
-  AdapterRecipe,
-  AdapterSummary,
-  AdapterWritten,
-  CompareResult,
-  EmaHistory,
-  GlobalVersion,
-  MergeInput,
+import { resolve } from 'node:path';
+import {
+  SIMILARITY_DEPRECATION,
+  type AdapterDetail,
+  type AdapterRecipe,
+  type AdapterSummary,
+  type AdapterWritten,
+  type DeprecatedCompareResult,
+  type EmaHistory,
+  type GlobalVersion,
+  type MergeInput,
+  type SimilarityInput,
+  type SimilarityResult,
 } from '../../../common/api/adapter-schemas';
 import { StudioError } from '../../../common/errors';
 import { emaStep } from '../../adapters/ema';
@@ -21,11 +23,11 @@ import { cosineSimilarity, frobeniusNorms, linearBaselineError, singularValues }
 import { svdMerge } from '../../adapters/svd';
 import { parseTargetKey } from '../../adapters/types';
 import { AdapterValidationError } from '../../adapters/validate';
-import { checkAdapterFits, foldAdapter, type Bundle, type EngineAdapter } from '../../engine';
-import { MANIFEST_FILE } from '../../engine/manifest';
+import { checkAdapterFits, foldAdapter, type EngineAdapter } from '../../engine';
 import { encodeAdapter, sha256Hex } from '../../store/adapter-tensors';
 import type { AdaptersRepo, GlobalRow, StoredAdapter } from '../../store/adapters-repo';
-import type { EngineService } from './engine-service';
+import type { AdapterCache } from './adapter-cache';
+import type { BundleRegistry } from './bundle-registry';
 
 export const DEFAULT_BETA = 0.1;
 export const DEFAULT_RANK_BUDGET = 16;
@@ -71,12 +73,13 @@ const versionOf = (g: GlobalRow): GlobalVersion => ({
 });
 
 export class AdapterService {
-  private globalCache: { rowId: number; adapter: EngineAdapter } | null = null;
-  private readonly bundleShas = new WeakMap<Bundle, string>();
+  private warnedCompare = false;
 
   constructor(
     private readonly repo: AdaptersRepo,
-    private readonly engine: EngineService,
+    private readonly bundles: Pick<BundleRegistry, 'current' | 'currentOrNull'>,
+    private readonly cache: Pick<AdapterCache, 'get'>,
+    private readonly warn: (message: string) => void = (m) => console.warn(`[pskills] ${m}`),
   ) {}
 
   list(): AdapterSummary[] {
@@ -105,7 +108,7 @@ export class AdapterService {
     const { adapter } = await readPeftDir(dir).catch((err: Error) => {
       throw new StudioError('invalid_input', err.message);
     });
-    const { bundle, rowId } = await this.currentBundle();
+    const { bundle, rowId } = await this.bundles.current();
     checkAdapterFits(bundle.manifest, foldAdapter(adapter));
     const recipe: AdapterRecipe = { kind: 'import', tensorsSha256: sha256Hex(encodeAdapter(adapter)) };
     const { adapter: row, created } = this.repo.insert({ bundleId: rowId, adapter, recipe });
@@ -149,7 +152,8 @@ export class AdapterService {
     return { adapter: summaryOf(adapter), created };
   }
 
-  compare(input: { ids: string[]; weights?: number[] }): CompareResult {
+  /** adapters.similarity: pairwise cosine of the ΔWs, and the linear baseline's error against cat. */
+  similarity(input: SimilarityInput): SimilarityResult {
     const rows = this.sameBundle(input.ids);
     const adapters = rows.map((r) => this.repo.load(r.rowId));
     const n = adapters.length;
@@ -158,7 +162,7 @@ export class AdapterService {
     const matrix = (pick: (s: ReturnType<typeof cosineSimilarity>) => number) => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => pick(at(i, j))));
     const finite = (v: number) => (Number.isFinite(v) ? v : null);
     const ranks = new Set(adapters.map((a) => a.rank));
-    let linearVsCat: CompareResult['linearVsCat'];
+    let linearVsCat: SimilarityResult['linearVsCat'];
     if (ranks.size > 1) linearVsCat = { unavailable: `the linear baseline needs equal ranks; these have ${rows.map((r) => r.rank).join(', ')}` };
     else {
       const e = algebra(() => linearBaselineError(adapters, input.weights ?? rows.map(() => 1)));
@@ -170,6 +174,16 @@ export class AdapterService {
       perTarget: at(0, 0).perTarget.map(({ layer, module }, t) => ({ layer, module, cosine: matrix((s) => s.perTarget[t]!.value) })),
       linearVsCat,
     };
+  }
+
+  /** adapters.compare, the deprecated name of adapters.similarity (kept one release): the same
+   * result plus the deprecation note, which is also logged once per process. */
+  compareDeprecated(input: SimilarityInput): DeprecatedCompareResult {
+    if (!this.warnedCompare) {
+      this.warnedCompare = true;
+      this.warn(SIMILARITY_DEPRECATION);
+    }
+    return { ...this.similarity(input), deprecated: SIMILARITY_DEPRECATION };
   }
 
   delete(input: { id: string }): { deleted: string } {
@@ -195,34 +209,27 @@ export class AdapterService {
   }
 
   async emaHistory(): Promise<EmaHistory> {
-    const { rowId, bundle, sha256 } = await this.currentBundle();
+    const { rowId, bundle, sha256 } = await this.bundles.current();
     return { bundle: { id: bundle.manifest.id, sha256 }, versions: this.repo.globalHistory(rowId).map(versionOf) };
   }
 
   async emaRollback(input: { version: number }): Promise<GlobalVersion> {
-    const { rowId } = await this.currentBundle();
+    const { rowId } = await this.bundles.current();
     return versionOf(this.repo.rollback(rowId, input.version));
   }
 
   /** The current bundle's global version, or null when it has none or no bundle can be loaded. */
   async globalHead(): Promise<GlobalRow | null> {
-    const current = await this.currentBundle().catch((err: unknown) => {
-      if (err instanceof StudioError && err.code === 'not_found') return null;
-      throw err;
-    });
+    const current = await this.bundles.currentOrNull();
     return current && this.repo.globalHead(current.rowId);
   }
 
-  /** The global adapter in the engine's form, for `model: "global"`; decoded once per version. */
+  /** The global adapter in the engine's form, for `model: "global"`; decoded once (adapter cache). */
   async globalAdapter(): Promise<EngineAdapter | null> {
-    const head = await this.globalHead();
-    if (!head) return null;
-    if (this.globalCache?.rowId !== head.adapterRowId) {
-      const adapter = foldAdapter(this.repo.load(head.adapterRowId));
-      checkAdapterFits((await this.engine.current()).manifest, adapter);
-      this.globalCache = { rowId: head.adapterRowId, adapter };
-    }
-    return this.globalCache.adapter;
+    const current = await this.bundles.currentOrNull();
+    const head = current && this.repo.globalHead(current.rowId);
+    if (!current || !head) return null;
+    return this.cache.get({ rowId: head.adapterRowId, tensorsSha256: head.adapterTensorsSha256 }, current.bundle.manifest);
   }
 
   private sameBundle(ids: string[]): StoredAdapter[] {
@@ -232,14 +239,5 @@ export class AdapterService {
       throw new StudioError('invalid_input', `adapter ${shortId(other.key)} belongs to bundle ${other.bundle.id} (${other.bundle.sha256.slice(0, 12)}), adapter ${shortId(rows[0]!.key)} to ${rows[0]!.bundle.id} (${rows[0]!.bundle.sha256.slice(0, 12)})`);
     }
     return rows;
-  }
-
-  /** The engine's current bundle, its sha256 (of bundle.json) and its row in the store. */
-  async currentBundle(): Promise<{ bundle: Bundle; sha256: string; rowId: number }> {
-    const bundle = await this.engine.current();
-    // The bundle hash is the sha256 of bundle.json, which lists the sha256 of every other file.
-    let sha256 = this.bundleShas.get(bundle);
-    if (!sha256) this.bundleShas.set(bundle, (sha256 = sha256Hex(await readFile(join(bundle.dir, MANIFEST_FILE)))));
-    return { bundle, sha256, rowId: this.repo.ensureBundle(sha256, bundle.manifest, bundle.dir) };
   }
 }

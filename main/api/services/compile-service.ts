@@ -3,13 +3,12 @@
 // adapter (same key, same bytes). Progress per encoder chunk; a cancelled compile writes nothing.
 import type { AdapterRecipe, CompileProgress, CompileResult, SkillRef } from '../../../common/api/adapter-schemas';
 import { StudioError } from '../../../common/errors';
-import { checkAdapterFits, chunkSpans, compileSkill, foldAdapter, requireHypernet, skillIds, type Bundle, type EngineAdapter } from '../../engine';
+import { chunkSpans, compileSkill, requireHypernet, skillIds, type Bundle, type EngineAdapter } from '../../engine';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import type { SkillsRepo, StoredSkill } from '../../store/skills-repo';
-import { summaryOf, type AdapterService } from './adapter-service';
-
-/** Decoded engine adapters kept for chat and compare (a compiled adapter is small; a few dozen fit). */
-const ENGINE_CACHE = 32;
+import type { AdapterCache } from './adapter-cache';
+import { summaryOf } from './adapter-service';
+import type { BundleRegistry } from './bundle-registry';
 
 export interface CompiledAdapter {
   result: CompileResult;
@@ -20,12 +19,12 @@ export interface CompiledAdapter {
 }
 
 export class CompileService {
-  private readonly engineCache = new Map<number, EngineAdapter>();
-
   constructor(
     private readonly skills: SkillsRepo,
     private readonly repo: AdaptersRepo,
-    private readonly adapters: Pick<AdapterService, 'currentBundle'>,
+    private readonly bundles: Pick<BundleRegistry, 'current'>,
+    /** decoded adapters for chat and compare, shared with the global adapter */
+    private readonly cache: Pick<AdapterCache, 'get' | 'put'>,
   ) {}
 
   /** The skill version a ref names; not_found names it. */
@@ -45,7 +44,7 @@ export class CompileService {
   async compileAdapter(ref: SkillRef, ctx: { emit?(e: CompileProgress): void; signal?: AbortSignal } = {}): Promise<CompiledAdapter> {
     const t0 = performance.now();
     const skill = this.skill(ref);
-    const { bundle, rowId: bundleId } = await this.adapters.currentBundle();
+    const { bundle, rowId: bundleId } = await this.bundles.current();
     requireHypernet(bundle); // a clear error naming the bundle, before any lookup
     const recipe: AdapterRecipe = { kind: 'compile', hypernet: bundle.manifest.hypernet!.kind, combine: 'mean' };
     const who = { name: skill.name, version: skill.version.version };
@@ -58,7 +57,7 @@ export class CompileService {
       return {
         row: known,
         bundle,
-        engine: this.engineAdapter(known, bundle),
+        engine: this.cache.get(known, bundle.manifest),
         result: { adapter: summaryOf(known), rank: known.rank, ms: performance.now() - t0, cached: true, skill: skillInfo, chunks: chunkSpans(tokens, token_budget, chunk_overlap).length, tokens },
       };
     }
@@ -70,7 +69,7 @@ export class CompileService {
     if (ctx.signal?.aborted) throw new StudioError('cancelled', 'compile cancelled');
     // One transaction (AdaptersRepo.insert): the row and its tensors land together or not at all.
     const { adapter: row } = this.repo.insert({ bundleId, skillVersionId: skill.rowId, adapter: compiled.adapter, recipe });
-    this.remember(row.rowId, compiled.engine);
+    this.cache.put(row.tensorsSha256, compiled.engine);
     return {
       row,
       bundle,
@@ -85,21 +84,5 @@ export class CompileService {
       .list()
       .filter((a) => a.bundle.rowId === bundleRowId && a.recipe.kind === 'compile' && a.skill)
       .map((a) => ({ name: a.skill!.name, version: a.skill!.version, createdAt: a.createdAt }));
-  }
-
-  private engineAdapter(row: StoredAdapter, bundle: Bundle): EngineAdapter {
-    let adapter = this.engineCache.get(row.rowId);
-    if (!adapter) {
-      adapter = foldAdapter(this.repo.load(row.rowId));
-      checkAdapterFits(bundle.manifest, adapter);
-      this.remember(row.rowId, adapter);
-    }
-    return adapter;
-  }
-
-  private remember(rowId: number, adapter: EngineAdapter): void {
-    this.engineCache.delete(rowId);
-    this.engineCache.set(rowId, adapter);
-    while (this.engineCache.size > ENGINE_CACHE) this.engineCache.delete(this.engineCache.keys().next().value!);
   }
 }

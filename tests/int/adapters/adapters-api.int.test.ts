@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SIMILARITY_DEPRECATION } from '../../../common/api/adapter-schemas';
 import { studioContract, type StudioApi } from '../../../common/api/contract';
 import { entries } from '../../../common/api/define';
 import { cat } from '../../../main/adapters/merge';
@@ -111,18 +112,30 @@ describe.each(transports)('adapter library over $name', (transport) => {
     expect((await failure(api.adapters.export({ id: 'ffffffffffff', dir: out }))).code).toBe('not_found');
   });
 
-  it('adapters.compare: cosine matrix and the linear baseline error', async () => {
-    const r = await api.adapters.compare({ ids: ids.slice(0, 2) });
-    covered.add('adapters.compare');
+  it('adapters.similarity: cosine matrix and the linear baseline error', async () => {
+    const r = await api.adapters.similarity({ ids: ids.slice(0, 2) });
+    covered.add('adapters.similarity');
     expect(r.cosine[0]![0]).toBeCloseTo(1, 6);
     expect(r.cosine[0]![1]).toBe(r.cosine[1]![0]);
     expect(Math.abs(r.cosine[0]![1]!)).toBeLessThan(0.5); // independent random adapters
     expect(r.perTarget).toHaveLength(14);
     expect('overall' in r.linearVsCat && r.linearVsCat.overall).toBeGreaterThan(0.1);
-    const mixed = await api.adapters.compare({ ids: [ids[0]!, ids[2]!] });
+    expect(r).not.toHaveProperty('deprecated');
+    const mixed = await api.adapters.similarity({ ids: [ids[0]!, ids[2]!] });
     expect(mixed.linearVsCat).toEqual({ unavailable: expect.stringMatching(/equal ranks/) });
-    const self = await api.adapters.compare({ ids: [ids[0]!, ids[0]!], weights: [1, 1] });
+    const self = await api.adapters.similarity({ ids: [ids[0]!, ids[0]!], weights: [1, 1] });
     expect('overall' in self.linearVsCat && self.linearVsCat.overall).toBeCloseTo(1, 5); // (2A)(2B) = 4AB vs 2AB
+    expect((await failure(api.adapters.similarity({ ids: [ids[0]!, ids[1]!], weights: [1] }))).code).toBe('invalid_input');
+  });
+
+  it('adapters.compare, the deprecated alias, gives the same result with a deprecation note', async () => {
+    const input = { ids: [ids[0]!, ids[1]!], weights: [1, -0.5] };
+    const { deprecated, ...rest } = await api.adapters.compare(input);
+    covered.add('adapters.compare');
+    expect(deprecated).toBe(SIMILARITY_DEPRECATION);
+    expect(deprecated).toMatch(/deprecated.*adapters\.similarity/);
+    expect(rest).toEqual(await api.adapters.similarity(input));
+    expect((await failure(api.adapters.compare({ ids: [ids[0]!] }))).code).toBe('invalid_input');
   });
 
   it('ema.update / ema.history / ema.rollback keep an append-only global history', async () => {
