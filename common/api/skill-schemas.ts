@@ -82,15 +82,19 @@ export const Section: z.ZodType<Section> = z.lazy(() =>
   }),
 );
 
+/** A string-keyed mapping, passed through as is: z.record copies by assignment, which would turn a
+ *  "__proto__" key (valid YAML) into the copy's prototype and drop it. */
+const PlainRecord = z.custom<Record<string, unknown>>((v) => v !== null && typeof v === 'object' && !Array.isArray(v), 'expected a mapping');
+
 export const Frontmatter = z.object({
   name: z.string().optional(),
   description: z.string().optional(),
   license: z.string().optional(),
   compatibility: z.string().optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  metadata: PlainRecord.optional(),
   allowedTools: z.array(z.string()).optional(),
   /** Fields the Agent Skills spec does not name, kept as written. */
-  extra: z.record(z.string(), z.unknown()),
+  extra: PlainRecord,
 });
 export type Frontmatter = z.infer<typeof Frontmatter>;
 

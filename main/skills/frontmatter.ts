@@ -106,7 +106,8 @@ export function readFrontmatter(yamlText: string, firstLine: number): Frontmatte
       else if (Array.isArray(v) && v.every((t) => typeof t === 'string')) frontmatter.allowedTools = v;
       else if (v !== null) diagnostics.push(typeError(key, 'a space-separated string or a list of strings', v, lineOf(key)));
     } else {
-      frontmatter.extra[key] = v;
+      // Defined, not assigned: a key named "__proto__" stays a key instead of becoming the prototype.
+      Object.defineProperty(frontmatter.extra, key, { value: v, enumerable: true, writable: true, configurable: true });
     }
   }
     const invalidFields = new Set(diagnostics.flatMap((d) => (d.field ? [d.field] : [])));
