@@ -29,7 +29,8 @@ export const USAGE = `usage: pskills <command> [--data-dir DIR] [--json]
   compile <name>[@<n>] [--bundle DIR]   skill → adapter through the bundle's hypernetwork (cached)
   compare <name>[@<n>] --prompt TEXT [--max-tokens N] [--bundle DIR]
                                      none / in_context / parametric / wrong_skill side by side
-  eval --skills DIR --out FILE.json [--bundle DIR]   the evaluation table (training/.venv)
+  eval (--skills DIR | --suite skillworld [--n N]) --out FILE.json [--bundle DIR]
+                                     the evaluation tables (training/.venv)
 ${ADAPTERS_USAGE}
   serve [--port P]                   run the studio on 127.0.0.1 and print its address`;
 

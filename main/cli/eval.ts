@@ -1,5 +1,6 @@
-// `pskills eval`: the evaluation table of issue 5, computed by the Python package underneath
-// (`python -m pskills_train.evals`); its stdout (the table) and stderr pass straight through.
+// `pskills eval`: the evaluation tables (a folder of real skills, or the SkillWorld suite), computed by
+// the Python package underneath (`python -m pskills_train.evals`); its stdout (the table) and stderr
+// pass straight through.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -8,7 +9,10 @@ import { APP_ROOT, DEFAULT_BUNDLE_DIR } from '../paths';
 import { parse } from './args';
 import type { Io } from './commands';
 
-export const EVAL_USAGE = 'usage: pskills eval --skills DIR --out FILE.json [--bundle DIR] [-- extra arguments for pskills_train.evals]';
+export const EVAL_USAGE =
+  'usage: pskills eval (--skills DIR | --suite skillworld [--n N]) --out FILE.json [--seed S] [--bundle DIR] [-- extra arguments for pskills_train.evals]';
+
+const POSITIVE_INT = /^[1-9][0-9]*$/;
 
 /** The training venv's interpreter; PSKILLS_PYTHON overrides it (tests, other venvs). */
 export function trainingPython(env: NodeJS.ProcessEnv = process.env): string {
@@ -19,10 +23,25 @@ export async function runEval(argv: string[], io: Io): Promise<number> {
   const dash = argv.indexOf('--');
   const own = dash < 0 ? argv : argv.slice(0, dash);
   const extra = dash < 0 ? [] : argv.slice(dash + 1);
-  const { values, positionals } = parse(own, { skills: { type: 'string' }, out: { type: 'string' }, bundle: { type: 'string' } });
-  if (positionals.length || !values.skills || !values.out) throw new StudioError('invalid_input', EVAL_USAGE);
-  const skills = resolve(values.skills);
-  if (!existsSync(skills)) throw new StudioError('not_found', `--skills: ${skills}: no such folder`);
+  const { values, positionals } = parse(own, {
+    skills: { type: 'string' },
+    out: { type: 'string' },
+    bundle: { type: 'string' },
+    suite: { type: 'string' },
+    n: { type: 'string' },
+    seed: { type: 'string' },
+  });
+  const suite = values.suite ?? 'skills';
+  if (suite !== 'skills' && suite !== 'skillworld') throw new StudioError('invalid_input', `--suite: "${suite}" is not one of skills, skillworld`);
+  const skillworld = suite === 'skillworld';
+  if (positionals.length || !values.out || skillworld === Boolean(values.skills)) throw new StudioError('invalid_input', EVAL_USAGE);
+  if (!skillworld && values.n !== undefined) throw new StudioError('invalid_input', '--n goes with --suite skillworld');
+  for (const k of ['n', 'seed'] as const) {
+    const v = values[k];
+    if (v !== undefined && !(POSITIVE_INT.test(v) || (k === 'seed' && v === '0'))) throw new StudioError('invalid_input', `--${k}: "${v}" is not an integer ≥ ${k === 'n' ? 1 : 0}`);
+  }
+  const skills = values.skills ? resolve(values.skills) : null;
+  if (skills && !existsSync(skills)) throw new StudioError('not_found', `--skills: ${skills}: no such folder`);
   const bundle = values.bundle ? resolve(values.bundle) : DEFAULT_BUNDLE_DIR;
   if (!existsSync(join(bundle, 'bundle.json'))) {
     throw new StudioError('not_found', values.bundle ? `--bundle: ${bundle}: no bundle.json there` : `no default bundle at ${bundle}; pass --bundle DIR`);
@@ -31,7 +50,8 @@ export async function runEval(argv: string[], io: Io): Promise<number> {
   if (!existsSync(python)) {
     throw new StudioError('not_found', `the training environment is missing (${python}); run \`bash training/setup_venv.sh\` first`);
   }
-  const args = ['-m', 'pskills_train.evals', '--skills', skills, '--out', resolve(values.out), '--bundle', bundle, ...extra];
+  const what = [...(skills ? ['--skills', skills] : ['--suite', 'skillworld']), ...(values.n ? ['--n', values.n] : []), ...(values.seed ? ['--seed', values.seed] : [])];
+  const args = ['-m', 'pskills_train.evals', ...what, '--out', resolve(values.out), '--bundle', bundle, ...extra];
   if (!values.json) io.err(`running ${python} ${args.join(' ')}`);
   const child = spawn(python, args, { cwd: APP_ROOT, stdio: 'inherit', env: { ...process.env, PYTHONUNBUFFERED: '1' } });
   const stop = () => child.kill('SIGINT');

@@ -90,7 +90,11 @@ describe('pskills eval', () => {
   });
 
   it('checks its arguments first', () => {
-    expect(pskills(['eval', '--skills', src]).err).toMatch(/^pskills: usage: pskills eval --skills DIR --out FILE\.json/);
+    expect(pskills(['eval', '--skills', src]).err).toMatch(/^pskills: usage: pskills eval \(--skills DIR \| --suite skillworld \[--n N\]\) --out FILE\.json/);
+    expect(pskills(['eval', '--suite', 'skillworld', '--skills', src, '--out', 'x.json']).err).toMatch(/^pskills: usage: pskills eval/);
+    expect(pskills(['eval', '--suite', 'bogus', '--out', 'x.json']).err).toMatch(/--suite: "bogus" is not one of skills, skillworld/);
+    expect(pskills(['eval', '--skills', src, '--n', '5', '--out', 'x.json']).err).toMatch(/--n goes with --suite skillworld/);
+    expect(pskills(['eval', '--suite', 'skillworld', '--n', '0', '--out', 'x.json']).err).toMatch(/--n: "0" is not an integer ≥ 1/);
     expect(pskills(['eval', '--skills', join(src, 'missing'), '--out', 'x.json']).err).toMatch(/--skills: .*missing: no such folder/);
     expect(pskills(['eval', '--skills', src, '--out', 'x.json', '--bundle', src]).err).toMatch(/--bundle: .*: no bundle\.json there/);
   });
@@ -103,5 +107,7 @@ describe('pskills eval', () => {
     expect(r.out).toBe(`args: -m pskills_train.evals --skills ${src} --out ${join(dataDir, 'eval.json')} --bundle ${HYPER_BUNDLE} --limit 2\n`);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/pskills_train\.evals exited with status 3/);
+    const sw = pskills(['eval', '--suite', 'skillworld', '--n', '7', '--seed', '0', '--out', join(dataDir, 'sw.json'), '--bundle', HYPER_BUNDLE], { PSKILLS_PYTHON: fake });
+    expect(sw.out).toBe(`args: -m pskills_train.evals --suite skillworld --n 7 --seed 0 --out ${join(dataDir, 'sw.json')} --bundle ${HYPER_BUNDLE}\n`);
   });
 });
