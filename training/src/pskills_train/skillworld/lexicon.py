@@ -1,0 +1,66 @@
+"""Nonce words from a syllable grammar, split into disjoint train / val / test pools.
+
+A word is two syllables (onset + vowel + coda), lowercase ASCII. Its pool is fixed by a hash of the
+word alone, so no seed, split or filler can move a word from one pool to another:
+
+    sha256("skillworld/pool/v1:" + word)[:4] as an integer, mod 10: 0-6 train, 7 val, 8-9 test
+
+Words that occur in the filler (real skill text) or in the templates are never drawn: the exclusion
+set is passed in by the caller.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+
+ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z",
+          "br", "dr", "gl", "kr", "pl", "tr", "sk", "vl", "zr", "sn")
+VOWELS = ("a", "e", "i", "o", "u")
+CODAS = ("", "n", "r", "l", "k", "s", "m", "x")
+POOL_RULE = 'sha256("skillworld/pool/v1:" + word)[:4] mod 10: 0-6 train, 7 val, 8-9 test'
+POOLS = ("train", "val", "test")
+_SYLLABLE = f"(?:{'|'.join(sorted(ONSETS, key=len, reverse=True))})[aeiou](?:{'|'.join(c for c in CODAS if c)})?"
+_WORD = re.compile(f"(?:{_SYLLABLE}){{2}}")
+
+
+def pool_of(word: str) -> str | None:
+    """The pool a grammatical nonce word belongs to, or None for anything the grammar cannot make."""
+    if not _WORD.fullmatch(word):
+        return None
+    h = int.from_bytes(hashlib.sha256(f"skillworld/pool/v1:{word}".encode()).digest()[:4], "big") % 10
+    return "train" if h < 7 else "val" if h == 7 else "test"
+
+
+def pool_hash(pool: str) -> str:
+    """Identifies a pool: the grammar, the rule and the pool name (not the exclusions)."""
+    spec = {"onsets": ONSETS, "vowels": VOWELS, "codas": CODAS, "rule": POOL_RULE, "pool": pool}
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+
+
+class Lexicon:
+    """Draws unused words of one pool. `used` is shared by the caller so a world never repeats a word."""
+
+    def __init__(self, pool: str, exclude: set[str]):
+        if pool not in POOLS:
+            raise ValueError(f"pool must be one of {POOLS}, got {pool!r}")
+        self.pool, self.exclude = pool, exclude
+        self.used: set[str] = set()
+
+    def draw(self, rng: random.Random) -> str:
+        for _ in range(100_000):
+            word = "".join(rng.choice(ONSETS) + rng.choice(VOWELS) + rng.choice(CODAS) for _ in range(2))
+            if word in self.used or word in self.exclude or not _WORD.fullmatch(word):
+                continue
+            if any(word.startswith(u) or u.startswith(word) for u in self._near(word)):
+                continue
+            if pool_of(word) == self.pool:
+                self.used.add(word)
+                return word
+        raise RuntimeError(f"lexicon pool {self.pool!r} is exhausted")
+
+    def _near(self, word: str) -> list[str]:
+        # One word a prefix of another ("zorva", "zorvak") would let a checker accept the wrong one.
+        return [u for u in self.used if u[:3] == word[:3]]
