@@ -25,12 +25,12 @@ function widenHalf(bits: number): number {
   return s * 2 ** (e - 15) * (1 + f / 1024);
 }
 
-function decode(dtype: string, bytes: Uint8Array, count: number, name: string, file: string): Float32Array {
+const DTYPE_BYTES: Record<string, number> = { F32: 4, F16: 2, BF16: 2, F64: 8 };
+
+/** `bytes` holds exactly `count` values of `dtype` (checked by the caller before anything is allocated). */
+function decode(dtype: string, bytes: Uint8Array, count: number): Float32Array {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const out = new Float32Array(count);
-  const size = { F32: 4, F16: 2, BF16: 2, F64: 8 }[dtype];
-  if (!size) throw new Error(`${file}: tensor "${name}" has dtype ${dtype}; only F32, F16, BF16 and F64 are read`);
-  if (bytes.byteLength !== count * size) throw new Error(`${file}: tensor "${name}" has ${bytes.byteLength} bytes, its shape needs ${count * size}`);
   for (let i = 0; i < count; i++) {
     if (dtype === 'F32') out[i] = view.getFloat32(i * 4, true);
     else if (dtype === 'F64') out[i] = view.getFloat64(i * 8, true);
@@ -38,6 +38,17 @@ function decode(dtype: string, bytes: Uint8Array, count: number, name: string, f
     else out[i] = new Float32Array(new Uint32Array([view.getUint16(i * 2, true) << 16]).buffer)[0]!;
   }
   return out;
+}
+
+const kindOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'a mapping' : `a ${typeof v}`);
+
+/** `__metadata__` is a map of strings to strings (the format says so; we only read it). */
+function readMetadata(raw: unknown, file: string): Record<string, string> {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Error(`${file}: __metadata__ is ${kindOf(raw)}, not a mapping of strings`);
+  for (const [k, v] of Object.entries(raw)) {
+    if (typeof v !== 'string') throw new Error(`${file}: __metadata__ values must be strings; "${k}" is ${kindOf(v)}`);
+  }
+  return raw as Record<string, string>;
 }
 
 export function readSafetensors(buf: Uint8Array, file = 'safetensors'): { tensors: Map<string, NamedTensor>; metadata: Record<string, string> } {
@@ -56,15 +67,23 @@ export function readSafetensors(buf: Uint8Array, file = 'safetensors'): { tensor
   let metadata: Record<string, string> = {};
   for (const [name, raw] of Object.entries(header)) {
     if (name === '__metadata__') {
-      metadata = z.record(z.string(), z.string()).parse(raw);
+      metadata = readMetadata(raw, file);
       continue;
     }
     const e = Entry.safeParse(raw);
     if (!e.success) throw new Error(`${file}: tensor "${name}": bad header entry (${e.error.issues[0]?.message})`);
     const [begin, end] = e.data.data_offsets;
     if (end < begin || end > body.byteLength) throw new Error(`${file}: tensor "${name}": data_offsets [${begin}, ${end}] outside the data (${body.byteLength} bytes)`);
-    const count = e.data.shape.reduce((a, b) => a * b, 1);
-    tensors.set(name, { shape: e.data.shape, data: decode(e.data.dtype, body.subarray(begin, end), count, name, file) });
+    const { dtype, shape } = e.data;
+    const size = DTYPE_BYTES[dtype];
+    if (!size) throw new Error(`${file}: tensor "${name}" has dtype ${dtype}; only F32, F16, BF16 and F64 are read`);
+    // Compared before allocating: a header may claim any shape ([2^31, 2^31] is 2^64 bytes).
+    const count = shape.reduce((a, b) => a * b, 1);
+    if (count * size !== end - begin) {
+      const need = Number.isSafeInteger(count * size) ? (count * size).toLocaleString('en-US') : 'over 2^53';
+      throw new Error(`${file}: tensor "${name}": shape [${shape.join(', ')}] ${dtype} needs ${need} bytes, data_offsets [${begin}, ${end}] hold ${end - begin}: the sizes do not match`);
+    }
+    tensors.set(name, { shape, data: decode(dtype, body.subarray(begin, end), count) });
   }
   return { tensors, metadata };
 }
