@@ -70,13 +70,29 @@ async function verifyFiles(dir: string, manifest: BundleManifest, hashes: boolea
   );
 }
 
+/** The library's own errors ("Tokenizer must contain a model") do not say which file: this does. */
+function readTokenizer(dir: string, file: string, json: unknown, config: TokenizerConfig): BundleTokenizer {
+  try {
+    if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new Error('not a JSON object');
+    const tokenizer = new BundleTokenizer(json, config);
+    tokenizer.encode('Hello, world.'); // some broken vocabularies only fail on first use
+    return tokenizer;
+  } catch (err) {
+    throw invalid(`${join(dir, file)}: not a tokenizer this studio can read (${(err as Error).message})`, { file });
+  }
+}
+
 export async function loadBundle(dir: string, options: LoadOptions = {}): Promise<Bundle> {
   const t0 = performance.now();
   const manifest = parseManifest(await readJson(dir, MANIFEST_FILE), join(dir, MANIFEST_FILE));
   await verifyFiles(dir, manifest, options.verifyHashes ?? true);
 
-  const tokConfig = (await readJson(dir, manifest.tokenizer.config)) as TokenizerConfig;
-  const tokenizer = new BundleTokenizer((await readJson(dir, manifest.tokenizer.file)) as object, tokConfig);
+  const rawConfig = await readJson(dir, manifest.tokenizer.config);
+  if (rawConfig === null || typeof rawConfig !== 'object' || Array.isArray(rawConfig)) {
+    throw invalid(`${join(dir, manifest.tokenizer.config)}: not a mapping of tokenizer settings`, { file: manifest.tokenizer.config });
+  }
+  const tokConfig = rawConfig as TokenizerConfig;
+  const tokenizer = readTokenizer(dir, manifest.tokenizer.file, await readJson(dir, manifest.tokenizer.file), tokConfig);
   if (typeof tokConfig.chat_template !== 'string') throw invalid(`${join(dir, manifest.tokenizer.config)}: chat_template is missing or not a string`, { file: manifest.tokenizer.config });
   const chat = new ChatTemplate(
     tokConfig.chat_template,

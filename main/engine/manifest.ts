@@ -1,5 +1,6 @@
 // bundle.json, format pskills.bundle/1 — the zod form of docs/bundle-format.md. Errors name the field.
 import { z } from 'zod';
+import { nameProblem } from '../../common/api/skill-schemas';
 import { invalid } from './errors';
 import { lmInputsKind, lmOutputsValid } from './graph-io';
 
@@ -9,6 +10,13 @@ export const MANIFEST_FILE = 'bundle.json';
 const count = z.int().positive();
 const index = z.int().nonnegative();
 const fileName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a plain file name inside the bundle folder');
+
+/**
+ * Sane upper bound on architecture.max_positions. The graph computes RoPE from position_ids in float32
+ * (no table whose size could be checked), exact to 2^24; the real limit is the trained context, which
+ * training_card.model.max_positions declares when present (checked below).
+ */
+export const MAX_POSITIONS = 2 ** 20;
 
 const FileEntry = z.object({ sha256: z.string().regex(/^[0-9a-f]{64}$/, '64 lowercase hex digits'), bytes: index });
 
@@ -21,7 +29,7 @@ const Architecture = z.object({
   head_dim: count,
   intermediate: count,
   vocab: count,
-  max_positions: count,
+  max_positions: count.max(MAX_POSITIONS, `at most ${MAX_POSITIONS} (2^20) positions: a larger context cannot be checked against the graph`),
   rms_eps: z.number().positive(),
   rope: z.object({ theta: z.number().positive(), scaling: z.record(z.string(), z.unknown()).nullable() }),
   tie_embeddings: z.boolean(),
@@ -58,7 +66,10 @@ const GraphIO = z.object({
 export const BundleManifest = z
   .object({
     format: z.literal(FORMAT_V1),
-    id: z.string().min(1),
+    id: z.string().min(1).superRefine((id, ctx) => {
+      const why = nameProblem(id);
+      if (why) ctx.addIssue({ code: 'custom', message: `the bundle id ${why}` });
+    }),
     created: z.string().min(1),
     files: z.record(fileName, FileEntry),
     architecture: Architecture,
@@ -74,6 +85,10 @@ export const BundleManifest = z
   .superRefine((m, ctx) => {
     const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
     const a = m.architecture;
+    const trained = (m.training_card.model as { max_positions?: unknown } | undefined)?.max_positions;
+    if (typeof trained === 'number' && a.max_positions > trained) {
+      issue(['architecture', 'max_positions'], `${a.max_positions}, but training_card.model.max_positions is ${trained}: the model was not built for more`);
+    }
     if (a.heads % a.kv_heads !== 0) issue(['architecture', 'kv_heads'], `heads ${a.heads} is not a multiple of kv_heads ${a.kv_heads}`);
     const q = a.heads * a.head_dim;
     const kv = a.kv_heads * a.head_dim;
