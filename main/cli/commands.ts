@@ -31,6 +31,8 @@ export const USAGE = `usage: pskills <command> [--data-dir DIR] [--json]
                                      none / in_context / parametric / wrong_skill side by side
   eval (--skills DIR | --suite skillworld [--n N]) --out FILE.json [--bundle DIR]
                                      the evaluation tables (training/.venv)
+  skillworld generate --split train|val|test --n N --out DIR [--seed S] [--filler DIR]
+                                     checkable generated skills and tasks (docs/skillworld.md)
 ${ADAPTERS_USAGE}
   serve [--port P]                   run the studio on 127.0.0.1 and print its address`;
 

@@ -5,6 +5,7 @@ import { runAdapters, runEma, runMerge } from './adapters';
 import { runCompare, runCompile } from './compile';
 import { runEval } from './eval';
 import { runGenerate } from './generate';
+import { runSkillworld } from './skillworld';
 import { forTerminal } from './terminal';
 
 // Every line printed is escaped for the terminal (terminal.ts).
@@ -36,6 +37,8 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'eval':
       return runEval(rest, io);
+    case 'skillworld':
+      return runSkillworld(rest, io);
     case 'generate':
       await runGenerate(rest, io, (t) => process.stdout.write(forTerminal(t)));
       return 0;
