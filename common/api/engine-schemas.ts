@@ -91,7 +91,7 @@ export const CompareRunInput = z
     /** Default greedy (temperature 0), so the columns differ only by their condition. */
     sampling: Sampling.optional(),
     /** The skill whose adapter the wrong_skill column uses; default: a dissimilar one (common/compare/wrong-skill.ts). */
-    wrongSkill: z.string().min(1).max(200).optional(),
+    wrongSkill: SkillName.optional(),
   })
   .strict()
   .refine((v) => !v.conditions || new Set(v.conditions).size === v.conditions.length, { message: 'a condition is listed twice', path: ['conditions'] });

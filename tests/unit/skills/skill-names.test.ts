@@ -1,6 +1,7 @@
 // Names refuse control characters (C0, DEL, C1), bidi controls and lengths over 128 (issue 16,
 // defect 9): in SKILL.md (an error diagnostic, so the importer skips the file) and at the API.
 import { describe, expect, it } from 'vitest';
+import { CompareRunInput } from '../../../common/api/engine-schemas';
 import { NAME_MAX_CHARS, nameProblem, SkillName } from '../../../common/api/skill-schemas';
 import { parseSkillMd } from '../../../main/skills/parse';
 import { skillMd } from '../../fixtures/skills/skill-md';
@@ -51,6 +52,11 @@ describe('skill names in SKILL.md', () => {
 describe('SkillName at the API', () => {
   it.each(['a\u202Eb', 'a\u2066b', 'a\u009Bb', 'a\u007Fb', 'x'.repeat(NAME_MAX_CHARS + 1)])('refuses %j', (name) => {
     expect(SkillName.safeParse(name).success).toBe(false);
+  });
+
+  it('applies to the other skill compare.run names (wrongSkill)', () => {
+    expect(CompareRunInput.safeParse({ name: 'pdf', prompt: 'q', wrongSkill: 'a\u001b[2Jb' }).success).toBe(false);
+    expect(CompareRunInput.safeParse({ name: 'pdf', prompt: 'q', wrongSkill: 'docx' }).success).toBe(true);
   });
 
   it('accepts the longest allowed name', () => {
