@@ -48,19 +48,18 @@ class Lexicon:
             raise ValueError(f"pool must be one of {POOLS}, got {pool!r}")
         self.pool, self.exclude = pool, exclude
         self.used: set[str] = set()
+        self._by_head: dict[str, list[str]] = {}  # first three letters -> used words
 
     def draw(self, rng: random.Random) -> str:
         for _ in range(100_000):
             word = "".join(rng.choice(ONSETS) + rng.choice(VOWELS) + rng.choice(CODAS) for _ in range(2))
             if word in self.used or word in self.exclude or not _WORD.fullmatch(word):
                 continue
-            if any(word.startswith(u) or u.startswith(word) for u in self._near(word)):
+            # One word a prefix of another ("tada", "tadak") would let a checker accept the wrong one.
+            if any(word.startswith(u) or u.startswith(word) for u in self._by_head.get(word[:3], ())):
                 continue
             if pool_of(word) == self.pool:
                 self.used.add(word)
+                self._by_head.setdefault(word[:3], []).append(word)
                 return word
         raise RuntimeError(f"lexicon pool {self.pool!r} is exhausted")
-
-    def _near(self, word: str) -> list[str]:
-        # One word a prefix of another ("zorva", "zorvak") would let a checker accept the wrong one.
-        return [u for u in self.used if u[:3] == word[:3]]
