@@ -49,7 +49,7 @@ def test_train_and_val_never_see_a_test_word(filler):
     test = generate("test", 100, seed=0, filler=source)
     test_words = nonce(test)
     assert test_words and all(pool_of(w) == "test" for w in test_words)
-    exclusion = _filler(source, DEFAULT_TOKENIZER).vocabulary() | all_words()
+    exclusion = _filler(source, DEFAULT_TOKENIZER).vocabulary | all_words()
     for split, seed in (("train", 0), ("train", 11), ("val", 0)):
         world = generate(split, 100, seed=seed, filler=source)
         assert all(pool_of(w) == split for w in nonce(world)), split

@@ -16,6 +16,7 @@ import json
 import random
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from tokenizers import Tokenizer
@@ -156,9 +157,10 @@ class Filler:
             if not secs:
                 raise ValueError(f"filler {source}: no {side} packages (see skillworld/filler.py for the split rule)")
 
-    def vocabulary(self) -> set[str]:
+    @cached_property
+    def vocabulary(self) -> frozenset[str]:
         """Lowercase ASCII words of every document, on both sides."""
-        return {w.lower() for d in self.docs for w in re.findall(r"[A-Za-z]+", d.text)}
+        return frozenset(w.lower() for d in self.docs for w in re.findall(r"[A-Za-z]+", d.text))
 
     def digest(self) -> str:
         h = hashlib.sha256()

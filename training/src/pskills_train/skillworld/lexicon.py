@@ -43,7 +43,7 @@ def pool_hash(pool: str) -> str:
 class Lexicon:
     """Draws unused words of one pool. `used` is shared by the caller so a world never repeats a word."""
 
-    def __init__(self, pool: str, exclude: set[str]):
+    def __init__(self, pool: str, exclude: set[str] | frozenset[str]):
         if pool not in POOLS:
             raise ValueError(f"pool must be one of {POOLS}, got {pool!r}")
         self.pool, self.exclude = pool, exclude

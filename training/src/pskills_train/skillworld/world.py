@@ -105,7 +105,7 @@ def generate(split: str, n: int, seed: int = 0, filler: str | Path | None = None
         raise ValueError("n and tasks_per_skill must be >= 1")
     tok_path = Path(tokenizer) if tokenizer else DEFAULT_TOKENIZER
     fill = _filler(filler, tok_path)
-    lex = Lexicon(split, fill.vocabulary() | all_words())
+    lex = Lexicon(split, fill.vocabulary | all_words())
     fams = families_for(split)
     skills, tasks = [], []
     for i in range(n):
