@@ -127,12 +127,13 @@ def write_world(root, n: int = 6):
     rows = []
     for i in range(n):
         fam = FAMILIES[i % 3]
-        (root / f"sw-{i}").mkdir(parents=True)
-        (root / f"sw-{i}" / "SKILL.md").write_text(
+        (root / "skills" / f"sw-{i}").mkdir(parents=True)
+        (root / "skills" / f"sw-{i}" / "SKILL.md").write_text(
             f"---\nname: sw-{i}\ndescription: Rule {i}.\n---\n## Rules\n\nAlways answer with zorp{i}.\n")
         for k in range(2):
-            rows.append({"id": f"sw-{i}:{k}", "skill": f"sw-{i}", "family": fam, "length_bucket": 256 * (1 + i % 2),
-                         "depth": ["start", "end"][k], "reference": f"zorp{i}",
+            rows.append({"task_id": f"sw-{i}:{k}", "skill": f"sw-{i}", "skill_path": f"skills/sw-{i}/SKILL.md",
+                         "family": fam, "length_bucket": 256 * (1 + i % 2), "depth": ["start", "end"][k],
+                         "turns": "single", "reference": f"zorp{i}",
                          "checker": {"contains": f"zorp{i}"},
                          "messages": [{"role": "user", "content": f"Question {k} for sw-{i}?"}]})
     (root / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -157,7 +158,7 @@ def test_skillworld_suite_schema(tiny, tmp_path):
     assert all(r["accuracy"] == float(f"zorp{r['skill_index']}" in r["generated"]) for r in rows)
     assert set(res["accuracy"]) == set(res["conditions"]) and all(0 <= a <= 1 for a in res["accuracy"].values())
     assert set(res["by_family"]) == set(FAMILIES) and set(res["by_length"]) == {"256", "512"}
-    assert set(res["by_depth"]) == {"start", "end"}
+    assert set(res["by_depth"]) == {"start", "end"} and set(res["by_turns"]) == {"single"}
     fam = res["by_family"]["tool"]
     assert fam["n_skills"] == 2 and set(fam["accuracy"]) == set(res["conditions"]) and "parametric" in fam["vs_none"]
     assert res["wrong_skill"]["share_other_group"] == 1.0
@@ -197,3 +198,23 @@ def test_cli_skillworld_dir(tmp_path, capsys, monkeypatch):
 def test_default_check_is_skillworlds():
     check = sw_suite.default_check()
     assert check({"kind": "contains", "value": "zorp"}, "say zorp") and not check({"kind": "exact", "value": "a"}, "b")
+
+
+def test_generated_world_loads_with_its_checkers(tiny, tmp_path):
+    """The SkillWorld generator's own folder: every loaded reference passes its row's checker, and the
+    suite runs on it."""
+    backend, tok = tiny
+    sw = pytest.importorskip("pskills_train.skillworld")
+    folder = sw.generate("test", 6, 0, tasks_per_skill=2).write(tmp_path / "w")
+    skills, tasks = sw_suite.load(folder, None, 2)
+    assert len(skills) == 6 and all(len(t) == 2 for t in tasks)
+    assert len({s.package for s in skills}) > 1  # rule families are the wrong-skill groups
+    check = sw_suite.default_check()
+    for ts in tasks:
+        for t in ts:
+            assert check(t.meta["checker"], t.reference) and t.messages and t.meta["turns"] in ("single", "multi")
+            assert not check(t.meta["checker"], "")
+    st = Settings(max_tasks_per_skill=2, max_answer_tokens=12, max_gen_tokens=4, bootstrap=50, retrieval_k=3)
+    res = sw_suite.evaluate(backend, tok, CHAT_TEMPLATE, {3}, skills, tasks, Providers(StubProvider(backend.cfg, 0)),
+                            st, check, log=lambda s: None)
+    assert res["n_tasks"] == 12 and set(res["by_family"]) == {s.package for s in skills}

@@ -119,8 +119,10 @@ def main(argv: list[str] | None = None) -> int:
             skills, tasks = sw_suite.load(folder, a.max_skills, a.max_tasks_per_skill)
             res = sw_suite.evaluate(backend, tok, chat_template, stop, skills, tasks, prov, st,
                                     sw_suite.default_check(), log=log)
-        res["skillworld"] = {"dir": str(a.skillworld_dir) if a.skillworld_dir else None, "split": "test",
-                             "n": len(skills), "seed": a.seed}
+            mf = folder / "manifest.json"
+            m = json.loads(mf.read_text()) if mf.is_file() else {}
+        res["skillworld"] = {"dir": str(a.skillworld_dir) if a.skillworld_dir else None, "n_skills": len(skills),
+                             **{k: m.get(k) for k in ("format", "split", "seed", "counts", "filler")}}
     res["trained_context"] = {"tokens": ctx, "source": ctx_source, "max_positions": backend.cfg.max_positions}
     res["threads"] = a.threads
     res["bundle"] = {"path": str(a.bundle), "id": manifest.get("id"), "backend": backend.name,

@@ -108,6 +108,7 @@ def onnx_provider(backend: Any, tok: Tokenizer, path: str | Path, manifest: dict
 
     opts = ort.SessionOptions()
     opts.intra_op_num_threads, opts.inter_op_num_threads = threads, 1
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # no busy-wait on shared cores
     sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]
 

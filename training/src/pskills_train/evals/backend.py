@@ -59,6 +59,7 @@ class OrtBackend:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # no busy-wait on shared cores
         self.sess = ort.InferenceSession(str(bundle / self.manifest["io"]["lm"]["file"]), opts,
                                          providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.sess.get_inputs()}

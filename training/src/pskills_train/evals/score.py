@@ -68,19 +68,26 @@ def score_batch(backend, items: list[Item], stop_ids: set[int], shared: int = 0)
 
     gen: list[list[int]] = [[] for _ in range(b)]
     done = [it.gen_len <= 0 for it in items]
+    rows = list(range(b))  # batch position -> item, shrinking as rows finish
     cur, gmask, step = last.argmax(-1), mask, 0
-    while not all(done):
-        for r in range(b):
+    while True:
+        for k, r in enumerate(rows):
             if not done[r]:
-                t = int(cur[r])
+                t = int(cur[k])
                 if t in stop_ids:
                     done[r] = True
                 else:
                     gen[r].append(t)
                     done[r] = len(gen[r]) >= items[r].gen_len
-        if all(done):
+        keep = [k for k, r in enumerate(rows) if not done[r]]
+        if not keep:
             break
-        gmask = torch.cat([gmask, torch.ones(b, 1, dtype=torch.int64)], 1)
+        if len(keep) <= 3 * len(rows) // 4:  # drop finished rows from the batch (one copy of their cache)
+            idx = torch.tensor(keep)
+            rows, cur, gmask, plen = [rows[k] for k in keep], cur[idx], gmask[idx], plen[idx]
+            past = [(k_.index_select(0, idx), v.index_select(0, idx)) for k_, v in past]
+            lora = None if lora is None else {key: (a[idx], bb[idx]) for key, (a, bb) in lora.items()}
+        gmask = torch.cat([gmask, torch.ones(len(rows), 1, dtype=torch.int64)], 1)
         lg, past, _ = backend.forward(cur[:, None], gmask, plen + step, past, lora)
         cur, step = lg[:, -1].argmax(-1), step + 1
     return [Scored(float(nll[r].sum()), len(it.target), gen[r]) for r, it in enumerate(items)]

@@ -1,8 +1,8 @@
 """The SkillWorld suite (`--suite skillworld`): generated skills whose use a checker verifies exactly.
 
-A SkillWorld folder holds skill folders (SKILL.md) and tasks.jsonl; each row carries `messages` (the
-turns before the answer), a declarative `checker` spec, the `reference` answer, `family`,
-`length_bucket` and `depth`. Every condition's greedy answer is checked (accuracy) and the reference's
+A SkillWorld folder (pskills_train.skillworld: skills/<name>/SKILL.md and tasks.jsonl) has rows with
+`messages` (the turns before the answer), a declarative `checker` spec, the `reference` answer,
+`family`, `length_bucket`, `depth` and `turns`. Every condition's greedy answer is checked (accuracy) and the reference's
 NLL is scored; accuracy is reported per condition, rule family, length bucket and depth with paired
 bootstrap CIs over skills. The wrong skill comes from another rule family.
 """
@@ -10,8 +10,6 @@ bootstrap CIs over skills. The wrong skill comes from another rule family.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -27,46 +25,35 @@ from .run import Settings, finish, prepare, wrong_entry
 from .tasks import Prompter, Task
 
 METRICS = ("accuracy", "nll", "bpb")
-GROUPS = (("by_family", "family"), ("by_length", "length_bucket"), ("by_depth", "depth"))
+GROUPS = (("by_family", "family"), ("by_length", "length_bucket"), ("by_depth", "depth"), ("by_turns", "turns"))
+META = ("family", "length_bucket", "depth", "turns")
 CMP_EXTRA = (("parametric", "wrong_skill"), ("parametric", "random_text"), ("parametric", "in_context"),
              ("parametric_in_context", "in_context"), ("adapter_from_answer", "wrong_skill"),
              ("stage1_only", "parametric"), ("t2l_baseline", "parametric"))
-SKILL_KEYS = ("skill", "skill_name", "skill_dir", "skill_path")  # the row field naming its skill folder
 
 
 def generate(out: Path, n: int, seed: int, split: str = "test") -> Path:
-    """`python -m pskills_train.skillworld generate` into `out` (skill folders + tasks.jsonl)."""
-    cmd = [sys.executable, "-m", "pskills_train.skillworld", "generate", "--split", split, "--n", str(n),
-           "--seed", str(seed), "--out", str(out)]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return out
+    """A SkillWorld split written to `out` (skills/<name>/SKILL.md, tasks.jsonl, manifest.json)."""
+    from ..skillworld import generate as sw_generate
 
-
-def _skill_key(row: dict[str, Any]) -> str:
-    for k in SKILL_KEYS:
-        if row.get(k):
-            return str(row[k])
-    raise KeyError(f"tasks.jsonl row {row.get('id')!r} names no skill (one of {', '.join(SKILL_KEYS)})")
+    return sw_generate(split, n, seed).write(out)
 
 
 def load(folder: Path, max_skills: int | None, max_tasks: int) -> tuple[list[Skill], list[list[Task]]]:
-    """Skills (sorted by folder) and their tasks, at most `max_tasks` each in file order."""
+    """Skills (sorted by name) and their tasks, at most `max_tasks` each in file order."""
     rows = [json.loads(line) for line in (folder / "tasks.jsonl").read_text().splitlines() if line.strip()]
     by_skill: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        by_skill.setdefault(_skill_key(r), []).append(r)
+        by_skill.setdefault(r["skill"], []).append(r)
     skills, tasks = [], []
-    for key in sorted(by_skill)[:max_skills]:
-        md = folder / key / "SKILL.md" if (folder / key).is_dir() else folder / key
-        i = len(skills)
-        skill = skill_from_text(md.read_text(encoding="utf-8"), str(md.relative_to(folder)),
-                                package=str(by_skill[key][0].get("family")))
+    for name in sorted(by_skill)[:max_skills]:
+        first, i = by_skill[name][0], len(skills)
+        path = first.get("skill_path") or f"skills/{name}/SKILL.md"
+        skill = skill_from_text((folder / path).read_text(encoding="utf-8"), path, package=str(first["family"]))
         skills.append(skill)
-        tasks.append([Task(i, str(r.get("id", f"{key}:{j}")), str(r["family"]), skill.text, r["reference"],
-                           messages=r["messages"],
-                           meta={"family": r["family"], "length_bucket": r.get("length_bucket"),
-                                 "depth": r.get("depth"), "checker": r["checker"]})
-                      for j, r in enumerate(by_skill[key][:max_tasks])])
+        tasks.append([Task(i, str(r["task_id"]), str(r["family"]), skill.text, r["reference"], messages=r["messages"],
+                           meta={**{k: r.get(k) for k in META}, "checker": r["checker"]})
+                      for r in by_skill[name][:max_tasks]])
     return skills, tasks
 
 
@@ -94,7 +81,7 @@ def evaluate(backend, tok: Tokenizer, chat_template: str, stop_ids: set[int], sk
         for d in done:
             pred, n = tok.decode(d.scored.generated), d.scored.n_tokens
             per_task.append({"skill": skill.name, "skill_index": i, "task": d.task.task_id,
-                             **{k: d.task.meta[k] for k in ("family", "length_bucket", "depth")},
+                             **{k: d.task.meta[k] for k in META},
                              "condition": d.cond, "prompt_tokens": len(d.item.prompt), "answer_tokens": n,
                              "context_cut": d.cut if d.cond in WITH_CONTEXT else None,
                              "nll": d.scored.nll_sum / max(1, n),
