@@ -98,6 +98,9 @@ def test_report_has_diversity_retrieval_and_ceilings(tiny):
     for key in ("compile_all", "retrieval", "diversity"):
         assert res["timing_seconds"][key] >= 0
     assert "retrieval (" in table(res) and "diversity (" in table(res)
+    kinds = res["by_task_type"]
+    assert set(kinds) == {"reconstruction", "template"} and "parametric" in kinds["template"]["vs_none"]
+    assert sum(k["n_tasks"] for k in kinds.values()) == res["n_tasks"]
 
 
 def test_retrieval_nll_equals_scoring_each_candidate(tiny):

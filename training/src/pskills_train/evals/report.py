@@ -78,6 +78,11 @@ def context_cuts(rows: list[Row], conds: Iterable[str]) -> dict[str, dict[str, A
     return out
 
 
+SHORT = {"none": "none", "in_context": "ic", "in_context_full": "ic_full", "parametric": "param",
+         "parametric_in_context": "p+ic", "wrong_skill": "wrong", "random_text": "random", "stage1_only": "stage1",
+         "t2l_baseline": "t2l", "answer_in_context": "ans_ic", "adapter_from_answer": "ans_ad"}
+
+
 def fmt(x: Any, w: int = 8, p: int = 3) -> str:
     return f"{x:>{w}.{p}f}" if isinstance(x, (int, float)) else f"{'-':>{w}}"
 

@@ -14,7 +14,7 @@ from .conditions import CONDITIONS, WITH_CONTEXT, Plan, Providers, draw_wrong, s
 from .core import candidates, rank_metrics, retrieval_nll, run_conditions
 from .diversity import diversity
 from .metrics import bits_per_byte, rouge_l, token_f1
-from .report import common_lines, comparisons, conditions, context_cuts, fmt
+from .report import SHORT, common_lines, comparisons, conditions, context_cuts, fmt, grouped
 from .tasks import Prompter, skill_tasks
 
 __all__ = ["CONDITIONS", "COMPARISONS", "Providers", "Settings", "evaluate", "table", "finish"]
@@ -86,6 +86,7 @@ def evaluate(backend, tok: Tokenizer, chat_template: str, stop_ids: set[int], sk
             pred = tok.decode(d.scored.generated)
             n = d.scored.n_tokens
             per_task.append({"skill": skill.name, "skill_index": i, "task": d.task.task_id, "kind": d.task.kind,
+                             "task_type": d.task.kind.split(":")[0],
                              "condition": d.cond, "prompt_tokens": len(d.item.prompt), "answer_tokens": n,
                              "context_cut": d.cut if d.cond in WITH_CONTEXT else None,
                              "nll": d.scored.nll_sum / max(1, n), "bpb": bits_per_byte(d.scored.nll_sum, ref),
@@ -127,6 +128,8 @@ def report(per_task: list[dict[str, Any]], conds: list[str], skipped: dict[str, 
         "conditions": conditions(per_task, conds, METRICS), "skipped": skipped,
         "context_cut": context_cuts(per_task, conds),
         "comparisons": comparisons(per_task, COMPARISONS, METRICS, set(conds), st.bootstrap, st.seed),
+        # reconstruction (held-out sections, raw text) vs template (chat questions): NLL and delta vs none
+        "by_task_type": grouped(per_task, "task_type", conds, "nll", st.bootstrap, st.seed),
         "per_task": per_task,
     }
 
@@ -139,4 +142,8 @@ def table(res: dict[str, Any]) -> str:
              f"{'condition':<22}" + "".join(f"{m:>8}" for m in METRICS)]
     for c, r in res["conditions"].items():
         lines.append(f"{c:<22}" + "".join(fmt(r[m]) for m in METRICS))
+    conds = list(res["conditions"])
+    lines += ["", f"{'nll by task type':<22}" + "".join(f"{SHORT.get(c, c):>8}" for c in conds)]
+    for g, e in (res.get("by_task_type") or {}).items():
+        lines.append(f"{g[:16]:<16}{e['n_tasks']:>5} " + "".join(fmt(e["nll"][c]) for c in conds))
     return "\n".join(lines + common_lines(res))

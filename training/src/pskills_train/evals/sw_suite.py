@@ -20,7 +20,7 @@ from ..synth.skill import Skill, skill_from_text
 from .conditions import WITH_CONTEXT, Providers
 from .core import candidates, rank_metrics, retrieval_nll, run_conditions
 from .metrics import bits_per_byte
-from .report import common_lines, comparisons, conditions, context_cuts, fmt, grouped
+from .report import SHORT, common_lines, comparisons, conditions, context_cuts, fmt, grouped
 from .run import Settings, finish, prepare, wrong_entry
 from .tasks import Prompter, Task
 
@@ -115,11 +115,6 @@ def evaluate(backend, tok: Tokenizer, chat_template: str, stop_ids: set[int], sk
     out["timing_seconds"] = {k: round(v, 1) for k, v in timing.items()}
     out["per_task"] = per_task
     return out
-
-
-SHORT = {"none": "none", "in_context": "ic", "in_context_full": "ic_full", "parametric": "param",
-         "parametric_in_context": "p+ic", "wrong_skill": "wrong", "random_text": "random", "stage1_only": "stage1",
-         "t2l_baseline": "t2l", "answer_in_context": "ans_ic", "adapter_from_answer": "ans_ad"}
 
 
 def table(res: dict[str, Any]) -> str:
