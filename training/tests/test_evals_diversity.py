@@ -39,22 +39,24 @@ def dense(ad) -> np.ndarray:
 def test_diversity_matches_dense(shared):
     ads = adapters(5, 1, shared)
     w = np.stack([dense(a) for a in ads])  # [n, all entries]
-    np.testing.assert_allclose(cross_gram(ads, ads), w @ w.T, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(cross_gram(ads, ads), w @ w.T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(cross_gram(ads, ads, symmetric=True), w @ w.T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(cross_gram(ads[:2], ads[1:]), w[:2] @ w[1:].T, rtol=1e-5, atol=1e-5)
     d = diversity(ads)
     unit = w / np.linalg.norm(w, axis=1, keepdims=True)
     cos = unit @ unit.T
     pairs = cos[np.triu_indices(5, 1)]
     m = w.mean(0)
-    assert d["cos_mean"] == pytest.approx(pairs.mean(), abs=1e-10)
-    assert d["cos_p95"] == pytest.approx(np.percentile(pairs, 95), abs=1e-10)
+    assert d["cos_mean"] == pytest.approx(pairs.mean(), abs=1e-6)
+    assert d["cos_p95"] == pytest.approx(np.percentile(pairs, 95), abs=1e-6)
     spec = np.mean([np.linalg.norm(x - m) / np.linalg.norm(x) for x in w])
-    assert d["specific_share"] == pytest.approx(spec, abs=1e-10)
-    assert d["cos_to_mean"] == pytest.approx(np.mean(unit @ m / np.linalg.norm(m)), abs=1e-10)
+    assert d["specific_share"] == pytest.approx(spec, abs=1e-6)
+    assert d["cos_to_mean"] == pytest.approx(np.mean(unit @ m / np.linalg.norm(m)), abs=1e-6)
     others = adapters(2, 9, shared)
     wo = np.stack([dense(a) for a in others])
     d2 = diversity(ads, others)
     want = np.mean(wo @ m / (np.linalg.norm(wo, axis=1) * np.linalg.norm(m)))
-    assert d2["others_cos_to_mean"] == pytest.approx(want, abs=1e-10)
+    assert d2["others_cos_to_mean"] == pytest.approx(want, abs=1e-6)
 
 
 def test_generic_adapters_read_as_alike():

@@ -221,3 +221,24 @@ def test_generated_world_loads_with_its_checkers(tiny, tmp_path):
     res = sw_suite.evaluate(backend, tok, CHAT_TEMPLATE, {3}, skills, tasks, Providers(StubProvider(backend.cfg, 0)),
                             st, check, log=lambda s: None)
     assert res["n_tasks"] == 12 and set(res["by_family"]) == {s.package for s in skills}
+
+
+def test_workers_give_the_same_numbers(tmp_path):
+    skills = tmp_path / "skills"
+    for i in range(4):
+        (skills / f"p{i % 2}" / f"s{i}").mkdir(parents=True)
+        (skills / f"p{i % 2}" / f"s{i}" / "SKILL.md").write_text(skill_md(i))
+    common = ["--bundle", str(FIXTURES / "bundle-hyper"), "--skills", str(skills), "--max-tasks-per-skill", "2",
+              "--max-answer-tokens", "8", "--max-gen-tokens", "3", "--retrieval-k", "3"]
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    assert eval_main(common + ["--out", str(one)]) == 0
+    assert eval_main(common + ["--out", str(two), "--workers", "2"]) == 0
+    a, b = json.loads(one.read_text()), json.loads(two.read_text())
+    assert b["workers"] == 2 and b["cpu_seconds"] > 0
+    key = lambda r: (r["task"], r["condition"])  # noqa: E731
+    ra, rb = sorted(a["per_task"], key=key), sorted(b["per_task"], key=key)
+    assert [key(r) for r in ra] == [key(r) for r in rb]
+    assert [r["nll"] for r in ra] == pytest.approx([r["nll"] for r in rb], rel=1e-6)
+    assert [r["generated"] for r in ra] == [r["generated"] for r in rb]
+    assert a["retrieval"]["ranks"] == b["retrieval"]["ranks"]
+    assert a["diversity"]["cos_mean"] == pytest.approx(b["diversity"]["cos_mean"], rel=1e-9)

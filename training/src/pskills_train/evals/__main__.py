@@ -6,29 +6,35 @@ The parametric hypernetwork is the bundle's hypernet.onnx unless --hypernet-chec
 them) take a pskills_train.hyper ckpt.pt (or its run folder) or a
 hypernet .onnx. Conditions without a hypernetwork are reported as skipped, with the reason.
 `--suite skillworld` generates --n test skills with pskills_train.skillworld (or reads --skillworld-dir)
-and checks every condition's greedy answer.
+and checks every condition's greedy answer. `--workers N` splits the skills over N processes
+(the numbers do not depend on it).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import resource
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import torch
 from tokenizers import Tokenizer
 
-from ..synth.skill import load_skills
+from . import sw_suite
 from .adapters import checkpoint_provider, onnx_provider
 from .backend import OrtBackend, TorchBackend
-from . import sw_suite
 from .conditions import trained_context
-from .run import Providers, Settings, evaluate, table
+from .core import Part, Suite
+from .run import Providers, Settings, SkillsSuite, table
+from ..synth.skill import load_skills
+
+SW_GEN = 48
 
 
 def _provider(backend, tok, manifest, path: Path | None, label: str, prov: Providers, slot: str, threads: int = 1):
@@ -43,10 +49,7 @@ def _provider(backend, tok, manifest, path: Path | None, label: str, prov: Provi
         return None
 
 
-SW_GEN = 48
-
-
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m pskills_train.evals", description=__doc__.split("\n")[0])
     ap.add_argument("--bundle", required=True, type=Path)
     ap.add_argument("--suite", choices=("skills", "skillworld"), default="skills")
@@ -67,13 +70,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="positions the base was trained on (default: the training card's config.data.seq_len)")
     ap.add_argument("--retrieval-k", type=int, default=Settings.retrieval_k)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1, help="onnxruntime / torch threads per process")
+    ap.add_argument("--workers", type=int, default=1, help="processes, each with its share of the skills")
     ap.add_argument("--no-per-task", action="store_true", help="leave per-task rows out of the JSON")
-    a = ap.parse_args(argv)
-    if a.suite == "skills" and not a.skills:
-        ap.error("--skills DIR is required for the skills suite")
-    t_start = time.perf_counter()
+    return ap
 
+
+def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
+    """The suite (backend, hypernetworks, skills and tasks) the arguments describe; `a.skillworld_dir` is set."""
+    log = log or (lambda s: print(s, file=sys.stderr))
     torch.set_num_threads(a.threads)
     manifest = json.loads((a.bundle / "bundle.json").read_text())
     tok = Tokenizer.from_file(str(a.bundle / manifest["tokenizer"]["file"]))
@@ -99,46 +104,71 @@ def main(argv: list[str] | None = None) -> int:
     prov.t2l = _provider(backend, tok, manifest, t2l, "t2l_baseline", prov, "t2l", a.threads)
     prov.why_missing.setdefault("stage1", "no --stage1-checkpoint given and the bundle ships no stage1_only hypernet")
     prov.why_missing.setdefault("t2l", "no --t2l-checkpoint given and the bundle ships no t2l_baseline hypernet")
-
-    ctx, ctx_source = trained_context(manifest, a.trained_context)
-    gen = a.max_gen_tokens if a.max_gen_tokens is not None else (SW_GEN if a.suite == "skillworld" else Settings.max_gen_tokens)
+    ctx, _ = trained_context(manifest, a.trained_context)
+    gen = a.max_gen_tokens if a.max_gen_tokens is not None else (SW_GEN if a.suite == "skillworld"
+                                                                 else Settings.max_gen_tokens)
     st = Settings(a.max_tasks_per_skill, a.max_answer_tokens, gen, a.seed, trained_context=ctx,
                   retrieval_k=a.retrieval_k)
     stop = set(manifest["special_tokens"]["stop"])
-    log = lambda s: print(s, file=sys.stderr)  # noqa: E731
-    t0 = time.perf_counter()
     if a.suite == "skills":
         skills = load_skills(a.skills)[:a.max_skills]
         if not skills:
-            ap.error(f"{a.skills}: no SKILL.md files")
-        res = evaluate(backend, tok, chat_template, stop, skills, prov, st, log=log)
-        res["skills_dir"] = str(a.skills)
-    else:
-        with tempfile.TemporaryDirectory(prefix="skillworld-") as tmp:
-            folder = a.skillworld_dir or sw_suite.generate(Path(tmp) / "sw", a.n, a.seed)
-            skills, tasks = sw_suite.load(folder, a.max_skills, a.max_tasks_per_skill)
-            res = sw_suite.evaluate(backend, tok, chat_template, stop, skills, tasks, prov, st,
-                                    sw_suite.default_check(), log=log)
-            mf = folder / "manifest.json"
+            raise SystemExit(f"{a.skills}: no SKILL.md files")
+        return SkillsSuite(backend, tok, chat_template, stop, skills, prov, st, log), manifest
+    skills, tasks = sw_suite.load(a.skillworld_dir, a.max_skills, a.max_tasks_per_skill)
+    return sw_suite.SkillWorldSuite(backend, tok, chat_template, stop, skills, tasks, prov, st,
+                                    sw_suite.default_check(), log), manifest
+
+
+def _part(argv: list[str], indices: list[int], worker: int) -> Part:
+    suite, _ = build(parser().parse_args(argv), lambda s: print(f"w{worker} {s}", file=sys.stderr, flush=True))
+    return suite.run(indices)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ap = parser()
+    a = ap.parse_args(argv)
+    if a.suite == "skills" and not a.skills:
+        ap.error("--skills DIR is required for the skills suite")
+    t_start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="skillworld-") as tmp:
+        if a.suite == "skillworld" and a.skillworld_dir is None:
+            a.skillworld_dir = sw_suite.generate(Path(tmp) / "sw", a.n, a.seed)
+            argv += ["--skillworld-dir", str(a.skillworld_dir)]
+        suite, manifest = build(a)
+        t0 = time.perf_counter()
+        n = len(suite.names)
+        if a.workers > 1 and n > 1:
+            shards = [list(range(w, n, a.workers)) for w in range(min(a.workers, n))]
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(len(shards), mp_context=ctx) as pool:
+                parts = list(pool.map(_part, [argv] * len(shards), shards, range(len(shards))))
+        else:
+            parts = [suite.run(list(range(n)))]
+        res = suite.assemble(parts, time.perf_counter() - t0)
+        if a.suite == "skillworld":
+            mf = Path(a.skillworld_dir) / "manifest.json"
             m = json.loads(mf.read_text()) if mf.is_file() else {}
-        res["skillworld"] = {"dir": str(a.skillworld_dir) if a.skillworld_dir else None, "n_skills": len(skills),
-                             **{k: m.get(k) for k in ("format", "split", "seed", "counts", "filler")}}
-    res["trained_context"] = {"tokens": ctx, "source": ctx_source, "max_positions": backend.cfg.max_positions}
-    res["threads"] = a.threads
-    res["bundle"] = {"path": str(a.bundle), "id": manifest.get("id"), "backend": backend.name,
-                     "hypernet": str(hyper) if hyper else None}
-    res["compile_seconds"] = {p.label: round(p.seconds, 1) for p in (prov.parametric, prov.stage1, prov.t2l) if p}
-    res["seconds"] = round(time.perf_counter() - t0, 1)
-    res["wall_seconds"] = round(time.perf_counter() - t_start, 1)  # with loading the bundle
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    res["cpu_seconds"] = round(ru.ru_utime + ru.ru_stime, 1)  # every thread of the process
+            res["skillworld"] = {"dir": None if str(a.skillworld_dir).startswith(tmp) else str(a.skillworld_dir),
+                                 "n_skills": n, **{k: m.get(k) for k in ("format", "split", "seed", "counts", "filler")}}
+        else:
+            res["skills_dir"] = str(a.skills)
+    ctx_tokens, ctx_source = trained_context(manifest, a.trained_context)
+    res["trained_context"] = {"tokens": ctx_tokens, "source": ctx_source, "max_positions": suite.backend.cfg.max_positions}
+    res["threads"], res["workers"] = a.threads, a.workers
+    res["bundle"] = {"path": str(a.bundle), "id": manifest.get("id"), "backend": suite.backend.name,
+                     "hypernet": str(a.hypernet_checkpoint or (manifest.get("hypernet") or {}).get("file"))}
+    res["wall_seconds"] = round(time.perf_counter() - t_start, 1)  # with loading the bundle (and generating)
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    res["cpu_seconds"] = round(me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime, 1)  # every thread, workers
     res["load_average"] = [round(x, 2) for x in os.getloadavg()]
     if a.no_per_task:
         res.pop("per_task")
     a.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = a.out.with_name(f".{a.out.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(res, indent=1) + "\n")
-    os.replace(tmp, a.out)
+    tmp_out = a.out.with_name(f".{a.out.name}.tmp-{os.getpid()}")
+    tmp_out.write_text(json.dumps(res, indent=1) + "\n")
+    os.replace(tmp_out, a.out)
     print(table(res))
     return 0
 

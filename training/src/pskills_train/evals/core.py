@@ -4,6 +4,7 @@ and the retrieval rows (the skill's tasks under other skills' adapters, NLL only
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -76,3 +77,104 @@ def rank_metrics(nlls: list[list[float]]) -> dict[str, Any]:
     return {"k": k, "n_skills": n, "chance_top1": 1 / k if k else None,
             "top1": sum(r == 1 for r in ranks) / n if n else None,
             "mrr": sum(1 / r for r in ranks) / n if n else None, "ranks": ranks}
+
+
+@dataclass
+class Part:
+    """What one worker returns for its skills: rows, retrieval NLLs, the adapters diversity needs (numpy)."""
+    rows: list[dict[str, Any]]
+    ranked: dict[int, list[float]]
+    full: dict[int, dict]
+    random: dict[int, dict]
+    seconds: dict[str, float]
+    compile_seconds: dict[str, float]
+
+
+def _numpy(row) -> dict:
+    return {k: (a.numpy(), b.numpy()) for k, (a, b) in row.items()}
+
+
+class Suite:
+    """The per-skill loop both suites share; a subclass says what a skill's tasks are, how long to
+    generate, what a per-task row holds, and which tasks retrieval scores."""
+    retrieval_tasks = ""
+
+    def __init__(self, backend, tok, chat_template: str, stop_ids: set[int], prov, st, texts: list[str],
+                 groups: list[str | None], names: list[str], log=print):
+        from .conditions import CONDITIONS, Plan, draw_wrong, skipped_conditions
+
+        self.backend, self.tok, self.stop_ids, self.prov, self.st, self.log = backend, tok, stop_ids, prov, st, log
+        self.names, self.groups = names, groups
+        self.skipped = skipped_conditions(prov, len(texts))
+        self.conds = [c for c in CONDITIONS if c not in self.skipped]
+        max_pos = backend.cfg.max_positions
+        wrong = draw_wrong(groups, st.seed) if len(texts) >= 2 else None
+        self.plan = Plan(prov, tok, texts, wrong, min(st.trained_context or max_pos, max_pos), max_pos, st.seed)
+        self.prompter = Prompter(tok, chat_template, max_pos)
+        self.cands = candidates(len(texts), st.retrieval_k, st.seed) if wrong and prov.parametric else None
+
+    def tasks(self, i: int) -> list[Task]:
+        raise NotImplementedError
+
+    def gen_len(self, target: list[int]) -> int:
+        raise NotImplementedError
+
+    def row(self, i: int, d: Done) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def own_nll(self, done: list[Done]) -> dict[str, float]:
+        """task_id -> NLL under the skill's own adapter, for the tasks retrieval ranks."""
+        return {d.task.task_id: d.scored.nll_sum / max(1, d.scored.n_tokens) for d in done if d.cond == "parametric"}
+
+    def run(self, indices: list[int]) -> Part:
+        t0 = time.perf_counter()
+        if self.prov.parametric is not None:
+            for i in indices:
+                self.plan.full_adapter(i)
+        secs = {"compile_all": time.perf_counter() - t0, "conditions": 0.0, "retrieval": 0.0}
+        rows, ranked = [], {}
+        for n, i in enumerate(indices):
+            ts = time.perf_counter()
+            tasks = self.tasks(i)
+            done = run_conditions(self.backend, self.prompter, self.plan, tasks, self.conds, self.st, self.stop_ids,
+                                  self.gen_len)
+            rows += [self.row(i, d) for d in done]
+            tr = time.perf_counter()
+            own = self.own_nll(done)
+            if self.cands and own:
+                ranked[i] = retrieval_nll(self.backend, self.prompter, self.plan, tasks, own, self.cands[i], self.st,
+                                          self.stop_ids)
+            secs["conditions"] += tr - ts
+            secs["retrieval"] += time.perf_counter() - tr
+            self.log(f"[{n + 1}/{len(indices)}] {self.names[i]}: {len(tasks)} tasks x {len(self.conds)} conditions, "
+                     f"{time.perf_counter() - ts:.1f}s")
+        has = self.prov.parametric is not None
+        return Part(rows, ranked, {i: _numpy(self.plan.full[i]) for i in indices} if has else {},
+                    {i: _numpy(self.plan.random[i]) for i in indices if i in self.plan.random}, secs,
+                    {p.label: p.seconds for p in (self.prov.parametric, self.prov.stage1, self.prov.t2l) if p})
+
+    def merge(self, parts: list[Part]) -> dict[str, Any]:
+        """The entries every report has: diversity, retrieval, wrong_skill, timing (summed over workers)."""
+        from .diversity import diversity
+
+        t0 = time.perf_counter()
+        full = {i: a for p in parts for i, a in p.full.items()}
+        rand = {i: a for p in parts for i, a in p.random.items()}
+        div = (diversity([full[i] for i in sorted(full)], [rand[i] for i in sorted(rand)]) if len(full) >= 2
+               else {"n": len(full), "cos_mean": None, "skipped": "needs 2 skills and a parametric hypernetwork"})
+        by_skill = {i: r for p in parts for i, r in p.ranked.items()}
+        ranked = [by_skill[i] for i in sorted(by_skill)]
+        ret = rank_metrics(ranked) if ranked else {"k": 0, "top1": None, "mrr": None,
+                                                   "skipped": "needs 2 skills and a parametric hypernetwork"}
+        ret["tasks"] = self.retrieval_tasks
+        secs = {k: sum(p.seconds.get(k, 0.0) for p in parts) for k in ("compile_all", "conditions", "retrieval")}
+        secs["diversity"] = time.perf_counter() - t0
+        comp = {k: sum(p.compile_seconds.get(k, 0.0) for p in parts) for k in parts[0].compile_seconds} if parts else {}
+        w = self.plan.wrong
+        wrong = ({"rule": "another group (package / rule family), not a list neighbour, drawn by the seed",
+                  "share_other_group": sum(self.groups[i] is not None and self.groups[j] != self.groups[i]
+                                           for i, j in enumerate(w)) / len(w),
+                  "pairs": {self.names[i]: self.names[j] for i, j in enumerate(w)}} if w else {})
+        return {"diversity": div, "retrieval": ret, "wrong_skill": wrong,
+                "timing_seconds": {k: round(v, 1) for k, v in secs.items()},
+                "compile_seconds": {k: round(v, 1) for k, v in comp.items()}}

@@ -10,14 +10,13 @@ from typing import Any
 from tokenizers import Tokenizer
 
 from ..synth.skill import Skill
-from .conditions import CONDITIONS, WITH_CONTEXT, Plan, Providers, draw_wrong, skill_group, skipped_conditions
-from .core import candidates, rank_metrics, retrieval_nll, run_conditions
-from .diversity import diversity
+from .conditions import CONDITIONS, WITH_CONTEXT, Providers, skill_group
+from .core import Done, Part, Suite
 from .metrics import bits_per_byte, rouge_l, token_f1
 from .report import SHORT, common_lines, comparisons, conditions, context_cuts, fmt, grouped
-from .tasks import Prompter, skill_tasks
+from .tasks import Task, skill_tasks
 
-__all__ = ["CONDITIONS", "COMPARISONS", "Providers", "Settings", "evaluate", "table", "finish"]
+__all__ = ["CONDITIONS", "COMPARISONS", "Providers", "Settings", "SkillsSuite", "evaluate", "table"]
 
 # (a, b): delta = a - b. For nll/bpb negative favours a; for f1/rougeL/accuracy positive does.
 COMPARISONS = (("parametric", "none"), ("parametric", "wrong_skill"), ("parametric", "random_text"),
@@ -32,88 +31,55 @@ METRICS = ("nll", "bpb", "f1", "rougeL")
 class Settings:
     max_tasks_per_skill: int = 6  # half reconstruction, half template questions
     max_answer_tokens: int = 128
-    max_gen_tokens: int = 64
+    max_gen_tokens: int = 32
     seed: int = 0
     bootstrap: int = 2000
     trained_context: int | None = None  # None: the model's max_positions
     retrieval_k: int = 20
 
 
-def prepare(backend, tok: Tokenizer, prov: Providers, texts: list[str], groups: list[str | None], st: Settings,
-            log) -> tuple[Plan, dict[str, str], list[str], dict[str, float]]:
-    """The plan (wrong-skill draw, every skill's full-text adapter compiled up front) and the conditions run."""
-    skipped = skipped_conditions(prov, len(texts))
-    conds = [c for c in CONDITIONS if c not in skipped]
-    wrong = draw_wrong(groups, st.seed) if len(texts) >= 2 else None
-    max_pos = backend.cfg.max_positions
-    plan = Plan(prov, tok, texts, wrong, min(st.trained_context or max_pos, max_pos), max_pos, st.seed)
-    t0 = time.perf_counter()
-    if prov.parametric is not None:
-        for i in range(len(texts)):
-            plan.full_adapter(i)
-        log(f"compiled {len(texts)} skills in {time.perf_counter() - t0:.1f}s")
-    return plan, skipped, conds, {"compile_all": time.perf_counter() - t0}
+class SkillsSuite(Suite):
+    retrieval_tasks = "reconstruction (held-out sections; the own adapter is compiled without the section)"
 
+    def __init__(self, backend, tok: Tokenizer, chat_template: str, stop_ids: set[int], skills: list[Skill],
+                 prov: Providers, st: Settings, log=print):
+        self.skills = skills
+        super().__init__(backend, tok, chat_template, stop_ids, prov, st, [s.text for s in skills],
+                         [skill_group(s.package, s.source_path) for s in skills], [s.name for s in skills], log)
 
-def finish(plan: Plan, prov: Providers, n: int, ranked: list[list[float]], timing: dict[str, float]) -> dict[str, Any]:
-    """diversity and retrieval entries of the report."""
-    t0 = time.perf_counter()
-    div = (diversity([plan.full[i] for i in range(n)], [plan.random[i] for i in sorted(plan.random)])
-           if prov.parametric is not None else {"n": 0, "skipped": "no parametric hypernetwork"})
-    timing["diversity"] = time.perf_counter() - t0
-    ret = rank_metrics(ranked) if ranked else {"k": 0, "top1": None, "mrr": None, "skipped": "needs 2 skills and a hypernet"}
-    return {"diversity": div, "retrieval": ret}
+    def tasks(self, i: int) -> list[Task]:
+        n_recon = self.st.max_tasks_per_skill // 2
+        return skill_tasks(i, self.skills[i], self.tok, n_recon, self.st.max_tasks_per_skill - n_recon, self.st.seed)
+
+    def gen_len(self, target: list[int]) -> int:
+        return min(len(target), self.st.max_gen_tokens)
+
+    def row(self, i: int, d: Done) -> dict[str, Any]:
+        tok = self.tok
+        ref, gen_ref = tok.decode(d.item.target), tok.decode(d.item.target[:d.item.gen_len])
+        pred, n = tok.decode(d.scored.generated), d.scored.n_tokens
+        return {"skill": self.skills[i].name, "skill_index": i, "task": d.task.task_id, "kind": d.task.kind,
+                "task_type": d.task.kind.split(":")[0], "condition": d.cond, "prompt_tokens": len(d.item.prompt),
+                "answer_tokens": n, "context_cut": d.cut if d.cond in WITH_CONTEXT else None,
+                "nll": d.scored.nll_sum / max(1, n), "bpb": bits_per_byte(d.scored.nll_sum, ref),
+                "f1": token_f1(pred, gen_ref), "rougeL": rouge_l(pred, gen_ref), "generated": pred}
+
+    def own_nll(self, done: list[Done]) -> dict[str, float]:
+        # retrieval on the held-out sections: the own adapter never saw the answer
+        return {k: v for k, v in super().own_nll(done).items() if ":recon:" in k}
+
+    def assemble(self, parts: list[Part], seconds: float) -> dict[str, Any]:
+        rows = [r for p in parts for r in p.rows]
+        return {**report(rows, self.conds, self.skipped, self.st, seconds), **self.merge(parts)}
 
 
 def evaluate(backend, tok: Tokenizer, chat_template: str, stop_ids: set[int], skills: list[Skill], prov: Providers,
              st: Settings, log=print) -> dict[str, Any]:
+    """The whole suite in this process (`__main__ --workers N` splits the skills over processes)."""
     t0 = time.perf_counter()
-    prompter = Prompter(tok, chat_template, backend.cfg.max_positions)
-    groups = [skill_group(s.package, s.source_path) for s in skills]
-    plan, skipped, conds, timing = prepare(backend, tok, prov, [s.text for s in skills], groups, st, log)
-    cands = candidates(len(skills), st.retrieval_k, st.seed) if plan.wrong and prov.parametric else None
-    n_recon = st.max_tasks_per_skill // 2
-    per_task: list[dict[str, Any]] = []
-    ranked: list[list[float]] = []
-    timing["retrieval"] = 0.0
-    for i, skill in enumerate(skills):
-        ts = time.perf_counter()
-        tasks = skill_tasks(i, skill, tok, n_recon, st.max_tasks_per_skill - n_recon, st.seed)
-        done = run_conditions(backend, prompter, plan, tasks, conds, st, stop_ids,
-                              lambda t: min(len(t), st.max_gen_tokens))
-        for d in done:
-            ref, gen_ref = tok.decode(d.item.target), tok.decode(d.item.target[:d.item.gen_len])
-            pred = tok.decode(d.scored.generated)
-            n = d.scored.n_tokens
-            per_task.append({"skill": skill.name, "skill_index": i, "task": d.task.task_id, "kind": d.task.kind,
-                             "task_type": d.task.kind.split(":")[0],
-                             "condition": d.cond, "prompt_tokens": len(d.item.prompt), "answer_tokens": n,
-                             "context_cut": d.cut if d.cond in WITH_CONTEXT else None,
-                             "nll": d.scored.nll_sum / max(1, n), "bpb": bits_per_byte(d.scored.nll_sum, ref),
-                             "f1": token_f1(pred, gen_ref), "rougeL": rouge_l(pred, gen_ref), "generated": pred})
-        tr = time.perf_counter()
-        # retrieval on the held-out sections: the own adapter never saw the answer, the others are other skills
-        own = {d.task.task_id: d.scored.nll_sum / max(1, d.scored.n_tokens) for d in done
-               if d.cond == "parametric" and d.task.kind == "reconstruction"}
-        if cands and own:
-            ranked.append(retrieval_nll(backend, prompter, plan, tasks, own, cands[i], st, stop_ids))
-        timing["retrieval"] += time.perf_counter() - tr
-        log(f"[{i + 1}/{len(skills)}] {skill.name}: {len(tasks)} tasks x {len(conds)} conditions, "
-            f"{time.perf_counter() - ts:.1f}s")
-    out = report(per_task, conds, skipped, st, time.perf_counter() - t0)
-    out.update(finish(plan, prov, len(skills), ranked, timing))
-    out["retrieval"]["tasks"] = "reconstruction (held-out sections; the own adapter is compiled without the section)"
-    out["wrong_skill"] = wrong_entry(plan, [s.name for s in skills], groups)
-    out["timing_seconds"] = {k: round(v, 1) for k, v in timing.items()}
-    return out
-
-
-def wrong_entry(plan: Plan, names: list[str], groups: list[str | None]) -> dict[str, Any]:
-    if not plan.wrong:
-        return {}
-    other = sum(groups[i] is not None and groups[j] != groups[i] for i, j in enumerate(plan.wrong))
-    return {"rule": "another group (package / rule family), not a list neighbour, drawn by the seed",
-            "share_other_group": other / len(names), "pairs": {names[i]: names[j] for i, j in enumerate(plan.wrong)}}
+    suite = SkillsSuite(backend, tok, chat_template, stop_ids, skills, prov, st, log)
+    part = suite.run(list(range(len(skills))))
+    return suite.assemble([part], time.perf_counter() - t0)
 
 
 def report(per_task: list[dict[str, Any]], conds: list[str], skipped: dict[str, str], st: Settings,

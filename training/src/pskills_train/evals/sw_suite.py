@@ -18,11 +18,11 @@ from tokenizers import Tokenizer
 
 from ..synth.skill import Skill, skill_from_text
 from .conditions import WITH_CONTEXT, Providers
-from .core import candidates, rank_metrics, retrieval_nll, run_conditions
+from .core import Done, Part, Suite
 from .metrics import bits_per_byte
 from .report import SHORT, common_lines, comparisons, conditions, context_cuts, fmt, grouped
-from .run import Settings, finish, prepare, wrong_entry
-from .tasks import Prompter, Task
+from .run import Settings
+from .tasks import Task
 
 METRICS = ("accuracy", "nll", "bpb")
 GROUPS = (("by_family", "family"), ("by_length", "length_bucket"), ("by_depth", "depth"), ("by_turns", "turns"))
@@ -63,58 +63,54 @@ def default_check() -> Callable[[Any, str], bool]:
     return check
 
 
+class SkillWorldSuite(Suite):
+    retrieval_tasks = "every task of the skill (reference answer NLL); the own adapter is the skill's"
+
+    def __init__(self, backend, tok: Tokenizer, chat_template: str, stop_ids: set[int], skills: list[Skill],
+                 tasks: list[list[Task]], prov: Providers, st: Settings, check: Callable[[Any, str], bool], log=print):
+        self.skills, self.task_lists, self.check = skills, tasks, check
+        super().__init__(backend, tok, chat_template, stop_ids, prov, st, [s.text for s in skills],
+                         [s.package for s in skills], [s.name for s in skills], log)  # package = rule family
+
+    def tasks(self, i: int) -> list[Task]:
+        return self.task_lists[i]
+
+    def gen_len(self, target: list[int]) -> int:
+        return min(self.st.max_gen_tokens, len(target) + 16)
+
+    def row(self, i: int, d: Done) -> dict[str, Any]:
+        pred, n = self.tok.decode(d.scored.generated), d.scored.n_tokens
+        return {"skill": self.skills[i].name, "skill_index": i, "task": d.task.task_id,
+                **{k: d.task.meta[k] for k in META}, "condition": d.cond, "prompt_tokens": len(d.item.prompt),
+                "answer_tokens": n, "context_cut": d.cut if d.cond in WITH_CONTEXT else None,
+                "nll": d.scored.nll_sum / max(1, n), "bpb": bits_per_byte(d.scored.nll_sum, self.tok.decode(d.item.target)),
+                "accuracy": float(bool(self.check(d.task.meta["checker"], pred))), "generated": pred}
+
+    def assemble(self, parts: list[Part], seconds: float) -> dict[str, Any]:
+        rows, st, conds = [r for p in parts for r in p.rows], self.st, self.conds
+        pairs = [(c, "none") for c in conds if c != "none"] + list(CMP_EXTRA)
+        out: dict[str, Any] = {
+            "suite": "skillworld",
+            "n_skills": len({r["skill_index"] for r in rows}), "n_tasks": len({r["task"] for r in rows}),
+            "aggregation": "per condition: mean over skills of the mean over the skill's tasks",
+            "bootstrap": {"paired": True, "unit": "skill (tasks clustered by skill)", "resamples": st.bootstrap,
+                          "interval": "percentile 95%", "delta": "a - b"},
+            "settings": vars(st), "seconds": round(seconds, 1), "conditions": conditions(rows, conds, METRICS),
+            "skipped": self.skipped, "context_cut": context_cuts(rows, conds),
+            "comparisons": comparisons(rows, pairs, ("accuracy", "nll"), set(conds), st.bootstrap, st.seed),
+        }
+        out["accuracy"] = {c: r["accuracy"] for c, r in out["conditions"].items()}
+        for name, key in GROUPS:
+            out[name] = grouped(rows, key, conds, "accuracy", st.bootstrap, st.seed)
+        return {**out, **self.merge(parts), "per_task": rows}
+
+
 def evaluate(backend, tok: Tokenizer, chat_template: str, stop_ids: set[int], skills: list[Skill],
              tasks: list[list[Task]], prov: Providers, st: Settings, check: Callable[[Any, str], bool],
              log=print) -> dict[str, Any]:
     t0 = time.perf_counter()
-    prompter = Prompter(tok, chat_template, backend.cfg.max_positions)
-    groups = [s.package for s in skills]  # the rule family
-    plan, skipped, conds, timing = prepare(backend, tok, prov, [s.text for s in skills], groups, st, log)
-    cands = candidates(len(skills), st.retrieval_k, st.seed) if plan.wrong and prov.parametric else None
-    per_task: list[dict[str, Any]] = []
-    ranked: list[list[float]] = []
-    timing["retrieval"] = 0.0
-    for i, skill in enumerate(skills):
-        ts = time.perf_counter()
-        done = run_conditions(backend, prompter, plan, tasks[i], conds, st, stop_ids,
-                              lambda t: min(st.max_gen_tokens, len(t) + 16))
-        for d in done:
-            pred, n = tok.decode(d.scored.generated), d.scored.n_tokens
-            per_task.append({"skill": skill.name, "skill_index": i, "task": d.task.task_id,
-                             **{k: d.task.meta[k] for k in META},
-                             "condition": d.cond, "prompt_tokens": len(d.item.prompt), "answer_tokens": n,
-                             "context_cut": d.cut if d.cond in WITH_CONTEXT else None,
-                             "nll": d.scored.nll_sum / max(1, n),
-                             "bpb": bits_per_byte(d.scored.nll_sum, tok.decode(d.item.target)),
-                             "accuracy": float(bool(check(d.task.meta["checker"], pred))), "generated": pred})
-        tr = time.perf_counter()
-        own = {d.task.task_id: d.scored.nll_sum / max(1, d.scored.n_tokens) for d in done if d.cond == "parametric"}
-        if cands and own:
-            ranked.append(retrieval_nll(backend, prompter, plan, tasks[i], own, cands[i], st, stop_ids))
-        timing["retrieval"] += time.perf_counter() - tr
-        log(f"[{i + 1}/{len(skills)}] {skill.name}: {len(tasks[i])} tasks x {len(conds)} conditions, "
-            f"{time.perf_counter() - ts:.1f}s")
-    pairs = [(c, "none") for c in conds if c != "none"] + list(CMP_EXTRA)
-    out: dict[str, Any] = {
-        "suite": "skillworld",
-        "n_skills": len({r["skill_index"] for r in per_task}), "n_tasks": len({r["task"] for r in per_task}),
-        "aggregation": "per condition: mean over skills of the mean over the skill's tasks",
-        "bootstrap": {"paired": True, "unit": "skill (tasks clustered by skill)", "resamples": st.bootstrap,
-                      "interval": "percentile 95%", "delta": "a - b"},
-        "settings": vars(st), "conditions": conditions(per_task, conds, METRICS), "skipped": skipped,
-        "accuracy": {c: r["accuracy"] for c, r in conditions(per_task, conds, ("accuracy",)).items()},
-        "context_cut": context_cuts(per_task, conds),
-        "comparisons": comparisons(per_task, pairs, ("accuracy", "nll"), set(conds), st.bootstrap, st.seed),
-    }
-    for name, key in GROUPS:
-        out[name] = grouped(per_task, key, conds, "accuracy", st.bootstrap, st.seed)
-    out.update(finish(plan, prov, len(skills), ranked, timing))
-    out["retrieval"]["tasks"] = "every task of the skill (answer NLL); own adapter = the skill's"
-    out["wrong_skill"] = wrong_entry(plan, [s.name for s in skills], groups)
-    out["seconds"] = round(time.perf_counter() - t0, 1)
-    out["timing_seconds"] = {k: round(v, 1) for k, v in timing.items()}
-    out["per_task"] = per_task
-    return out
+    suite = SkillWorldSuite(backend, tok, chat_template, stop_ids, skills, tasks, prov, st, check, log)
+    return suite.assemble([suite.run(list(range(len(skills))))], time.perf_counter() - t0)
 
 
 def table(res: dict[str, Any]) -> str:
