@@ -1,0 +1,174 @@
+"""The eval's command line (`python -m pskills_train.evals`, `pskills eval`): --bundle DIR (--skills DIR | --suite skillworld [--n N]) --out FILE.json [...]
+
+The base LM is the bundle's lm.onnx (onnxruntime), unless --checkpoint names an HF folder (PyTorch).
+The parametric hypernetwork is the bundle's hypernet.onnx unless --hypernet-checkpoint is given;
+--stage1-checkpoint / --t2l-checkpoint (default: the bundle's hypernet.ablations files, when it ships
+them) take a pskills_train.hyper ckpt.pt (or its run folder) or a
+hypernet .onnx. Conditions without a hypernetwork are reported as skipped, with the reason.
+`--suite skillworld` generates --n test skills with pskills_train.skillworld (or reads --skillworld-dir)
+and checks every condition's greedy answer. `--workers N` splits the skills over N processes
+(the numbers do not depend on it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import resource
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer
+
+from . import sw_suite
+from .adapters import checkpoint_provider, onnx_provider
+from .backend import OrtBackend, TorchBackend
+from .conditions import trained_context
+from .core import Part, Suite
+from .run import Providers, Settings, SkillsSuite, table
+from ..synth.skill import load_skills
+
+SW_GEN = 48
+
+
+def _provider(backend, tok, manifest, path: Path | None, label: str, prov: Providers, slot: str, threads: int = 1):
+    if path is None:
+        return None
+    try:
+        if path.suffix == ".onnx":
+            return onnx_provider(backend, tok, path, manifest, label, threads)
+        return checkpoint_provider(backend, tok, path, manifest, label)
+    except (FileNotFoundError, ImportError, KeyError, ValueError, RuntimeError) as e:
+        prov.why_missing[slot] = f"{path}: {type(e).__name__}: {e}"
+        return None
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m pskills_train.evals", description=__doc__.split("\n")[0])
+    ap.add_argument("--bundle", required=True, type=Path)
+    ap.add_argument("--suite", choices=("skills", "skillworld"), default="skills")
+    ap.add_argument("--skills", type=Path, help="skills suite: folder of SKILL.md files (recursive) or corpus split")
+    ap.add_argument("--n", type=int, default=100, help="skillworld: test skills to generate")
+    ap.add_argument("--skillworld-dir", type=Path, help="skillworld: an already generated folder (tasks.jsonl)")
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--checkpoint", type=Path, help="HF folder of the base LM: run it in PyTorch instead of lm.onnx")
+    ap.add_argument("--hypernet-checkpoint", type=Path, help="parametric hypernet instead of the bundle's hypernet.onnx")
+    ap.add_argument("--stage1-checkpoint", type=Path)
+    ap.add_argument("--t2l-checkpoint", type=Path)
+    ap.add_argument("--max-skills", type=int)
+    ap.add_argument("--max-tasks-per-skill", type=int, default=Settings.max_tasks_per_skill)
+    ap.add_argument("--max-answer-tokens", type=int, default=Settings.max_answer_tokens)
+    ap.add_argument("--max-gen-tokens", type=int, help=f"greedy tokens (skills {Settings.max_gen_tokens}, "
+                    f"skillworld {SW_GEN}; there at most the reference + 16)")
+    ap.add_argument("--trained-context", type=int,
+                    help="positions the base was trained on (default: the training card's config.data.seq_len)")
+    ap.add_argument("--retrieval-k", type=int, default=Settings.retrieval_k)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1, help="onnxruntime / torch threads per process")
+    ap.add_argument("--workers", type=int, default=1, help="processes, each with its share of the skills")
+    ap.add_argument("--no-per-task", action="store_true", help="leave per-task rows out of the JSON")
+    return ap
+
+
+def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
+    """The suite (backend, hypernetworks, skills and tasks) the arguments describe; `a.skillworld_dir` is set."""
+    log = log or (lambda s: print(s, file=sys.stderr))
+    torch.set_num_threads(a.threads)
+    manifest = json.loads((a.bundle / "bundle.json").read_text())
+    tok = Tokenizer.from_file(str(a.bundle / manifest["tokenizer"]["file"]))
+    chat_template = json.loads((a.bundle / manifest["tokenizer"]["config"]).read_text())["chat_template"]
+    if a.checkpoint:
+        from ..model import load_hf
+
+        backend = TorchBackend(load_hf(a.checkpoint, encoder_layer=manifest["encoder"]["layer"]))
+    else:
+        backend = OrtBackend(a.bundle, a.threads)
+    prov = Providers()
+    hyper = a.hypernet_checkpoint
+    if hyper is None and manifest.get("hypernet"):
+        hyper = a.bundle / manifest["hypernet"]["file"]
+    if hyper is None:
+        prov.why_missing["parametric"] = f"{a.bundle} has no hypernet and no --hypernet-checkpoint was given"
+    prov.parametric = _provider(backend, tok, manifest, hyper, "parametric", prov, "parametric", a.threads)
+    # Without a flag, the bundle's own ablation hypernetworks (bundle.json hypernet.ablations).
+    shipped = (manifest.get("hypernet") or {}).get("ablations", {})
+    stage1 = a.stage1_checkpoint or (a.bundle / shipped["stage1_only"] if "stage1_only" in shipped else None)
+    t2l = a.t2l_checkpoint or (a.bundle / shipped["t2l_baseline"] if "t2l_baseline" in shipped else None)
+    prov.stage1 = _provider(backend, tok, manifest, stage1, "stage1_only", prov, "stage1", a.threads)
+    prov.t2l = _provider(backend, tok, manifest, t2l, "t2l_baseline", prov, "t2l", a.threads)
+    prov.why_missing.setdefault("stage1", "no --stage1-checkpoint given and the bundle ships no stage1_only hypernet")
+    prov.why_missing.setdefault("t2l", "no --t2l-checkpoint given and the bundle ships no t2l_baseline hypernet")
+    ctx, _ = trained_context(manifest, a.trained_context)
+    gen = a.max_gen_tokens if a.max_gen_tokens is not None else (SW_GEN if a.suite == "skillworld"
+                                                                 else Settings.max_gen_tokens)
+    st = Settings(a.max_tasks_per_skill, a.max_answer_tokens, gen, a.seed, trained_context=ctx,
+                  retrieval_k=a.retrieval_k)
+    stop = set(manifest["special_tokens"]["stop"])
+    if a.suite == "skills":
+        skills = load_skills(a.skills)[:a.max_skills]
+        if not skills:
+            raise SystemExit(f"{a.skills}: no SKILL.md files")
+        return SkillsSuite(backend, tok, chat_template, stop, skills, prov, st, log), manifest
+    skills, tasks = sw_suite.load(a.skillworld_dir, a.max_skills, a.max_tasks_per_skill)
+    return sw_suite.SkillWorldSuite(backend, tok, chat_template, stop, skills, tasks, prov, st,
+                                    sw_suite.default_check(), log), manifest
+
+
+def _part(argv: list[str], indices: list[int], worker: int) -> Part:
+    suite, _ = build(parser().parse_args(argv), lambda s: print(f"w{worker} {s}", file=sys.stderr, flush=True))
+    return suite.run(indices)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ap = parser()
+    a = ap.parse_args(argv)
+    if a.suite == "skills" and not a.skills:
+        ap.error("--skills DIR is required for the skills suite")
+    t_start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="skillworld-") as tmp:
+        if a.suite == "skillworld" and a.skillworld_dir is None:
+            a.skillworld_dir = sw_suite.generate(Path(tmp) / "sw", a.n, a.seed)
+            argv += ["--skillworld-dir", str(a.skillworld_dir)]
+        suite, manifest = build(a)
+        t0 = time.perf_counter()
+        n = len(suite.names)
+        if a.workers > 1 and n > 1:
+            shards = [list(range(w, n, a.workers)) for w in range(min(a.workers, n))]
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(len(shards), mp_context=ctx) as pool:
+                parts = list(pool.map(_part, [argv] * len(shards), shards, range(len(shards))))
+        else:
+            parts = [suite.run(list(range(n)))]
+        res = suite.assemble(parts, time.perf_counter() - t0)
+        if a.suite == "skillworld":
+            mf = Path(a.skillworld_dir) / "manifest.json"
+            m = json.loads(mf.read_text()) if mf.is_file() else {}
+            res["skillworld"] = {"dir": None if str(a.skillworld_dir).startswith(tmp) else str(a.skillworld_dir),
+                                 "n_skills": n, **{k: m.get(k) for k in ("format", "split", "seed", "counts", "filler")}}
+        else:
+            res["skills_dir"] = str(a.skills)
+    ctx_tokens, ctx_source = trained_context(manifest, a.trained_context)
+    res["trained_context"] = {"tokens": ctx_tokens, "source": ctx_source, "max_positions": suite.backend.cfg.max_positions}
+    res["threads"], res["workers"] = a.threads, a.workers
+    res["bundle"] = {"path": str(a.bundle), "id": manifest.get("id"), "backend": suite.backend.name,
+                     "hypernet": str(a.hypernet_checkpoint or (manifest.get("hypernet") or {}).get("file"))}
+    res["wall_seconds"] = round(time.perf_counter() - t_start, 1)  # with loading the bundle (and generating)
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    res["cpu_seconds"] = round(me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime, 1)  # every thread, workers
+    res["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    if a.no_per_task:
+        res.pop("per_task")
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    tmp_out = a.out.with_name(f".{a.out.name}.tmp-{os.getpid()}")
+    tmp_out.write_text(json.dumps(res, indent=1) + "\n")
+    os.replace(tmp_out, a.out)
+    print(table(res))
+    return 0
+
