@@ -1,4 +1,5 @@
-"""The eval's command line (`python -m pskills_train.evals`, `pskills eval`): --bundle DIR (--skills DIR | --suite skillworld [--n N]) --out FILE.json [...]
+"""The eval's command line (`python -m pskills_train.evals`, `pskills eval`):
+--bundle DIR (--skills DIR | --suite skillworld [--n N]) --out FILE.json [...]
 
 The base LM is the bundle's lm.onnx (onnxruntime), unless --checkpoint names an HF folder (PyTorch).
 The parametric hypernetwork is the bundle's hypernet.onnx unless --hypernet-checkpoint is given;
@@ -58,7 +59,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--skillworld-dir", type=Path, help="skillworld: an already generated folder (tasks.jsonl)")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--checkpoint", type=Path, help="HF folder of the base LM: run it in PyTorch instead of lm.onnx")
-    ap.add_argument("--hypernet-checkpoint", type=Path, help="parametric hypernet instead of the bundle's hypernet.onnx")
+    ap.add_argument("--hypernet-checkpoint", type=Path,
+                    help="parametric hypernet instead of the bundle's hypernet.onnx")
     ap.add_argument("--stage1-checkpoint", type=Path)
     ap.add_argument("--t2l-checkpoint", type=Path)
     ap.add_argument("--max-skills", type=int)
@@ -150,12 +152,14 @@ def main(argv: list[str] | None = None) -> int:
         if a.suite == "skillworld":
             mf = Path(a.skillworld_dir) / "manifest.json"
             m = json.loads(mf.read_text()) if mf.is_file() else {}
+            keep = {k: m.get(k) for k in ("format", "split", "seed", "counts", "filler")}
             res["skillworld"] = {"dir": None if str(a.skillworld_dir).startswith(tmp) else str(a.skillworld_dir),
-                                 "n_skills": n, **{k: m.get(k) for k in ("format", "split", "seed", "counts", "filler")}}
+                                 "n_skills": n, **keep}
         else:
             res["skills_dir"] = str(a.skills)
     ctx_tokens, ctx_source = trained_context(manifest, a.trained_context)
-    res["trained_context"] = {"tokens": ctx_tokens, "source": ctx_source, "max_positions": suite.backend.cfg.max_positions}
+    res["trained_context"] = {"tokens": ctx_tokens, "source": ctx_source,
+                              "max_positions": suite.backend.cfg.max_positions}
     res["threads"], res["workers"] = a.threads, a.workers
     res["bundle"] = {"path": str(a.bundle), "id": manifest.get("id"), "backend": suite.backend.name,
                      "hypernet": str(a.hypernet_checkpoint or (manifest.get("hypernet") or {}).get("file"))}

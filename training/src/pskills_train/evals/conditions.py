@@ -104,7 +104,9 @@ class Plan:
         return self.random[i]
 
     def own(self, task: Task) -> Row:
-        return self.full_adapter(task.skill) if task.source == self.texts[task.skill] else self.prov.parametric(task.source)
+        if task.source == self.texts[task.skill]:
+            return self.full_adapter(task.skill)
+        return self.prov.parametric(task.source)
 
     def spec(self, cond: str, task: Task) -> tuple[str | None, int, Row | None]:
         full, fit = self.max_positions, self.trained

@@ -45,7 +45,8 @@ def cross_gram(xs: Sequence[Adapter], ys: Sequence[Adapter], symmetric: bool = F
 
 
 def diversity(adapters: Sequence[Adapter], others: Sequence[Adapter] = ()) -> dict[str, Any]:
-    """cos_mean / cos_p95: pairwise cosine of ΔW over i < j; specific_share: mean_i ‖ΔWi − mean ΔW‖ / ‖ΔWi‖;
+    """cos_mean / cos_p95: pairwise cosine of ΔW over i < j;
+    specific_share: mean_i ‖ΔWi − mean ΔW‖ / ‖ΔWi‖;
     cos_to_mean: mean_i cos(ΔWi, mean ΔW); others_cos_to_mean: the same for adapters outside the set
     (e.g. compiled from random text)."""
     n = len(adapters)

@@ -2,9 +2,9 @@
 
 A SkillWorld folder (pskills_train.skillworld: skills/<name>/SKILL.md and tasks.jsonl) has rows with
 `messages` (the turns before the answer), a declarative `checker` spec, the `reference` answer,
-`family`, `length_bucket`, `depth` and `turns`. Every condition's greedy answer is checked (accuracy) and the reference's
-NLL is scored; accuracy is reported per condition, rule family, length bucket and depth with paired
-bootstrap CIs over skills. The wrong skill comes from another rule family.
+`family`, `length_bucket`, `depth` and `turns`. Every condition's greedy answer is checked (accuracy)
+and the reference's NLL is scored; accuracy is reported per condition, rule family, length bucket,
+depth and turns with paired bootstrap CIs over skills. The wrong skill comes from another rule family.
 """
 
 from __future__ import annotations
@@ -83,7 +83,8 @@ class SkillWorldSuite(Suite):
         return {"skill": self.skills[i].name, "skill_index": i, "task": d.task.task_id,
                 **{k: d.task.meta[k] for k in META}, "condition": d.cond, "prompt_tokens": len(d.item.prompt),
                 "answer_tokens": n, "context_cut": d.cut if d.cond in WITH_CONTEXT else None,
-                "nll": d.scored.nll_sum / max(1, n), "bpb": bits_per_byte(d.scored.nll_sum, self.tok.decode(d.item.target)),
+                "nll": d.scored.nll_sum / max(1, n),
+                "bpb": bits_per_byte(d.scored.nll_sum, self.tok.decode(d.item.target)),
                 "accuracy": float(bool(self.check(d.task.meta["checker"], pred))), "generated": pred}
 
     def assemble(self, parts: list[Part], seconds: float) -> dict[str, Any]:
