@@ -46,23 +46,33 @@ export async function runEval(argv: string[], io: Io): Promise<number> {
   if (!existsSync(join(bundle, 'bundle.json'))) {
     throw new StudioError('not_found', values.bundle ? `--bundle: ${bundle}: no bundle.json there` : `no default bundle at ${bundle}; pass --bundle DIR`);
   }
+  const what = [...(skills ? ['--skills', skills] : ['--suite', 'skillworld']), ...(values.n ? ['--n', values.n] : []), ...(values.seed ? ['--seed', values.seed] : [])];
+  const args = ['-m', 'pskills_train.evals', ...what, '--out', resolve(values.out), '--bundle', bundle, ...extra];
+  if (!values.json) io.err(`running ${requireTrainingPython()} ${args.join(' ')}`);
+  const code = await runTrainingModule(args);
+  if (code !== 0) throw new StudioError('internal', `pskills_train.evals exited with status ${code} (its output is above)`);
+  return 0;
+}
+
+function requireTrainingPython(): string {
   const python = trainingPython();
   if (!existsSync(python)) {
     throw new StudioError('not_found', `the training environment is missing (${python}); run \`bash training/setup_venv.sh\` first`);
   }
-  const what = [...(skills ? ['--skills', skills] : ['--suite', 'skillworld']), ...(values.n ? ['--n', values.n] : []), ...(values.seed ? ['--seed', values.seed] : [])];
-  const args = ['-m', 'pskills_train.evals', ...what, '--out', resolve(values.out), '--bundle', bundle, ...extra];
-  if (!values.json) io.err(`running ${python} ${args.join(' ')}`);
+  return python;
+}
+
+/** Runs `python ARGS` in the training venv with inherited stdio, passing Ctrl-C on; its exit status. */
+export async function runTrainingModule(args: string[]): Promise<number> {
+  const python = requireTrainingPython();
   const child = spawn(python, args, { cwd: APP_ROOT, stdio: 'inherit', env: { ...process.env, PYTHONUNBUFFERED: '1' } });
   const stop = () => child.kill('SIGINT');
   process.once('SIGINT', stop);
   try {
-    const code = await new Promise<number>((done, fail) => {
+    return await new Promise<number>((done, fail) => {
       child.once('error', (err) => fail(new StudioError('internal', `could not start ${python}: ${err.message}`)));
       child.once('exit', (c, signal) => done(c ?? (signal ? 130 : 1)));
     });
-    if (code !== 0) throw new StudioError('internal', `pskills_train.evals exited with status ${code} (its output is above)`);
-    return 0;
   } finally {
     process.off('SIGINT', stop);
   }

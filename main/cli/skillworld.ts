@@ -1,13 +1,11 @@
 // `pskills skillworld generate`: SkillWorld skill folders and tasks.jsonl, written by the Python
 // generator (`python -m pskills_train.skillworld`); its output passes straight through.
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { StudioError } from '../../common/errors';
-import { APP_ROOT } from '../paths';
 import { parse } from './args';
 import type { Io } from './commands';
-import { trainingPython } from './eval';
+import { runTrainingModule } from './eval';
 
 export const SKILLWORLD_USAGE =
   'usage: pskills skillworld generate --split train|val|test --n N --out DIR [--seed S] [--filler DIR] [--tasks-per-skill K]';
@@ -33,28 +31,14 @@ export async function runSkillworld(argv: string[], io: Io): Promise<number> {
   if (perSkill !== undefined && !isCount(perSkill)) throw new StudioError('invalid_input', `--tasks-per-skill: "${perSkill}" is not a whole number ≥ 1`);
   const filler = values.filler ? resolve(values.filler) : undefined;
   if (filler && !existsSync(filler)) throw new StudioError('not_found', `--filler: ${filler}: no such folder`);
-  const python = trainingPython();
-  if (!existsSync(python)) {
-    throw new StudioError('not_found', `the training environment is missing (${python}); run \`bash training/setup_venv.sh\` first`);
-  }
   const args = ['-m', 'pskills_train.skillworld', 'generate', '--split', values.split, '--n', values.n, '--out', resolve(values.out)];
   if (values.seed !== undefined) args.push('--seed', values.seed);
   if (filler) args.push('--filler', filler);
   if (perSkill !== undefined) args.push('--tasks-per-skill', perSkill);
-  const child = spawn(python, args, { cwd: APP_ROOT, stdio: 'inherit', env: { ...process.env, PYTHONUNBUFFERED: '1' } });
-  const stop = () => child.kill('SIGINT');
-  process.once('SIGINT', stop);
-  try {
-    const code = await new Promise<number>((done, fail) => {
-      child.once('error', (err) => fail(new StudioError('internal', `could not start ${python}: ${err.message}`)));
-      child.once('exit', (c, signal) => done(c ?? (signal ? 130 : 1)));
-    });
-    if (code !== 0) {
-      io.err(`pskills: skillworld generate exited with status ${code} (its message is above)`);
-      return code === 2 ? 2 : 1;
-    }
-    return 0;
-  } finally {
-    process.off('SIGINT', stop);
+  const code = await runTrainingModule(args);
+  if (code !== 0) {
+    io.err(`pskills: skillworld generate exited with status ${code} (its message is above)`);
+    return code === 2 ? 2 : 1;
   }
+  return 0;
 }
