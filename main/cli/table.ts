@@ -1,0 +1,34 @@
+// The command table: every pskills command, in the order USAGE lists them (a group's commands are
+// listed together). Adding a command is one file exporting a Command and one entry here.
+import { adaptersExport, adaptersImport, adaptersList, adaptersShow } from './adapters';
+import type { Command } from './command';
+import { compareCommand } from './compare';
+import { compileCommand } from './compile';
+import { emaHistory, emaRollback, emaUpdate } from './ema';
+import { evalCommand } from './eval';
+import { generateCommand } from './generate';
+import { importCommand } from './import';
+import { mergeCommand } from './merge';
+import { serveCommand } from './serve';
+import { skillsList, skillsShow } from './skills';
+import { skillworldGenerate } from './skillworld';
+
+export const COMMANDS: readonly Command[] = [
+  importCommand,
+  skillsList,
+  skillsShow,
+  generateCommand,
+  compileCommand,
+  compareCommand,
+  evalCommand,
+  skillworldGenerate,
+  adaptersList,
+  adaptersShow,
+  adaptersExport,
+  adaptersImport,
+  mergeCommand,
+  emaUpdate,
+  emaHistory,
+  emaRollback,
+  serveCommand,
+];
