@@ -1,14 +1,26 @@
 // The studio window's state, built once by App.svelte: routes, the library, the import dialog, the
 // Playground, the adapter library and each skill's Compile and Compare.
 import { AdapterLibrary } from './adapter-library.svelte';
+import { DraftStore, type KeyValueStore } from './drafts';
 import { ImportRun } from './import-run.svelte';
 import { Library } from './library.svelte';
 import { Playground } from './playground.svelte';
 import { Router } from './router.svelte';
 import { SkillLab } from './skill-lab.svelte';
 
+/** The window's localStorage, or null where it is switched off (reading it can throw). */
+function windowStorage(): KeyValueStore | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
 export class StudioApp {
   readonly router = new Router();
+  /** Unsaved editor text per skill, restored when its editor opens again. */
+  readonly drafts = new DraftStore(windowStorage());
   readonly library = new Library();
   readonly importRun = new ImportRun(() => void this.library.refresh());
   readonly playground = new Playground();

@@ -80,4 +80,7 @@ function webLink(): Link {
   };
 }
 
+/** The window runs inside Electron (its preload exposed the API), not in a browser tab. */
+export const inElectron = window.studio !== undefined;
+
 export const studio: StudioApi = createClient(studioContract, window.studio ? bridgeLink(window.studio) : webLink());

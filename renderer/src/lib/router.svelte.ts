@@ -1,56 +1,111 @@
-// Hash routes, so the same build works from file:// in Electron and from the web host:
-//   #/library   #/skill/<name>   #/skill/<name>/v/<n>   #/skill/<name>/edit   #/skill/<name>/compare
-//   #/playground   #/adapters   #/adapters/<id>
-/** What the Skill page shows: the rendered SKILL.md, the editor, or Compile and Compare. */
-export type SkillView = 'read' | 'edit' | 'compare';
+// The window's route, from location.hash (routes.ts has the table), and the guard that asks before a
+// navigation drops unsaved work: a link click, router.go, Back/Forward or an edited address all pass
+// through it. A blocked navigation waits in `pending` until the Leave dialog answers.
+import { formatRoute, parseRoute, type Route } from './routes';
 
-export type Route =
-  | { page: 'library' }
-  | { page: 'playground' }
-  | { page: 'adapters'; id: string | null }
-  | { page: 'skill'; name: string; version: number | null; view: SkillView };
+export { formatRoute, parseRoute, type Route, type SkillView } from './routes';
 
-const VIEWS: readonly string[] = ['edit', 'compare'];
-
-export function parseRoute(hash: string): Route {
-  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean);
-  if (parts[0] === 'skill' && parts[1]) {
-    const name = decodeURIComponent(parts[1]);
-    const version = parts[2] === 'v' && parts[3] && /^\d+$/.test(parts[3]) ? Number(parts[3]) : null;
-    const last = parts[version === null ? 2 : 4] ?? '';
-    return { page: 'skill', name, version, view: VIEWS.includes(last) ? (last as SkillView) : 'read' };
-  }
-  if (parts[0] === 'playground') return { page: 'playground' };
-  if (parts[0] === 'adapters') return { page: 'adapters', id: parts[1] && /^[0-9a-f]+$/.test(parts[1]) ? parts[1] : null };
-  return { page: 'library' };
+/** Registered by a page holding unsaved work (the skill editor). */
+export interface NavBlocker {
+  /** Whether going to `to` would drop the unsaved work. */
+  blocks(to: Route): boolean;
+  /** Short description for the Leave dialog, e.g. `review-prs`. */
+  subject(): string;
+  /** Saving is possible right now (no errors, editor ready). */
+  canSave(): boolean;
+  /** Saves; resolves true when it did (the navigation then goes on). */
+  save(): Promise<boolean>;
+  /** Drops the unsaved work and its draft. */
+  discard(): void;
 }
 
-export function formatRoute(route: Route): string {
-  if (route.page === 'library') return '#/library';
-  if (route.page === 'playground') return '#/playground';
-  if (route.page === 'adapters') return route.id ? `#/adapters/${route.id}` : '#/adapters';
-  let hash = `#/skill/${encodeURIComponent(route.name)}`;
-  if (route.version !== null) hash += `/v/${route.version}`;
-  if (route.view !== 'read') hash += `/${route.view}`;
-  return hash;
+export interface PendingNavigation {
+  to: Route;
+  blocker: NavBlocker;
 }
 
 export class Router {
   route = $state.raw<Route>({ page: 'library' });
+  /** A navigation the blocker stopped, waiting for the user's answer. */
+  pending = $state.raw<PendingNavigation | null>(null);
+
+  private blocker: NavBlocker | null = null;
+  /** The hash the current route came from (what Back is reverted to when blocked). */
+  private hash = '';
 
   /** Starts following location.hash; returns the function that stops it. */
   start(): () => void {
-    const sync = () => {
-      this.route = parseRoute(location.hash);
+    const onHash = () => this.arrive(location.hash);
+    // Capture phase: before a link's own handlers, so a blocked click never pushes a history entry.
+    const onClick = (e: MouseEvent) => {
+      if (e.defaultPrevented || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+      const link = e.target instanceof Element ? e.target.closest('a[href^="#"]') : null;
+      const href = link?.getAttribute('href');
+      if (!href || !this.stopped(parseRoute(href))) return;
+      e.preventDefault();
+      e.stopPropagation();
     };
-    sync();
-    window.addEventListener('hashchange', sync);
-    return () => window.removeEventListener('hashchange', sync);
+    this.hash = location.hash;
+    this.route = parseRoute(location.hash);
+    window.addEventListener('hashchange', onHash);
+    window.addEventListener('click', onClick, true);
+    return () => {
+      window.removeEventListener('hashchange', onHash);
+      window.removeEventListener('click', onClick, true);
+    };
+  }
+
+  /** Installs the guard; returns the function that removes it. */
+  block(blocker: NavBlocker): () => void {
+    this.blocker = blocker;
+    return () => {
+      if (this.blocker === blocker) this.blocker = null;
+      if (this.pending?.blocker === blocker) this.pending = null;
+    };
   }
 
   go(route: Route): void {
-    const hash = formatRoute(route);
+    if (this.stopped(route)) return;
+    this.commit(formatRoute(route));
+  }
+
+  /** The Leave dialog's "leave": the pending navigation goes on, unasked. */
+  proceed(): void {
+    const pending = this.pending;
+    this.pending = null;
+    if (pending) this.commit(formatRoute(pending.to));
+  }
+
+  /** The Leave dialog's "stay". */
+  stay(): void {
+    this.pending = null;
+  }
+
+  /** True (and the navigation parked in `pending`) when the blocker says `to` would drop work. */
+  private stopped(to: Route): boolean {
+    const blocker = this.blocker;
+    if (!blocker?.blocks(to)) return false;
+    this.pending = { to, blocker };
+    return true;
+  }
+
+  private commit(hash: string): void {
+    this.hash = hash;
     if (location.hash === hash) this.route = parseRoute(hash);
-    else location.hash = hash;
+    else location.hash = hash; // hashchange → arrive(), which finds it accepted
+  }
+
+  /** A hash change: ours (commit), or Back/Forward/the address bar, which the blocker may revert. */
+  private arrive(hash: string): void {
+    if (hash !== this.hash) {
+      const to = parseRoute(hash);
+      if (this.stopped(to)) {
+        // Put the address back without a new history entry or another hashchange.
+        history.replaceState(history.state, '', this.hash || '#/library');
+        return;
+      }
+      this.hash = hash;
+    }
+    this.route = parseRoute(hash);
   }
 }

@@ -1,9 +1,11 @@
-// Edit mode: the text, its live diagnostics from studio.skills.validate, and saving. Owns the
-// Monaco session (link/unlink) so the component stays a thin view, as in the svelte.dev REPL's
-// Workspace class.
+// Edit mode: the text, its live diagnostics from studio.skills.validate, saving, and the draft that
+// keeps unsaved text across navigation, reloads and closing the window (drafts.ts). Owns the Monaco
+// session (link/unlink) so the component stays a thin view, as in the svelte.dev REPL's Workspace
+// class.
 import type { Diagnostic, ParsedSkill, Section } from '../../../common/api/skill-schemas';
 import { studio } from './bridge';
 import { Debouncer } from './debounce';
+import type { Draft, DraftStore } from './drafts';
 import { toUiError, type UiError } from './errors';
 import type { EditorSession } from './monaco/session';
 
@@ -19,6 +21,10 @@ export interface SkillEditorOptions {
   parsed: ParsedSkill;
   folderName: string;
   onSaved: (outcome: SaveOutcome) => void;
+  /** Where unsaved text is kept; a draft found there for this skill is restored. */
+  drafts: DraftStore;
+  /** The version the editor opens from (recorded with the draft). */
+  base: { version: number; sha256: string };
 }
 
 export class SkillEditor {
@@ -35,6 +41,8 @@ export class SkillEditor {
   saved = $state.raw<SaveOutcome | null>(null);
   editorReady = $state(false);
   editorError = $state.raw<UiError | null>(null);
+  /** The draft the editor opened with instead of the stored text, until it is saved or discarded. */
+  restored = $state.raw<Draft | null>(null);
 
   errorCount = $derived(this.diagnostics.filter((d) => d.severity === 'error').length);
   warningCount = $derived(this.diagnostics.filter((d) => d.severity === 'warning').length);
@@ -44,6 +52,9 @@ export class SkillEditor {
   private readonly folderName: string;
   private readonly onSaved: (outcome: SaveOutcome) => void;
   private readonly debounce = new Debouncer(300);
+  private readonly draftWrite = new Debouncer(250);
+  private readonly drafts: DraftStore;
+  private base: { version: number; sha256: string };
   private session: EditorSession | null = null;
   private linkSeq = 0;
   private validateSeq = 0;
@@ -57,6 +68,13 @@ export class SkillEditor {
     this.sections = options.parsed.sections;
     this.folderName = options.folderName;
     this.onSaved = options.onSaved;
+    this.drafts = options.drafts;
+    this.base = options.base;
+    const draft = this.drafts.get(this.name);
+    if (draft && draft.content !== options.content) {
+      this.content = draft.content;
+      this.restored = draft;
+    } else if (draft) this.drafts.remove(this.name); // nothing unsaved in it
     void this.validate();
   }
 
@@ -89,6 +107,31 @@ export class SkillEditor {
     this.content = text;
     this.saved = null;
     this.debounce.schedule(() => void this.validate());
+    this.draftWrite.schedule(() => this.writeDraft());
+  }
+
+  /** Writes the pending draft now (before the window unloads or the editor goes away). */
+  flushDraft(): void {
+    if (!this.draftWrite.pending) return;
+    this.draftWrite.cancel();
+    this.writeDraft();
+  }
+
+  /** Back to the stored text: the edits and their draft are dropped. */
+  discard(): void {
+    this.draftWrite.cancel();
+    this.drafts.remove(this.name);
+    this.restored = null;
+    if (this.content === this.baseline) return;
+    if (this.session) this.session.setValue(this.baseline); // its change event calls setContent
+    else this.content = this.baseline;
+    this.draftWrite.cancel(); // setContent scheduled a write of the (now clean) text: nothing to keep
+    void this.validate();
+  }
+
+  private writeDraft(): void {
+    if (this.content === this.baseline) this.drafts.remove(this.name);
+    else this.drafts.put(this.name, this.content, this.base);
   }
 
   revealLine(line: number): void {
@@ -113,30 +156,44 @@ export class SkillEditor {
     }
   }
 
-  async save(): Promise<void> {
-    if (!this.canSave) return;
+  /** Saves a new version; resolves true when the text on screen is now stored. */
+  async save(): Promise<boolean> {
+    if (!this.canSave) return false;
     this.debounce.cancel();
     const content = this.content;
     this.saving = true;
     this.saveError = null;
     try {
       const res = await studio.skills.save({ name: this.name, content });
-      if (this.disposed) return;
+      const current = content === this.content; // nothing typed while the request was out
+      if (current) {
+        this.draftWrite.cancel();
+        this.drafts.remove(this.name);
+      }
+      if (this.disposed) return current;
       this.baseline = content;
-      if (content === this.content) this.applyParsed(res.parsed);
+      this.base = { version: res.version.version, sha256: res.version.sha256 };
+      if (current) {
+        this.applyParsed(res.parsed);
+        this.restored = null;
+      }
       const outcome = { version: res.version.version, created: res.created };
       this.saved = outcome;
       this.onSaved(outcome);
+      return current;
     } catch (err) {
       this.saveError = toUiError(err);
+      return false;
     } finally {
       this.saving = false;
     }
   }
 
   dispose(): void {
+    this.flushDraft();
     this.disposed = true;
     this.debounce.dispose();
+    this.draftWrite.dispose();
     this.unlink();
   }
 

@@ -2,6 +2,7 @@
 // the editor session that outlives version switches of the same skill.
 import type { SkillDetail } from '../../../common/api/skill-schemas';
 import { studio } from './bridge';
+import type { DraftStore } from './drafts';
 import { toUiError, type UiError } from './errors';
 import { skillFolderName } from './provenance';
 import { SkillEditor } from './skill-editor.svelte';
@@ -11,10 +12,15 @@ export class SkillPage {
   loading = $state(false);
   error = $state.raw<UiError | null>(null);
   editor = $state.raw<SkillEditor | null>(null);
+  /** An unsaved draft of the skill is kept (shown on the Edit button while the editor is closed). */
+  hasDraft = $state(false);
 
   private seq = 0;
 
-  constructor(private readonly onSaved: () => void) {}
+  constructor(
+    private readonly onSaved: () => void,
+    private readonly drafts: DraftStore,
+  ) {}
 
   get latestVersion(): number | null {
     const history = this.detail?.history ?? [];
@@ -29,6 +35,7 @@ export class SkillPage {
       const detail = await studio.skills.get(version === null ? { name } : { name, version });
       if (seq !== this.seq) return;
       this.detail = detail;
+      this.hasDraft = this.drafts.get(detail.name) !== null;
       this.error = null;
     } catch (err) {
       if (seq !== this.seq) return;
@@ -49,12 +56,17 @@ export class SkillPage {
       parsed: detail.parsed,
       folderName: skillFolderName(detail.version.provenance) ?? detail.name,
       onSaved: () => this.onSaved(),
+      drafts: this.drafts,
+      base: { version: detail.version.version, sha256: detail.version.sha256 },
     });
   }
 
   closeEditor(): void {
-    this.editor?.dispose();
+    const editor = this.editor;
+    if (!editor) return;
+    editor.dispose(); // writes a pending draft first
     this.editor = null;
+    this.hasDraft = this.drafts.get(editor.name) !== null;
   }
 
   dispose(): void {

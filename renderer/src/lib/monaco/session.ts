@@ -7,6 +7,8 @@ const MARKER_OWNER = 'pskills.validate';
 export interface EditorSession {
   setDiagnostics(diagnostics: Diagnostic[]): void;
   revealLine(line: number): void;
+  /** Replaces the whole text (one undoable edit); the change callback fires as for typing. */
+  setValue(text: string): void;
   dispose(): void;
 }
 
@@ -44,6 +46,9 @@ export function createEditorSession(host: HTMLElement, content: string, callback
       editor.revealLineInCenter(target);
       editor.setPosition({ lineNumber: target, column: 1 });
       editor.focus();
+    },
+    setValue(text) {
+      model.pushEditOperations([], [{ range: model.getFullModelRange(), text }], () => null);
     },
     dispose() {
       changes.dispose();
