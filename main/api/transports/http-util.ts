@@ -38,19 +38,3 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   });
   res.end(data);
 }
-
-/** Cookies by name. One that does not decode (another app's `x=100%`) is skipped, never thrown on:
- *  every app on 127.0.0.1 shares this cookie jar. */
-export function parseCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const part of (header ?? '').split(';')) {
-    const i = part.indexOf('=');
-    if (i <= 0) continue;
-    try {
-      out[part.slice(0, i).trim()] = decodeURIComponent(part.slice(i + 1).trim());
-    } catch {
-      // malformed percent-encoding: not ours, ignore it
-    }
-  }
-  return out;
-}
