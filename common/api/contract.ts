@@ -68,6 +68,14 @@ export const studioContract = {
       z.object({ content: z.string().max(MAX_SKILL_BYTES), folderName: z.string().max(200).optional() }).strict(),
       ParsedSkill,
     ),
+    /**
+     * The skill and every version of it. Refused (conflict, nothing deleted) while adapters compiled
+     * from one of its versions exist: `details.adapters` lists them as {id, version}.
+     */
+    delete: method(
+      z.object({ name: SkillName }).strict(),
+      z.object({ deleted: z.string(), versions: z.number().int().positive() }),
+    ),
   },
   import: {
     run: stream(z.object({ source: z.string().min(1).max(4096) }).strict(), ImportProgress, ImportResult),

@@ -61,6 +61,7 @@ export function createStudio(opts: StudioOptions): Studio {
       get: (i) => skills.get(i),
       save: (i) => skills.save(i),
       validate: (i) => skills.validate(i),
+      delete: (i) => skills.delete(i),
     },
     import: {
       run: (i, ctx) => imports.run(i, ctx),

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
 import type { Provenance, SkillSummary, SkipRecord, VersionMeta } from '../../common/api/skill-schemas';
+import { StudioError } from '../../common/errors';
 import { packageOf, provenanceFromJson, provenanceToJson } from './provenance-json';
 import type { NewVersion } from './types';
 
@@ -102,6 +103,10 @@ export class SkillsRepo {
     bodyElsewhere: Statement<[string, string], { one: number }>;
     count: Statement<[], { n: number }>;
     insertRun: Statement<[string, string, string, number, number, string]>;
+    adaptersOf: Statement<[number], { key: string; n: number }>;
+    trajectoriesOf: Statement<[number], { n: number }>;
+    versionCount: Statement<[number], { n: number }>;
+    deleteSkill: Statement<[number]>;
   };
 
   constructor(
@@ -154,6 +159,16 @@ export class SkillsRepo {
         `INSERT INTO import_runs (source, started_at, finished_at, imported, unchanged, skipped)
          VALUES (?, ?, ?, ?, ?, ?)`,
       ),
+      // adapters_skill_version and trajectories_skill_version make these lookups by index.
+      adaptersOf: db.prepare(
+        `SELECT a.key, v.n FROM skill_versions v JOIN adapters a ON a.skill_version_id = v.id
+         WHERE v.skill_id = ? ORDER BY v.n, a.id`,
+      ),
+      trajectoriesOf: db.prepare(
+        'SELECT COUNT(*) AS n FROM skill_versions v JOIN trajectories t ON t.skill_version_id = v.id WHERE v.skill_id = ?',
+      ),
+      versionCount: db.prepare('SELECT COUNT(*) AS n FROM skill_versions WHERE skill_id = ?'),
+      deleteSkill: db.prepare('DELETE FROM skills WHERE id = ?'), // its versions go with it (ON DELETE CASCADE)
     };
   }
 
@@ -239,6 +254,33 @@ export class SkillsRepo {
 
   count(): number {
     return this.sql.count.get()?.n ?? 0;
+  }
+
+  /**
+   * Deletes the skill and every version of it in one transaction; returns how many versions went.
+   * Refused (`conflict`, nothing deleted) while an adapter compiled from one of its versions or a
+   * recorded trajectory refers to a version: those rows would lose the text they were made from.
+   * `details.adapters` lists the adapters ({id, version}), newest version last.
+   */
+  delete(name: string): number {
+    return this.db.transaction(() => {
+      const skill = this.sql.skillByName.get(name);
+      if (!skill) throw new StudioError('not_found', `no skill "${name}"`);
+      const adapters = this.sql.adaptersOf.all(skill.id).map((a) => ({ id: a.key.slice(0, 12), version: a.n }));
+      if (adapters.length) {
+        const listed = adapters.slice(0, 5).map((a) => `${a.id} (v${a.version})`).join(', ') + (adapters.length > 5 ? ', …' : '');
+        const count = adapters.length === 1 ? 'an adapter was' : `${adapters.length} adapters were`;
+        throw new StudioError('conflict', `skill "${name}" was not deleted: ${count} compiled from it (${listed}); delete ${adapters.length === 1 ? 'it' : 'them'} on the Adapters page first`, { adapters });
+      }
+      const trajectories = this.sql.trajectoriesOf.get(skill.id)?.n ?? 0;
+      if (trajectories) {
+        const what = trajectories === 1 ? '1 recorded trajectory refers' : `${trajectories} recorded trajectories refer`;
+        throw new StudioError('conflict', `skill "${name}" was not deleted: ${what} to its versions`, { trajectories });
+      }
+      const versions = this.sql.versionCount.get(skill.id)?.n ?? 0;
+      this.sql.deleteSkill.run(skill.id);
+      return versions;
+    }).immediate();
   }
 
   // Callers hold a transaction: the version row and the skill row change together.

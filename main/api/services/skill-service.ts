@@ -33,6 +33,11 @@ export class SkillService {
     return parseSkillMd(input.content, { folderName: input.folderName });
   }
 
+  /** The skill and all its versions; refused while adapters compiled from it exist (SkillsRepo.delete). */
+  delete(input: { name: string }): { deleted: string; versions: number } {
+    return { deleted: input.name, versions: this.repo.delete(input.name) };
+  }
+
   /** Saves content as the skill's next version; identical content makes none. */
   save(input: { name: string; content: string }): { version: VersionMeta; created: boolean; parsed: ParsedSkill } {
     const parsed = parseSkillMd(input.content);

@@ -1,6 +1,7 @@
 // The studio window's state, built once by App.svelte: routes, the library, the import dialog, the
 // Playground, the adapter library and each skill's Compile and Compare.
 import { AdapterLibrary } from './adapter-library.svelte';
+import { BatchCompile } from './batch-compile.svelte';
 import { DraftStore, type KeyValueStore } from './drafts';
 import { ImportRun } from './import-run.svelte';
 import { Library } from './library.svelte';
@@ -21,10 +22,12 @@ export class StudioApp {
   readonly router = new Router();
   /** Unsaved editor text per skill, restored when its editor opens again. */
   readonly drafts = new DraftStore(windowStorage());
-  readonly library = new Library();
+  readonly library = new Library((name) => this.forget(name));
   readonly importRun = new ImportRun(() => void this.library.refresh());
   readonly playground = new Playground();
   readonly adapters = new AdapterLibrary();
+  /** The Library's "Compile selected"; new adapters refresh the adapter list (and the compiled column). */
+  readonly batch = new BatchCompile(() => void this.adapters.refresh());
   importOpen = $state(false);
 
   // eslint-disable-next-line svelte/prefer-svelte-reactivity -- a cache read inside $derived; never rendered itself
@@ -52,8 +55,16 @@ export class StudioApp {
       this.importRun.cancel();
       this.playground.dispose();
       this.adapters.dispose();
+      this.batch.cancel();
       for (const lab of this.labs.values()) lab.dispose();
     };
+  }
+
+  /** A deleted skill: its draft and its Compile/Compare state go too. */
+  private forget(name: string): void {
+    this.drafts.remove(name);
+    this.labs.get(name)?.dispose();
+    this.labs.delete(name);
   }
 
   openImport(): void {

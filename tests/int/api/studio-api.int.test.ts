@@ -161,6 +161,13 @@ describe.each(transports)('StudioApi over $name', (transport) => {
     expect(bad.code).toBe('invalid_input');
   });
 
+  it('skills.delete removes a skill and its versions (refusals: tests/int/api/skill-delete.int.test.ts)', async () => {
+    await api.skills.save({ name: 'to-delete', content: skillMd('to-delete', 'A skill made to be deleted.', 'Use it when testing skills.delete.') });
+    expect(await api.skills.delete({ name: 'to-delete' })).toEqual({ deleted: 'to-delete', versions: 1 });
+    covered.add('skills.delete');
+    expect((await api.skills.get({ name: 'to-delete' }).catch((e: unknown) => e)) as StudioError).toMatchObject({ code: 'not_found' });
+  });
+
   it('cancelling an import writes nothing', async () => {
     const before = (await api.app.info({})).skills;
     const other = makeFolder();
