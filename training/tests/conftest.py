@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 
@@ -13,7 +15,7 @@ TINY = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=96, num_hidden_l
             initializer_range=0.2)  # large enough that attention is far from uniform
 
 # name -> (HF config class name, extra config). Each variant exercises one loader/numerics path.
-VARIANTS = {
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "llama": ("LlamaConfig", {}),
     "llama-tied-bias-rope3": ("LlamaConfig", {
         "tie_word_embeddings": True, "attention_bias": True,

@@ -42,7 +42,8 @@ def session(path: Path):
 def prefill_feeds(m: dict, ids: np.ndarray) -> dict[str, np.ndarray]:
     """Feeds for one uncached step over `ids` [1, s]: empty past, no lora.* inputs."""
     a = m["architecture"]
-    feeds = {"input_ids": ids, "attention_mask": np.ones(ids.shape, np.int64), "position_ids": np.arange(ids.shape[1])[None]}
+    feeds = {"input_ids": ids, "attention_mask": np.ones(ids.shape, np.int64),
+             "position_ids": np.arange(ids.shape[1])[None]}
     for i in range(a["layers"]):
         for kind in ("key", "value"):
             feeds[f"past_key_values.{i}.{kind}"] = np.zeros((1, a["kv_heads"], 0, a["head_dim"]), np.float32)
@@ -161,7 +162,8 @@ def test_committed_fixture_is_what_the_script_makes(tmp_path):
     """Fails when the model, exporter or tokenizer changed without regenerating tests/fixtures/bundle-tiny."""
     script = ROOT / "training/scripts/make_fixture_bundle.py"
     subprocess.run([sys.executable, str(script), "--out", str(tmp_path / "b")], check=True, capture_output=True)
-    fresh, committed = json.loads((tmp_path / "b/bundle.json").read_text()), json.loads((FIXTURE / "bundle.json").read_text())
+    fresh = json.loads((tmp_path / "b/bundle.json").read_text())
+    committed = json.loads((FIXTURE / "bundle.json").read_text())
     assert fresh["files"] == committed["files"]
     # Ids, texts and greedy tokens exactly; float values to float32 noise, because the last bits of a
     # matmul change with the CPU's kernels (the committed oracle was made on another machine).
@@ -178,7 +180,7 @@ def assert_json_close(got, want, where: str, rtol: float = 1e-5, atol: float = 1
             assert_json_close(got[k], want[k], f"{where}.{k}", rtol, atol)
     elif isinstance(want, list):
         assert isinstance(got, list) and len(got) == len(want), f"{where}: lengths differ"
-        for i, (g, w) in enumerate(zip(got, want)):
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
             assert_json_close(g, w, f"{where}[{i}]", rtol, atol)
     else:
         assert got == want, f"{where}: {got!r} != {want!r}"

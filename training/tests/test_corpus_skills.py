@@ -46,9 +46,11 @@ def test_normalize_and_language_match_the_importer():
     assert normalize_body("**Hello**,  World!\n- Item") == normalize_body("hello world\n* item") == "hello world item"
     assert detect_non_english(SPANISH).startswith("not English")
     assert detect_non_english(BODY) is None
-    crlf = "```\r\ncode\r\n```\r\n" + "审查代码变更的技能，请在合并之前仔细阅读所有修改。\r\n" * 3  # \r ends a line in JS too
+    han = "审查代码变更的技能，请在合并之前仔细阅读所有修改。"
+    crlf = "```\r\ncode\r\n```\r\n" + f"{han}\r\n" * 3  # \r ends a line in JS too
     assert detect_non_english(crlf).startswith("not English")
-    assert detect_non_english("这是一个用于审查代码变更的技能，请在合并之前仔细阅读所有的修改内容并运行测试。" * 3).startswith(
+    prose = "这是一个用于审查代码变更的技能，请在合并之前仔细阅读所有的修改内容并运行测试。"
+    assert detect_non_english(prose * 3).startswith(
         "not English: 100% of the prose words are in a non-Latin script, mostly Han")
 
 
@@ -71,13 +73,13 @@ def test_select_skills_applies_the_importer_checks_in_order():
     assert again == [] and reasons == {"duplicate body": 1}  # bodies are unique across packages
 
 
-def _tgz(path, entries: dict[str, bytes], links: dict[str, str] = {}) -> None:
+def _tgz(path, entries: dict[str, bytes], links: dict[str, str] | None = None) -> None:
     with tarfile.open(path, "w:gz") as tar:
         for name, data in entries.items():
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
-        for name, target in links.items():
+        for name, target in (links or {}).items():
             info = tarfile.TarInfo(name)
             info.type, info.linkname = tarfile.SYMTYPE, target
             tar.addfile(info)

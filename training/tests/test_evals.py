@@ -118,7 +118,7 @@ def test_batched_scoring_equals_one_row_at_a_time(tiny):
              for n, t, g, a in [(5, 7, 4, None), (30, 3, 3, _adapter(backend.cfg, 1)),
                                 (12, 12, 6, _adapter(backend.cfg, 2, 3)), (1, 1, 1, None)]]
     together = score_batch(backend, items, stop_ids={3})
-    for it, s in zip(items, together):
+    for it, s in zip(items, together, strict=True):
         alone = score_batch(backend, [it], stop_ids={3})[0]
         assert s.nll_sum == pytest.approx(alone.nll_sum, rel=1e-4) and s.generated == alone.generated
         # teacher forcing by hand, no cache
@@ -129,8 +129,8 @@ def test_batched_scoring_equals_one_row_at_a_time(tiny):
         lp = torch.log_softmax(logits[0, len(it.prompt) - 1:-1], -1)
         assert s.nll_sum == pytest.approx(float(-lp.gather(-1, torch.tensor(it.target)[:, None]).sum()), rel=1e-4)
         assert len(s.generated) <= it.gen_len
-    assert [s.nll_sum for s in score_all(backend, items, {3}, max_rows=2)] == pytest.approx([s.nll_sum for s in together],
-                                                                                          rel=1e-4)
+    capped = score_all(backend, items, {3}, max_rows=2)
+    assert [s.nll_sum for s in capped] == pytest.approx([s.nll_sum for s in together], rel=1e-4)
 
 
 def test_shared_prefix_scoring_equals_plain(tiny):
@@ -143,7 +143,7 @@ def test_shared_prefix_scoring_equals_plain(tiny):
                                 (2, 2, 2, _adapter(backend.cfg, 8))]]
     items.append(Item([5] * 50, [6, 7], 2, None))  # long, but shares nothing
     shared = score_all(backend, items, {3}, min_shared=16)
-    for it, s in zip(items, shared):
+    for it, s in zip(items, shared, strict=True):
         alone = score_batch(backend, [it], {3})[0]
         assert s.nll_sum == pytest.approx(alone.nll_sum, rel=1e-4) and s.generated == alone.generated
 
@@ -152,7 +152,8 @@ class StubProvider:
     """text -> a deterministic random adapter per text (stands in for a hypernetwork)."""
 
     def __init__(self, cfg, salt: int):
-        self.cfg, self.salt, self.calls = cfg, salt, []
+        self.cfg, self.salt = cfg, salt
+        self.calls: list[str] = []
         self.label, self.seconds = f"stub{salt}", 0.0
 
     def __call__(self, text: str):
@@ -171,7 +172,7 @@ def test_evaluate_report_schema(tiny):
     assert res["n_skills"] == 4
     assert list(res["conditions"]) == [c for c in CONDITIONS if c != "t2l_baseline"]
     assert res["skipped"] == {"t2l_baseline": "no --t2l-checkpoint given"}
-    for c, row in res["conditions"].items():
+    for row in res["conditions"].values():
         assert set(row) >= {"nll", "bpb", "f1", "rougeL"} and all(math.isfinite(row[m]) for m in ("nll", "bpb"))
         assert row["n_tasks"] == 8
     pairs = {(c["a"], c["b"]) for c in res["comparisons"]}
@@ -195,7 +196,7 @@ def test_ort_backend_matches_torch(tiny):
     items = [Item([rng.randrange(4, 384) for _ in range(n)], [rng.randrange(4, 384) for _ in range(5)], 4,
                   _adapter(backend.cfg, n) if n % 2 else None) for n in (3, 9, 20)]
     a, b = score_batch(backend, items, {3}), score_batch(ort, items, {3})
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         assert x.nll_sum == pytest.approx(y.nll_sum, rel=1e-4) and x.generated == y.generated
 
 

@@ -65,9 +65,11 @@ def test_cli_all_eight_conditions(tmp_path):
     out = tmp_path / "e.json"
     repo = Path(__file__).resolve().parents[2]
     assert eval_main(["--bundle", str(repo / "tests/fixtures/bundle-hyper"), "--skills", str(skills), "--out", str(out),
-                      "--stage1-checkpoint", str(tmp_path / "s1"), "--t2l-checkpoint", str(tmp_path / "t2l" / "ckpt.pt"),
+                      "--stage1-checkpoint", str(tmp_path / "s1"),
+                      "--t2l-checkpoint", str(tmp_path / "t2l" / "ckpt.pt"),
                       "--max-answer-tokens", "8", "--max-gen-tokens", "4", "--no-per-task"]) == 0
     res = json.loads(out.read_text())
     assert list(res["conditions"]) == list(CONDITIONS) and res["skipped"] == {}
-    assert {("stage1_only", "parametric"), ("t2l_baseline", "parametric")} <= {(c["a"], c["b"]) for c in res["comparisons"]}
+    pairs = {(c["a"], c["b"]) for c in res["comparisons"]}
+    assert {("stage1_only", "parametric"), ("t2l_baseline", "parametric")} <= pairs
     assert "per_task" not in res

@@ -10,8 +10,14 @@ import pytest
 import torch
 
 from pskills_train.export.bundle import random_model
-from pskills_train.hyper.compile import (batch_adapters, chunk_spans, compile_ids, compile_skill, encode_ids,
-                                         encode_states)
+from pskills_train.hyper.compile import (
+    batch_adapters,
+    chunk_spans,
+    compile_ids,
+    compile_skill,
+    encode_ids,
+    encode_states,
+)
 from pskills_train.hyper.config import HyperConfig, NetConfig
 from pskills_train.hyper.examples import Stage1Builder, chat_example, render_chat, sections
 from pskills_train.hyper.net import build_hypernet, perturb
@@ -208,7 +214,7 @@ def test_assistant_only_labels(tiny):
             {"role": "assistant", "content": "Merge the branch."}]
     ex = chat_example(tok, CHAT_TEMPLATE, msgs, [5, 6], max_seq=1000)
     ids = ex.prompt + ex.target
-    labelled = tok.decode([t for t, keep in zip(ids, ex.labels_mask) if keep], skip_special_tokens=False)
+    labelled = tok.decode([t for t, keep in zip(ids, ex.labels_mask, strict=True) if keep], skip_special_tokens=False)
     assert labelled == "Check the tests first.<|im_end|>Merge the branch.<|im_end|>"
     assert ex.labels_mask[0] == 0
     # the direct rendering of our template is what jinja2 renders
@@ -239,7 +245,7 @@ def test_training_reduces_loss_and_resume_is_exact(tiny, tmp_path):
     resumed = trainer("b", resume=True)
     assert resumed.step == 2
     resumed.fit(progress=False)
-    for (k, v), (_, w) in zip(straight.net.state_dict().items(), resumed.net.state_dict().items()):
+    for (k, v), (_, w) in zip(straight.net.state_dict().items(), resumed.net.state_dict().items(), strict=True):
         assert torch.equal(v, w), k
     lines = [json.loads(x) for x in (tmp_path / "b" / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in lines] == [3, 4]
@@ -263,7 +269,8 @@ def test_stage2_starts_from_stage1_and_runs(tiny, tmp_path):
                           {"role": "assistant", "content": "Check the tests first."}],
              "provenance": {"synth": "test"}}] * 3
     s2 = HyperTrainer(cfg, 2, base=base, train_items=traj, val_items=traj)
-    assert all(torch.equal(a, b) for a, b in zip(s1.net.state_dict().values(), s2.net.state_dict().values()))
+    same = zip(s1.net.state_dict().values(), s2.net.state_dict().values(), strict=True)
+    assert all(torch.equal(a, b) for a, b in same)
     rec = s2.fit(progress=False)
     assert "val_loss_chat" in rec and rec["step"] == 2
     ck = torch.load(tmp_path / "s2" / "ckpt.pt", weights_only=False)

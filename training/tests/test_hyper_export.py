@@ -14,7 +14,8 @@ import torch
 from pskills_train.export.bundle import random_model, write_bundle
 from pskills_train.export.manifest import BundleSpec, hypernet_output_names
 from pskills_train.hyper.config import NetConfig
-from pskills_train.hyper.export import check_hypernet_graph, export_hypernet, main as export_main, write_hyper_bundle
+from pskills_train.hyper.export import check_hypernet_graph, export_hypernet, write_hyper_bundle
+from pskills_train.hyper.export import main as export_main
 from pskills_train.hyper.net import build_hypernet, perturb
 from pskills_train.hyper.train import HyperTrainer
 from pskills_train.tokenizer import CHAT_TEMPLATE, synthetic_corpus, tokenizer_config
@@ -62,7 +63,7 @@ def test_onnx_matches_pytorch(tiny, tmp_path, kind):
         got = sess.run(None, {"states": states.numpy(), "mask": mask.numpy()})
         with torch.no_grad():
             want = net(states, mask)
-        for name, arr in zip(names, got):
+        for name, arr in zip(names, got, strict=True):
             ab, m = name.split(".")
             ref = want[m][0 if ab == "A" else 1][0].numpy()
             assert arr.shape == ref.shape
@@ -87,7 +88,8 @@ def test_both_kinds_share_the_bundle_io_and_bytes_are_deterministic(tiny, base_b
         assert m["lora"]["default_rank"] == 2 and m["training_card"]["hypernet"] == {"steps": 0}
         assert set(m["files"]) == set(files) - {"bundle.json"}
         sess = ort.InferenceSession(str(outs[0] / "hypernet.onnx"), providers=["CPUExecutionProvider"])
-        manifests[kind] = ([(i.name, i.shape) for i in sess.get_inputs()], [(o.name, o.shape) for o in sess.get_outputs()])
+        manifests[kind] = ([(i.name, i.shape) for i in sess.get_inputs()],
+                           [(o.name, o.shape) for o in sess.get_outputs()])
     assert manifests["perceiver"] == manifests["t2l"]
     # the base bundle's own files are copied unchanged
     base = json.loads((base_bundle / "bundle.json").read_text())
@@ -127,14 +129,15 @@ def test_fixture_oracle_through_onnxruntime():
         assert [list(s) for s in chunk_spans(case["n"], case["token_budget"], case["chunk_overlap"])] == case["chunks"]
     for skill in oracle["skills"]:
         chunks = []
-        for (s, e), last in zip(skill["chunks"], skill["chunk_last_state"]):
+        for (s, e), last in zip(skill["chunks"], skill["chunk_last_state"], strict=True):
             m = e - s
             feeds = {"input_ids": np.array([skill["ids"][s:e]], dtype=np.int64),
                      "attention_mask": np.ones((1, m), dtype=np.int64),
                      "position_ids": np.arange(m, dtype=np.int64)[None]}
             for i in range(arch["layers"]):
                 for kv in ("key", "value"):
-                    feeds[f"past_key_values.{i}.{kv}"] = np.zeros((1, arch["kv_heads"], 0, arch["head_dim"]), np.float32)
+                    empty = np.zeros((1, arch["kv_heads"], 0, arch["head_dim"]), np.float32)
+                    feeds[f"past_key_values.{i}.{kv}"] = empty
             for t in manifest["lora"]["targets"]:
                 for i in manifest["lora"]["layers"]:
                     feeds[f"lora.{i}.{t['module']}.A"] = np.zeros((1, t["d_in"], 0), np.float32)
@@ -142,7 +145,7 @@ def test_fixture_oracle_through_onnxruntime():
             states = lm.run(["hidden_states"], feeds)[0]
             assert rel_err(states[0, -1], np.array(last, np.float32)) < 1e-4
             out = hyper.run(None, {"states": states, "mask": np.ones((1, m), np.float32)})
-            chunks.append(dict(zip([o.name for o in hyper.get_outputs()], out)))
+            chunks.append(dict(zip([o.name for o in hyper.get_outputs()], out, strict=True)))
         k = len(chunks)
         for j, layer in enumerate(manifest["lora"]["layers"]):
             for mod in modules:
@@ -164,8 +167,11 @@ def test_committed_fixture_is_what_the_script_makes(tmp_path):
     fresh, committed = (json.loads((d / "bundle.json").read_text()) for d in (tmp_path / "b", FIXTURE))
     assert fresh == committed
     new, old = (json.loads((d / "oracle.json").read_text()) for d in (tmp_path / "b", FIXTURE))
-    assert [(s["text"], s["ids"], s["chunks"]) for s in new["skills"]] == [(s["text"], s["ids"], s["chunks"]) for s in old["skills"]]
-    for a, b in zip(new["skills"], old["skills"]):
+    def inputs(oracle):
+        return [(s["text"], s["ids"], s["chunks"]) for s in oracle["skills"]]
+
+    assert inputs(new) == inputs(old)
+    for a, b in zip(new["skills"], old["skills"], strict=True):
         for key, want in b["adapter"].items():
             for ab in "AB":
                 assert rel_err(np.array(a["adapter"][key][ab]), np.array(want[ab])) < 1e-5
@@ -190,7 +196,8 @@ def test_ablations_ship_beside_the_hypernet(tiny, base_bundle, tmp_path):
     feeds = {"states": np.random.default_rng(0).standard_normal((1, 5, lm.cfg.hidden_size), dtype=np.float32),
              "mask": np.ones((1, 5), np.float32)}
     main_out = ort.InferenceSession(str(out / "hypernet.onnx"), providers=["CPUExecutionProvider"]).run(None, feeds)
-    abl_out = ort.InferenceSession(str(out / "hypernet-t2l_baseline.onnx"), providers=["CPUExecutionProvider"]).run(None, feeds)
+    abl = ort.InferenceSession(str(out / "hypernet-t2l_baseline.onnx"), providers=["CPUExecutionProvider"])
+    abl_out = abl.run(None, feeds)
     assert not np.allclose(main_out[0], abl_out[0])
     with pytest.raises(ValueError, match="expected one of"):
         write_hyper_bundle(base_bundle, nets["perceiver"], tmp_path / "c", BUDGET, 4, {},

@@ -64,7 +64,7 @@ def test_graph_io_follows_the_bundle_contract(exported):
 def test_onnxruntime_matches_pytorch(exported, past, rank):
     lm, sess = exported
     f = example_feeds(CFG, batch=3, seq=4, past=past, rank=rank, seed=past * 10 + rank)
-    for name, ref, got in zip(graph_names(CFG).outputs, torch_run(lm, f), ort_run(sess, f)):
+    for name, ref, got in zip(graph_names(CFG).outputs, torch_run(lm, f), ort_run(sess, f), strict=True):
         assert got.shape == tuple(ref.shape), name
         assert np.abs(got - ref.numpy()).max() < TOL, name
 
@@ -76,7 +76,8 @@ def test_cached_decoding_in_onnxruntime_equals_uncached(exported):
     rows = [None] + [{(i, m): (torch.randn(CFG.lora_dims(m)[0], r, generator=g) * 0.3,
                                torch.randn(r, CFG.lora_dims(m)[1], generator=g) * 0.3)
                       for i in range(CFG.num_layers) for m in CFG.lora_targets} for r in (8, 3)]
-    lora = {f"lora.{i}.{m}.{ab}": t for (i, m), pair in stack_rows(CFG, rows).items() for ab, t in zip("AB", pair)}
+    lora = {f"lora.{i}.{m}.{ab}": t
+            for (i, m), pair in stack_rows(CFG, rows).items() for ab, t in zip("AB", pair, strict=True)}
     empty_past = {k: v for k, v in example_feeds(CFG, 3, 1, 0, 0).items() if k.startswith("past_key_values.")}
 
     full = ort_run(sess, {"input_ids": ids, "attention_mask": mask, "position_ids": pos, **empty_past, **lora})
@@ -86,7 +87,7 @@ def test_cached_decoding_in_onnxruntime_equals_uncached(exported):
     steps = [out[0]]
     n_kv = 2 * CFG.num_layers
     for t in range(prefill, ids.shape[1]):
-        past = {name: torch.from_numpy(a) for name, a in zip(list(empty_past), out[1:1 + n_kv])}
+        past = {name: torch.from_numpy(a) for name, a in zip(list(empty_past), out[1:1 + n_kv], strict=True)}
         out = ort_run(sess, {"input_ids": ids[:, t:t + 1], "attention_mask": mask[:, :t + 1],
                              "position_ids": pos[:, t:t + 1], **past, **lora})
         steps.append(out[0])

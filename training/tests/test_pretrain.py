@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import math
+import os
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -99,7 +100,7 @@ def test_schedule_and_config_checks(setup):
     cfg = _cfg(setup)
     lrs = [lr_at(s, cfg.optim, 100) for s in range(100)]
     assert lrs[0] == pytest.approx(cfg.optim.lr / 5) and lrs[4] == pytest.approx(cfg.optim.lr)
-    assert all(a >= b for a, b in zip(lrs[4:], lrs[5:])) and lrs[-1] > cfg.optim.min_lr
+    assert all(a >= b for a, b in pairwise(lrs[4:])) and lrs[-1] > cfg.optim.min_lr
     assert lr_at(100, cfg.optim, 100) == pytest.approx(cfg.optim.min_lr)
     with pytest.raises(ValueError, match="multiple of micro_batch"):
         cfg.check(world=3)
@@ -132,7 +133,8 @@ def test_a_second_phase_continues_an_earlier_run(setup, tmp_path):
     raw["run"].update(out=str(tmp_path / "p2"), init_from=str(tmp_path / "p1"), max_steps=10)
     second = Pretrainer(PretrainConfig.from_dict(raw), Dist(), resume=False)
     assert (second.step, second.position, second.start) == (6, 48, 6)
-    assert all(torch.equal(a, b) for a, b in zip(second.model.state_dict().values(), first.model.state_dict().values()))
+    same = zip(second.model.state_dict().values(), first.model.state_dict().values(), strict=True)
+    assert all(torch.equal(a, b) for a, b in same)
     assert second.phases[0]["to_step"] == 6 and second.phases[0]["config"]["optim"]["schedule"] == "cosine"
     second.fit()
     rows = [json.loads(ln) for ln in (tmp_path / "p2/metrics.jsonl").read_text().splitlines()]

@@ -9,7 +9,8 @@ import pytest
 
 from pskills_train.skillworld.check import SpecError, check
 
-CASES = json.loads((Path(__file__).resolve().parents[2] / "tests/fixtures/skillworld/checker-cases.json").read_text())["cases"]
+CASE_FILE = Path(__file__).resolve().parents[2] / "tests/fixtures/skillworld/checker-cases.json"
+CASES = json.loads(CASE_FILE.read_text())["cases"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

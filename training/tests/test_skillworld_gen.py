@@ -15,7 +15,7 @@ from pskills_train.data.skill_md import parse_skill_md
 from pskills_train.skillworld import FAMILIES, LENGTH_BUCKETS, TEST_ONLY_FAMILIES, check, generate, load
 from pskills_train.skillworld.__main__ import main
 from pskills_train.skillworld.filler import DEFAULT_CORPUS, DEFAULT_FIXTURE
-from pskills_train.skillworld.world import _filler, DEFAULT_TOKENIZER
+from pskills_train.skillworld.world import DEFAULT_TOKENIZER, _filler
 
 FIXTURE = DEFAULT_FIXTURE
 TOLERANCE = 0.10
@@ -187,7 +187,8 @@ def test_cli_writes_a_world_and_refuses_a_foreign_folder(tmp_path: Path, capsys)
     assert len(world.skills) == 7 and len(world.tasks) == 28
     assert (out / "skills" / world.skills[0].name / "SKILL.md").read_text() == world.skills[0].text
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["seed"] == 5 and manifest["lexicon"]["pool"] == "test" and len(manifest["lexicon"]["pool_hash"]) == 64
+    assert manifest["seed"] == 5 and manifest["lexicon"]["pool"] == "test"
+    assert len(manifest["lexicon"]["pool_hash"]) == 64
     assert main(args + ["--n", "3"]) == 0  # replaces its own earlier output
     assert len(load(out).skills) == 3
     foreign = tmp_path / "foreign"

@@ -24,7 +24,8 @@ REPO = Path(__file__).resolve().parents[2]
 SKILL = skill_from_text("---\nname: tidy\ndescription: Tidy a git branch.\n---\n## Steps\n"
                         "1. Fetch main.\n2. Rebase the branch on main with autosquash.\n3. Run the tests again.\n")
 GOOD = {"messages": [{"role": "user", "content": "How do I tidy my branch?"},
-                     {"role": "assistant", "content": "Fetch main, rebase the branch on main with autosquash, then run the tests."}]}
+                     {"role": "assistant",
+                      "content": "Fetch main, rebase the branch on main with autosquash, then run the tests."}]}
 
 
 @pytest.mark.parametrize("item,reason", [
@@ -64,7 +65,8 @@ class _Stub(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["content-length"])))
         _Stub.seen.append({"path": self.path, "auth": self.headers.get("authorization"), "body": body})
         status, content = _Stub.replies.pop(0)
-        out = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}) if status == 200 else content
+        reply = {"choices": [{"message": {"role": "assistant", "content": content}}]}
+        out = json.dumps(reply) if status == 200 else content
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.end_headers()
@@ -93,7 +95,8 @@ def test_stub_endpoint_good_garbage_and_errors(stub):
     t = rep.trajectories[0]
     assert (t.synthesizer, t.model, t.endpoint, t.seed, t.skill) == ("llm", "m1", stub, 3, "tidy")
     assert _Stub.seen[0]["path"] == "/v1/chat/completions" and _Stub.seen[0]["auth"] == "Bearer k"
-    assert _Stub.seen[0]["body"]["model"] == "m1" and "Rebase the branch" in _Stub.seen[0]["body"]["messages"][0]["content"]
+    body = _Stub.seen[0]["body"]
+    assert body["model"] == "m1" and "Rebase the branch" in body["messages"][0]["content"]
     assert synth.synthesize(SKILL) == [] and "not JSON" in synth.reports[-1][1].rejections[0].reason
     rep = synth.synthesize_report(SKILL)
     assert not rep.http_ok and rep.rejections[0].reason.startswith("HTTP 500")
@@ -109,6 +112,7 @@ def _start_studio(data_dir: Path):
         pytest.skip("node_modules missing: run `npm ci` in the repo root first (CI does, before pytest)")
     proc = subprocess.Popen(["node", "bin/pskills.mjs", "serve", "--port", "0", "--json", "--data-dir", str(data_dir)],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
     line = proc.stdout.readline()
     if not line:
         proc.kill()

@@ -7,8 +7,16 @@ import json
 import pytest
 import torch
 
-from pskills_train.synth import (TemplateSynthesizer, Trajectory, find_sections, load_skills, read_jsonl, section_kind,
-                                 skill_from_text, write_jsonl)
+from pskills_train.synth import (
+    TemplateSynthesizer,
+    Trajectory,
+    find_sections,
+    load_skills,
+    read_jsonl,
+    section_kind,
+    skill_from_text,
+    write_jsonl,
+)
 from pskills_train.synth.__main__ import main as synth_main
 
 torch.set_num_threads(1)

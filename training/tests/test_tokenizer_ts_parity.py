@@ -46,7 +46,8 @@ def test_python_and_typescript_ids_agree_on_the_held_out_skills(tmp_path):
     script = tmp_path / "ids.mts"
     script.write_text(TS.replace("__TOKENIZER_TS__", (ROOT / "main/engine/tokenizer.ts").as_uri()))
     tok_file, cfg_file = BUNDLE / manifest["tokenizer"]["file"], BUNDLE / manifest["tokenizer"]["config"]
-    res = subprocess.run(["node", "--import", "tsx", str(script), str(tok_file), str(cfg_file), str(tmp_path / "texts.json")],
+    res = subprocess.run(["node", "--import", "tsx", str(script), str(tok_file), str(cfg_file),
+                          str(tmp_path / "texts.json")],
                          cwd=ROOT, capture_output=True, text=True, check=False)
     assert res.returncode == 0, res.stderr[-2000:]
     ts_ids = json.loads(res.stdout)

@@ -6,6 +6,7 @@ Shared by the pretraining and hypernetwork configs; keys starting with "_" are c
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from .data.config import REPO
 
 
-def read_config(path: str | Path, overrides: list[str] = ()) -> dict[str, Any]:
+def read_config(path: str | Path, overrides: Sequence[str] = ()) -> dict[str, Any]:
     """The JSON file with each override applied; a value is JSON when it parses, else a string."""
     raw = json.loads(Path(path).read_text())
     for item in overrides:

@@ -25,7 +25,7 @@ class CorpusConfig:
     workers: int = 2
 
     @classmethod
-    def load(cls, path: str | Path) -> "CorpusConfig":
+    def load(cls, path: str | Path) -> CorpusConfig:
         raw = json.loads(Path(path).read_text())
         known = {f.name for f in fields(cls)}
         unknown = sorted(k for k in raw if k not in known and not k.startswith("_"))

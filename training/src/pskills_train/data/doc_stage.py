@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from multiprocessing import Pool
 from pathlib import Path
+from typing import Any, cast
 
 from tqdm import tqdm
 
@@ -49,7 +50,7 @@ def _extractor_key(pkg: DebPackage, files: list[DocFile]) -> str:
     h = hashlib.sha256(pkg.deb.name.encode())
     h.update("\n".join(f"{f.rel}:{f.kind}" for f in files).encode())
     for mod in _EXTRACTOR_SOURCES:
-        h.update(_code_of(Path(mod.__file__)).encode())
+        h.update(_code_of(Path(str(mod.__file__))).encode())
     return h.hexdigest()[:16]
 
 
@@ -60,7 +61,7 @@ def _code_of(path: Path) -> str:
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and \
                 isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            node.body = body[1:]
+            cast(Any, node).body = body[1:]  # any node kind with a body
     return ast.dump(tree)
 
 
@@ -90,7 +91,7 @@ def extract_packages(pkgs: list[DebPackage], skip: list[str], cache: Path, worke
                 docs = _load(path)
             else:
                 docs = []
-                for f, pars in zip(files, pool.imap(_work, files, chunksize=8)):
+                for f, pars in zip(files, pool.imap(_work, files, chunksize=8), strict=True):
                     bar.update(1)
                     if pars:
                         docs.append((f.rel, pars))

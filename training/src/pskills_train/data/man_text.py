@@ -11,6 +11,7 @@ import gzip
 import re
 import shutil
 import subprocess
+from itertools import pairwise
 
 DROP_SECTIONS = frozenset(("SYNOPSIS", "SEE ALSO", "COLOPHON", "AUTHOR", "AUTHORS", "COPYRIGHT",
                            "REPORTING BUGS", "INDEX", "SOURCE", "LICENSE"))
@@ -40,11 +41,12 @@ def man_paragraphs(text: str) -> list[str]:
         return []
     first, last = body[0], body[-1]  # "LS(1)  User Commands  LS(1)" and the date/version footer
     pars: list[str] = []
-    section, block = "", []
+    section = ""
+    block: list[str] = []
 
     def flush() -> None:
         if section not in DROP_SECTIONS and block:
-            nofill = any(_indent(a) == _indent(b) for a, b in zip(block, block[1:]))
+            nofill = any(_indent(a) == _indent(b) for a, b in pairwise(block))
             if not nofill:
                 pars.extend(ln.strip() for ln in block)
         block.clear()

@@ -76,6 +76,13 @@ def unsafe_reason(path: str) -> str | None:
     return None
 
 
+def _read(tar: tarfile.TarFile, m: tarfile.TarInfo) -> bytes:
+    f = tar.extractfile(m)
+    if f is None:  # the callers pass regular files only
+        raise ValueError(f"{m.name}: not a regular file")
+    return f.read()
+
+
 def _decode(data: bytes) -> tuple[str | None, str | None]:
     if b"\0" in data:
         return None, f"binary file (NUL byte at offset {data.index(0)})"
@@ -97,11 +104,11 @@ def read_skills(tgz: Path) -> PackedSkills:
         prefix = next(iter(tops)) if len(tops) == 1 and next(iter(tops)).endswith("/") else ""
         pkg_json: dict = {}
         out = PackedSkills(None, None, None)
-        for m, path in zip(members, paths):  # archive order, as tgz.ts: the first of two twins wins
+        for m, path in zip(members, paths, strict=True):  # archive order, as tgz.ts: the first of two twins wins
             rel = path.removeprefix(prefix)
             is_skill = rel.rsplit("/", 1)[-1].lower() == "skill.md"
             if rel == "package.json" and m.isfile():
-                pkg_json = json.loads(tar.extractfile(m).read().decode("utf-8", errors="replace"))
+                pkg_json = json.loads(_read(tar, m).decode("utf-8", errors="replace"))
             if not is_skill:
                 continue
             if m.issym() or m.islnk():
@@ -109,9 +116,9 @@ def read_skills(tgz: Path) -> PackedSkills:
             elif m.isfile() and m.size > MAX_SKILL_BYTES:
                 out.skipped.append((rel, f"file over 1 MiB ({m.size} bytes)"))
             elif m.isfile():
-                text, why = _decode(tar.extractfile(m).read())
-                if why:
-                    out.skipped.append((rel, why))
+                text, why = _decode(_read(tar, m))
+                if text is None:
+                    out.skipped.append((rel, why or "unreadable"))
                 else:
                     out.skills[rel] = text
     lic = pkg_json.get("license") or (pkg_json.get("licenses") or [None])[0]

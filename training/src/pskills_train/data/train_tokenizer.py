@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from ..tokenizer import train_bpe, tokenizer_config
+from ..tokenizer import tokenizer_config, train_bpe
 from .shards import TRAIN_SPLITS, read_texts
 
 DEFAULT_VOCAB = 8192

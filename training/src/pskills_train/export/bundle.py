@@ -14,7 +14,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from ..tokenizer import SPECIAL_TOKENS, synthetic_corpus, tokenizer_config, trai
 from .manifest import MANIFEST, BundleSpec, build_manifest, expand_names, file_table
 from .onnx_lm import LMExportConfig, export_lm
 from .staging import staged_folder
+
 
 @dataclass(frozen=True)
 class RandomConfig:
@@ -108,7 +109,7 @@ def check_graph(path: Path, manifest: dict[str, Any]) -> None:
 def created_now() -> str:
     """ISO time; SOURCE_DATE_EPOCH (the reproducible-builds convention) pins it."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    t = datetime.fromtimestamp(int(epoch), timezone.utc) if epoch else datetime.now(timezone.utc)
+    t = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -14,6 +14,7 @@ import argparse
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +36,10 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def training_card(cfg: PretrainConfig, rows: list[dict[str, Any]], phases: list[dict[str, Any]] = ()) -> dict[str, Any]:
-    """`phases`: the earlier runs this one continued (run.init_from), each {config, from_step, to_step}."""
+def training_card(cfg: PretrainConfig, source: str | Path, rows: list[dict[str, Any]],
+                  phases: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """`source`: the config file `cfg` was loaded from; `phases`: the earlier runs this one continued
+    (run.init_from), each {config, from_step, to_step}."""
     evals = [r for r in rows if "val_bpb_docs_val" in r]
     if not evals:
         raise ValueError("metrics.jsonl has no evaluation rows")
@@ -51,7 +54,7 @@ def training_card(cfg: PretrainConfig, rows: list[dict[str, Any]], phases: list[
         seconds += (r["step"] - prev) * step_tokens / max(r["tokens_per_s"], 1e-9)
         prev = r["step"]
     baseline = subprocess.run([sys.executable, "-m", "pskills_train.train.compress_baseline", "--config",
-                               str(cfg.source)], check=True, capture_output=True, text=True).stdout
+                               str(source)], check=True, capture_output=True, text=True).stdout
     return {
         "kind": "pretrained",
         "config": cfg.to_dict(),
@@ -75,7 +78,8 @@ def training_card(cfg: PretrainConfig, rows: list[dict[str, Any]], phases: list[
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pskills_train.export.default_bundle", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m pskills_train.export.default_bundle",
+                                 description=__doc__.split("\n")[0])
     ap.add_argument("--config", required=True, type=Path, help="the pretrain config the run used")
     ap.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE", help="as pretrain's --set")
     ap.add_argument("--out", required=True, type=Path)
@@ -83,18 +87,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--created", help="ISO 8601 time (default: now, or SOURCE_DATE_EPOCH)")
     ap.add_argument("--force", action="store_true", help="replace --out if it exists")
     ap.add_argument("--lora-targets", default=",".join(LORA_MODULES), metavar="q,v,...",
-                    help=f"modules whose LoRA factors lm.onnx takes as inputs (default: all of {','.join(LORA_MODULES)})")
+                    help="modules whose LoRA factors lm.onnx takes as inputs "
+                         f"(default: all of {','.join(LORA_MODULES)})")
     a = ap.parse_args(argv)
 
     cfg = PretrainConfig.load(a.config, a.set)
-    cfg.source = a.config
     run = cfg.run.out_path()
     lm = load_hf(run / "model", lora_targets=tuple(t for t in a.lora_targets.split(",") if t)).eval()
     tok_file = cfg.data.path("tokenizer")
     tok = Tokenizer.from_file(str(tok_file))
     tcfg = json.loads((tok_file.parent / "tokenizer_config.json").read_text())
     phases = load_checkpoint(run).get("phases", []) if (run / CKPT).exists() else []
-    card = training_card(cfg, read_metrics(run / "metrics.jsonl"), phases)
+    card = training_card(cfg, a.config, read_metrics(run / "metrics.jsonl"), phases)
     spec = BundleSpec(id=a.id, created=a.created or created_now(), default_rank=DEFAULT_RANK, alpha=float(DEFAULT_RANK),
                       token_budget=cfg.data.seq_len, chunk_overlap=cfg.data.seq_len // 8,
                       training_card={"model": lm.cfg.to_dict(), **card})

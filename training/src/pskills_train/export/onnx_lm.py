@@ -11,8 +11,9 @@ Outputs  logits [batch, sequence_length, vocab]
 
 The LoRA scale is folded into A/B by the feeder (see model/lora.py); lora_rank may be 0 and
 past_sequence_length may be 0 (prefill). `LMExportConfig.lora_inputs=False` drops the lora.* inputs
-(same weights, plain graph): the baseline the engine benchmark compares LoRA decoding against. Uses the TorchScript exporter (dynamo=False): it needs no
-onnxscript and keeps every dimension above symbolic when traced with nonzero sizes.
+(same weights, plain graph): the baseline the engine benchmark compares LoRA decoding against. Uses the
+TorchScript exporter (dynamo=False): it needs no onnxscript and keeps every dimension above symbolic when
+traced with nonzero sizes.
 """
 
 from __future__ import annotations

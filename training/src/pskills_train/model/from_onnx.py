@@ -65,7 +65,8 @@ def load_onnx_lm(bundle: str | Path) -> LlamaLM:
         raise ValueError(f"{path}: no weights for {missing[:4]}{' …' if len(missing) > 4 else ''}")
     for k, v in own.items():
         if tuple(state[k].shape) != tuple(v.shape):
-            raise ValueError(f"{path}: {k} has shape {tuple(state[k].shape)}, the bundle's config says {tuple(v.shape)}")
+            raise ValueError(f"{path}: {k} has shape {tuple(state[k].shape)}, "
+                             f"the bundle's config says {tuple(v.shape)}")
     lm.load_state_dict({k: state[k] for k in own})
     return lm.eval()
 

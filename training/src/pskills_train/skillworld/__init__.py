@@ -7,8 +7,8 @@
 """
 
 from .check import SpecError, check, normalize, parse_call
-from .families import FAMILIES, TEST_ONLY_FAMILIES, TOOL_FAMILIES
 from .document import DEPTHS, LENGTH_BUCKETS
+from .families import FAMILIES, TEST_ONLY_FAMILIES, TOOL_FAMILIES
 from .lexicon import pool_of
 from .world import SPLITS, SwSkill, Task, World, generate, load, write_world
 

@@ -116,8 +116,8 @@ def format_rule(c: Ctx) -> Rule:
     def answer(items: list[str]) -> tuple[str, dict]:
         s = lit(items[0])
         if variant == "json_key":
-            return f'{{"{key}": "{items[0]}"}}', {"kind": "regex", "pattern": f'^\\{{\\s*"{key}"\\s*:\\s*"{s}"\\s*\\}}$',
-                                                  "flags": "i"}
+            pattern = f'^\\{{\\s*"{key}"\\s*:\\s*"{s}"\\s*\\}}$'
+            return f'{{"{key}": "{items[0]}"}}', {"kind": "regex", "pattern": pattern, "flags": "i"}
         if variant == "label_line":
             return f"{label}: {items[0]}", {"kind": "regex", "pattern": f"^{label}: *{s}\\.?$"}
         if variant == "tag_wrap":

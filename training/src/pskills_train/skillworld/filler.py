@@ -149,7 +149,7 @@ class Filler:
         texts = [s.heading or "" for s in sections] + [b for s in sections for b in s.blocks]
         counts = [len(e.ids) for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
         heads, blocks = counts[:len(sections)], iter(counts[len(sections):])
-        for s, h in zip(sections, heads):
+        for s, h in zip(sections, heads, strict=True):
             s.head_tokens = h
             s.block_tokens = [next(blocks) for _ in s.blocks]
         self.sides = {side: [s for s in sections if docs[s.doc].side == side] for side in ("train", "heldout")}
@@ -168,7 +168,8 @@ class Filler:
             h.update(f"{d.side}\x1f{d.path}\x1f{hashlib.sha256(d.text.encode()).hexdigest()}\n".encode())
         return h.hexdigest()
 
-    def compose(self, rng: random.Random, side: str, budget: int, slack: int = 0) -> tuple[list[str], list[int], list[str]]:
+    def compose(self, rng: random.Random, side: str, budget: int,
+                slack: int = 0) -> tuple[list[str], list[int], list[str]]:
         """Filler sections (markdown), their token counts and their source paths: about `budget` tokens,
         at most budget + slack.
 
@@ -196,7 +197,7 @@ class Filler:
                 sec = pool[idx]
                 n = sec.head_tokens + 1
                 keep = []
-                for b, t in zip(sec.blocks, sec.block_tokens):
+                for b, t in zip(sec.blocks, sec.block_tokens, strict=True):
                     if t <= MAX_BLOCK_TOKENS and n + t + 1 <= min(rest + slack, cap):
                         keep.append(b)
                         n += t + 1

@@ -19,7 +19,8 @@ from .trajectory import write_jsonl
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pskills_train.synth", description=__doc__.split("\n")[0])
-    ap.add_argument("--skills", required=True, type=Path, help="folder of SKILL.md files, or corpus split folder/.jsonl")
+    ap.add_argument("--skills", required=True, type=Path,
+                    help="folder of SKILL.md files, or corpus split folder/.jsonl")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-skills", type=int)

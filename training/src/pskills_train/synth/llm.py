@@ -25,7 +25,8 @@ PROMPT = """Here is an agent skill (a SKILL.md file):
 Write {n} realistic conversations in which a user asks for help with a task this skill covers and the \
 assistant answers by applying the skill. Stay faithful to the skill's own wording. Reply with JSON \
 only, in this shape:
-{{"trajectories": [{{"messages": [{{"role": "user", "content": "..."}}, {{"role": "assistant", "content": "..."}}]}}]}}"""
+{{"trajectories": [{{"messages": [{{"role": "user", "content": "..."}}, \
+{{"role": "assistant", "content": "..."}}]}}]}}"""
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
 

@@ -84,8 +84,9 @@ def skill_from_text(text: str, source_path: str | None = None, package: str | No
     parsed = parse_skill_md(text)
     fm = parsed.fields if not parsed.error else {}
     folder = Path(source_path).parent.name if source_path else None
-    nm = (fm.get("name") or "").strip() if isinstance(fm.get("name"), str) else ""
-    desc = fm.get("description") if isinstance(fm.get("description"), str) else ""
+    nm, desc = fm.get("name"), fm.get("description")
+    nm = nm.strip() if isinstance(nm, str) else ""
+    desc = desc if isinstance(desc, str) else ""
     body_offset = len(text) - len(parsed.body) if parsed.body and text.endswith(parsed.body) else 0
     sections = [s for s in find_sections(text) if s.start >= body_offset]
     return Skill(name=nm or name or folder or "skill", description=" ".join(desc.split()), text=text,

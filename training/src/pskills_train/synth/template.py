@@ -23,8 +23,9 @@ KIND_PATTERNS: list[tuple[str, re.Pattern[str]]] = [(k, re.compile(p)) for k, p 
                  r"|common (issues|errors|problems)|\bdon'?t\b|\bdo not\b|error handling|edge cases?|failure"),
     ("when_to_use", r"\bwhen to\b|\bwhen this\b|\bwhen you\b|\busage\b|use cases?|\btriggers?\b|\bactivat|\bapplies\b"
                     r"|\bpurpose\b|\bscope\b"),
-    ("constraints", r"constraint|\brules?\b|guardrail|requirement|limitation|\bmust\b|\bnever\b|\bpolicy\b|best practice"
-                    r"|\bprinciples?\b|\bimportant\b|\bcritical\b|\bguidelines?\b|\bconventions?\b|checklist"),
+    ("constraints", r"constraint|\brules?\b|guardrail|requirement|limitation|\bmust\b|\bnever\b|\bpolicy\b"
+                    r"|best practice|\bprinciples?\b|\bimportant\b|\bcritical\b|\bguidelines?\b"
+                    r"|\bconventions?\b|checklist"),
     ("steps", r"\bsteps?\b|workflow|instructions?|procedure|how to|process|quick ?start|getting started|\bsetup\b"
               r"|\bphase|\balgorithm\b|how it works|\bguide\b"),
 ]]
@@ -102,8 +103,8 @@ class TemplateSynthesizer:
     def _answerable(self, skill: Skill) -> list[Section]:
         """Sections with enough text of their own, skipping a title that spans the whole body."""
         top = min((s.level for s in skill.sections), default=1)
-        secs = [s for s in skill.sections
-                if not (s.level == top and sum(t.level == top for t in skill.sections) == 1 and len(skill.sections) > 1)]
+        lone_top = sum(t.level == top for t in skill.sections) == 1 and len(skill.sections) > 1
+        secs = [s for s in skill.sections if not (s.level == top and lone_top)]
         return [s for s in secs if len(clean_answer(s.body(skill.text), 10**9)) >= self.min_answer_chars]
 
     def synthesize(self, skill: Skill) -> list[Trajectory]:

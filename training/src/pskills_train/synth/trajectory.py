@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Protocol
+from typing import Any, Protocol
 
 from .skill import Skill
 
@@ -34,7 +35,7 @@ class Trajectory:
 
     @classmethod
     def for_skill(cls, skill: Skill, synthesizer: str, seed: int, messages: list[dict[str, str]], kind: str,
-                  **kw: Any) -> "Trajectory":
+                  **kw: Any) -> Trajectory:
         return cls(skill.name, skill.sha256, synthesizer, seed, messages, kind, skill.source_path, skill.package, **kw)
 
     def to_json(self) -> dict[str, Any]:
