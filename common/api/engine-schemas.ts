@@ -1,5 +1,6 @@
 // DTOs for the engine: bundle info, generation requests, streamed tokens and results.
 import { z } from 'zod';
+import { AdapterId } from './adapter-schemas';
 import { SkillName } from './skill-schemas';
 
 export const ChatMessage = z.object({
@@ -21,6 +22,18 @@ export type Sampling = z.infer<typeof Sampling>;
 
 export const MAX_NEW_TOKENS = 4096;
 
+/**
+ * The adapter a generation runs with: a stored adapter of the library (an id prefix), a skill version
+ * compiled with the current bundle (absent version = the latest; compiled on first use and cached), or
+ * the current bundle's global adapter (its newest version).
+ */
+export const AdapterChoice = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('library'), id: AdapterId }).strict(),
+  z.object({ kind: z.literal('skill'), name: SkillName, version: z.number().int().positive().optional() }).strict(),
+  z.object({ kind: z.literal('global') }).strict(),
+]);
+export type AdapterChoice = z.infer<typeof AdapterChoice>;
+
 export const GenerateInput = z
   .object({
     /** Chat messages, rendered with the bundle's chat template; or a raw prompt. */
@@ -29,6 +42,8 @@ export const GenerateInput = z
     maxTokens: z.number().int().min(1).max(MAX_NEW_TOKENS).optional(),
     stop: z.array(z.string().min(1).max(200)).max(8).optional(),
     sampling: Sampling.optional(),
+    /** Absent: the base model alone. */
+    adapter: AdapterChoice.optional(),
   })
   .strict()
   .refine((v) => (v.messages === undefined) !== (v.prompt === undefined), {
@@ -47,6 +62,8 @@ export const GenerateResult = z.object({
   ttftMs: z.number().nonnegative(),
   ms: z.number().nonnegative(),
   tokensPerSecond: z.number().nonnegative(),
+  /** The id of the adapter the request's `adapter` resolved to (null: none asked for). */
+  adapter: AdapterId.nullable().optional(),
 });
 export type GenerateResult = z.infer<typeof GenerateResult>;
 

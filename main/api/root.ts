@@ -14,6 +14,7 @@ import { BundleRegistry } from './services/bundle-registry';
 import { CompareService } from './services/compare-service';
 import { CompileService } from './services/compile-service';
 import { EngineService } from './services/engine-service';
+import { GenerationService } from './services/generation-service';
 import type { Route } from './transports/web-host';
 import { ImportService } from './services/import-service';
 import { SkillService } from './services/skill-service';
@@ -50,6 +51,8 @@ export function createStudio(opts: StudioOptions): Studio {
   const adapters = new AdapterService(adaptersRepo, bundles, adapterCache);
   const compiler = new CompileService(repo, adaptersRepo, bundles, adapterCache);
   const compare = new CompareService(repo, compiler, engine);
+  // engine.generate with the adapter the request chooses (library, skill version or global).
+  const generation = new GenerationService(engine, adaptersRepo, bundles, adapterCache, compiler);
 
   const handlers: StudioHandlers = {
     app: {
@@ -69,7 +72,7 @@ export function createStudio(opts: StudioOptions): Studio {
     engine: {
       loadBundle: (i) => engine.load(i.dir),
       info: () => engine.info(),
-      generate: (i, ctx) => engine.generate(i, ctx),
+      generate: (i, ctx) => generation.generate(i, ctx),
     },
     adapters: {
       list: () => adapters.list(),

@@ -1,14 +1,17 @@
-// The Playground in Chromium against `pskills serve`: load the tiny fixture bundle by path, generate
-// greedily with streamed output and stats, get the same text again, stop a long run, and show a bad
-// folder's error inline. The fixture is a random model: its text is gibberish, by design.
+// The Playground in Chromium against `pskills serve`: the default bundle loads on first use, load the
+// tiny fixture bundle by path, generate greedily with streamed output and stats, get the same text
+// again in a new chat, stop a long run, and show a bad folder's error inline. The fixture is a random
+// model: its text is gibberish, by design. Adapters and multi-turn chat: playground-chat.spec.ts.
 // Run: node --import tsx --test tests/e2e/playground.spec.ts
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { openStudio, ROOT, screenshot, until, type Host, type Studio } from './harness';
+import { apiCall, openStudio, ROOT, screenshot, until, type Host, type Studio } from './harness';
 
 const BUNDLE = join(ROOT, 'tests/fixtures/bundle-tiny');
+const DEFAULT_BUNDLE_ID = (JSON.parse(readFileSync(join(ROOT, 'resources/bundles/default/bundle.json'), 'utf8')) as { id: string }).id;
 const BAD_BUNDLE = join(ROOT, 'tests/fixtures/no-such-bundle');
 
 /** What the in-page watcher saw of one run: each status in order, and the output text while running. */
@@ -84,19 +87,22 @@ describe('playground in the browser', { timeout: 300_000 }, () => {
     await studio?.close();
   });
 
-  test('opens the Playground with no bundle loaded', async () => {
+  test('opening the Playground loads the default bundle, with no click', async () => {
+    assert.equal((await apiCall<{ loaded: boolean }>(host, 'engine.info', {})).loaded, false, 'nothing loaded before');
     await page.goto(host.url);
     await page.getByTestId('nav-playground').click();
-    await page.getByTestId('bundle-none').waitFor();
-    assert.ok(await page.getByTestId('gen-generate').isDisabled(), 'Generate waits for a bundle');
-    await screenshot(page, 'playground-01-empty');
+    await until(async () => (await page.getByTestId('playground-bundle').count()) > 0, 'the default bundle is loaded', 60_000);
+    assert.equal(await page.getByTestId('playground-bundle').innerText(), DEFAULT_BUNDLE_ID);
+    assert.equal(await page.getByTestId('bundle-id').innerText(), DEFAULT_BUNDLE_ID);
+    assert.equal(await page.getByTestId('bundle-hypernet').innerText(), 'yes');
+    assert.ok(await page.getByTestId('gen-generate').isEnabled(), 'ready to send');
+    await screenshot(page, 'playground-01-default');
   });
 
   test('loads the fixture bundle by path and shows its info', async () => {
     await page.getByTestId('bundle-dir').fill(BUNDLE);
     await page.getByTestId('bundle-load').click();
-    await page.getByTestId('bundle-info').waitFor();
-    assert.equal(await page.getByTestId('bundle-id').innerText(), 'tiny-random');
+    await page.getByTestId('bundle-id').filter({ hasText: /^tiny-random$/ }).waitFor(); // replaces the default bundle
     assert.equal(await page.getByTestId('bundle-family').innerText(), 'llama');
     assert.equal(await page.getByTestId('bundle-hypernet').innerText(), 'no');
     const info = await page.getByTestId('bundle-info').innerText();
@@ -134,7 +140,11 @@ describe('playground in the browser', { timeout: 300_000 }, () => {
     await screenshot(page, 'playground-03-generated');
   });
 
-  test('greedy generation is deterministic: the same text again', async () => {
+  test('greedy generation is deterministic: the same text again in a new chat', async () => {
+    assert.equal(await page.getByTestId('gen-user').inputValue(), '', 'a sent message leaves the input');
+    await page.getByTestId('chat-new').click();
+    assert.equal(await page.getByTestId('chat-transcript').count(), 0, 'New chat forgets the conversation');
+    await page.getByTestId('gen-user').fill('Write one sentence about the sea.');
     const watch = await generate(page);
     assert.deepEqual(watch.statuses, ['running', 'done']);
     assert.equal(await page.getByTestId('gen-output').innerText(), greedyText);
@@ -162,6 +172,7 @@ describe('playground in the browser', { timeout: 300_000 }, () => {
 
   test('Stop cancels a long generation', async () => {
     await setNumber(page, 'gen-max-tokens', 200);
+    await page.getByTestId('gen-user').fill('Tell a long story.');
     const watch = await generate(page, { stop: true });
     assert.deepEqual(watch.statuses, ['running', 'cancelled']);
     await page.getByTestId('gen-cancelled').waitFor();

@@ -24,7 +24,7 @@ export class StudioApp {
   readonly drafts = new DraftStore(windowStorage());
   readonly library = new Library((name) => this.forget(name));
   readonly importRun = new ImportRun(() => void this.library.refresh());
-  readonly playground = new Playground();
+  readonly playground = new Playground(() => void this.adapters.refresh());
   readonly adapters = new AdapterLibrary();
   /** The Library's "Compile selected"; new adapters refresh the adapter list (and the compiled column). */
   readonly batch = new BatchCompile(() => void this.adapters.refresh());

@@ -75,6 +75,16 @@ export class GenerationRun {
     }
   }
 
+  /** Back to no run (a new chat); ignored while one runs. */
+  reset(): void {
+    if (this.running) return;
+    this.status = 'idle';
+    this.text = '';
+    this.tokens = 0;
+    this.result = null;
+    this.error = null;
+  }
+
   stop(): void {
     if (!this.handle) return;
     this.stopping = true;

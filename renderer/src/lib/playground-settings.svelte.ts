@@ -1,7 +1,8 @@
 // The Playground's form: chat or raw prompt, sampling and limits. Empty number fields are left out
 // of the request so the engine's own defaults apply (the placeholders name them); the request is
 // checked against the contract's GenerateInput schema before it is sent.
-import { GenerateInput } from '../../../common/api/engine-schemas';
+import { GenerateInput, type AdapterChoice, type ChatMessage } from '../../../common/api/engine-schemas';
+import { chatMessages } from './chat';
 
 export type PromptMode = 'chat' | 'raw';
 
@@ -9,6 +10,7 @@ export type RequestCheck = { ok: true; input: GenerateInput } | { ok: false; mes
 
 const LABELS: Record<string, string> = {
   messages: 'Message',
+  adapter: 'Adapter',
   prompt: 'Prompt',
   maxTokens: 'Max tokens',
   stop: 'Stop strings',
@@ -42,8 +44,12 @@ export class GenerationSettings {
   maxTokens = $state<number | null>(256);
   stop = $state('');
 
-  /** The request these fields make, or why it would be rejected. */
-  request(): RequestCheck {
+  /**
+   * The request these fields make, or why it would be rejected: in chat mode, `history` (earlier turns)
+   * then the user message; `adapter` as chosen in the picker. The fields' ranges are checked before
+   * an empty message is pointed out.
+   */
+  request(history: readonly ChatMessage[] = [], adapter: AdapterChoice | null = null): RequestCheck {
     const sampling = {
       ...(given(this.temperature) ? { temperature: this.temperature } : {}),
       ...(given(this.topK) ? { topK: this.topK } : {}),
@@ -52,20 +58,19 @@ export class GenerationSettings {
       ...(given(this.seed) ? { seed: this.seed } : {}),
     };
     const stop = parseStopStrings(this.stop);
-    const messages = [
-      ...(this.system.trim() ? [{ role: 'system' as const, content: this.system }] : []),
-      { role: 'user' as const, content: this.user },
-    ];
     const raw = {
-      ...(this.mode === 'chat' ? { messages } : { prompt: this.prompt }),
+      ...(this.mode === 'chat' ? { messages: chatMessages(this.system, history, this.user) } : { prompt: this.prompt || ' ' }),
       ...(given(this.maxTokens) ? { maxTokens: this.maxTokens } : {}),
       ...(stop.length ? { stop } : {}),
       sampling,
+      ...(adapter ? { adapter } : {}),
     };
-    if (this.mode === 'chat' && !this.user.trim()) return { ok: false, message: 'Write a user message.' };
-    if (this.mode === 'raw' && !this.prompt) return { ok: false, message: 'Write a prompt.' };
     const parsed = GenerateInput.safeParse(raw);
-    if (parsed.success) return { ok: true, input: parsed.data };
+    if (parsed.success) {
+      if (this.mode === 'chat' && !this.user.trim()) return { ok: false, message: 'Write a user message.' };
+      if (this.mode === 'raw' && !this.prompt) return { ok: false, message: 'Write a prompt.' };
+      return { ok: true, input: parsed.data };
+    }
     const issue = parsed.error.issues[0]!;
     const field = [...issue.path].reverse().find((p): p is string => typeof p === 'string' && p in LABELS);
     return { ok: false, message: `${field ? `${LABELS[field]}: ` : ''}${issue.message}` };
