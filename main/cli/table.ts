@@ -11,12 +11,14 @@ import { importCommand } from './import';
 import { mergeCommand } from './merge';
 import { serveCommand } from './serve';
 import { skillsList, skillsShow } from './skills';
+import { skillsExport } from './skills-export';
 import { skillworldGenerate } from './skillworld';
 
 export const COMMANDS: readonly Command[] = [
   importCommand,
   skillsList,
   skillsShow,
+  skillsExport,
   generateCommand,
   compileCommand,
   compareCommand,

@@ -53,7 +53,8 @@ def _npm(npm: Path, name: str, skills: dict[str, str]) -> None:
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     digest = base64.b64encode(hashlib.sha512(tgz.read_bytes()).digest()).decode()
-    (npm / f"{tgz.name}.json").write_text(json.dumps({"integrity": f"sha512-{digest}", "filename": tgz.name}))
+    (npm / f"{tgz.name}.json").write_text(json.dumps({"name": name, "version": "1.0.0", "integrity": f"sha512-{digest}",
+                                                      "filename": tgz.name}))  # npm pack's record (sources/npm.ts)
 
 
 def _skill(name: str, line: str) -> str:

@@ -1,7 +1,7 @@
 """The default bundle's tokenizer.json gives the same ids in Python (`tokenizers`) and in the studio's
 TypeScript engine (`@huggingface/tokenizers` through main/engine/tokenizer.ts), on the validation
-text: every SKILL.md of the five held-out skill packages (configs/corpus.json `val_skills`), fetched
-with `npm pack` like the corpus builder does, plus edge cases."""
+text: every skill of the five held-out skill packages (configs/corpus.json `val_skills`), imported by
+the studio as the corpus builder does (data/studio_skills.py), plus edge cases."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from tokenizers import Tokenizer
 
-from pskills_train.data.npm_pack import npm_pack, read_skills
+from pskills_train.data.studio_skills import import_packages
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "resources/bundles/default"
@@ -39,8 +39,8 @@ def test_python_and_typescript_ids_agree_on_the_held_out_skills(tmp_path):
     assert json.loads((ROOT / "training/configs/corpus.json").read_text())["val_skills"] == \
         [s.rsplit("@", 1)[0] for s in VAL_SKILL_SPECS]
     texts = list(EDGE)
-    for spec in VAL_SKILL_SPECS:
-        texts += read_skills(npm_pack(spec, ROOT / "training/.cache/npm")).skills.values()
+    for run in import_packages(VAL_SKILL_SPECS, ROOT / "training/.cache/npm", tmp_path):
+        texts += [r["content"] for r in run.kept]  # the text as the library stores it
     assert len(texts) > 70
     (tmp_path / "texts.json").write_text(json.dumps(texts))
     script = tmp_path / "ids.mts"

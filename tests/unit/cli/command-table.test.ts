@@ -84,7 +84,7 @@ describe('the command table', () => {
   it('a group without a known subcommand names its subcommands; with --help it lists them', async () => {
     const { ctx, out } = recording();
     expect((await rejection(runCli(['ema'], ctx))).message).toBe('usage: pskills ema update|history|rollback …');
-    expect((await rejection(runCli(['skills', 'bogus'], ctx))).message).toBe('usage: pskills skills list|show …');
+    expect((await rejection(runCli(['skills', 'bogus'], ctx))).message).toBe('usage: pskills skills list|show|export …');
     expect((await rejection(runCli(['skillworld'], ctx))).message).toMatch(/^usage: pskills skillworld generate --split/);
     expect(await runCli(['adapters', '--help'], ctx)).toBe(0);
     for (const c of COMMANDS.filter((x) => x.name.startsWith('adapters '))) expect(out.join('\n')).toContain(synopsis(c));
@@ -111,8 +111,8 @@ describe('the command table', () => {
     expect(out.at(-1)).toContain('  skills frob <x>');
     // a group's commands stay together in USAGE wherever the row is added
     const lines = out.at(-1)!.split('\n').filter((l) => l.startsWith('  skills '));
-    expect(lines.map((l) => l.trim().split(/\s+/).slice(0, 2).join(' '))).toEqual(['skills list', 'skills show', 'skills frob']);
-    expect((await rejection(runCli(['skills'], ctx, table))).message).toBe('usage: pskills skills list|show|frob …');
+    expect(lines.map((l) => l.trim().split(/\s+/).slice(0, 2).join(' '))).toEqual(['skills list', 'skills show', 'skills export', 'skills frob']);
+    expect((await rejection(runCli(['skills'], ctx, table))).message).toBe('usage: pskills skills list|show|export|frob …');
   });
 });
 

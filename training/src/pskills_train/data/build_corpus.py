@@ -6,6 +6,10 @@ Writes DIR/{docs_train,skills_train,docs_val,skills_val}/*.jsonl, DIR/copyright/
 DIR/manifest.json (packages, versions, bytes kept, file counts, licences, skills, the split). The
 output is assembled in DIR.partial and swapped in at the end. With a warm cache (debs, unpacked
 trees, npm tarballs, extracted text) a re-run downloads nothing and writes the same bytes.
+
+Skills are the ones the studio's importer keeps: each pinned package goes through `pskills import`
+into a scratch library and `pskills skills export --jsonl` lists them (studio_skills.py), so the
+build needs node and the repository's node_modules (`npm ci`).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -23,9 +28,8 @@ from tqdm import tqdm
 from .config import REPO, CorpusConfig, read_list
 from .debian import copyright_text, download, licence_summary, unpack
 from .doc_stage import Deduper, extract_packages
-from .npm_pack import npm_pack, read_skills, split_spec
 from .shards import SPLITS, ShardWriter
-from .skills import select_skills
+from .studio_skills import corpus_text, import_packages, split_spec
 
 DEFAULT_CONFIG = REPO / "training/configs/corpus.json"
 DEFAULT_CACHE = REPO / "training/.cache"
@@ -65,27 +69,28 @@ def build_docs(cfg: CorpusConfig, cache: Path, out: Path, writers: dict[str, Sha
 
 
 def build_skills(cfg: CorpusConfig, cache: Path, writers: dict[str, ShardWriter]) -> list[dict[str, Any]]:
+    """The skills the studio's importer keeps from the pinned packages (studio_skills.py), split by package."""
     specs = sorted(read_list(cfg.list_path(cfg.skills_list)), key=lambda s: split_spec(s)[0])
     names = {split_spec(s)[0] for s in specs}
     unknown = sorted(set(cfg.val_skills) - names)
     if unknown:
         raise ValueError(f"val_skills names packages not in {cfg.skills_list}: {unknown}")
-    seen_bodies: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="pskills-corpus-") as work:
+        runs = import_packages(tqdm(specs, desc="skills", unit="pkg"), cache / "npm", Path(work))
     entries = []
-    for spec in tqdm(specs, desc="skills", unit="pkg"):
-        name = split_spec(spec)[0]
-        split = "skills_val" if name in cfg.val_skills else "skills_train"
-        packed = read_skills(npm_pack(spec, cache / "npm"))
-        kept, reasons = select_skills(name, packed, seen_bodies)
-        for s in kept:
-            writers[split].write({"id": f"{name}/{s.path}", "package": name, "version": s.version,
-                                  "name": s.name, "text": s.text})
+    for run in runs:
+        split = "skills_val" if run.package in cfg.val_skills else "skills_train"
+        texts = [corpus_text(r["content"]) for r in run.kept]
+        for r, text in zip(run.kept, texts, strict=True):
+            writers[split].write({"id": f"{run.package}/{r['path']}", "package": run.package,
+                                  "version": r["packageVersion"], "name": r["name"], "text": text})
         entries.append({
-            "package": name, "version": packed.version, "split": split, "licence": packed.licence,
-            "skill_files": len(packed.skills) + len(packed.skipped), "kept": len(kept),
-            "bytes_kept": sum(len(s.text.encode("utf-8")) for s in kept), "skipped": dict(sorted(reasons.items())),
-            "skills": [{"path": s.path, "name": s.name, "licence": s.licence, "body_hash": s.body_hash}
-                       for s in kept],
+            "package": run.package, "version": run.version, "split": split,
+            "licence": run.kept[0]["provenance"]["license"] if run.kept else None,
+            "skill_files": run.skill_files, "kept": len(run.kept),
+            "bytes_kept": sum(len(t.encode("utf-8")) for t in texts), "skipped": dict(sorted(run.reasons().items())),
+            "skills": [{"path": r["path"], "name": r["name"], "licence": r["license"], "body_hash": r["bodyHash"]}
+                       for r in run.kept],
         })
     return entries
 
