@@ -34,6 +34,21 @@ import {
   VersionMeta,
 } from './skill-schemas';
 import { AbsoluteDir } from './paths';
+import {
+  AbsoluteFile,
+  Settings,
+  SettingsPatch,
+  Trajectory,
+  TrajectoryAddInput,
+  TrajectoryExportInput,
+  TrajectoryExportResult,
+  TrajectoryImportResult,
+  TrajectoryList,
+  TrajectoryListInput,
+  TrajectoryRateInput,
+  TrajectoryRef,
+} from './trajectory-schemas';
+import { SkillTests, TestSet, VerifyEvent, VerifyRunInput, VerifyRunResult } from './verify-schemas';
 
 export const MAX_SKILL_BYTES = 1024 * 1024;
 
@@ -126,6 +141,34 @@ export const studioContract = {
     history: method(Empty, EmaHistory),
     /** Appends a version that brings back an older version's adapter; history is never rewritten. */
     rollback: method(z.object({ version: z.number().int().positive() }).strict(), GlobalVersion),
+  },
+  trajectories: {
+    /** Newest first, filtered; rows without their messages (a preview of the last prompt and answer). */
+    list: method(TrajectoryListInput, TrajectoryList),
+    /** One trajectory, messages included; `id` is its uid or a unique prefix (≥ 6 hex digits). */
+    show: method(z.object({ id: TrajectoryRef }).strict(), Trajectory),
+    /** Stores a trajectory whatever the setting says; `skill` must be a version in the library. */
+    add: method(TrajectoryAddInput, Trajectory),
+    /** Sets (up/down, with an optional note) or clears (null) the user's rating. */
+    rate: method(TrajectoryRateInput, Trajectory),
+    /** JSONL, one TrajectoryLine per row, oldest first, written to a temp file then renamed to `file`. */
+    export: method(TrajectoryExportInput, TrajectoryExportResult),
+    /** A JSONL file: every line checked first (the first bad one refused by line number, nothing
+     *  written), then all in one transaction. */
+    import: method(z.object({ file: AbsoluteFile }).strict(), TrajectoryImportResult),
+  },
+  settings: {
+    get: method(Empty, Settings),
+    /** Stores the given settings; returns them all. */
+    set: method(SettingsPatch, Settings),
+  },
+  verify: {
+    /** The version's verifier tests: its own, else the newest earlier version's (`from`). */
+    tests: method(z.object({ name: SkillName, version: z.number().int().positive().optional() }).strict(), SkillTests),
+    /** Replaces the version's tests. */
+    setTests: method(z.object({ name: SkillName, version: z.number().int().positive().optional(), tests: TestSet }).strict(), SkillTests),
+    /** Runs the version's tests greedily (parametric, in_context, none, or an adapter) → pass rate per test and overall. */
+    run: stream(VerifyRunInput, VerifyEvent, VerifyRunResult),
   },
 } as const;
 

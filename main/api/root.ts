@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { studioContract, type StudioContract, type StudioHandlers } from '../../common/api/contract';
 import { openDatabase } from '../store/db';
 import { AdaptersRepo } from '../store/adapters-repo';
+import { SettingsRepo } from '../store/settings-repo';
+import { SkillTestsRepo } from '../store/skill-tests-repo';
 import { SkillsRepo } from '../store/skills-repo';
+import { TrajectoriesRepo } from '../store/trajectories-repo';
 import { Dispatcher } from './dispatcher';
 import { LibraryCatalog, SkillModels } from './openai/models';
 import { openAiRoute } from './openai/route';
@@ -18,6 +21,10 @@ import { GenerationService } from './services/generation-service';
 import type { Route } from './transports/web-host';
 import { ImportService } from './services/import-service';
 import { SkillService } from './services/skill-service';
+import { OpenAiRecorder } from './services/openai-recorder';
+import { PlaygroundService } from './services/playground-service';
+import { TrajectoryService } from './services/trajectory-service';
+import { VerifyService } from './services/verify-service';
 import { APP_VERSION, DEFAULT_BUNDLE_DIR } from '../paths';
 
 export interface StudioOptions {
@@ -31,6 +38,8 @@ export interface Studio {
   dispatcher: Dispatcher<StudioContract>;
   engine: EngineService;
   compiler: CompileService;
+  /** Recording and export of trajectories (the CLI streams exports from it). */
+  trajectories: TrajectoryService;
   /** HTTP routes the web host mounts beside the studio API (the OpenAI-compatible endpoint). */
   routes: Route[];
   dispose(): Promise<void>;
@@ -50,9 +59,12 @@ export function createStudio(opts: StudioOptions): Studio {
   const adapterCache = new AdapterCache(adaptersRepo);
   const adapters = new AdapterService(adaptersRepo, bundles, adapterCache);
   const compiler = new CompileService(repo, adaptersRepo, bundles, adapterCache);
-  const compare = new CompareService(repo, compiler, engine);
+  const trajectories = new TrajectoryService(new TrajectoriesRepo(db), repo, new SettingsRepo(db));
+  const compare = new CompareService(repo, compiler, engine, { trajectories, bundles });
   // engine.generate with the adapter the request chooses (library, skill version or global).
   const generation = new GenerationService(engine, adaptersRepo, bundles, adapterCache, compiler);
+  const playground = new PlaygroundService(generation, bundles, adaptersRepo, trajectories);
+  const verify = new VerifyService(compiler, new SkillTestsRepo(db), adaptersRepo, adapterCache, bundles, trajectories);
 
   const handlers: StudioHandlers = {
     app: {
@@ -72,7 +84,7 @@ export function createStudio(opts: StudioOptions): Studio {
     engine: {
       loadBundle: (i) => engine.load(i.dir),
       info: () => engine.info(),
-      generate: (i, ctx) => generation.generate(i, ctx),
+      generate: (i, ctx) => playground.generate(i, ctx),
     },
     adapters: {
       list: () => adapters.list(),
@@ -93,12 +105,30 @@ export function createStudio(opts: StudioOptions): Studio {
       history: () => adapters.emaHistory(),
       rollback: (i) => adapters.emaRollback(i),
     },
+    trajectories: {
+      list: (i) => trajectories.list(i),
+      show: (i) => trajectories.show(i),
+      add: (i) => trajectories.add(i),
+      rate: (i) => trajectories.rate(i),
+      export: (i) => trajectories.export(i),
+      import: (i) => trajectories.importFile(i),
+    },
+    settings: {
+      get: () => trajectories.settings(),
+      set: (i) => trajectories.setSettings(i),
+    },
+    verify: {
+      tests: (i) => verify.get(i),
+      setTests: (i) => verify.set(i),
+      run: (i, ctx) => verify.run(i, ctx),
+    },
   };
   return {
     dispatcher: new Dispatcher(studioContract, handlers),
     engine,
     compiler,
-    routes: [openAiRoute(engine, new LibraryCatalog(adapters, new SkillModels(repo, compiler, bundles)))],
+    trajectories,
+    routes: [openAiRoute(engine, new LibraryCatalog(adapters, new SkillModels(repo, compiler, bundles)), new OpenAiRecorder(trajectories, bundles, compiler, adapters))],
     dispose: async () => {
       await engine.dispose();
       db.close();

@@ -10,9 +10,12 @@ import { generateCommand } from './generate';
 import { importCommand } from './import';
 import { mergeCommand } from './merge';
 import { serveCommand } from './serve';
+import { settingsSet, settingsShow } from './settings';
 import { skillsList, skillsShow } from './skills';
 import { skillsExport } from './skills-export';
 import { skillworldGenerate } from './skillworld';
+import { trajectoriesExport, trajectoriesImport, trajectoriesList, trajectoriesRate, trajectoriesShow } from './trajectories';
+import { testsSet, testsShow, verifyCommand } from './verify';
 
 export const COMMANDS: readonly Command[] = [
   importCommand,
@@ -32,5 +35,15 @@ export const COMMANDS: readonly Command[] = [
   emaUpdate,
   emaHistory,
   emaRollback,
+  testsShow,
+  testsSet,
+  verifyCommand,
+  trajectoriesList,
+  trajectoriesShow,
+  trajectoriesRate,
+  trajectoriesExport,
+  trajectoriesImport,
+  settingsShow,
+  settingsSet,
   serveCommand,
 ];

@@ -197,10 +197,81 @@ function migrateAdapterParents(db: Database): void {
   db.exec('ALTER TABLE adapters DROP COLUMN lineage');
 }
 
+// Version 4 (issue 13): trajectories as the studio records them, settings, and verifier tests.
+// `trajectories` is rebuilt: a row may have no skill (Playground, the `base` model) and names the
+// skill version it ran with by snapshot (name, n, sha256) as well as by link, so a row imported from
+// another library keeps its skill's text (`skill_text`, only when there is no link). Rows of version
+// 3 (none was ever written) are carried over as source `synth`, their provenance as `details`; messages
+// that are not a list of {role, content} turns move to `details.legacy_messages` (messages: []).
+const trajectoriesV4 = `
+CREATE TABLE trajectories_v4 (
+  id               INTEGER PRIMARY KEY,
+  uid              TEXT NOT NULL UNIQUE CHECK (length(uid) = 32 AND uid NOT GLOB '*[^0-9a-f]*'),
+  source           TEXT NOT NULL CHECK (source IN ('compare', 'playground', 'openai', 'eval', 'evolve', 'synth')),
+  skill_version_id INTEGER REFERENCES skill_versions(id),
+  skill_name       TEXT,
+  skill_version    INTEGER CHECK (skill_version >= 1),
+  skill_sha256     TEXT CHECK (length(skill_sha256) = 64),
+  skill_text       TEXT,
+  condition        TEXT CHECK (condition IN ('none', 'in_context', 'parametric', 'wrong_skill', 'adapter')),
+  adapter_key      TEXT CHECK (length(adapter_key) = 64),
+  bundle_name      TEXT,
+  bundle_sha256    TEXT CHECK (length(bundle_sha256) = 64),
+  sampling         TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(sampling) AND json_type(sampling) = 'object'),
+  messages         TEXT NOT NULL CHECK (json_valid(messages) AND json_type(messages) = 'array'),
+  verdict          TEXT CHECK (verdict IS NULL OR (json_valid(verdict) AND json_type(verdict) = 'object')),
+  rating           TEXT CHECK (rating IN ('up', 'down')),
+  rating_note      TEXT,
+  rated_at         TEXT,
+  details          TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(details) AND json_type(details) = 'object'),
+  created_at       TEXT NOT NULL,
+  CHECK ((skill_name IS NULL) = (skill_version IS NULL) AND (skill_name IS NULL) = (skill_sha256 IS NULL)),
+  CHECK (skill_name IS NOT NULL OR (skill_version_id IS NULL AND skill_text IS NULL)),
+  CHECK (skill_name IS NULL OR (skill_version_id IS NULL) <> (skill_text IS NULL)),
+  CHECK ((bundle_name IS NULL) = (bundle_sha256 IS NULL)),
+  CHECK (rating IS NOT NULL OR (rating_note IS NULL AND rated_at IS NULL))
+);
+INSERT INTO trajectories_v4 (id, uid, source, skill_version_id, skill_name, skill_version, skill_sha256, messages, details, created_at)
+SELECT id, lower(hex(randomblob(16))), 'synth', skill_version_id, name, n, sha256,
+       CASE WHEN chat THEN messages ELSE '[]' END,
+       CASE WHEN chat THEN details ELSE json_set(details, '$.legacy_messages', json(messages)) END,
+       created_at
+FROM (
+  SELECT t.id, t.skill_version_id, s.name, v.n, v.sha256, t.messages, t.created_at,
+         CASE WHEN json_type(t.provenance) = 'object' THEN t.provenance ELSE json_object('provenance', json(t.provenance)) END AS details,
+         json_type(t.messages) = 'array' AND NOT EXISTS (
+           SELECT 1 FROM json_each(t.messages) m
+           WHERE m.type <> 'object'
+              OR json_extract(m.value, '$.role') NOT IN ('system', 'user', 'assistant', 'tool')
+              OR json_type(m.value, '$.content') IS NOT 'text'
+              OR (SELECT COUNT(*) FROM json_each(m.value)) <> 2
+         ) AS chat
+  FROM trajectories t JOIN skill_versions v ON v.id = t.skill_version_id JOIN skills s ON s.id = v.skill_id
+);
+DROP TABLE trajectories;
+ALTER TABLE trajectories_v4 RENAME TO trajectories;
+CREATE INDEX trajectories_skill_version ON trajectories(skill_version_id);
+CREATE INDEX trajectories_skill_name ON trajectories(skill_name, skill_version);
+CREATE INDEX trajectories_created ON trajectories(created_at, id);
+
+CREATE TABLE settings (
+  key        TEXT PRIMARY KEY,
+  value      TEXT NOT NULL CHECK (json_valid(value)),
+  updated_at TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE skill_tests (
+  skill_version_id INTEGER PRIMARY KEY REFERENCES skill_versions(id) ON DELETE CASCADE,
+  tests            TEXT NOT NULL CHECK (json_valid(tests) AND json_type(tests) = 'array'),
+  updated_at       TEXT NOT NULL
+);
+`;
+
 export const migrations: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(initialSchema) },
   { version: 2, name: 'global adapter per bundle', up: migrateGlobalPerBundle },
   { version: 3, name: 'adapter parents table', up: migrateAdapterParents },
+  { version: 4, name: 'trajectories, settings and skill tests', up: (db) => db.exec(trajectoriesV4) },
 ];
 
 /** The schema version this build writes; a database above it was written by a newer build. */

@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GenerateInput, GenerateResult } from '../../../common/api/engine-schemas';
 import { StudioError, toEnvelope } from '../../../common/errors';
 import type { EngineService } from '../services/engine-service';
+import type { OpenAiRecorder } from '../services/openai-recorder';
 import { readBody, sendJson } from '../transports/http-util';
 import type { Route } from '../transports/web-host';
 import type { ModelCatalog } from './models';
@@ -57,7 +58,8 @@ const usageOf = (r: GenerateResult) => ({
   total_tokens: r.promptTokens + r.completionTokens,
 });
 
-export function openAiRoute(engine: EngineService, catalog: ModelCatalog): Route {
+/** `recorder`: keeps completions whose request says `"store": true` as trajectories. */
+export function openAiRoute(engine: EngineService, catalog: ModelCatalog, recorder: Pick<OpenAiRecorder, 'record'> | null = null): Route {
   return async (req: IncomingMessage, res: ServerResponse, url: URL) => {
     if (!url.pathname.startsWith('/v1/')) return false;
     if (url.pathname === '/v1/models' && req.method === 'GET') {
@@ -69,12 +71,12 @@ export function openAiRoute(engine: EngineService, catalog: ModelCatalog): Route
       fail(res, { status: 404, message: `no route ${req.method} ${url.pathname}`, type: 'not_found_error', param: null, code: null });
       return true;
     }
-    await chatCompletions(req, res, engine, catalog);
+    await chatCompletions(req, res, engine, catalog, recorder);
     return true;
   };
 }
 
-async function chatCompletions(req: IncomingMessage, res: ServerResponse, engine: EngineService, catalog: ModelCatalog): Promise<void> {
+async function chatCompletions(req: IncomingMessage, res: ServerResponse, engine: EngineService, catalog: ModelCatalog, recorder: Pick<OpenAiRecorder, 'record'> | null): Promise<void> {
   let raw: unknown;
   try {
     const buf = await readBody(req, MAX_BODY);
@@ -102,6 +104,9 @@ async function chatCompletions(req: IncomingMessage, res: ServerResponse, engine
   const input = toInput(body);
   if ('status' in input) return fail(res, input);
 
+  const keep = async (r: GenerateResult) => {
+    if (body.store && recorder && r.finishReason !== 'cancelled') await recorder.record({ model: body.model, input, result: r, metadata: body.metadata ?? null });
+  };
   const id = `chatcmpl-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
   const controller = new AbortController();
@@ -110,6 +115,7 @@ async function chatCompletions(req: IncomingMessage, res: ServerResponse, engine
   if (!body.stream) {
     try {
       const r = await engine.generate(input, { emit: () => {}, signal: controller.signal }, adapter);
+      await keep(r); // before the answer goes out, so a client that asked sees it kept
       sendJson(res, 200, {
         id,
         object: 'chat.completion',
@@ -144,6 +150,7 @@ async function chatCompletions(req: IncomingMessage, res: ServerResponse, engine
       },
       adapter,
     );
+    await keep(r);
     open();
     send(chunk({}, finishOf(r.finishReason)));
     if (body.stream_options?.include_usage) send({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage: usageOf(r) });

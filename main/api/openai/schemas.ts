@@ -28,6 +28,13 @@ export const ChatCompletionRequest = z.object({
   stream: z.boolean().nullish(),
   stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
   user: z.string().optional(),
+  /** true: keep this completion as a trajectory (when the studio keeps trajectories; docs/api.md). */
+  store: z.boolean().nullish(),
+  /** OpenAI's string pairs (≤ 16, keys ≤ 64, values ≤ 512 characters); kept with a stored trajectory. */
+  metadata: z
+    .record(z.string().max(64), z.string().max(512))
+    .refine((m) => Object.keys(m).length <= 16, 'at most 16 keys')
+    .nullish(),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 

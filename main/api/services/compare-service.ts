@@ -1,24 +1,36 @@
 // compare.run: one prompt answered under none / in_context / parametric / wrong_skill, side by side,
 // in ONE batch through the engine's per-row adapters (generateBatch). Tokens stream per column.
 import type { CompareColumn, CompareColumnSetup, CompareCondition, CompareEvent, CompareRunInput, CompareRunResult } from '../../../common/api/engine-schemas';
+import type { TrajectorySampling } from '../../../common/api/trajectory-schemas';
 import { pickWrongSkill } from '../../../common/compare/wrong-skill';
 import { StudioError } from '../../../common/errors';
-import { checkPromptBytes, generateBatch, headForContext, type Bundle, type EngineAdapter, type GenerateRequest } from '../../engine';
+import { checkPromptBytes, generateBatch, headForContext, type Bundle, type ChatMessage, type EngineAdapter, type GenerateRequest } from '../../engine';
 import type { SkillsRepo } from '../../store/skills-repo';
+import type { BundleRegistry } from './bundle-registry';
 import type { CompileService } from './compile-service';
 import type { EngineService } from './engine-service';
+import type { TrajectoryService } from './trajectory-service';
 
 export const COMPARE_CONDITIONS: readonly CompareCondition[] = ['none', 'in_context', 'parametric', 'wrong_skill'];
 export const DEFAULT_COMPARE_TOKENS = 128;
 
 const REPLACEMENT = /\uFFFD+$/u;
 
+/** The messages with `system` as their system message: prepended, or joined before the one they have. */
+export function withSystem(system: string, messages: readonly ChatMessage[]): ChatMessage[] {
+  const [first, ...rest] = messages;
+  if (first?.role === 'system') return [{ role: 'system', content: `${system}\n\n${first.content}` }, ...rest];
+  return [{ role: 'system', content: system }, ...messages];
+}
+
 /**
  * The system prompt of the in_context column: the skill text, cut (at a token boundary) so that the
- * rendered prompt plus `maxTokens` fits the model's context. Returns the text and whether it was cut.
+ * rendered prompt (a user message, or chat messages) plus `maxTokens` fits the model's context.
+ * Returns the text and whether it was cut.
  */
-export function fitSkillText(bundle: Bundle, skillText: string, prompt: string, maxTokens: number): { text: string; truncated: boolean } {
-  const render = (system: string) => bundle.chat.render([{ role: 'system', content: system }, { role: 'user', content: prompt }]);
+export function fitSkillText(bundle: Bundle, skillText: string, prompt: string | readonly ChatMessage[], maxTokens: number): { text: string; truncated: boolean } {
+  const messages: readonly ChatMessage[] = typeof prompt === 'string' ? [{ role: 'user', content: prompt }] : prompt;
+  const render = (system: string) => bundle.chat.render(withSystem(system, messages));
   const count = (system: string) => bundle.tokenizer.encode(render(system)).length;
   const limit = bundle.manifest.architecture.max_positions - maxTokens;
   const head = headForContext(bundle, skillText); // what is past it cannot fit: never tokenized
@@ -38,6 +50,14 @@ export function fitSkillText(bundle: Bundle, skillText: string, prompt: string, 
 interface Column {
   setup: CompareColumnSetup;
   request: GenerateRequest;
+  /** The full key of the column's adapter (setup.adapter is its short id). */
+  adapterKey: string | null;
+}
+
+/** What compare needs to keep its columns as trajectories (both, or it keeps none). */
+export interface CompareRecording {
+  trajectories: Pick<TrajectoryService, 'record'>;
+  bundles: Pick<BundleRegistry, 'current'>;
 }
 
 export class CompareService {
@@ -45,6 +65,7 @@ export class CompareService {
     private readonly skills: SkillsRepo,
     private readonly compiler: CompileService,
     private readonly engine: EngineService,
+    private readonly recording: CompareRecording | null = null,
   ) {}
 
   /** The other skill the wrong_skill column uses: the one asked for, else a dissimilar one
@@ -74,10 +95,10 @@ export class CompareService {
     const bundle = await this.engine.current();
     const skipped: CompareRunResult['skipped'] = [];
 
-    const compile = async (ref: { name: string; version: number }): Promise<{ id: string; engine: EngineAdapter }> => {
+    const compile = async (ref: { name: string; version: number }): Promise<{ id: string; key: string; engine: EngineAdapter }> => {
       const c = await this.compiler.compileAdapter(ref, { signal: ctx.signal, emit: (p) => ctx.emit({ type: 'compile', skill: p.skill, chunk: p.chunk, chunks: p.chunks }) });
       if (c.bundle !== bundle) throw new StudioError('conflict', 'the bundle changed while compare was compiling; run it again');
-      return { id: c.result.adapter.id, engine: c.engine };
+      return { id: c.result.adapter.id, key: c.row.key, engine: c.engine };
     };
     let wrongSkill: { name: string; version: number } | null = null;
     if (conditions.includes('wrong_skill')) {
@@ -91,17 +112,17 @@ export class CompareService {
     const base = { maxNewTokens: maxTokens, sampling, stop: [] as string[] };
     for (const condition of conditions) {
       if (condition === 'none') {
-        columns.push({ setup: { condition, promptTokens: 0, adapter: null, skill: null, truncated: false }, request: { ...base, prompt: user } });
+        columns.push({ setup: { condition, promptTokens: 0, adapter: null, skill: null, truncated: false }, request: { ...base, prompt: user }, adapterKey: null });
       } else if (condition === 'in_context') {
         const fit = fitSkillText(bundle, skill.content, input.prompt, maxTokens);
         const prompt = bundle.chat.render([{ role: 'system', content: fit.text }, { role: 'user', content: input.prompt }]);
-        columns.push({ setup: { condition, promptTokens: 0, adapter: null, skill: who, truncated: fit.truncated }, request: { ...base, prompt } });
+        columns.push({ setup: { condition, promptTokens: 0, adapter: null, skill: who, truncated: fit.truncated }, request: { ...base, prompt }, adapterKey: null });
       } else if (condition === 'parametric') {
         const a = await compile(who);
-        columns.push({ setup: { condition, promptTokens: 0, adapter: a.id, skill: who, truncated: false }, request: { ...base, prompt: user, adapter: a.engine } });
+        columns.push({ setup: { condition, promptTokens: 0, adapter: a.id, skill: who, truncated: false }, request: { ...base, prompt: user, adapter: a.engine }, adapterKey: a.key });
       } else if (wrongSkill) {
         const a = await compile(wrongSkill);
-        columns.push({ setup: { condition, promptTokens: 0, adapter: a.id, skill: wrongSkill, truncated: false }, request: { ...base, prompt: user, adapter: a.engine } });
+        columns.push({ setup: { condition, promptTokens: 0, adapter: a.id, skill: wrongSkill, truncated: false }, request: { ...base, prompt: user, adapter: a.engine }, adapterKey: a.key });
       }
     }
     if (ctx.signal.aborted) throw new StudioError('cancelled', 'compare cancelled');
@@ -141,6 +162,37 @@ export class CompareService {
         finishReason: r.finishReason,
       };
     });
-    return { skill: who, wrongSkill: columns.some((c) => c.setup.condition === 'wrong_skill') ? wrongSkill : null, columns: out, skipped, ms: performance.now() - t0 };
+    const result = { skill: who, wrongSkill: columns.some((c) => c.setup.condition === 'wrong_skill') ? wrongSkill : null, columns: out, skipped, ms: performance.now() - t0 };
+    await this.record(input.prompt, who, columns, out, { ...sampling, maxTokens });
+    return result;
+  }
+
+  /** Keeps each column as a trajectory (source `compare`), when the studio keeps trajectories. All
+   *  columns name the compared skill; the wrong_skill column's adapter is the other skill's, named in details. */
+  private async record(prompt: string, who: { name: string; version: number }, columns: Column[], out: CompareColumn[], sampling: TrajectorySampling): Promise<void> {
+    if (!this.recording) return;
+    const current = await this.recording.bundles.current().catch(() => null); // a bundle gone meanwhile: no bundle named
+    const bundleRef = current && { id: current.bundle.manifest.id, sha256: current.sha256 };
+    this.recording.trajectories.record(
+      out.map((c, i) => ({
+        source: 'compare' as const,
+        skill: who,
+        condition: c.condition,
+        adapterKey: columns[i]!.adapterKey,
+        bundle: bundleRef,
+        sampling,
+        messages: [
+          { role: 'user' as const, content: prompt },
+          { role: 'assistant' as const, content: c.text },
+        ],
+        details: {
+          finishReason: c.finishReason,
+          promptTokens: c.promptTokens,
+          completionTokens: c.completionTokens,
+          ...(c.condition === 'in_context' && { truncated: c.truncated }),
+          ...(c.condition === 'wrong_skill' && c.skill && { wrongSkill: c.skill }),
+        },
+      })),
+    );
   }
 }

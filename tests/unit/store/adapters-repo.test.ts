@@ -9,7 +9,7 @@ import { encodeAdapter, sha256Hex } from '../../../main/store/adapter-tensors';
 import { adapterKey, AdaptersRepo, canonicalJson, type NewAdapter } from '../../../main/store/adapters-repo';
 import { openDatabase, type Database } from '../../../main/store/db';
 import { migrate } from '../../../main/store/migrate';
-import { migrations } from '../../../main/store/migrations';
+import { SCHEMA_VERSION, migrations } from '../../../main/store/migrations';
 import { SkillsRepo } from '../../../main/store/skills-repo';
 import { randomAdapter } from '../adapters/builders';
 import { skillText } from './builders';
@@ -275,8 +275,8 @@ describe('migration 3', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pskills-migrate3-'));
     try {
       const file = version2Library(dir);
-      const opened = openDatabase(file); // runs migration 3 (BEGIN IMMEDIATE, like every migration)
-      expect(opened.pragma('user_version', { simple: true })).toBe(3);
+      const opened = openDatabase(file); // runs migration 3 and later ones (BEGIN IMMEDIATE, like every migration)
+      expect(opened.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
       expect((opened.prepare(`SELECT name FROM pragma_table_info('adapters')`).pluck().all() as string[]).includes('lineage')).toBe(false);
       expect(opened.prepare('SELECT child_id, position, parent_id, weight FROM adapter_parents ORDER BY child_id, position').all()).toEqual([
         { child_id: 3, position: 0, parent_id: 1, weight: 1 },

@@ -21,6 +21,8 @@ const tables = [
   'evaluations',
   'global_adapter_versions',
   'import_runs',
+  'settings',
+  'skill_tests',
   'skill_versions',
   'skills',
   'trajectories',

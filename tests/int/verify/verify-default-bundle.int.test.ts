@@ -1,0 +1,115 @@
+// `pskills verify` on the real default bundle (resources/bundles/default): a small skill with tests of
+// each kind, run from the shell with --json, then through the API; answers are greedy and come from
+// compare's generation path (the same text compare.run gives for the same prompt and condition).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { studioContract, type StudioApi } from '../../../common/api/contract';
+import type { VerifierTest } from '../../../common/api/verify-schemas';
+import { normalizeAnswer } from '../../../common/skillworld/check';
+import { createStudio, type Studio } from '../../../main/api/root';
+import { directClient } from '../../../main/api/transports/direct';
+import { DEFAULT_BUNDLE_DIR } from '../../../main/paths';
+
+const BIN = join(process.cwd(), 'bin', 'pskills.mjs');
+const SKILL = `---
+name: tar-archives
+description: Create and unpack tar archives. Use when a user asks how to pack or unpack a .tar.gz file.
+---
+
+# Tar archives
+
+## Steps
+
+1. To pack a folder, run \`tar -czf out.tar.gz folder/\`.
+2. To unpack, run \`tar -xzf out.tar.gz\`.
+3. Always list the contents first with \`tar -tzf out.tar.gz\`.
+`;
+const PROMPT = 'How do I unpack a .tar.gz file?';
+const TESTS: VerifierTest[] = [
+  { id: 'unpack', prompt: PROMPT, expect: { kind: 'not', of: { kind: 'contains', value: 'zq-never-zq' } } },
+  { id: 'exact-impossible', prompt: 'Pack the folder src.', expect: { kind: 'exact', value: 'tar -czf src.tar.gz src/ # written by nobody 4711' } },
+  { id: 'regex-command', prompt: 'Which command lists an archive?', expect: { kind: 'regex', pattern: 'tar -[a-z]*t' } },
+  { id: 'json', prompt: 'Reply with a JSON object with a "command" string.', expect: { kind: 'json_schema', schema: { type: 'object', required: ['command'], properties: { command: { type: 'string' } } } } },
+];
+
+interface CliVerify {
+  pass_rate: number;
+  n: number;
+  passed: number;
+  mode: string;
+  adapter: string | null;
+  tests_from: number | null;
+  results: { id: string; passed: boolean; pass_rate: number; answer: string; reason: string | null }[];
+}
+
+let dataDir: string;
+let studio: Studio;
+let api: StudioApi;
+
+const pskills = (...args: string[]) => {
+  const r = spawnSync(process.execPath, [BIN, ...args, '--data-dir', dataDir], { encoding: 'utf8', timeout: 300_000 });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+};
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'pskills-verify-'));
+  studio = createStudio({ dataDir }); // the default bundle: resources/bundles/default
+  api = directClient(studioContract, studio.dispatcher);
+  await api.skills.save({ name: 'tar-archives', content: SKILL });
+  const file = join(dataDir, 'tests.json');
+  writeFileSync(file, JSON.stringify(TESTS));
+  const set = pskills('tests', 'set', 'tar-archives', file, '--json');
+  expect(set.code, set.err).toBe(0);
+});
+afterAll(async () => {
+  await studio.dispose();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('pskills verify on the default bundle', () => {
+  it('reports the pass rate per test and overall with --json (--none: the base model)', () => {
+    const r = pskills('verify', 'tar-archives', '--none', '--max-tokens', '24', '--json');
+    expect(r.code, r.err).toBe(0);
+    const out = JSON.parse(r.out) as CliVerify;
+    expect(out).toMatchObject({ n: 4, mode: 'none', adapter: null, tests_from: 1 });
+    expect(out.results.map((t) => t.id)).toEqual(TESTS.map((t) => t.id));
+    const byId = new Map(out.results.map((t) => [t.id, t]));
+    expect(byId.get('unpack')).toMatchObject({ passed: true, pass_rate: 1, reason: null });
+    expect(byId.get('exact-impossible')).toMatchObject({ passed: false, pass_rate: 0 });
+    expect(byId.get('exact-impossible')!.reason).toMatch(/^does not pass \{"kind":"exact"/);
+    expect(out.passed).toBe(out.results.filter((t) => t.passed).length);
+    expect(out.pass_rate).toBeCloseTo(out.passed / 4);
+    expect(byId.get('unpack')!.answer.length).toBeGreaterThan(0);
+  });
+
+  it('greedy: an exact test written from one run passes the next; in_context and parametric answer as compare does', async () => {
+    const none = await api.verify.run({ name: 'tar-archives', mode: 'none', maxTokens: 24, tests: ['unpack'] }).result;
+    const answer = none.results[0]!.answer;
+    await api.verify.setTests({ name: 'tar-archives', tests: [...TESTS, { id: 'echo', prompt: PROMPT, expect: { kind: 'exact', value: normalizeAnswer(answer) } }] });
+    const again = await api.verify.run({ name: 'tar-archives', mode: 'none', maxTokens: 24, tests: ['echo'] }).result;
+    expect(again).toMatchObject({ n: 1, passed: 1, passRate: 1 });
+
+    const compare = await api.compare.run({ name: 'tar-archives', prompt: PROMPT, maxTokens: 24, conditions: ['none', 'in_context', 'parametric'] }).result;
+    const text = (c: string) => compare.columns.find((col) => col.condition === c)!.text;
+    expect(answer).toBe(text('none'));
+    const inContext = await api.verify.run({ name: 'tar-archives', mode: 'in_context', maxTokens: 24, tests: ['unpack'] }).result;
+    expect(inContext.results[0]!.answer).toBe(text('in_context'));
+    const parametric = await api.verify.run({ name: 'tar-archives', maxTokens: 24, tests: ['unpack'] }).result;
+    expect(parametric.mode).toBe('parametric');
+    expect(parametric.adapter).toBe(compare.columns.find((c) => c.condition === 'parametric')!.adapter);
+    expect(parametric.results[0]!.answer).toBe(text('parametric'));
+    // --adapter ID runs the same adapter.
+    const byId = await api.verify.run({ name: 'tar-archives', mode: 'adapter', adapter: parametric.adapter!, maxTokens: 24, tests: ['unpack'] }).result;
+    expect(byId.results[0]!.answer).toBe(text('parametric'));
+  });
+
+  it('every verify answer is kept as an eval trajectory with its verdict', async () => {
+    const kept = await api.trajectories.list({ source: 'eval', skill: 'tar-archives', limit: 1000 });
+    expect(kept.total).toBeGreaterThanOrEqual(4 + 1 + 1 + 1 + 1 + 1);
+    expect(kept.items.every((t) => t.verdict !== null && t.bundle?.id === 'pskills-base-5m')).toBe(true);
+    expect(DEFAULT_BUNDLE_DIR).toMatch(/resources[/\\]bundles[/\\]default$/);
+  });
+});
