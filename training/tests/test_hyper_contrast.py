@@ -106,3 +106,34 @@ def test_full_objective_prompt_names_its_window_start(tiny):
         ex = b.full(text, random.Random(seed))
         start = int(tok.decode(ex.prompt).split("@")[1].rstrip(">\n"))
         assert ex.target == ids[start:start + 16]
+
+
+def test_batch_norm_removes_what_every_skill_shares(tiny):
+    """With net.norm "batch" the read slots are centred over the batch (running statistics when
+    compiling), so two skills whose states are nearly identical get adapters that differ several times
+    more than with LayerNorm, where the part of the states every skill shares dominates and they
+    differ by about the states' own small difference (the collapse of docs/results.md)."""
+    lm, _ = tiny
+    g = torch.Generator().manual_seed(5)
+    common = torch.randn(1, 6, lm.cfg.hidden_size, generator=g) * 4
+    states = common + 0.05 * torch.randn(4, 6, lm.cfg.hidden_size, generator=g)  # 4 nearly identical skills
+    rel = {}
+    for norm in ("layer", "batch"):
+        c = cfg(__import__("pathlib").Path("/tmp"))
+        c.net.norm, c.net.readout, c.net.shared_rank = norm, "content", 0
+        net = build_hypernet(lm.cfg, c.net)
+        perturb(net, seed=1)
+        with torch.no_grad():
+            if norm == "batch":
+                z = net.out_norm(torch.randn(8, net.num_slots, c.net.width, generator=g) * 3 + 2)
+                assert z.mean(0).abs().max() < 1e-5 and (z.var(0, unbiased=False) - 1).abs().max() < 1e-3
+            for _ in range(30):  # running statistics of this population, as after training
+                net(states, torch.ones(4, 6))
+            net.eval()
+            out = net(states, torch.ones(4, 6))
+        dw = torch.stack([torch.cat([(a[i] @ b[i]).flatten() for a, b in out.values()]) for i in range(4)])
+        rel[norm] = float((dw[0] - dw[1]).norm() / dw[0].norm())
+    # A·B is bilinear in the slots, so part of it is common even to centred slots: the gain is a
+    # factor, not a difference of O(1) (docs/results.md, "bilinear mean")
+    assert rel["layer"] < 0.05, rel
+    assert rel["batch"] > 3 * rel["layer"], rel

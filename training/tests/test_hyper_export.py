@@ -47,11 +47,19 @@ def rel_err(got: np.ndarray, want: np.ndarray) -> float:
     return float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-12))
 
 
-@pytest.mark.parametrize("kind", ["perceiver", "t2l"])
-def test_onnx_matches_pytorch(tiny, tmp_path, kind):
+@pytest.mark.parametrize("kind,extra", [("perceiver", {}), ("t2l", {}),
+                                        ("perceiver", {"readout": "content", "norm": "batch", "center": True})])
+def test_onnx_matches_pytorch(tiny, tmp_path, kind, extra):
     lm, _ = tiny
-    net = build_hypernet(lm.cfg, NetConfig(kind=kind, rank=3, width=32, heads=2, blocks=2)).eval()
+    net = build_hypernet(lm.cfg, NetConfig(kind=kind, rank=3, width=32, heads=2, blocks=2, **extra))
     perturb(net, 7)
+    if extra.get("norm") == "batch":  # running statistics away from (0, 1), as after training
+        g0 = torch.Generator().manual_seed(3)
+        with torch.no_grad():
+            for _ in range(5):
+                net(torch.randn(6, 9, lm.cfg.hidden_size, generator=g0) * 2 + 1, torch.ones(6, 9))
+        assert float(net.out_norm.running_var.mean()) != pytest.approx(1.0)
+    net.eval()
     path = export_hypernet(net, tmp_path / "h.onnx")
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     names = [o.name for o in sess.get_outputs()]

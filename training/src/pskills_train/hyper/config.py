@@ -28,6 +28,17 @@ class NetConfig:
     # std 1/sqrt(d_in)). Under Adam a head weight moves by ~lr per step, so an output moves by
     # ~lr·|z|₁·out_scale ≈ lr·width·out_scale: 1/width makes the factors move at ~lr, as LoRA weights do.
     out_scale: float = 0.01
+    # perceiver: where a slot's factors come from. "query": the slot's query after the blocks (its
+    # learned embedding plus what it read), so a generic adapter is the easy optimum; "content": one
+    # more attention read whose result (a mix of projected skill states, no query residual) is the
+    # slot, so every factor is made of the skill's own states and the queries only choose where to look.
+    readout: str = "query"
+    center: bool = False  # content readout: values from states minus the chunk's mean state
+    # Normalisation of the slots before the heads. "layer": LayerNorm per slot. "batch": each slot
+    # feature centred and scaled over the batch (running statistics when compiling), so what all
+    # skills share is removed before the heads and the read part is O(1) apart between skills; the
+    # shared adapter (shared_rank) is then the only place for the generic part.
+    norm: str = "layer"
     seed: int = 0
 
 
@@ -108,7 +119,7 @@ class HyperConfig:
     run2: RunConfig = field(default_factory=lambda: RunConfig(out="training/.cache/runs/hyper2"))
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any], where: str = "config") -> "HyperConfig":
+    def from_dict(cls, raw: dict[str, Any], where: str = "config") -> HyperConfig:
         unknown = sorted(k for k in raw if k not in SECTIONS and not k.startswith("_"))
         if unknown:
             raise ValueError(f"{where}: unknown sections {unknown}")
@@ -120,7 +131,7 @@ class HyperConfig:
         return out
 
     @classmethod
-    def load(cls, path: str | Path, overrides: list[str] = ()) -> "HyperConfig":
+    def load(cls, path: str | Path, overrides: list[str] = ()) -> HyperConfig:
         return cls.from_dict(read_config(path, overrides), str(path))
 
     def to_dict(self) -> dict[str, Any]:

@@ -24,13 +24,35 @@ import math
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from torch import Tensor
 
 from ..model.config import ModelConfig
 from .config import NetConfig
 
 Factors = dict[str, tuple[Tensor, Tensor]]  # module -> (A [b, L, d_in, r], B [b, L, r, d_out])
+
+
+class SlotBatchNorm(nn.Module):
+    """Each (slot, feature) centred and scaled over the batch while training, by running statistics
+    when compiling (one skill at a time): batch norm without affine terms, written out so the ONNX
+    graph is plain arithmetic."""
+
+    def __init__(self, slots: int, w: int, momentum: float = 0.05, eps: float = 1e-5):
+        super().__init__()
+        self.momentum, self.eps = momentum, eps
+        self.register_buffer("running_mean", torch.zeros(slots, w))
+        self.register_buffer("running_var", torch.ones(slots, w))
+
+    def forward(self, z: Tensor) -> Tensor:  # z [b, Q, w]
+        if self.training:
+            mean, var = z.mean(0), z.var(0, unbiased=False)
+            with torch.no_grad():
+                n = z.shape[0]
+                self.running_mean.lerp_(mean.detach(), self.momentum)
+                self.running_var.lerp_(var.detach() * n / max(1, n - 1), self.momentum)
+        else:
+            mean, var = self.running_mean, self.running_var
+        return (z - mean) * torch.rsqrt(var + self.eps)
 
 
 class _Base(nn.Module):
@@ -47,7 +69,7 @@ class _Base(nn.Module):
         self.rank = cfg.rank + cfg.shared_rank  # output rank per chunk (bundle.json hypernet.rank)
         self.dims = {m: lm_cfg.lora_dims(m) for m in self.modules_}
         w = cfg.width
-        self.out_norm = nn.LayerNorm(w)
+        self.out_norm = nn.LayerNorm(w) if cfg.norm == "layer" else SlotBatchNorm(self.num_slots, w)
         self.head_a = nn.ModuleDict({m: nn.Linear(w, d_in) for m, (d_in, _) in self.dims.items()})
         self.head_b = nn.ModuleDict({m: nn.Linear(w, d_out) for m, (_, d_out) in self.dims.items()})
         # The generic part, made explicit: one learned adapter every skill gets (rank-concatenated, so
@@ -126,6 +148,33 @@ class CrossAttentionBlock(nn.Module):
         return z + self.mlp(self.norm_mlp(z))
 
 
+class ContentReadout(nn.Module):
+    """Attention read with no residual: slot = o(softmax(q·k) · v(states)). With `center` the values are
+    taken from the states minus their masked mean, so what every chunk shares cancels."""
+
+    def __init__(self, w: int, d_enc: int, heads: int, center: bool):
+        super().__init__()
+        self.heads, self.center, self.scale = heads, center, 1.0 / math.sqrt(w // heads)
+        self.norm_q = nn.LayerNorm(w)
+        self.q = nn.Linear(w, w, bias=False)
+        self.k = nn.Linear(d_enc, w, bias=False)
+        self.v = nn.Linear(d_enc, w, bias=False)
+        self.o = nn.Linear(w, w)
+
+    def forward(self, z: Tensor, kv_in: Tensor, bias: Tensor, mask: Tensor) -> Tensor:
+        b, nq, w = z.shape
+        n, h = kv_in.shape[1], self.heads
+        vals = kv_in
+        if self.center:
+            m = mask.unsqueeze(-1)  # [b, n, 1]
+            vals = kv_in - (kv_in * m).sum(1, keepdim=True) / m.sum(1, keepdim=True).clamp(min=1.0)
+        q = self.q(self.norm_q(z)).view(b, nq, h, w // h).transpose(1, 2)  # [b, h, Q, dh]
+        k = self.k(kv_in).view(b, n, h, w // h).transpose(1, 2)  # [b, h, n, dh]
+        v = self.v(vals).view(b, n, h, w // h).transpose(1, 2)
+        att = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * self.scale + bias, dim=-1)  # [b, h, Q, n]
+        return self.o(torch.matmul(att, v).transpose(1, 2).reshape(b, nq, w))  # [b, Q, w]
+
+
 class PerceiverHypernet(_Base):
     kind = "perceiver"
 
@@ -136,14 +185,15 @@ class PerceiverHypernet(_Base):
         self.queries = nn.Parameter(torch.zeros(self.num_slots, w))  # [L*M*r, w]
         self.blocks = nn.ModuleList(CrossAttentionBlock(w, self.d_enc, cfg.heads, cfg.mlp_ratio)
                                     for _ in range(cfg.blocks))
+        self.readout = ContentReadout(w, self.d_enc, cfg.heads, cfg.center) if cfg.readout == "content" else None
         g = torch.Generator().manual_seed(cfg.seed)
         with torch.no_grad():
             self.queries.normal_(0.0, 1.0, generator=g)
-            for blk in self.blocks:
-                for lin in (blk.q, blk.kv, blk.o, blk.mlp[0], blk.mlp[2]):
-                    lin.weight.normal_(0.0, 0.02, generator=g)
-                    if lin.bias is not None:
-                        lin.bias.zero_()
+            ro = [self.readout.q, self.readout.k, self.readout.v, self.readout.o] if self.readout else []
+            for lin in ro + [x for blk in self.blocks for x in (blk.q, blk.kv, blk.o, blk.mlp[0], blk.mlp[2])]:
+                lin.weight.normal_(0.0, 0.02, generator=g)
+                if lin.bias is not None:
+                    lin.bias.zero_()
         self._init_heads(g)
 
     def forward(self, states: Tensor, mask: Tensor) -> Factors:
@@ -154,6 +204,8 @@ class PerceiverHypernet(_Base):
         z = self.queries.unsqueeze(0).expand(b, -1, -1)  # [b, Q, w]
         for blk in self.blocks:
             z = blk(z, kv_in, bias)
+        if self.readout is not None:
+            z = self.readout(z, kv_in, bias, mask)
         return self.heads(z)
 
 
@@ -180,7 +232,6 @@ class T2LHypernet(_Base):
         self._init_heads(g)
 
     def forward(self, states: Tensor, mask: Tensor) -> Factors:
-        b = states.shape[0]
         m = mask.unsqueeze(-1)  # [b, n, 1]
         pooled = (self.norm_in(states) * m).sum(1) / m.sum(1).clamp(min=1.0)  # [b, d_enc]
         emb = (self.layer_emb[:, None, None, :] + self.module_emb[None, :, None, :]
