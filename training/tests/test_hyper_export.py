@@ -48,7 +48,8 @@ def rel_err(got: np.ndarray, want: np.ndarray) -> float:
 
 
 @pytest.mark.parametrize("kind,extra", [("perceiver", {}), ("t2l", {}),
-                                        ("perceiver", {"readout": "content", "norm": "batch", "center": True})])
+                                        ("perceiver", {"readout": "content", "norm": "batch", "center": True}),
+                                        ("perceiver", {"readout": "content", "norm": "batch", "keys": "learned"})])
 def test_onnx_matches_pytorch(tiny, tmp_path, kind, extra):
     lm, _ = tiny
     net = build_hypernet(lm.cfg, NetConfig(kind=kind, rank=3, width=32, heads=2, blocks=2, **extra))
@@ -73,7 +74,7 @@ def test_onnx_matches_pytorch(tiny, tmp_path, kind, extra):
             want = net(states, mask)
         for name, arr in zip(names, got, strict=True):
             ab, m = name.split(".")
-            ref = want[m][0 if ab == "A" else 1][0].numpy()
+            ref = want[m][0 if ab == "A" else 1][0].detach().numpy()
             assert arr.shape == ref.shape
             assert rel_err(arr, ref) < 1e-4, (name, n)
 

@@ -6,6 +6,7 @@ stage1.max_steps=20` overrides one field (the value is parsed as JSON when it ca
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ class NetConfig:
     # skills share is removed before the heads and the read part is O(1) apart between skills; the
     # shared adapter (shared_rank) is then the only place for the generic part.
     norm: str = "layer"
+    keys: str = "read"  # "read": A and B from the slots; "learned": A a learned matrix, B from the slots
     seed: int = 0
 
 
@@ -131,7 +133,7 @@ class HyperConfig:
         return out
 
     @classmethod
-    def load(cls, path: str | Path, overrides: list[str] = ()) -> HyperConfig:
+    def load(cls, path: str | Path, overrides: Sequence[str] = ()) -> HyperConfig:
         return cls.from_dict(read_config(path, overrides), str(path))
 
     def to_dict(self) -> dict[str, Any]:

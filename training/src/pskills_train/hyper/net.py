@@ -77,6 +77,11 @@ class _Base(nn.Module):
         r0, L = cfg.shared_rank, lm_cfg.num_layers
         self.shared_a = nn.ParameterDict({m: nn.Parameter(torch.randn(L, d_in, r0) / math.sqrt(d_in))
                                           for m, (d_in, _) in self.dims.items()} if r0 else {})
+        # net.keys "learned": A of the read slots is a learned matrix, only B is read from the skill, so
+        # ΔW is linear in the (centred) slots; with both read, A·B is bilinear and has a mean every
+        # skill shares even when the slots are centred.
+        self.key_a = nn.ParameterDict({m: nn.Parameter(torch.randn(L, d_in, cfg.rank) / math.sqrt(d_in))
+                                       for m, (d_in, _) in self.dims.items()} if cfg.keys == "learned" else {})
         self.shared_b = nn.ParameterDict({m: nn.Parameter(torch.zeros(L, r0, d_out))
                                           for m, (_, d_out) in self.dims.items()} if r0 else {})
 
@@ -102,6 +107,8 @@ class _Base(nn.Module):
             zm = z[:, :, j]  # [b, L, r, w]
             s = self.cfg.out_scale
             a, bb = self.head_a[m](zm).transpose(-1, -2) * s, self.head_b[m](zm) * s  # [b,L,d_in,r], [b,L,r,d_out]
+            if self.cfg.keys == "learned":
+                a = self.key_a[m].expand(b, -1, -1, -1)
             if self.cfg.shared_rank:
                 a = torch.cat([a, self.shared_a[m].expand(b, -1, -1, -1)], dim=-1)  # [b, L, d_in, r + r0]
                 bb = torch.cat([bb, self.shared_b[m].expand(b, -1, -1, -1)], dim=-2)  # [b, L, r + r0, d_out]
