@@ -1,4 +1,4 @@
-"""Adapter providers for the eval conditions: text -> {(layer, module): (A [d_in, R], B [R, d_out])} or None.
+"""Adapter providers for the eval conditions: text -> {(layer, module): (A [d_in, R], B [R, d_out])}.
 
 A provider compiles with one hypernetwork as docs/bundle-format.md defines it (chunks of the token
 budget with overlap, each through the base LM alone for its encoder states, chunk adapters
@@ -13,8 +13,9 @@ import random
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -24,7 +25,7 @@ from torch import Tensor
 from ..hyper.compile import chunk_spans, encode_ids  # the compile contract's chunking and text -> ids
 
 Row = dict[tuple[int, str], tuple[Tensor, Tensor]]
-Provider = Callable[[str], Row | None]
+Provider = Callable[[str], Row]
 ChunkFn = Callable[[Tensor], dict[str, tuple[Tensor, Tensor]]]  # states [1, m, d] -> m -> (A [L,d_in,r], B [L,r,d_out])
 
 
@@ -44,7 +45,7 @@ class HypernetProvider:
         self.chunk_batch = 8  # the graph also returns logits for every position: keep that buffer small
         self.seconds = 0.0
 
-    def __call__(self, text: str) -> Row | None:
+    def __call__(self, text: str) -> Row:
         key = hashlib.sha256(text.encode()).hexdigest()
         if key in self.cache:
             self.cache.move_to_end(key)
@@ -88,7 +89,7 @@ class HypernetProvider:
         spans = chunk_spans(len(ids), self.budget, self.overlap)
         keys = [tuple(ids[s:e]) for s, e in spans]
         todo = [c for c in dict.fromkeys(keys) if c not in self.chunks]  # s without a section shares chunks with s
-        for c, st in zip(todo, self.states(todo)):
+        for c, st in zip(todo, self.states(todo), strict=True):
             self.chunks[c] = self.fn(st[None])
         factors = [self.chunks[c] for c in keys]
         k = len(factors)
@@ -114,7 +115,7 @@ def onnx_provider(backend: Any, tok: Tokenizer, path: str | Path, manifest: dict
 
     def fn(states: Tensor) -> dict[str, tuple[Tensor, Tensor]]:
         s = states.float().numpy()
-        out = dict(zip(names, sess.run(names, {"states": s, "mask": np.ones(s.shape[:2], np.float32)})))
+        out = dict(zip(names, sess.run(names, {"states": s, "mask": np.ones(s.shape[:2], np.float32)}), strict=True))
         mods = [n[2:] for n in names if n.startswith("A.")]
         return {m: (torch.from_numpy(out[f"A.{m}"]), torch.from_numpy(out[f"B.{m}"])) for m in mods}
 

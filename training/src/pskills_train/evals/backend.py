@@ -84,7 +84,7 @@ class OrtBackend:
                     pair = (torch.zeros(b, d_in, 0), torch.zeros(b, 0, d_out))
                 feed[f"lora.{i}.{m}.A"] = pair[0].float().numpy()
                 feed[f"lora.{i}.{m}.B"] = pair[1].float().numpy()
-        out = dict(zip(self.outputs, self.sess.run(self.outputs, feed)))
+        out = dict(zip(self.outputs, self.sess.run(self.outputs, feed), strict=True))
         present = [(torch.from_numpy(out[f"present.{i}.key"]), torch.from_numpy(out[f"present.{i}.value"]))
                    for i in range(cfg.num_layers)]
         return torch.from_numpy(out["logits"]), present, torch.from_numpy(out["hidden_states"])

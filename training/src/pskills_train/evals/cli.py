@@ -27,13 +27,13 @@ from pathlib import Path
 import torch
 from tokenizers import Tokenizer
 
+from ..synth.skill import load_skills
 from . import sw_suite
 from .adapters import checkpoint_provider, onnx_provider
 from .backend import OrtBackend, TorchBackend
 from .conditions import trained_context
 from .core import Part, Suite
 from .run import Providers, Settings, SkillsSuite, table
-from ..synth.skill import load_skills
 
 SW_GEN = 48
 
@@ -85,6 +85,7 @@ def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
     manifest = json.loads((a.bundle / "bundle.json").read_text())
     tok = Tokenizer.from_file(str(a.bundle / manifest["tokenizer"]["file"]))
     chat_template = json.loads((a.bundle / manifest["tokenizer"]["config"]).read_text())["chat_template"]
+    backend: TorchBackend | OrtBackend
     if a.checkpoint:
         from ..model import load_hf
 

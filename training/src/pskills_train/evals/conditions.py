@@ -77,6 +77,13 @@ def draw_wrong(groups: list[str | None], seed: int) -> list[int]:
     return out
 
 
+def _need(provider: Provider | None, slot: str) -> Provider:
+    """The provider of a condition that runs (a condition without one is skipped, skipped_conditions)."""
+    if provider is None:
+        raise ValueError(f"no {slot} hypernetwork: its conditions should have been skipped")
+    return provider
+
+
 @dataclass
 class Plan:
     """Per condition and task: (context text or None, prompt + answer limit, adapter or None)."""
@@ -92,7 +99,7 @@ class Plan:
 
     def full_adapter(self, i: int) -> Row:
         if i not in self.full:
-            self.full[i] = self.prov.parametric(self.texts[i])
+            self.full[i] = _need(self.prov.parametric, "parametric")(self.texts[i])
         return self.full[i]
 
     def random_adapter(self, i: int) -> Row:
@@ -100,13 +107,13 @@ class Plan:
             text = self.texts[i]
             n = len(self.tok.encode(text, add_special_tokens=False).ids)
             key = hashlib.sha256(text.encode()).hexdigest()
-            self.random[i] = self.prov.parametric(random_text(self.tok, n, f"{self.seed}:{key}"))
+            self.random[i] = _need(self.prov.parametric, "parametric")(random_text(self.tok, n, f"{self.seed}:{key}"))
         return self.random[i]
 
     def own(self, task: Task) -> Row:
         if task.source == self.texts[task.skill]:
             return self.full_adapter(task.skill)
-        return self.prov.parametric(task.source)
+        return _need(self.prov.parametric, "parametric")(task.source)
 
     def spec(self, cond: str, task: Task) -> tuple[str | None, int, Row | None]:
         full, fit = self.max_positions, self.trained
@@ -121,15 +128,17 @@ class Plan:
         if cond == "parametric_in_context":
             return task.source, fit, self.own(task)
         if cond == "wrong_skill":
+            if self.wrong is None:
+                raise ValueError("wrong_skill needs at least 2 skills")
             return None, full, self.full_adapter(self.wrong[task.skill])
         if cond == "random_text":
             return None, full, self.random_adapter(task.skill)
         if cond == "stage1_only":
-            return None, full, self.prov.stage1(task.source)
+            return None, full, _need(self.prov.stage1, "stage1")(task.source)
         if cond == "t2l_baseline":
-            return None, full, self.prov.t2l(task.source)
+            return None, full, _need(self.prov.t2l, "t2l")(task.source)
         if cond == "answer_in_context":
             return task.reference, full, None
         if cond == "adapter_from_answer":
-            return None, full, self.prov.parametric(task.reference)
+            return None, full, _need(self.prov.parametric, "parametric")(task.reference)
         raise ValueError(f"unknown condition {cond!r}")

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .conditions import Plan
 from .score import Item, Scored, score_all
@@ -40,7 +41,8 @@ def run_conditions(backend, prompter: Prompter, plan: Plan, tasks: list[Task], c
             ids, cut = prompter.fit(task, context, limit - max(len(target), g))
             items.append(Item(ids, target, g, adapter))
             keys.append((task, c, cut))
-    return [Done(t, c, it, sc, cut) for (t, c, cut), it, sc in zip(keys, items, score_all(backend, items, stop_ids))]
+    scored = score_all(backend, items, stop_ids)  # one per item
+    return [Done(t, c, it, sc, cut) for (t, c, cut), it, sc in zip(keys, items, scored, strict=True)]
 
 
 def candidates(n: int, k: int, seed: int) -> list[list[int]]:
@@ -64,7 +66,7 @@ def retrieval_nll(backend, prompter: Prompter, plan: Plan, tasks: list[Task], ow
             items.append(Item(prompt, target, 0, plan.full_adapter(j)))
             keys.append(slot)
     sums = [[own[t.task_id] for t in tasks if t.task_id in own]] + [[] for _ in cands[1:]]
-    for slot, it, sc in zip(keys, items, score_all(backend, items, stop_ids)):
+    for slot, sc in zip(keys, score_all(backend, items, stop_ids), strict=True):  # one score per item, per key
         sums[slot].append(sc.nll_sum / max(1, sc.n_tokens))
     return [sum(v) / len(v) for v in sums]
 
@@ -120,6 +122,10 @@ class Suite:
         raise NotImplementedError
 
     def row(self, i: int, d: Done) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def assemble(self, parts: list[Part], seconds: float) -> dict[str, Any]:
+        """The report (JSON) from the workers' parts; `seconds` is the wall time of the runs."""
         raise NotImplementedError
 
     def own_nll(self, done: list[Done]) -> dict[str, float]:

@@ -6,7 +6,8 @@ d_in × d_out matrix. An adapter is {(layer, module): (A [d_in, r], B [r, d_out]
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -6,7 +6,8 @@ resamples skills (tasks are clustered by skill), paired across conditions on the
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .metrics import paired_bootstrap
 
@@ -55,8 +56,7 @@ def grouped(rows: list[Row], key: str, conds: list[str], metric: str, resamples:
     """Per value of rows[key]: the metric per condition and each condition minus `base` with its CI."""
     out: dict[str, dict[str, Any]] = {}
     for g in sorted({str(r[key]) for r in rows if r.get(key) is not None}):
-        where = (lambda r, g=g: str(r.get(key)) == g)
-        sel = [r for r in rows if where(r)]
+        sel = [r for r in rows if str(r.get(key)) == g]
         entry: dict[str, Any] = {"n_skills": len({r["skill_index"] for r in sel}),
                                  "n_tasks": len({r["task"] for r in sel}),
                                  metric: {c: mean(per_skill(sel, c, metric)) for c in conds}, f"vs_{base}": {}}

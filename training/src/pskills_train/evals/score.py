@@ -120,7 +120,7 @@ def score_all(backend, items: list[Item], stop_ids: set[int], max_batch_tokens: 
             continue
         for k in range(0, len(group), max_rows):
             part = group[k:k + max_rows]
-            for i, s in zip(part, score_batch(backend, [items[i] for i in part], stop_ids, shared)):
+            for i, s in zip(part, score_batch(backend, [items[i] for i in part], stop_ids, shared), strict=True):
                 out[i] = s
     rest = [i for i in rest if out[i] is None]
     order = sorted(rest, key=lambda i: len(items[i].prompt) + len(items[i].target))
@@ -133,7 +133,7 @@ def score_all(backend, items: list[Item], stop_ids: set[int], max_batch_tokens: 
                 break
             j += 1
         group = [order[k] for k in range(i, j)]
-        for k, s in zip(group, score_batch(backend, [items[k] for k in group], stop_ids)):
+        for k, s in zip(group, score_batch(backend, [items[k] for k in group], stop_ids), strict=True):
             out[k] = s
         i = j
     return out  # type: ignore[return-value]

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tokenizers import Tokenizer
 
@@ -45,7 +46,8 @@ def load(folder: Path, max_skills: int | None, max_tasks: int) -> tuple[list[Ski
     by_skill: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_skill.setdefault(r["skill"], []).append(r)
-    skills, tasks = [], []
+    skills: list[Skill] = []
+    tasks: list[list[Task]] = []
     for name in sorted(by_skill)[:max_skills]:
         first, i = by_skill[name][0], len(skills)
         path = first.get("skill_path") or f"skills/{name}/SKILL.md"

@@ -24,6 +24,7 @@ from ..model.layers import attention_mask_4d
 from ..model.llama import LlamaLM
 from ..model.lora import LoraInputs
 from .net import Factors
+from .protocol import as_hypernet
 
 Adapter = dict[tuple[int, str], tuple[Tensor, Tensor]]  # (layer, module) -> (A [d_in, R], B [R, d_out])
 
@@ -128,7 +129,7 @@ def batch_adapters(lm: LlamaLM, hypernet: torch.nn.Module, sources: list[list[in
     states = encode_states(lm, x, mask)  # [C, m, d]
     out = hypernet(states, mask.float())  # module -> A [C, L, d_in, r], B [C, L, r, d_out]
     counts = torch.bincount(torch.tensor(owner), minlength=len(sources))
-    max_rank = int(counts.max()) * hypernet.rank
+    max_rank = int(counts.max()) * as_hypernet(hypernet).rank
     lora: LoraInputs = {}
     for mod, (a, b) in out.items():
         rows_a, rows_b = [], []

@@ -25,12 +25,20 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
+from ..export.manifest import (
+    HYPERNET_FILE,
+    HYPERNET_INPUTS,
+    MANIFEST,
+    file_table,
+    hypernet_entry,
+    hypernet_output_names,
+    with_hypernet,
+)
 from ..export.staging import staged_folder
-from ..export.manifest import (HYPERNET_FILE, HYPERNET_INPUTS, MANIFEST, file_table, hypernet_entry,
-                               hypernet_output_names, with_hypernet)
 from ..model.config import ModelConfig
 from .config import NetConfig
 from .net import build_hypernet
+from .protocol import as_hypernet
 
 OPSET = 17
 
@@ -44,16 +52,17 @@ class FlatHypernet(nn.Module):
 
     def forward(self, states: Tensor, mask: Tensor):
         out = self.net(states, mask)
-        return tuple(t[0] for m in self.net.modules_ for t in out[m])
+        return tuple(t[0] for m in as_hypernet(self.net).modules_ for t in out[m])
 
 
 def export_hypernet(net: nn.Module, path: str | os.PathLike, trace_n: int = 5) -> Path:
     path = Path(path)
+    h = as_hypernet(net)
     flat = FlatHypernet(net).eval()
     g = torch.Generator().manual_seed(0)
-    states = torch.randn(1, trace_n, net.d_enc, generator=g)  # [1, n, d_enc]
+    states = torch.randn(1, trace_n, h.d_enc, generator=g)  # [1, n, d_enc]
     mask = torch.ones(1, trace_n)  # [1, n]
-    outputs = hypernet_output_names(net.modules_)
+    outputs = hypernet_output_names(h.modules_)
     axes = {"states": {1: "n"}, "mask": {1: "n"}}
     tmp = path.with_name(path.name + ".tmp")
     with torch.no_grad(), warnings.catch_warnings():
@@ -64,10 +73,10 @@ def export_hypernet(net: nn.Module, path: str | os.PathLike, trace_n: int = 5) -
     model = onnx.load(str(tmp))
     for v in model.graph.output:
         ab, m = v.name.split(".", 1)
-        d_in, d_out = net.dims[m]
-        want = [net.num_layers, d_in, net.rank] if ab == "A" else [net.num_layers, net.rank, d_out]
+        d_in, d_out = h.dims[m]
+        want = [h.num_layers, d_in, h.rank] if ab == "A" else [h.num_layers, h.rank, d_out]
         dims = v.type.tensor_type.shape.dim
-        for d, size in zip(dims, want):
+        for d, size in zip(dims, want, strict=True):  # the tracer gives each output its rank, 3
             d.Clear()
             d.dim_value = size
     onnx.checker.check_model(model)
@@ -117,20 +126,23 @@ def write_hyper_bundle(base: str | os.PathLike, net: nn.Module, out: str | os.Pa
         raise ValueError(f"{base}: already has a hypernet; export from a base-only bundle")
     arch = manifest["architecture"]
     modules = [t["module"] for t in manifest["lora"]["targets"]]
-    for name, (other, _) in [("hypernet", (net, {})), *ablations.items()]:
+    h = as_hypernet(net)
+    for name, (other_net, _) in [("hypernet", (net, {})), *ablations.items()]:
+        other = as_hypernet(other_net)
         if name != "hypernet" and name not in ABLATIONS:
             raise ValueError(f"ablation {name!r}: expected one of {ABLATIONS}")
-        if list(other.modules_) != modules or other.rank != net.rank:
-            raise ValueError(f"{name}: targets {other.modules_} / rank {other.rank} differ from the bundle's {modules} / {net.rank}")
+        if list(other.modules_) != modules or other.rank != h.rank:
+            raise ValueError(f"{name}: targets {other.modules_} / rank {other.rank} differ from the bundle's "
+                             f"{modules} / {h.rank}")
         if other.d_enc != arch["hidden"] or other.num_layers != len(manifest["lora"]["layers"]):
             raise ValueError(f"{name}: d_enc / layers do not match the base bundle")
     with staged_folder(out, force) as tmp:
         for name in manifest["files"]:
             shutil.copyfile(base / name, tmp / name)
         export_hypernet(net, tmp / HYPERNET_FILE)
-        for name, (other, _) in sorted(ablations.items()):
-            export_hypernet(other, tmp / f"hypernet-{name}.onnx")
-        entry = hypernet_entry(net.kind, net.rank, net.d_enc, net.num_params())
+        for name, (ablation, _) in sorted(ablations.items()):
+            export_hypernet(ablation, tmp / f"hypernet-{name}.onnx")
+        entry = hypernet_entry(h.kind, h.rank, h.d_enc, h.num_params())
         if ablations:
             entry["ablations"] = {name: f"hypernet-{name}.onnx" for name in sorted(ablations)}
             card = {**card, "ablations": {name: c for name, (_, c) in sorted(ablations.items())}}
@@ -191,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
                          f"was trained on ({lm_cfg.encoder_layer_index})")
     out = write_hyper_bundle(a.base_bundle, net, a.out, cfg["encoder"]["token_budget"], cfg["encoder"]["chunk_overlap"],
                              training_card(ckpt), force=a.force, ablations=ablations)
-    print(f"wrote {out} (hypernet {net.kind}, {net.num_params() / 1e6:.2f} M parameters)")
+    h = as_hypernet(net)
+    print(f"wrote {out} (hypernet {h.kind}, {h.num_params() / 1e6:.2f} M parameters)")
     return 0
 
 

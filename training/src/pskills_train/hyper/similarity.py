@@ -15,12 +15,14 @@ from ..model.lora import LoraInputs
 @torch.no_grad()
 def gram(lora: LoraInputs) -> Tensor:
     """[b, b] inner products of the rows' ΔW, summed over every (layer, module)."""
-    g = None
+    g: Tensor | None = None
     for a, b in lora.values():  # a [n, d_in, R], b [n, R, d_out]
         ga = torch.einsum("idr,jds->ijrs", a.float(), a.float())  # Aᵢᵀ Aⱼ
         gb = torch.einsum("irk,jsk->ijrs", b.float(), b.float())  # Bᵢ Bⱼᵀ
         term = (ga * gb).sum((-1, -2))  # [n, n]
         g = term if g is None else g + term
+    if g is None:
+        raise ValueError("gram: the LoraInputs hold no (layer, module) factors")
     return g
 
 

@@ -1,6 +1,7 @@
 """Train the hypernetwork: stage 1 (skill reconstruction) or stage 2 (skill exploitation), DESIGN §1.
 
-    python -m pskills_train.hyper.train --config training/configs/hyper.json --stage 1|2 [--resume] [--set run1.max_steps=20]
+    python -m pskills_train.hyper.train --config training/configs/hyper.json --stage 1|2 [--resume]
+        [--set run1.max_steps=20]
 
 The base LM is frozen (requires_grad False); gradients reach the hypernetwork through the LoRA
 inputs. AdamW, linear warmup + cosine, gradient accumulation (run.batch_size examples per step in
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import time
 from collections import defaultdict
@@ -28,6 +28,7 @@ import torch.nn.functional as F
 from tokenizers import Tokenizer
 from tqdm import tqdm
 
+from ..config_io import repo_path
 from ..model import LlamaLM, ModelConfig, load_hf
 from ..tokenizer import CHAT_TEMPLATE
 from ..train.checkpoint import load_checkpoint, save_checkpoint, set_rng_state
@@ -35,7 +36,6 @@ from ..train.config import OptimConfig
 from ..train.metrics import MetricsLog
 from ..train.optim import lr_at, make_optimizer
 from .compile import batch_adapters
-from ..config_io import repo_path
 from .config import HyperConfig, RunConfig
 from .examples import OBJECTIVES, Example, Stage1Builder, chat_example, read_skills
 from .net import build_hypernet
@@ -77,7 +77,7 @@ def token_losses(lm: LlamaLM, lora, examples: list[Example]) -> tuple[torch.Tens
     ids = torch.zeros(b, s, dtype=torch.int64)  # [b, s] inputs, right-padded
     labels = torch.full((b, s), -100, dtype=torch.int64)  # [b, s] next token or -100
     mask = torch.zeros(b, s, dtype=torch.int64)
-    for i, (e, seq) in enumerate(zip(examples, seqs)):
+    for i, (e, seq) in enumerate(zip(examples, seqs, strict=True)):
         n = len(seq) - 1
         ids[i, :n] = torch.tensor(seq[:-1])
         mask[i, :n] = 1
@@ -95,7 +95,8 @@ def token_losses(lm: LlamaLM, lora, examples: list[Example]) -> tuple[torch.Tens
 
 
 class HyperTrainer:
-    def __init__(self, cfg: HyperConfig, stage: int, resume: bool = False, *, base=None,
+    def __init__(self, cfg: HyperConfig, stage: int, resume: bool = False, *,
+                 base: tuple[LlamaLM, Tokenizer, str] | None = None,
                  train_items: list[Any] | None = None, val_items: list[Any] | None = None):
         if stage not in (1, 2):
             raise ValueError(f"stage must be 1 or 2, got {stage}")
@@ -122,7 +123,8 @@ class HyperTrainer:
             self.weights = [weights[o] for o in self.objectives]
             self.val = {o: self._val_stage1(o, val) for o in self.objectives}
         else:
-            self.train_items = train_items if train_items is not None else self._trajectories(cfg.data.trajectories_train)
+            self.train_items = train_items if train_items is not None else \
+                self._trajectories(cfg.data.trajectories_train)
             val = val_items if val_items is not None else self._trajectories(cfg.data.trajectories_val, missing_ok=True)
             self.val = {"chat": self._distinct_first(val, cfg.data.val_examples)} if val else {}
             self.by_skill: dict[str, list[int]] = defaultdict(list)
@@ -182,7 +184,9 @@ class HyperTrainer:
 
     def _distinct_first(self, recs: list[dict[str, Any]], n: int) -> list[Example]:
         """Up to n validation examples, one per skill first, so the in-batch negatives are other skills."""
-        seen, first, rest = set(), [], []
+        seen: set[Any] = set()
+        first: list[dict[str, Any]] = []
+        rest: list[dict[str, Any]] = []
         for r in recs:
             (rest if r.get("skill") in seen else first).append(r)
             seen.add(r.get("skill"))
@@ -230,9 +234,10 @@ class HyperTrainer:
         for group in self.opt.param_groups:
             group["lr"] = lr
         accum = run.batch_size // run.micro_batch
-        sums, counts = defaultdict(float), defaultdict(int)
+        sums: defaultdict[str, float] = defaultdict(float)
+        counts: defaultdict[str, int] = defaultdict(int)
         s2 = self.cfg.stage2
-        extra = defaultdict(float)
+        extra: defaultdict[str, float] = defaultdict(float)
         for micro in range(accum):
             examples = self.micro_examples(self.step, micro)
             tot, cnt, lora = self.losses(examples, with_lora=True)
@@ -245,7 +250,7 @@ class HyperTrainer:
                 extra["hinge"] += float(hinge.detach()) / accum
                 extra["loss_neg"] += float(neg.detach().sum() / cnt.sum().clamp(min=1)) / accum
             (loss / accum).backward()
-            for e, t, c in zip(examples, tot.tolist(), cnt.tolist()):
+            for e, t, c in zip(examples, tot.tolist(), cnt.tolist(), strict=True):  # one loss per example
                 sums[e.objective] += t
                 counts[e.objective] += c
         if run.grad_clip > 0:

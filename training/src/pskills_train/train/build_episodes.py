@@ -21,8 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ..hyper.examples import read_skills
 
@@ -69,7 +70,8 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pskills_train.train.build_episodes", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m pskills_train.train.build_episodes",
+                                 description=__doc__.split("\n")[0])
     ap.add_argument("--out-dir", required=True, type=Path)
     ap.add_argument("--skillworld", action="append", default=[], type=Path)
     ap.add_argument("--trajectories", type=Path)
@@ -84,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     if not eps:
         ap.error("no episodes: give --skillworld DIR and/or --trajectories F")
     a.out_dir.mkdir(parents=True, exist_ok=True)
-    write_jsonl(a.out_dir / "base.jsonl", [{"messages": [{"role": "system", "content": e["skill_text"]}] + e["messages"]}
-                                          for e in eps])
+    write_jsonl(a.out_dir / "base.jsonl",
+                [{"messages": [{"role": "system", "content": e["skill_text"]}] + e["messages"]} for e in eps])
     write_jsonl(a.out_dir / "stage2.jsonl", eps)
     kinds: dict[str, int] = {}
     for e in eps:

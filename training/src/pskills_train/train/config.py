@@ -7,6 +7,7 @@ overrides one field from the command line (the value is parsed as JSON when it c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,7 @@ class PretrainConfig:
     run: RunConfig = field(default_factory=RunConfig)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any], where: str = "config") -> "PretrainConfig":
+    def from_dict(cls, raw: dict[str, Any], where: str = "config") -> PretrainConfig:
         unknown = sorted(k for k in raw if k not in ("model", "data", "optim", "run") and not k.startswith("_"))
         if unknown:
             raise ValueError(f"{where}: unknown sections {unknown}")
@@ -93,7 +94,7 @@ class PretrainConfig:
                    build(RunConfig, raw.get("run", {}), f"{where}.run"))
 
     @classmethod
-    def load(cls, path: str | Path, overrides: list[str] = ()) -> "PretrainConfig":
+    def load(cls, path: str | Path, overrides: Sequence[str] = ()) -> PretrainConfig:
         return cls.from_dict(read_config(path, overrides), str(path))
 
     def to_dict(self) -> dict[str, Any]:

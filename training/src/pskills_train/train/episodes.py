@@ -30,7 +30,8 @@ def render(messages: list[dict], template: str) -> str:
 
 def pack(seqs: list[np.ndarray], width: int, sep: int) -> list[np.ndarray]:
     """Greedy first-fit in the given order: windows of at most `width` tokens of whole episodes."""
-    out, cur = [], []
+    out: list[np.ndarray] = []
+    cur: list[np.ndarray] = []
     for s in seqs:
         need = len(s) + (1 if cur else 0)
         if cur and sum(len(c) for c in cur) + len(cur) - 1 + need > width:

@@ -33,6 +33,7 @@ from tqdm import tqdm
 
 from ..data.token_memmap import build_token_files, load_tokens, token_bytes
 from ..model import LlamaLM, save_hf
+from . import precision
 from .checkpoint import load_checkpoint, save_checkpoint, set_rng_state
 from .config import PretrainConfig
 from .data import WindowStream, eval_windows
@@ -41,7 +42,6 @@ from .episodes import EpisodeStream
 from .evaluate import evaluate
 from .metrics import MetricsLog
 from .optim import lr_at, make_optimizer
-from . import precision
 
 VAL_SPLITS = ("docs_val", "skills_val")
 
@@ -71,7 +71,11 @@ class Pretrainer:
         self.episodes = None
         if cfg.data.episode_share > 0:
             template = json.loads(cfg.data.path("chat_template").read_text())["chat_template"]
-            eos, sep = tok.token_to_id("<|endoftext|>"), tok.token_to_id("<|endoftext|>")
+            eos = tok.token_to_id("<|endoftext|>")
+            if eos is None:
+                raise ValueError(f"{cfg.data.path('tokenizer')}: no <|endoftext|> token to separate and pad "
+                                 "episodes with (data.episode_share > 0)")
+            sep = eos
             self.episodes = EpisodeStream(cfg.data.path("episodes"), tok, template, cfg.data.seq_len, cfg.run.seed,
                                           sep, eos)
             if d.main:
@@ -85,14 +89,16 @@ class Pretrainer:
             start = load_onnx_lm(cfg.run.init_bundle_path())
             if start.cfg.to_dict() | {"lora_targets": None, "encoder_layer": None} != \
                     cfg.model.to_dict() | {"lora_targets": None, "encoder_layer": None}:
-                raise ValueError(f"run.init_bundle {cfg.run.init_bundle}: its architecture differs from this config's model")
+                raise ValueError(f"run.init_bundle {cfg.run.init_bundle}: "
+                                 "its architecture differs from this config's model")
             self.model.load_state_dict(start.state_dict())
         self.opt = make_optimizer(self.model, cfg.optim)
         self.step, self.position = 0, 0
         self.start, self.phases = 0, []  # the step this config's schedule began at; earlier phases
-        init = cfg.run.init_path()
-        if resume or init:
-            ck = load_checkpoint(self.out if resume else init)
+        init = cfg.run.init_path()  # None without run.init_from
+        source = self.out if resume else init
+        if source is not None:
+            ck = load_checkpoint(source)
             if not resume and ck["config"]["model"] != cfg.model.to_dict():
                 raise ValueError(f"run.init_from {init}: its model config differs from this config's model")
             self.model.load_state_dict(ck["model"])
@@ -103,9 +109,9 @@ class Pretrainer:
             if not resume:
                 self.phases = self.phases + [{"config": ck["config"], "from_step": self.start, "to_step": self.step}]
                 self.start = self.step
-                if d.main and (init / "metrics.jsonl").exists():
+                if d.main and (source / "metrics.jsonl").exists():  # source is init here
                     self.out.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(init / "metrics.jsonl", self.out / "metrics.jsonl")
+                    shutil.copyfile(source / "metrics.jsonl", self.out / "metrics.jsonl")
         if cfg.run.max_steps <= self.start:
             raise ValueError(f"run.max_steps {cfg.run.max_steps} must be past the step it starts from ({self.start})")
         self.net = DistributedDataParallel(self.model) if d.world > 1 else self.model
@@ -128,7 +134,9 @@ class Pretrainer:
                 first = ((self.step * self.accum + micro) * self.d.world + self.d.rank) * k
                 x[:k], y[:k] = self.episodes.rows(first, k)
             sync = self.d.world == 1 or micro == self.accum - 1
-            ctx = contextlib.nullcontext() if sync else self.net.no_sync()
+            # not sync: world > 1, so self.net is the DistributedDataParallel wrapper
+            ctx = self.net.no_sync() if not sync and isinstance(self.net, DistributedDataParallel) \
+                else contextlib.nullcontext()
             with ctx:
                 with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
                     logits = self.net(x)[0]  # [mb, L, V]
@@ -184,7 +192,8 @@ class Pretrainer:
             last = self.step == run.max_steps
             if self.step % run.log_every == 0 or last or self.step % run.eval_every == 0:
                 elapsed = time.perf_counter() - t0 - self.paused
-                rec = {"step": self.step, "loss": loss, "lr": lr_at(self.step - 1, self.cfg.optim, run.max_steps, self.start),
+                rec = {"step": self.step, "loss": loss,
+                       "lr": lr_at(self.step - 1, self.cfg.optim, run.max_steps, self.start),
                        "tokens": self.step * tokens_per_step, "tokens_per_s": steps_timed * tokens_per_step / elapsed}
                 if self.step % run.eval_every == 0 or last:
                     if self.d.main:
