@@ -5,6 +5,15 @@ import { createContext, type Io } from './context';
 import { runCli } from './run';
 import { forTerminal } from './terminal';
 
+// A reader that leaves before the output ends (`pskills skills list | head -1`) is not an error: writing
+// to the closed pipe fails with EPIPE, and the process ends there quietly, status 0 (or the failure status
+// already set, when the command failed before the write error arrived), as Unix tools do. Any other write
+// error on stdout stays fatal.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
+
 // Every line printed is escaped for the terminal (terminal.ts).
 const io: Io = {
   out: (l) => process.stdout.write(forTerminal(l) + '\n'),
