@@ -21,6 +21,7 @@ step, as LoRA weights trained directly do, instead of ~width times faster.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import torch
 import torch.nn as nn
@@ -36,6 +37,9 @@ class SlotBatchNorm(nn.Module):
     """Each (slot, feature) centred and scaled over the batch while training, by running statistics
     when compiling (one skill at a time): batch norm without affine terms, written out so the ONNX
     graph is plain arithmetic."""
+
+    running_mean: Tensor
+    running_var: Tensor
 
     def __init__(self, slots: int, w: int, momentum: float = 0.05, eps: float = 1e-5):
         super().__init__()
@@ -89,10 +93,11 @@ class _Base(nn.Module):
     def _init_heads(self, g: torch.Generator) -> None:
         w = self.cfg.width
         for m, (d_in, _) in self.dims.items():
-            self.head_a[m].weight.normal_(0.0, 1.0 / (math.sqrt(w * d_in) * self.cfg.out_scale), generator=g)
-            self.head_a[m].bias.zero_()
-            self.head_b[m].weight.normal_(0.0, 1.0, generator=g).mul_(self.cfg.b_init)
-            self.head_b[m].bias.zero_()
+            ha, hb = cast(nn.Linear, self.head_a[m]), cast(nn.Linear, self.head_b[m])
+            ha.weight.normal_(0.0, 1.0 / (math.sqrt(w * d_in) * self.cfg.out_scale), generator=g)
+            ha.bias.zero_()
+            hb.weight.normal_(0.0, 1.0, generator=g).mul_(self.cfg.b_init)
+            hb.bias.zero_()
 
     @property
     def num_slots(self) -> int:
@@ -197,7 +202,9 @@ class PerceiverHypernet(_Base):
         with torch.no_grad():
             self.queries.normal_(0.0, 1.0, generator=g)
             ro = [self.readout.q, self.readout.k, self.readout.v, self.readout.o] if self.readout else []
-            for lin in ro + [x for blk in self.blocks for x in (blk.q, blk.kv, blk.o, blk.mlp[0], blk.mlp[2])]:
+            blocks = cast(list[CrossAttentionBlock], list(self.blocks))
+            lins = ro + [cast(nn.Linear, x) for blk in blocks for x in (blk.q, blk.kv, blk.o, blk.mlp[0], blk.mlp[2])]
+            for lin in lins:
                 lin.weight.normal_(0.0, 0.02, generator=g)
                 if lin.bias is not None:
                     lin.bias.zero_()
@@ -233,7 +240,8 @@ class T2LHypernet(_Base):
         with torch.no_grad():
             for e in (self.layer_emb, self.module_emb, self.slot_emb):
                 e.normal_(0.0, 1.0, generator=g)
-            for lin in [self.pool_proj] + [m[i] for m in self.mlps for i in (1, 3)]:
+            mlps = [cast(nn.Sequential, m) for m in self.mlps]
+            for lin in [self.pool_proj] + [cast(nn.Linear, m[i]) for m in mlps for i in (1, 3)]:
                 lin.weight.normal_(0.0, 0.02, generator=g)
                 lin.bias.zero_()
         self._init_heads(g)
@@ -253,7 +261,7 @@ def build_hypernet(lm_cfg: ModelConfig, cfg: NetConfig) -> _Base:
     return {"perceiver": PerceiverHypernet, "t2l": T2LHypernet}[cfg.kind](lm_cfg, cfg)
 
 
-def perturb(net: nn.Module, seed: int, std: float = 0.5) -> None:
+def perturb(net: _Base, seed: int, std: float = 0.5) -> None:
     """Random-but-nonzero outputs for fixtures: every B head gets weights (B entries ~std), every
     other matrix noise."""
     g = torch.Generator().manual_seed(seed)
