@@ -1,5 +1,7 @@
-// npm run lint: eslint on the TypeScript and Svelte, then ruff and mypy on the Python package
-// (training/src/pskills_train and training/tests; their settings are in training/pyproject.toml).
+// npm run lint: eslint on the TypeScript and Svelte, prettier --check on the same files (settings in
+// .prettierrc.json, exclusions in .prettierignore; `npm run format` rewrites them), then ruff and
+// mypy on the Python package (training/src/pskills_train and training/tests; their settings are in
+// training/pyproject.toml).
 // Every step runs even after a failure; non-zero exit if any failed.
 // ruff and mypy come from training/.venv. `npm test` runs lint before pytest, so on a fresh clone (and
 // in CI) the venv does not exist yet: make or refresh it first, as test:py does (a no-op when current).
@@ -12,6 +14,11 @@ const BIN = join(TRAINING, '.venv', 'bin');
 
 const failed = [];
 if ((await run('npx', ['eslint', '.'])) !== 0) failed.push('eslint');
+// --log-level warn: only the files that are not formatted are printed.
+if ((await run('npx', ['prettier', '--check', '--log-level', 'warn', '.'])) !== 0) {
+  console.error('lint: prettier: the files above are not formatted; `npm run format` rewrites them');
+  failed.push('prettier');
+}
 
 const venvOk = (await run('bash', [join(TRAINING, 'setup_venv.sh')])) === 0;
 const missing = ['ruff', 'mypy'].filter((tool) => !existsSync(join(BIN, tool)));
