@@ -17,7 +17,10 @@ export default tseslint.config(
     files: ['**/*.svelte', '**/*.svelte.ts'],
     languageOptions: { parserOptions: { parser: tseslint.parser, extraFileExtensions: ['.svelte'] } },
   },
-  { files: ['main/**', 'tests/**', 'bench/**', 'scripts/**', 'bin/**', '*.config.*'], languageOptions: { globals: globals.node } },
+  {
+    files: ['main/**', 'tests/**', 'bench/**', 'scripts/**', 'bin/**', '*.config.*'],
+    languageOptions: { globals: globals.node },
+  },
   { files: ['renderer/**'], languageOptions: { globals: globals.browser } },
   {
     rules: {
@@ -46,9 +49,18 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['**/main/**', '**/renderer/**', 'node:*', 'better-sqlite3', 'onnxruntime-node'], message: 'preload/ may import common/ and electron only.' },
+            {
+              group: ['**/main/**', '**/renderer/**', 'node:*', 'better-sqlite3', 'onnxruntime-node'],
+              message: 'preload/ may import common/ and electron only.',
+            },
           ],
-          paths: [{ name: 'electron', importNames: ['ipcMain', 'BrowserWindow', 'app', 'shell', 'remote'], message: 'preload/ uses contextBridge and ipcRenderer only.' }],
+          paths: [
+            {
+              name: 'electron',
+              importNames: ['ipcMain', 'BrowserWindow', 'app', 'shell', 'remote'],
+              message: 'preload/ uses contextBridge and ipcRenderer only.',
+            },
+          ],
         },
       ],
     },
@@ -64,7 +76,10 @@ export default tseslint.config(
   },
   {
     files: ['main/electron/**'],
-    rules: banned(['onnxruntime-node', '**/renderer/**', '**/preload/**'], 'main/electron/ wires windows and IPC; no renderer/preload/ORT imports.'),
+    rules: banned(
+      ['onnxruntime-node', '**/renderer/**', '**/preload/**'],
+      'main/electron/ wires windows and IPC; no renderer/preload/ORT imports.',
+    ),
   },
   {
     files: ['main/engine/ort.ts'],

@@ -26,12 +26,25 @@ interface Shape {
   modules: Module[];
 }
 
-const args = new Map(process.argv.slice(2).filter((a) => a.startsWith('--')).map((a) => a.slice(2).split('=') as [string, string]));
+const args = new Map(
+  process.argv
+    .slice(2)
+    .filter((a) => a.startsWith('--'))
+    .map((a) => a.slice(2).split('=') as [string, string]),
+);
 const num = (name: string, dflt: number) => (args.has(name) ? Number(args.get(name)) : dflt);
 
 function bundleShape({ hidden = 256, layers = 8, intermediate = 768, kvDim = 128 } = {}): Shape {
   const m = (name: string, dIn: number, dOut: number) => ({ name, dIn, dOut });
-  const modules = [m('q', hidden, hidden), m('k', hidden, kvDim), m('v', hidden, kvDim), m('o', hidden, hidden), m('gate', hidden, intermediate), m('up', hidden, intermediate), m('down', intermediate, hidden)];
+  const modules = [
+    m('q', hidden, hidden),
+    m('k', hidden, kvDim),
+    m('v', hidden, kvDim),
+    m('o', hidden, hidden),
+    m('gate', hidden, intermediate),
+    m('up', hidden, intermediate),
+    m('down', intermediate, hidden),
+  ];
   return { id: `bundle h${hidden} L${layers}`, layers, modules };
 }
 
@@ -39,14 +52,34 @@ function bundleShape({ hidden = 256, layers = 8, intermediate = 768, kvDim = 128
 function defaultBundleShape(): Shape | null {
   const file = join(DEFAULT_BUNDLE_DIR, 'bundle.json');
   if (['hidden', 'layers', 'intermediate', 'kv-dim'].some((k) => args.has(k)) || !existsSync(file)) return null;
-  const m = JSON.parse(readFileSync(file, 'utf8')) as { id: string; lora: { layers: number[]; targets: { module: string; d_in: number; d_out: number }[] } };
+  const m = JSON.parse(readFileSync(file, 'utf8')) as {
+    id: string;
+    lora: { layers: number[]; targets: { module: string; d_in: number; d_out: number }[] };
+  };
   const modules = m.lora.targets.map((t) => ({ name: t.module, dIn: t.d_in, dOut: t.d_out }));
-  return { id: `default (${m.id}) h${modules[0]!.dIn} L${m.lora.layers.length}`, layers: m.lora.layers.length, modules };
+  return {
+    id: `default (${m.id}) h${modules[0]!.dIn} L${m.lora.layers.length}`,
+    layers: m.lora.layers.length,
+    modules,
+  };
 }
 
 const shapes: Shape[] = [
-  defaultBundleShape() ?? bundleShape({ hidden: num('hidden', 256), layers: num('layers', 8), intermediate: num('intermediate', 768), kvDim: num('kv-dim', 128) }),
-  { id: '0.5B h896 L24 q,v', layers: 24, modules: [{ name: 'q', dIn: 896, dOut: 896 }, { name: 'v', dIn: 896, dOut: 128 }] },
+  defaultBundleShape() ??
+    bundleShape({
+      hidden: num('hidden', 256),
+      layers: num('layers', 8),
+      intermediate: num('intermediate', 768),
+      kvDim: num('kv-dim', 128),
+    }),
+  {
+    id: '0.5B h896 L24 q,v',
+    layers: 24,
+    modules: [
+      { name: 'q', dIn: 896, dOut: 896 },
+      { name: 'v', dIn: 896, dOut: 128 },
+    ],
+  },
 ];
 const ADAPTERS = 8;
 const RANK = 8;
@@ -116,7 +149,17 @@ function child(shape: Shape, op: Op): Measured {
     cpu.push(process.cpuUsage(c).user / 1000);
   }
   const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
-  const out: Measured = { shape: shape.id, op, targets: shape.layers * shape.modules.length, runs: RUNS, medianMs: median(times), minMs: Math.min(...times), medianCpuMs: median(cpu), baselineRssMiB, peakRssMiB: maxRssMiB() };
+  const out: Measured = {
+    shape: shape.id,
+    op,
+    targets: shape.layers * shape.modules.length,
+    runs: RUNS,
+    medianMs: median(times),
+    minMs: Math.min(...times),
+    medianCpuMs: median(cpu),
+    baselineRssMiB,
+    peakRssMiB: maxRssMiB(),
+  };
   return linearRelError === undefined ? out : { ...out, linearRelError };
 }
 
@@ -129,26 +172,48 @@ if (args.has('child')) {
   const loadBefore = loadavg()[0]!;
   shapes.forEach((_, i) => {
     for (const op of Object.keys(OPS) as Op[]) {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', self, ...process.argv.slice(2), `--child=${i},${op}`], { encoding: 'utf8' });
+      const r = spawnSync(process.execPath, ['--import', 'tsx', self, ...process.argv.slice(2), `--child=${i},${op}`], {
+        encoding: 'utf8',
+      });
       if (r.status !== 0) throw new Error(`child ${i},${op} failed: ${r.stderr}`);
       rows.push(JSON.parse(r.stdout.trim().split('\n').pop()!) as Measured);
     }
   });
   const head = ['shape', 'op', 'out r', 'targets', 'median ms', 'min ms', 'cpu ms', 'peak RSS MiB', 'Δ RSS MiB'];
-  const table = rows.map((r) => [r.shape, OPS[r.op].label, String(OPS[r.op].outRank), String(r.targets), r.medianMs.toFixed(1), r.minMs.toFixed(1), r.medianCpuMs.toFixed(1), r.peakRssMiB.toFixed(0), (r.peakRssMiB - r.baselineRssMiB).toFixed(1)]);
+  const table = rows.map((r) => [
+    r.shape,
+    OPS[r.op].label,
+    String(OPS[r.op].outRank),
+    String(r.targets),
+    r.medianMs.toFixed(1),
+    r.minMs.toFixed(1),
+    r.medianCpuMs.toFixed(1),
+    r.peakRssMiB.toFixed(0),
+    (r.peakRssMiB - r.baselineRssMiB).toFixed(1),
+  ]);
   const widths = head.map((h, c) => Math.max(h.length, ...table.map((row) => row[c]!.length)));
-  const line = (cells: string[]) => cells.map((s, c) => (c < 2 ? s.padEnd(widths[c]!) : s.padStart(widths[c]!))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((s, c) => (c < 2 ? s.padEnd(widths[c]!) : s.padStart(widths[c]!))).join('  ');
   console.log(line(head));
   for (const row of table) console.log(line(row));
   for (const r of rows.filter((x) => x.linearRelError !== undefined)) {
-    console.log(`${r.shape}: linear baseline relative error vs exact sum (${ADAPTERS} adapters, equal weights) = ${r.linearRelError!.toFixed(4)}`);
+    console.log(
+      `${r.shape}: linear baseline relative error vs exact sum (${ADAPTERS} adapters, equal weights) = ${r.linearRelError!.toFixed(4)}`,
+    );
   }
-  console.log(`machine: ${cpus().length}× ${cpus()[0]?.model ?? '?'}, node ${process.version}, load average (1 min) ${loadBefore.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`);
+  console.log(
+    `machine: ${cpus().length}× ${cpus()[0]?.model ?? '?'}, node ${process.version}, load average (1 min) ${loadBefore.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`,
+  );
   const result = {
     bench: 'adapters',
     date: new Date().toISOString(),
     // Wall times on a shared machine move with its load; cpu ms (user time, median) moves less.
-    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, loadAverage1m: { before: loadBefore, after: loadavg()[0]! } },
+    machine: {
+      cpus: cpus().length,
+      cpu: cpus()[0]?.model,
+      node: process.version,
+      loadAverage1m: { before: loadBefore, after: loadavg()[0]! },
+    },
     params: { adapters: ADAPTERS, rank: RANK, svdRank: SVD_RANK, emaBeta: 0.1, runs: RUNS, shapes },
     rows,
   };

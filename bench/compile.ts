@@ -14,12 +14,27 @@ import { statSync, mkdirSync, renameSync, writeFileSync, existsSync } from 'node
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { compileSkill, generate, loadBundle, requireHypernet, type Bundle, type EngineAdapter, type GenerateRequest } from '../main/engine';
+import {
+  compileSkill,
+  generate,
+  loadBundle,
+  requireHypernet,
+  type Bundle,
+  type EngineAdapter,
+  type GenerateRequest,
+} from '../main/engine';
 import { KvCache } from '../main/engine/kv-cache';
 import { defaultThreads } from '../main/engine/ort';
 import { APP_ROOT, DEFAULT_BUNDLE_DIR } from '../main/paths';
 
-const { values } = parseArgs({ options: { bundle: { type: 'string' }, random: { type: 'boolean', default: false }, tokens: { type: 'string', default: '2000' }, reps: { type: 'string', default: '7' } } });
+const { values } = parseArgs({
+  options: {
+    bundle: { type: 'string' },
+    random: { type: 'boolean', default: false },
+    tokens: { type: 'string', default: '2000' },
+    reps: { type: 'string', default: '7' },
+  },
+});
 const RANDOM_BUNDLE = join(APP_ROOT, '.cache/bench-hyper-10m');
 const BUNDLE = values.random ? RANDOM_BUNDLE : values.bundle ? resolve(values.bundle) : DEFAULT_BUNDLE_DIR;
 const SKILL_TOKENS = Number(values.tokens);
@@ -38,17 +53,24 @@ const SECTIONS = [
 
 /** A SKILL.md of exactly `tokens` tokens (sections repeated, cut at a token boundary). */
 function skillText(b: Bundle, tokens: number): string {
-  let text = '---\nname: migration-review\ndescription: Review SQL migrations for locking and data loss.\n---\n\n# Migration review\n\n';
+  let text =
+    '---\nname: migration-review\ndescription: Review SQL migrations for locking and data loss.\n---\n\n# Migration review\n\n';
   for (let i = 0; b.tokenizer.encode(text).length < tokens; i++) text += `${SECTIONS[i % SECTIONS.length]}\n\n`;
   return b.tokenizer.decode(b.tokenizer.encode(text).slice(0, tokens)).replace(/\uFFFD+$/u, '');
 }
 
 function question(b: Bundle): string {
-  const q = 'I am about to add a NOT NULL column with a default to the orders table, which has two hundred million rows and takes writes all day. What should I check first, which lock will it take, and how do I roll it back if it runs too long? '.repeat(4);
+  const q =
+    'I am about to add a NOT NULL column with a default to the orders table, which has two hundred million rows and takes writes all day. What should I check first, which lock will it take, and how do I roll it back if it runs too long? '.repeat(
+      4,
+    );
   return b.tokenizer.decode(b.tokenizer.encode(q).slice(0, QUESTION_TOKENS)).trim();
 }
 
-async function interleaved<K extends string>(variants: Record<K, () => Promise<number>>, reps = REPS): Promise<Record<K, number>> {
+async function interleaved<K extends string>(
+  variants: Record<K, () => Promise<number>>,
+  reps = REPS,
+): Promise<Record<K, number>> {
   const keys = Object.keys(variants) as K[];
   const runs = new Map<K, number[]>(keys.map((k) => [k, []]));
   for (const k of keys) await variants[k](); // warm-up
@@ -65,14 +87,18 @@ async function ttft(b: Bundle, request: GenerateRequest): Promise<number> {
 function ensureRandomBundle(): void {
   if (existsSync(join(RANDOM_BUNDLE, 'bundle.json'))) return;
   const python = join(APP_ROOT, 'training/.venv/bin/python');
-  if (!existsSync(python)) throw new Error(`--random needs the training venv (${python}); run \`bash training/setup_venv.sh\``);
+  if (!existsSync(python))
+    throw new Error(`--random needs the training venv (${python}); run \`bash training/setup_venv.sh\``);
   const r = spawnSync(python, [join(APP_ROOT, 'bench/random-hyper-bundle.py'), RANDOM_BUNDLE], { stdio: 'inherit' });
   if (r.status !== 0) throw new Error('bench/random-hyper-bundle.py failed');
 }
 
 async function main() {
   if (values.random) ensureRandomBundle();
-  if (!existsSync(join(BUNDLE, 'bundle.json'))) throw new Error(`no bundle at ${BUNDLE}${values.bundle ? '' : ' (the default bundle); pass --bundle DIR or --random'}`);
+  if (!existsSync(join(BUNDLE, 'bundle.json')))
+    throw new Error(
+      `no bundle at ${BUNDLE}${values.bundle ? '' : ' (the default bundle); pass --bundle DIR or --random'}`,
+    );
   const loadAvg = loadavg()[0]!;
   const maxRss = () => process.resourceUsage().maxRSS / 1024;
   const b = await loadBundle(BUNDLE);
@@ -82,11 +108,19 @@ async function main() {
   const q = question(b);
   const qPrompt = b.chat.render([{ role: 'user', content: q }]);
   // The in-context prompt must fit: cap the skill at the context minus the question and the template.
-  const overhead = b.tokenizer.encode(b.chat.render([{ role: 'system', content: '' }, { role: 'user', content: q }])).length;
+  const overhead = b.tokenizer.encode(
+    b.chat.render([
+      { role: 'system', content: '' },
+      { role: 'user', content: q },
+    ]),
+  ).length;
   const tokens = Math.min(SKILL_TOKENS, m.architecture.max_positions - overhead - 2);
   const skill = skillText(b, tokens);
   const skillIds = b.tokenizer.encode(skill);
-  const icPrompt = b.chat.render([{ role: 'system', content: skill }, { role: 'user', content: q }]);
+  const icPrompt = b.chat.render([
+    { role: 'system', content: skill },
+    { role: 'user', content: q },
+  ]);
 
   const compiled = await compileSkill(b, skill);
   const adapter: EngineAdapter = compiled.engine;
@@ -95,7 +129,14 @@ async function main() {
 
   const prefill = async () => {
     const t = performance.now();
-    await b.lm.forward({ batch: 1, inputIds: skillIds, positionIds: skillIds.map((_, i) => i), attentionMask: skillIds.map(() => 1), cache: KvCache.empty(m, 1), lora: b.lm.loraFeeds([null]) });
+    await b.lm.forward({
+      batch: 1,
+      inputIds: skillIds,
+      positionIds: skillIds.map((_, i) => i),
+      attentionMask: skillIds.map(() => 1),
+      cache: KvCache.empty(m, 1),
+      lora: b.lm.loraFeeds([null]),
+    });
     return performance.now() - t;
   };
   // Compile broken down: the encoder runs and the hypernetwork runs of the same compiles.
@@ -126,15 +167,27 @@ async function main() {
 
   const rows: [string, string][] = [
     ['bundle', `${m.id} (${BUNDLE})`],
-    ['skill tokens (chunks × budget/overlap)', `${skillIds.length}${skillIds.length < SKILL_TOKENS ? ` (capped from ${SKILL_TOKENS} by max_positions ${m.architecture.max_positions})` : ''} → ${compiled.chunks.length} chunks × ${m.encoder.token_budget}/${m.encoder.chunk_overlap}, rank ${compiled.rank}`],
+    [
+      'skill tokens (chunks × budget/overlap)',
+      `${skillIds.length}${skillIds.length < SKILL_TOKENS ? ` (capped from ${SKILL_TOKENS} by max_positions ${m.architecture.max_positions})` : ''} → ${compiled.chunks.length} chunks × ${m.encoder.token_budget}/${m.encoder.chunk_overlap}, rank ${compiled.rank}`,
+    ],
     ['compile ms (tokenize + encoder + hypernet + combine)', t.compile.toFixed(1)],
     ['  encoder forwards ms / hypernet runs ms', `${h.encoder.toFixed(1)} / ${h.hypernet.toFixed(1)}`],
     ['in-context prefill ms of the same tokens', t.prefill.toFixed(1)],
     ['compile / prefill (target ≤ 1.5×)', `${compileRatio.toFixed(2)}× ${compileRatio <= 1.5 ? 'met' : 'NOT met'}`],
-    [`TTFT ms, ${QUESTION_TOKENS}-token question: parametric / in-context / none`, `${ft.parametric.toFixed(1)} / ${ft.in_context.toFixed(1)} / ${ft.none.toFixed(1)}`],
-    ['TTFT parametric / in-context (target ≤ 0.5×)', `${ttftRatio.toFixed(2)}× ${ttftRatio <= 0.5 ? 'met' : 'NOT met'}`],
+    [
+      `TTFT ms, ${QUESTION_TOKENS}-token question: parametric / in-context / none`,
+      `${ft.parametric.toFixed(1)} / ${ft.in_context.toFixed(1)} / ${ft.none.toFixed(1)}`,
+    ],
+    [
+      'TTFT parametric / in-context (target ≤ 0.5×)',
+      `${ttftRatio.toFixed(2)}× ${ttftRatio <= 0.5 ? 'met' : 'NOT met'}`,
+    ],
     ['hypernetwork params / hypernet.onnx MiB', `${m.hypernet!.params} / ${(hyperBytes / 2 ** 20).toFixed(2)}`],
-    ['peak RSS MiB: loaded / + compiling / whole run (in-context prefills)', `${rssLoaded.toFixed(0)} / ${rssCompiled.toFixed(0)} / ${peakRssMiB.toFixed(0)}`],
+    [
+      'peak RSS MiB: loaded / + compiling / whole run (in-context prefills)',
+      `${rssLoaded.toFixed(0)} / ${rssCompiled.toFixed(0)} / ${peakRssMiB.toFixed(0)}`,
+    ],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   for (const [k, v] of rows) console.log(`${k.padEnd(width)}  ${v}`);
@@ -142,7 +195,15 @@ async function main() {
   console.log(`machine: ${machine}`);
 
   const results = {
-    bundle: { id: m.id, dir: BUNDLE, hypernet_kind: m.hypernet!.kind, rank: m.hypernet!.rank, token_budget: m.encoder.token_budget, chunk_overlap: m.encoder.chunk_overlap, max_positions: m.architecture.max_positions },
+    bundle: {
+      id: m.id,
+      dir: BUNDLE,
+      hypernet_kind: m.hypernet!.kind,
+      rank: m.hypernet!.rank,
+      token_budget: m.encoder.token_budget,
+      chunk_overlap: m.encoder.chunk_overlap,
+      max_positions: m.architecture.max_positions,
+    },
     skill_tokens: skillIds.length,
     skill_tokens_requested: SKILL_TOKENS,
     question_tokens: b.tokenizer.encode(q).length,
@@ -165,7 +226,14 @@ async function main() {
   };
   const out = join(APP_ROOT, 'bench/results/compile.json');
   mkdirSync(join(APP_ROOT, 'bench/results'), { recursive: true });
-  const json = { bench: 'compile', date: new Date().toISOString(), machine, cores: availableParallelism(), settings: { reps: REPS, question_tokens: QUESTION_TOKENS }, results };
+  const json = {
+    bench: 'compile',
+    date: new Date().toISOString(),
+    machine,
+    cores: availableParallelism(),
+    settings: { reps: REPS, question_tokens: QUESTION_TOKENS },
+    results,
+  };
   writeFileSync(`${out}.tmp`, JSON.stringify(json, null, 2) + '\n');
   renameSync(`${out}.tmp`, out);
   console.log(`wrote ${out}`);

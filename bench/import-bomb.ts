@@ -26,7 +26,11 @@ interface Case {
 const cases: Case[] = [
   { id: 'baseline: one small skill', entries: 1, entryBytes: 2_000 },
   { id: `bomb: ${ENTRIES} SKILL.md of 1,000,000 B`, entries: ENTRIES, entryBytes: 1_000_000 },
-  { id: `bomb: ${ENTRIES} SKILL.md of 1 MiB + 1 B (each over the per-file cap)`, entries: ENTRIES, entryBytes: 1024 * 1024 + 1 },
+  {
+    id: `bomb: ${ENTRIES} SKILL.md of 1 MiB + 1 B (each over the per-file cap)`,
+    entries: ENTRIES,
+    entryBytes: 1024 * 1024 + 1,
+  },
 ];
 
 interface Measured {
@@ -47,7 +51,15 @@ async function buildTgz(file: string, c: Case): Promise<void> {
   async function* blocks() {
     for (let i = 0; i < c.entries; i++) {
       const body = skillBytes(i, c.entryBytes);
-      const header = new Header({ path: `package/skills/bomb-${i}/SKILL.md`, mode: 0o644, uid: 0, gid: 0, size: body.length, mtime: new Date(0), type: 'File' });
+      const header = new Header({
+        path: `package/skills/bomb-${i}/SKILL.md`,
+        mode: 0o644,
+        uid: 0,
+        gid: 0,
+        size: body.length,
+        mtime: new Date(0),
+        type: 'File',
+      });
       header.encode();
       yield header.block!;
       yield body;
@@ -88,19 +100,43 @@ if (childArg) {
     for (const c of cases) {
       const tgz = join(work, `case-${rows.length}.tgz`);
       await buildTgz(tgz, c);
-      const r = spawnSync(process.execPath, ['--import', 'tsx', self, `--child=${tgz}`], { encoding: 'utf8', cwd: APP_ROOT });
+      const r = spawnSync(process.execPath, ['--import', 'tsx', self, `--child=${tgz}`], {
+        encoding: 'utf8',
+        cwd: APP_ROOT,
+      });
       if (r.status !== 0) throw new Error(`child for "${c.id}" failed: ${r.stderr}`);
-      rows.push({ ...c, tgzBytes: statSync(tgz).size, ...(JSON.parse(r.stdout.trim().split('\n').pop()!) as Measured) });
+      rows.push({
+        ...c,
+        tgzBytes: statSync(tgz).size,
+        ...(JSON.parse(r.stdout.trim().split('\n').pop()!) as Measured),
+      });
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
-  console.log('case'.padEnd(66), '.tgz KiB'.padStart(9), 'outcome'.padStart(9), 'seconds'.padStart(8), 'peak RSS MiB'.padStart(13));
-  for (const r of rows) console.log(r.id.padEnd(66), (r.tgzBytes / 1024).toFixed(0).padStart(9), r.outcome.padStart(9), r.seconds.toFixed(2).padStart(8), r.peakRssMiB.toFixed(0).padStart(13));
+  console.log(
+    'case'.padEnd(66),
+    '.tgz KiB'.padStart(9),
+    'outcome'.padStart(9),
+    'seconds'.padStart(8),
+    'peak RSS MiB'.padStart(13),
+  );
+  for (const r of rows)
+    console.log(
+      r.id.padEnd(66),
+      (r.tgzBytes / 1024).toFixed(0).padStart(9),
+      r.outcome.padStart(9),
+      r.seconds.toFixed(2).padStart(8),
+      r.peakRssMiB.toFixed(0).padStart(13),
+    );
   for (const r of rows) console.log(`  ${r.id}: ${r.detail}`);
   const worst = Math.max(...rows.filter((r) => r.entries === ENTRIES).map((r) => r.peakRssMiB));
-  const met = worst * 1.048576 < TARGET_MB && rows.every((r) => r.entries < ENTRIES || r.outcome === 'refused' || r.detail.includes('skipped'));
-  console.log(`\nworst bomb peak RSS ${worst.toFixed(0)} MiB (${(worst * 1.048576).toFixed(0)} MB); target < ${TARGET_MB} MB: ${met ? 'met' : 'MISSED'}`);
+  const met =
+    worst * 1.048576 < TARGET_MB &&
+    rows.every((r) => r.entries < ENTRIES || r.outcome === 'refused' || r.detail.includes('skipped'));
+  console.log(
+    `\nworst bomb peak RSS ${worst.toFixed(0)} MiB (${(worst * 1.048576).toFixed(0)} MB); target < ${TARGET_MB} MB: ${met ? 'met' : 'MISSED'}`,
+  );
   const result = {
     bench: 'import-bomb',
     date: new Date().toISOString(),

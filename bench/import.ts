@@ -10,7 +10,10 @@ import { directClient } from '../main/api/transports/direct';
 import { APP_ROOT } from '../main/paths';
 
 const listFile = resolve(APP_ROOT, process.env.PSKILLS_SKILL_LIST ?? '../shared/data/skill-packages.txt');
-const specs = readFileSync(listFile, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+const specs = readFileSync(listFile, 'utf8')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith('#'));
 const cacheDir = resolve(process.env.PSKILLS_NPM_CACHE ?? join(APP_ROOT, '.cache', 'npm-packs'));
 mkdirSync(cacheDir, { recursive: true });
 
@@ -40,13 +43,23 @@ rmSync(warmDir, { recursive: true, force: true });
 
 const dataDir = mkdtempSync(join(tmpdir(), 'pskills-bench-import-'));
 const { rows, totalMs } = await importAll(dataDir);
-const dbBytes = ['studio.db', 'studio.db-wal'].reduce((n, f) => n + (statSync(join(dataDir, f), { throwIfNoEntry: false })?.size ?? 0), 0);
+const dbBytes = ['studio.db', 'studio.db-wal'].reduce(
+  (n, f) => n + (statSync(join(dataDir, f), { throwIfNoEntry: false })?.size ?? 0),
+  0,
+);
 rmSync(dataDir, { recursive: true, force: true });
 
 const imported = rows.reduce((n, r) => n + r.imported, 0);
 const skipped = rows.reduce((n, r) => n + r.skipped, 0);
 console.log('package'.padEnd(48), 'imported'.padStart(8), 'skipped'.padStart(8), 'ms'.padStart(8));
-for (const r of rows) console.log(r.spec.padEnd(48), String(r.imported).padStart(8), String(r.skipped).padStart(8), r.ms.toFixed(0).padStart(8), r.error ? `  ERROR ${r.error}` : '');
+for (const r of rows)
+  console.log(
+    r.spec.padEnd(48),
+    String(r.imported).padStart(8),
+    String(r.skipped).padStart(8),
+    r.ms.toFixed(0).padStart(8),
+    r.error ? `  ERROR ${r.error}` : '',
+  );
 const result = {
   bench: 'import',
   date: new Date().toISOString(),
@@ -62,6 +75,8 @@ const result = {
   targetSeconds: 60,
   rows,
 };
-console.log(`\n${imported} skills imported, ${skipped} skipped, in ${result.seconds.toFixed(1)} s = ${result.skillsPerSecond.toFixed(1)} skills/s; database ${(dbBytes / 1048576).toFixed(1)} MiB (cache warm; first pass incl. downloads ${result.warmPassSeconds.toFixed(1)} s)`);
+console.log(
+  `\n${imported} skills imported, ${skipped} skipped, in ${result.seconds.toFixed(1)} s = ${result.skillsPerSecond.toFixed(1)} skills/s; database ${(dbBytes / 1048576).toFixed(1)} MiB (cache warm; first pass incl. downloads ${result.warmPassSeconds.toFixed(1)} s)`,
+);
 mkdirSync(join(APP_ROOT, 'bench', 'results'), { recursive: true });
 writeFileSync(join(APP_ROOT, 'bench', 'results', 'import.json'), JSON.stringify(result, null, 2) + '\n');

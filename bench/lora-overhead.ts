@@ -21,7 +21,9 @@ const REPS = 9;
 
 if (!existsSync(`${B10M}-plain/lm.onnx`)) throw new Error(`run bench/engine.ts first (it writes ${B10M}-plain)`);
 if (!existsSync(join(VARIANTS, 'nodes.json'))) {
-  const r = spawnSync(PYTHON, [join(APP_ROOT, 'bench/lora-variants.py'), `${B10M}-plain/lm.onnx`, VARIANTS], { stdio: 'inherit' });
+  const r = spawnSync(PYTHON, [join(APP_ROOT, 'bench/lora-variants.py'), `${B10M}-plain/lm.onnx`, VARIANTS], {
+    stdio: 'inherit',
+  });
   if (r.status !== 0) throw new Error('bench/lora-variants.py failed');
 }
 
@@ -30,18 +32,31 @@ function feeds(s: Session, rank: number): Record<string, Tensor> {
   const f: Record<string, Tensor> = {};
   for (const { name, dims } of s.inputs) {
     const size = (d: readonly number[]) => d.reduce((a, b) => a * b, 1);
-    const rand = (d: number[], scale: number) => float32(Float32Array.from({ length: size(d) }, () => (rng() - 0.5) * scale), d);
+    const rand = (d: number[], scale: number) =>
+      float32(
+        Float32Array.from({ length: size(d) }, () => (rng() - 0.5) * scale),
+        d,
+      );
     if (name === 'input_ids') f[name] = int64([11], [1, 1]);
     else if (name === 'attention_mask') f[name] = int64(Array<number>(PAST + 1).fill(1), [1, PAST + 1]);
     else if (name === 'position_ids') f[name] = int64([PAST], [1, 1]);
     else if (name.startsWith('past_key_values')) f[name] = rand([1, dims[1] as number, PAST, dims[3] as number], 1);
-    else if (name.startsWith('lora')) f[name] = rand(dims.map((d, i) => (i === 0 ? 1 : typeof d === 'number' ? d : rank)), 0.02);
+    else if (name.startsWith('lora'))
+      f[name] = rand(
+        dims.map((d, i) => (i === 0 ? 1 : typeof d === 'number' ? d : rank)),
+        0.02,
+      );
     else throw new Error(`unexpected input ${name}`);
   }
   return f;
 }
 
-const graphs = { plain: `${B10M}-plain/lm.onnx`, all7: join(VARIANTS, 'all7.onnx'), packed: join(VARIANTS, 'packed.onnx'), qv: join(VARIANTS, 'qv.onnx') };
+const graphs = {
+  plain: `${B10M}-plain/lm.onnx`,
+  all7: join(VARIANTS, 'all7.onnx'),
+  packed: join(VARIANTS, 'packed.onnx'),
+  qv: join(VARIANTS, 'qv.onnx'),
+};
 const cases: Record<string, () => Promise<unknown>> = {};
 for (const [name, file] of Object.entries(graphs)) {
   const s = await Session.open(file);
@@ -62,17 +77,41 @@ for (let rep = -1; rep < REPS; rep++) {
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 const ms = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, median(v)]));
-const nodes = JSON.parse(readFileSync(join(VARIANTS, 'nodes.json'), 'utf8')) as Record<string, { nodes: number; inputs: number; matmul: number }>;
+const nodes = JSON.parse(readFileSync(join(VARIANTS, 'nodes.json'), 'utf8')) as Record<
+  string,
+  { nodes: number; inputs: number; matmul: number }
+>;
 console.log('graph            nodes  inputs   ms/forward   vs plain');
 for (const [k, v] of Object.entries(ms)) {
   const n = nodes[k.split(' ')[0]!]!;
-  console.log(`${k.padEnd(15)} ${String(n.nodes).padStart(6)} ${String(n.inputs).padStart(7)} ${v.toFixed(3).padStart(12)} ${(k === 'plain' ? '' : `${(100 * (v / ms.plain! - 1)).toFixed(1)} %`).padStart(10)}`);
+  console.log(
+    `${k.padEnd(15)} ${String(n.nodes).padStart(6)} ${String(n.inputs).padStart(7)} ${v.toFixed(3).padStart(12)} ${(k === 'plain' ? '' : `${(100 * (v / ms.plain! - 1)).toFixed(1)} %`).padStart(10)}`,
+  );
 }
 const machine = `${cpus().length}× ${cpus()[0]?.model ?? '?'}, node ${process.version}, load average ${loadBefore.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`;
 console.log(`machine: ${machine}`);
 const out = join(APP_ROOT, 'bench/results/lora-overhead.json');
 mkdirSync(join(APP_ROOT, 'bench/results'), { recursive: true });
-const slowdown = Object.fromEntries(Object.entries(ms).filter(([k]) => k !== 'plain').map(([k, v]) => [k, v / ms.plain! - 1]));
-writeFileSync(`${out}.tmp`, JSON.stringify({ bench: 'lora-overhead', date: new Date().toISOString(), machine, settings: { past: PAST, rank: RANK, runs: RUNS, reps: REPS }, nodes, ms_per_forward: ms, slowdown_vs_plain: slowdown }, null, 2) + '\n');
+const slowdown = Object.fromEntries(
+  Object.entries(ms)
+    .filter(([k]) => k !== 'plain')
+    .map(([k, v]) => [k, v / ms.plain! - 1]),
+);
+writeFileSync(
+  `${out}.tmp`,
+  JSON.stringify(
+    {
+      bench: 'lora-overhead',
+      date: new Date().toISOString(),
+      machine,
+      settings: { past: PAST, rank: RANK, runs: RUNS, reps: REPS },
+      nodes,
+      ms_per_forward: ms,
+      slowdown_vs_plain: slowdown,
+    },
+    null,
+    2,
+  ) + '\n',
+);
 renameSync(`${out}.tmp`, out);
 console.log(`wrote ${out}`);

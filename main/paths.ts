@@ -19,9 +19,8 @@ export const APP_ROOT = (() => {
   return resolve('.');
 })();
 
-export const APP_VERSION = (
-  JSON.parse(readFileSync(join(APP_ROOT, 'package.json'), 'utf8')) as { version: string }
-).version;
+export const APP_VERSION = (JSON.parse(readFileSync(join(APP_ROOT, 'package.json'), 'utf8')) as { version: string })
+  .version;
 
 export const PRODUCT_NAME = 'ParametricSkills Studio';
 

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { ROOT, run } from './lib.mjs';
 
 export async function electronSqliteBinding() {
-  const electronVersion = JSON.parse(readFileSync(join(ROOT, 'node_modules', 'electron', 'package.json'), 'utf8')).version;
+  const electronVersion = JSON.parse(
+    readFileSync(join(ROOT, 'node_modules', 'electron', 'package.json'), 'utf8'),
+  ).version;
   const dir = join(ROOT, '.cache', `better-sqlite3-electron-${electronVersion}`);
   const binding = join(dir, 'build', 'Release', 'better_sqlite3.node');
   if (existsSync(binding)) return binding;

@@ -29,7 +29,8 @@ if (!venvOk || missing.length) {
   );
   failed.push('python');
 } else {
-  if ((await run(join(BIN, 'ruff'), ['check', 'src/pskills_train', 'tests'], { cwd: TRAINING })) !== 0) failed.push('ruff');
+  if ((await run(join(BIN, 'ruff'), ['check', 'src/pskills_train', 'tests'], { cwd: TRAINING })) !== 0)
+    failed.push('ruff');
   if ((await run(join(BIN, 'mypy'), [], { cwd: TRAINING })) !== 0) failed.push('mypy');
 }
 if (failed.length) console.error(`lint: failed: ${failed.join(', ')}`);

@@ -6,4 +6,12 @@ if ((await run('bash', [join(ROOT, 'training', 'setup_venv.sh')])) !== 0) {
   console.error('test:py: could not set up training/.venv');
   process.exit(1);
 }
-process.exit(await run(join(ROOT, 'training', '.venv', 'bin', 'python'), ['-m', 'pytest', 'training/tests', '-q', ...process.argv.slice(2)]));
+process.exit(
+  await run(join(ROOT, 'training', '.venv', 'bin', 'python'), [
+    '-m',
+    'pytest',
+    'training/tests',
+    '-q',
+    ...process.argv.slice(2),
+  ]),
+);

@@ -34,6 +34,7 @@ const binding = bin && !headless ? await electronSqliteBinding() : null;
 if (bin && !headless && binding) {
   process.exit(await run(bin, ['.', ...args], { env: { ...process.env, PSKILLS_SQLITE_BINDING: binding } }));
 }
-if (bin && !headless) console.log('start: could not build better-sqlite3 for Electron; serving in the browser instead.');
+if (bin && !headless)
+  console.log('start: could not build better-sqlite3 for Electron; serving in the browser instead.');
 if (bin && headless) console.log('start: no display; serving the studio in the browser instead.');
 process.exit(await run(process.execPath, [join(ROOT, 'bin', 'pskills.mjs'), 'serve', ...args]));

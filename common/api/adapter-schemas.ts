@@ -22,9 +22,20 @@ const Rank = z.number().int().min(0).max(4096);
 /** How an adapter was made. Sources are adapter keys, so the recipe means the same in any library. */
 export const AdapterRecipe = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('import'), tensorsSha256: Sha256 }),
-  z.object({ kind: z.literal('merge'), method: MergeMethod, weights: z.array(Weight), rank: Rank.nullable(), sources: z.array(Sha256).min(1) }),
+  z.object({
+    kind: z.literal('merge'),
+    method: MergeMethod,
+    weights: z.array(Weight),
+    rank: Rank.nullable(),
+    sources: z.array(Sha256).min(1),
+  }),
   // sources: [the previous global adapter (null for version 1), the adapter merged in]
-  z.object({ kind: z.literal('ema'), beta: z.number().min(0).max(1), rankBudget: Rank, sources: z.tuple([Sha256.nullable(), Sha256]) }),
+  z.object({
+    kind: z.literal('ema'),
+    beta: z.number().min(0).max(1),
+    rankBudget: Rank,
+    sources: z.tuple([Sha256.nullable(), Sha256]),
+  }),
   // A skill version through the bundle's hypernetwork; the skill and bundle hashes are in the key.
   z.object({ kind: z.literal('compile'), hypernet: z.enum(['perceiver', 't2l']), combine: z.literal('mean') }),
 ]);
@@ -54,12 +65,21 @@ export const TargetValue = z.object({ layer: z.number().int().nonnegative(), mod
 /** For the visualizer: ‖ΔW‖_F and the leading singular values of ΔW per (layer, module). */
 export const AdapterStats = z.object({
   norms: z.object({ overall: z.number(), perTarget: z.array(TargetValue) }),
-  singularValues: z.array(z.object({ layer: z.number().int().nonnegative(), module: z.string(), values: z.array(z.number()) })),
+  singularValues: z.array(
+    z.object({ layer: z.number().int().nonnegative(), module: z.string(), values: z.array(z.number()) }),
+  ),
 });
 export type AdapterStats = z.infer<typeof AdapterStats>;
 
 export const AdapterDetail = AdapterSummary.extend({
-  shapes: z.array(z.object({ layer: z.number().int().nonnegative(), module: z.string(), dIn: z.number().int(), dOut: z.number().int() })),
+  shapes: z.array(
+    z.object({
+      layer: z.number().int().nonnegative(),
+      module: z.string(),
+      dIn: z.number().int(),
+      dOut: z.number().int(),
+    }),
+  ),
   stats: AdapterStats,
 });
 export type AdapterDetail = z.infer<typeof AdapterDetail>;
@@ -67,8 +87,9 @@ export type AdapterDetail = z.infer<typeof AdapterDetail>;
 export const AdapterWritten = z.object({ adapter: AdapterSummary, created: z.boolean() });
 export type AdapterWritten = z.infer<typeof AdapterWritten>;
 
-
-export const GetAdapterInput = z.object({ id: AdapterId, singularValues: z.number().int().min(0).max(256).optional() }).strict();
+export const GetAdapterInput = z
+  .object({ id: AdapterId, singularValues: z.number().int().min(0).max(256).optional() })
+  .strict();
 export const ImportAdapterInput = z.object({ dir: AbsoluteDir }).strict();
 export const ExportAdapterInput = z.object({ id: AdapterId, dir: AbsoluteDir }).strict();
 export const ExportResult = z.object({ dir: z.string(), files: z.array(z.string()) });
@@ -81,7 +102,10 @@ export const MergeInput = z
     rank: z.number().int().min(1).max(4096).optional(),
   })
   .strict()
-  .refine((v) => v.weights === undefined || v.weights.length === v.ids.length, { message: 'give one weight per id', path: ['weights'] })
+  .refine((v) => v.weights === undefined || v.weights.length === v.ids.length, {
+    message: 'give one weight per id',
+    path: ['weights'],
+  })
   .refine((v) => v.method !== 'svd' || v.rank !== undefined, { message: 'svd needs a target rank', path: ['rank'] })
   .refine((v) => v.method === 'svd' || v.rank === undefined, { message: 'rank applies to svd only', path: ['rank'] });
 export type MergeInput = z.infer<typeof MergeInput>;
@@ -90,7 +114,10 @@ export type MergeInput = z.infer<typeof MergeInput>;
 export const SimilarityInput = z
   .object({ ids: z.array(AdapterId).min(2).max(16), weights: z.array(Weight).optional() })
   .strict()
-  .refine((v) => v.weights === undefined || v.weights.length === v.ids.length, { message: 'give one weight per id', path: ['weights'] });
+  .refine((v) => v.weights === undefined || v.weights.length === v.ids.length, {
+    message: 'give one weight per id',
+    path: ['weights'],
+  });
 
 /** Relative errors are null where the exact sum is 0 but the baseline is not (infinite). */
 export const SimilarityResult = z.object({
@@ -100,7 +127,10 @@ export const SimilarityResult = z.object({
   perTarget: z.array(z.object({ layer: z.number().int(), module: z.string(), cosine: z.array(z.array(z.number())) })),
   /** ‖linear − cat‖_F / ‖cat‖_F: how far the factor-wise baseline lands from the exact weighted sum */
   linearVsCat: z.union([
-    z.object({ overall: z.number().nullable(), perTarget: z.array(z.object({ layer: z.number().int(), module: z.string(), value: z.number().nullable() })) }),
+    z.object({
+      overall: z.number().nullable(),
+      perTarget: z.array(z.object({ layer: z.number().int(), module: z.string(), value: z.number().nullable() })),
+    }),
     z.object({ unavailable: z.string() }),
   ]),
 });
@@ -114,7 +144,11 @@ export const DeprecatedCompareResult = SimilarityResult.extend({ deprecated: z.s
 export type DeprecatedCompareResult = z.infer<typeof DeprecatedCompareResult>;
 
 export const EmaUpdateInput = z
-  .object({ adapterId: AdapterId, beta: z.number().min(0).max(1).optional(), rankBudget: z.number().int().min(1).max(4096).optional() })
+  .object({
+    adapterId: AdapterId,
+    beta: z.number().min(0).max(1).optional(),
+    rankBudget: z.number().int().min(1).max(4096).optional(),
+  })
   .strict();
 
 export const GlobalVersion = z.object({
@@ -130,7 +164,10 @@ export const GlobalVersion = z.object({
 });
 export type GlobalVersion = z.infer<typeof GlobalVersion>;
 
-export const EmaHistory = z.object({ bundle: z.object({ id: z.string(), sha256: Sha256 }), versions: z.array(GlobalVersion) });
+export const EmaHistory = z.object({
+  bundle: z.object({ id: z.string(), sha256: Sha256 }),
+  versions: z.array(GlobalVersion),
+});
 export type EmaHistory = z.infer<typeof EmaHistory>;
 
 export const EmaUpdated = z.object({ version: GlobalVersion, adapter: AdapterSummary });

@@ -23,7 +23,15 @@ import {
   SimilarityResult,
   SkillRef,
 } from './adapter-schemas';
-import { CompareEvent, CompareRunInput, CompareRunResult, EngineInfo, GenerateInput, GenerateResult, TokenDelta } from './engine-schemas';
+import {
+  CompareEvent,
+  CompareRunInput,
+  CompareRunResult,
+  EngineInfo,
+  GenerateInput,
+  GenerateResult,
+  TokenDelta,
+} from './engine-schemas';
 import {
   ImportProgress,
   ImportResult,
@@ -166,7 +174,10 @@ export const studioContract = {
     /** The version's verifier tests: its own, else the newest earlier version's (`from`). */
     tests: method(z.object({ name: SkillName, version: z.number().int().positive().optional() }).strict(), SkillTests),
     /** Replaces the version's tests. */
-    setTests: method(z.object({ name: SkillName, version: z.number().int().positive().optional(), tests: TestSet }).strict(), SkillTests),
+    setTests: method(
+      z.object({ name: SkillName, version: z.number().int().positive().optional(), tests: TestSet }).strict(),
+      SkillTests,
+    ),
     /** Runs the version's tests greedily (parametric, in_context, none, or an adapter) → pass rate per test and overall. */
     run: stream(VerifyRunInput, VerifyEvent, VerifyRunResult),
   },

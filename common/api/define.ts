@@ -74,7 +74,8 @@ export function entries(contract: Contract): Array<[string, Def]> {
  * What Electron's preload exposes as window.studio: the same named functions as the client,
  * but resolving to outcomes, because errors lose their fields when they cross contextBridge.
  */
-export type BridgeOutcome = { ok: true; value: unknown } | { ok: false; error: { code: string; message: string; details?: unknown } };
+export type BridgeOutcome =
+  { ok: true; value: unknown } | { ok: false; error: { code: string; message: string; details?: unknown } };
 type BridgeFn<D> = D extends MethodDef
   ? (input: unknown) => Promise<BridgeOutcome>
   : D extends StreamDef

@@ -15,7 +15,12 @@ export const Sampling = z
     topK: z.number().int().min(0).max(10_000).optional(),
     topP: z.number().gt(0).max(1).optional(),
     repetitionPenalty: z.number().min(0.5).max(3).optional(),
-    seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31 - 1)
+      .optional(),
   })
   .strict();
 export type Sampling = z.infer<typeof Sampling>;
@@ -111,7 +116,10 @@ export const CompareRunInput = z
     wrongSkill: SkillName.optional(),
   })
   .strict()
-  .refine((v) => !v.conditions || new Set(v.conditions).size === v.conditions.length, { message: 'a condition is listed twice', path: ['conditions'] });
+  .refine((v) => !v.conditions || new Set(v.conditions).size === v.conditions.length, {
+    message: 'a condition is listed twice',
+    path: ['conditions'],
+  });
 export type CompareRunInput = z.infer<typeof CompareRunInput>;
 
 export const CompareColumnSetup = z.object({
@@ -128,11 +136,22 @@ export type CompareColumnSetup = z.infer<typeof CompareColumnSetup>;
 
 export const CompareEvent = z.discriminatedUnion('type', [
   /** compiling the skill (or the wrong skill) before generation starts; cached adapters skip this */
-  z.object({ type: z.literal('compile'), skill: SkillVersion, chunk: z.number().int().nonnegative(), chunks: z.number().int().positive() }),
+  z.object({
+    type: z.literal('compile'),
+    skill: SkillVersion,
+    chunk: z.number().int().nonnegative(),
+    chunks: z.number().int().positive(),
+  }),
   /** the columns, once, before the first token */
   z.object({ type: z.literal('start'), columns: z.array(CompareColumnSetup) }),
   /** a token of one column (index into `columns`) */
-  z.object({ type: z.literal('token'), column: z.number().int().nonnegative(), condition: CompareCondition, tokenId: z.number().int(), text: z.string() }),
+  z.object({
+    type: z.literal('token'),
+    column: z.number().int().nonnegative(),
+    condition: CompareCondition,
+    tokenId: z.number().int(),
+    text: z.string(),
+  }),
 ]);
 export type CompareEvent = z.infer<typeof CompareEvent>;
 

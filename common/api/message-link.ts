@@ -27,7 +27,8 @@ export class StreamClient {
   stream(method: string, input: unknown, onEvent: (event: unknown) => void): StreamHandle<unknown> {
     const id = `s${++this.next}`;
     const tooBig = this.oversize({ t: 'start', id, method, input });
-    if (tooBig) return { result: Promise.reject(new StudioError('invalid_input', `${method}: ${tooBig}`)), cancel: () => {} };
+    if (tooBig)
+      return { result: Promise.reject(new StudioError('invalid_input', `${method}: ${tooBig}`)), cancel: () => {} };
     const result = new Promise<unknown>((resolve, reject) => {
       this.pending.set(id, { onEvent, resolve, reject });
     });
@@ -47,7 +48,9 @@ export class StreamClient {
     const text = JSON.stringify(msg);
     if (text.length * 3 <= max) return null; // cheap: no UTF-8 character takes more than 3 bytes per UTF-16 unit
     const bytes = new TextEncoder().encode(text).byteLength;
-    return bytes <= max ? null : `the request is ${bytes.toLocaleString('en-US')} bytes; a stream message may have at most ${max.toLocaleString('en-US')} (shorten the text)`;
+    return bytes <= max
+      ? null
+      : `the request is ${bytes.toLocaleString('en-US')} bytes; a stream message may have at most ${max.toLocaleString('en-US')} (shorten the text)`;
   }
 
   /** Fails every open stream, e.g. when the socket closes. */

@@ -9,4 +9,6 @@ export const AbsoluteDir = z
   .string()
   .min(1)
   .max(4096)
-  .refine(isAbsolutePath, { message: "must be an absolute path (a relative one would resolve against the server's working directory)" });
+  .refine(isAbsolutePath, {
+    message: "must be an absolute path (a relative one would resolve against the server's working directory)",
+  });

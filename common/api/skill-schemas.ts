@@ -84,7 +84,10 @@ export const Section: z.ZodType<Section> = z.lazy(() =>
 
 /** A string-keyed mapping, passed through as is: z.record copies by assignment, which would turn a
  *  "__proto__" key (valid YAML) into the copy's prototype and drop it. */
-const PlainRecord = z.custom<Record<string, unknown>>((v) => v !== null && typeof v === 'object' && !Array.isArray(v), 'expected a mapping');
+const PlainRecord = z.custom<Record<string, unknown>>(
+  (v) => v !== null && typeof v === 'object' && !Array.isArray(v),
+  'expected a mapping',
+);
 
 export const Frontmatter = z.object({
   name: z.string().optional(),

@@ -44,11 +44,16 @@ export const Rating = z.strictObject({ value: RatingValue, note: z.string().max(
 export type Rating = z.infer<typeof Rating>;
 
 /** Sampling as it ran: the engine's settings plus the token limit. */
-export const TrajectorySampling = Sampling.extend({ maxTokens: z.number().int().min(1).max(MAX_NEW_TOKENS).optional() }).strict();
+export const TrajectorySampling = Sampling.extend({
+  maxTokens: z.number().int().min(1).max(MAX_NEW_TOKENS).optional(),
+}).strict();
 export type TrajectorySampling = z.infer<typeof TrajectorySampling>;
 
 /** Free JSON about the run (finish reason, token counts, the endpoint's metadata, …). */
-export const Details = z.custom<Record<string, unknown>>((v) => v !== null && typeof v === 'object' && !Array.isArray(v), 'expected a JSON object');
+export const Details = z.custom<Record<string, unknown>>(
+  (v) => v !== null && typeof v === 'object' && !Array.isArray(v),
+  'expected a JSON object',
+);
 
 export const BundleRefSchema = z.strictObject({ id: z.string().min(1).max(200), sha256: Sha256 });
 
@@ -131,7 +136,9 @@ export const AbsoluteFile = z
   .string()
   .min(1)
   .max(4096)
-  .refine(isAbsolutePath, { message: "must be an absolute path (a relative one would resolve against the server's working directory)" });
+  .refine(isAbsolutePath, {
+    message: "must be an absolute path (a relative one would resolve against the server's working directory)",
+  });
 
 export const TrajectoryExportInput = TrajectoryFilter.extend({
   file: AbsoluteFile,
@@ -140,7 +147,11 @@ export const TrajectoryExportInput = TrajectoryFilter.extend({
 }).strict();
 export type TrajectoryExportInput = z.infer<typeof TrajectoryExportInput>;
 
-export const TrajectoryExportResult = z.object({ file: z.string(), count: z.number().int().nonnegative(), bytes: z.number().int().nonnegative() });
+export const TrajectoryExportResult = z.object({
+  file: z.string(),
+  count: z.number().int().nonnegative(),
+  bytes: z.number().int().nonnegative(),
+});
 
 export const TrajectoryImportResult = z.object({
   imported: z.number().int().nonnegative(),
@@ -158,7 +169,12 @@ const SnakeSampling = z.strictObject({
   top_k: z.number().int().min(0).max(10_000).optional(),
   top_p: z.number().gt(0).max(1).optional(),
   repetition_penalty: z.number().min(0.5).max(3).optional(),
-  seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+  seed: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 31 - 1)
+    .optional(),
   max_tokens: z.number().int().min(1).max(MAX_NEW_TOKENS).optional(),
 });
 
@@ -192,7 +208,11 @@ export function samplingFromLine(s: z.infer<typeof SnakeSampling>): TrajectorySa
 export const TrajectoryLine = z
   .strictObject({
     skill: SkillName.nullable(),
-    skill_text: z.string().max(4 * 1024 * 1024).nullable().optional(),
+    skill_text: z
+      .string()
+      .max(4 * 1024 * 1024)
+      .nullable()
+      .optional(),
     messages: z.array(TrajectoryMessage).min(1).max(500),
     source: TrajectorySource,
     id: TrajectoryUid.optional(),
@@ -213,8 +233,14 @@ export const TrajectoryLine = z
         if (v[k] != null) ctx.addIssue({ code: 'custom', path: [k], message: `must be null when "skill" is null` });
       }
     } else {
-      if (v.skill_text == null) ctx.addIssue({ code: 'custom', path: ['skill_text'], message: 'required when "skill" is set (the text the trajectory ran with)' });
-      if (v.skill_version == null) ctx.addIssue({ code: 'custom', path: ['skill_version'], message: 'required when "skill" is set' });
+      if (v.skill_text == null)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['skill_text'],
+          message: 'required when "skill" is set (the text the trajectory ran with)',
+        });
+      if (v.skill_version == null)
+        ctx.addIssue({ code: 'custom', path: ['skill_version'], message: 'required when "skill" is set' });
     }
   });
 export type TrajectoryLine = z.infer<typeof TrajectoryLine>;

@@ -10,7 +10,11 @@ import { ExpectSchema } from '../verify/expect';
 export const VerifierTest = z
   .strictObject({
     /** Unique within the version's tests; names the test in results. */
-    id: z.string().min(1).max(200).regex(/^[^\p{Cc}]+$/u, 'no control characters'),
+    id: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[^\p{Cc}]+$/u, 'no control characters'),
     /** One user message … */
     prompt: z.string().min(1).max(100_000).optional(),
     /** … or the chat up to (not including) the answer, as SkillWorld's tasks.jsonl has it. */
@@ -19,16 +23,21 @@ export const VerifierTest = z
     /** Tokens the answer may take (default: verify.run's maxTokens). */
     maxTokens: z.number().int().min(1).max(MAX_NEW_TOKENS).optional(),
   })
-  .refine((t) => (t.prompt === undefined) !== (t.messages === undefined), { message: 'give exactly one of "prompt" or "messages"' });
+  .refine((t) => (t.prompt === undefined) !== (t.messages === undefined), {
+    message: 'give exactly one of "prompt" or "messages"',
+  });
 export type VerifierTest = z.infer<typeof VerifierTest>;
 
-export const TestSet = z.array(VerifierTest).max(1000).superRefine((tests, ctx) => {
-  const seen = new Set<string>();
-  tests.forEach((t, i) => {
-    if (seen.has(t.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `test id "${t.id}" is used twice` });
-    seen.add(t.id);
+export const TestSet = z
+  .array(VerifierTest)
+  .max(1000)
+  .superRefine((tests, ctx) => {
+    const seen = new Set<string>();
+    tests.forEach((t, i) => {
+      if (seen.has(t.id)) ctx.addIssue({ code: 'custom', path: [i, 'id'], message: `test id "${t.id}" is used twice` });
+      seen.add(t.id);
+    });
   });
-});
 
 const VersionRef = z.object({ name: z.string(), version: z.number().int().positive() });
 
@@ -58,7 +67,10 @@ export const VerifyRunInput = z
     /** Only these tests (ids). */
     tests: z.array(z.string().min(1).max(200)).min(1).max(1000).optional(),
   })
-  .refine((v) => (v.mode === 'adapter') === (v.adapter !== undefined), { message: 'mode "adapter" goes with "adapter" (an adapter id), and only it', path: ['adapter'] });
+  .refine((v) => (v.mode === 'adapter') === (v.adapter !== undefined), {
+    message: 'mode "adapter" goes with "adapter" (an adapter id), and only it',
+    path: ['adapter'],
+  });
 export type VerifyRunInput = z.infer<typeof VerifyRunInput>;
 
 export const VerifyTestResult = z.object({

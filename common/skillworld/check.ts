@@ -16,12 +16,19 @@ export type CheckerSpec =
   | { kind: 'not'; of: CheckerSpec };
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const ArgValue = z.string().refine((v) => !v.includes('"') && !v.includes('\n'), 'must be a string without \'"\' or newlines');
+const ArgValue = z
+  .string()
+  .refine((v) => !v.includes('"') && !v.includes('\n'), "must be a string without '\"' or newlines");
 
 export const CheckerSpecSchema: z.ZodType<CheckerSpec> = z.lazy(() =>
   z.union([
     z.strictObject({ kind: z.literal('exact'), value: z.string(), ignore_case: z.boolean().optional() }),
-    z.strictObject({ kind: z.literal('contains'), value: z.string().min(1), ignore_case: z.boolean().optional(), word: z.boolean().optional() }),
+    z.strictObject({
+      kind: z.literal('contains'),
+      value: z.string().min(1),
+      ignore_case: z.boolean().optional(),
+      word: z.boolean().optional(),
+    }),
     z.strictObject({
       kind: z.literal('regex'),
       pattern: z.string().superRefine((p, ctx) => {
@@ -32,12 +39,22 @@ export const CheckerSpecSchema: z.ZodType<CheckerSpec> = z.lazy(() =>
           ctx.addIssue({ code: 'custom', message: e.message });
         }
       }),
-      flags: z.string().regex(/^(?!.*(.).*\1)[ims]*$/, "must be distinct letters of 'ims'").optional(),
+      flags: z
+        .string()
+        .regex(/^(?!.*(.).*\1)[ims]*$/, "must be distinct letters of 'ims'")
+        .optional(),
     }),
-    z.strictObject({ kind: z.literal('tool_call'), name: z.string().regex(IDENT), args: z.record(z.string().regex(IDENT), ArgValue) }),
+    z.strictObject({
+      kind: z.literal('tool_call'),
+      name: z.string().regex(IDENT),
+      args: z.record(z.string().regex(IDENT), ArgValue),
+    }),
     z.strictObject({
       kind: z.literal('order'),
-      items: z.array(z.string().min(1)).min(2).refine((a) => new Set(a).size === a.length, 'must be distinct'),
+      items: z
+        .array(z.string().min(1))
+        .min(2)
+        .refine((a) => new Set(a).size === a.length, 'must be distinct'),
       ignore_case: z.boolean().optional(),
     }),
     z.strictObject({ kind: z.literal('min_words'), n: z.number().int().min(1) }),
@@ -91,7 +108,12 @@ export function parseCall(text: string): { name: string; args: Record<string, st
     if (text[pos] === ',') pos++;
     else break;
   }
-  return text.slice(pos).replace(/^[ \t]+/, '').startsWith(')') ? { name: head[1]!, args } : null;
+  return text
+    .slice(pos)
+    .replace(/^[ \t]+/, '')
+    .startsWith(')')
+    ? { name: head[1]!, args }
+    : null;
 }
 
 const argValue = (v: string) => asciiLower((v.match(WORDS) ?? []).join(' '));

@@ -15,7 +15,8 @@ const isDigits = (s: string) => /^[0-9]+$/.test(s);
 export function validatePattern(p: string): void {
   for (let i = 0; i < p.length; i++) {
     const code = p.charCodeAt(i);
-    if (code < 0x20 || code > 0x7e) throw new PatternError(`character ${JSON.stringify(p[i])} at ${i}: only printable ASCII (use \\n, \\t)`);
+    if (code < 0x20 || code > 0x7e)
+      throw new PatternError(`character ${JSON.stringify(p[i])} at ${i}: only printable ASCII (use \\n, \\t)`);
   }
   let depth = 0;
   let i = 0;
@@ -28,7 +29,8 @@ export function validatePattern(p: string): void {
       canRepeat = e !== 'b' && e !== 'B';
       i += 2;
     } else if (c === '(') {
-      if (p.startsWith('(?', i) && !p.startsWith('(?:', i)) throw new PatternError(`group at ${i}: only (...) and (?:...)`);
+      if (p.startsWith('(?', i) && !p.startsWith('(?:', i))
+        throw new PatternError(`group at ${i}: only (...) and (?:...)`);
       depth++;
       i += p.startsWith('(?:', i) ? 3 : 1;
       canRepeat = false;
@@ -76,7 +78,8 @@ function classEnd(p: string, i: number): number {
   let j = i + 1;
   if (p[j] === '^') j++;
   const atoms: (string | null)[] = []; // a literal char, or null for \d-like escapes and ranges
-  const escaped = (e: string): string | null => (e === 'n' ? '\n' : e === 't' ? '\t' : SYNTAX.has(e) || e === '-' ? e : null);
+  const escaped = (e: string): string | null =>
+    e === 'n' ? '\n' : e === 't' ? '\t' : SYNTAX.has(e) || e === '-' ? e : null;
   for (;;) {
     if (j >= p.length) throw new PatternError(`class at ${i} is not closed`);
     const c = p[j]!;

@@ -22,7 +22,10 @@ export function jsonSchemaValidator(schema: Record<string, unknown>): z.ZodType 
   return v;
 }
 
-const PlainObject = z.custom<Record<string, unknown>>((v) => v !== null && typeof v === 'object' && !Array.isArray(v), 'expected a JSON Schema object');
+const PlainObject = z.custom<Record<string, unknown>>(
+  (v) => v !== null && typeof v === 'object' && !Array.isArray(v),
+  'expected a JSON Schema object',
+);
 
 export const JsonSchemaExpectSchema = z.strictObject({
   kind: z.literal('json_schema'),
@@ -67,7 +70,12 @@ export function checkExpect(expect: Expect, answer: string): ExpectOutcome {
     const r = jsonSchemaValidator(expect.schema).safeParse(parsed.value);
     if (r.success) return { passed: true, reason: null };
     const issue = r.error.issues[0]!;
-    return { passed: false, reason: `JSON Schema: ${issue.path.length ? `at ${issue.path.join('.')}: ` : ''}${issue.message}` };
+    return {
+      passed: false,
+      reason: `JSON Schema: ${issue.path.length ? `at ${issue.path.join('.')}: ` : ''}${issue.message}`,
+    };
   }
-  return check(expect, answer) ? { passed: true, reason: null } : { passed: false, reason: `does not pass ${short(expect)}` };
+  return check(expect, answer)
+    ? { passed: true, reason: null }
+    : { passed: false, reason: `does not pass ${short(expect)}` };
 }

@@ -1,6 +1,20 @@
 // Float64 factor forms of one target, scale folded in: ΔW = a·b. Shared by the merges (which round
 // to Float32 at the end) and by the statistics (which never round).
-import { applyQ, crossCols, crossRows, frobDot, fromF32, matmul, qr, qrOfTranspose, svd, transpose, zeros, type Mat, type Reflectors } from './linalg';
+import {
+  applyQ,
+  crossCols,
+  crossRows,
+  frobDot,
+  fromF32,
+  matmul,
+  qr,
+  qrOfTranspose,
+  svd,
+  transpose,
+  zeros,
+  type Mat,
+  type Reflectors,
+} from './linalg';
 import { scaleOf, type Adapter, type TargetKey } from './types';
 
 export interface Factors {

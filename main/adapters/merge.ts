@@ -41,7 +41,11 @@ export function linearBaseline(adapters: readonly Adapter[], weights: readonly n
 export function requireEqualRanks(adapters: readonly Adapter[]): void {
   const r = adapters[0]!.rank;
   adapters.forEach((a, index) => {
-    if (a.rank !== r) throw new AdapterValidationError({ index }, `rank is ${a.rank}, linear merge needs every rank equal to adapter 0's ${r}`);
+    if (a.rank !== r)
+      throw new AdapterValidationError(
+        { index },
+        `rank is ${a.rank}, linear merge needs every rank equal to adapter 0's ${r}`,
+      );
   });
 }
 

@@ -13,7 +13,11 @@ export { SIDECAR };
 export async function readPeftDir(dir: string): Promise<{ adapter: Adapter; sidecar: unknown }> {
   const read = (f: string) =>
     readFile(join(dir, f)).catch((err: NodeJS.ErrnoException) => {
-      throw new Error(err.code === 'ENOENT' ? `${join(dir, f)}: missing (a PEFT adapter folder has ${PEFT_CONFIG} and ${PEFT_WEIGHTS})` : `${join(dir, f)}: ${err.message}`);
+      throw new Error(
+        err.code === 'ENOENT'
+          ? `${join(dir, f)}: missing (a PEFT adapter folder has ${PEFT_CONFIG} and ${PEFT_WEIGHTS})`
+          : `${join(dir, f)}: ${err.message}`,
+      );
     });
   const [config, weights] = await Promise.all([read(PEFT_CONFIG), read(PEFT_WEIGHTS)]);
   const sidecarText = await readFile(join(dir, SIDECAR), 'utf8').catch(() => null);
@@ -34,7 +38,10 @@ function sameAdapter(a: Adapter, b: Adapter): string | null {
   for (const [key, p] of a.targets) {
     const q = b.targets.get(key);
     if (!q) return `${key} missing`;
-    for (const [name, x, y] of [['A', p.A, q.A], ['B', p.B, q.B]] as const) {
+    for (const [name, x, y] of [
+      ['A', p.A, q.A],
+      ['B', p.B, q.B],
+    ] as const) {
       if (x.length !== y.length) return `${key}.${name}: ${y.length} values, wrote ${x.length}`;
       for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return `${key}.${name}[${i}] = ${y[i]}, wrote ${x[i]}`;
     }
@@ -42,15 +49,22 @@ function sameAdapter(a: Adapter, b: Adapter): string | null {
   return null;
 }
 
-const allZero = (a: Adapter) => [...a.targets.values()].every((p) => p.A.every((v) => v === 0) || p.B.every((v) => v === 0));
+const allZero = (a: Adapter) =>
+  [...a.targets.values()].every((p) => p.A.every((v) => v === 0) || p.B.every((v) => v === 0));
 
 /**
  * Writes the adapter as a PEFT folder plus our sidecar; refuses all-zero adapters, and any `dir` that
  * is not new, empty or a previous export of ours (see export-folder.ts). Only our three files are
  * replaced; nothing else in `dir` is touched.
  */
-export async function writePeftDir(dir: string, adapter: Adapter, sidecar: Record<string, unknown>, baseModel: string | null = null): Promise<void> {
-  if (adapter.rank === 0 || allZero(adapter)) throw new Error(`${dir}: refusing to export an adapter whose every ΔW is zero`);
+export async function writePeftDir(
+  dir: string,
+  adapter: Adapter,
+  sidecar: Record<string, unknown>,
+  baseModel: string | null = null,
+): Promise<void> {
+  if (adapter.rank === 0 || allZero(adapter))
+    throw new Error(`${dir}: refusing to export an adapter whose every ΔW is zero`);
   const kind = await exportFolderKind(dir);
   const { config, weights } = writePeft(adapter, { baseModel });
   const files: [string, string | Uint8Array][] = [
@@ -67,7 +81,8 @@ export async function writePeftDir(dir: string, adapter: Adapter, sidecar: Recor
     const back = await readPeftDir(tmp);
     const diff = sameAdapter(adapter, back.adapter);
     if (diff) throw new Error(`${dir}: read-back check failed: ${diff}`);
-    if (kind === 'new') await rename(tmp, dir); // fails, touching nothing, if `dir` was filled meanwhile
+    if (kind === 'new')
+      await rename(tmp, dir); // fails, touching nothing, if `dir` was filled meanwhile
     else {
       for (const [name] of files) await rename(join(tmp, name), join(dir, name));
       await rmdir(tmp);

@@ -54,7 +54,8 @@ export function readPeft(configJson: string, weights: Uint8Array, where = 'adapt
   }
   const c = cfg.data;
   if (c.use_dora) throw new Error(`${where}/adapter_config.json: DoRA adapters are not supported`);
-  if (c.fan_in_fan_out) throw new Error(`${where}/adapter_config.json: fan_in_fan_out adapters (GPT-2 style) are not supported`);
+  if (c.fan_in_fan_out)
+    throw new Error(`${where}/adapter_config.json: fan_in_fan_out adapters (GPT-2 style) are not supported`);
   if (Object.keys(c.rank_pattern ?? {}).length || Object.keys(c.alpha_pattern ?? {}).length) {
     throw new Error(`${where}/adapter_config.json: per-module rank_pattern/alpha_pattern are not supported`);
   }
@@ -66,7 +67,10 @@ export function readPeft(configJson: string, weights: Uint8Array, where = 'adapt
   for (const [name, t] of tensors) {
     const m = KEY.exec(name);
     const module = m ? MODULE_OF[m[2]!] : undefined;
-    if (!m || !module) throw new Error(`${file}: key "${name}" is not a LoRA weight of a known decoder module (${Object.values(HF_MODULES).join(', ')})`);
+    if (!m || !module)
+      throw new Error(
+        `${file}: key "${name}" is not a LoRA weight of a known decoder module (${Object.values(HF_MODULES).join(', ')})`,
+      );
     const key = targetKey(Number(m[1]), module);
     const h = halves.get(key) ?? {};
     h[m[3] as 'A' | 'B'] = t;
@@ -78,7 +82,8 @@ export function readPeft(configJson: string, weights: Uint8Array, where = 'adapt
     const [rA, dIn] = A.shape as [number, number];
     const [dOut, rB] = B.shape as [number, number];
     if (A.shape.length !== 2 || B.shape.length !== 2) throw new Error(`${file}: ${key}: lora_A and lora_B must be 2-D`);
-    if (rA !== c.r || rB !== c.r) throw new Error(`${file}: ${key}: rank ${rA}/${rB} in the tensors, r = ${c.r} in adapter_config.json`);
+    if (rA !== c.r || rB !== c.r)
+      throw new Error(`${file}: ${key}: rank ${rA}/${rB} in the tensors, r = ${c.r} in adapter_config.json`);
     targets.set(key, { dIn, dOut, A: transpose(A.data, rA, dIn), B: transpose(B.data, dOut, rB) });
   }
   if (targets.size === 0) throw new Error(`${file}: no LoRA tensors`);
@@ -86,7 +91,10 @@ export function readPeft(configJson: string, weights: Uint8Array, where = 'adapt
 }
 
 /** The two files of a PEFT directory for this adapter (key names of the HF Llama family). */
-export function writePeft(adapter: Adapter, opts: { baseModel: string | null }): { config: string; weights: Uint8Array } {
+export function writePeft(
+  adapter: Adapter,
+  opts: { baseModel: string | null },
+): { config: string; weights: Uint8Array } {
   const tensors = new Map<string, NamedTensor>();
   const modules = new Set<string>();
   const layers = new Set<number>();

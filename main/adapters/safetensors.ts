@@ -40,25 +40,34 @@ function decode(dtype: string, bytes: Uint8Array, count: number): Float32Array {
   return out;
 }
 
-const kindOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'a mapping' : `a ${typeof v}`);
+const kindOf = (v: unknown) =>
+  v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'a mapping' : `a ${typeof v}`;
 
 /** `__metadata__` is a map of strings to strings (the format says so; we only read it). */
 function readMetadata(raw: unknown, file: string): Record<string, string> {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Error(`${file}: __metadata__ is ${kindOf(raw)}, not a mapping of strings`);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new Error(`${file}: __metadata__ is ${kindOf(raw)}, not a mapping of strings`);
   for (const [k, v] of Object.entries(raw)) {
     if (typeof v !== 'string') throw new Error(`${file}: __metadata__ values must be strings; "${k}" is ${kindOf(v)}`);
   }
   return raw as Record<string, string>;
 }
 
-export function readSafetensors(buf: Uint8Array, file = 'safetensors'): { tensors: Map<string, NamedTensor>; metadata: Record<string, string> } {
+export function readSafetensors(
+  buf: Uint8Array,
+  file = 'safetensors',
+): { tensors: Map<string, NamedTensor>; metadata: Record<string, string> } {
   if (buf.byteLength < 8) throw new Error(`${file}: too short to be a safetensors file`);
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const headerLen = Number(view.getBigUint64(0, true));
-  if (headerLen > MAX_HEADER || 8 + headerLen > buf.byteLength) throw new Error(`${file}: header length ${headerLen} does not fit the file (${buf.byteLength} bytes)`);
+  if (headerLen > MAX_HEADER || 8 + headerLen > buf.byteLength)
+    throw new Error(`${file}: header length ${headerLen} does not fit the file (${buf.byteLength} bytes)`);
   let header: Record<string, unknown>;
   try {
-    header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(8, 8 + headerLen))) as Record<string, unknown>;
+    header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(buf.subarray(8, 8 + headerLen))) as Record<
+      string,
+      unknown
+    >;
   } catch (err) {
     throw new Error(`${file}: header is not valid JSON (${(err as Error).message})`, { cause: err });
   }
@@ -73,7 +82,10 @@ export function readSafetensors(buf: Uint8Array, file = 'safetensors'): { tensor
     const e = Entry.safeParse(raw);
     if (!e.success) throw new Error(`${file}: tensor "${name}": bad header entry (${e.error.issues[0]?.message})`);
     const [begin, end] = e.data.data_offsets;
-    if (end < begin || end > body.byteLength) throw new Error(`${file}: tensor "${name}": data_offsets [${begin}, ${end}] outside the data (${body.byteLength} bytes)`);
+    if (end < begin || end > body.byteLength)
+      throw new Error(
+        `${file}: tensor "${name}": data_offsets [${begin}, ${end}] outside the data (${body.byteLength} bytes)`,
+      );
     const { dtype, shape } = e.data;
     const size = DTYPE_BYTES[dtype];
     if (!size) throw new Error(`${file}: tensor "${name}" has dtype ${dtype}; only F32, F16, BF16 and F64 are read`);
@@ -81,7 +93,9 @@ export function readSafetensors(buf: Uint8Array, file = 'safetensors'): { tensor
     const count = shape.reduce((a, b) => a * b, 1);
     if (count * size !== end - begin) {
       const need = Number.isSafeInteger(count * size) ? (count * size).toLocaleString('en-US') : 'over 2^53';
-      throw new Error(`${file}: tensor "${name}": shape [${shape.join(', ')}] ${dtype} needs ${need} bytes, data_offsets [${begin}, ${end}] hold ${end - begin}: the sizes do not match`);
+      throw new Error(
+        `${file}: tensor "${name}": shape [${shape.join(', ')}] ${dtype} needs ${need} bytes, data_offsets [${begin}, ${end}] hold ${end - begin}: the sizes do not match`,
+      );
     }
     tensors.set(name, { shape, data: decode(dtype, body.subarray(begin, end), count) });
   }
@@ -89,7 +103,10 @@ export function readSafetensors(buf: Uint8Array, file = 'safetensors'): { tensor
 }
 
 /** Writes F32 tensors in name order (stable bytes for the same input). */
-export function writeSafetensors(tensors: ReadonlyMap<string, NamedTensor>, metadata: Record<string, string> = {}): Uint8Array {
+export function writeSafetensors(
+  tensors: ReadonlyMap<string, NamedTensor>,
+  metadata: Record<string, string> = {},
+): Uint8Array {
   const names = [...tensors.keys()].sort();
   const header: Record<string, unknown> = {};
   if (Object.keys(metadata).length) header.__metadata__ = metadata;
@@ -97,7 +114,8 @@ export function writeSafetensors(tensors: ReadonlyMap<string, NamedTensor>, meta
   for (const name of names) {
     const t = tensors.get(name)!;
     const count = t.shape.reduce((a, b) => a * b, 1);
-    if (count !== t.data.length) throw new Error(`tensor "${name}": shape [${t.shape}] needs ${count} values, has ${t.data.length}`);
+    if (count !== t.data.length)
+      throw new Error(`tensor "${name}": shape [${t.shape}] needs ${count} values, has ${t.data.length}`);
     header[name] = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + count * 4] };
     offset += count * 4;
   }

@@ -48,10 +48,15 @@ export function cosineSimilarity(x: Adapter, y: Adapter): StatSummary {
     return { dot: innerProduct(fx, fy), nx: squaredNorm(fx), ny: squaredNorm(fy) };
   });
   const cos = (dot: number, nx: number, ny: number) => (nx > 0 && ny > 0 ? dot / Math.sqrt(nx * ny) : 0);
-  const total = (f: (p: { dot: number; nx: number; ny: number }) => number) => parts.reduce((s, p) => s + f(p.value), 0);
+  const total = (f: (p: { dot: number; nx: number; ny: number }) => number) =>
+    parts.reduce((s, p) => s + f(p.value), 0);
   return {
     perTarget: parts.map(({ value: v, ...t }) => ({ ...t, value: cos(v.dot, v.nx, v.ny) })),
-    overall: cos(total((p) => p.dot), total((p) => p.nx), total((p) => p.ny)),
+    overall: cos(
+      total((p) => p.dot),
+      total((p) => p.nx),
+      total((p) => p.ny),
+    ),
   };
 }
 

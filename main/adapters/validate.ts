@@ -40,7 +40,8 @@ function checkFinite(where: AdapterErrorWhere, name: 'A' | 'B', data: Float32Arr
 
 function checkPair(where: AdapterErrorWhere, rank: number, pair: LoraPair): void {
   for (const dim of ['dIn', 'dOut'] as const) {
-    if (!isCount(pair[dim]) || pair[dim] === 0) throw new AdapterValidationError(where, `${dim} is ${String(pair[dim])}, expected a positive integer`);
+    if (!isCount(pair[dim]) || pair[dim] === 0)
+      throw new AdapterValidationError(where, `${dim} is ${String(pair[dim])}, expected a positive integer`);
   }
   const shapes = [
     ['A', pair.A, pair.dIn, rank, 'd_in×r'],
@@ -49,7 +50,10 @@ function checkPair(where: AdapterErrorWhere, rank: number, pair: LoraPair): void
   for (const [name, data, rows, cols, label] of shapes) {
     if (!(data instanceof Float32Array)) throw new AdapterValidationError(where, `${name} is not a Float32Array`);
     if (data.length !== rows * cols) {
-      throw new AdapterValidationError(where, `${name} has ${data.length} values, expected ${label} = ${rows}×${cols} = ${rows * cols}`);
+      throw new AdapterValidationError(
+        where,
+        `${name} has ${data.length} values, expected ${label} = ${rows}×${cols} = ${rows * cols}`,
+      );
     }
     checkFinite(where, name, data, cols);
   }
@@ -57,12 +61,16 @@ function checkPair(where: AdapterErrorWhere, rank: number, pair: LoraPair): void
 
 /** Shapes and values of one adapter. */
 export function validateAdapter(adapter: Adapter, index = 0): void {
-  if (!isCount(adapter.rank)) throw new AdapterValidationError({ index }, `rank is ${String(adapter.rank)}, expected an integer ≥ 0`);
-  if (!Number.isFinite(adapter.alpha)) throw new AdapterValidationError({ index }, `alpha is ${String(adapter.alpha)}, expected a finite number`);
-  if (!(adapter.targets instanceof Map) || adapter.targets.size === 0) throw new AdapterValidationError({ index }, 'has no targets');
+  if (!isCount(adapter.rank))
+    throw new AdapterValidationError({ index }, `rank is ${String(adapter.rank)}, expected an integer ≥ 0`);
+  if (!Number.isFinite(adapter.alpha))
+    throw new AdapterValidationError({ index }, `alpha is ${String(adapter.alpha)}, expected a finite number`);
+  if (!(adapter.targets instanceof Map) || adapter.targets.size === 0)
+    throw new AdapterValidationError({ index }, 'has no targets');
   for (const [key, pair] of adapter.targets) {
     const { layer, module } = parseTargetKey(key);
-    if (!isCount(layer) || module === '') throw new AdapterValidationError({ index }, `target key "${key}" is not "<layer>.<module>"`);
+    if (!isCount(layer) || module === '')
+      throw new AdapterValidationError({ index }, `target key "${key}" is not "<layer>.<module>"`);
     checkPair({ index, layer, module }, adapter.rank, pair);
   }
 }
@@ -74,9 +82,11 @@ export function validateAdapter(adapter: Adapter, index = 0): void {
 export function validateAdapters(list: readonly Adapter[], weights?: readonly number[]): void {
   if (list.length === 0) throw new AdapterValidationError({}, 'need at least one adapter');
   if (weights !== undefined) {
-    if (weights.length !== list.length) throw new AdapterValidationError({}, `got ${weights.length} weights for ${list.length} adapters`);
+    if (weights.length !== list.length)
+      throw new AdapterValidationError({}, `got ${weights.length} weights for ${list.length} adapters`);
     weights.forEach((w, index) => {
-      if (!Number.isFinite(w)) throw new AdapterValidationError({ index }, `weight is ${String(w)}, expected a finite number`);
+      if (!Number.isFinite(w))
+        throw new AdapterValidationError({ index }, `weight is ${String(w)}, expected a finite number`);
     });
   }
   list.forEach((a, i) => validateAdapter(a, i));
@@ -88,11 +98,16 @@ export function validateAdapters(list: readonly Adapter[], weights?: readonly nu
       const pair = adapter.targets.get(key);
       if (!pair) throw new AdapterValidationError({ index, layer, module }, 'target missing (adapter 0 has it)');
       for (const dim of ['dIn', 'dOut'] as const) {
-        if (pair[dim] !== ref[dim]) throw new AdapterValidationError({ index, layer, module }, `${dim} is ${pair[dim]}, adapter 0 has ${ref[dim]}`);
+        if (pair[dim] !== ref[dim])
+          throw new AdapterValidationError(
+            { index, layer, module },
+            `${dim} is ${pair[dim]}, adapter 0 has ${ref[dim]}`,
+          );
       }
     }
     for (const key of adapter.targets.keys()) {
-      if (!first.has(key)) throw new AdapterValidationError({ index, ...parseTargetKey(key) }, 'target not in adapter 0');
+      if (!first.has(key))
+        throw new AdapterValidationError({ index, ...parseTargetKey(key) }, 'target not in adapter 0');
     }
   });
 }

@@ -46,7 +46,8 @@ export class Dispatcher<C extends Contract> {
     const out = await fn(parsed.data);
     // Outputs are checked too: a service that breaks the contract is a bug we want to see.
     const checked = (def as Extract<Def, { kind: 'method' }>).output.safeParse(out);
-    if (!checked.success) throw new StudioError('internal', `${wire}: handler returned invalid output`, checked.error.issues);
+    if (!checked.success)
+      throw new StudioError('internal', `${wire}: handler returned invalid output`, checked.error.issues);
     return checked.data;
   }
 
@@ -74,7 +75,8 @@ export class Dispatcher<C extends Contract> {
     const out = await fn(parsed.data, ctx);
     if (signal.aborted) throw new StudioError('cancelled', `${wire}: cancelled`);
     const checked = sdef.result.safeParse(out);
-    if (!checked.success) throw new StudioError('internal', `${wire}: handler returned invalid result`, checked.error.issues);
+    if (!checked.success)
+      throw new StudioError('internal', `${wire}: handler returned invalid result`, checked.error.issues);
     return checked.data;
   }
 }

@@ -52,7 +52,9 @@ export function createStudio(opts: StudioOptions): Studio {
   const repo = new SkillsRepo(db);
   const skills = new SkillService(repo);
   const imports = new ImportService(repo, opts.cacheDir ?? join(opts.dataDir, 'cache'));
-  const engine = new EngineService({ defaultBundleDir: opts.defaultBundleDir === undefined ? DEFAULT_BUNDLE_DIR : opts.defaultBundleDir });
+  const engine = new EngineService({
+    defaultBundleDir: opts.defaultBundleDir === undefined ? DEFAULT_BUNDLE_DIR : opts.defaultBundleDir,
+  });
   const adaptersRepo = new AdaptersRepo(db, opts.dataDir);
   // One bundle registry and one cache of decoded adapters, shared by every service that needs them.
   const bundles = new BundleRegistry(engine, adaptersRepo);
@@ -128,7 +130,13 @@ export function createStudio(opts: StudioOptions): Studio {
     engine,
     compiler,
     trajectories,
-    routes: [openAiRoute(engine, new LibraryCatalog(adapters, new SkillModels(repo, compiler, bundles)), new OpenAiRecorder(trajectories, bundles, compiler, adapters))],
+    routes: [
+      openAiRoute(
+        engine,
+        new LibraryCatalog(adapters, new SkillModels(repo, compiler, bundles)),
+        new OpenAiRecorder(trajectories, bundles, compiler, adapters),
+      ),
+    ],
     dispose: async () => {
       await engine.dispose();
       db.close();

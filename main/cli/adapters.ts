@@ -9,7 +9,8 @@ import { usageError } from './usage';
 // Every adapters subcommand has taken both (--bundle loads that bundle first).
 const OPTIONS = { out: { type: 'string' }, bundle: { type: 'string' } } as const;
 
-const recipeText = (a: AdapterSummary): string => (a.recipe.kind === 'merge' ? `merge:${a.recipe.method}` : a.recipe.kind);
+const recipeText = (a: AdapterSummary): string =>
+  a.recipe.kind === 'merge' ? `merge:${a.recipe.method}` : a.recipe.kind;
 
 function printDetail(d: AdapterDetail, io: Io): void {
   io.out(`${d.id}  rank ${d.rank}  alpha ${d.alpha}  ${recipeText(d)}  bundle ${d.bundle.id}  ${d.createdAt}`);

@@ -33,7 +33,8 @@ export function parseSkillRef(ref: string): { name: string; version?: number } {
   return r;
 }
 
-const notA = (flag: string, text: string, expected: string) => new StudioError('invalid_input', `${flag}: "${text}" is not ${expected}`);
+const notA = (flag: string, text: string, expected: string) =>
+  new StudioError('invalid_input', `${flag}: "${text}" is not ${expected}`);
 
 /** A finite number; blank text is refused (Number('') would be 0). */
 export function parseNumber(text: string, flag: string): number {
@@ -53,8 +54,19 @@ export interface IntegerRule {
 export function parseInteger(text: string, flag: string, rule: IntegerRule = {}): number {
   const { min, max } = rule;
   const n = Number(text);
-  const ok = /^-?[0-9]+$/.test(text) && Number.isSafeInteger(n) && (min === undefined || n >= min) && (max === undefined || n <= max);
+  const ok =
+    /^-?[0-9]+$/.test(text) &&
+    Number.isSafeInteger(n) &&
+    (min === undefined || n >= min) &&
+    (max === undefined || n <= max);
   if (ok) return n;
-  const bounds = min !== undefined && max !== undefined ? ` from ${min} to ${max}` : min !== undefined ? ` ≥ ${min}` : max !== undefined ? ` ≤ ${max}` : '';
+  const bounds =
+    min !== undefined && max !== undefined
+      ? ` from ${min} to ${max}`
+      : min !== undefined
+        ? ` ≥ ${min}`
+        : max !== undefined
+          ? ` ≤ ${max}`
+          : '';
   throw notA(flag, text, rule.expected ?? `an integer${bounds}`);
 }

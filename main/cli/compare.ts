@@ -42,7 +42,8 @@ export const compareCommand: Command = {
     });
     if (positionals.length !== 1 || values.prompt === undefined) throw usageError(compareCommand);
     const conditions = values.conditions?.split(',').map((c) => {
-      if (!CONDITIONS.includes(c as CompareCondition)) throw new StudioError('invalid_input', `--conditions: "${c}" is not one of ${CONDITIONS.join(', ')}`);
+      if (!CONDITIONS.includes(c as CompareCondition))
+        throw new StudioError('invalid_input', `--conditions: "${c}" is not one of ${CONDITIONS.join(', ')}`);
       return c as CompareCondition;
     });
     const ref = flags.skillRef(positionals[0]!);
@@ -57,7 +58,8 @@ export const compareCommand: Command = {
     const r = await withStudio(values, async (api) => {
       const handle = api.compare.run(input, (e) => {
         if (values.json) return;
-        if (e.type === 'compile' && e.chunk > 0) io.err(`compiling ${e.skill.name}@${e.skill.version}: chunk ${e.chunk}/${e.chunks}`);
+        if (e.type === 'compile' && e.chunk > 0)
+          io.err(`compiling ${e.skill.name}@${e.skill.version}: chunk ${e.chunk}/${e.chunks}`);
         if (e.type === 'start') io.err(`generating ${e.columns.map((c) => c.condition).join(' / ')} in one batch…`);
       });
       const off = onInterrupt(() => handle.cancel());
@@ -73,8 +75,17 @@ export const compareCommand: Command = {
     }
     for (const s of r.skipped) io.err(`skipped ${s.condition}: ${s.reason}`);
     for (const c of r.columns) {
-      const origin = c.condition === 'wrong_skill' && c.skill ? ` (adapter ${c.adapter} of ${c.skill.name}@${c.skill.version})` : c.adapter ? ` (adapter ${c.adapter})` : c.truncated ? ' (skill text truncated to fit)' : '';
-      io.out(`== ${c.condition}${origin}: ${c.promptTokens} prompt tokens, first token ${c.ttftMs.toFixed(0)} ms, ${c.tokensPerSecond.toFixed(1)} tokens/s, ${c.completionTokens} tokens (${c.finishReason})`);
+      const origin =
+        c.condition === 'wrong_skill' && c.skill
+          ? ` (adapter ${c.adapter} of ${c.skill.name}@${c.skill.version})`
+          : c.adapter
+            ? ` (adapter ${c.adapter})`
+            : c.truncated
+              ? ' (skill text truncated to fit)'
+              : '';
+      io.out(
+        `== ${c.condition}${origin}: ${c.promptTokens} prompt tokens, first token ${c.ttftMs.toFixed(0)} ms, ${c.tokensPerSecond.toFixed(1)} tokens/s, ${c.completionTokens} tokens (${c.finishReason})`,
+      );
       io.out(c.text);
       io.out('');
     }

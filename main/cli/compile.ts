@@ -12,7 +12,8 @@ export const compileCommand: Command = {
     const ref = flags.skillRef(positionals[0]!);
     const r = await withStudio(values, async (api) => {
       const handle = api.adapters.compile(ref, (p) => {
-        if (!values.json && p.chunk > 0) io.err(`compiling ${p.skill.name}@${p.skill.version}: chunk ${p.chunk}/${p.chunks} (${p.tokens} tokens)`);
+        if (!values.json && p.chunk > 0)
+          io.err(`compiling ${p.skill.name}@${p.skill.version}: chunk ${p.chunk}/${p.chunks} (${p.tokens} tokens)`);
       });
       const off = onInterrupt(() => handle.cancel()); // nothing is stored for a cancelled compile
       try {
@@ -21,10 +22,22 @@ export const compileCommand: Command = {
         off();
       }
     });
-    if (values.json) io.out(JSON.stringify({ adapter: r.adapter.id, rank: r.rank, ms: Math.round(r.ms * 10) / 10, cached: r.cached, chunks: r.chunks, tokens: r.tokens }));
+    if (values.json)
+      io.out(
+        JSON.stringify({
+          adapter: r.adapter.id,
+          rank: r.rank,
+          ms: Math.round(r.ms * 10) / 10,
+          cached: r.cached,
+          chunks: r.chunks,
+          tokens: r.tokens,
+        }),
+      );
     else {
       const what = r.cached ? 'already compiled:' : 'compiled';
-      io.out(`${what} ${r.skill.name}@${r.skill.version} → adapter ${r.adapter.id} (rank ${r.rank}, ${r.chunks} chunk${r.chunks === 1 ? '' : 's'} of ${r.tokens} tokens, ${r.ms.toFixed(0)} ms)`);
+      io.out(
+        `${what} ${r.skill.name}@${r.skill.version} → adapter ${r.adapter.id} (rank ${r.rank}, ${r.chunks} chunk${r.chunks === 1 ? '' : 's'} of ${r.tokens} tokens, ${r.ms.toFixed(0)} ms)`,
+      );
     }
   },
 };

@@ -19,7 +19,16 @@ export const emaUpdate: Command = {
     const beta = values.beta === undefined ? undefined : flags.number(values.beta, '--beta');
     const rankBudget = values.rank === undefined ? undefined : flags.integer(values.rank, '--rank');
     const r = await withStudio(values, (api) => api.ema.update({ adapterId: positionals[0]!, beta, rankBudget }));
-    io.out(values.json ? JSON.stringify({ version: r.version.version, adapter: r.adapter.id, rank: r.adapter.rank, beta: r.version.beta }) : versionText(r.version));
+    io.out(
+      values.json
+        ? JSON.stringify({
+            version: r.version.version,
+            adapter: r.adapter.id,
+            rank: r.adapter.rank,
+            beta: r.version.beta,
+          })
+        : versionText(r.version),
+    );
   },
 };
 

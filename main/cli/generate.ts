@@ -10,7 +10,8 @@ import { usageError } from './usage';
 
 export const generateCommand: Command = {
   name: 'generate',
-  usage: '[--bundle DIR] --prompt TEXT [--adapter DIR] [--max-tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--raw]',
+  usage:
+    '[--bundle DIR] --prompt TEXT [--adapter DIR] [--max-tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--raw]',
   summary: 'one prompt through a bundle (default: the shipped one), tokens streamed; --raw: no chat template',
   async run(argv, { io, flags, withStudio, onInterrupt }) {
     const { values, positionals } = flags.parse(argv, {
@@ -30,7 +31,12 @@ export const generateCommand: Command = {
       return text === undefined ? undefined : flags.number(text, `--${flag}`);
     };
     const sampling = Object.fromEntries(
-      Object.entries({ temperature: num('temperature') ?? 0, topK: num('top-k'), topP: num('top-p'), seed: num('seed') }).filter(([, v]) => v !== undefined),
+      Object.entries({
+        temperature: num('temperature') ?? 0,
+        topK: num('top-k'),
+        topP: num('top-p'),
+        seed: num('seed'),
+      }).filter(([, v]) => v !== undefined),
     );
     const parsed = GenerateInput.safeParse({
       ...(values.raw ? { prompt: values.prompt } : { messages: [{ role: 'user', content: values.prompt }] }),
@@ -52,7 +58,11 @@ export const generateCommand: Command = {
       const controller = new AbortController();
       const off = onInterrupt(() => controller.abort());
       try {
-        return await studio.engine.generate(parsed.data, { emit: (e) => !values.json && io.write(e.text), signal: controller.signal }, adapter);
+        return await studio.engine.generate(
+          parsed.data,
+          { emit: (e) => !values.json && io.write(e.text), signal: controller.signal },
+          adapter,
+        );
       } finally {
         off();
       }
@@ -60,7 +70,9 @@ export const generateCommand: Command = {
     if (values.json) io.out(JSON.stringify(r));
     else {
       io.write('\n');
-      io.err(`${r.promptTokens} prompt + ${r.completionTokens} tokens, first token ${r.ttftMs.toFixed(0)} ms, ${r.tokensPerSecond.toFixed(1)} tokens/s (${r.finishReason})`);
+      io.err(
+        `${r.promptTokens} prompt + ${r.completionTokens} tokens, first token ${r.ttftMs.toFixed(0)} ms, ${r.tokensPerSecond.toFixed(1)} tokens/s (${r.finishReason})`,
+      );
     }
   },
 };

@@ -19,7 +19,8 @@ export const importCommand: Command = {
       });
       return handle.result;
     });
-    if (values.json) io.out(JSON.stringify({ imported: result.imported, unchanged: result.unchanged, skipped: result.skipped }));
+    if (values.json)
+      io.out(JSON.stringify({ imported: result.imported, unchanged: result.unchanged, skipped: result.skipped }));
     else io.out(`imported ${result.imported}, unchanged ${result.unchanged}, skipped ${result.skipped.length}`);
   },
 };

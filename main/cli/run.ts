@@ -29,7 +29,11 @@ function wantsHelp(args: string[]): boolean {
 }
 
 /** Runs `pskills ARGV`; resolves to the exit status. Errors are thrown for the caller to print. */
-export async function runCli(argv: string[], ctx: CliContext, commands: readonly Command[] = COMMANDS): Promise<number> {
+export async function runCli(
+  argv: string[],
+  ctx: CliContext,
+  commands: readonly Command[] = COMMANDS,
+): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined) {
     ctx.io.out(usageText(commands));

@@ -26,7 +26,12 @@ export const serveCommand: Command = {
     const port = flags.integer(values.port, '--port', { min: 0, max: 65535 });
     const { studio } = openStudio(values);
     try {
-      const host = await startWebHost({ dispatcher: studio.dispatcher, staticDir: RENDERER_DIR, port, routes: studio.routes });
+      const host = await startWebHost({
+        dispatcher: studio.dispatcher,
+        staticDir: RENDERER_DIR,
+        port,
+        routes: studio.routes,
+      });
       io.out(values.json ? JSON.stringify({ url: host.url, port: host.port }) : `studio: ${host.url}`);
       await untilStopped();
       await host.close();

@@ -28,7 +28,8 @@ export const settingsSet: Command = {
     const { values, positionals } = flags.parse(argv, {});
     if (positionals.length !== 2) throw usageError(settingsSet);
     const [key, text] = positionals as [string, string];
-    if (!KEYS.includes(key)) throw new StudioError('invalid_input', `no setting "${key}" (settings: ${KEYS.join(', ')})`);
+    if (!KEYS.includes(key))
+      throw new StudioError('invalid_input', `no setting "${key}" (settings: ${KEYS.join(', ')})`);
     let value: unknown;
     try {
       value = JSON.parse(text);

@@ -28,12 +28,19 @@ export const skillsExport: Command = {
   usage: '[--jsonl] [--package P]',
   summary: 'every version of every skill with its text and provenance (--jsonl: one JSON object a line)',
   async run(argv, { io, flags, withStudio }) {
-    const { values, positionals } = flags.parse(argv, { jsonl: { type: 'boolean', default: false }, package: { type: 'string' } });
+    const { values, positionals } = flags.parse(argv, {
+      jsonl: { type: 'boolean', default: false },
+      package: { type: 'string' },
+    });
     if (positionals.length || (values.json && values.jsonl)) throw usageError(skillsExport);
     const rows = await withStudio(values, (api) => exportSkills(api, values.package));
     if (values.jsonl) for (const r of rows) io.out(JSON.stringify(r));
     else if (values.json) io.out(JSON.stringify(rows));
-    else for (const r of rows) io.out(`${r.name}\tv${r.version}\t${r.package ?? '-'}${r.packageVersion ? `@${r.packageVersion}` : ''}\t${r.path ?? '-'}`);
+    else
+      for (const r of rows)
+        io.out(
+          `${r.name}\tv${r.version}\t${r.package ?? '-'}${r.packageVersion ? `@${r.packageVersion}` : ''}\t${r.path ?? '-'}`,
+        );
   },
 };
 

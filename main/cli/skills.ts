@@ -14,9 +14,14 @@ export const skillsList: Command = {
     if (values.package !== undefined) input.package = values.package;
     const rows = await withStudio(values, (api) => api.skills.list(input));
     if (values.json) {
-      io.out(JSON.stringify(rows.map((r) => ({ name: r.name, description: r.description, package: r.package, versions: r.versions }))));
+      io.out(
+        JSON.stringify(
+          rows.map((r) => ({ name: r.name, description: r.description, package: r.package, versions: r.versions })),
+        ),
+      );
     } else {
-      for (const r of rows) io.out(`${r.name}\t${r.package ?? '-'}\tv${r.latestVersion}\t${r.description.slice(0, 80)}`);
+      for (const r of rows)
+        io.out(`${r.name}\t${r.package ?? '-'}\tv${r.latestVersion}\t${r.description.slice(0, 80)}`);
     }
   },
 };

@@ -23,14 +23,29 @@ export const skillworldGenerate: Command = {
       'tasks-per-skill': { type: 'string' },
     });
     if (positionals.length || !values.split || !values.n || !values.out) throw usageError(skillworldGenerate);
-    if (!SPLITS.includes(values.split)) throw new StudioError('invalid_input', `--split: "${values.split}" is not one of ${SPLITS.join(', ')}`);
+    if (!SPLITS.includes(values.split))
+      throw new StudioError('invalid_input', `--split: "${values.split}" is not one of ${SPLITS.join(', ')}`);
     const count = (text: string, flag: string) => flags.integer(text, flag, { min: 1, expected: 'a whole number ≥ 1' });
     const n = count(values.n, '--n');
-    const seed = values.seed === undefined ? undefined : flags.integer(values.seed, '--seed', { min: 0, expected: 'a whole number' });
-    const perSkill = values['tasks-per-skill'] === undefined ? undefined : count(values['tasks-per-skill'], '--tasks-per-skill');
+    const seed =
+      values.seed === undefined
+        ? undefined
+        : flags.integer(values.seed, '--seed', { min: 0, expected: 'a whole number' });
+    const perSkill =
+      values['tasks-per-skill'] === undefined ? undefined : count(values['tasks-per-skill'], '--tasks-per-skill');
     const filler = values.filler ? resolve(values.filler) : undefined;
     if (filler && !existsSync(filler)) throw new StudioError('not_found', `--filler: ${filler}: no such folder`);
-    const args = ['-m', 'pskills_train.skillworld', 'generate', '--split', values.split, '--n', String(n), '--out', resolve(values.out)];
+    const args = [
+      '-m',
+      'pskills_train.skillworld',
+      'generate',
+      '--split',
+      values.split,
+      '--n',
+      String(n),
+      '--out',
+      resolve(values.out),
+    ];
     if (seed !== undefined) args.push('--seed', String(seed));
     if (filler) args.push('--filler', filler);
     if (perSkill !== undefined) args.push('--tasks-per-skill', String(perSkill));

@@ -14,7 +14,13 @@ import { settingsSet, settingsShow } from './settings';
 import { skillsList, skillsShow } from './skills';
 import { skillsExport } from './skills-export';
 import { skillworldGenerate } from './skillworld';
-import { trajectoriesExport, trajectoriesImport, trajectoriesList, trajectoriesRate, trajectoriesShow } from './trajectories';
+import {
+  trajectoriesExport,
+  trajectoriesImport,
+  trajectoriesList,
+  trajectoriesRate,
+  trajectoriesShow,
+} from './trajectories';
 import { testsSet, testsShow, verifyCommand } from './verify';
 
 export const COMMANDS: readonly Command[] = [

@@ -15,7 +15,10 @@ export function trainingPython(env: NodeJS.ProcessEnv = process.env): string {
 export function requireTrainingPython(): string {
   const python = trainingPython();
   if (!existsSync(python)) {
-    throw new StudioError('not_found', `the training environment is missing (${python}); run \`bash training/setup_venv.sh\` first`);
+    throw new StudioError(
+      'not_found',
+      `the training environment is missing (${python}); run \`bash training/setup_venv.sh\` first`,
+    );
   }
   return python;
 }
@@ -23,7 +26,11 @@ export function requireTrainingPython(): string {
 /** Runs `python ARGS` in the training venv with inherited stdio, passing Ctrl-C on; its exit status. */
 export async function runTrainingModule(args: string[]): Promise<number> {
   const python = requireTrainingPython();
-  const child = spawn(python, args, { cwd: APP_ROOT, stdio: 'inherit', env: { ...process.env, PYTHONUNBUFFERED: '1' } });
+  const child = spawn(python, args, {
+    cwd: APP_ROOT,
+    stdio: 'inherit',
+    env: { ...process.env, PYTHONUNBUFFERED: '1' },
+  });
   const stop = () => child.kill('SIGINT');
   process.once('SIGINT', stop);
   try {

@@ -23,11 +23,15 @@ const FILTER_OPTIONS = {
 
 function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[]): T | undefined {
   if (value === undefined) return undefined;
-  if (!allowed.includes(value as T)) throw new StudioError('invalid_input', `--${flag}: "${value}" is not one of ${allowed.join(', ')}`);
+  if (!allowed.includes(value as T))
+    throw new StudioError('invalid_input', `--${flag}: "${value}" is not one of ${allowed.join(', ')}`);
   return value as T;
 }
 
-function filterOf(values: { skill?: string; source?: string; rating?: string; verdict?: string }, flags: CliContext['flags']): TrajectoryFilter {
+function filterOf(
+  values: { skill?: string; source?: string; rating?: string; verdict?: string },
+  flags: CliContext['flags'],
+): TrajectoryFilter {
   const f: TrajectoryFilter = {};
   if (values.skill !== undefined) {
     const ref = flags.skillRef(values.skill);
@@ -45,7 +49,9 @@ function filterOf(values: { skill?: string; source?: string; rating?: string; ve
 
 const skillText = (t: Pick<Trajectory, 'skill'>) => (t.skill ? `${t.skill.name}@${t.skill.version}` : '-');
 const outcome = (t: Pick<Trajectory, 'verdict' | 'rating'>) =>
-  [t.verdict ? (t.verdict.passed ? 'passed' : 'failed') : '', t.rating ? `rated ${t.rating.value}` : ''].filter(Boolean).join(', ') || '-';
+  [t.verdict ? (t.verdict.passed ? 'passed' : 'failed') : '', t.rating ? `rated ${t.rating.value}` : '']
+    .filter(Boolean)
+    .join(', ') || '-';
 const oneLine = (s: string, n: number) => {
   const flat = s.replace(/\s+/g, ' ').trim();
   return flat.length > n ? `${flat.slice(0, n - 1)}…` : flat;
@@ -56,7 +62,11 @@ export const trajectoriesList: Command = {
   usage: `${FILTER_USAGE} [--limit N] [--offset N]`,
   summary: 'kept runs, newest first: id, source, skill, condition, outcome, prompt',
   async run(argv, { io, flags, withStudio }) {
-    const { values, positionals } = flags.parse(argv, { ...FILTER_OPTIONS, limit: { type: 'string' }, offset: { type: 'string' } });
+    const { values, positionals } = flags.parse(argv, {
+      ...FILTER_OPTIONS,
+      limit: { type: 'string' },
+      offset: { type: 'string' },
+    });
     if (positionals.length) throw usageError(trajectoriesList);
     const input = {
       ...filterOf(values, flags),
@@ -69,7 +79,15 @@ export const trajectoriesList: Command = {
       return;
     }
     const row = (t: TrajectorySummary) =>
-      [t.id.slice(0, 12), t.createdAt, t.source, skillText(t), t.condition ?? '-', outcome(t), oneLine(t.prompt, 60)].join('\t');
+      [
+        t.id.slice(0, 12),
+        t.createdAt,
+        t.source,
+        skillText(t),
+        t.condition ?? '-',
+        outcome(t),
+        oneLine(t.prompt, 60),
+      ].join('\t');
     for (const t of page.items) io.out(row(t));
     io.err(`${page.items.length} of ${page.total}`);
   },
@@ -88,9 +106,14 @@ export const trajectoriesShow: Command = {
       return;
     }
     io.out(`${t.id} ${t.source} ${t.createdAt}`);
-    io.out(`skill ${skillText(t)}${t.skill && !t.skill.linked ? ' (not in this library)' : ''}, condition ${t.condition ?? '-'}, adapter ${t.adapter?.slice(0, 12) ?? '-'}, bundle ${t.bundle?.id ?? '-'}`);
+    io.out(
+      `skill ${skillText(t)}${t.skill && !t.skill.linked ? ' (not in this library)' : ''}, condition ${t.condition ?? '-'}, adapter ${t.adapter?.slice(0, 12) ?? '-'}, bundle ${t.bundle?.id ?? '-'}`,
+    );
     io.out(`sampling ${JSON.stringify(t.sampling)}`);
-    if (t.verdict) io.out(`verdict ${t.verdict.passed ? 'passed' : 'failed'}${t.verdict.test ? ` (test ${t.verdict.test})` : ''}${t.verdict.reason ? `: ${t.verdict.reason}` : ''}`);
+    if (t.verdict)
+      io.out(
+        `verdict ${t.verdict.passed ? 'passed' : 'failed'}${t.verdict.test ? ` (test ${t.verdict.test})` : ''}${t.verdict.reason ? `: ${t.verdict.reason}` : ''}`,
+      );
     if (t.rating) io.out(`rated ${t.rating.value} ${t.rating.at}${t.rating.note ? `: ${t.rating.note}` : ''}`);
     for (const m of t.messages) {
       io.out('');
@@ -108,18 +131,30 @@ export const trajectoriesRate: Command = {
     const { values, positionals } = flags.parse(argv, { note: { type: 'string' } });
     if (positionals.length !== 2) throw usageError(trajectoriesRate);
     const value = oneOf('rating', positionals[1], ['up', 'down', 'clear'] as const)!;
-    const input = { id: positionals[0]!, rating: value === 'clear' ? null : value, ...(values.note !== undefined && { note: values.note }) };
+    const input = {
+      id: positionals[0]!,
+      rating: value === 'clear' ? null : value,
+      ...(values.note !== undefined && { note: values.note }),
+    };
     const t = await withStudio(values, (api) => api.trajectories.rate(input));
-    io.out(values.json ? JSON.stringify(t) : `${t.id.slice(0, 12)} ${t.rating ? `rated ${t.rating.value}` : 'not rated'}`);
+    io.out(
+      values.json ? JSON.stringify(t) : `${t.id.slice(0, 12)} ${t.rating ? `rated ${t.rating.value}` : 'not rated'}`,
+    );
   },
 };
 
 export const trajectoriesExport: Command = {
   name: 'trajectories export',
   usage: `[--jsonl] [--out FILE] [--stage2] ${FILTER_USAGE}`,
-  summary: 'JSONL for the stage-2 trainer ({skill, skill_text, messages, source, …}), to FILE or stdout; --stage2: successes only',
+  summary:
+    'JSONL for the stage-2 trainer ({skill, skill_text, messages, source, …}), to FILE or stdout; --stage2: successes only',
   async run(argv, { io, flags, withStudio }) {
-    const { values, positionals } = flags.parse(argv, { ...FILTER_OPTIONS, jsonl: { type: 'boolean', default: false }, out: { type: 'string' }, stage2: { type: 'boolean', default: false } });
+    const { values, positionals } = flags.parse(argv, {
+      ...FILTER_OPTIONS,
+      jsonl: { type: 'boolean', default: false },
+      out: { type: 'string' },
+      stage2: { type: 'boolean', default: false },
+    });
     if (positionals.length) throw usageError(trajectoriesExport);
     const filter = { ...filterOf(values, flags), ...(values.stage2 && { stage2: true }) };
     if (values.out === undefined) {
@@ -142,6 +177,8 @@ export const trajectoriesImport: Command = {
     const { values, positionals } = flags.parse(argv, {});
     if (positionals.length !== 1) throw usageError(trajectoriesImport);
     const r = await withStudio(values, (api) => api.trajectories.import({ file: resolve(positionals[0]!) }));
-    io.out(values.json ? JSON.stringify(r) : `imported ${r.imported}, unchanged ${r.unchanged}, rating updated ${r.updated}`);
+    io.out(
+      values.json ? JSON.stringify(r) : `imported ${r.imported}, unchanged ${r.unchanged}, rating updated ${r.updated}`,
+    );
   },
 };

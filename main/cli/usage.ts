@@ -4,8 +4,12 @@ import { StudioError } from '../../common/errors';
 import type { Command } from './command';
 
 const COLUMN = 37; // summaries start here; a longer synopsis puts its summary on the next line
-const COMMON = "every command takes --data-dir DIR (default: $PSKILLS_DATA_DIR, else the studio's user-data folder), --json, -h/--help";
-const HELP_ROW: [string, string] = ['help [<command>]', "this text, or one command's usage (also: pskills <command> --help)"];
+const COMMON =
+  "every command takes --data-dir DIR (default: $PSKILLS_DATA_DIR, else the studio's user-data folder), --json, -h/--help";
+const HELP_ROW: [string, string] = [
+  'help [<command>]',
+  "this text, or one command's usage (also: pskills <command> --help)",
+];
 
 export const synopsis = (c: Command): string => (c.usage ? `${c.name} ${c.usage}` : c.name);
 
@@ -13,7 +17,8 @@ export const synopsis = (c: Command): string => (c.usage ? `${c.name} ${c.usage}
 export const groupOf = (c: Command): string => c.name.split(' ')[0]!;
 
 /** What a command throws when its arguments do not fit: `usage: pskills <synopsis>`. */
-export const usageError = (c: Command): StudioError => new StudioError('invalid_input', `usage: pskills ${synopsis(c)}`);
+export const usageError = (c: Command): StudioError =>
+  new StudioError('invalid_input', `usage: pskills ${synopsis(c)}`);
 
 /** What `pskills <group>` with a missing or unknown subcommand throws. */
 export function groupUsageError(group: string, members: readonly Command[]): StudioError {
@@ -23,7 +28,9 @@ export function groupUsageError(group: string, members: readonly Command[]): Stu
 }
 
 function row(left: string, right: string): string {
-  return left.length <= COLUMN - 4 ? `  ${left.padEnd(COLUMN - 2)}${right}` : `  ${left}\n${' '.repeat(COLUMN)}${right}`;
+  return left.length <= COLUMN - 4
+    ? `  ${left.padEnd(COLUMN - 2)}${right}`
+    : `  ${left}\n${' '.repeat(COLUMN)}${right}`;
 }
 
 /** Table order, except that a group's commands stay together where the group first appears. */
@@ -45,5 +52,7 @@ export function commandHelp(c: Command): string {
 
 /** `pskills <group> --help`: each of its commands. */
 export function groupHelp(group: string, members: readonly Command[]): string {
-  return [`usage: pskills ${group} <subcommand>`, ...members.map((c) => row(synopsis(c), c.summary)), COMMON].join('\n');
+  return [`usage: pskills ${group} <subcommand>`, ...members.map((c) => row(synopsis(c), c.summary)), COMMON].join(
+    '\n',
+  );
 }

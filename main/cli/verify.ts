@@ -40,7 +40,11 @@ export function skillworldTests(dir: string, skill: string): VerifierTest[] {
       throw new StudioError('invalid_input', `${file}: line ${i + 1}: not JSON`);
     }
     if (task.skill !== skill) return;
-    tests.push({ id: String(task.task_id ?? `line-${i + 1}`), messages: task.messages as VerifierTest['messages'], expect: task.checker as VerifierTest['expect'] });
+    tests.push({
+      id: String(task.task_id ?? `line-${i + 1}`),
+      messages: task.messages as VerifierTest['messages'],
+      expect: task.checker as VerifierTest['expect'],
+    });
   });
   if (tests.length === 0) throw new StudioError('not_found', `${file} has no task for skill "${skill}"`);
   return tests;
@@ -58,21 +62,33 @@ export const testsShow: Command = {
       io.out(JSON.stringify(r));
       return;
     }
-    const from = r.from === null ? 'no tests' : r.from === r.skill.version ? `${r.tests.length} tests` : `${r.tests.length} tests, from version ${r.from}`;
+    const from =
+      r.from === null
+        ? 'no tests'
+        : r.from === r.skill.version
+          ? `${r.tests.length} tests`
+          : `${r.tests.length} tests, from version ${r.from}`;
     io.out(`${r.skill.name}@${r.skill.version}: ${from}`);
-    for (const t of r.tests) io.out(`${t.id}\t${t.expect.kind}\t${(t.prompt ?? t.messages!.at(-1)!.content).replace(/\s+/g, ' ').slice(0, 80)}`);
+    for (const t of r.tests)
+      io.out(
+        `${t.id}\t${t.expect.kind}\t${(t.prompt ?? t.messages!.at(-1)!.content).replace(/\s+/g, ' ').slice(0, 80)}`,
+      );
   },
 };
 
 export const testsSet: Command = {
   name: 'tests set',
   usage: '<name>[@<n>] (FILE.json | --skillworld DIR)',
-  summary: 'replaces the version\'s tests: a JSON array of {id, prompt | messages, expect, maxTokens?}, or the skill\'s SkillWorld tasks',
+  summary:
+    "replaces the version's tests: a JSON array of {id, prompt | messages, expect, maxTokens?}, or the skill's SkillWorld tasks",
   async run(argv, { io, flags, withStudio }) {
     const { values, positionals } = flags.parse(argv, { skillworld: { type: 'string' } });
     if (positionals.length !== (values.skillworld === undefined ? 2 : 1)) throw usageError(testsSet);
     const ref = flags.skillRef(positionals[0]!);
-    const tests = values.skillworld === undefined ? readJson(resolve(positionals[1]!), 'tests') : skillworldTests(resolve(values.skillworld), ref.name);
+    const tests =
+      values.skillworld === undefined
+        ? readJson(resolve(positionals[1]!), 'tests')
+        : skillworldTests(resolve(values.skillworld), ref.name);
     const r = await withStudio(values, (api) => api.verify.setTests({ ...ref, tests: tests as VerifierTest[] }));
     io.out(values.json ? JSON.stringify(r) : `${r.skill.name}@${r.skill.version}: ${r.tests.length} tests stored`);
   },
@@ -84,7 +100,16 @@ function verifyJson(r: VerifyRunResult) {
     pass_rate: r.passRate,
     n: r.n,
     passed: r.passed,
-    results: r.results.map((t) => ({ id: t.id, passed: t.passed, pass_rate: t.passRate, answer: t.answer, reason: t.reason, finish_reason: t.finishReason, completion_tokens: t.completionTokens, truncated: t.truncated })),
+    results: r.results.map((t) => ({
+      id: t.id,
+      passed: t.passed,
+      pass_rate: t.passRate,
+      answer: t.answer,
+      reason: t.reason,
+      finish_reason: t.finishReason,
+      completion_tokens: t.completionTokens,
+      truncated: t.truncated,
+    })),
     skill: r.skill.name,
     version: r.skill.version,
     tests_from: r.testsFrom,
@@ -109,12 +134,21 @@ export const verifyCommand: Command = {
     if (positionals.length !== 1) throw usageError(verifyCommand);
     const chosen = [values.adapter !== undefined, values['in-context'], values.none].filter(Boolean).length;
     if (chosen > 1) throw new StudioError('invalid_input', 'give at most one of --adapter, --in-context, --none');
-    const mode: VerifyMode = values.adapter !== undefined ? 'adapter' : values['in-context'] ? 'in_context' : values.none ? 'none' : 'parametric';
+    const mode: VerifyMode =
+      values.adapter !== undefined
+        ? 'adapter'
+        : values['in-context']
+          ? 'in_context'
+          : values.none
+            ? 'none'
+            : 'parametric';
     const input = {
       ...flags.skillRef(positionals[0]!),
       mode,
       ...(values.adapter !== undefined && { adapter: values.adapter }),
-      ...(values['max-tokens'] !== undefined && { maxTokens: flags.integer(values['max-tokens'], '--max-tokens', { min: 1 }) }),
+      ...(values['max-tokens'] !== undefined && {
+        maxTokens: flags.integer(values['max-tokens'], '--max-tokens', { min: 1 }),
+      }),
       ...(values.test && { tests: values.test }),
     };
     const r = await withStudio(values, async (api) => {
@@ -136,6 +170,8 @@ export const verifyCommand: Command = {
     }
     if (r.testsFrom === null) io.err(`${r.skill.name}@${r.skill.version} has no tests (pskills tests set)`);
     for (const t of r.results) io.out(`${t.passed ? 'PASS' : 'FAIL'}\t${t.id}${t.reason ? `\t${t.reason}` : ''}`);
-    io.out(`${r.skill.name}@${r.skill.version} ${r.mode}${r.adapter ? ` (adapter ${r.adapter})` : ''}: ${r.passed}/${r.n} passed, pass rate ${r.passRate.toFixed(3)}`);
+    io.out(
+      `${r.skill.name}@${r.skill.version} ${r.mode}${r.adapter ? ` (adapter ${r.adapter})` : ''}: ${r.passed}/${r.n} passed, pass rate ${r.passRate.toFixed(3)}`,
+    );
   },
 };

@@ -8,7 +8,10 @@ import type { Dispatcher } from '../api/dispatcher';
 import { StreamServer } from '../api/transports/stream-server';
 import { checkSender } from './sender';
 
-export function registerIpc(dispatcher: Dispatcher<Contract>, trusted: () => { webContentsId: number; pageUrl: string } | null): () => void {
+export function registerIpc(
+  dispatcher: Dispatcher<Contract>,
+  trusted: () => { webContentsId: number; pageUrl: string } | null,
+): () => void {
   const streamServers = new Map<number, StreamServer>();
 
   const refuse = (event: IpcMainEvent | IpcMainInvokeEvent): string | null => {
@@ -27,7 +30,8 @@ export function registerIpc(dispatcher: Dispatcher<Contract>, trusted: () => { w
   ipcMain.handle(IPC_CALL, async (event, method: unknown, input: unknown): Promise<CallOutcome> => {
     const why = refuse(event);
     if (why) return { ok: false, error: { code: 'forbidden', message: why } };
-    if (typeof method !== 'string') return { ok: false, error: { code: 'invalid_input', message: 'method must be a string' } };
+    if (typeof method !== 'string')
+      return { ok: false, error: { code: 'invalid_input', message: 'method must be a string' } };
     return dispatcher.callOutcome(method, input);
   });
 

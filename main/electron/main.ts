@@ -53,7 +53,9 @@ app.whenReady().then(() => {
   session.defaultSession.setPermissionRequestHandler((_wc, _perm, cb) => cb(false));
 
   studio = createStudio({ dataDir: dataDirFlag ?? app.getPath('userData') });
-  registerIpc(studio.dispatcher, () => (win && !win.isDestroyed() ? { webContentsId: win.webContents.id, pageUrl } : null));
+  registerIpc(studio.dispatcher, () =>
+    win && !win.isDestroyed() ? { webContentsId: win.webContents.id, pageUrl } : null,
+  );
   win = createWindow();
 });
 

@@ -62,21 +62,35 @@ function checkOnce(manifest: BundleManifest, adapter: EngineAdapter, row?: numbe
   const who = row === undefined ? 'adapter' : `adapter of row ${row}`;
   const { rank } = adapter;
   if (adapter.folded !== true) throw invalid(`${who}: scale not folded (use foldAdapter)`);
-  if (!Number.isInteger(rank) || rank < 0) throw invalid(`${who}: rank ${rank} is not an integer ≥ 0`, { field: 'rank' });
+  if (!Number.isInteger(rank) || rank < 0)
+    throw invalid(`${who}: rank ${rank} is not an integer ≥ 0`, { field: 'rank' });
   const dims = new Map(manifest.lora.targets.map((t) => [t.module, t]));
   const layers = new Set(manifest.lora.layers);
   for (const [key, pair] of adapter.targets) {
     const { layer, module } = parseTargetKey(key);
     const at = `${who}, layer ${layer}, module "${module}"`;
     const details = { row, layer, module };
-    if (!layers.has(layer)) throw invalid(`${at}: layer ${layer} has no LoRA inputs in this bundle (layers ${[...layers].join(', ')})`, details);
+    if (!layers.has(layer))
+      throw invalid(
+        `${at}: layer ${layer} has no LoRA inputs in this bundle (layers ${[...layers].join(', ')})`,
+        details,
+      );
     const t = dims.get(module as never);
     if (!t) throw invalid(`${at}: not a LoRA target of this bundle (targets ${[...dims.keys()].join(', ')})`, details);
-    if (pair.dIn !== t.d_in) throw invalid(`${at}: d_in ${pair.dIn}, the bundle has ${t.d_in}`, { ...details, dim: 'd_in' });
-    if (pair.dOut !== t.d_out) throw invalid(`${at}: d_out ${pair.dOut}, the bundle has ${t.d_out}`, { ...details, dim: 'd_out' });
-    for (const [name, data, want, shape] of [['A', pair.A, t.d_in * rank, `d_in×r = ${t.d_in}×${rank}`], ['B', pair.B, rank * t.d_out, `r×d_out = ${rank}×${t.d_out}`]] as const) {
+    if (pair.dIn !== t.d_in)
+      throw invalid(`${at}: d_in ${pair.dIn}, the bundle has ${t.d_in}`, { ...details, dim: 'd_in' });
+    if (pair.dOut !== t.d_out)
+      throw invalid(`${at}: d_out ${pair.dOut}, the bundle has ${t.d_out}`, { ...details, dim: 'd_out' });
+    for (const [name, data, want, shape] of [
+      ['A', pair.A, t.d_in * rank, `d_in×r = ${t.d_in}×${rank}`],
+      ['B', pair.B, rank * t.d_out, `r×d_out = ${rank}×${t.d_out}`],
+    ] as const) {
       if (!(data instanceof Float32Array)) throw invalid(`${at}: ${name} is not a Float32Array`, details);
-      if (data.length !== want) throw invalid(`${at}: ${name} has ${data.length} values, expected ${shape} = ${want}`, { ...details, dim: name === 'A' ? 'd_in×r' : 'r×d_out' });
+      if (data.length !== want)
+        throw invalid(`${at}: ${name} has ${data.length} values, expected ${shape} = ${want}`, {
+          ...details,
+          dim: name === 'A' ? 'd_in×r' : 'r×d_out',
+        });
       const k = firstNonFinite(data);
       if (k >= 0) throw invalid(`${at}: ${name}[${k}] is ${data[k]}`, details);
     }
@@ -163,7 +177,14 @@ export class LoraFeedCache {
     return this.last.feeds;
   }
 
-  private remember<K>(map: { get(k: K): Readonly<Record<string, Tensor>> | undefined; set(k: K, v: Readonly<Record<string, Tensor>>): unknown }, key: K, make: () => Record<string, Tensor>) {
+  private remember<K>(
+    map: {
+      get(k: K): Readonly<Record<string, Tensor>> | undefined;
+      set(k: K, v: Readonly<Record<string, Tensor>>): unknown;
+    },
+    key: K,
+    make: () => Record<string, Tensor>,
+  ) {
     let feeds = map.get(key);
     if (!feeds) map.set(key, (feeds = Object.freeze(make())));
     return feeds;

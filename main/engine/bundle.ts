@@ -62,10 +62,16 @@ async function verifyFiles(dir: string, manifest: BundleManifest, hashes: boolea
       const path = join(dir, file);
       const info = await stat(path).catch(() => null);
       if (!info?.isFile()) throw new EngineError('not_found', `${path}: listed in bundle.json but missing`, { file });
-      if (info.size !== want.bytes) throw invalid(`${path}: ${info.size} bytes, bundle.json says ${want.bytes} (truncated or replaced?)`, { file });
+      if (info.size !== want.bytes)
+        throw invalid(`${path}: ${info.size} bytes, bundle.json says ${want.bytes} (truncated or replaced?)`, { file });
       if (!hashes) return;
       const got = await sha256(path);
-      if (got !== want.sha256) throw invalid(`${path}: sha256 ${got} does not match bundle.json's ${want.sha256}`, { file, expected: want.sha256, actual: got });
+      if (got !== want.sha256)
+        throw invalid(`${path}: sha256 ${got} does not match bundle.json's ${want.sha256}`, {
+          file,
+          expected: want.sha256,
+          actual: got,
+        });
     }),
   );
 }
@@ -89,14 +95,28 @@ export async function loadBundle(dir: string, options: LoadOptions = {}): Promis
 
   const rawConfig = await readJson(dir, manifest.tokenizer.config);
   if (rawConfig === null || typeof rawConfig !== 'object' || Array.isArray(rawConfig)) {
-    throw invalid(`${join(dir, manifest.tokenizer.config)}: not a mapping of tokenizer settings`, { file: manifest.tokenizer.config });
+    throw invalid(`${join(dir, manifest.tokenizer.config)}: not a mapping of tokenizer settings`, {
+      file: manifest.tokenizer.config,
+    });
   }
   const tokConfig = rawConfig as TokenizerConfig;
-  const tokenizer = readTokenizer(dir, manifest.tokenizer.file, await readJson(dir, manifest.tokenizer.file), tokConfig);
-  if (typeof tokConfig.chat_template !== 'string') throw invalid(`${join(dir, manifest.tokenizer.config)}: chat_template is missing or not a string`, { file: manifest.tokenizer.config });
+  const tokenizer = readTokenizer(
+    dir,
+    manifest.tokenizer.file,
+    await readJson(dir, manifest.tokenizer.file),
+    tokConfig,
+  );
+  if (typeof tokConfig.chat_template !== 'string')
+    throw invalid(`${join(dir, manifest.tokenizer.config)}: chat_template is missing or not a string`, {
+      file: manifest.tokenizer.config,
+    });
   const chat = new ChatTemplate(
     tokConfig.chat_template,
-    { bos_token: tokenText(tokConfig.bos_token), eos_token: tokenText(tokConfig.eos_token), pad_token: tokenText(tokConfig.pad_token) },
+    {
+      bos_token: tokenText(tokConfig.bos_token),
+      eos_token: tokenText(tokConfig.eos_token),
+      pad_token: tokenText(tokConfig.pad_token),
+    },
     `${manifest.tokenizer.config} chat_template`,
   );
 
@@ -114,5 +134,13 @@ export async function loadBundle(dir: string, options: LoadOptions = {}): Promis
   }
   const lm = new LanguageModel(sessions.get('lm')!, manifest);
   const hyper = sessions.get('hypernet');
-  return new Bundle(dir, manifest, lm, tokenizer, chat, performance.now() - t0, hyper ? new Hypernetwork(hyper, manifest) : null);
+  return new Bundle(
+    dir,
+    manifest,
+    lm,
+    tokenizer,
+    chat,
+    performance.now() - t0,
+    hyper ? new Hypernetwork(hyper, manifest) : null,
+  );
 }

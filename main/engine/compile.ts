@@ -14,7 +14,8 @@ import type { BundleManifest } from './manifest';
 export function chunkSpans(n: number, budget: number, overlap: number): [number, number][] {
   if (!Number.isInteger(n) || n <= 0) throw invalid(`cannot compile an empty skill (${n} tokens)`);
   if (!Number.isInteger(budget) || budget < 1) throw invalid(`encoder.token_budget ${budget} must be an integer ≥ 1`);
-  if (!Number.isInteger(overlap) || overlap < 0 || overlap >= budget) throw invalid(`encoder.chunk_overlap ${overlap} must be in 0 … token_budget − 1 (${budget - 1})`);
+  if (!Number.isInteger(overlap) || overlap < 0 || overlap >= budget)
+    throw invalid(`encoder.chunk_overlap ${overlap} must be in 0 … token_budget − 1 (${budget - 1})`);
   const stride = budget - overlap;
   const spans: [number, number][] = [];
   for (let c = 0; c === 0 || c * stride + overlap < n; c++) spans.push([c * stride, Math.min(c * stride + budget, n)]);
@@ -85,11 +86,14 @@ function checkAborted(signal: AbortSignal | undefined): void {
 /** Whether this bundle can compile skills; the error names the bundle and its folder. */
 export function requireHypernet(bundle: Bundle): NonNullable<Bundle['hypernet']> {
   if (!bundle.hypernet) {
-    throw invalid(`bundle ${bundle.manifest.id} (${bundle.dir}) has no hypernetwork (bundle.json "hypernet" is null), so it cannot compile skills; load a bundle with hypernet.onnx`, {
-      bundle: bundle.manifest.id,
-      dir: bundle.dir,
-      field: 'hypernet',
-    });
+    throw invalid(
+      `bundle ${bundle.manifest.id} (${bundle.dir}) has no hypernetwork (bundle.json "hypernet" is null), so it cannot compile skills; load a bundle with hypernet.onnx`,
+      {
+        bundle: bundle.manifest.id,
+        dir: bundle.dir,
+        field: 'hypernet',
+      },
+    );
   }
   return bundle.hypernet;
 }
@@ -134,5 +138,14 @@ export async function compileSkill(bundle: Bundle, text: string, options: Compil
   const adapter = combineChunks(bundle.manifest, factors, hyper.rank);
   const engine = foldAdapter(adapter);
   checkAdapterFits(bundle.manifest, engine);
-  return { adapter, engine, rank: adapter.rank, chunks: spans, tokens: ids.length, ms: performance.now() - t0, encoderMs, hypernetMs };
+  return {
+    adapter,
+    engine,
+    rank: adapter.rank,
+    chunks: spans,
+    tokens: ids.length,
+    ms: performance.now() - t0,
+    encoderMs,
+    hypernetMs,
+  };
 }

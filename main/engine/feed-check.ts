@@ -42,22 +42,34 @@ export function checkFeeds(specs: readonly TensorSpec[], feeds: Readonly<Record<
   const symbols = new Map<string, { size: number; input: string }>();
   for (const spec of specs) {
     const feed = feeds[spec.name];
-    if (feed === undefined) return fail(spec.name, `input '${spec.name}' is missing (graph wants ${spec.type} ${shape(spec.dims)})`);
-    if (feed.type !== spec.type) fail(spec.name, `input '${spec.name}': dtype ${feed.type}, the graph wants ${spec.type}`);
+    if (feed === undefined)
+      return fail(spec.name, `input '${spec.name}' is missing (graph wants ${spec.type} ${shape(spec.dims)})`);
+    if (feed.type !== spec.type)
+      fail(spec.name, `input '${spec.name}': dtype ${feed.type}, the graph wants ${spec.type}`);
     if (feed.dims.length !== spec.dims.length) {
-      fail(spec.name, `input '${spec.name}': rank ${feed.dims.length} ${shape(feed.dims)}, the graph wants rank ${spec.dims.length} ${shape(spec.dims)}`);
+      fail(
+        spec.name,
+        `input '${spec.name}': rank ${feed.dims.length} ${shape(feed.dims)}, the graph wants rank ${spec.dims.length} ${shape(spec.dims)}`,
+      );
     }
     spec.dims.forEach((want, axis) => {
       const got = feed.dims[axis] as number;
       if (typeof want === 'number') {
-        if (want >= 0 && got !== want) fail(spec.name, `input '${spec.name}' dimension ${axis}: ${got}, the graph wants ${want} ${shape(spec.dims)}`);
+        if (want >= 0 && got !== want)
+          fail(
+            spec.name,
+            `input '${spec.name}' dimension ${axis}: ${got}, the graph wants ${want} ${shape(spec.dims)}`,
+          );
         return;
       }
       if (want === '') return; // unnamed free dimension
       const seen = symbols.get(want);
       if (seen === undefined) symbols.set(want, { size: got, input: spec.name });
       else if (seen.size !== got) {
-        fail(spec.name, `input '${spec.name}' dimension ${axis} (${want}): ${got}, but '${seen.input}' gave ${want} = ${seen.size}`);
+        fail(
+          spec.name,
+          `input '${spec.name}' dimension ${axis} (${want}): ${got}, but '${seen.input}' gave ${want} = ${seen.size}`,
+        );
       }
     });
   }

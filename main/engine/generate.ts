@@ -47,7 +47,11 @@ function nextTokens(rows: readonly Row[], masks: number[][], pad: number): StepT
   };
 }
 
-export async function* generateBatch(bundle: Bundle, requests: readonly GenerateRequest[], options: GenerateOptions = {}): AsyncGenerator<RowTokenEvent, RowResult[]> {
+export async function* generateBatch(
+  bundle: Bundle,
+  requests: readonly GenerateRequest[],
+  options: GenerateOptions = {},
+): AsyncGenerator<RowTokenEvent, RowResult[]> {
   const { signal } = options;
   if (requests.length === 0) throw invalid('generateBatch: no requests');
   const rows = requests.map((req, i) => new Row(bundle, req, requests.length > 1 ? i : undefined));
@@ -56,7 +60,10 @@ export async function* generateBatch(bundle: Bundle, requests: readonly Generate
   const vocab = bundle.lm.vocab;
   const batch = rows.length;
 
-  const prefill = leftPadded(rows.map((r) => r.promptIds), pad);
+  const prefill = leftPadded(
+    rows.map((r) => r.promptIds),
+    pad,
+  );
   const masks = prefill.masks;
   let step = prefill.step;
   let cache = KvCache.empty(bundle.manifest, batch);
@@ -76,7 +83,11 @@ export async function* generateBatch(bundle: Bundle, requests: readonly Generate
   return rows.map((r) => r.result());
 }
 
-export async function* generate(bundle: Bundle, request: GenerateRequest, options: GenerateOptions = {}): AsyncGenerator<TokenEvent, RowResult> {
+export async function* generate(
+  bundle: Bundle,
+  request: GenerateRequest,
+  options: GenerateOptions = {},
+): AsyncGenerator<TokenEvent, RowResult> {
   const inner = generateBatch(bundle, [request], options);
   try {
     for (;;) {
@@ -90,7 +101,11 @@ export async function* generate(bundle: Bundle, request: GenerateRequest, option
 }
 
 /** Runs a generation to its end and returns each row's result. */
-export async function generateAll(bundle: Bundle, requests: readonly GenerateRequest[], options: GenerateOptions = {}): Promise<RowResult[]> {
+export async function generateAll(
+  bundle: Bundle,
+  requests: readonly GenerateRequest[],
+  options: GenerateOptions = {},
+): Promise<RowResult[]> {
   const it = generateBatch(bundle, requests, options);
   for (;;) {
     const next = await it.next();

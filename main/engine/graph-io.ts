@@ -1,7 +1,13 @@
 // Graph I/O of bundle format v1 (docs/bundle-format.md "lm.onnx"). bundle.json lists the names as
 // templates — `{i}` = layer, `{module}` = LoRA target — that session-table.ts expands.
 
-export const LM_INPUTS_V1 = ['input_ids', 'attention_mask', 'position_ids', 'past_key_values.{i}.key', 'past_key_values.{i}.value'] as const;
+export const LM_INPUTS_V1 = [
+  'input_ids',
+  'attention_mask',
+  'position_ids',
+  'past_key_values.{i}.key',
+  'past_key_values.{i}.value',
+] as const;
 export const LM_LORA_INPUTS_V1 = ['lora.{i}.{module}.A', 'lora.{i}.{module}.B'] as const;
 export const LM_OUTPUTS_V1 = ['logits', 'present.{i}.key', 'present.{i}.value', 'hidden_states'] as const;
 

@@ -22,8 +22,12 @@ export class Hypernetwork {
   /** states [1, n, d_enc] row-major, every state real (mask all 1). */
   async run(states: Float32Array, n: number): Promise<ChunkFactors> {
     const d = this.manifest.hypernet!.d_enc;
-    if (n < 1 || states.length !== n * d) throw new EngineError('internal', `hypernet states: ${states.length} values for n = ${n}, d_enc = ${d}`);
-    const out = await this.session.run({ states: float32(states, [1, n, d]), mask: float32(new Float32Array(n).fill(1), [1, n]) });
+    if (n < 1 || states.length !== n * d)
+      throw new EngineError('internal', `hypernet states: ${states.length} values for n = ${n}, d_enc = ${d}`);
+    const out = await this.session.run({
+      states: float32(states, [1, n, d]),
+      mask: float32(new Float32Array(n).fill(1), [1, n]),
+    });
     const L = this.manifest.lora.layers.length;
     const r = this.rank;
     const factors = new Map<string, { A: Float32Array; B: Float32Array }>();
@@ -31,7 +35,10 @@ export class Hypernetwork {
       const A = floats(out[`A.${module}`]!);
       const B = floats(out[`B.${module}`]!);
       if (A.length !== L * d_in * r || B.length !== L * r * d_out) {
-        throw new EngineError('internal', `${this.session.file}: A.${module}/B.${module} have ${A.length}/${B.length} values, expected ${L * d_in * r}/${L * r * d_out}`);
+        throw new EngineError(
+          'internal',
+          `${this.session.file}: A.${module}/B.${module} have ${A.length}/${B.length} values, expected ${L * d_in * r}/${L * r * d_out}`,
+        );
       }
       factors.set(module, { A, B });
     }

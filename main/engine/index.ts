@@ -2,10 +2,28 @@
 // with its own adapter). Only ort.ts touches onnxruntime-node.
 export { foldAdapter, engineAdapter, checkAdapterFits, type EngineAdapter } from './adapter';
 export { Bundle, loadBundle, type LoadOptions } from './bundle';
-export { chunkSpans, combineChunks, compileSkill, requireHypernet, skillIds, type CompiledSkill, type CompileOptions, type CompileProgress } from './compile';
+export {
+  chunkSpans,
+  combineChunks,
+  compileSkill,
+  requireHypernet,
+  skillIds,
+  type CompiledSkill,
+  type CompileOptions,
+  type CompileProgress,
+} from './compile';
 export { ChatTemplate, type ChatMessage } from './chat';
 export { EngineError } from './errors';
-export { generate, generateAll, generateBatch, type GenerateOptions, type GenerateRequest, type RowResult, type RowTokenEvent, type TokenEvent } from './generate';
+export {
+  generate,
+  generateAll,
+  generateBatch,
+  type GenerateOptions,
+  type GenerateRequest,
+  type RowResult,
+  type RowTokenEvent,
+  type TokenEvent,
+} from './generate';
 export type { SamplingOptions } from './logits-processors';
 export { Hypernetwork, type ChunkFactors } from './hypernet';
 export { FORMAT_V1, parseManifest, type BundleManifest } from './manifest';

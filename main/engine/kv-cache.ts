@@ -14,7 +14,9 @@ export class KvCache {
   static empty(manifest: BundleManifest, batch: number): KvCache {
     const { layers, kv_heads, head_dim } = manifest.architecture;
     const past: Record<string, Tensor> = {};
-    for (let i = 0; i < layers; i++) for (const kind of KV_KINDS) past[pastName(i, kind)] = float32(new Float32Array(0), [batch, kv_heads, 0, head_dim]);
+    for (let i = 0; i < layers; i++)
+      for (const kind of KV_KINDS)
+        past[pastName(i, kind)] = float32(new Float32Array(0), [batch, kv_heads, 0, head_dim]);
     return new KvCache(past, 0);
   }
 
@@ -27,7 +29,9 @@ export class KvCache {
   }
 
   static outputNames(manifest: BundleManifest): string[] {
-    return Array.from({ length: manifest.architecture.layers }, (_, i) => KV_KINDS.map((k) => presentName(i, k))).flat();
+    return Array.from({ length: manifest.architecture.layers }, (_, i) =>
+      KV_KINDS.map((k) => presentName(i, k)),
+    ).flat();
   }
 
   feeds(): Readonly<Record<string, Tensor>> {

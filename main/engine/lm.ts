@@ -47,7 +47,10 @@ export class LanguageModel {
   loraFeeds(rows: readonly (EngineAdapter | null)[]): Readonly<Record<string, Tensor>> {
     if (this.takesLora) return this.lora.feeds(rows);
     this.lora.check(rows);
-    if (rows.some((ad) => ad && ad.rank > 0)) throw invalid(`bundle ${this.manifest.id}: ${this.manifest.io.lm.file} has no LoRA inputs, so it cannot apply an adapter`);
+    if (rows.some((ad) => ad && ad.rank > 0))
+      throw invalid(
+        `bundle ${this.manifest.id}: ${this.manifest.io.lm.file} has no LoRA inputs, so it cannot apply an adapter`,
+      );
     return {};
   }
 
@@ -93,7 +96,10 @@ export class LanguageModel {
     const s = step.inputIds.length / b;
     const t = step.attentionMask.length / b;
     if (t !== step.cache.length + s) {
-      throw new EngineError('internal', `attention mask has ${t} slots per row; past ${step.cache.length} + sequence ${s} = ${step.cache.length + s}`);
+      throw new EngineError(
+        'internal',
+        `attention mask has ${t} slots per row; past ${step.cache.length} + sequence ${s} = ${step.cache.length + s}`,
+      );
     }
     const feeds = {
       input_ids: int64(step.inputIds, [b, s]),

@@ -61,11 +61,13 @@ export const topP =
 
 /** Checks the options and returns the processors they ask for, in application order. */
 export function processorsFor(o: SamplingOptions): LogitsProcessor[] {
-  const bad = (field: string, value: unknown, want: string) => invalid(`sampling.${field} is ${value}, expected ${want}`, { field: `sampling.${field}` });
+  const bad = (field: string, value: unknown, want: string) =>
+    invalid(`sampling.${field} is ${value}, expected ${want}`, { field: `sampling.${field}` });
   if (o.temperature !== undefined && !(o.temperature >= 0)) throw bad('temperature', o.temperature, '≥ 0');
   if (o.topK !== undefined && !(Number.isInteger(o.topK) && o.topK >= 0)) throw bad('topK', o.topK, 'an integer ≥ 0');
   if (o.topP !== undefined && !(o.topP > 0 && o.topP <= 1)) throw bad('topP', o.topP, 'in (0, 1]');
-  if (o.repetitionPenalty !== undefined && !(o.repetitionPenalty > 0)) throw bad('repetitionPenalty', o.repetitionPenalty, '> 0');
+  if (o.repetitionPenalty !== undefined && !(o.repetitionPenalty > 0))
+    throw bad('repetitionPenalty', o.repetitionPenalty, '> 0');
   const list: LogitsProcessor[] = [];
   if (o.repetitionPenalty !== undefined && o.repetitionPenalty !== 1) list.push(repetitionPenalty(o.repetitionPenalty));
   if (!o.temperature) return list; // greedy: temperature and truncation do not change the argmax

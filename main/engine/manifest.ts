@@ -29,7 +29,10 @@ const Architecture = z.object({
   head_dim: count,
   intermediate: count,
   vocab: count,
-  max_positions: count.max(MAX_POSITIONS, `at most ${MAX_POSITIONS} (2^20) positions: a larger context cannot be checked against the graph`),
+  max_positions: count.max(
+    MAX_POSITIONS,
+    `at most ${MAX_POSITIONS} (2^20) positions: a larger context cannot be checked against the graph`,
+  ),
   rms_eps: z.number().positive(),
   rope: z.object({ theta: z.number().positive(), scaling: z.record(z.string(), z.unknown()).nullable() }),
   tie_embeddings: z.boolean(),
@@ -66,15 +69,29 @@ const GraphIO = z.object({
 export const BundleManifest = z
   .object({
     format: z.literal(FORMAT_V1),
-    id: z.string().min(1).superRefine((id, ctx) => {
-      const why = nameProblem(id);
-      if (why) ctx.addIssue({ code: 'custom', message: `the bundle id ${why}` });
-    }),
+    id: z
+      .string()
+      .min(1)
+      .superRefine((id, ctx) => {
+        const why = nameProblem(id);
+        if (why) ctx.addIssue({ code: 'custom', message: `the bundle id ${why}` });
+      }),
     created: z.string().min(1),
     files: z.record(fileName, FileEntry),
     architecture: Architecture,
-    lora: z.object({ targets: z.array(LoraTarget).min(1), layers: z.array(index).min(1), default_rank: index, alpha: z.number() }),
-    encoder: z.object({ kind: z.literal('lm_hidden'), layer: index, output: z.literal('hidden_states'), token_budget: count, chunk_overlap: index }),
+    lora: z.object({
+      targets: z.array(LoraTarget).min(1),
+      layers: z.array(index).min(1),
+      default_rank: index,
+      alpha: z.number(),
+    }),
+    encoder: z.object({
+      kind: z.literal('lm_hidden'),
+      layer: index,
+      output: z.literal('hidden_states'),
+      token_budget: count,
+      chunk_overlap: index,
+    }),
     tokenizer: z.object({ file: fileName, config: fileName, vocab_size: count }),
     special_tokens: z.object({ bos: index.nullable(), eos: index, pad: index, stop: z.array(index).min(1) }),
     io: z.object({ lm: GraphIO }),
@@ -87,16 +104,32 @@ export const BundleManifest = z
     const a = m.architecture;
     const trained = (m.training_card.model as { max_positions?: unknown } | undefined)?.max_positions;
     if (typeof trained === 'number' && a.max_positions > trained) {
-      issue(['architecture', 'max_positions'], `${a.max_positions}, but training_card.model.max_positions is ${trained}: the model was not built for more`);
+      issue(
+        ['architecture', 'max_positions'],
+        `${a.max_positions}, but training_card.model.max_positions is ${trained}: the model was not built for more`,
+      );
     }
-    if (a.heads % a.kv_heads !== 0) issue(['architecture', 'kv_heads'], `heads ${a.heads} is not a multiple of kv_heads ${a.kv_heads}`);
+    if (a.heads % a.kv_heads !== 0)
+      issue(['architecture', 'kv_heads'], `heads ${a.heads} is not a multiple of kv_heads ${a.kv_heads}`);
     const q = a.heads * a.head_dim;
     const kv = a.kv_heads * a.head_dim;
-    const dims = { q: [a.hidden, q], k: [a.hidden, kv], v: [a.hidden, kv], o: [q, a.hidden], gate: [a.hidden, a.intermediate], up: [a.hidden, a.intermediate], down: [a.intermediate, a.hidden] };
+    const dims = {
+      q: [a.hidden, q],
+      k: [a.hidden, kv],
+      v: [a.hidden, kv],
+      o: [q, a.hidden],
+      gate: [a.hidden, a.intermediate],
+      up: [a.hidden, a.intermediate],
+      down: [a.intermediate, a.hidden],
+    };
     const seen = new Set<string>();
     m.lora.targets.forEach((t, n) => {
       const [dIn, dOut] = dims[t.module];
-      if (t.d_in !== dIn || t.d_out !== dOut) issue(['lora', 'targets', n], `module ${t.module}: (d_in, d_out) = (${t.d_in}, ${t.d_out}), the architecture gives (${dIn}, ${dOut})`);
+      if (t.d_in !== dIn || t.d_out !== dOut)
+        issue(
+          ['lora', 'targets', n],
+          `module ${t.module}: (d_in, d_out) = (${t.d_in}, ${t.d_out}), the architecture gives (${dIn}, ${dOut})`,
+        );
       if (seen.has(t.module)) issue(['lora', 'targets', n, 'module'], `module ${t.module} is listed twice`);
       seen.add(t.module);
     });
@@ -105,29 +138,53 @@ export const BundleManifest = z
     });
     if (new Set(m.lora.layers).size !== m.lora.layers.length) issue(['lora', 'layers'], 'a layer is listed twice');
     if (m.encoder.layer > a.layers) issue(['encoder', 'layer'], `layer ${m.encoder.layer} > layers ${a.layers}`);
-    if (m.tokenizer.vocab_size > a.vocab) issue(['tokenizer', 'vocab_size'], `${m.tokenizer.vocab_size} tokens but the model's vocab is ${a.vocab}`);
+    if (m.tokenizer.vocab_size > a.vocab)
+      issue(['tokenizer', 'vocab_size'], `${m.tokenizer.vocab_size} tokens but the model's vocab is ${a.vocab}`);
     for (const [key, id] of Object.entries(m.special_tokens)) {
       for (const [n, v] of (Array.isArray(id) ? id : [id]).entries()) {
-        if (v !== null && v >= m.tokenizer.vocab_size) issue(['special_tokens', key, ...(Array.isArray(id) ? [n] : [])], `id ${v} >= tokenizer vocab_size ${m.tokenizer.vocab_size}`);
+        if (v !== null && v >= m.tokenizer.vocab_size)
+          issue(
+            ['special_tokens', key, ...(Array.isArray(id) ? [n] : [])],
+            `id ${v} >= tokenizer vocab_size ${m.tokenizer.vocab_size}`,
+          );
       }
     }
-    if (lmInputsKind(m.io.lm.inputs) === null) issue(['io', 'lm', 'inputs'], 'not the format v1 input list (see docs/bundle-format.md)');
-    if (!lmOutputsValid(m.io.lm.outputs)) issue(['io', 'lm', 'outputs'], 'not the format v1 output list (see docs/bundle-format.md)');
+    if (lmInputsKind(m.io.lm.inputs) === null)
+      issue(['io', 'lm', 'inputs'], 'not the format v1 input list (see docs/bundle-format.md)');
+    if (!lmOutputsValid(m.io.lm.outputs))
+      issue(['io', 'lm', 'outputs'], 'not the format v1 output list (see docs/bundle-format.md)');
     const h = m.hypernet;
     if (h) {
-      if (h.rank !== m.lora.default_rank) issue(['hypernet', 'rank'], `${h.rank}, but lora.default_rank is ${m.lora.default_rank} (they must be equal)`);
-      if (h.d_enc !== a.hidden) issue(['hypernet', 'd_enc'], `${h.d_enc}, but architecture.hidden is ${a.hidden} (the states are the LM's hidden_states)`);
-      if (h.inputs.join() !== HYPERNET_INPUTS.join()) issue(['hypernet', 'inputs'], `${JSON.stringify(h.inputs)}, format v1 has ${JSON.stringify(HYPERNET_INPUTS)}`);
-      if (h.outputs.join() !== HYPERNET_OUTPUTS.join()) issue(['hypernet', 'outputs'], `${JSON.stringify(h.outputs)}, format v1 has ${JSON.stringify(HYPERNET_OUTPUTS)}`);
-      if (m.encoder.chunk_overlap >= m.encoder.token_budget) issue(['encoder', 'chunk_overlap'], `${m.encoder.chunk_overlap} must be smaller than token_budget ${m.encoder.token_budget}`);
-      if (m.encoder.token_budget > a.max_positions) issue(['encoder', 'token_budget'], `${m.encoder.token_budget} > architecture.max_positions ${a.max_positions}`);
+      if (h.rank !== m.lora.default_rank)
+        issue(['hypernet', 'rank'], `${h.rank}, but lora.default_rank is ${m.lora.default_rank} (they must be equal)`);
+      if (h.d_enc !== a.hidden)
+        issue(
+          ['hypernet', 'd_enc'],
+          `${h.d_enc}, but architecture.hidden is ${a.hidden} (the states are the LM's hidden_states)`,
+        );
+      if (h.inputs.join() !== HYPERNET_INPUTS.join())
+        issue(['hypernet', 'inputs'], `${JSON.stringify(h.inputs)}, format v1 has ${JSON.stringify(HYPERNET_INPUTS)}`);
+      if (h.outputs.join() !== HYPERNET_OUTPUTS.join())
+        issue(
+          ['hypernet', 'outputs'],
+          `${JSON.stringify(h.outputs)}, format v1 has ${JSON.stringify(HYPERNET_OUTPUTS)}`,
+        );
+      if (m.encoder.chunk_overlap >= m.encoder.token_budget)
+        issue(
+          ['encoder', 'chunk_overlap'],
+          `${m.encoder.chunk_overlap} must be smaller than token_budget ${m.encoder.token_budget}`,
+        );
+      if (m.encoder.token_budget > a.max_positions)
+        issue(['encoder', 'token_budget'], `${m.encoder.token_budget} > architecture.max_positions ${a.max_positions}`);
     }
     const referenced: [string, (string | number)[]][] = [
       [m.io.lm.file, ['io', 'lm', 'file']],
       [m.tokenizer.file, ['tokenizer', 'file']],
       [m.tokenizer.config, ['tokenizer', 'config']],
       ...(m.hypernet ? ([[m.hypernet.file, ['hypernet', 'file']]] as [string, (string | number)[]][]) : []),
-      ...Object.entries(m.hypernet?.ablations ?? {}).map(([name, file]) => [file, ['hypernet', 'ablations', name]] as [string, (string | number)[]]),
+      ...Object.entries(m.hypernet?.ablations ?? {}).map(
+        ([name, file]) => [file, ['hypernet', 'ablations', name]] as [string, (string | number)[]],
+      ),
     ];
     for (const [file, path] of referenced) if (!(file in m.files)) issue(path, `${file} is not listed in files`);
   });
@@ -137,13 +194,22 @@ export type BundleManifest = z.infer<typeof BundleManifest>;
 export function parseManifest(json: unknown, where = MANIFEST_FILE): BundleManifest {
   const format = (json as { format?: unknown } | null)?.format;
   if (typeof format !== 'string' || !format.startsWith('pskills.bundle/')) {
-    throw invalid(`${where}: not a pskills bundle manifest (format is ${JSON.stringify(format)}, expected "${FORMAT_V1}")`, { field: 'format' });
+    throw invalid(
+      `${where}: not a pskills bundle manifest (format is ${JSON.stringify(format)}, expected "${FORMAT_V1}")`,
+      { field: 'format' },
+    );
   }
   if (format !== FORMAT_V1) {
-    throw invalid(`${where}: bundle format "${format}" is not supported; this studio reads "${FORMAT_V1}" (update the studio or re-export the bundle)`, { field: 'format' });
+    throw invalid(
+      `${where}: bundle format "${format}" is not supported; this studio reads "${FORMAT_V1}" (update the studio or re-export the bundle)`,
+      { field: 'format' },
+    );
   }
   const parsed = BundleManifest.safeParse(json);
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-  throw invalid(`${where}: ${issues[0]}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, { field: parsed.error.issues[0]?.path.join('.'), issues });
+  throw invalid(`${where}: ${issues[0]}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, {
+    field: parsed.error.issues[0]?.path.join('.'),
+    issues,
+  });
 }

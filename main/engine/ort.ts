@@ -39,7 +39,9 @@ export function defaultThreads(): number | undefined {
 }
 
 function specs(meta: readonly ort.InferenceSession.ValueMetadata[]): TensorSpec[] {
-  return meta.map((m) => (m.isTensor ? { name: m.name, type: m.type, dims: [...m.shape] } : { name: m.name, type: 'non-tensor', dims: [] }));
+  return meta.map((m) =>
+    m.isTensor ? { name: m.name, type: m.type, dims: [...m.shape] } : { name: m.name, type: 'non-tensor', dims: [] },
+  );
 }
 
 async function create(path: string, provider: Provider, threads: number | undefined): Promise<ort.InferenceSession> {
@@ -67,14 +69,17 @@ export class Session {
     let provider = options.provider ?? 'cpu';
     const available = ort.listSupportedBackends().map((b) => b.name);
     if (!available.includes(provider)) {
-      log(`execution provider '${provider}' is not in this onnxruntime-node build (it has ${available.join(', ')}); using cpu`);
+      log(
+        `execution provider '${provider}' is not in this onnxruntime-node build (it has ${available.join(', ')}); using cpu`,
+      );
       provider = 'cpu';
     }
     let session: ort.InferenceSession;
     try {
       session = await create(file, provider, threads);
     } catch (err) {
-      if (provider === 'cpu') throw new EngineError('invalid_input', `${file}: onnxruntime could not load it: ${(err as Error).message}`);
+      if (provider === 'cpu')
+        throw new EngineError('invalid_input', `${file}: onnxruntime could not load it: ${(err as Error).message}`);
       log(`execution provider '${provider}' failed to start (${(err as Error).message.split('\n')[0]}); using cpu`);
       provider = 'cpu';
       session = await create(file, provider, threads);

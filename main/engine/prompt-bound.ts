@@ -15,11 +15,14 @@ export function checkPromptBytes(bundle: Bundle, bytes: number, who = 'prompt'):
   const limit = promptByteLimit(bundle);
   if (bytes <= limit) return;
   const { max_positions } = bundle.manifest.architecture;
-  throw invalid(`${who} is ${n(bytes)} bytes; at most ${n(limit)} bytes can fit the context of ${n(max_positions)} positions (max_positions), so it was not tokenized; shorten it`, {
-    bytes,
-    limit,
-    max_positions,
-  });
+  throw invalid(
+    `${who} is ${n(bytes)} bytes; at most ${n(limit)} bytes can fit the context of ${n(max_positions)} positions (max_positions), so it was not tokenized; shorten it`,
+    {
+      bytes,
+      limit,
+      max_positions,
+    },
+  );
 }
 
 /** The first `limit` UTF-16 units of `text` (≥ `limit` bytes when cut): all of it that could fit. */

@@ -54,19 +54,28 @@ export class Row {
     if (typeof req.prompt === 'string') checkPromptBytes(bundle, Buffer.byteLength(req.prompt), who);
     this.promptIds = typeof req.prompt === 'string' ? bundle.tokenizer.encode(req.prompt) : [...req.prompt];
     const badId = this.promptIds.find((id) => !Number.isInteger(id) || id < 0 || id >= vocab);
-    if (badId !== undefined) throw invalid(`${who}: token id ${badId} is outside the vocabulary (0..${vocab - 1})`, { row: index });
+    if (badId !== undefined)
+      throw invalid(`${who}: token id ${badId} is outside the vocabulary (0..${vocab - 1})`, { row: index });
     if (this.promptIds.length === 0) throw invalid(`${who} is empty`, { row: index });
     if (this.promptIds.length >= max_positions) {
-      throw invalid(`${who} is ${this.promptIds.length} tokens; the model's context is ${max_positions} positions (max_positions), leaving no room to generate`, { row: index, tokens: this.promptIds.length, max_positions });
+      throw invalid(
+        `${who} is ${this.promptIds.length} tokens; the model's context is ${max_positions} positions (max_positions), leaving no room to generate`,
+        { row: index, tokens: this.promptIds.length, max_positions },
+      );
     }
     const maxNewTokens = req.maxNewTokens ?? DEFAULT_MAX_NEW_TOKENS;
-    if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) throw invalid(`maxNewTokens is ${maxNewTokens}, expected an integer ≥ 1`, { row: index, field: 'maxNewTokens' });
+    if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1)
+      throw invalid(`maxNewTokens is ${maxNewTokens}, expected an integer ≥ 1`, { row: index, field: 'maxNewTokens' });
     const sampling = req.sampling ?? {};
     this.processors = processorsFor(sampling);
     this.sample = samplerFor(sampling.temperature, sampling.seed ?? randomInt(2 ** 32));
     this.detok = new Detokenizer(bundle.tokenizer);
     this.stops = new StopStrings(req.stop ?? []);
-    this.limits = { stopTokenIds: new Set(req.stopTokenIds ?? bundle.manifest.special_tokens.stop), maxNewTokens, maxPositions: max_positions };
+    this.limits = {
+      stopTokenIds: new Set(req.stopTokenIds ?? bundle.manifest.special_tokens.stop),
+      maxNewTokens,
+      maxPositions: max_positions,
+    };
   }
 
   get done(): boolean {
@@ -102,6 +111,11 @@ export class Row {
   }
 
   result(): RowResult {
-    return { tokens: this.tokens, text: this.text, finishReason: this.finish ?? 'cancelled', promptTokens: this.promptIds.length };
+    return {
+      tokens: this.tokens,
+      text: this.text,
+      finishReason: this.finish ?? 'cancelled',
+      promptTokens: this.promptIds.length,
+    };
   }
 }

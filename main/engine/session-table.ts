@@ -29,7 +29,9 @@ function expand(m: BundleManifest, templates: readonly string[], spec: SpecOf): 
   const layers = Array.from({ length: m.architecture.layers }, (_, i) => i);
   for (const t of templates) {
     if (t.includes('{module}')) {
-      for (const i of m.lora.layers) for (const target of m.lora.targets) out.set(t.replace('{i}', `${i}`).replace('{module}', target.module), spec(m, t, target));
+      for (const i of m.lora.layers)
+        for (const target of m.lora.targets)
+          out.set(t.replace('{i}', `${i}`).replace('{module}', target.module), spec(m, t, target));
     } else if (t.includes('{i}')) {
       for (const i of layers) out.set(t.replace('{i}', `${i}`), spec(m, t));
     } else out.set(t, spec(m, t));
@@ -102,17 +104,22 @@ export function checkSessionIO(row: SessionRow, session: Session, m: BundleManif
   const fail = (message: string): never => {
     throw new EngineError('invalid_input', `${file} does not match bundle.json: ${message}`, { file });
   };
-  for (const [kind, want, got] of [['input', row.inputs(m), session.inputs], ['output', row.outputs(m), session.outputs]] as const) {
+  for (const [kind, want, got] of [
+    ['input', row.inputs(m), session.inputs],
+    ['output', row.outputs(m), session.outputs],
+  ] as const) {
     const actual = new Map(got.map((s: TensorSpec) => [s.name, s]));
     for (const name of actual.keys()) if (!want.has(name)) fail(`unexpected ${kind} '${name}'`);
     for (const [name, exp] of want) {
       const spec = actual.get(name);
       if (!spec) return fail(`${kind} '${name}' is missing`);
       if (spec.type !== exp.type) fail(`${kind} '${name}' is ${spec.type}, expected ${exp.type}`);
-      if (spec.dims.length !== exp.dims.length) fail(`${kind} '${name}' has rank ${spec.dims.length}, expected ${exp.dims.length}`);
+      if (spec.dims.length !== exp.dims.length)
+        fail(`${kind} '${name}' has rank ${spec.dims.length}, expected ${exp.dims.length}`);
       exp.dims.forEach((d, axis) => {
         const g = spec.dims[axis];
-        if (d === null && typeof g === 'number') fail(`${kind} '${name}' dimension ${axis} is fixed to ${g}; format v1 has it symbolic`);
+        if (d === null && typeof g === 'number')
+          fail(`${kind} '${name}' dimension ${axis} is fixed to ${g}; format v1 has it symbolic`);
         if (d !== null && g !== d) fail(`${kind} '${name}' dimension ${axis} is ${g}, bundle.json says ${d}`);
       });
     }

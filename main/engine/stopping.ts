@@ -61,7 +61,12 @@ export interface TokenLimits {
   readonly maxPositions: number;
 }
 
-export function tokenStop(limits: TokenLimits, tokenId: number, generated: number, nextPosition: number): FinishReason | null {
+export function tokenStop(
+  limits: TokenLimits,
+  tokenId: number,
+  generated: number,
+  nextPosition: number,
+): FinishReason | null {
   if (limits.stopTokenIds.has(tokenId)) return 'eos';
   if (generated >= limits.maxNewTokens || nextPosition >= limits.maxPositions) return 'length';
   return null;

@@ -13,7 +13,8 @@ export interface TokenizerConfig {
 /** tokenizer_config.json spells special tokens as strings or as {content: ...} objects. */
 export function tokenText(value: unknown): string | undefined {
   if (typeof value === 'string') return value;
-  if (value && typeof value === 'object' && typeof (value as { content?: unknown }).content === 'string') return (value as { content: string }).content;
+  if (value && typeof value === 'object' && typeof (value as { content?: unknown }).content === 'string')
+    return (value as { content: string }).content;
   return undefined;
 }
 
@@ -23,7 +24,10 @@ const FALLBACK_TOKEN_BYTES = 256;
 /** ByteLevel (GPT-2 style) vocabularies spell each byte as one character. */
 function isByteLevel(j: { pre_tokenizer?: unknown }): boolean {
   const pre = j.pre_tokenizer as { type?: unknown; pretokenizers?: { type?: unknown }[] } | null | undefined;
-  return pre?.type === 'ByteLevel' || (Array.isArray(pre?.pretokenizers) && pre.pretokenizers.some((p) => p?.type === 'ByteLevel'));
+  return (
+    pre?.type === 'ByteLevel' ||
+    (Array.isArray(pre?.pretokenizers) && pre.pretokenizers.some((p) => p?.type === 'ByteLevel'))
+  );
 }
 
 /**
@@ -32,9 +36,18 @@ function isByteLevel(j: { pre_tokenizer?: unknown }): boolean {
  * runs first, since one may shrink the text (NFKC folds some 3-byte characters to 2).
  */
 function bytesPerToken(json: object): number {
-  const j = json as { model?: { vocab?: unknown }; added_tokens?: unknown; normalizer?: unknown; pre_tokenizer?: unknown };
+  const j = json as {
+    model?: { vocab?: unknown };
+    added_tokens?: unknown;
+    normalizer?: unknown;
+    pre_tokenizer?: unknown;
+  };
   const vocab = j.model?.vocab;
-  const pieces: unknown[] = Array.isArray(vocab) ? vocab.map((p: unknown) => (Array.isArray(p) ? p[0] : p)) : vocab && typeof vocab === 'object' ? Object.keys(vocab) : [];
+  const pieces: unknown[] = Array.isArray(vocab)
+    ? vocab.map((p: unknown) => (Array.isArray(p) ? p[0] : p))
+    : vocab && typeof vocab === 'object'
+      ? Object.keys(vocab)
+      : [];
   const length = isByteLevel(j) ? (p: string) => [...p].length : (p: string) => Buffer.byteLength(p);
   let max = 0;
   for (const p of pieces) if (typeof p === 'string') max = Math.max(max, length(p));

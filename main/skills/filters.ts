@@ -11,10 +11,11 @@ const FRANC_MIN_CHARS = 200;
 // which needs FRANC_MIN_CHARS to be reliable.
 const ENGLISH_WORD_SHARE = 0.08;
 const ENGLISH_WORDS = new Set(
-  ('the a an and or but if then of to in on at by for from with without into as is are was were be been ' +
+  (
+    'the a an and or but if then of to in on at by for from with without into as is are was were be been ' +
     'it its this that these those you your we our they their he she do does not no use using when what ' +
-    'which how should must can will may each all any only also more than')
-    .split(' '),
+    'which how should must can will may each all any only also more than'
+  ).split(' '),
 );
 const CJK_CHAR = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/gu;
 const SCRIPTS: [string, RegExp][] = [
@@ -41,7 +42,10 @@ export function proseOf(body: string): string {
 
 /** Words of the prose; each Chinese/Japanese character counts as one, as those scripts use no spaces. */
 export function wordsOf(prose: string): string[] {
-  return prose.replace(CJK_CHAR, ' $& ').split(/[^\p{L}\p{M}]+/u).filter(Boolean);
+  return prose
+    .replace(CJK_CHAR, ' $& ')
+    .split(/[^\p{L}\p{M}]+/u)
+    .filter(Boolean);
 }
 /** A reason when the body is clearly not English, else null. Mixed or unclear text is kept. */
 export function detectNonEnglish(body: string): string | null {
@@ -74,14 +78,18 @@ function dominantScript(words: string[]): string {
 // no-derivatives, "do not copy/redistribute"). A pointer to a file we cannot judge ("Complete terms
 // in LICENSE.txt", "SEE LICENSE IN …") is not a restriction by itself: the package licence, which is
 // open for every pinned package, still applies. SPDX ids of open licences always pass.
-const OPEN_SPDX = /^(MIT|MIT-0|ISC|0BSD|BSD-[23]-Clause|Apache-2\.0|Unlicense|CC0-1\.0|CC-BY-(3|4)\.0|CC-BY-SA-(3|4)\.0|MPL-2\.0|[AL]?GPL-[23]\.0(-only|-or-later)?|Zlib|BlueOak-1\.0\.0|WTFPL|Python-2\.0|PSF-2\.0)$/i;
+const OPEN_SPDX =
+  /^(MIT|MIT-0|ISC|0BSD|BSD-[23]-Clause|Apache-2\.0|Unlicense|CC0-1\.0|CC-BY-(3|4)\.0|CC-BY-SA-(3|4)\.0|MPL-2\.0|[AL]?GPL-[23]\.0(-only|-or-later)?|Zlib|BlueOak-1\.0\.0|WTFPL|Python-2\.0|PSF-2\.0)$/i;
 const FORBIDDING: [RegExp, string][] = [
   [/\bproprietary\b/i, 'proprietary'],
   [/\ball rights reserved\b/i, 'all rights reserved'],
   [/^\s*\(?UNLICENSED\)?\s*$/, 'UNLICENSED (npm: not licensed for use by others)'],
   [/\bconfidential\b/i, 'confidential'],
   [/\bCC-BY(-NC)?-ND\b|\bno\s*deriv/i, 'no derivatives allowed'],
-  [/\b(do not|don't|may not|must not|not (permitted|allowed) to)\s+(copy|use|reuse|redistribute|distribute|modify|share)\b/i, 'copying or redistribution not permitted'],
+  [
+    /\b(do not|don't|may not|must not|not (permitted|allowed) to)\s+(copy|use|reuse|redistribute|distribute|modify|share)\b/i,
+    'copying or redistribution not permitted',
+  ],
   [/\bnot for (re)?distribution\b/i, 'not for redistribution'],
 ];
 
@@ -91,7 +99,8 @@ export function licenseForbidsReuse(license?: string | null): string | null {
   const ids = text.replace(/^\(|\)$/g, '').split(/\s+(?:OR|AND)\s+/i);
   if (ids.every((id) => OPEN_SPDX.test(id.trim()))) return null;
   for (const [re, why] of FORBIDDING) {
-    if (re.test(text)) return `licence forbids reuse (${why}): "${text.length > 80 ? `${text.slice(0, 77)}...` : text}"`;
+    if (re.test(text))
+      return `licence forbids reuse (${why}): "${text.length > 80 ? `${text.slice(0, 77)}...` : text}"`;
   }
   return null;
 }

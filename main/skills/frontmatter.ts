@@ -31,7 +31,9 @@ export function splitFrontmatter(content: string): FrontmatterBlock {
       yaml: null,
       body: content,
       bodyStartLine: 1,
-      diagnostics: [error('frontmatter-missing', "SKILL.md must start with a '---' line that opens the YAML frontmatter", 1)],
+      diagnostics: [
+        error('frontmatter-missing', "SKILL.md must start with a '---' line that opens the YAML frontmatter", 1),
+      ],
     };
   }
   for (let i = 1; i < starts.length; i++) {
@@ -49,7 +51,9 @@ export function splitFrontmatter(content: string): FrontmatterBlock {
     yaml: null,
     body: '',
     bodyStartLine: countLines(content) + 1,
-    diagnostics: [error('frontmatter-unterminated', "the frontmatter opened on line 1 is never closed by a '---' line", 1)],
+    diagnostics: [
+      error('frontmatter-unterminated', "the frontmatter opened on line 1 is never closed by a '---' line", 1),
+    ],
   };
 }
 
@@ -70,7 +74,8 @@ export function readFrontmatter(yamlText: string, firstLine: number): Frontmatte
     ...where(w.pos[0]),
   }));
   if (doc.errors.length > 0) {
-    for (const e of doc.errors) diagnostics.push({ ...error('yaml-invalid', `invalid YAML: ${e.message}`, 1), ...where(e.pos[0]) });
+    for (const e of doc.errors)
+      diagnostics.push({ ...error('yaml-invalid', `invalid YAML: ${e.message}`, 1), ...where(e.pos[0]) });
     return { frontmatter: empty, fieldLines, invalidFields: new Set(), ok: false, diagnostics };
   }
   let value: unknown;
@@ -83,7 +88,9 @@ export function readFrontmatter(yamlText: string, firstLine: number): Frontmatte
   if (value === null || value === undefined) value = {};
   if (typeof value !== 'object' || Array.isArray(value)) {
     const got = Array.isArray(value) ? 'a list' : `a ${typeof value}`;
-    diagnostics.push(error('frontmatter-not-mapping', `the frontmatter must be a mapping of fields, got ${got}`, firstLine));
+    diagnostics.push(
+      error('frontmatter-not-mapping', `the frontmatter must be a mapping of fields, got ${got}`, firstLine),
+    );
     return { frontmatter: empty, fieldLines, invalidFields: new Set(), ok: false, diagnostics };
   }
   if (isMap(doc.contents)) {
@@ -104,13 +111,14 @@ export function readFrontmatter(yamlText: string, firstLine: number): Frontmatte
     } else if (key === 'allowed-tools') {
       if (typeof v === 'string') frontmatter.allowedTools = splitTools(v);
       else if (Array.isArray(v) && v.every((t) => typeof t === 'string')) frontmatter.allowedTools = v;
-      else if (v !== null) diagnostics.push(typeError(key, 'a space-separated string or a list of strings', v, lineOf(key)));
+      else if (v !== null)
+        diagnostics.push(typeError(key, 'a space-separated string or a list of strings', v, lineOf(key)));
     } else {
       // Defined, not assigned: a key named "__proto__" stays a key instead of becoming the prototype.
       Object.defineProperty(frontmatter.extra, key, { value: v, enumerable: true, writable: true, configurable: true });
     }
   }
-    const invalidFields = new Set(diagnostics.flatMap((d) => (d.field ? [d.field] : [])));
+  const invalidFields = new Set(diagnostics.flatMap((d) => (d.field ? [d.field] : [])));
   return { frontmatter, fieldLines, invalidFields, ok: true, diagnostics };
 }
 

@@ -89,11 +89,19 @@ function judge(
   // A body the library holds under another name is a duplicate; under this name it is a re-import.
   if (isKnownBody?.(hash, name)) return { reason: 'same body as another skill already in the library' };
   const namesake = seenNames.get(name);
-  if (namesake !== undefined) return { reason: `another skill named '${name}' (${namesake}) is already in this import` };
+  if (namesake !== undefined)
+    return { reason: `another skill named '${name}' (${namesake}) is already in this import` };
   seenBodies.set(hash, c.relPath);
   seenNames.set(name, c.relPath);
   const pkg = 'package' in c.provenanceBase ? c.provenanceBase.package : null;
-  return { name, description, content: c.content, bodyHash: hash, package: pkg, provenance: withPath(c.provenanceBase, c.relPath) };
+  return {
+    name,
+    description,
+    content: c.content,
+    bodyHash: hash,
+    package: pkg,
+    provenance: withPath(c.provenanceBase, c.relPath),
+  };
 }
 
 async function scanSource(source: string, opts: ImportOptions, scanOpts: ScanOptions): Promise<SourceScan> {
@@ -102,11 +110,16 @@ async function scanSource(source: string, opts: ImportOptions, scanOpts: ScanOpt
   if (kind === 'folder') return scanFolder(resolve(trimmed), scanOpts);
   if (kind === 'tgz') return scanTgz(resolve(trimmed), scanOpts);
   const emit = opts.onProgress;
-  return scanNpm(trimmed, { ...scanOpts, cacheDir: opts.cacheDir, onFetch: (done, total) => emit?.({ phase: 'fetch', done, total }) });
+  return scanNpm(trimmed, {
+    ...scanOpts,
+    cacheDir: opts.cacheDir,
+    onFetch: (done, total) => emit?.({ phase: 'fetch', done, total }),
+  });
 }
 
 async function sourceKind(source: string): Promise<'folder' | 'tgz' | 'npm'> {
-  if (source === '') throw new StudioError('import_failed', 'no source given: name an npm package, a folder or a .tgz file');
+  if (source === '')
+    throw new StudioError('import_failed', 'no source given: name an npm package, a folder or a .tgz file');
   const info = await stat(source).catch(() => null);
   if (info?.isDirectory()) return 'folder';
   if (info?.isFile()) {
@@ -120,7 +133,12 @@ async function sourceKind(source: string): Promise<'folder' | 'tgz' | 'npm'> {
 
 // An npm name never starts with '.', '/', '~' or a drive letter, nor has a '/' outside its @scope.
 function looksLikePath(source: string): boolean {
-  return /^(\.|\/|~|\\|[A-Za-z]:[\\/])/.test(source) || /\.(tgz|tar\.gz)$/i.test(source) || (source.includes('/') && !source.startsWith('@')) || source.includes('\\');
+  return (
+    /^(\.|\/|~|\\|[A-Za-z]:[\\/])/.test(source) ||
+    /\.(tgz|tar\.gz)$/i.test(source) ||
+    (source.includes('/') && !source.startsWith('@')) ||
+    source.includes('\\')
+  );
 }
 
 /** Scan progress comes per directory or per 64 KiB read: pass on at most one event per 100 ms, and the last. */

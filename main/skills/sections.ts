@@ -14,7 +14,15 @@ export function buildSections(body: string, bodyStartLine: number, lastLine: num
   for (const token of new Lexer({ gfm: true }).lex(body.replace(/\r\n?/g, '\n'))) {
     if (token.type === 'heading') {
       const h = token as Tokens.Heading;
-      flat.push({ heading: textOf(h.tokens).split('\n').map((l) => l.trim()).join('\n').trim(), level: h.depth, startLine: line + leadingBlankLines(h.raw) });
+      flat.push({
+        heading: textOf(h.tokens)
+          .split('\n')
+          .map((l) => l.trim())
+          .join('\n')
+          .trim(),
+        level: h.depth,
+        startLine: line + leadingBlankLines(h.raw),
+      });
     }
     line += (token.raw.match(/\n/g) ?? []).length;
   }
@@ -22,7 +30,11 @@ export function buildSections(body: string, bodyStartLine: number, lastLine: num
   const open: Section[] = []; // ancestors of the next heading, outermost first
   flat.forEach((h, i) => {
     const next = flat.slice(i + 1).find((n) => n.level <= h.level);
-    const section: Section = { ...h, endLine: Math.max(h.startLine, next ? next.startLine - 1 : lastLine), children: [] };
+    const section: Section = {
+      ...h,
+      endLine: Math.max(h.startLine, next ? next.startLine - 1 : lastLine),
+      children: [],
+    };
     while (open.length > 0 && (open[open.length - 1]?.level ?? 0) >= h.level) open.pop();
     const parent = open[open.length - 1];
     (parent ? parent.children : top).push(section);

@@ -22,12 +22,17 @@ export function encodeAdapter(adapter: Adapter): Uint8Array {
     tensors.set(`lora.${layer}.${module}.A`, { shape: [p.dIn, adapter.rank], data: p.A });
     tensors.set(`lora.${layer}.${module}.B`, { shape: [adapter.rank, p.dOut], data: p.B });
   }
-  return writeSafetensors(tensors, { format: TENSORS_FORMAT, rank: String(adapter.rank), alpha: String(adapter.alpha) });
+  return writeSafetensors(tensors, {
+    format: TENSORS_FORMAT,
+    rank: String(adapter.rank),
+    alpha: String(adapter.alpha),
+  });
 }
 
 export function decodeAdapter(bytes: Uint8Array, where: string): Adapter {
   const { tensors, metadata } = readSafetensors(bytes, where);
-  if (metadata.format !== TENSORS_FORMAT) throw new Error(`${where}: format "${metadata.format}", expected ${TENSORS_FORMAT}`);
+  if (metadata.format !== TENSORS_FORMAT)
+    throw new Error(`${where}: format "${metadata.format}", expected ${TENSORS_FORMAT}`);
   const rank = Number(metadata.rank);
   const alpha = Number(metadata.alpha);
   const halves = new Map<TargetKey, { A?: NamedTensor; B?: NamedTensor }>();

@@ -102,7 +102,11 @@ interface GRow {
  * ON DELETE RESTRICT (which SQLite runs as a trigger), both "FOREIGN KEY constraint failed". */
 function isForeignKeyFailure(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
-  return typeof code === 'string' && code.startsWith('SQLITE_CONSTRAINT') && (err as Error).message === 'FOREIGN KEY constraint failed';
+  return (
+    typeof code === 'string' &&
+    code.startsWith('SQLITE_CONSTRAINT') &&
+    (err as Error).message === 'FOREIGN KEY constraint failed'
+  );
 }
 
 /** JSON with object keys sorted at every level: the same value always hashes the same. */
@@ -110,7 +114,10 @@ export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value).filter(([, v]) => v !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
@@ -151,7 +158,9 @@ function prepare(db: Database) {
     insertParent: db.prepare('INSERT INTO adapter_parents (child_id, position, parent_id, weight) VALUES (?, ?, ?, ?)'),
     tensors: db.prepare('SELECT tensors, tensors_path, tensors_sha256 FROM adapters WHERE id = ?'),
     // Only after the foreign key refused a delete, to name the child (adapter_parents_parent index).
-    childOf: db.prepare('SELECT a.key FROM adapter_parents p JOIN adapters a ON a.id = p.child_id WHERE p.parent_id = ? LIMIT 1'),
+    childOf: db.prepare(
+      'SELECT a.key FROM adapter_parents p JOIN adapters a ON a.id = p.child_id WHERE p.parent_id = ? LIMIT 1',
+    ),
     usedByGlobal: db.prepare('SELECT n FROM global_adapter_versions WHERE adapter_id = ? LIMIT 1'),
     pathUsers: db.prepare('SELECT COUNT(*) AS c FROM adapters WHERE tensors_path = ?'),
     delete: db.prepare('DELETE FROM adapters WHERE id = ?'),
@@ -193,8 +202,10 @@ export class AdaptersRepo {
   keyFor(bundleId: number, skillVersionId: number | null, recipe: AdapterRecipe): string {
     const bundle = this.sql.bundleSha.get(bundleId) as { sha256: string } | undefined;
     if (!bundle) throw new StudioError('not_found', `no bundle with row id ${bundleId}`);
-    const skill = skillVersionId === null ? undefined : (this.sql.skillSha.get(skillVersionId) as { sha256: string } | undefined);
-    if (skillVersionId !== null && !skill) throw new StudioError('not_found', `no skill version with row id ${skillVersionId}`);
+    const skill =
+      skillVersionId === null ? undefined : (this.sql.skillSha.get(skillVersionId) as { sha256: string } | undefined);
+    if (skillVersionId !== null && !skill)
+      throw new StudioError('not_found', `no skill version with row id ${skillVersionId}`);
     return adapterKey(bundle.sha256, skill?.sha256 ?? null, recipe);
   }
 
@@ -204,31 +215,37 @@ export class AdaptersRepo {
     const skill = input.skillVersionId ?? null;
     const bytes = encodeAdapter(input.adapter);
     const sha = sha256Hex(bytes);
-    return this.db.transaction(() => {
-      const key = this.keyFor(input.bundleId, skill, recipe);
-      const same = (this.sql.byKey.get(key) ?? this.sql.byBytes.get(input.bundleId, sha, skill)) as Row | undefined;
-      if (same) return { adapter: this.toStored(same), created: false };
-      for (const { rowId } of input.lineage ?? []) {
-        if (!this.sql.keyOf.get(rowId)) throw new StudioError('not_found', `lineage names adapter row ${rowId}, which does not exist`);
-      }
-      const path = this.dataDir && bytes.byteLength > (this.opts.inlineLimit ?? INLINE_LIMIT) ? this.writeFile(sha, bytes) : null;
-      const { lastInsertRowid } = this.sql.insert.run({
-        skill,
-        bundle: input.bundleId,
-        key,
-        rank: input.adapter.rank,
-        alpha: input.adapter.alpha,
-        recipe: JSON.stringify(recipe),
-        tensors: path ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
-        path,
-        sha,
-        bytes: bytes.byteLength,
-        at: this.now(),
-      });
-      const rowId = Number(lastInsertRowid);
-      (input.lineage ?? []).forEach((l, i) => this.sql.insertParent.run(rowId, i, l.rowId, l.weight));
-      return { adapter: this.get(rowId)!, created: true };
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const key = this.keyFor(input.bundleId, skill, recipe);
+        const same = (this.sql.byKey.get(key) ?? this.sql.byBytes.get(input.bundleId, sha, skill)) as Row | undefined;
+        if (same) return { adapter: this.toStored(same), created: false };
+        for (const { rowId } of input.lineage ?? []) {
+          if (!this.sql.keyOf.get(rowId))
+            throw new StudioError('not_found', `lineage names adapter row ${rowId}, which does not exist`);
+        }
+        const path =
+          this.dataDir && bytes.byteLength > (this.opts.inlineLimit ?? INLINE_LIMIT)
+            ? this.writeFile(sha, bytes)
+            : null;
+        const { lastInsertRowid } = this.sql.insert.run({
+          skill,
+          bundle: input.bundleId,
+          key,
+          rank: input.adapter.rank,
+          alpha: input.adapter.alpha,
+          recipe: JSON.stringify(recipe),
+          tensors: path ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+          path,
+          sha,
+          bytes: bytes.byteLength,
+          at: this.now(),
+        });
+        const rowId = Number(lastInsertRowid);
+        (input.lineage ?? []).forEach((l, i) => this.sql.insertParent.run(rowId, i, l.rowId, l.weight));
+        return { adapter: this.get(rowId)!, created: true };
+      })
+      .immediate();
   }
 
   /** Content-addressed, written to a temporary name and renamed: a crash leaves no half file. */
@@ -256,7 +273,11 @@ export class AdaptersRepo {
   resolve(prefix: string): StoredAdapter {
     const rows = this.sql.byPrefix.all(prefix, prefix.padEnd(64, 'f')) as Row[];
     if (rows.length === 0) throw new StudioError('not_found', `no adapter "${prefix}"`);
-    if (rows.length > 1) throw new StudioError('invalid_input', `adapter id "${prefix}" is ambiguous (${rows.map((r) => r.key.slice(0, 12)).join(', ')}…); give more digits`);
+    if (rows.length > 1)
+      throw new StudioError(
+        'invalid_input',
+        `adapter id "${prefix}" is ambiguous (${rows.map((r) => r.key.slice(0, 12)).join(', ')}…); give more digits`,
+      );
     return this.toStored(rows[0]!);
   }
 
@@ -267,12 +288,17 @@ export class AdaptersRepo {
   /** The adapter's tensors, checked against the stored sha256. A missing file is reported here (not
    * by `list`, which never touches the files): `not_found` naming the adapter and the file. */
   load(rowId: number): Adapter {
-    const row = this.sql.tensors.get(rowId) as { tensors: Buffer | null; tensors_path: string | null; tensors_sha256: string } | undefined;
+    const row = this.sql.tensors.get(rowId) as
+      { tensors: Buffer | null; tensors_path: string | null; tensors_sha256: string } | undefined;
     if (!row) throw new StudioError('not_found', `no adapter with row id ${rowId}`);
     const where = row.tensors_path ? join(this.dataDir ?? '.', row.tensors_path) : `adapter row ${rowId}`;
     const bytes = row.tensors ?? this.readFile(rowId, where);
     const got = sha256Hex(bytes);
-    if (got !== row.tensors_sha256) throw new StudioError('internal', `${where}: tensors have sha256 ${got}, the store expects ${row.tensors_sha256}`);
+    if (got !== row.tensors_sha256)
+      throw new StudioError(
+        'internal',
+        `${where}: tensors have sha256 ${got}, the store expects ${row.tensors_sha256}`,
+      );
     return decodeAdapter(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), where);
   }
 
@@ -282,7 +308,11 @@ export class AdaptersRepo {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       const key = (this.sql.keyOf.get(rowId) as { key: string }).key.slice(0, 12);
-      throw new StudioError('not_found', `adapter ${key}: its tensor file ${file} is missing (removed outside the studio?); restore the file, or delete the adapter`, { file });
+      throw new StudioError(
+        'not_found',
+        `adapter ${key}: its tensor file ${file} is missing (removed outside the studio?); restore the file, or delete the adapter`,
+        { file },
+      );
     }
   }
 
@@ -292,18 +322,20 @@ export class AdaptersRepo {
    * and only then is the referrer looked up (by index) to name it.
    */
   delete(rowId: number): void {
-    const path = this.db.transaction(() => {
-      const row = this.get(rowId);
-      if (!row) throw new StudioError('not_found', `no adapter with row id ${rowId}`);
-      const file = (this.sql.tensors.get(rowId) as { tensors_path: string | null }).tensors_path;
-      try {
-        this.sql.delete.run(rowId);
-      } catch (err) {
-        if (isForeignKeyFailure(err)) throw this.inUse(row);
-        throw err;
-      }
-      return file && (this.sql.pathUsers.get(file) as { c: number }).c === 0 ? file : null;
-    }).immediate();
+    const path = this.db
+      .transaction(() => {
+        const row = this.get(rowId);
+        if (!row) throw new StudioError('not_found', `no adapter with row id ${rowId}`);
+        const file = (this.sql.tensors.get(rowId) as { tensors_path: string | null }).tensors_path;
+        try {
+          this.sql.delete.run(rowId);
+        } catch (err) {
+          if (isForeignKeyFailure(err)) throw this.inUse(row);
+          throw err;
+        }
+        return file && (this.sql.pathUsers.get(file) as { c: number }).c === 0 ? file : null;
+      })
+      .immediate();
     if (path && this.dataDir) rmSync(join(this.dataDir, path), { force: true });
   }
 
@@ -311,9 +343,14 @@ export class AdaptersRepo {
   private inUse(row: StoredAdapter): StudioError {
     const id = row.key.slice(0, 12);
     const child = this.sql.childOf.get(row.rowId) as { key: string } | undefined;
-    if (child) return new StudioError('conflict', `adapter ${id} is in the lineage of adapter ${child.key.slice(0, 12)}; delete that one first`);
+    if (child)
+      return new StudioError(
+        'conflict',
+        `adapter ${id} is in the lineage of adapter ${child.key.slice(0, 12)}; delete that one first`,
+      );
     const global = this.sql.usedByGlobal.get(row.rowId) as { n: number } | undefined;
-    if (global) return new StudioError('conflict', `adapter ${id} is global adapter version ${global.n}; history is kept`);
+    if (global)
+      return new StudioError('conflict', `adapter ${id} is global adapter version ${global.n}; history is kept`);
     return new StudioError('conflict', `adapter ${id} is still referred to by another row; it was not deleted`);
   }
 
@@ -330,33 +367,54 @@ export class AdaptersRepo {
    * Stores an EMA result and appends it as the next global version, in one transaction. `parentN`
    * is the head the result was computed from; if another step landed first this is a conflict.
    */
-  appendEma(bundleId: number, input: NewAdapter, beta: number, parentN: number | null): { version: GlobalRow; adapter: StoredAdapter } {
-    return this.db.transaction(() => {
-      this.checkHead(bundleId, parentN);
-      const { adapter } = this.insert(input);
-      return { version: this.append(bundleId, adapter.rowId, 'ema', beta, parentN, null), adapter };
-    }).immediate();
+  appendEma(
+    bundleId: number,
+    input: NewAdapter,
+    beta: number,
+    parentN: number | null,
+  ): { version: GlobalRow; adapter: StoredAdapter } {
+    return this.db
+      .transaction(() => {
+        this.checkHead(bundleId, parentN);
+        const { adapter } = this.insert(input);
+        return { version: this.append(bundleId, adapter.rowId, 'ema', beta, parentN, null), adapter };
+      })
+      .immediate();
   }
 
   /** Appends a version that brings back version n's adapter; earlier versions stay as they were. */
   rollback(bundleId: number, n: number): GlobalRow {
-    return this.db.transaction(() => {
-      const target = this.sql.globalAt.get(bundleId, n) as GRow | undefined;
-      if (!target) throw new StudioError('not_found', `no global adapter version ${n} for this bundle`);
-      const head = this.globalHead(bundleId)!;
-      if (head.n === n) throw new StudioError('invalid_input', `version ${n} is already the current global adapter`);
-      // β = 1: the rolled-back ΔW_g replaces the current one entirely.
-      return this.append(bundleId, target.adapter_id, 'rollback', 1, head.n, n);
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const target = this.sql.globalAt.get(bundleId, n) as GRow | undefined;
+        if (!target) throw new StudioError('not_found', `no global adapter version ${n} for this bundle`);
+        const head = this.globalHead(bundleId)!;
+        if (head.n === n) throw new StudioError('invalid_input', `version ${n} is already the current global adapter`);
+        // β = 1: the rolled-back ΔW_g replaces the current one entirely.
+        return this.append(bundleId, target.adapter_id, 'rollback', 1, head.n, n);
+      })
+      .immediate();
   }
 
   private checkHead(bundleId: number, parentN: number | null): void {
     const head = this.globalHead(bundleId)?.n ?? null;
-    if (head !== parentN) throw new StudioError('conflict', `global adapter moved to version ${head} while this step was computed from ${parentN ?? 'none'}; retry`);
+    if (head !== parentN)
+      throw new StudioError(
+        'conflict',
+        `global adapter moved to version ${head} while this step was computed from ${parentN ?? 'none'}; retry`,
+      );
   }
 
-  private append(bundleId: number, adapterRowId: number, kind: 'ema' | 'rollback', beta: number, parentN: number | null, restoresN: number | null): GlobalRow {
-    const rowOf = (n: number | null) => (n === null ? null : (this.sql.globalRowId.get(bundleId, n) as { id: number }).id);
+  private append(
+    bundleId: number,
+    adapterRowId: number,
+    kind: 'ema' | 'rollback',
+    beta: number,
+    parentN: number | null,
+    restoresN: number | null,
+  ): GlobalRow {
+    const rowOf = (n: number | null) =>
+      n === null ? null : (this.sql.globalRowId.get(bundleId, n) as { id: number }).id;
     const n = (parentN ?? 0) + 1;
     this.sql.insertGlobal.run(bundleId, n, adapterRowId, kind, beta, rowOf(parentN), rowOf(restoresN), this.now());
     return toGlobal(this.sql.globalAt.get(bundleId, n) as GRow);
@@ -365,8 +423,13 @@ export class AdaptersRepo {
   private toStored(r: Row): StoredAdapter {
     const where = `adapter ${r.key.slice(0, 12)}`;
     const recipe = AdapterRecipe.safeParse(JSON.parse(r.recipe));
-    if (!recipe.success) throw new StudioError('internal', `${where}: stored recipe does not parse: ${recipe.error.issues[0]?.message}`);
-    const lineage = (JSON.parse(r.parents) as { id: number; key: string; weight: number }[]).map((l) => ({ rowId: l.id, key: l.key, weight: l.weight }));
+    if (!recipe.success)
+      throw new StudioError('internal', `${where}: stored recipe does not parse: ${recipe.error.issues[0]?.message}`);
+    const lineage = (JSON.parse(r.parents) as { id: number; key: string; weight: number }[]).map((l) => ({
+      rowId: l.id,
+      key: l.key,
+      weight: l.weight,
+    }));
     return {
       rowId: r.id,
       key: r.key,

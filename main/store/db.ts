@@ -68,11 +68,13 @@ function ensureIntactOrCreate(file: string): void {
   try {
     size = statSync(file).size;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new DatabaseOpenError(file, errText(err), { cause: err });
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new DatabaseOpenError(file, errText(err), { cause: err });
     return createNew(file);
   }
   // SQLite would take an empty file as a new database; ours never leaves one (see createNew).
-  if (size === 0) throw new DatabaseOpenError(file, `it is empty (0 bytes), so it is not a library this app wrote; ${ADVICE}`);
+  if (size === 0)
+    throw new DatabaseOpenError(file, `it is empty (0 bytes), so it is not a library this app wrote; ${ADVICE}`);
   const why = checkReadOnly(file);
   if (why) throw new DatabaseOpenError(file, `${why}; ${ADVICE}`);
 }
@@ -111,7 +113,8 @@ function createNew(file: string): void {
     }
     place(tmp, file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new DatabaseOpenError(file, errText(err), { cause: err });
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST')
+      throw new DatabaseOpenError(file, errText(err), { cause: err });
   } finally {
     for (const suffix of ['', '-wal', '-shm']) rmSync(tmp + suffix, { force: true });
   }

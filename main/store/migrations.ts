@@ -137,7 +137,9 @@ interface V1GlobalRow {
 function migrateGlobalPerBundle(db: Database): void {
   // Version 1 rows (no build wrote any) are carried over as EMA steps of their adapter's bundle.
   const old = db
-    .prepare('SELECT g.*, a.bundle_id FROM global_adapter_versions g JOIN adapters a ON a.id = g.adapter_id ORDER BY g.id')
+    .prepare(
+      'SELECT g.*, a.bundle_id FROM global_adapter_versions g JOIN adapters a ON a.id = g.adapter_id ORDER BY g.id',
+    )
     .all() as V1GlobalRow[];
   db.exec('DROP TABLE global_adapter_versions');
   db.exec(globalPerBundle);
@@ -184,7 +186,10 @@ function migrateAdapterParents(db: Database): void {
   // File-backed tensors live under the data dir, which holds studio.db (AdaptersRepo's dataDir). A
   // file missing now counts 0 bytes, as the listing reported before.
   const file = db.prepare(`SELECT file FROM pragma_database_list WHERE name = 'main'`).pluck().get() as string;
-  const rows = db.prepare('SELECT id, tensors_path FROM adapters WHERE tensors_path IS NOT NULL').all() as { id: number; tensors_path: string }[];
+  const rows = db.prepare('SELECT id, tensors_path FROM adapters WHERE tensors_path IS NOT NULL').all() as {
+    id: number;
+    tensors_path: string;
+  }[];
   const setBytes = db.prepare('UPDATE adapters SET tensors_bytes = ? WHERE id = ?');
   const sizeOf = (rel: string): number => {
     try {

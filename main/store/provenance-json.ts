@@ -14,7 +14,11 @@ function firstIssue(error: z.ZodError): string {
 export function provenanceToJson(value: unknown, where: string): string {
   const parsed = Provenance.safeParse(value);
   if (!parsed.success) {
-    throw new StudioError('invalid_input', `${where}: invalid provenance ${firstIssue(parsed.error)}`, parsed.error.issues);
+    throw new StudioError(
+      'invalid_input',
+      `${where}: invalid provenance ${firstIssue(parsed.error)}`,
+      parsed.error.issues,
+    );
   }
   return JSON.stringify(parsed.data);
 }
@@ -28,7 +32,11 @@ export function provenanceFromJson(json: string, where: string): Provenance {
   }
   const parsed = Provenance.safeParse(raw);
   if (!parsed.success) {
-    throw new StudioError('internal', `${where}: stored provenance is invalid ${firstIssue(parsed.error)}`, parsed.error.issues);
+    throw new StudioError(
+      'internal',
+      `${where}: stored provenance is invalid ${firstIssue(parsed.error)}`,
+      parsed.error.issues,
+    );
   }
   return parsed.data;
 }

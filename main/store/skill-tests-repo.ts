@@ -34,13 +34,18 @@ export class SkillTestsRepo {
     const parsed = TestSet.safeParse(JSON.parse(row.tests));
     if (!parsed.success) {
       const i = parsed.error.issues[0]!;
-      throw new StudioError('internal', `skill "${name}" version ${row.n}: stored tests do not fit their schema at ${i.path.join('.')}: ${i.message}`);
+      throw new StudioError(
+        'internal',
+        `skill "${name}" version ${row.n}: stored tests do not fit their schema at ${i.path.join('.')}: ${i.message}`,
+      );
     }
     return { from: row.n, tests: parsed.data };
   }
 
   /** Replaces the test set of the version with this row id (an empty set stops inheritance). */
   set(versionRowId: number, tests: readonly VerifierTest[]): void {
-    this.db.transaction(() => this.sql.put.run(versionRowId, JSON.stringify(tests), this.clock().toISOString())).immediate();
+    this.db
+      .transaction(() => this.sql.put.run(versionRowId, JSON.stringify(tests), this.clock().toISOString()))
+      .immediate();
   }
 }

@@ -220,7 +220,9 @@ export class SkillsRepo {
     const now = this.clock().toISOString();
     const pkg = packageOf(provenance);
     // IMMEDIATE everywhere: see docs/store.md ("Writers").
-    return this.db.transaction(() => this.write({ name, description, content, bodyHash, provenance, package: pkg }, now)).immediate();
+    return this.db
+      .transaction(() => this.write({ name, description, content, bodyHash, provenance, package: pkg }, now))
+      .immediate();
   }
 
   /** Whether a skill other than `name` holds this normalized body (duplicate detection). */
@@ -235,21 +237,23 @@ export class SkillsRepo {
   /** All versions and the import_runs row are written in one transaction: all of it or none of it. */
   importBatch(source: string, versions: readonly NewVersion[], options: ImportBatchOptions = {}): ImportBatchResult {
     const startedAt = (options.startedAt ?? this.clock()).toISOString();
-    return this.db.transaction(() => {
-      const now = this.clock().toISOString();
-      let imported = 0;
-      let unchanged = 0;
-      versions.forEach((v, i) => {
-        const { created } = this.write(v, now);
-        if (created) imported++;
-        else unchanged++;
-        options.onProgress?.(i + 1, versions.length);
-      });
-      const finishedAt = this.clock().toISOString();
-      const skipped = JSON.stringify(options.skipped ?? []);
-      const run = this.sql.insertRun.run(source, startedAt, finishedAt, imported, unchanged, skipped);
-      return { imported, unchanged, runId: Number(run.lastInsertRowid) };
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const now = this.clock().toISOString();
+        let imported = 0;
+        let unchanged = 0;
+        versions.forEach((v, i) => {
+          const { created } = this.write(v, now);
+          if (created) imported++;
+          else unchanged++;
+          options.onProgress?.(i + 1, versions.length);
+        });
+        const finishedAt = this.clock().toISOString();
+        const skipped = JSON.stringify(options.skipped ?? []);
+        const run = this.sql.insertRun.run(source, startedAt, finishedAt, imported, unchanged, skipped);
+        return { imported, unchanged, runId: Number(run.lastInsertRowid) };
+      })
+      .immediate();
   }
 
   count(): number {
@@ -263,24 +267,37 @@ export class SkillsRepo {
    * `details.adapters` lists the adapters ({id, version}), newest version last.
    */
   delete(name: string): number {
-    return this.db.transaction(() => {
-      const skill = this.sql.skillByName.get(name);
-      if (!skill) throw new StudioError('not_found', `no skill "${name}"`);
-      const adapters = this.sql.adaptersOf.all(skill.id).map((a) => ({ id: a.key.slice(0, 12), version: a.n }));
-      if (adapters.length) {
-        const listed = adapters.slice(0, 5).map((a) => `${a.id} (v${a.version})`).join(', ') + (adapters.length > 5 ? ', …' : '');
-        const count = adapters.length === 1 ? 'an adapter was' : `${adapters.length} adapters were`;
-        throw new StudioError('conflict', `skill "${name}" was not deleted: ${count} compiled from it (${listed}); delete ${adapters.length === 1 ? 'it' : 'them'} on the Adapters page first`, { adapters });
-      }
-      const trajectories = this.sql.trajectoriesOf.get(skill.id)?.n ?? 0;
-      if (trajectories) {
-        const what = trajectories === 1 ? '1 recorded trajectory refers' : `${trajectories} recorded trajectories refer`;
-        throw new StudioError('conflict', `skill "${name}" was not deleted: ${what} to its versions`, { trajectories });
-      }
-      const versions = this.sql.versionCount.get(skill.id)?.n ?? 0;
-      this.sql.deleteSkill.run(skill.id);
-      return versions;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const skill = this.sql.skillByName.get(name);
+        if (!skill) throw new StudioError('not_found', `no skill "${name}"`);
+        const adapters = this.sql.adaptersOf.all(skill.id).map((a) => ({ id: a.key.slice(0, 12), version: a.n }));
+        if (adapters.length) {
+          const listed =
+            adapters
+              .slice(0, 5)
+              .map((a) => `${a.id} (v${a.version})`)
+              .join(', ') + (adapters.length > 5 ? ', …' : '');
+          const count = adapters.length === 1 ? 'an adapter was' : `${adapters.length} adapters were`;
+          throw new StudioError(
+            'conflict',
+            `skill "${name}" was not deleted: ${count} compiled from it (${listed}); delete ${adapters.length === 1 ? 'it' : 'them'} on the Adapters page first`,
+            { adapters },
+          );
+        }
+        const trajectories = this.sql.trajectoriesOf.get(skill.id)?.n ?? 0;
+        if (trajectories) {
+          const what =
+            trajectories === 1 ? '1 recorded trajectory refers' : `${trajectories} recorded trajectories refer`;
+          throw new StudioError('conflict', `skill "${name}" was not deleted: ${what} to its versions`, {
+            trajectories,
+          });
+        }
+        const versions = this.sql.versionCount.get(skill.id)?.n ?? 0;
+        this.sql.deleteSkill.run(skill.id);
+        return versions;
+      })
+      .immediate();
   }
 
   // Callers hold a transaction: the version row and the skill row change together.

@@ -87,13 +87,31 @@ function columns(t: NewTrajectory) {
 }
 
 /** What makes two rows the same trajectory: everything but the rating and where the skill text lives. */
-const CONTENT = ['source', 'skill_name', 'skill_version', 'skill_sha256', 'condition', 'adapter_key', 'bundle_name', 'bundle_sha256', 'sampling', 'messages', 'verdict', 'details', 'created_at'] as const;
+const CONTENT = [
+  'source',
+  'skill_name',
+  'skill_version',
+  'skill_sha256',
+  'condition',
+  'adapter_key',
+  'bundle_name',
+  'bundle_sha256',
+  'sampling',
+  'messages',
+  'verdict',
+  'details',
+  'created_at',
+] as const;
 
 const SELECT = `SELECT t.*, COALESCE(t.skill_text, v.content) AS text FROM trajectories t LEFT JOIN skill_versions v ON v.id = t.skill_version_id`;
 
 function parseColumn<T>(schema: z.ZodType<T>, text: string, what: string): T {
   const r = schema.safeParse(JSON.parse(text));
-  if (!r.success) throw new StudioError('internal', `trajectory ${what}: stored value does not fit its schema: ${r.error.issues[0]?.message}`);
+  if (!r.success)
+    throw new StudioError(
+      'internal',
+      `trajectory ${what}: stored value does not fit its schema: ${r.error.issues[0]?.message}`,
+    );
   return r.data;
 }
 
@@ -108,14 +126,23 @@ function toStored(row: Row & { text: string | null }): StoredTrajectory {
       id: row.uid,
       createdAt: row.created_at,
       source: row.source,
-      skill: row.skill_name === null ? null : { name: row.skill_name, version: row.skill_version!, sha256: row.skill_sha256!, linked: row.skill_version_id !== null },
+      skill:
+        row.skill_name === null
+          ? null
+          : {
+              name: row.skill_name,
+              version: row.skill_version!,
+              sha256: row.skill_sha256!,
+              linked: row.skill_version_id !== null,
+            },
       condition: row.condition,
       adapter: row.adapter_key,
       bundle: row.bundle_name === null ? null : { id: row.bundle_name, sha256: row.bundle_sha256! },
       sampling: parseColumn(TrajectorySampling, row.sampling, `${where} sampling`),
       messages: parseColumn(MessagesColumn, row.messages, `${where} messages`),
       verdict: row.verdict === null ? null : parseColumn(Verdict, row.verdict, `${where} verdict`),
-      rating: row.rating === null ? null : { value: row.rating, note: row.rating_note, at: row.rated_at ?? row.created_at },
+      rating:
+        row.rating === null ? null : { value: row.rating, note: row.rating_note, at: row.rated_at ?? row.created_at },
       // JSON.parse keeps a "__proto__" key as an own property; z.record would drop it, so no copy here.
       details: JSON.parse(row.details) as Record<string, unknown>,
     },
@@ -156,7 +183,8 @@ function where(f: ExportFilter): { sql: string; params: Record<string, unknown> 
     params.rating = f.rating;
   }
   if (f.verdict === 'none') parts.push('t.verdict IS NULL');
-  else if (f.verdict !== undefined) parts.push(`json_extract(t.verdict, '$.passed') = ${f.verdict === 'passed' ? 1 : 0}`);
+  else if (f.verdict !== undefined)
+    parts.push(`json_extract(t.verdict, '$.passed') = ${f.verdict === 'passed' ? 1 : 0}`);
   if (f.stage2) {
     // What stage 2 learns from: a skill, an assistant turn last, a success (rated up or passed), never rated down.
     parts.push('t.skill_name IS NOT NULL');
@@ -176,9 +204,26 @@ export class TrajectoriesRepo {
   };
 
   constructor(private readonly db: Database) {
-    const names = Object.keys(columns({ uid: '', source: 'compare', skill: null, condition: null, adapterKey: null, bundle: null, sampling: {}, messages: [], verdict: null, rating: null, details: {}, createdAt: '' }));
+    const names = Object.keys(
+      columns({
+        uid: '',
+        source: 'compare',
+        skill: null,
+        condition: null,
+        adapterKey: null,
+        bundle: null,
+        sampling: {},
+        messages: [],
+        verdict: null,
+        rating: null,
+        details: {},
+        createdAt: '',
+      }),
+    );
     this.sql = {
-      insert: db.prepare(`INSERT INTO trajectories (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`),
+      insert: db.prepare(
+        `INSERT INTO trajectories (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`,
+      ),
       byUid: db.prepare(`${SELECT} WHERE t.uid = ?`),
       byPrefix: db.prepare(`${SELECT} WHERE t.uid >= ? AND t.uid <= ? ORDER BY t.uid LIMIT 2`),
       rate: db.prepare('UPDATE trajectories SET rating = ?, rating_note = ?, rated_at = ? WHERE id = ?'),
@@ -191,25 +236,32 @@ export class TrajectoriesRepo {
   /** Writes the rows in one transaction; returns them as stored. */
   insert(rows: readonly NewTrajectory[]): Trajectory[] {
     return this.db
-      .transaction(() => rows.map((r) => {
-        this.sql.insert.run(columns(r));
-        return toStored(this.sql.byUid.get(r.uid)!).trajectory;
-      }))
+      .transaction(() =>
+        rows.map((r) => {
+          this.sql.insert.run(columns(r));
+          return toStored(this.sql.byUid.get(r.uid)!).trajectory;
+        }),
+      )
       .immediate();
   }
 
   /** A uid or a unique prefix of one (≥ 6 hex digits). */
   get(ref: string): StoredTrajectory {
-    const rows = ref.length === 32 ? [this.sql.byUid.get(ref)].filter((r) => r !== undefined) : this.sql.byPrefix.all(ref, ref.padEnd(32, 'f'));
+    const rows =
+      ref.length === 32
+        ? [this.sql.byUid.get(ref)].filter((r) => r !== undefined)
+        : this.sql.byPrefix.all(ref, ref.padEnd(32, 'f'));
     if (rows.length === 0) throw new StudioError('not_found', `no trajectory "${ref}"`);
-    if (rows.length > 1) throw new StudioError('invalid_input', `trajectory id "${ref}" is ambiguous; give more digits`);
+    if (rows.length > 1)
+      throw new StudioError('invalid_input', `trajectory id "${ref}" is ambiguous; give more digits`);
     return toStored(rows[0]!);
   }
 
   /** Newest first. */
   list(filter: TrajectoryFilter, limit = 100, offset = 0): { total: number; items: Trajectory[] } {
     const w = where(filter);
-    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM trajectories t ${w.sql}`).get(w.params) as { n: number }).n;
+    const total = (this.db.prepare(`SELECT COUNT(*) AS n FROM trajectories t ${w.sql}`).get(w.params) as { n: number })
+      .n;
     const rows = this.db
       .prepare(`${SELECT} ${w.sql} ORDER BY t.created_at DESC, t.id DESC LIMIT @limit OFFSET @offset`)
       .all({ ...w.params, limit, offset }) as (Row & { text: string | null })[];
@@ -244,7 +296,11 @@ export class TrajectoriesRepo {
    * trajectory (else `conflict` naming the line, and nothing is written); a rating in the file that
    * differs from the stored one replaces it.
    */
-  importBatch(rows: readonly { line: number; row: NewTrajectory; createdAtGiven: boolean }[]): { imported: number; unchanged: number; updated: number } {
+  importBatch(rows: readonly { line: number; row: NewTrajectory; createdAtGiven: boolean }[]): {
+    imported: number;
+    unchanged: number;
+    updated: number;
+  } {
     return this.db
       .transaction(() => {
         let imported = 0;
@@ -261,9 +317,18 @@ export class TrajectoriesRepo {
           // A line without created_at was given the import's time: only a line that has one is compared on it.
           const differs = CONTENT.filter((k) => want[k] !== have[k] && (k !== 'created_at' || createdAtGiven));
           if (differs.length) {
-            throw new StudioError('conflict', `line ${line}: trajectory ${row.uid} is already in the library with a different ${differs[0]!.replace(/_/g, ' ')}; nothing was imported`, { line, field: differs[0] });
+            throw new StudioError(
+              'conflict',
+              `line ${line}: trajectory ${row.uid} is already in the library with a different ${differs[0]!.replace(/_/g, ' ')}; nothing was imported`,
+              { line, field: differs[0] },
+            );
           }
-          if (row.rating && (row.rating.value !== have.rating || row.rating.note !== have.rating_note || row.rating.at !== have.rated_at)) {
+          if (
+            row.rating &&
+            (row.rating.value !== have.rating ||
+              row.rating.note !== have.rating_note ||
+              row.rating.at !== have.rated_at)
+          ) {
             this.sql.rate.run(row.rating.value, row.rating.note, row.rating.at, have.id);
             updated++;
           } else unchanged++;

@@ -30,7 +30,14 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
   const row = (id: string) => page.locator(`[data-testid="adapter-row"][data-adapter-id="${id}"]`);
   const panel = () => page.getByTestId('adapter-panel');
   const showing = (id: string) =>
-    until(async () => (await page.getByTestId('adapter-panel-id').innerText().catch(() => '')) === id, `the panel shows ${id}`);
+    until(
+      async () =>
+        (await page
+          .getByTestId('adapter-panel-id')
+          .innerText()
+          .catch(() => '')) === id,
+      `the panel shows ${id}`,
+    );
 
   before(async () => {
     work = mkdtempSync(join(tmpdir(), 'pskills-e2e-adapters-'));
@@ -46,7 +53,9 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
     const ids = imported.map((a) => a.id);
     merged = (await apiCall<AdapterWritten>(host, 'adapters.merge', { ids, method: 'cat', weights: [1, 0.5] })).adapter;
     ema1 = (await apiCall<{ adapter: AdapterSummary }>(host, 'ema.update', { adapterId: ids[0] })).adapter;
-    ema = (await apiCall<{ adapter: AdapterSummary }>(host, 'ema.update', { adapterId: ids[1], beta: 0.25, rankBudget: 6 })).adapter;
+    ema = (
+      await apiCall<{ adapter: AdapterSummary }>(host, 'ema.update', { adapterId: ids[1], beta: 0.25, rankBudget: 6 })
+    ).adapter;
   });
 
   after(async () => {
@@ -83,7 +92,10 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
     assert.ok(page.url().endsWith(`#/adapters/${merged.id}`));
     const parents = page.getByTestId('lineage-parent');
     assert.equal(await parents.count(), 2);
-    assert.deepEqual(await parents.evaluateAll((els) => els.map((e) => e.getAttribute('data-adapter-id'))), imported.map((a) => a.id));
+    assert.deepEqual(
+      await parents.evaluateAll((els) => els.map((e) => e.getAttribute('data-adapter-id'))),
+      imported.map((a) => a.id),
+    );
     assert.match(await parents.nth(0).innerText(), /×1\s+\w+\s+import · r4/);
     assert.match(await parents.nth(1).innerText(), /×0\.5\s+\w+\s+import · r4/);
     assert.match(await page.getByTestId('facts-rank').innerText(), /^8 \/ /);
@@ -95,7 +107,9 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
     await page.waitForURL(`**/#/adapters/${imported[1]!.id}`);
     await showing(imported[1]!.id); // the panel loads the adapter after the URL changes
     assert.equal(await page.getByTestId('lineage-parent').count(), 0);
-    const children = await page.getByTestId('lineage-child').evaluateAll((els) => els.map((e) => e.getAttribute('data-adapter-id')));
+    const children = await page
+      .getByTestId('lineage-child')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-adapter-id')));
     assert.deepEqual([...children].sort(), [merged.id, ema.id].sort());
     await page.getByTestId('lineage-child').first().getByRole('link').click();
     await page.waitForURL(`**/#/adapters/${children[0]}`);
@@ -117,7 +131,10 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
     await page.waitForURL(`**/#/adapters/${merged.id}`);
     await showing(merged.id);
     const suggested = await page.getByTestId('export-dir').inputValue();
-    assert.ok(suggested.startsWith(host.dataDir) && suggested.endsWith(`adapter-${merged.id}`), `suggested ${suggested}`);
+    assert.ok(
+      suggested.startsWith(host.dataDir) && suggested.endsWith(`adapter-${merged.id}`),
+      `suggested ${suggested}`,
+    );
     const out = join(work, 'exported', 'merged');
     await page.getByTestId('export-dir').fill(out);
     await page.getByTestId('export-run').click();
@@ -126,9 +143,15 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
     const files = await page.getByTestId('export-file').allInnerTexts();
     assert.deepEqual(files, ['adapter_config.json', 'adapter_model.safetensors', 'pskills.json']);
     for (const f of files) assert.ok(existsSync(join(out, f)), `${f} was written`);
-    const config = JSON.parse(readFileSync(join(out, 'adapter_config.json'), 'utf8')) as { r: number; peft_type: string };
+    const config = JSON.parse(readFileSync(join(out, 'adapter_config.json'), 'utf8')) as {
+      r: number;
+      peft_type: string;
+    };
     assert.equal(config.r, 8);
-    const sidecar = JSON.parse(readFileSync(join(out, 'pskills.json'), 'utf8')) as { adapter: string; lineage: unknown[] };
+    const sidecar = JSON.parse(readFileSync(join(out, 'pskills.json'), 'utf8')) as {
+      adapter: string;
+      lineage: unknown[];
+    };
     assert.equal(sidecar.adapter, merged.key);
     assert.equal(sidecar.lineage.length, 2);
     await screenshot(page, 'adapters-03-exported');

@@ -62,7 +62,11 @@ describe('skill editor: versions, diff and the unsaved-changes guard', { timeout
     assert.equal(await page.getByTestId('versions-button').innerText(), '3 versions ▾');
     await page.getByTestId('versions-button').click();
     await page.getByTestId('versions-menu').waitFor();
-    assert.deepEqual(await menuItems().evaluateAll((els) => els.map((e) => e.getAttribute('data-version'))), ['3', '2', '1']);
+    assert.deepEqual(await menuItems().evaluateAll((els) => els.map((e) => e.getAttribute('data-version'))), [
+      '3',
+      '2',
+      '1',
+    ]);
     await screenshot(page, 'editor-01-versions');
     await page.getByTestId('versions-menu').locator('[data-testid="history-item"][data-version="1"]').click();
     await page.waitForURL(`**/#/skill/${SKILL}/v/1`);
@@ -77,7 +81,10 @@ describe('skill editor: versions, diff and the unsaved-changes guard', { timeout
     const diff = page.getByTestId('version-diff');
     await diff.locator('.monaco-diff-editor').waitFor();
     // Default: the latest against the one before it.
-    await until(async () => (await diff.getAttribute('data-from')) === '2' && (await diff.getAttribute('data-to')) === '3', 'v2 → v3 is shown');
+    await until(
+      async () => (await diff.getAttribute('data-from')) === '2' && (await diff.getAttribute('data-to')) === '3',
+      'v2 → v3 is shown',
+    );
     const stats = page.getByTestId('diff-stats');
     await until(async () => (await stats.getAttribute('data-added')) !== null, 'the diff is computed');
     assert.deepEqual([await stats.getAttribute('data-added'), await stats.getAttribute('data-removed')], ['1', '1']);
@@ -87,14 +94,20 @@ describe('skill editor: versions, diff and the unsaved-changes guard', { timeout
     await page.getByTestId('diff-from').selectOption('1');
     await page.waitForURL(`**/#/skill/${SKILL}/diff/1/3`);
     // v2 appended a blank line and a sentence; v3 changed one line.
-    await until(async () => (await diff.getAttribute('data-from')) === '1' && (await stats.getAttribute('data-added')) === '3', 'v1 → v3 is computed');
+    await until(
+      async () => (await diff.getAttribute('data-from')) === '1' && (await stats.getAttribute('data-added')) === '3',
+      'v1 → v3 is computed',
+    );
     assert.equal(await stats.getAttribute('data-removed'), '1');
     assert.equal(await stats.innerText(), '2 changes: +3 −1 lines');
     await screenshot(page, 'editor-02-diff');
 
     await page.getByTestId('diff-swap').click();
     await page.waitForURL(`**/#/skill/${SKILL}/diff/3/1`);
-    await until(async () => (await diff.getAttribute('data-from')) === '3' && (await stats.getAttribute('data-added')) === '1', 'v3 → v1 is computed');
+    await until(
+      async () => (await diff.getAttribute('data-from')) === '3' && (await stats.getAttribute('data-added')) === '1',
+      'v3 → v1 is computed',
+    );
     assert.equal(await stats.getAttribute('data-removed'), '3');
 
     // The header's menu opens the diff of the version shown against the one before it.
@@ -103,7 +116,10 @@ describe('skill editor: versions, diff and the unsaved-changes guard', { timeout
     await page.getByTestId('versions-button').click();
     await page.getByTestId('versions-diff').click();
     await page.waitForURL(`**/#/skill/${SKILL}/diff/auto/2`);
-    await until(async () => (await diff.getAttribute('data-from')) === '1' && (await diff.getAttribute('data-to')) === '2', 'v1 → v2 is shown');
+    await until(
+      async () => (await diff.getAttribute('data-from')) === '1' && (await diff.getAttribute('data-to')) === '2',
+      'v1 → v2 is shown',
+    );
   });
 
   test('a sidebar link with unsaved text asks first; Stay keeps the editor and the text', async () => {
@@ -115,7 +131,10 @@ describe('skill editor: versions, diff and the unsaved-changes guard', { timeout
     await page.getByTestId('nav-library').click();
     await page.getByTestId('leave-dialog').waitFor();
     assert.ok(page.url().endsWith(`#/skill/${SKILL}/edit`), `still on the editor: ${page.url()}`);
-    assert.match(await page.getByTestId('leave-dialog').innerText(), new RegExp(`${SKILL} has changes that are not saved`));
+    assert.match(
+      await page.getByTestId('leave-dialog').innerText(),
+      new RegExp(`${SKILL} has changes that are not saved`),
+    );
     await screenshot(page, 'editor-03-leave-dialog');
     await page.getByTestId('leave-stay').click();
     await page.getByTestId('leave-dialog').waitFor({ state: 'detached' });
@@ -147,7 +166,10 @@ describe('skill editor: versions, diff and the unsaved-changes guard', { timeout
     await page.getByTestId('edit-draft').waitFor();
     await page.getByTestId('edit-open').click();
     await page.getByTestId('draft-restored').waitFor();
-    assert.match(await page.getByTestId('draft-restored').innerText(), /Restored your unsaved changes from .* \(started from v3\)/);
+    assert.match(
+      await page.getByTestId('draft-restored').innerText(),
+      /Restored your unsaved changes from .* \(started from v3\)/,
+    );
     await page.getByTestId('editor-status').getByText('unsaved changes').waitFor();
     assert.ok((await editorTail(page)).includes(TYPED));
     await screenshot(page, 'editor-04-draft-restored');
@@ -206,7 +228,7 @@ describe('skill editor: versions, diff and the unsaved-changes guard', { timeout
 
   test('Save and leave stores a new version, then goes on', async () => {
     await typeAtEnd(page, 'Saved on the way out.');
-    await until(async () => (await page.getByTestId('editor-save').isEnabled()), 'the text validates');
+    await until(async () => await page.getByTestId('editor-save').isEnabled(), 'the text validates');
     await page.getByTestId('nav-playground').click();
     await page.getByTestId('leave-save').click();
     await page.waitForURL('**/#/playground');

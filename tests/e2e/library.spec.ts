@@ -26,7 +26,8 @@ describe('library in the browser', { timeout: 300_000 }, () => {
   let problems: string[];
 
   const row = (name: string) => page.locator(`[data-testid="skill-row"][data-skill-name="${name}"]`);
-  const order = () => page.getByTestId('skill-row').evaluateAll((els) => els.map((e) => e.getAttribute('data-skill-name')));
+  const order = () =>
+    page.getByTestId('skill-row').evaluateAll((els) => els.map((e) => e.getAttribute('data-skill-name')));
   const compiledCell = (name: string) => row(name).getByTestId('skill-compiled');
   const batchStatus = () => page.getByTestId('batch-panel').getAttribute('data-status');
 
@@ -34,11 +35,32 @@ describe('library in the browser', { timeout: 300_000 }, () => {
     studio = await openStudio();
     ({ host, page, problems } = studio);
     for (let v = 1; v <= 3; v++) {
-      await apiCall(host, 'skills.save', { name: NOTES, content: skillMd({ name: NOTES, description: 'Keep meeting notes.', body: `# Notes\n\nVersion ${v} of the notes skill.\n` }) });
+      await apiCall(host, 'skills.save', {
+        name: NOTES,
+        content: skillMd({
+          name: NOTES,
+          description: 'Keep meeting notes.',
+          body: `# Notes\n\nVersion ${v} of the notes skill.\n`,
+        }),
+      });
     }
     await apiCall(host, 'skills.save', { name: REVIEW, content: skillMd({ name: REVIEW }) });
-    await apiCall(host, 'skills.save', { name: TEA, content: skillMd({ name: TEA, description: 'Brew green tea.', body: '# Tea\n\nBrew green tea at 80 degrees for two minutes.\n' }) });
-    await apiCall(host, 'skills.save', { name: LONG, content: skillMd({ name: LONG, description: 'A very long guide.', body: Array(40).fill(ENGLISH_BODY).join('\n') }) });
+    await apiCall(host, 'skills.save', {
+      name: TEA,
+      content: skillMd({
+        name: TEA,
+        description: 'Brew green tea.',
+        body: '# Tea\n\nBrew green tea at 80 degrees for two minutes.\n',
+      }),
+    });
+    await apiCall(host, 'skills.save', {
+      name: LONG,
+      content: skillMd({
+        name: LONG,
+        description: 'A very long guide.',
+        body: Array(40).fill(ENGLISH_BODY).join('\n'),
+      }),
+    });
     await apiCall(host, 'engine.loadBundle', { dir: HYPER_BUNDLE });
   });
 
@@ -50,7 +72,8 @@ describe('library in the browser', { timeout: 300_000 }, () => {
     await page.goto(host.url);
     await row(NOTES).waitFor();
     assert.deepEqual(await order(), [NOTES, REVIEW, TEA, LONG]);
-    const sorted = async (dir: string) => (await page.locator(`th[aria-sort="${dir}"]`).textContent())?.replace(/\s+/g, ' ').trim();
+    const sorted = async (dir: string) =>
+      (await page.locator(`th[aria-sort="${dir}"]`).textContent())?.replace(/\s+/g, ' ').trim();
     assert.equal(await sorted('ascending'), 'Name ▲');
     await page.getByTestId('sort-name').click();
     assert.deepEqual(await order(), [LONG, TEA, REVIEW, NOTES]);
@@ -71,14 +94,26 @@ describe('library in the browser', { timeout: 300_000 }, () => {
     await row(TEA).getByTestId('skill-select').check();
     assert.equal(await page.getByTestId('selection-count').innerText(), '2 selected');
     await page.getByTestId('compile-selected').click();
-    await until(async () => (await page.getByTestId('batch-panel').count()) > 0 && (await batchStatus()) === 'done', 'the batch ends', 120_000);
+    await until(
+      async () => (await page.getByTestId('batch-panel').count()) > 0 && (await batchStatus()) === 'done',
+      'the batch ends',
+      120_000,
+    );
     const items = page.getByTestId('batch-item');
-    assert.deepEqual(await items.evaluateAll((els) => els.map((e) => [e.getAttribute('data-skill-name'), e.getAttribute('data-status')])), [
-      [REVIEW, 'done'],
-      [TEA, 'done'],
-    ]);
+    assert.deepEqual(
+      await items.evaluateAll((els) =>
+        els.map((e) => [e.getAttribute('data-skill-name'), e.getAttribute('data-status')]),
+      ),
+      [
+        [REVIEW, 'done'],
+        [TEA, 'done'],
+      ],
+    );
     assert.equal(await page.getByTestId('batch-status').innerText(), 'Compiled 2 of 2.');
-    await until(async () => (await compiledCell(TEA).getAttribute('data-bundles')) === BUNDLE_ID, 'the compiled column follows');
+    await until(
+      async () => (await compiledCell(TEA).getAttribute('data-bundles')) === BUNDLE_ID,
+      'the compiled column follows',
+    );
     assert.equal(await compiledCell(REVIEW).innerText(), BUNDLE_ID);
     assert.equal(await compiledCell(NOTES).innerText(), '—');
     assert.equal(await page.getByTestId('nav-adapters').locator('.count').innerText(), '2');
@@ -91,7 +126,11 @@ describe('library in the browser', { timeout: 300_000 }, () => {
 
     // Again: the library already holds both adapters.
     await page.getByTestId('compile-selected').click();
-    await until(async () => (await batchStatus()) === 'done' && (await page.getByTestId('batch-status').innerText()).includes('already'), 'the second batch ends');
+    await until(
+      async () =>
+        (await batchStatus()) === 'done' && (await page.getByTestId('batch-status').innerText()).includes('already'),
+      'the second batch ends',
+    );
     assert.equal(await page.getByTestId('batch-status').innerText(), 'Compiled 2 of 2 (2 already in the library).');
     await page.getByTestId('selection-clear').click();
     assert.equal(await page.getByTestId('selection-bar').count(), 0);
@@ -99,7 +138,14 @@ describe('library in the browser', { timeout: 300_000 }, () => {
   });
 
   test('a new version leaves the adapter behind: the column says which version has one', async () => {
-    await apiCall(host, 'skills.save', { name: TEA, content: skillMd({ name: TEA, description: 'Brew green tea.', body: '# Tea\n\nBrew green tea at 75 degrees for three minutes.\n' }) });
+    await apiCall(host, 'skills.save', {
+      name: TEA,
+      content: skillMd({
+        name: TEA,
+        description: 'Brew green tea.',
+        body: '# Tea\n\nBrew green tea at 75 degrees for three minutes.\n',
+      }),
+    });
     await page.reload();
     await row(TEA).waitFor();
     assert.equal(await compiledCell(TEA).innerText(), 'v1 only');
@@ -111,11 +157,17 @@ describe('library in the browser', { timeout: 300_000 }, () => {
     assert.equal(await page.getByTestId('selection-count').innerText(), '4 selected');
     await page.getByTestId('sort-name').click(); // Z→A: the long guide compiles first
     await page.getByTestId('compile-selected').click();
-    await until(async () => /zeta-long-guide.*chunk [1-9]\d* of \d+/.test(await page.getByTestId('batch-status').innerText()), 'the long compile shows progress', 60_000);
+    await until(
+      async () => /zeta-long-guide.*chunk [1-9]\d* of \d+/.test(await page.getByTestId('batch-status').innerText()),
+      'the long compile shows progress',
+      60_000,
+    );
     await screenshot(page, 'library-02-compiling');
     await page.getByTestId('batch-cancel').click();
     await until(async () => (await batchStatus()) === 'done', 'the batch stops', 60_000);
-    const statuses = await page.getByTestId('batch-item').evaluateAll((els) => els.map((e) => e.getAttribute('data-status')));
+    const statuses = await page
+      .getByTestId('batch-item')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-status')));
     assert.deepEqual(statuses, ['cancelled', 'cancelled', 'cancelled', 'cancelled']);
     assert.match(await page.getByTestId('batch-status').innerText(), /^Compiled 0 of 4, 4 cancelled\.$/);
     const adapters = await apiCall<Array<{ skill: { name: string } | null }>>(host, 'adapters.list', {});
@@ -129,7 +181,10 @@ describe('library in the browser', { timeout: 300_000 }, () => {
     await row(NOTES).getByTestId('skill-delete').click();
     const dialog = page.getByTestId('delete-dialog');
     await dialog.waitFor();
-    assert.match(await page.getByTestId('delete-question').innerText(), new RegExp(`Delete ${NOTES} and all 3 versions from the library\\?`));
+    assert.match(
+      await page.getByTestId('delete-question').innerText(),
+      new RegExp(`Delete ${NOTES} and all 3 versions from the library\\?`),
+    );
     await page.getByTestId('delete-cancel').click();
     await dialog.waitFor({ state: 'detached' });
     await row(NOTES).waitFor();
@@ -147,13 +202,19 @@ describe('library in the browser', { timeout: 300_000 }, () => {
     await page.getByTestId('delete-blocked').waitFor();
     const adapters = await apiCall<Array<{ id: string; skill: { name: string } | null }>>(host, 'adapters.list', {});
     const id = adapters.find((a) => a.skill?.name === REVIEW)!.id;
-    assert.match(await page.getByTestId('delete-dependents').innerText(), new RegExp(`${id}\\s+from v1, bundle ${BUNDLE_ID}`));
+    assert.match(
+      await page.getByTestId('delete-dependents').innerText(),
+      new RegExp(`${id}\\s+from v1, bundle ${BUNDLE_ID}`),
+    );
     assert.equal(await page.getByTestId('delete-confirm').count(), 0, 'no Delete button');
     await screenshot(page, 'library-03-delete-refused');
     await page.getByTestId('delete-cancel').click();
     // The studio refuses too, whatever the page believes.
     const refused = await apiCall(host, 'skills.delete', { name: REVIEW }).catch((e: Error) => e.message);
-    assert.match(String(refused), new RegExp(`conflict: skill "${REVIEW}" was not deleted: an adapter was compiled from it \\(${id} \\(v1\\)\\)`));
+    assert.match(
+      String(refused),
+      new RegExp(`conflict: skill "${REVIEW}" was not deleted: an adapter was compiled from it \\(${id} \\(v1\\)\\)`),
+    );
     // Its adapter gone, the skill can go.
     await apiCall(host, 'adapters.delete', { id });
     await page.reload();

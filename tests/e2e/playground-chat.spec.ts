@@ -21,7 +21,10 @@ interface Adapter {
 
 /** Sends the message and waits for the reply to end (seen from inside the page: the tiny model can
  *  finish before Playwright polls); returns its text and stats. */
-async function send(page: Page, message: string): Promise<{ text: string; prompt: number; completion: number; adapter: string | null }> {
+async function send(
+  page: Page,
+  message: string,
+): Promise<{ text: string; prompt: number; completion: number; adapter: string | null }> {
   await page.getByTestId('gen-user').fill(message);
   await page.evaluate(`(() => {
     const panel = document.querySelector('[data-testid="gen-output-panel"]');
@@ -32,10 +35,14 @@ async function send(page: Page, message: string): Promise<{ text: string; prompt
     }).observe(panel, { attributes: true });
   })()`);
   await page.getByTestId('gen-generate').click();
-  await until(async () => {
-    const seen = (await page.evaluate('window.__chatWatch')) as string[];
-    return seen.includes('running') && seen.at(-1) !== 'running';
-  }, 'the reply ends', 60_000);
+  await until(
+    async () => {
+      const seen = (await page.evaluate('window.__chatWatch')) as string[];
+      return seen.includes('running') && seen.at(-1) !== 'running';
+    },
+    'the reply ends',
+    60_000,
+  );
   const panel = page.getByTestId('gen-output-panel');
   assert.equal(await panel.getAttribute('data-status'), 'done', await panel.innerText());
   const adapter = panel.getByTestId('gen-adapter');
@@ -83,7 +90,10 @@ describe('playground chat and adapters in the browser', { timeout: 300_000 }, ()
     assert.equal(await turns.nth(0).locator('pre').innerText(), 'What is the first step?');
     assert.equal(await turns.nth(1).locator('pre').innerText(), first.text, 'the first reply is now a turn');
     assert.equal(await turns.nth(2).locator('pre').innerText(), 'And after that?');
-    assert.ok(second.prompt > first.prompt + first.completion, `the second prompt (${second.prompt} tokens) holds the first exchange (${first.prompt} + ${first.completion})`);
+    assert.ok(
+      second.prompt > first.prompt + first.completion,
+      `the second prompt (${second.prompt} tokens) holds the first exchange (${first.prompt} + ${first.completion})`,
+    );
     await screenshot(page, 'playground-05-chat');
 
     await page.getByTestId('chat-new').click();
@@ -106,7 +116,10 @@ describe('playground chat and adapters in the browser', { timeout: 300_000 }, ()
     assert.ok(compiled, 'the skill was compiled into the library');
     assert.equal(r.adapter, compiled.id);
     assert.notEqual(r.text, first.text, 'the adapter changes the reply');
-    await until(async () => (await page.getByTestId('nav-adapters').locator('.count').innerText()) === '1', 'the sidebar counts the new adapter');
+    await until(
+      async () => (await page.getByTestId('nav-adapters').locator('.count').innerText()) === '1',
+      'the sidebar counts the new adapter',
+    );
     await screenshot(page, 'playground-06-adapter');
   });
 
@@ -117,11 +130,16 @@ describe('playground chat and adapters in the browser', { timeout: 300_000 }, ()
     await page.getByTestId('chat-new').click();
     assert.equal((await send(page, 'What is the first step?')).adapter, compiled!.id);
 
-    const { version } = await apiCall<{ version: { version: number; adapter: string } }>(host, 'ema.update', { adapterId: compiled!.id });
+    const { version } = await apiCall<{ version: { version: number; adapter: string } }>(host, 'ema.update', {
+      adapterId: compiled!.id,
+    });
     await page.reload(); // the picker asks the bundle's global history when the Playground opens
     await page.getByTestId('playground-bundle').filter({ hasText: 'tiny-random-hyper' }).waitFor();
     await until(async () => !(await option('global').isDisabled()), 'the global adapter is offered');
-    assert.equal(await option('global').innerText(), `Global adapter (v${version.version}, rank ${await globalRank()})`);
+    assert.equal(
+      await option('global').innerText(),
+      `Global adapter (v${version.version}, rank ${await globalRank()})`,
+    );
     await page.getByTestId('adapter-select').selectOption('global');
     await page.getByTestId('gen-temperature').fill('0');
     await page.getByTestId('gen-max-tokens').fill('8');
@@ -132,7 +150,10 @@ describe('playground chat and adapters in the browser', { timeout: 300_000 }, ()
     const [compiled] = await apiCall<Adapter[]>(host, 'adapters.list', {});
     await page.getByTestId('bundle-dir').fill(TINY_BUNDLE);
     await page.getByTestId('bundle-load').click();
-    await page.getByTestId('playground-bundle').filter({ hasText: /^tiny-random$/ }).waitFor();
+    await page
+      .getByTestId('playground-bundle')
+      .filter({ hasText: /^tiny-random$/ })
+      .waitFor();
     await until(async () => await option(`library:${compiled!.id}`).isDisabled(), 'the hyper adapter is disabled');
     assert.match(await option(`library:${compiled!.id}`).innerText(), /\(bundle tiny-random-hyper\)$/);
     assert.ok(await option(`skill:${SKILL}`).isDisabled(), 'no hypernetwork: no skill');

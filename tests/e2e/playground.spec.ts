@@ -11,7 +11,9 @@ import type { Page } from 'playwright-core';
 import { apiCall, openStudio, ROOT, screenshot, until, type Host, type Studio } from './harness';
 
 const BUNDLE = join(ROOT, 'tests/fixtures/bundle-tiny');
-const DEFAULT_BUNDLE_ID = (JSON.parse(readFileSync(join(ROOT, 'resources/bundles/default/bundle.json'), 'utf8')) as { id: string }).id;
+const DEFAULT_BUNDLE_ID = (
+  JSON.parse(readFileSync(join(ROOT, 'resources/bundles/default/bundle.json'), 'utf8')) as { id: string }
+).id;
 const BAD_BUNDLE = join(ROOT, 'tests/fixtures/no-such-bundle');
 
 /** What the in-page watcher saw of one run: each status in order, and the output text while running. */
@@ -91,7 +93,11 @@ describe('playground in the browser', { timeout: 300_000 }, () => {
     assert.equal((await apiCall<{ loaded: boolean }>(host, 'engine.info', {})).loaded, false, 'nothing loaded before');
     await page.goto(host.url);
     await page.getByTestId('nav-playground').click();
-    await until(async () => (await page.getByTestId('playground-bundle').count()) > 0, 'the default bundle is loaded', 60_000);
+    await until(
+      async () => (await page.getByTestId('playground-bundle').count()) > 0,
+      'the default bundle is loaded',
+      60_000,
+    );
     assert.equal(await page.getByTestId('playground-bundle').innerText(), DEFAULT_BUNDLE_ID);
     assert.equal(await page.getByTestId('bundle-id').innerText(), DEFAULT_BUNDLE_ID);
     assert.equal(await page.getByTestId('bundle-hypernet').innerText(), 'yes');
@@ -102,11 +108,21 @@ describe('playground in the browser', { timeout: 300_000 }, () => {
   test('loads the fixture bundle by path and shows its info', async () => {
     await page.getByTestId('bundle-dir').fill(BUNDLE);
     await page.getByTestId('bundle-load').click();
-    await page.getByTestId('bundle-id').filter({ hasText: /^tiny-random$/ }).waitFor(); // replaces the default bundle
+    await page
+      .getByTestId('bundle-id')
+      .filter({ hasText: /^tiny-random$/ })
+      .waitFor(); // replaces the default bundle
     assert.equal(await page.getByTestId('bundle-family').innerText(), 'llama');
     assert.equal(await page.getByTestId('bundle-hypernet').innerText(), 'no');
     const info = await page.getByTestId('bundle-info').innerText();
-    for (const row of [/Hidden\s+64/, /Layers\s+2/, /Heads\s+4 · 2 KV/, /Vocab\s+384/, /Context\s+256 positions/, /Load time\s+\d+ ms/]) {
+    for (const row of [
+      /Hidden\s+64/,
+      /Layers\s+2/,
+      /Heads\s+4 · 2 KV/,
+      /Vocab\s+384/,
+      /Context\s+256 positions/,
+      /Load time\s+\d+ ms/,
+    ]) {
       assert.match(info, row);
     }
     assert.match(info, /LoRA targets\s+q\s*k\s*v\s*o\s*gate\s*up\s*down/);

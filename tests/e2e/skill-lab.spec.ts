@@ -99,9 +99,22 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
     studio = await openStudio();
     ({ host, page, problems } = studio);
     await apiCall(host, 'skills.save', { name: SKILL, content: skillMd({ name: SKILL }) });
-    await apiCall(host, 'skills.save', { name: OTHER, content: skillMd({ name: OTHER, description: 'Write a sea shanty.', body: OTHER_BODY }) });
-    await apiCall(host, 'skills.save', { name: PICKED, content: skillMd({ name: PICKED, description: 'Brew green tea.', body: '# Tea\n\nBrew green tea at 80 degrees for two minutes.\n' }) });
-    await apiCall(host, 'skills.save', { name: LONG, content: skillMd({ name: LONG, body: Array(40).fill(ENGLISH_BODY).join('\n') }) });
+    await apiCall(host, 'skills.save', {
+      name: OTHER,
+      content: skillMd({ name: OTHER, description: 'Write a sea shanty.', body: OTHER_BODY }),
+    });
+    await apiCall(host, 'skills.save', {
+      name: PICKED,
+      content: skillMd({
+        name: PICKED,
+        description: 'Brew green tea.',
+        body: '# Tea\n\nBrew green tea at 80 degrees for two minutes.\n',
+      }),
+    });
+    await apiCall(host, 'skills.save', {
+      name: LONG,
+      content: skillMd({ name: LONG, body: Array(40).fill(ENGLISH_BODY).join('\n') }),
+    });
     await apiCall(host, 'engine.loadBundle', { dir: HYPER_BUNDLE });
   });
 
@@ -151,7 +164,12 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
 
   test('compiling the same version again finds the stored adapter', async () => {
     await page.getByTestId('compile-start').click();
-    await until(async () => (await page.getByTestId('compile-panel').getAttribute('data-status')) === 'done' && (await page.getByTestId('compile-cached').count()) > 0, 'the second compile ends');
+    await until(
+      async () =>
+        (await page.getByTestId('compile-panel').getAttribute('data-status')) === 'done' &&
+        (await page.getByTestId('compile-cached').count()) > 0,
+      'the second compile ends',
+    );
     assert.equal(await page.getByTestId('compile-cached').innerText(), 'cached: already in the library');
     assert.equal(await page.getByTestId('compile-adapter').innerText(), compiledId);
   });
@@ -177,7 +195,10 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
     await page.getByTestId('compare-run').click();
     const w = await watched(page, 'the comparison ends');
     assert.deepEqual(w.statuses, ['idle', 'running', 'done']);
-    assert.ok(w.seen.some((s) => s.includes(' | ')), 'several columns had text while the run streamed');
+    assert.ok(
+      w.seen.some((s) => s.includes(' | ')),
+      'several columns had text while the run streamed',
+    );
 
     const numbers: Record<string, { prompt: number; text: string; adapter: string | null }> = {};
     for (const condition of ['none', 'in_context', 'parametric', 'wrong_skill']) {
@@ -189,17 +210,28 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
       assert.match(await col.getByTestId('column-tps').innerText(), /^\d+\.\d$/);
       const completion = Number((await col.getByTestId('column-completion-tokens').innerText()).split(' ')[0]);
       assert.ok(completion >= 1 && completion <= 24, `${condition}: ${completion} tokens`);
-      const adapter = (await col.getByTestId('column-adapter').count()) ? await col.getByTestId('column-adapter').innerText() : null;
+      const adapter = (await col.getByTestId('column-adapter').count())
+        ? await col.getByTestId('column-adapter').innerText()
+        : null;
       numbers[condition] = { prompt, text: await col.getByTestId('column-output').innerText(), adapter };
     }
     assert.ok(numbers.in_context!.prompt > numbers.none!.prompt, 'the skill text makes the in-context prompt longer');
     assert.equal(numbers.parametric!.prompt, numbers.none!.prompt, 'the adapter costs no prompt tokens');
     assert.equal(numbers.none!.adapter, null);
     assert.equal(numbers.parametric!.adapter, compiledId);
-    assert.ok(numbers.wrong_skill!.adapter && numbers.wrong_skill!.adapter !== compiledId, 'wrong_skill runs another adapter');
-    assert.match(await page.getByTestId('compare-total').innerText(), new RegExp(`4 columns in [\\d,]+ ms · wrong skill: ${OTHER}@1`));
+    assert.ok(
+      numbers.wrong_skill!.adapter && numbers.wrong_skill!.adapter !== compiledId,
+      'wrong_skill runs another adapter',
+    );
+    assert.match(
+      await page.getByTestId('compare-total').innerText(),
+      new RegExp(`4 columns in [\\d,]+ ms · wrong skill: ${OTHER}@1`),
+    );
     // compare compiled the wrong skill's adapter: the sidebar's count follows
-    await until(async () => (await page.getByTestId('nav-adapters').locator('.count').innerText()) === '2', 'the adapter count is 2');
+    await until(
+      async () => (await page.getByTestId('nav-adapters').locator('.count').innerText()) === '2',
+      'the adapter count is 2',
+    );
     await screenshot(page, 'skill-lab-03-compare');
   });
 
@@ -212,9 +244,18 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
     await picker.selectOption(PICKED);
     await page.getByTestId('compare-max-tokens').fill('4');
     await page.getByTestId('compare-run').click();
-    await until(async () => (await page.getByTestId('compare-total').count()) > 0 && (await page.getByTestId('compare-total').innerText()).includes(PICKED), 'the run with the picked skill ends');
+    await until(
+      async () =>
+        (await page.getByTestId('compare-total').count()) > 0 &&
+        (await page.getByTestId('compare-total').innerText()).includes(PICKED),
+      'the run with the picked skill ends',
+    );
     assert.match(await page.getByTestId('compare-total').innerText(), new RegExp(`wrong skill: ${PICKED}@1$`));
-    assert.notEqual(await column('wrong_skill').getByTestId('column-adapter').innerText(), wrongBefore, "the picked skill's adapter");
+    assert.notEqual(
+      await column('wrong_skill').getByTestId('column-adapter').innerText(),
+      wrongBefore,
+      "the picked skill's adapter",
+    );
     await picker.selectOption('');
   });
 
@@ -224,14 +265,22 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
     await page.getByTestId('compare-run').click();
     const w = await watched(page, 'the stopped comparison ends');
     assert.deepEqual(w.statuses, ['done', 'running', 'cancelled']);
-    const states = await page.getByTestId('compare-column').evaluateAll((els) => els.map((e) => e.getAttribute('data-state')));
+    const states = await page
+      .getByTestId('compare-column')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-state')));
     // Stopped before the end: each column says so (the API rejects with 'cancelled'), or, where the
     // engine returned what it had, shows its numbers with finish reason 'cancelled'.
     for (const s of states) assert.ok(s === 'stopped' || s === 'done', `column state ${s}`);
     if (states.includes('stopped')) {
       const lines = await page.getByTestId('column-stopped').allInnerTexts();
-      assert.ok(lines.every((l) => /^stopped after \d+ tokens$/.test(l)), lines.join(' / '));
-      assert.ok(lines.some((l) => !l.includes('after 0 tokens')), 'some column had streamed before Stop');
+      assert.ok(
+        lines.every((l) => /^stopped after \d+ tokens$/.test(l)),
+        lines.join(' / '),
+      );
+      assert.ok(
+        lines.some((l) => !l.includes('after 0 tokens')),
+        'some column had streamed before Stop',
+      );
     }
     assert.ok(await page.getByTestId('compare-run').isEnabled(), 'Run is back');
     await screenshot(page, 'skill-lab-04-compare-stopped');
@@ -242,17 +291,25 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
     await page.getByTestId('skill-lab').waitFor();
     await page.getByTestId('compile-start').click();
     let progress: RegExpExecArray | null = null;
-    await until(async () => {
-      const chunks = page.getByTestId('compile-chunks');
-      progress = (await chunks.count()) ? /^chunk (\d+) of (\d+)$/.exec(await chunks.innerText()) : null;
-      return progress !== null && Number(progress[1]) > 0;
-    }, 'the long compile shows progress', 60_000);
+    await until(
+      async () => {
+        const chunks = page.getByTestId('compile-chunks');
+        progress = (await chunks.count()) ? /^chunk (\d+) of (\d+)$/.exec(await chunks.innerText()) : null;
+        return progress !== null && Number(progress[1]) > 0;
+      },
+      'the long compile shows progress',
+      60_000,
+    );
     assert.equal(await page.getByTestId('compile-panel').getAttribute('data-status'), 'running');
     assert.equal(await page.getByRole('progressbar', { name: 'Compile progress' }).count(), 1);
     await screenshot(page, 'skill-lab-01-compiling');
 
     await page.getByTestId('compile-cancel').click();
-    await until(async () => (await page.getByTestId('compile-panel').getAttribute('data-status')) === 'cancelled', 'the compile is cancelled', 60_000);
+    await until(
+      async () => (await page.getByTestId('compile-panel').getAttribute('data-status')) === 'cancelled',
+      'the compile is cancelled',
+      60_000,
+    );
     const [, done, total] = /^chunk (\d+) of (\d+)$/.exec(await page.getByTestId('compile-chunks').innerText())!;
     assert.ok(Number(done) < Number(total), `cancelled at chunk ${done} of ${total}`);
     assert.match(await page.getByTestId('compile-progress').innerText(), /^Cancelled/);
@@ -277,7 +334,10 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
 
     await page.getByTestId('compare-prompt').fill('Write a shanty.');
     await page.getByTestId('compare-run').click();
-    await until(async () => (await page.getByTestId('compare-panel').getAttribute('data-status')) === 'failed', 'the comparison fails');
+    await until(
+      async () => (await page.getByTestId('compare-panel').getAttribute('data-status')) === 'failed',
+      'the comparison fails',
+    );
     for (const condition of ['none', 'in_context', 'parametric', 'wrong_skill']) {
       const error = column(condition).getByTestId('error');
       assert.equal(await error.getAttribute('data-code'), 'invalid_input', condition);

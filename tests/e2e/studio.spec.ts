@@ -196,7 +196,10 @@ describe('studio in the browser', { timeout: 600_000 }, () => {
     await page.keyboard.press('Enter');
     // The remote image must never load (CSP would also log it): it renders as a placeholder.
     await page.keyboard.type('Edited in the studio end-to-end test. ![remote logo](https://example.com/logo.png)');
-    await until(async () => (await settled()) && (await page.getByTestId('editor-save').isEnabled()), 'Save is enabled again');
+    await until(
+      async () => (await settled()) && (await page.getByTestId('editor-save').isEnabled()),
+      'Save is enabled again',
+    );
     await page.getByTestId('editor-save').click();
     const saved = page.getByTestId('save-status');
     await saved.waitFor();
@@ -219,7 +222,10 @@ describe('studio in the browser', { timeout: 600_000 }, () => {
     await md.getByText('Edited in the studio end-to-end test.').waitFor();
     assert.equal(await md.locator('img').count(), 0);
     const blocked = md.locator('.md-image-blocked');
-    assert.equal(await blocked.getAttribute('title'), 'Image not loaded (no remote content): https://example.com/logo.png');
+    assert.equal(
+      await blocked.getAttribute('title'),
+      'Image not loaded (no remote content): https://example.com/logo.png',
+    );
     await blocked.scrollIntoViewIfNeeded();
     await screenshot(page, '10-v2-rendered');
     await page.locator('[data-testid="history-item"][data-version="1"]').click();

@@ -62,7 +62,11 @@ export class SkillModels {
     const current = await this.bundles.currentOrNull(); // no bundle: base only
     if (!current?.bundle.hypernet) return [];
     const out = new Map<string, ModelEntry>();
-    for (const s of this.skills.list()) out.set(`${SKILL_MODEL_PREFIX}${s.name}@${s.latestVersion}`, { id: `${SKILL_MODEL_PREFIX}${s.name}@${s.latestVersion}`, created: seconds(s.updatedAt) });
+    for (const s of this.skills.list())
+      out.set(`${SKILL_MODEL_PREFIX}${s.name}@${s.latestVersion}`, {
+        id: `${SKILL_MODEL_PREFIX}${s.name}@${s.latestVersion}`,
+        created: seconds(s.updatedAt),
+      });
     for (const c of this.compiler.compiledFor(current.rowId)) {
       const id = `${SKILL_MODEL_PREFIX}${c.name}@${c.version}`;
       if (!out.has(id)) out.set(id, { id, created: seconds(c.createdAt) });

@@ -27,13 +27,17 @@ function fromStudio(err: unknown): OpenAiError {
     return badRequest(env.message, 'messages', 'context_length_exceeded');
   }
   if (env.code === 'invalid_input') return { ...badRequest(env.message), status: details.status ?? 400 };
-  if (env.code === 'not_found') return { status: 404, message: env.message, type: 'not_found_error', param: null, code: null };
+  if (env.code === 'not_found')
+    return { status: 404, message: env.message, type: 'not_found_error', param: null, code: null };
   return { status: 500, message: env.message, type: 'server_error', param: null, code: null };
 }
 
 function toInput(body: ChatCompletionRequest): GenerateInput | OpenAiError {
   if (body.frequency_penalty || body.presence_penalty) {
-    return badRequest('frequency_penalty and presence_penalty are not supported; use repetition_penalty', body.frequency_penalty ? 'frequency_penalty' : 'presence_penalty');
+    return badRequest(
+      'frequency_penalty and presence_penalty are not supported; use repetition_penalty',
+      body.frequency_penalty ? 'frequency_penalty' : 'presence_penalty',
+    );
   }
   const stop = body.stop == null ? undefined : Array.isArray(body.stop) ? body.stop : [body.stop];
   return {
@@ -59,16 +63,31 @@ const usageOf = (r: GenerateResult) => ({
 });
 
 /** `recorder`: keeps completions whose request says `"store": true` as trajectories. */
-export function openAiRoute(engine: EngineService, catalog: ModelCatalog, recorder: Pick<OpenAiRecorder, 'record'> | null = null): Route {
+export function openAiRoute(
+  engine: EngineService,
+  catalog: ModelCatalog,
+  recorder: Pick<OpenAiRecorder, 'record'> | null = null,
+): Route {
   return async (req: IncomingMessage, res: ServerResponse, url: URL) => {
     if (!url.pathname.startsWith('/v1/')) return false;
     if (url.pathname === '/v1/models' && req.method === 'GET') {
-      const data = (await catalog.list()).map((m) => ({ id: m.id, object: 'model', created: m.created, owned_by: 'pskills' }));
+      const data = (await catalog.list()).map((m) => ({
+        id: m.id,
+        object: 'model',
+        created: m.created,
+        owned_by: 'pskills',
+      }));
       sendJson(res, 200, { object: 'list', data });
       return true;
     }
     if (url.pathname !== '/v1/chat/completions' || req.method !== 'POST') {
-      fail(res, { status: 404, message: `no route ${req.method} ${url.pathname}`, type: 'not_found_error', param: null, code: null });
+      fail(res, {
+        status: 404,
+        message: `no route ${req.method} ${url.pathname}`,
+        type: 'not_found_error',
+        param: null,
+        code: null,
+      });
       return true;
     }
     await chatCompletions(req, res, engine, catalog, recorder);
@@ -76,7 +95,13 @@ export function openAiRoute(engine: EngineService, catalog: ModelCatalog, record
   };
 }
 
-async function chatCompletions(req: IncomingMessage, res: ServerResponse, engine: EngineService, catalog: ModelCatalog, recorder: Pick<OpenAiRecorder, 'record'> | null): Promise<void> {
+async function chatCompletions(
+  req: IncomingMessage,
+  res: ServerResponse,
+  engine: EngineService,
+  catalog: ModelCatalog,
+  recorder: Pick<OpenAiRecorder, 'record'> | null,
+): Promise<void> {
   let raw: unknown;
   try {
     const buf = await readBody(req, MAX_BODY);
@@ -99,13 +124,20 @@ async function chatCompletions(req: IncomingMessage, res: ServerResponse, engine
   }
   if (adapter === undefined) {
     const known = (await catalog.list()).map((m) => m.id).join(', ');
-    return fail(res, { status: 404, message: `The model '${body.model}' does not exist (served: ${known})`, type: 'invalid_request_error', param: 'model', code: 'model_not_found' });
+    return fail(res, {
+      status: 404,
+      message: `The model '${body.model}' does not exist (served: ${known})`,
+      type: 'invalid_request_error',
+      param: 'model',
+      code: 'model_not_found',
+    });
   }
   const input = toInput(body);
   if ('status' in input) return fail(res, input);
 
   const keep = async (r: GenerateResult) => {
-    if (body.store && recorder && r.finishReason !== 'cancelled') await recorder.record({ model: body.model, input, result: r, metadata: body.metadata ?? null });
+    if (body.store && recorder && r.finishReason !== 'cancelled')
+      await recorder.record({ model: body.model, input, result: r, metadata: body.metadata ?? null });
   };
   const id = `chatcmpl-${randomUUID()}`;
   const created = Math.floor(Date.now() / 1000);
@@ -121,7 +153,14 @@ async function chatCompletions(req: IncomingMessage, res: ServerResponse, engine
         object: 'chat.completion',
         created,
         model: body.model,
-        choices: [{ index: 0, message: { role: 'assistant', content: r.text }, finish_reason: finishOf(r.finishReason), logprobs: null }],
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: r.text },
+            finish_reason: finishOf(r.finishReason),
+            logprobs: null,
+          },
+        ],
         usage: usageOf(r),
       });
     } catch (err) {
@@ -131,11 +170,21 @@ async function chatCompletions(req: IncomingMessage, res: ServerResponse, engine
   }
 
   // SSE: headers go out with the first token, so errors before it are still plain JSON errors.
-  const chunk = (delta: object, finish: string | null) => ({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] });
+  const chunk = (delta: object, finish: string | null) => ({
+    id,
+    object: 'chat.completion.chunk',
+    created,
+    model: body.model,
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+  });
   const send = (obj: unknown) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
   const open = () => {
     if (res.headersSent) return;
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+    });
     send(chunk({ role: 'assistant', content: '' }, null));
   };
   try {
@@ -153,7 +202,8 @@ async function chatCompletions(req: IncomingMessage, res: ServerResponse, engine
     await keep(r);
     open();
     send(chunk({}, finishOf(r.finishReason)));
-    if (body.stream_options?.include_usage) send({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage: usageOf(r) });
+    if (body.stream_options?.include_usage)
+      send({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage: usageOf(r) });
     res.end('data: [DONE]\n\n');
   } catch (err) {
     if (!res.headersSent) return fail(res, fromStudio(err));

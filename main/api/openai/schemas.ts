@@ -5,13 +5,21 @@ import { MAX_NEW_TOKENS } from '../../../common/api/engine-schemas';
 const Content = z.union([
   z.string(),
   // The array form, text parts only.
-  z.array(z.object({ type: z.literal('text'), text: z.string() })).transform((parts) => parts.map((p) => p.text).join('')),
+  z
+    .array(z.object({ type: z.literal('text'), text: z.string() }))
+    .transform((parts) => parts.map((p) => p.text).join('')),
 ]);
 
 export const ChatCompletionRequest = z.object({
   model: z.string().min(1).max(300),
   messages: z
-    .array(z.object({ role: z.enum(['system', 'developer', 'user', 'assistant']), content: Content, name: z.string().optional() }))
+    .array(
+      z.object({
+        role: z.enum(['system', 'developer', 'user', 'assistant']),
+        content: Content,
+        name: z.string().optional(),
+      }),
+    )
     .min(1)
     .max(500),
   max_tokens: z.number().int().min(1).max(MAX_NEW_TOKENS).nullish(),
@@ -22,7 +30,12 @@ export const ChatCompletionRequest = z.object({
   frequency_penalty: z.number().min(-2).max(2).nullish(),
   presence_penalty: z.number().min(-2).max(2).nullish(),
   repetition_penalty: z.number().min(0.5).max(3).nullish(),
-  seed: z.number().int().min(0).max(2 ** 31 - 1).nullish(),
+  seed: z
+    .number()
+    .int()
+    .min(0)
+    .max(2 ** 31 - 1)
+    .nullish(),
   stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).nullish(),
   n: z.literal(1).nullish(),
   stream: z.boolean().nullish(),
@@ -46,4 +59,6 @@ export interface OpenAiError {
   param: string | null;
 }
 
-export const openAiBody = (e: OpenAiError) => ({ error: { message: e.message, type: e.type, param: e.param, code: e.code } });
+export const openAiBody = (e: OpenAiError) => ({
+  error: { message: e.message, type: e.type, param: e.param, code: e.code },
+});

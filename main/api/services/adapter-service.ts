@@ -40,7 +40,8 @@ function algebra<T>(f: () => T): T {
   try {
     return f();
   } catch (err) {
-    if (err instanceof AdapterValidationError || err instanceof RangeError) throw new StudioError('invalid_input', err.message, { cause: err.message });
+    if (err instanceof AdapterValidationError || err instanceof RangeError)
+      throw new StudioError('invalid_input', err.message, { cause: err.message });
     throw err;
   }
 }
@@ -95,8 +96,15 @@ export class AdapterService {
       ...summaryOf(row),
       shapes: [...adapter.targets].map(([key, p]) => ({ ...parseTargetKey(key), dIn: p.dIn, dOut: p.dOut })),
       stats: {
-        norms: { overall: norms.overall, perTarget: norms.perTarget.map(({ layer, module, value }) => ({ layer, module, value })) },
-        singularValues: singularValues(adapter, count).map(({ layer, module, value }) => ({ layer, module, values: value })),
+        norms: {
+          overall: norms.overall,
+          perTarget: norms.perTarget.map(({ layer, module, value }) => ({ layer, module, value })),
+        },
+        singularValues: singularValues(adapter, count).map(({ layer, module, value }) => ({
+          layer,
+          module,
+          values: value,
+        })),
       },
     };
   }
@@ -137,7 +145,13 @@ export class AdapterService {
   merge(input: MergeInput): AdapterWritten {
     const rows = this.sameBundle(input.ids);
     const weights = input.weights ?? rows.map(() => 1);
-    const recipe: AdapterRecipe = { kind: 'merge', method: input.method, weights, rank: input.rank ?? null, sources: rows.map((r) => r.key) };
+    const recipe: AdapterRecipe = {
+      kind: 'merge',
+      method: input.method,
+      weights,
+      rank: input.rank ?? null,
+      sources: rows.map((r) => r.key),
+    };
     const bundleId = rows[0]!.bundle.rowId;
     const known = this.repo.findByKey(this.repo.keyFor(bundleId, null, recipe));
     if (known) return { adapter: summaryOf(known), created: false };
@@ -157,21 +171,34 @@ export class AdapterService {
     const rows = this.sameBundle(input.ids);
     const adapters = rows.map((r) => this.repo.load(r.rowId));
     const n = adapters.length;
-    const pairs = adapters.map((x, i) => adapters.map((y, j) => (j < i ? null : algebra(() => cosineSimilarity(x, y)))));
+    const pairs = adapters.map((x, i) =>
+      adapters.map((y, j) => (j < i ? null : algebra(() => cosineSimilarity(x, y)))),
+    );
     const at = (i: number, j: number) => pairs[Math.min(i, j)]![Math.max(i, j)]!;
-    const matrix = (pick: (s: ReturnType<typeof cosineSimilarity>) => number) => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => pick(at(i, j))));
+    const matrix = (pick: (s: ReturnType<typeof cosineSimilarity>) => number) =>
+      Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => pick(at(i, j))));
     const finite = (v: number) => (Number.isFinite(v) ? v : null);
     const ranks = new Set(adapters.map((a) => a.rank));
     let linearVsCat: SimilarityResult['linearVsCat'];
-    if (ranks.size > 1) linearVsCat = { unavailable: `the linear baseline needs equal ranks; these have ${rows.map((r) => r.rank).join(', ')}` };
+    if (ranks.size > 1)
+      linearVsCat = {
+        unavailable: `the linear baseline needs equal ranks; these have ${rows.map((r) => r.rank).join(', ')}`,
+      };
     else {
       const e = algebra(() => linearBaselineError(adapters, input.weights ?? rows.map(() => 1)));
-      linearVsCat = { overall: finite(e.overall), perTarget: e.perTarget.map(({ layer, module, value }) => ({ layer, module, value: finite(value) })) };
+      linearVsCat = {
+        overall: finite(e.overall),
+        perTarget: e.perTarget.map(({ layer, module, value }) => ({ layer, module, value: finite(value) })),
+      };
     }
     return {
       ids: rows.map((r) => shortId(r.key)),
       cosine: matrix((s) => s.overall),
-      perTarget: at(0, 0).perTarget.map(({ layer, module }, t) => ({ layer, module, cosine: matrix((s) => s.perTarget[t]!.value) })),
+      perTarget: at(0, 0).perTarget.map(({ layer, module }, t) => ({
+        layer,
+        module,
+        cosine: matrix((s) => s.perTarget[t]!.value),
+      })),
       linearVsCat,
     };
   }
@@ -193,7 +220,10 @@ export class AdapterService {
   }
 
   /** ΔW_g ← (1−β)ΔW_g + βΔW_new, svd back to the rank budget, appended as the next version. */
-  emaUpdate(input: { adapterId: string; beta?: number; rankBudget?: number }): { version: GlobalVersion; adapter: AdapterSummary } {
+  emaUpdate(input: { adapterId: string; beta?: number; rankBudget?: number }): {
+    version: GlobalVersion;
+    adapter: AdapterSummary;
+  } {
     const row = this.repo.resolve(input.adapterId);
     const bundleId = row.bundle.rowId;
     const head = this.repo.globalHead(bundleId);
@@ -201,9 +231,16 @@ export class AdapterService {
     const beta = head ? (input.beta ?? DEFAULT_BETA) : 1; // version 1 is the adapter itself
     const prevBudget = headAdapter?.recipe.kind === 'ema' ? headAdapter.recipe.rankBudget : headAdapter?.rank;
     const rankBudget = input.rankBudget ?? prevBudget ?? DEFAULT_RANK_BUDGET;
-    const next = algebra(() => emaStep(head && this.repo.load(head.adapterRowId), this.repo.load(row.rowId), beta, rankBudget));
+    const next = algebra(() =>
+      emaStep(head && this.repo.load(head.adapterRowId), this.repo.load(row.rowId), beta, rankBudget),
+    );
     const recipe: AdapterRecipe = { kind: 'ema', beta, rankBudget, sources: [headAdapter?.key ?? null, row.key] };
-    const lineage = head ? [{ rowId: head.adapterRowId, weight: 1 - beta }, { rowId: row.rowId, weight: beta }] : [{ rowId: row.rowId, weight: 1 }];
+    const lineage = head
+      ? [
+          { rowId: head.adapterRowId, weight: 1 - beta },
+          { rowId: row.rowId, weight: beta },
+        ]
+      : [{ rowId: row.rowId, weight: 1 }];
     const out = this.repo.appendEma(bundleId, { bundleId, adapter: next, recipe, lineage }, beta, head?.n ?? null);
     return { version: versionOf(out.version), adapter: summaryOf(out.adapter) };
   }
@@ -229,14 +266,20 @@ export class AdapterService {
     const current = await this.bundles.currentOrNull();
     const head = current && this.repo.globalHead(current.rowId);
     if (!current || !head) return null;
-    return this.cache.get({ rowId: head.adapterRowId, tensorsSha256: head.adapterTensorsSha256 }, current.bundle.manifest);
+    return this.cache.get(
+      { rowId: head.adapterRowId, tensorsSha256: head.adapterTensorsSha256 },
+      current.bundle.manifest,
+    );
   }
 
   private sameBundle(ids: string[]): StoredAdapter[] {
     const rows = ids.map((id) => this.repo.resolve(id));
     const other = rows.find((r) => r.bundle.rowId !== rows[0]!.bundle.rowId);
     if (other) {
-      throw new StudioError('invalid_input', `adapter ${shortId(other.key)} belongs to bundle ${other.bundle.id} (${other.bundle.sha256.slice(0, 12)}), adapter ${shortId(rows[0]!.key)} to ${rows[0]!.bundle.id} (${rows[0]!.bundle.sha256.slice(0, 12)})`);
+      throw new StudioError(
+        'invalid_input',
+        `adapter ${shortId(other.key)} belongs to bundle ${other.bundle.id} (${other.bundle.sha256.slice(0, 12)}), adapter ${shortId(rows[0]!.key)} to ${rows[0]!.bundle.id} (${rows[0]!.bundle.sha256.slice(0, 12)})`,
+      );
     }
     return rows;
   }

@@ -1,10 +1,25 @@
 // compare.run: one prompt answered under none / in_context / parametric / wrong_skill, side by side,
 // in ONE batch through the engine's per-row adapters (generateBatch). Tokens stream per column.
-import type { CompareColumn, CompareColumnSetup, CompareCondition, CompareEvent, CompareRunInput, CompareRunResult } from '../../../common/api/engine-schemas';
+import type {
+  CompareColumn,
+  CompareColumnSetup,
+  CompareCondition,
+  CompareEvent,
+  CompareRunInput,
+  CompareRunResult,
+} from '../../../common/api/engine-schemas';
 import type { TrajectorySampling } from '../../../common/api/trajectory-schemas';
 import { pickWrongSkill } from '../../../common/compare/wrong-skill';
 import { StudioError } from '../../../common/errors';
-import { checkPromptBytes, generateBatch, headForContext, type Bundle, type ChatMessage, type EngineAdapter, type GenerateRequest } from '../../engine';
+import {
+  checkPromptBytes,
+  generateBatch,
+  headForContext,
+  type Bundle,
+  type ChatMessage,
+  type EngineAdapter,
+  type GenerateRequest,
+} from '../../engine';
 import type { SkillsRepo } from '../../store/skills-repo';
 import type { BundleRegistry } from './bundle-registry';
 import type { CompileService } from './compile-service';
@@ -28,7 +43,12 @@ export function withSystem(system: string, messages: readonly ChatMessage[]): Ch
  * rendered prompt (a user message, or chat messages) plus `maxTokens` fits the model's context.
  * Returns the text and whether it was cut.
  */
-export function fitSkillText(bundle: Bundle, skillText: string, prompt: string | readonly ChatMessage[], maxTokens: number): { text: string; truncated: boolean } {
+export function fitSkillText(
+  bundle: Bundle,
+  skillText: string,
+  prompt: string | readonly ChatMessage[],
+  maxTokens: number,
+): { text: string; truncated: boolean } {
   const messages: readonly ChatMessage[] = typeof prompt === 'string' ? [{ role: 'user', content: prompt }] : prompt;
   const render = (system: string) => bundle.chat.render(withSystem(system, messages));
   const count = (system: string) => bundle.tokenizer.encode(render(system)).length;
@@ -73,7 +93,10 @@ export class CompareService {
    * latest version. Null in a library of one. */
   wrongSkillFor(name: string, asked?: string): { name: string; version: number } | null {
     if (asked !== undefined) {
-      if (asked === name) throw new StudioError('invalid_input', `wrongSkill "${asked}" is the skill being compared; name another one`, { field: 'wrongSkill' });
+      if (asked === name)
+        throw new StudioError('invalid_input', `wrongSkill "${asked}" is the skill being compared; name another one`, {
+          field: 'wrongSkill',
+        });
       const s = this.skills.get(asked);
       if (!s) throw new StudioError('not_found', `no skill "${asked}" (wrongSkill)`, { field: 'wrongSkill' });
       return { name: s.name, version: s.version.version };
@@ -85,7 +108,10 @@ export class CompareService {
     return other ? { name: other.name, version: other.latestVersion } : null;
   }
 
-  async run(input: CompareRunInput, ctx: { emit(e: CompareEvent): void; signal: AbortSignal }): Promise<CompareRunResult> {
+  async run(
+    input: CompareRunInput,
+    ctx: { emit(e: CompareEvent): void; signal: AbortSignal },
+  ): Promise<CompareRunResult> {
     const t0 = performance.now();
     const conditions = input.conditions ?? COMPARE_CONDITIONS;
     const maxTokens = input.maxTokens ?? DEFAULT_COMPARE_TOKENS;
@@ -95,15 +121,23 @@ export class CompareService {
     const bundle = await this.engine.current();
     const skipped: CompareRunResult['skipped'] = [];
 
-    const compile = async (ref: { name: string; version: number }): Promise<{ id: string; key: string; engine: EngineAdapter }> => {
-      const c = await this.compiler.compileAdapter(ref, { signal: ctx.signal, emit: (p) => ctx.emit({ type: 'compile', skill: p.skill, chunk: p.chunk, chunks: p.chunks }) });
-      if (c.bundle !== bundle) throw new StudioError('conflict', 'the bundle changed while compare was compiling; run it again');
+    const compile = async (ref: {
+      name: string;
+      version: number;
+    }): Promise<{ id: string; key: string; engine: EngineAdapter }> => {
+      const c = await this.compiler.compileAdapter(ref, {
+        signal: ctx.signal,
+        emit: (p) => ctx.emit({ type: 'compile', skill: p.skill, chunk: p.chunk, chunks: p.chunks }),
+      });
+      if (c.bundle !== bundle)
+        throw new StudioError('conflict', 'the bundle changed while compare was compiling; run it again');
       return { id: c.result.adapter.id, key: c.row.key, engine: c.engine };
     };
     let wrongSkill: { name: string; version: number } | null = null;
     if (conditions.includes('wrong_skill')) {
       wrongSkill = this.wrongSkillFor(skill.name, input.wrongSkill);
-      if (!wrongSkill) skipped.push({ condition: 'wrong_skill', reason: `the library has no skill other than "${skill.name}"` });
+      if (!wrongSkill)
+        skipped.push({ condition: 'wrong_skill', reason: `the library has no skill other than "${skill.name}"` });
     }
 
     checkPromptBytes(bundle, Buffer.byteLength(input.prompt));
@@ -112,23 +146,45 @@ export class CompareService {
     const base = { maxNewTokens: maxTokens, sampling, stop: [] as string[] };
     for (const condition of conditions) {
       if (condition === 'none') {
-        columns.push({ setup: { condition, promptTokens: 0, adapter: null, skill: null, truncated: false }, request: { ...base, prompt: user }, adapterKey: null });
+        columns.push({
+          setup: { condition, promptTokens: 0, adapter: null, skill: null, truncated: false },
+          request: { ...base, prompt: user },
+          adapterKey: null,
+        });
       } else if (condition === 'in_context') {
         const fit = fitSkillText(bundle, skill.content, input.prompt, maxTokens);
-        const prompt = bundle.chat.render([{ role: 'system', content: fit.text }, { role: 'user', content: input.prompt }]);
-        columns.push({ setup: { condition, promptTokens: 0, adapter: null, skill: who, truncated: fit.truncated }, request: { ...base, prompt }, adapterKey: null });
+        const prompt = bundle.chat.render([
+          { role: 'system', content: fit.text },
+          { role: 'user', content: input.prompt },
+        ]);
+        columns.push({
+          setup: { condition, promptTokens: 0, adapter: null, skill: who, truncated: fit.truncated },
+          request: { ...base, prompt },
+          adapterKey: null,
+        });
       } else if (condition === 'parametric') {
         const a = await compile(who);
-        columns.push({ setup: { condition, promptTokens: 0, adapter: a.id, skill: who, truncated: false }, request: { ...base, prompt: user, adapter: a.engine }, adapterKey: a.key });
+        columns.push({
+          setup: { condition, promptTokens: 0, adapter: a.id, skill: who, truncated: false },
+          request: { ...base, prompt: user, adapter: a.engine },
+          adapterKey: a.key,
+        });
       } else if (wrongSkill) {
         const a = await compile(wrongSkill);
-        columns.push({ setup: { condition, promptTokens: 0, adapter: a.id, skill: wrongSkill, truncated: false }, request: { ...base, prompt: user, adapter: a.engine }, adapterKey: a.key });
+        columns.push({
+          setup: { condition, promptTokens: 0, adapter: a.id, skill: wrongSkill, truncated: false },
+          request: { ...base, prompt: user, adapter: a.engine },
+          adapterKey: a.key,
+        });
       }
     }
     if (ctx.signal.aborted) throw new StudioError('cancelled', 'compare cancelled');
     if (columns.length === 0) return { skill: who, wrongSkill: null, columns: [], skipped, ms: performance.now() - t0 };
     // Token ids once, so the start event can say how long each prompt is.
-    const requests = columns.map((c) => ({ ...c.request, prompt: bundle.tokenizer.encode(c.request.prompt as string) }));
+    const requests = columns.map((c) => ({
+      ...c.request,
+      prompt: bundle.tokenizer.encode(c.request.prompt as string),
+    }));
     columns.forEach((c, i) => (c.setup.promptTokens = requests[i]!.prompt.length));
     ctx.emit({ type: 'start', columns: columns.map((c) => c.setup) });
 
@@ -162,14 +218,26 @@ export class CompareService {
         finishReason: r.finishReason,
       };
     });
-    const result = { skill: who, wrongSkill: columns.some((c) => c.setup.condition === 'wrong_skill') ? wrongSkill : null, columns: out, skipped, ms: performance.now() - t0 };
+    const result = {
+      skill: who,
+      wrongSkill: columns.some((c) => c.setup.condition === 'wrong_skill') ? wrongSkill : null,
+      columns: out,
+      skipped,
+      ms: performance.now() - t0,
+    };
     await this.record(input.prompt, who, columns, out, { ...sampling, maxTokens });
     return result;
   }
 
   /** Keeps each column as a trajectory (source `compare`), when the studio keeps trajectories. All
    *  columns name the compared skill; the wrong_skill column's adapter is the other skill's, named in details. */
-  private async record(prompt: string, who: { name: string; version: number }, columns: Column[], out: CompareColumn[], sampling: TrajectorySampling): Promise<void> {
+  private async record(
+    prompt: string,
+    who: { name: string; version: number },
+    columns: Column[],
+    out: CompareColumn[],
+    sampling: TrajectorySampling,
+  ): Promise<void> {
     if (!this.recording) return;
     const current = await this.recording.bundles.current().catch(() => null); // a bundle gone meanwhile: no bundle named
     const bundleRef = current && { id: current.bundle.manifest.id, sha256: current.sha256 };

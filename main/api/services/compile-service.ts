@@ -31,7 +31,11 @@ export class CompileService {
   skill(ref: SkillRef): StoredSkill & { rowId: number } {
     const row = this.skills.get(ref.name, ref.version);
     const rowId = row && this.skills.versionRowId(ref.name, row.version.version);
-    if (!row || !rowId) throw new StudioError('not_found', `no skill "${ref.version ? `${ref.name}@${ref.version}` : ref.name}"`, { skill: ref.name, version: ref.version ?? null });
+    if (!row || !rowId)
+      throw new StudioError('not_found', `no skill "${ref.version ? `${ref.name}@${ref.version}` : ref.name}"`, {
+        skill: ref.name,
+        version: ref.version ?? null,
+      });
     return { ...row, rowId };
   }
 
@@ -41,7 +45,10 @@ export class CompileService {
   }
 
   /** Compiles (or finds) the adapter of a skill version for the current bundle. */
-  async compileAdapter(ref: SkillRef, ctx: { emit?(e: CompileProgress): void; signal?: AbortSignal } = {}): Promise<CompiledAdapter> {
+  async compileAdapter(
+    ref: SkillRef,
+    ctx: { emit?(e: CompileProgress): void; signal?: AbortSignal } = {},
+  ): Promise<CompiledAdapter> {
     const t0 = performance.now();
     const skill = this.skill(ref);
     const { bundle, rowId: bundleId } = await this.bundles.current();
@@ -58,7 +65,15 @@ export class CompileService {
         row: known,
         bundle,
         engine: this.cache.get(known, bundle.manifest),
-        result: { adapter: summaryOf(known), rank: known.rank, ms: performance.now() - t0, cached: true, skill: skillInfo, chunks: chunkSpans(tokens, token_budget, chunk_overlap).length, tokens },
+        result: {
+          adapter: summaryOf(known),
+          rank: known.rank,
+          ms: performance.now() - t0,
+          cached: true,
+          skill: skillInfo,
+          chunks: chunkSpans(tokens, token_budget, chunk_overlap).length,
+          tokens,
+        },
       };
     }
 
@@ -68,13 +83,26 @@ export class CompileService {
     });
     if (ctx.signal?.aborted) throw new StudioError('cancelled', 'compile cancelled');
     // One transaction (AdaptersRepo.insert): the row and its tensors land together or not at all.
-    const { adapter: row } = this.repo.insert({ bundleId, skillVersionId: skill.rowId, adapter: compiled.adapter, recipe });
+    const { adapter: row } = this.repo.insert({
+      bundleId,
+      skillVersionId: skill.rowId,
+      adapter: compiled.adapter,
+      recipe,
+    });
     this.cache.put(row.tensorsSha256, compiled.engine);
     return {
       row,
       bundle,
       engine: compiled.engine,
-      result: { adapter: summaryOf(row), rank: row.rank, ms: performance.now() - t0, cached: false, skill: skillInfo, chunks: compiled.chunks.length, tokens: compiled.tokens },
+      result: {
+        adapter: summaryOf(row),
+        rank: row.rank,
+        ms: performance.now() - t0,
+        cached: false,
+        skill: skillInfo,
+        chunks: compiled.chunks.length,
+        tokens: compiled.tokens,
+      },
     };
   }
 

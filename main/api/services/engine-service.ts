@@ -3,7 +3,14 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { EngineInfo, GenerateInput, GenerateResult, TokenDelta } from '../../../common/api/engine-schemas';
 import { StudioError } from '../../../common/errors';
-import { checkPromptBytes, generate, loadBundle, type Bundle, type EngineAdapter, type LoadOptions } from '../../engine';
+import {
+  checkPromptBytes,
+  generate,
+  loadBundle,
+  type Bundle,
+  type EngineAdapter,
+  type LoadOptions,
+} from '../../engine';
 
 export interface EngineServiceOptions extends LoadOptions {
   /** Bundle used when none is named (resources/bundles/default). */
@@ -43,7 +50,16 @@ export class EngineService {
   info(): EngineInfo {
     const b = this.bundle;
     if (!b) {
-      return { loaded: false, dir: null, id: null, format: null, architecture: null, loraTargets: [], loadMs: null, hasHypernet: false };
+      return {
+        loaded: false,
+        dir: null,
+        id: null,
+        format: null,
+        architecture: null,
+        loraTargets: [],
+        loadMs: null,
+        hasHypernet: false,
+      };
     }
     const a = b.manifest.architecture;
     return {
@@ -51,7 +67,15 @@ export class EngineService {
       dir: b.dir,
       id: b.manifest.id,
       format: b.manifest.format,
-      architecture: { family: a.family, hidden: a.hidden, layers: a.layers, heads: a.heads, kvHeads: a.kv_heads, vocab: a.vocab, maxPositions: a.max_positions },
+      architecture: {
+        family: a.family,
+        hidden: a.hidden,
+        layers: a.layers,
+        heads: a.heads,
+        kvHeads: a.kv_heads,
+        vocab: a.vocab,
+        maxPositions: a.max_positions,
+      },
       loraTargets: b.manifest.lora.targets.map((t) => t.module),
       loadMs: b.loadMs,
       hasHypernet: b.manifest.hypernet !== null,
@@ -63,7 +87,10 @@ export class EngineService {
    *  far over the context are refused before the template renders them (the row checks the rest). */
   promptOf(bundle: Bundle, input: GenerateInput): string {
     if (!input.messages) return input.prompt!;
-    checkPromptBytes(bundle, input.messages.reduce((sum, m) => sum + Buffer.byteLength(m.content), 0));
+    checkPromptBytes(
+      bundle,
+      input.messages.reduce((sum, m) => sum + Buffer.byteLength(m.content), 0),
+    );
     return bundle.chat.render(input.messages);
   }
 
@@ -111,7 +138,10 @@ export class EngineService {
   private defaultDir(): string {
     const dir = this.opts.defaultBundleDir;
     if (!dir || !existsSync(dir)) {
-      throw new StudioError('not_found', `no default bundle at ${dir ?? '(none configured)'}; load one with engine.loadBundle or --bundle DIR`);
+      throw new StudioError(
+        'not_found',
+        `no default bundle at ${dir ?? '(none configured)'}; load one with engine.loadBundle or --bundle DIR`,
+      );
     }
     return dir;
   }

@@ -29,7 +29,10 @@ export class GenerationService {
   ) {}
 
   /** The stream handler of engine.generate. */
-  async generate(input: GenerateInput, ctx: { emit(e: TokenDelta): void; signal: AbortSignal }): Promise<GenerateResult> {
+  async generate(
+    input: GenerateInput,
+    ctx: { emit(e: TokenDelta): void; signal: AbortSignal },
+  ): Promise<GenerateResult> {
     const { adapter: choice, ...request } = input;
     const adapter = choice ? await this.resolve(choice, ctx.signal) : null;
     if (ctx.signal.aborted) throw new StudioError('cancelled', 'generation cancelled');
@@ -46,8 +49,18 @@ export class GenerationService {
     }
     if (choice.kind === 'global') {
       const head = this.repo.globalHead(current.rowId);
-      if (!head) throw new StudioError('not_found', `bundle ${current.bundle.manifest.id} has no global adapter yet (ema.update makes version 1)`);
-      return { id: short(head.adapterKey), engine: this.cache.get({ rowId: head.adapterRowId, tensorsSha256: head.adapterTensorsSha256 }, current.bundle.manifest) };
+      if (!head)
+        throw new StudioError(
+          'not_found',
+          `bundle ${current.bundle.manifest.id} has no global adapter yet (ema.update makes version 1)`,
+        );
+      return {
+        id: short(head.adapterKey),
+        engine: this.cache.get(
+          { rowId: head.adapterRowId, tensorsSha256: head.adapterTensorsSha256 },
+          current.bundle.manifest,
+        ),
+      };
     }
     const row = this.repo.resolve(choice.id);
     if (row.bundle.sha256 !== current.sha256) {

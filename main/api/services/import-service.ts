@@ -27,7 +27,8 @@ export class ImportService {
       skipped,
       // Runs inside the transaction: a cancel here rolls the whole import back.
       onProgress: (done, total) => {
-        if (ctx.signal.aborted) throw new StudioError('cancelled', `import of ${input.source} cancelled; nothing written`);
+        if (ctx.signal.aborted)
+          throw new StudioError('cancelled', `import of ${input.source} cancelled; nothing written`);
         if (done % 200 === 0) ctx.emit({ phase: 'write', done, total });
       },
     });

@@ -30,11 +30,19 @@ export class OpenAiRecorder {
   async record(c: ChatRecord): Promise<void> {
     try {
       const current = await this.bundles.current();
-      let who: Pick<RecordInput, 'skill' | 'condition' | 'adapterKey'> = { skill: null, condition: 'none', adapterKey: null };
+      let who: Pick<RecordInput, 'skill' | 'condition' | 'adapterKey'> = {
+        skill: null,
+        condition: 'none',
+        adapterKey: null,
+      };
       const ref = parseSkillModel(c.model);
       if (ref) {
         const compiled = await this.compiler.compileAdapter(ref); // the adapter it ran with: cached by now
-        who = { skill: { name: compiled.result.skill.name, version: compiled.result.skill.version }, condition: 'parametric', adapterKey: compiled.row.key };
+        who = {
+          skill: { name: compiled.result.skill.name, version: compiled.result.skill.version },
+          condition: 'parametric',
+          adapterKey: compiled.row.key,
+        };
       } else if (c.model === 'global') {
         const head = await this.adapters.globalHead();
         who = { skill: null, condition: 'adapter', adapterKey: head?.adapterKey ?? null };

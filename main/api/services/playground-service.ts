@@ -11,7 +11,9 @@ import type { RecordInput, TrajectoryService } from './trajectory-service';
 
 /** The conversation a generation makes: its messages (a raw prompt as one user turn) and the answer. */
 export function conversationOf(input: GenerateInput, answer: string): TrajectoryMessage[] {
-  const asked: TrajectoryMessage[] = input.messages ? input.messages.map((m) => ({ role: m.role, content: m.content })) : [{ role: 'user', content: input.prompt! }];
+  const asked: TrajectoryMessage[] = input.messages
+    ? input.messages.map((m) => ({ role: m.role, content: m.content }))
+    : [{ role: 'user', content: input.prompt! }];
   return [...asked, { role: 'assistant', content: answer }];
 }
 
@@ -24,14 +26,25 @@ export class PlaygroundService {
   ) {}
 
   /** What ran: the base model, a skill version's compiled adapter (parametric), or another adapter. */
-  private ranWith(input: GenerateInput, adapterId: string | null | undefined): Pick<RecordInput, 'skill' | 'condition' | 'adapterKey'> {
+  private ranWith(
+    input: GenerateInput,
+    adapterId: string | null | undefined,
+  ): Pick<RecordInput, 'skill' | 'condition' | 'adapterKey'> {
     if (!input.adapter || !adapterId) return { skill: null, condition: 'none', adapterKey: null };
     const row = this.adapters.resolve(adapterId);
-    if (input.adapter.kind === 'skill' && row.skill) return { skill: { name: row.skill.name, version: row.skill.version }, condition: 'parametric', adapterKey: row.key };
+    if (input.adapter.kind === 'skill' && row.skill)
+      return {
+        skill: { name: row.skill.name, version: row.skill.version },
+        condition: 'parametric',
+        adapterKey: row.key,
+      };
     return { skill: null, condition: 'adapter', adapterKey: row.key };
   }
 
-  async generate(input: GenerateInput, ctx: { emit(e: TokenDelta): void; signal: AbortSignal }): Promise<GenerateResult> {
+  async generate(
+    input: GenerateInput,
+    ctx: { emit(e: TokenDelta): void; signal: AbortSignal },
+  ): Promise<GenerateResult> {
     const r = await this.generation.generate(input, ctx);
     if (r.finishReason !== 'cancelled' && !ctx.signal.aborted) {
       const current = await this.bundles.current().catch(() => null);

@@ -44,7 +44,9 @@ export class SkillService {
     const errors = parsed.diagnostics.filter((d) => d.severity === 'error');
     if (errors.length > 0) {
       const first = errors[0]!;
-      throw new StudioError('bad_skill', `${input.name}: line ${first.line}: ${first.message}`, { diagnostics: errors });
+      throw new StudioError('bad_skill', `${input.name}: line ${first.line}: ${first.message}`, {
+        diagnostics: errors,
+      });
     }
     const { version, created } = this.repo.save(
       input.name,

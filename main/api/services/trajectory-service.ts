@@ -24,7 +24,13 @@ import {
 import { StudioError } from '../../../common/errors';
 import type { SettingsRepo } from '../../store/settings-repo';
 import type { SkillsRepo } from '../../store/skills-repo';
-import { summaryOf, type ExportFilter, type NewTrajectory, type StoredTrajectory, type TrajectoriesRepo } from '../../store/trajectories-repo';
+import {
+  summaryOf,
+  type ExportFilter,
+  type NewTrajectory,
+  type StoredTrajectory,
+  type TrajectoriesRepo,
+} from '../../store/trajectories-repo';
 
 /** What a run hands to `record`: the skill is a version in the library. */
 export interface RecordInput {
@@ -92,7 +98,9 @@ export class TrajectoryService {
       if (rows.length === 0 || !this.settingsRepo.get().storeTrajectories) return [];
       return this.repo.insert(rows.map((r) => this.newRow(r)));
     } catch (err) {
-      console.warn(`pskills: a ${rows[0]?.source ?? ''} trajectory was not stored: ${err instanceof Error ? err.message : String(err)}`);
+      console.warn(
+        `pskills: a ${rows[0]?.source ?? ''} trajectory was not stored: ${err instanceof Error ? err.message : String(err)}`,
+      );
       return [];
     }
   }
@@ -113,9 +121,16 @@ export class TrajectoryService {
   }
 
   rate(input: { id: string; rating: 'up' | 'down' | null; note?: string }): Trajectory {
-    if (input.rating === null && input.note !== undefined) throw new StudioError('invalid_input', 'a note goes with a rating (up or down); clearing the rating clears its note');
+    if (input.rating === null && input.note !== undefined)
+      throw new StudioError(
+        'invalid_input',
+        'a note goes with a rating (up or down); clearing the rating clears its note',
+      );
     const at = this.clock().toISOString();
-    return this.repo.rate(input.id, input.rating === null ? null : { value: input.rating, note: input.note ?? null, at });
+    return this.repo.rate(
+      input.id,
+      input.rating === null ? null : { value: input.rating, note: input.note ?? null, at },
+    );
   }
 
   /** The export, one JSONL line at a time (oldest first). */
@@ -126,7 +141,8 @@ export class TrajectoryService {
   /** Writes the export to a temporary file beside `file`, then renames it into place. */
   export(input: TrajectoryExportInput): { file: string; count: number; bytes: number } {
     const { file, ...filter } = input;
-    if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw new StudioError('invalid_input', `${file} is a folder; name a file`);
+    if (statSync(file, { throwIfNoEntry: false })?.isDirectory())
+      throw new StudioError('invalid_input', `${file} is a folder; name a file`);
     const tmp = join(dirname(file), `.${basename(file)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
     let fd: number;
     try {
@@ -161,7 +177,11 @@ export class TrajectoryService {
     const size = statSync(input.file, { throwIfNoEntry: false });
     if (!size) throw new StudioError('not_found', `no file ${input.file}`);
     if (!size.isFile()) throw new StudioError('invalid_input', `${input.file} is not a file`);
-    if (size.size > MAX_IMPORT_BYTES) throw new StudioError('invalid_input', `${input.file} is ${size.size} bytes; at most ${MAX_IMPORT_BYTES} bytes are imported at once (split it)`);
+    if (size.size > MAX_IMPORT_BYTES)
+      throw new StudioError(
+        'invalid_input',
+        `${input.file} is ${size.size} bytes; at most ${MAX_IMPORT_BYTES} bytes are imported at once (split it)`,
+      );
     let text: string;
     try {
       text = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(input.file));
@@ -195,7 +215,9 @@ export class TrajectoryService {
       const parsed = TrajectoryLine.safeParse(json);
       if (!parsed.success) {
         const issue = parsed.error.issues[0]!;
-        fail(`${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`, { field: issue.path.join('.') });
+        fail(`${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`, {
+          field: issue.path.join('.'),
+        });
       }
       const row = this.fromLine(parsed.data!, body, now, fail);
       const first = seen.get(row.uid);
@@ -213,7 +235,13 @@ export class TrajectoryService {
       const sha = sha256(text);
       if (l.skill_sha256 != null && l.skill_sha256 !== sha) fail('skill_sha256 is not the sha256 of skill_text');
       const versionRowId = this.repo.linkedVersion(l.skill, l.skill_version!, sha);
-      skill = { versionRowId, name: l.skill, version: l.skill_version!, sha256: sha, text: versionRowId === null ? text : null };
+      skill = {
+        versionRowId,
+        name: l.skill,
+        version: l.skill_version!,
+        sha256: sha,
+        text: versionRowId === null ? text : null,
+      };
     }
     return {
       // A line without an id gets one from its bytes, so importing the same file twice adds nothing.
@@ -238,7 +266,11 @@ export class TrajectoryService {
     if (r.skill) {
       const s = this.skills.get(r.skill.name, r.skill.version);
       const rowId = s && this.skills.versionRowId(r.skill.name, s.version.version);
-      if (!s || !rowId) throw new StudioError('not_found', `no skill "${r.skill.version ? `${r.skill.name}@${r.skill.version}` : r.skill.name}"`);
+      if (!s || !rowId)
+        throw new StudioError(
+          'not_found',
+          `no skill "${r.skill.version ? `${r.skill.name}@${r.skill.version}` : r.skill.name}"`,
+        );
       skill = { versionRowId: rowId, name: s.name, version: s.version.version, sha256: s.version.sha256, text: null };
     }
     return {

@@ -2,10 +2,25 @@
 // greedily through the engine, the way compare.run answers (generateBatch with per-row adapters, the
 // skill text as the system message for in_context, cut to fit), and judged by its `expect`
 // (common/verify/expect.ts). Each answer is kept as a trajectory (source `eval`) with its verdict.
-import type { SkillTests, VerifierTest, VerifyEvent, VerifyMode, VerifyRunInput, VerifyRunResult, VerifyTestResult } from '../../../common/api/verify-schemas';
+import type {
+  SkillTests,
+  VerifierTest,
+  VerifyEvent,
+  VerifyMode,
+  VerifyRunInput,
+  VerifyRunResult,
+  VerifyTestResult,
+} from '../../../common/api/verify-schemas';
 import { StudioError } from '../../../common/errors';
 import { checkExpect } from '../../../common/verify/expect';
-import { checkPromptBytes, generateBatch, type Bundle, type ChatMessage, type EngineAdapter, type GenerateRequest } from '../../engine';
+import {
+  checkPromptBytes,
+  generateBatch,
+  type Bundle,
+  type ChatMessage,
+  type EngineAdapter,
+  type GenerateRequest,
+} from '../../engine';
 import type { AdaptersRepo } from '../../store/adapters-repo';
 import type { SkillTestsRepo } from '../../store/skill-tests-repo';
 import type { AdapterCache } from './adapter-cache';
@@ -54,7 +69,10 @@ export class VerifyService {
     let tests = set.tests;
     if (input.tests) {
       const unknown = input.tests.filter((id) => !tests.some((t) => t.id === id));
-      if (unknown.length) throw new StudioError('not_found', `${skill.name}@${who.version} has no test "${unknown[0]}"`, { tests: unknown });
+      if (unknown.length)
+        throw new StudioError('not_found', `${skill.name}@${who.version} has no test "${unknown[0]}"`, {
+          tests: unknown,
+        });
       tests = tests.filter((t) => input.tests!.includes(t.id));
     }
     const current = await this.bundles.current();
@@ -62,13 +80,20 @@ export class VerifyService {
 
     let adapter: { id: string; key: string; engine: EngineAdapter } | null = null;
     if (mode === 'parametric') {
-      const c = await this.compiler.compileAdapter(who, { signal: ctx.signal, emit: (p) => ctx.emit({ type: 'compile', chunk: p.chunk, chunks: p.chunks }) });
-      if (c.bundle !== bundle) throw new StudioError('conflict', 'the bundle changed while verify was compiling; run it again');
+      const c = await this.compiler.compileAdapter(who, {
+        signal: ctx.signal,
+        emit: (p) => ctx.emit({ type: 'compile', chunk: p.chunk, chunks: p.chunks }),
+      });
+      if (c.bundle !== bundle)
+        throw new StudioError('conflict', 'the bundle changed while verify was compiling; run it again');
       adapter = { id: c.result.adapter.id, key: c.row.key, engine: c.engine };
     } else if (mode === 'adapter') {
       const row = this.adapters.resolve(input.adapter!);
       if (row.bundle.rowId !== current.rowId) {
-        throw new StudioError('invalid_input', `adapter ${row.key.slice(0, 12)} belongs to bundle ${row.bundle.id}, not the loaded ${bundle.manifest.id}`);
+        throw new StudioError(
+          'invalid_input',
+          `adapter ${row.key.slice(0, 12)} belongs to bundle ${row.bundle.id}, not the loaded ${bundle.manifest.id}`,
+        );
       }
       adapter = { id: row.key.slice(0, 12), key: row.key, engine: this.cache.get(row, bundle.manifest) };
     }
@@ -78,15 +103,30 @@ export class VerifyService {
     const results: VerifyTestResult[] = [];
     for (let start = 0; start < tests.length; start += BATCH) {
       const chunk = tests.slice(start, start + BATCH);
-      const rows = chunk.map((t) => this.request(bundle, t, mode, skill.content, t.maxTokens ?? maxTokens, adapter?.engine ?? null));
-      const it = generateBatch(bundle, rows.map((r) => r.request), { signal: ctx.signal });
+      const rows = chunk.map((t) =>
+        this.request(bundle, t, mode, skill.content, t.maxTokens ?? maxTokens, adapter?.engine ?? null),
+      );
+      const it = generateBatch(
+        bundle,
+        rows.map((r) => r.request),
+        { signal: ctx.signal },
+      );
       let step = await it.next();
       while (!step.done) step = await it.next();
       if (ctx.signal.aborted) throw new StudioError('cancelled', 'verify cancelled');
       step.value.forEach((r, i) => {
         const t = chunk[i]!;
         const outcome = checkExpect(t.expect, r.text);
-        results.push({ id: t.id, passed: outcome.passed, passRate: outcome.passed ? 1 : 0, answer: r.text, reason: outcome.reason, finishReason: r.finishReason, completionTokens: r.tokens.length, truncated: rows[i]!.truncated });
+        results.push({
+          id: t.id,
+          passed: outcome.passed,
+          passRate: outcome.passed ? 1 : 0,
+          answer: r.text,
+          reason: outcome.reason,
+          finishReason: r.finishReason,
+          completionTokens: r.tokens.length,
+          truncated: rows[i]!.truncated,
+        });
         ctx.emit({ type: 'result', index: start + i, id: t.id, passed: outcome.passed });
       });
     }
@@ -101,9 +141,20 @@ export class VerifyService {
         adapterKey: adapter?.key ?? null,
         bundle: bundleRef,
         sampling: { temperature: 0, maxTokens: tests[i]!.maxTokens ?? maxTokens },
-        messages: [...messagesOf(tests[i]!).map((m) => ({ role: m.role as 'system' | 'user' | 'assistant' | 'tool', content: m.content })), { role: 'assistant' as const, content: r.answer }],
+        messages: [
+          ...messagesOf(tests[i]!).map((m) => ({
+            role: m.role as 'system' | 'user' | 'assistant' | 'tool',
+            content: m.content,
+          })),
+          { role: 'assistant' as const, content: r.answer },
+        ],
         verdict: { passed: r.passed, test: r.id, ...(r.reason !== null && { reason: r.reason }) },
-        details: { verify: { testsFrom: set.from }, finishReason: r.finishReason, completionTokens: r.completionTokens, ...(mode === 'in_context' && { truncated: r.truncated }) },
+        details: {
+          verify: { testsFrom: set.from },
+          finishReason: r.finishReason,
+          completionTokens: r.completionTokens,
+          ...(mode === 'in_context' && { truncated: r.truncated }),
+        },
       })),
     );
     return {
@@ -120,9 +171,19 @@ export class VerifyService {
   }
 
   /** One test as an engine row: greedy, the skill in the system message for in_context. */
-  private request(bundle: Bundle, t: VerifierTest, mode: VerifyMode, skillText: string, maxTokens: number, adapter: EngineAdapter | null): { request: GenerateRequest; truncated: boolean } {
+  private request(
+    bundle: Bundle,
+    t: VerifierTest,
+    mode: VerifyMode,
+    skillText: string,
+    maxTokens: number,
+    adapter: EngineAdapter | null,
+  ): { request: GenerateRequest; truncated: boolean } {
     const messages = messagesOf(t);
-    checkPromptBytes(bundle, messages.reduce((n, m) => n + Buffer.byteLength(m.content), 0));
+    checkPromptBytes(
+      bundle,
+      messages.reduce((n, m) => n + Buffer.byteLength(m.content), 0),
+    );
     let truncated = false;
     let chat = messages;
     if (mode === 'in_context') {
@@ -133,8 +194,15 @@ export class VerifyService {
     const ids = bundle.tokenizer.encode(bundle.chat.render(chat));
     const { max_positions } = bundle.manifest.architecture;
     if (ids.length >= max_positions) {
-      throw new StudioError('invalid_input', `test "${t.id}": its prompt is ${ids.length} tokens; the model's context is ${max_positions} positions`, { test: t.id, tokens: ids.length, max_positions });
+      throw new StudioError(
+        'invalid_input',
+        `test "${t.id}": its prompt is ${ids.length} tokens; the model's context is ${max_positions} positions`,
+        { test: t.id, tokens: ids.length, max_positions },
+      );
     }
-    return { request: { prompt: ids, adapter, maxNewTokens: maxTokens, sampling: { temperature: 0 }, stop: [] }, truncated };
+    return {
+      request: { prompt: ids, adapter, maxNewTokens: maxTokens, sampling: { temperature: 0 }, stop: [] },
+      truncated,
+    };
   }
 }

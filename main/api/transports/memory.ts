@@ -10,9 +10,14 @@ import { StreamServer } from './stream-server';
 
 const wire = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
 
-export function memoryPair<C extends Contract>(contract: C, dispatcher: Dispatcher<C>): { api: ClientOf<C>; close(): void } {
+export function memoryPair<C extends Contract>(
+  contract: C,
+  dispatcher: Dispatcher<C>,
+): { api: ClientOf<C>; close(): void } {
   let toClient: (msg: ServerMessage) => void = () => {};
-  const server = new StreamServer(dispatcher as Dispatcher<Contract>, (msg) => queueMicrotask(() => toClient(wire(msg))));
+  const server = new StreamServer(dispatcher as Dispatcher<Contract>, (msg) =>
+    queueMicrotask(() => toClient(wire(msg))),
+  );
   const streams = new StreamClient({
     send: (msg: ClientMessage) => queueMicrotask(() => server.receive(wire(msg))),
     onMessage: (receive) => {

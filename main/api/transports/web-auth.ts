@@ -52,7 +52,8 @@ export class WebAuth {
   foreign(req: IncomingMessage): string | null {
     if (!this.allowedHosts.has(req.headers.host ?? '')) return `host "${req.headers.host ?? ''}" not allowed`;
     const o = req.headers.origin;
-    if (o !== undefined && o !== this.origin && o !== this.origin.replace('127.0.0.1', 'localhost')) return `origin "${o}" not allowed`;
+    if (o !== undefined && o !== this.origin && o !== this.origin.replace('127.0.0.1', 'localhost'))
+      return `origin "${o}" not allowed`;
     return null;
   }
 

@@ -22,8 +22,14 @@ export interface RouteOptions {
 }
 
 /** POST /api/call/<method>: one StudioApi call, its value or its error envelope as JSON. */
-async function apiCall(dispatcher: Dispatcher<Contract>, req: IncomingMessage, res: ServerResponse, wire: string): Promise<void> {
-  if (req.method !== 'POST') return sendJson(res, 405, { ok: false, error: { code: 'invalid_input', message: 'use POST' } });
+async function apiCall(
+  dispatcher: Dispatcher<Contract>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  wire: string,
+): Promise<void> {
+  if (req.method !== 'POST')
+    return sendJson(res, 405, { ok: false, error: { code: 'invalid_input', message: 'use POST' } });
   try {
     const raw = await readBody(req, MAX_CALL_BYTES);
     let input: unknown;
@@ -43,7 +49,8 @@ async function apiCall(dispatcher: Dispatcher<Contract>, req: IncomingMessage, r
 
 export async function route(opts: RouteOptions, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   for (const r of opts.routes ?? []) if (await r(req, res, url)) return;
-  if (url.pathname.startsWith('/api/call/')) return apiCall(opts.dispatcher, req, res, url.pathname.slice('/api/call/'.length));
+  if (url.pathname.startsWith('/api/call/'))
+    return apiCall(opts.dispatcher, req, res, url.pathname.slice('/api/call/'.length));
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     return sendJson(res, 405, { ok: false, error: { code: 'invalid_input', message: 'method not allowed' } });
   }

@@ -27,13 +27,17 @@ export class ImportBudget {
 
   /** Counts one entry; the refusal once past the cap, else null. */
   entry(): StudioError | null {
-    return ++this.entries > this.limits.entries ? this.refuse(`it holds more than ${count(this.limits.entries)} entries`) : null;
+    return ++this.entries > this.limits.entries
+      ? this.refuse(`it holds more than ${count(this.limits.entries)} entries`)
+      : null;
   }
 
   /** Call before buffering `size` bytes; the refusal once past the cap, else null. */
   take(size: number): StudioError | null {
     this.bytes += size;
-    return this.bytes > this.limits.bytes ? this.refuse(`its ${this.what} add up to more than ${byteText(this.limits.bytes)}`) : null;
+    return this.bytes > this.limits.bytes
+      ? this.refuse(`its ${this.what} add up to more than ${byteText(this.limits.bytes)}`)
+      : null;
   }
 
   private refuse(why: string): StudioError {

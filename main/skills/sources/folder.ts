@@ -62,7 +62,12 @@ export async function scanFolder(root: string, opts: ScanOptions = {}): Promise<
     const result = await readCapped(path, budget);
     if (!result.ok) return skip(relPath, result.reason);
     const folder = folderOf(relPath) ?? basename(rootReal);
-    const candidate: Candidate = { relPath, folderName: folder, content: result.text, provenanceBase: { kind: 'folder', root: rootReal } };
+    const candidate: Candidate = {
+      relPath,
+      folderName: folder,
+      content: result.text,
+      provenanceBase: { kind: 'folder', root: rootReal },
+    };
     scan.candidates.push(candidate);
   }
 }
@@ -93,7 +98,10 @@ async function listDir(dir: string, budget: ImportBudget): Promise<Dirent[]> {
  * opening, and O_NONBLOCK keeps a FIFO swapped in after the check from blocking the open; O_NOFOLLOW
  * refuses a last-moment symlink swap.
  */
-async function readCapped(path: string, budget: ImportBudget): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
+async function readCapped(
+  path: string,
+  budget: ImportBudget,
+): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
   let handle;
   try {
     const special = notRegular(await stat(path));
@@ -113,8 +121,11 @@ async function readCapped(path: string, budget: ImportBudget): Promise<{ ok: tru
     // One byte past the size shows a file that grew since the stat; never more than that is read.
     const buffer = Buffer.alloc(info.size + 1);
     let got = 0;
-    for (let n = 1; n > 0 && got < buffer.length; got += n) n = (await handle.read(buffer, got, buffer.length - got, got)).bytesRead;
-    return got > info.size ? { ok: false, reason: 'file changed while it was read' } : decodeSkillFile(buffer.subarray(0, got));
+    for (let n = 1; n > 0 && got < buffer.length; got += n)
+      n = (await handle.read(buffer, got, buffer.length - got, got)).bytesRead;
+    return got > info.size
+      ? { ok: false, reason: 'file changed while it was read' }
+      : decodeSkillFile(buffer.subarray(0, got));
   } finally {
     await handle.close();
   }
@@ -122,7 +133,17 @@ async function readCapped(path: string, budget: ImportBudget): Promise<{ ok: tru
 
 function notRegular(info: Stats): string | null {
   if (info.isFile()) return null;
-  const kind = info.isFIFO() ? 'FIFO' : info.isSocket() ? 'socket' : info.isCharacterDevice() ? 'character device' : info.isBlockDevice() ? 'block device' : info.isDirectory() ? 'folder' : 'special file';
+  const kind = info.isFIFO()
+    ? 'FIFO'
+    : info.isSocket()
+      ? 'socket'
+      : info.isCharacterDevice()
+        ? 'character device'
+        : info.isBlockDevice()
+          ? 'block device'
+          : info.isDirectory()
+            ? 'folder'
+            : 'special file';
   return `not a regular file (${kind}); not opened`;
 }
 

@@ -15,12 +15,15 @@ const EXACT = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
 export function parseNpmSpec(spec: string): NpmSpec | string {
   const text = spec.trim();
   if (text === '') return 'the source is empty';
-  if (/^[a-z+]+:/i.test(text)) return `'${text}' is a URL or protocol spec; give a registry package name, a folder or a .tgz file`;
+  if (/^[a-z+]+:/i.test(text))
+    return `'${text}' is a URL or protocol spec; give a registry package name, a folder or a .tgz file`;
   const at = text.indexOf('@', text.startsWith('@') ? 1 : 0);
   const name = at < 0 ? text : text.slice(0, at);
   const range = at < 0 ? null : text.slice(at + 1).trim();
-  if (!NAME.test(name) || name.length > 214) return `'${text}' is not a folder, a .tgz file or a valid npm package name`;
-  if (range !== null && (range === '' || !RANGE.test(range))) return `'${range}' in '${text}' is not a version, range or tag`;
+  if (!NAME.test(name) || name.length > 214)
+    return `'${text}' is not a folder, a .tgz file or a valid npm package name`;
+  if (range !== null && (range === '' || !RANGE.test(range)))
+    return `'${range}' in '${text}' is not a version, range or tag`;
   return { name, range, exactVersion: range !== null && EXACT.test(range) ? range : null };
 }
 

@@ -27,7 +27,10 @@ export interface NpmOptions extends ScanOptions {
   onFetch?: (done: number, total: number) => void;
 }
 
-export async function scanNpm(spec: string, opts: NpmOptions): Promise<SourceScan & { pkg: PackageInfo; pack: PackResult; cached: boolean }> {
+export async function scanNpm(
+  spec: string,
+  opts: NpmOptions,
+): Promise<SourceScan & { pkg: PackageInfo; pack: PackResult; cached: boolean }> {
   const parsed = parseNpmSpec(spec);
   if (typeof parsed === 'string') throw new StudioError('import_failed', parsed);
   throwIfAborted(opts.signal);
@@ -41,7 +44,13 @@ export async function scanNpm(spec: string, opts: NpmOptions): Promise<SourceSca
   throwIfAborted(opts.signal);
   const scan = await scanTgz(join(dir, pack.filename), {
     ...opts,
-    provenance: (pkg) => ({ kind: 'npm', package: pack.name, version: pack.version, license: pkg.license, integrity: pack.integrity }),
+    provenance: (pkg) => ({
+      kind: 'npm',
+      package: pack.name,
+      version: pack.version,
+      license: pkg.license,
+      integrity: pack.integrity,
+    }),
   });
   return { ...scan, pack, cached: hit !== null };
 }
@@ -55,7 +64,11 @@ async function npmPack(spec: string, dir: string, run: NpmRunner, signal?: Abort
     throw new StudioError('import_failed', `npm pack ${spec} failed: ${npmFailure(e)}`);
   }
   const pack = readPackJson(stdout);
-  if (!pack) throw new StudioError('import_failed', `npm pack ${spec} printed no package description (stdout: ${stdout.slice(0, 200)})`);
+  if (!pack)
+    throw new StudioError(
+      'import_failed',
+      `npm pack ${spec} printed no package description (stdout: ${stdout.slice(0, 200)})`,
+    );
   const sidecar = join(dir, `${pack.filename}.json`);
   await writeFile(`${sidecar}.tmp`, JSON.stringify(pack, null, 2));
   await rename(`${sidecar}.tmp`, sidecar);
@@ -68,7 +81,9 @@ async function cachedPack(dir: string, filename: string): Promise<PackResult | n
     const pack = JSON.parse(await readFile(join(dir, `${filename}.json`), 'utf8')) as PackResult;
     if (pack.filename !== filename || !pack.integrity) return null;
     const [algo, digest] = pack.integrity.split('-', 2);
-    const actual = createHash(algo ?? 'sha512').update(await readFile(join(dir, filename))).digest('base64');
+    const actual = createHash(algo ?? 'sha512')
+      .update(await readFile(join(dir, filename)))
+      .digest('base64');
     return actual === digest ? pack : null;
   } catch {
     return null; // missing or unreadable cache entry: fetch again
@@ -78,7 +93,13 @@ async function cachedPack(dir: string, filename: string): Promise<PackResult | n
 function readPackJson(stdout: string): PackResult | null {
   try {
     const [first] = JSON.parse(stdout) as Array<Record<string, unknown>>;
-    if (!first || typeof first.name !== 'string' || typeof first.version !== 'string' || typeof first.filename !== 'string') return null;
+    if (
+      !first ||
+      typeof first.name !== 'string' ||
+      typeof first.version !== 'string' ||
+      typeof first.filename !== 'string'
+    )
+      return null;
     const integrity = typeof first.integrity === 'string' ? first.integrity : null;
     return { name: first.name, version: first.version, integrity, filename: first.filename.replace(/^.*[\\/]/, '') };
   } catch {
@@ -89,7 +110,10 @@ function readPackJson(stdout: string): PackResult | null {
 // npm's first stderr line is often just "npm error code E404"; its JSON on stdout says what failed.
 function npmFailure(e: unknown): string {
   const err = e as { stderr?: string; stdout?: string; message?: string };
-  const first = (err.stderr ?? '').split('\n').find((l) => l.trim() !== '')?.trim();
+  const first = (err.stderr ?? '')
+    .split('\n')
+    .find((l) => l.trim() !== '')
+    ?.trim();
   let summary: string | undefined;
   try {
     const json = JSON.parse(err.stdout ?? '') as { error?: { summary?: string } };
@@ -103,8 +127,13 @@ function npmFailure(e: unknown): string {
 
 const runNpm: NpmRunner = (args, signal) =>
   new Promise((resolve, reject) => {
-    execFile('npm', args, { signal, maxBuffer: 64 * 1024 * 1024, timeout: 5 * 60_000, windowsHide: true }, (err, stdout, stderr) => {
-      if (err) reject(Object.assign(err, { stdout, stderr }));
-      else resolve(stdout);
-    });
+    execFile(
+      'npm',
+      args,
+      { signal, maxBuffer: 64 * 1024 * 1024, timeout: 5 * 60_000, windowsHide: true },
+      (err, stdout, stderr) => {
+        if (err) reject(Object.assign(err, { stdout, stderr }));
+        else resolve(stdout);
+      },
+    );
   });

@@ -34,7 +34,13 @@ export async function scanTgz(file: string, opts: TgzOptions = {}): Promise<Sour
   const prefix = commonTopFolder(raw.paths);
   const strip = (p: string) => (prefix && p.startsWith(prefix) ? p.slice(prefix.length) : p);
   const pkg = packageInfo(raw.files.get(`${prefix}package.json`));
-  const base = opts.provenance?.(pkg) ?? { kind: 'tgz', file, package: pkg.name, version: pkg.version, license: pkg.license };
+  const base = opts.provenance?.(pkg) ?? {
+    kind: 'tgz',
+    file,
+    package: pkg.name,
+    version: pkg.version,
+    license: pkg.license,
+  };
   const scan: SourceScan & { pkg: PackageInfo } = { candidates: [], skipped: [], pkg };
   const skip = (record: SkipRecord) => {
     scan.skipped.push(record);
@@ -45,7 +51,13 @@ export async function scanTgz(file: string, opts: TgzOptions = {}): Promise<Sour
     if (!isSkillFile(path.split('/').pop() ?? '')) continue;
     const relPath = strip(path);
     if (!checked.ok) skip({ path: relPath, reason: checked.reason });
-    else scan.candidates.push({ relPath, folderName: folderOf(relPath) ?? rootFolderName(file, pkg), content: checked.text, provenanceBase: base });
+    else
+      scan.candidates.push({
+        relPath,
+        folderName: folderOf(relPath) ?? rootFolderName(file, pkg),
+        content: checked.text,
+        provenanceBase: base,
+      });
   }
   return scan;
 }
@@ -76,7 +88,9 @@ function readArchive(file: string, size: number, opts: ScanOptions): Promise<Raw
       if (settled) return entry.resume(); // the parser may still hold entries read before a failure
       const path = entry.path.replace(/^(\.\/)+/, '');
       const unsafe = unsafeReason(path);
-      const refusal = unsafe ? new StudioError('import_failed', `${file} rejected: entry '${entry.path}' ${unsafe}; nothing was imported`) : budget.entry();
+      const refusal = unsafe
+        ? new StudioError('import_failed', `${file} rejected: entry '${entry.path}' ${unsafe}; nothing was imported`)
+        : budget.entry();
       if (refusal) {
         entry.resume();
         return fail(refusal);
@@ -105,7 +119,9 @@ function readArchive(file: string, size: number, opts: ScanOptions): Promise<Raw
       // Decoded at once, so the bytes and the text are not both held for the whole archive.
       entry.on('end', () => raw.files.set(path, decodeSkillFile(Buffer.concat(chunks))));
     };
-    parser.on('error', (e: Error) => fail(new StudioError('import_failed', `${file} is not a readable .tgz: ${e.message}`)));
+    parser.on('error', (e: Error) =>
+      fail(new StudioError('import_failed', `${file} is not a readable .tgz: ${e.message}`)),
+    );
     parser.on('end', () => {
       if (settled) return;
       settle();
@@ -127,7 +143,10 @@ async function archiveSize(file: string): Promise<number> {
     if (!info.isFile()) throw new Error('not a file');
     return info.size;
   } catch (e) {
-    throw new StudioError('import_failed', `cannot read archive ${file}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new StudioError(
+      'import_failed',
+      `cannot read archive ${file}: ${e instanceof Error ? e.message : String(e)}`,
+    );
   }
 }
 
@@ -161,7 +180,11 @@ function packageInfo(file: FileCheck | undefined): PackageInfo {
   }
   if (typeof json !== 'object' || json === null) return none;
   const pkg = json as { name?: unknown; version?: unknown; license?: unknown; licenses?: unknown };
-  return { name: str(pkg.name), version: str(pkg.version), license: licenseOf(pkg.license ?? (Array.isArray(pkg.licenses) ? pkg.licenses[0] : undefined)) };
+  return {
+    name: str(pkg.name),
+    version: str(pkg.version),
+    license: licenseOf(pkg.license ?? (Array.isArray(pkg.licenses) ? pkg.licenses[0] : undefined)),
+  };
 }
 
 // package.json licence: an SPDX string, or the legacy { type } object.

@@ -69,7 +69,12 @@ export function adapterOptions(ctx: PickerContext): AdapterOptions {
           disabled: false,
           title: `The newest global version of bundle ${ctx.bundleId ?? ''}: adapter ${ctx.global.adapter}`,
         }
-      : { value: 'global', label: 'Global adapter (none yet)', disabled: true, title: 'This bundle has no global adapter yet: an EMA update makes version 1' },
+      : {
+          value: 'global',
+          label: 'Global adapter (none yet)',
+          disabled: true,
+          title: 'This bundle has no global adapter yet: an EMA update makes version 1',
+        },
     skills: ctx.skills.map((s) => ({
       value: `skill:${s.name}`,
       label: s.name,
@@ -82,7 +87,9 @@ export function adapterOptions(ctx: PickerContext): AdapterOptions {
         value: `library:${a.id}`,
         label: `${a.id} · ${adapterOrigin(a)} · rank ${a.rank}${other ? ` (bundle ${a.bundle.id})` : ''}`,
         disabled: other,
-        title: other ? `Made for bundle ${a.bundle.id}: load that bundle to use it` : `Adapter ${a.id} of bundle ${a.bundle.id}`,
+        title: other
+          ? `Made for bundle ${a.bundle.id}: load that bundle to use it`
+          : `Adapter ${a.id} of bundle ${a.bundle.id}`,
       };
     }),
   };

@@ -80,7 +80,13 @@ export class BatchCompiler {
     if (this.running || names.length === 0) return;
     this.running = true;
     this.cancelling = false;
-    this.items = [...new Set(names)].map((name) => ({ name, status: 'queued', progress: null, result: null, error: null }));
+    this.items = [...new Set(names)].map((name) => ({
+      name,
+      status: 'queued',
+      progress: null,
+      result: null,
+      error: null,
+    }));
     this.emit();
     let compiled = false;
     for (let i = 0; i < this.items.length; i++) {
@@ -89,12 +95,17 @@ export class BatchCompiler {
         continue;
       }
       this.update(i, { status: 'running' });
-      const handle = this.api.adapters.compile({ name: this.items[i]!.name }, (p) => this.update(i, { progress: { chunk: p.chunk, chunks: p.chunks } }));
+      const handle = this.api.adapters.compile({ name: this.items[i]!.name }, (p) =>
+        this.update(i, { progress: { chunk: p.chunk, chunks: p.chunks } }),
+      );
       this.handle = handle;
       try {
         const r = await handle.result;
         compiled ||= !r.cached;
-        this.update(i, { status: 'done', result: { adapterId: r.adapter.id, cached: r.cached, ms: r.ms, version: r.skill.version } });
+        this.update(i, {
+          status: 'done',
+          result: { adapterId: r.adapter.id, cached: r.cached, ms: r.ms, version: r.skill.version },
+        });
       } catch (err) {
         const error = toUiError(err);
         this.update(i, error.code === 'cancelled' ? { status: 'cancelled' } : { status: 'failed', error });

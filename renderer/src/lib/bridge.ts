@@ -3,7 +3,12 @@
 import { bridgeLink, createClient, type Link } from '../../../common/api/client';
 import { studioContract, type StudioApi, type StudioBridge } from '../../../common/api/contract';
 import { StreamClient } from '../../../common/api/message-link';
-import { MAX_STREAM_MESSAGE_BYTES, ServerMessage, type CallOutcome, type ClientMessage } from '../../../common/api/wire';
+import {
+  MAX_STREAM_MESSAGE_BYTES,
+  ServerMessage,
+  type CallOutcome,
+  type ClientMessage,
+} from '../../../common/api/wire';
 import { StudioError } from '../../../common/errors';
 
 declare global {
@@ -44,24 +49,29 @@ function webLink(): Link {
       ws.onclose = (ev) => {
         socket = null;
         ready = null;
-        streams.failAll(ev.code === 1009 ? 'stream connection closed: a message was over the size limit' : 'stream connection closed');
+        streams.failAll(
+          ev.code === 1009 ? 'stream connection closed: a message was over the size limit' : 'stream connection closed',
+        );
       };
     });
     return ready;
   };
 
-  const streams = new StreamClient({
-    send: (msg) => {
-      if (socket) socket.send(JSON.stringify(msg));
-      else {
-        queue.push(msg);
-        connect().catch(() => streams.failAll('stream connection failed'));
-      }
+  const streams = new StreamClient(
+    {
+      send: (msg) => {
+        if (socket) socket.send(JSON.stringify(msg));
+        else {
+          queue.push(msg);
+          connect().catch(() => streams.failAll('stream connection failed'));
+        }
+      },
+      onMessage: (r) => {
+        receive = r;
+      },
     },
-    onMessage: (r) => {
-      receive = r;
-    },
-  }, { maxMessageBytes: MAX_STREAM_MESSAGE_BYTES });
+    { maxMessageBytes: MAX_STREAM_MESSAGE_BYTES },
+  );
 
   return {
     async call(method, input) {

@@ -49,7 +49,13 @@ export class DraftStore {
   /** Keeps `content` as the draft of `name`; false when the storage refused it (full or switched off). */
   put(name: string, content: string, base: { version: number; sha256: string }): boolean {
     if (!this.store) return false;
-    const draft: Draft = { name, content, baseVersion: base.version, baseSha256: base.sha256, savedAt: this.clock().toISOString() };
+    const draft: Draft = {
+      name,
+      content,
+      baseVersion: base.version,
+      baseSha256: base.sha256,
+      savedAt: this.clock().toISOString(),
+    };
     try {
       this.store.setItem(DRAFT_PREFIX + name, JSON.stringify(draft));
       return true;

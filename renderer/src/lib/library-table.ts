@@ -21,7 +21,10 @@ export interface CompiledState {
 const EMPTY: CompiledState = { current: [], olderVersions: [], adapters: [] };
 
 /** Per skill name; skills without adapters are absent (see `compiledOf`). */
-export function compiledStates(skills: readonly SkillSummary[], adapters: readonly AdapterSummary[]): Map<string, CompiledState> {
+export function compiledStates(
+  skills: readonly SkillSummary[],
+  adapters: readonly AdapterSummary[],
+): Map<string, CompiledState> {
   const latest = new Map(skills.map((s) => [s.name, s.latestVersion]));
   const out = new Map<string, CompiledState>();
   for (const a of adapters) {
@@ -63,9 +66,14 @@ export function nextSort(sort: Sort, key: SortKey): Sort {
 const collator = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
 
 /** A new array in the order asked for; ties (and skills without a package, always last) by name. */
-export function sortSkills(skills: readonly SkillSummary[], sort: Sort, compiled: Map<string, CompiledState>): SkillSummary[] {
+export function sortSkills(
+  skills: readonly SkillSummary[],
+  sort: Sort,
+  compiled: Map<string, CompiledState>,
+): SkillSummary[] {
   const sign = sort.dir === 'asc' ? 1 : -1;
-  const byName = (a: SkillSummary, b: SkillSummary) => collator.compare(a.name, b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  const byName = (a: SkillSummary, b: SkillSummary) =>
+    collator.compare(a.name, b.name) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   const compiledRank = (s: SkillSummary) => {
     const c = compiledOf(compiled, s.name);
     return c.current.length * 1000 + (c.olderVersions.length ? 1 : 0);

@@ -5,7 +5,26 @@
 import DOMPurify from 'dompurify';
 import { Marked, type Token, type Tokens } from 'marked';
 
-const FORBID_TAGS = ['style', 'link', 'meta', 'base', 'iframe', 'frame', 'object', 'embed', 'video', 'audio', 'source', 'picture', 'track', 'form', 'input', 'button', 'select', 'textarea'];
+const FORBID_TAGS = [
+  'style',
+  'link',
+  'meta',
+  'base',
+  'iframe',
+  'frame',
+  'object',
+  'embed',
+  'video',
+  'audio',
+  'source',
+  'picture',
+  'track',
+  'form',
+  'input',
+  'button',
+  'select',
+  'textarea',
+];
 const FORBID_ATTR = ['style', 'srcset', 'background', 'poster', 'ping', 'action', 'formaction', 'id', 'name'];
 
 let purifier: ReturnType<typeof DOMPurify> | null = null;

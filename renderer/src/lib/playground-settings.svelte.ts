@@ -59,7 +59,9 @@ export class GenerationSettings {
     };
     const stop = parseStopStrings(this.stop);
     const raw = {
-      ...(this.mode === 'chat' ? { messages: chatMessages(this.system, history, this.user) } : { prompt: this.prompt || ' ' }),
+      ...(this.mode === 'chat'
+        ? { messages: chatMessages(this.system, history, this.user) }
+        : { prompt: this.prompt || ' ' }),
       ...(given(this.maxTokens) ? { maxTokens: this.maxTokens } : {}),
       ...(stop.length ? { stop } : {}),
       sampling,

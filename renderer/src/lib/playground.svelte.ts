@@ -58,7 +58,10 @@ export class Playground {
 
   /** The skills and the loaded bundle's global adapter (a failure leaves the picker as it was). */
   async refreshChoices(): Promise<void> {
-    const [skills, history] = await Promise.allSettled([studio.skills.list({}), this.bundle.loaded ? studio.ema.history({}) : Promise.resolve(null)]);
+    const [skills, history] = await Promise.allSettled([
+      studio.skills.list({}),
+      this.bundle.loaded ? studio.ema.history({}) : Promise.resolve(null),
+    ]);
     if (skills.status === 'fulfilled') this.skills = skills.value;
     if (history.status === 'fulfilled') this.global = history.value?.versions[0] ?? null;
   }
@@ -83,7 +86,8 @@ export class Playground {
     const exchange = this.current;
     void this.run.start(check.input).then(() => {
       // A failed reply is not history: its message goes back to the input to send again.
-      if (exchange && this.run.status === 'failed' && this.current === exchange && !this.settings.user) this.settings.user = exchange.user;
+      if (exchange && this.run.status === 'failed' && this.current === exchange && !this.settings.user)
+        this.settings.user = exchange.user;
       if (this.adapter?.kind === 'skill') this.onAdapters();
     });
   }

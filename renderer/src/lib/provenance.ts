@@ -50,7 +50,9 @@ export function provenanceFields(p: Provenance): ProvenanceField[] {
       return [
         { label: 'Source', value: 'package tarball' },
         { label: 'File', value: p.file, mono: true },
-        ...(p.package ? [{ label: 'Package', value: packageLabel(p.package, p.version) ?? p.package, mono: true }] : []),
+        ...(p.package
+          ? [{ label: 'Package', value: packageLabel(p.package, p.version) ?? p.package, mono: true }]
+          : []),
         { label: 'Licence', value: p.license ?? 'none declared' },
         { label: 'Path', value: p.path, mono: true },
       ];

@@ -20,19 +20,22 @@ export type Route = { page: 'library' } | { page: 'playground' } | { page: 'adap
 
 const VIEWS: readonly string[] = ['edit', 'compare'];
 
-const versionOf = (part: string | undefined): number | null => (part && /^\d+$/.test(part) && Number(part) > 0 ? Number(part) : null);
+const versionOf = (part: string | undefined): number | null =>
+  part && /^\d+$/.test(part) && Number(part) > 0 ? Number(part) : null;
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean);
   if (parts[0] === 'skill' && parts[1]) {
     const name = decodeURIComponent(parts[1]);
-    if (parts[2] === 'diff') return { page: 'skill', name, version: versionOf(parts[4]), view: 'diff', base: versionOf(parts[3]) };
+    if (parts[2] === 'diff')
+      return { page: 'skill', name, version: versionOf(parts[4]), view: 'diff', base: versionOf(parts[3]) };
     const version = parts[2] === 'v' ? versionOf(parts[3]) : null;
     const last = parts[version === null ? 2 : 4] ?? '';
     return { page: 'skill', name, version, view: VIEWS.includes(last) ? (last as SkillView) : 'read' };
   }
   if (parts[0] === 'playground') return { page: 'playground' };
-  if (parts[0] === 'adapters') return { page: 'adapters', id: parts[1] && /^[0-9a-f]+$/.test(parts[1]) ? parts[1] : null };
+  if (parts[0] === 'adapters')
+    return { page: 'adapters', id: parts[1] && /^[0-9a-f]+$/.test(parts[1]) ? parts[1] : null };
   return { page: 'library' };
 }
 
@@ -63,7 +66,11 @@ export function keepsEditor(route: Route, name: string): boolean {
  * route's version (else the latest), the left-hand side the route's base (else the version before the
  * right-hand one, else the right-hand one itself when the skill has a single version).
  */
-export function diffPair(versions: readonly number[], base: number | null, version: number | null): { from: number; to: number } | null {
+export function diffPair(
+  versions: readonly number[],
+  base: number | null,
+  version: number | null,
+): { from: number; to: number } | null {
   if (versions.length === 0) return null;
   const sorted = [...versions].sort((a, b) => a - b);
   const to = version !== null && sorted.includes(version) ? version : sorted.at(-1)!;

@@ -123,7 +123,8 @@ export class SkillEditor {
     this.drafts.remove(this.name);
     this.restored = null;
     if (this.content === this.baseline) return;
-    if (this.session) this.session.setValue(this.baseline); // its change event calls setContent
+    if (this.session)
+      this.session.setValue(this.baseline); // its change event calls setContent
     else this.content = this.baseline;
     this.draftWrite.cancel(); // setContent scheduled a write of the (now clean) text: nothing to keep
     void this.validate();

@@ -38,7 +38,9 @@ describe.each(transports)('adapter library over $name', (transport) => {
     await studio.dispose();
     rmSync(dataDir, { recursive: true, force: true });
     // adapters.compile: tests/int/compile/compile-api.int.test.ts
-    const mine = entries(studioContract).map(([w]) => w).filter((w) => ADAPTER_NAMESPACES.includes(w.split('.')[0]!) && w !== 'adapters.compile');
+    const mine = entries(studioContract)
+      .map(([w]) => w)
+      .filter((w) => ADAPTER_NAMESPACES.includes(w.split('.')[0]!) && w !== 'adapters.compile');
     expect([...covered].sort()).toEqual(mine.sort());
   });
 
@@ -50,11 +52,16 @@ describe.each(transports)('adapter library over $name', (transport) => {
     }
     covered.add('adapters.import');
     const again = await api.adapters.import({ dir: join(dataDir, 'peft-0') });
-    expect(again).toMatchObject({ created: false, adapter: { id: ids[0], rank: 4, alpha: 8, recipe: { kind: 'import' }, bundle: { id: 'tiny-random' } } });
+    expect(again).toMatchObject({
+      created: false,
+      adapter: { id: ids[0], rank: 4, alpha: 8, recipe: { kind: 'import' }, bundle: { id: 'tiny-random' } },
+    });
   });
 
   it('adapters.import names the layer, module and dimension that do not fit, and missing folders', async () => {
-    await writeFixturePeft(join(dataDir, 'peft-wrong'), 9, { shapes: [{ layer: 1, module: 'down', dIn: 96, dOut: 64 }] });
+    await writeFixturePeft(join(dataDir, 'peft-wrong'), 9, {
+      shapes: [{ layer: 1, module: 'down', dIn: 96, dOut: 64 }],
+    });
     const wrong = await failure(api.adapters.import({ dir: join(dataDir, 'peft-wrong') }));
     expect(wrong.code).toBe('invalid_input');
     expect(wrong.message).toMatch(/layer 1, module "down": d_in 96, the bundle has 128/);
@@ -81,7 +88,9 @@ describe.each(transports)('adapter library over $name', (transport) => {
       // ‖ΔW‖_F² = Σσ² (rank 4: all singular values are listed)
       expect(Math.sqrt(t.values.reduce((s, v) => s + v * v, 0))).toBeCloseTo(d.stats.norms.perTarget[i]!.value, 4);
     }
-    expect((await api.adapters.get({ id: ids[0]!, singularValues: 2 })).stats.singularValues[0]!.values).toHaveLength(2);
+    expect((await api.adapters.get({ id: ids[0]!, singularValues: 2 })).stats.singularValues[0]!.values).toHaveLength(
+      2,
+    );
     expect((await failure(api.adapters.get({ id: 'abc' }))).code).toBe('invalid_input');
   });
 
@@ -89,8 +98,18 @@ describe.each(transports)('adapter library over $name', (transport) => {
     const c = await api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] });
     covered.add('adapters.merge');
     expect(c.created).toBe(true);
-    expect(c.adapter).toMatchObject({ rank: 8, lineage: [{ id: ids[0], weight: 1 }, { id: ids[1], weight: -0.5 }], recipe: { kind: 'merge', method: 'cat' } });
-    expect(await api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] })).toEqual({ ...c, created: false });
+    expect(c.adapter).toMatchObject({
+      rank: 8,
+      lineage: [
+        { id: ids[0], weight: 1 },
+        { id: ids[1], weight: -0.5 },
+      ],
+      recipe: { kind: 'merge', method: 'cat' },
+    });
+    expect(await api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] })).toEqual({
+      ...c,
+      created: false,
+    });
     expect((await api.adapters.merge({ ids: ids.slice(0, 2), method: 'svd', rank: 3 })).adapter.rank).toBe(3);
     expect((await api.adapters.merge({ ids: ids.slice(0, 2), method: 'linear' })).adapter.rank).toBe(4);
     const unequal = await failure(api.adapters.merge({ ids: [ids[0]!, ids[2]!], method: 'linear' }));
@@ -108,7 +127,12 @@ describe.each(transports)('adapter library over $name', (transport) => {
     const back = await readPeftDir(out);
     expect(back.adapter).toEqual(cat([made[0]!, made[1]!], [1, -0.5]));
     const sidecar = JSON.parse(readFileSync(join(out, 'pskills.json'), 'utf8')) as Record<string, unknown>;
-    expect(sidecar).toMatchObject({ adapter: c.key, skillSha256: null, bundle: { id: 'tiny-random', sha256: c.bundle.sha256 }, recipe: c.recipe });
+    expect(sidecar).toMatchObject({
+      adapter: c.key,
+      skillSha256: null,
+      bundle: { id: 'tiny-random', sha256: c.bundle.sha256 },
+      recipe: c.recipe,
+    });
     expect((await failure(api.adapters.export({ id: 'ffffffffffff', dir: out }))).code).toBe('not_found');
   });
 
@@ -125,7 +149,9 @@ describe.each(transports)('adapter library over $name', (transport) => {
     expect(mixed.linearVsCat).toEqual({ unavailable: expect.stringMatching(/equal ranks/) });
     const self = await api.adapters.similarity({ ids: [ids[0]!, ids[0]!], weights: [1, 1] });
     expect('overall' in self.linearVsCat && self.linearVsCat.overall).toBeCloseTo(1, 5); // (2A)(2B) = 4AB vs 2AB
-    expect((await failure(api.adapters.similarity({ ids: [ids[0]!, ids[1]!], weights: [1] }))).code).toBe('invalid_input');
+    expect((await failure(api.adapters.similarity({ ids: [ids[0]!, ids[1]!], weights: [1] }))).code).toBe(
+      'invalid_input',
+    );
   });
 
   it('adapters.compare, the deprecated alias, gives the same result with a deprecation note', async () => {
@@ -146,15 +172,28 @@ describe.each(transports)('adapter library over $name', (transport) => {
     expect(v1.version).toMatchObject({ version: 1, kind: 'ema', beta: 1, parentVersion: null, rank: 4 });
     const v2 = await api.ema.update({ adapterId: ids[1]!, beta: 0.25, rankBudget: 6 });
     expect(v2.version).toMatchObject({ version: 2, beta: 0.25, parentVersion: 1, rank: 6 });
-    expect(v2.adapter.lineage).toEqual([{ id: v1.adapter.id, weight: 0.75 }, { id: ids[1], weight: 0.25 }]);
+    expect(v2.adapter.lineage).toEqual([
+      { id: v1.adapter.id, weight: 0.75 },
+      { id: ids[1], weight: 0.25 },
+    ]);
     const merged = (await api.adapters.get({ id: ids[1]! })).key;
     expect(v2.adapter.recipe).toEqual({ kind: 'ema', beta: 0.25, rankBudget: 6, sources: [v1.adapter.key, merged] });
     const v3 = await api.ema.rollback({ version: 1 });
     covered.add('ema.rollback');
-    expect(v3).toMatchObject({ version: 3, kind: 'rollback', restoresVersion: 1, parentVersion: 2, adapter: v1.version.adapter });
+    expect(v3).toMatchObject({
+      version: 3,
+      kind: 'rollback',
+      restoresVersion: 1,
+      parentVersion: 2,
+      adapter: v1.version.adapter,
+    });
     const h = await api.ema.history({});
     expect(h.bundle.id).toBe('tiny-random');
-    expect(h.versions.map((v) => [v.version, v.adapter])).toEqual([[3, v1.version.adapter], [2, v2.version.adapter], [1, v1.version.adapter]]);
+    expect(h.versions.map((v) => [v.version, v.adapter])).toEqual([
+      [3, v1.version.adapter],
+      [2, v2.version.adapter],
+      [1, v1.version.adapter],
+    ]);
     expect((await failure(api.ema.rollback({ version: 7 }))).code).toBe('not_found');
     expect((await failure(api.ema.update({ adapterId: ids[0]!, beta: 2 }))).code).toBe('invalid_input');
   });

@@ -83,7 +83,9 @@ describe('adapters.export target folder', () => {
   it('refuses a file, and a folder whose pskills.json is not our sidecar', async () => {
     const file = join(work, 'a-file');
     writeFileSync(file, 'keep');
-    expect((await failure(api.adapters.export({ id, dir: file }))).message).toMatch(/a-file: exists and is not a folder/);
+    expect((await failure(api.adapters.export({ id, dir: file }))).message).toMatch(
+      /a-file: exists and is not a folder/,
+    );
     expect(readFileSync(file, 'utf8')).toBe('keep');
     const fake = join(work, 'fake');
     mkdirSync(fake);
@@ -121,12 +123,19 @@ describe('adapters.export target folder', () => {
       expect(err.message).toMatch(/absolute path/);
     }
     expect((await failure(api.adapters.import({ dir: 'peft' }))).message).toMatch(/absolute path/);
-    expect((await failure(api.engine.loadBundle({ dir: 'tests/fixtures/bundle-tiny' }))).message).toMatch(/absolute path/);
+    expect((await failure(api.engine.loadBundle({ dir: 'tests/fixtures/bundle-tiny' }))).message).toMatch(
+      /absolute path/,
+    );
   });
 });
 
 describe('pskills adapters export --out', () => {
-  const pskills = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args, '--data-dir', dataDir], { encoding: 'utf8', timeout: 60_000, cwd: work });
+  const pskills = (...args: string[]) =>
+    spawnSync(process.execPath, [BIN, ...args, '--data-dir', dataDir], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      cwd: work,
+    });
 
   it('refuses a non-empty foreign folder with exit 2 and leaves it unchanged', async () => {
     await studio.dispose(); // the CLI opens the same data dir

@@ -30,11 +30,19 @@ afterAll(async () => {
 });
 
 const headers = () => ({ authorization: `Bearer ${host.token}`, 'content-type': 'application/json' });
-const models = async () => ((await (await fetch(`${host.origin}/v1/models`, { headers: headers() })).json()) as { data: { id: string }[] }).data.map((m) => m.id);
+const models = async () =>
+  (
+    (await (await fetch(`${host.origin}/v1/models`, { headers: headers() })).json()) as { data: { id: string }[] }
+  ).data.map((m) => m.id);
 const messages = [{ role: 'user' as const, content: 'List the steps of a review.' }];
 const complete = (model: string) =>
-  fetch(`${host.origin}/v1/chat/completions`, { method: 'POST', headers: headers(), body: JSON.stringify({ model, messages, max_tokens: 12, temperature: 0 }) });
-const textOf = async (res: Response) => ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+  fetch(`${host.origin}/v1/chat/completions`, {
+    method: 'POST',
+    headers: headers(),
+    body: JSON.stringify({ model, messages, max_tokens: 12, temperature: 0 }),
+  });
+const textOf = async (res: Response) =>
+  ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
 
 describe('model "global"', () => {
   it('is unknown until a global version exists', async () => {
@@ -55,7 +63,11 @@ describe('model "global"', () => {
     const text = await textOf(res);
     await api.adapters.export({ id: global.id, dir: join(dataDir, 'global-export') });
     const exported = foldAdapter((await readPeftDir(join(dataDir, 'global-export'))).adapter);
-    const direct = await studio.engine.generate({ messages, maxTokens: 12, sampling: { temperature: 0 } }, { emit: () => {}, signal: new AbortController().signal }, exported);
+    const direct = await studio.engine.generate(
+      { messages, maxTokens: 12, sampling: { temperature: 0 } },
+      { emit: () => {}, signal: new AbortController().signal },
+      exported,
+    );
     expect(text).toBe(direct.text);
     expect(text).not.toBe(await textOf(await complete('base')));
   });

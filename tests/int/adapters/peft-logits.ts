@@ -42,7 +42,13 @@ try {
   };
   // The engine runs what the export wrote, so this checks the file, not only the stored tensors.
   const exported = foldAdapter((await readPeftDir(resolve(out))).adapter);
-  const result = { ids, vocab: bundle.lm.vocab, rank: merged.adapter.rank, base: await logits(null), adapted: await logits(exported) };
+  const result = {
+    ids,
+    vocab: bundle.lm.vocab,
+    rank: merged.adapter.rank,
+    base: await logits(null),
+    adapted: await logits(exported),
+  };
   process.stdout.write(JSON.stringify(result) + '\n');
 } finally {
   await studio.dispose();

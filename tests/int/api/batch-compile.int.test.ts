@@ -31,7 +31,11 @@ describe('BatchCompiler over the in-memory transport', () => {
   it('compiles each skill in turn with progress; a missing skill fails alone', async () => {
     const snapshots: BatchSnapshot[] = [];
     let compiledCalls = 0;
-    const batch = new BatchCompiler(api, (s) => snapshots.push(s), () => compiledCalls++);
+    const batch = new BatchCompiler(
+      api,
+      (s) => snapshots.push(s),
+      () => compiledCalls++,
+    );
     await batch.start(['review-branch', 'no-such-skill', 'sql-review']);
     const last = snapshots.at(-1)!;
     expect(last.running).toBe(false);
@@ -48,17 +52,26 @@ describe('BatchCompiler over the in-memory transport', () => {
     expect(snapshots.every((s) => s.items.filter((i) => i.status === 'running').length <= 1)).toBe(true);
     const firstDone = snapshots.findIndex((s) => s.items[0]!.status === 'done');
     expect(snapshots.slice(0, firstDone).every((s) => s.items[2]!.status === 'queued')).toBe(true);
-    expect(snapshots.some((s) => s.items[0]!.status === 'running' && (s.items[0]!.progress?.chunk ?? 0) > 0)).toBe(true);
+    expect(snapshots.some((s) => s.items[0]!.status === 'running' && (s.items[0]!.progress?.chunk ?? 0) > 0)).toBe(
+      true,
+    );
     const adapters = await api.adapters.list({});
     for (const item of last.items.filter((i) => i.status === 'done')) {
-      expect(adapters.find((a) => a.id === item.result!.adapterId)?.skill).toMatchObject({ name: item.name, version: 1 });
+      expect(adapters.find((a) => a.id === item.result!.adapterId)?.skill).toMatchObject({
+        name: item.name,
+        version: 1,
+      });
     }
   });
 
   it('a second run finds the stored adapters (no new adapter, no onCompiled)', async () => {
     let snapshot: BatchSnapshot | null = null;
     let compiledCalls = 0;
-    const batch = new BatchCompiler(api, (s) => (snapshot = s), () => compiledCalls++);
+    const batch = new BatchCompiler(
+      api,
+      (s) => (snapshot = s),
+      () => compiledCalls++,
+    );
     await batch.start(['review-branch', 'sql-review']);
     expect(snapshot!.items.map((i) => i.result?.cached)).toEqual([true, true]);
     expect(batchCounts(snapshot!.items)).toMatchObject({ done: 2, cached: 2 });

@@ -70,14 +70,22 @@ describe.each(transports)('engine.generate with an adapter over $name', (transpo
   it('refuses an unknown adapter, a malformed choice, and an adapter of another bundle (naming both)', async () => {
     expect((await failure(api.engine.generate(ask({ kind: 'library', id: 'abcdef' })).result)).code).toBe('not_found');
     expect((await failure(api.engine.generate(ask({ kind: 'skill' } as never)).result)).code).toBe('invalid_input');
-    expect((await failure(api.engine.generate(ask({ kind: 'library', id: 'XYZ' } as never)).result)).code).toBe('invalid_input');
-    expect((await failure(api.engine.generate(ask({ kind: 'skill', name: 'no-such-skill' })).result)).code).toBe('not_found');
+    expect((await failure(api.engine.generate(ask({ kind: 'library', id: 'XYZ' } as never)).result)).code).toBe(
+      'invalid_input',
+    );
+    expect((await failure(api.engine.generate(ask({ kind: 'skill', name: 'no-such-skill' })).result)).code).toBe(
+      'not_found',
+    );
     const hyperAdapter = (await api.adapters.list({})).find((a) => a.skill?.name === 'review-branch')!;
     await api.engine.loadBundle({ dir: TINY_BUNDLE });
     try {
       const err = await failure(api.engine.generate(ask({ kind: 'library', id: hyperAdapter.id })).result);
       expect(err.code).toBe('invalid_input');
-      expect(err.message).toMatch(new RegExp(`^adapter ${hyperAdapter.id} was made for bundle tiny-random-hyper \\([0-9a-f]{12}\\), not the loaded bundle tiny-random \\([0-9a-f]{12}\\); load that bundle first$`));
+      expect(err.message).toMatch(
+        new RegExp(
+          `^adapter ${hyperAdapter.id} was made for bundle tiny-random-hyper \\([0-9a-f]{12}\\), not the loaded bundle tiny-random \\([0-9a-f]{12}\\); load that bundle first$`,
+        ),
+      );
     } finally {
       await api.engine.loadBundle({ dir: HYPER_BUNDLE });
     }

@@ -44,7 +44,9 @@ describe.each(transports)('skills.delete over $name', (transport) => {
     await api.skills.save({ name: 'review-branch', content: `${SKILLS['review-branch']}\nVersion 2.\n` });
     const err = await failure(api.skills.delete({ name: 'review-branch' }));
     expect(err.code).toBe('conflict');
-    expect(err.message).toBe(`skill "review-branch" was not deleted: an adapter was compiled from it (${compiled.adapter.id} (v1)); delete it on the Adapters page first`);
+    expect(err.message).toBe(
+      `skill "review-branch" was not deleted: an adapter was compiled from it (${compiled.adapter.id} (v1)); delete it on the Adapters page first`,
+    );
     expect(err.details).toEqual({ adapters: [{ id: compiled.adapter.id, version: 1 }] });
     const kept = await api.skills.get({ name: 'review-branch' });
     expect(kept.history.map((v) => v.version)).toEqual([2, 1]);

@@ -26,10 +26,23 @@ function makeFolder(): string {
     mkdirSync(join(root, folder), { recursive: true });
     writeFileSync(join(root, folder, 'SKILL.md'), skillMd(name, description, body));
   };
-  write('release-notes', 'Write release notes from a list of merged pull requests.', 'Use this when a release is cut and the changelog needs a human summary of what changed.');
-  write('sql-review', 'Review SQL migrations for locking and data loss.', 'Use this before applying a schema migration to a production database with live traffic.');
+  write(
+    'release-notes',
+    'Write release notes from a list of merged pull requests.',
+    'Use this when a release is cut and the changelog needs a human summary of what changed.',
+  );
+  write(
+    'sql-review',
+    'Review SQL migrations for locking and data loss.',
+    'Use this before applying a schema migration to a production database with live traffic.',
+  );
   // The same body again under another folder: a duplicate the importer must skip.
-  write('sql-review', 'Review SQL migrations for locking and data loss.', 'Use this before applying a schema migration to a production database with live traffic.', 'zz-sql-review-copy');
+  write(
+    'sql-review',
+    'Review SQL migrations for locking and data loss.',
+    'Use this before applying a schema migration to a production database with live traffic.',
+    'zz-sql-review-copy',
+  );
   return root;
 }
 
@@ -53,7 +66,9 @@ describe.each(transports)('StudioApi over $name', (transport) => {
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(src, { recursive: true, force: true });
     // Every method and stream of the contract was exercised by this suite or by the one that owns it.
-    const mine = entries(studioContract).map(([w]) => w).filter((w) => !COVERED_ELSEWHERE.includes(w.split('.')[0]!));
+    const mine = entries(studioContract)
+      .map(([w]) => w)
+      .filter((w) => !COVERED_ELSEWHERE.includes(w.split('.')[0]!));
     expect([...covered].sort()).toEqual(mine.sort());
   });
 
@@ -113,7 +128,10 @@ describe.each(transports)('StudioApi over $name', (transport) => {
     covered.add('skills.save');
     expect(same.created).toBe(false);
     expect(same.version.version).toBe(1);
-    const changed = await api.skills.save({ name: 'release-notes', content: d.content + '\n## Pitfalls\n\nDo not list internal refactors.\n' });
+    const changed = await api.skills.save({
+      name: 'release-notes',
+      content: d.content + '\n## Pitfalls\n\nDo not list internal refactors.\n',
+    });
     expect(changed.created).toBe(true);
     expect(changed.version).toMatchObject({ version: 2, parentVersion: 1, provenance: { kind: 'manual' } });
     const v1 = await api.skills.get({ name: 'release-notes', version: 1 });
@@ -125,13 +143,19 @@ describe.each(transports)('StudioApi over $name', (transport) => {
     const missing = (await api.skills.get({ name: 'nope' }).catch((e: unknown) => e)) as StudioError;
     expect(missing).toBeInstanceOf(StudioError);
     expect(missing.code).toBe('not_found');
-    const bad = (await api.skills.save({ name: 'broken', content: '---\nname: [\n---\n' }).catch((e: unknown) => e)) as StudioError;
+    const bad = (await api.skills
+      .save({ name: 'broken', content: '---\nname: [\n---\n' })
+      .catch((e: unknown) => e)) as StudioError;
     expect(bad.code).toBe('bad_skill');
     expect(bad.message).toMatch(/line \d+/);
     expect(bad.details).toBeTruthy();
-    const malformed = (await api.skills.get({ name: 42 } as unknown as { name: string }).catch((e: unknown) => e)) as StudioError;
+    const malformed = (await api.skills
+      .get({ name: 42 } as unknown as { name: string })
+      .catch((e: unknown) => e)) as StudioError;
     expect(malformed.code).toBe('invalid_input');
-    const failedImport = (await api.import.run({ source: join(src, 'does-not-exist') }).result.catch((e: unknown) => e)) as StudioError;
+    const failedImport = (await api.import
+      .run({ source: join(src, 'does-not-exist') })
+      .result.catch((e: unknown) => e)) as StudioError;
     expect(failedImport.code).toBe('import_failed');
     expect(failedImport.message).toContain('does-not-exist');
   });
@@ -154,26 +178,38 @@ describe.each(transports)('StudioApi over $name', (transport) => {
     expect(res.completionTokens).toBeGreaterThan(0);
     expect(deltas.join('')).toBe(res.text);
     expect(res.promptTokens).toBeGreaterThan(5);
-    const missing = (await api.engine.loadBundle({ dir: join(src, 'no-bundle') }).catch((e: unknown) => e)) as StudioError;
+    const missing = (await api.engine
+      .loadBundle({ dir: join(src, 'no-bundle') })
+      .catch((e: unknown) => e)) as StudioError;
     expect(missing.code).toBe('not_found');
     expect(missing.message).toContain('no-bundle');
     expect((await api.engine.info({})).id).toBe('tiny-random'); // still usable after the failed load
-    const bad = (await api.engine.generate({ prompt: 'x', messages: [] } as never).result.catch((e: unknown) => e)) as StudioError;
+    const bad = (await api.engine
+      .generate({ prompt: 'x', messages: [] } as never)
+      .result.catch((e: unknown) => e)) as StudioError;
     expect(bad.code).toBe('invalid_input');
   });
 
   it('skills.delete removes a skill and its versions (refusals: tests/int/api/skill-delete.int.test.ts)', async () => {
-    await api.skills.save({ name: 'to-delete', content: skillMd('to-delete', 'A skill made to be deleted.', 'Use it when testing skills.delete.') });
+    await api.skills.save({
+      name: 'to-delete',
+      content: skillMd('to-delete', 'A skill made to be deleted.', 'Use it when testing skills.delete.'),
+    });
     expect(await api.skills.delete({ name: 'to-delete' })).toEqual({ deleted: 'to-delete', versions: 1 });
     covered.add('skills.delete');
-    expect((await api.skills.get({ name: 'to-delete' }).catch((e: unknown) => e)) as StudioError).toMatchObject({ code: 'not_found' });
+    expect((await api.skills.get({ name: 'to-delete' }).catch((e: unknown) => e)) as StudioError).toMatchObject({
+      code: 'not_found',
+    });
   });
 
   it('cancelling an import writes nothing', async () => {
     const before = (await api.app.info({})).skills;
     const other = makeFolder();
     mkdirSync(join(other, 'fresh-skill'));
-    writeFileSync(join(other, 'fresh-skill', 'SKILL.md'), skillMd('fresh-skill', 'A skill that only this import brings.', 'Use it when testing cancellation of an import.'));
+    writeFileSync(
+      join(other, 'fresh-skill', 'SKILL.md'),
+      skillMd('fresh-skill', 'A skill that only this import brings.', 'Use it when testing cancellation of an import.'),
+    );
     const h = api.import.run({ source: other }, () => h.cancel());
     const err = (await h.result.catch((e: unknown) => e)) as StudioError;
     expect(err.code).toBe('cancelled');

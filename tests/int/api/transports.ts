@@ -8,7 +8,10 @@ import { memoryPair } from '../../../main/api/transports/memory';
 import { startWebHost } from '../../../main/api/transports/web-host';
 import { webClient } from './web-client';
 
-export type Transport = { name: string; open(studio: Studio): Promise<{ api: StudioApi; close(): Promise<void> | void }> };
+export type Transport = {
+  name: string;
+  open(studio: Studio): Promise<{ api: StudioApi; close(): Promise<void> | void }>;
+};
 
 export const transports: Transport[] = [
   { name: 'memory', open: async (s) => memoryPair(studioContract, s.dispatcher) },

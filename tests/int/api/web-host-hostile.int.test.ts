@@ -18,7 +18,9 @@ let stderr = '';
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'pskills-hostile-'));
-  child = spawn(process.execPath, [BIN, 'serve', '--json', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(process.execPath, [BIN, 'serve', '--json', '--data-dir', dataDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const line = await new Promise<string>((resolve, reject) => {
     let out = '';
@@ -38,7 +40,11 @@ afterAll(() => {
 });
 
 const call = (headers: Record<string, string>) =>
-  fetch(`${origin}/api/call/app.info`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' });
+  fetch(`${origin}/api/call/app.info`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: '{}',
+  });
 
 /** The server process is up and answers an authorized call. */
 async function stillServes(): Promise<void> {
@@ -61,7 +67,10 @@ function openSocket(headers: Record<string, string> = { authorization: `Bearer $
 
 /** Fails the test instead of hanging it when the server went away. */
 const within = <T>(p: Promise<T>, what: string, ms = 15_000): Promise<T> =>
-  Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms))]);
+  Promise.race([
+    p,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms)),
+  ]);
 
 /** One round trip on an open socket: a malformed message is answered with an error envelope. */
 function echo(ws: WebSocket): Promise<unknown> {
@@ -70,7 +79,8 @@ function echo(ws: WebSocket): Promise<unknown> {
   return within(reply, 'reply');
 }
 
-const closed = (ws: WebSocket) => within(new Promise<number>((resolve) => ws.once('close', (code) => resolve(code))), 'close');
+const closed = (ws: WebSocket) =>
+  within(new Promise<number>((resolve) => ws.once('close', (code) => resolve(code))), 'close');
 
 describe('malformed cookies (defect 2)', () => {
   it('are ignored over HTTP: the token cookie next to them still authorizes, none gives 401', async () => {
@@ -110,7 +120,17 @@ describe('WebSocket errors close that socket only (defect 3)', () => {
   it('the ~2.3 MB Playground message (control characters JSON escapes six-fold)', async () => {
     const ws = await openSocket();
     const noise = '\u0001'.repeat(190_000);
-    const msg = JSON.stringify({ t: 'start', id: 's1', method: 'engine.generate', input: { messages: [{ role: 'system', content: noise }, { role: 'user', content: noise }] } });
+    const msg = JSON.stringify({
+      t: 'start',
+      id: 's1',
+      method: 'engine.generate',
+      input: {
+        messages: [
+          { role: 'system', content: noise },
+          { role: 'user', content: noise },
+        ],
+      },
+    });
     expect(msg.length).toBeGreaterThan(2.2e6);
     const code = closed(ws);
     ws.send(msg);

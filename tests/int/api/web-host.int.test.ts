@@ -29,7 +29,11 @@ afterAll(async () => {
 });
 
 const call = (headers: Record<string, string>, body = '{}') =>
-  fetch(`${host.origin}/api/call/app.info`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  fetch(`${host.origin}/api/call/app.info`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  });
 
 describe('web host', () => {
   it('binds 127.0.0.1 and prints a tokened URL', () => {
@@ -61,10 +65,14 @@ describe('web host', () => {
     expect((await call({ ...auth, origin: 'http://evil.example' })).status).toBe(403);
     // fetch rewrites Host, so a raw request plays the DNS-rebinding page.
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request(`${host.origin}/api/call/app.info`, { method: 'POST', headers: { ...auth, host: 'evil.example:80' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        `${host.origin}/api/call/app.info`,
+        { method: 'POST', headers: { ...auth, host: 'evil.example:80' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.end('{}');
     });

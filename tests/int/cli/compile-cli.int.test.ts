@@ -12,7 +12,11 @@ let dataDir: string;
 let src: string;
 
 const pskills = (args: string[], env: NodeJS.ProcessEnv = {}) => {
-  const r = spawnSync(process.execPath, [BIN, args[0]!, '--data-dir', dataDir, ...args.slice(1)], { encoding: 'utf8', timeout: 90_000, env: { ...process.env, ...env } });
+  const r = spawnSync(process.execPath, [BIN, args[0]!, '--data-dir', dataDir, ...args.slice(1)], {
+    encoding: 'utf8',
+    timeout: 90_000,
+    env: { ...process.env, ...env },
+  });
   return { code: r.status, out: r.stdout, err: r.stderr };
 };
 
@@ -39,7 +43,9 @@ describe('pskills compile', () => {
     expect(out.rank % 2).toBe(0);
     expect(out.ms).toBeGreaterThan(0);
     expect(out.cached).toBe(false);
-    const again = JSON.parse(pskills(['compile', 'sql-review@1', '--bundle', HYPER_BUNDLE, '--json']).out) as typeof out;
+    const again = JSON.parse(
+      pskills(['compile', 'sql-review@1', '--bundle', HYPER_BUNDLE, '--json']).out,
+    ) as typeof out;
     expect(again).toMatchObject({ adapter: out.adapter, rank: out.rank, cached: true });
   });
 
@@ -47,7 +53,9 @@ describe('pskills compile', () => {
     const r = pskills(['compile', 'review-branch', '--bundle', HYPER_BUNDLE]);
     expect(r.code, r.err).toBe(0);
     expect(r.err).toMatch(/compiling review-branch@1: chunk 1\/\d+ \(\d+ tokens\)/);
-    expect(r.out).toMatch(/^compiled review-branch@1 → adapter [0-9a-f]{12} \(rank \d+, \d+ chunks of \d+ tokens, \d+ ms\)/);
+    expect(r.out).toMatch(
+      /^compiled review-branch@1 → adapter [0-9a-f]{12} \(rank \d+, \d+ chunks of \d+ tokens, \d+ ms\)/,
+    );
   });
 
   it('errors name the skill and the bundle without a hypernetwork', () => {
@@ -63,12 +71,24 @@ describe('pskills compile', () => {
 
 describe('pskills compare', () => {
   it('--json prints the four columns', () => {
-    const r = pskills(['compare', 'sql-review', '--prompt', 'How do I review a migration?', '--max-tokens', '6', '--bundle', HYPER_BUNDLE, '--json']);
+    const r = pskills([
+      'compare',
+      'sql-review',
+      '--prompt',
+      'How do I review a migration?',
+      '--max-tokens',
+      '6',
+      '--bundle',
+      HYPER_BUNDLE,
+      '--json',
+    ]);
     expect(r.code, r.err).toBe(0);
     const out = JSON.parse(r.out) as { columns: Record<string, unknown>[]; wrong_skill: { name: string } };
     expect(out.columns.map((c) => c.condition)).toEqual(['none', 'in_context', 'parametric', 'wrong_skill']);
     for (const c of out.columns) {
-      expect(Object.keys(c)).toEqual(expect.arrayContaining(['condition', 'text', 'prompt_tokens', 'ttft_ms', 'tokens_per_s']));
+      expect(Object.keys(c)).toEqual(
+        expect.arrayContaining(['condition', 'text', 'prompt_tokens', 'ttft_ms', 'tokens_per_s']),
+      );
       expect(typeof c.text).toBe('string');
       expect(c.prompt_tokens).toBeGreaterThan(0);
     }
@@ -77,37 +97,81 @@ describe('pskills compare', () => {
 
   it('says what is wrong with its arguments', () => {
     expect(pskills(['compare', 'sql-review']).err).toMatch(/^pskills: usage: pskills compare/);
-    expect(pskills(['compare', 'sql-review', '--prompt', 'x', '--conditions', 'none,bogus']).err).toMatch(/--conditions: "bogus" is not one of none, in_context, parametric, wrong_skill/);
-    expect(pskills(['compare', 'sql-review', '--prompt', 'x', '--max-tokens', '0']).err).toMatch(/--max-tokens: "0" is not an integer ≥ 1/);
+    expect(pskills(['compare', 'sql-review', '--prompt', 'x', '--conditions', 'none,bogus']).err).toMatch(
+      /--conditions: "bogus" is not one of none, in_context, parametric, wrong_skill/,
+    );
+    expect(pskills(['compare', 'sql-review', '--prompt', 'x', '--max-tokens', '0']).err).toMatch(
+      /--max-tokens: "0" is not an integer ≥ 1/,
+    );
   });
 });
 
 describe('pskills eval', () => {
   it('tells the user to set up the training venv when it is missing', () => {
-    const r = pskills(['eval', '--skills', src, '--out', join(dataDir, 'eval.json'), '--bundle', HYPER_BUNDLE], { PSKILLS_PYTHON: join(dataDir, 'no-venv', 'python') });
+    const r = pskills(['eval', '--skills', src, '--out', join(dataDir, 'eval.json'), '--bundle', HYPER_BUNDLE], {
+      PSKILLS_PYTHON: join(dataDir, 'no-venv', 'python'),
+    });
     expect(r.code).not.toBe(0);
-    expect(r.err).toMatch(/^pskills: the training environment is missing \(.*no-venv\/python\); run `bash training\/setup_venv\.sh` first/);
+    expect(r.err).toMatch(
+      /^pskills: the training environment is missing \(.*no-venv\/python\); run `bash training\/setup_venv\.sh` first/,
+    );
   });
 
   it('checks its arguments first', () => {
-    expect(pskills(['eval', '--skills', src]).err).toMatch(/^pskills: usage: pskills eval \(--skills DIR \| --suite skillworld \[--n N\]\) --out FILE\.json/);
-    expect(pskills(['eval', '--suite', 'skillworld', '--skills', src, '--out', 'x.json']).err).toMatch(/^pskills: usage: pskills eval/);
-    expect(pskills(['eval', '--suite', 'bogus', '--out', 'x.json']).err).toMatch(/--suite: "bogus" is not one of skills, skillworld/);
-    expect(pskills(['eval', '--skills', src, '--n', '5', '--out', 'x.json']).err).toMatch(/--n goes with --suite skillworld/);
-    expect(pskills(['eval', '--suite', 'skillworld', '--n', '0', '--out', 'x.json']).err).toMatch(/--n: "0" is not an integer ≥ 1/);
-    expect(pskills(['eval', '--skills', join(src, 'missing'), '--out', 'x.json']).err).toMatch(/--skills: .*missing: no such folder/);
-    expect(pskills(['eval', '--skills', src, '--out', 'x.json', '--bundle', src]).err).toMatch(/--bundle: .*: no bundle\.json there/);
+    expect(pskills(['eval', '--skills', src]).err).toMatch(
+      /^pskills: usage: pskills eval \(--skills DIR \| --suite skillworld \[--n N\]\) --out FILE\.json/,
+    );
+    expect(pskills(['eval', '--suite', 'skillworld', '--skills', src, '--out', 'x.json']).err).toMatch(
+      /^pskills: usage: pskills eval/,
+    );
+    expect(pskills(['eval', '--suite', 'bogus', '--out', 'x.json']).err).toMatch(
+      /--suite: "bogus" is not one of skills, skillworld/,
+    );
+    expect(pskills(['eval', '--skills', src, '--n', '5', '--out', 'x.json']).err).toMatch(
+      /--n goes with --suite skillworld/,
+    );
+    expect(pskills(['eval', '--suite', 'skillworld', '--n', '0', '--out', 'x.json']).err).toMatch(
+      /--n: "0" is not an integer ≥ 1/,
+    );
+    expect(pskills(['eval', '--skills', join(src, 'missing'), '--out', 'x.json']).err).toMatch(
+      /--skills: .*missing: no such folder/,
+    );
+    expect(pskills(['eval', '--skills', src, '--out', 'x.json', '--bundle', src]).err).toMatch(
+      /--bundle: .*: no bundle\.json there/,
+    );
   });
 
   it('runs the Python module with the arguments and passes its exit status on', () => {
     // A stand-in interpreter that prints its arguments: the command line pskills builds.
     const fake = join(dataDir, 'fake-python');
     writeFileSync(fake, '#!/bin/sh\necho "args: $*"\nexit 3\n', { mode: 0o755 });
-    const r = pskills(['eval', '--skills', src, '--out', join(dataDir, 'eval.json'), '--bundle', HYPER_BUNDLE, '--', '--limit', '2'], { PSKILLS_PYTHON: fake });
-    expect(r.out).toBe(`args: -m pskills_train.evals --skills ${src} --out ${join(dataDir, 'eval.json')} --bundle ${HYPER_BUNDLE} --limit 2\n`);
+    const r = pskills(
+      ['eval', '--skills', src, '--out', join(dataDir, 'eval.json'), '--bundle', HYPER_BUNDLE, '--', '--limit', '2'],
+      { PSKILLS_PYTHON: fake },
+    );
+    expect(r.out).toBe(
+      `args: -m pskills_train.evals --skills ${src} --out ${join(dataDir, 'eval.json')} --bundle ${HYPER_BUNDLE} --limit 2\n`,
+    );
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/pskills_train\.evals exited with status 3/);
-    const sw = pskills(['eval', '--suite', 'skillworld', '--n', '7', '--seed', '0', '--out', join(dataDir, 'sw.json'), '--bundle', HYPER_BUNDLE], { PSKILLS_PYTHON: fake });
-    expect(sw.out).toBe(`args: -m pskills_train.evals --suite skillworld --n 7 --seed 0 --out ${join(dataDir, 'sw.json')} --bundle ${HYPER_BUNDLE}\n`);
+    const sw = pskills(
+      [
+        'eval',
+        '--suite',
+        'skillworld',
+        '--n',
+        '7',
+        '--seed',
+        '0',
+        '--out',
+        join(dataDir, 'sw.json'),
+        '--bundle',
+        HYPER_BUNDLE,
+      ],
+      { PSKILLS_PYTHON: fake },
+    );
+    expect(sw.out).toBe(
+      `args: -m pskills_train.evals --suite skillworld --n 7 --seed 0 --out ${join(dataDir, 'sw.json')} --bundle ${HYPER_BUNDLE}\n`,
+    );
   });
 });

@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 const BIN = join(process.cwd(), 'bin', 'pskills.mjs');
 
 /** Runs `pskills ARGS` with its stdout a pipe whose reading end is closed before anything is written. */
-function pskillsIntoClosedPipe(...args: string[]): Promise<{ code: number | null; signal: string | null; err: string }> {
+function pskillsIntoClosedPipe(
+  ...args: string[]
+): Promise<{ code: number | null; signal: string | null; err: string }> {
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.destroy(); // the reader is gone: every write to stdout fails with EPIPE
   let err = '';

@@ -48,14 +48,27 @@ describe('pskills', () => {
   it('skills list / show --json', () => {
     const list = JSON.parse(pskills('skills', 'list', '--json').out) as unknown[];
     expect(list).toEqual([
-      { name: 'git-bisect', description: 'Find the commit that introduced a bug with git bisect.', package: null, versions: 1 },
+      {
+        name: 'git-bisect',
+        description: 'Find the commit that introduced a bug with git bisect.',
+        package: null,
+        versions: 1,
+      },
     ]);
-    const show = JSON.parse(pskills('skills', 'show', 'git-bisect@1', '--json').out) as { version: { version: number } };
+    const show = JSON.parse(pskills('skills', 'show', 'git-bisect@1', '--json').out) as {
+      version: { version: number };
+    };
     expect(show.version.version).toBe(1);
   });
 
   it('errors: non-zero exit and one line on stderr', () => {
-    for (const args of [['skills', 'show', 'nope'], ['skills', 'show', 'git-bisect@0'], ['import', join(src, 'missing')], ['frobnicate'], ['skills', 'list', '--bogus']]) {
+    for (const args of [
+      ['skills', 'show', 'nope'],
+      ['skills', 'show', 'git-bisect@0'],
+      ['import', join(src, 'missing')],
+      ['frobnicate'],
+      ['skills', 'list', '--bogus'],
+    ]) {
       const r = pskills(...args);
       expect(r.code, args.join(' ')).not.toBe(0);
       expect(r.err.trim().split('\n')).toHaveLength(1);
@@ -64,11 +77,23 @@ describe('pskills', () => {
   });
 
   it('generate streams from a bundle, with and without a PEFT adapter', async () => {
-    const base = pskills('generate', '--bundle', FIXTURE_BUNDLE, '--prompt', 'Write the steps.', '--max-tokens', '8', '--json');
+    const base = pskills(
+      'generate',
+      '--bundle',
+      FIXTURE_BUNDLE,
+      '--prompt',
+      'Write the steps.',
+      '--max-tokens',
+      '8',
+      '--json',
+    );
     expect(base.code, base.err).toBe(0);
     const r = JSON.parse(base.out) as { text: string; completionTokens: number; finishReason: string };
     expect(r.completionTokens).toBeGreaterThan(0);
-    const again = JSON.parse(pskills('generate', '--bundle', FIXTURE_BUNDLE, '--prompt', 'Write the steps.', '--max-tokens', '8', '--json').out) as { text: string };
+    const again = JSON.parse(
+      pskills('generate', '--bundle', FIXTURE_BUNDLE, '--prompt', 'Write the steps.', '--max-tokens', '8', '--json')
+        .out,
+    ) as { text: string };
     expect(again.text).toBe(r.text); // greedy by default
     const adapterDir = join(dataDir, 'peft-random');
     const shapes = [0, 1].flatMap((layer) => [
@@ -76,12 +101,31 @@ describe('pskills', () => {
       { layer, module: 'down', dIn: 128, dOut: 64 },
     ]);
     await writePeftDir(adapterDir, randomAdapter({ seed: 11, rank: 4, alpha: 16, shapes }), {});
-    const withAdapter = pskills('generate', '--bundle', FIXTURE_BUNDLE, '--prompt', 'Write the steps.', '--max-tokens', '8', '--adapter', adapterDir, '--json');
+    const withAdapter = pskills(
+      'generate',
+      '--bundle',
+      FIXTURE_BUNDLE,
+      '--prompt',
+      'Write the steps.',
+      '--max-tokens',
+      '8',
+      '--adapter',
+      adapterDir,
+      '--json',
+    );
     expect(withAdapter.code, withAdapter.err).toBe(0);
     expect((JSON.parse(withAdapter.out) as { text: string }).text).not.toBe(r.text);
     const wrong = randomAdapter({ seed: 12, rank: 2, shapes: [{ layer: 0, module: 'q', dIn: 32, dOut: 64 }] });
     await writePeftDir(join(dataDir, 'peft-wrong'), wrong, {});
-    const bad = pskills('generate', '--bundle', FIXTURE_BUNDLE, '--prompt', 'x', '--adapter', join(dataDir, 'peft-wrong'));
+    const bad = pskills(
+      'generate',
+      '--bundle',
+      FIXTURE_BUNDLE,
+      '--prompt',
+      'x',
+      '--adapter',
+      join(dataDir, 'peft-wrong'),
+    );
     expect(bad.code).not.toBe(0);
     expect(bad.err).toMatch(/^pskills: .*layer 0.*q.*/);
     const noBundle = pskills('generate', '--bundle', join(dataDir, 'nothing'), '--prompt', 'x');

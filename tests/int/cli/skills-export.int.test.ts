@@ -54,7 +54,9 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe('pskills skills export', () => {
   it('lists every version, oldest first, with the text and where it came from', () => {
-    expect(inProcess.map((r) => [r.name, r.version, r.package, r.packageVersion, r.path, r.license, r.provenance.kind])).toEqual([
+    expect(
+      inProcess.map((r) => [r.name, r.version, r.package, r.packageVersion, r.path, r.license, r.provenance.kind]),
+    ).toEqual([
       ['one', 1, 'pkg-a', '2.0.0', 'skills/one/SKILL.md', 'Apache-2.0', 'tgz'],
       ['one', 2, null, null, null, 'Apache-2.0', 'manual'],
       ['two', 1, 'pkg-a', '2.0.0', 'skills/two/SKILL.md', 'MIT', 'tgz'], // no licence of its own: the package's
@@ -70,7 +72,10 @@ describe('pskills skills export', () => {
   it('--jsonl prints one object a line, --json one array: the same rows', () => {
     const lines = pskills('skills', 'export', '--jsonl');
     expect(lines.code, lines.err).toBe(0);
-    const rows = lines.out.trimEnd().split('\n').map((l) => JSON.parse(l) as ExportedSkill);
+    const rows = lines.out
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as ExportedSkill);
     expect(rows).toEqual(JSON.parse(JSON.stringify(inProcess)));
     const array = pskills('skills', 'export', '--json', '--package', 'pkg-a');
     expect(JSON.parse(array.out)).toEqual(JSON.parse(JSON.stringify(pkgOnly)));

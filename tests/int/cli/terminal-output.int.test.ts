@@ -29,10 +29,26 @@ beforeAll(() => {
   dataDir = mkdtempSync(join(tmpdir(), 'pskills-term-'));
   src = mkdtempSync(join(tmpdir(), 'pskills-term-src-'));
   // YAML double-quoted escapes: the file is plain ASCII, the parsed value has the raw characters.
-  skill('noisy', 'name: noisy\ndescription: "\\e]0;pwned\\a\\e[2J Clears the screen \\u202Egnp.exe"', `${ENGLISH_BODY}\nBell \u0007 and \u001b[31mred\u001b[0m in the body.\n`);
-  skill('red-name', 'name: "\\e[31mred"\ndescription: A name that paints the terminal red.', ENGLISH_BODY.replace('pull request', 'merge request'));
-  skill('long-name', `name: ${'n'.repeat(5000)}\ndescription: A name of five thousand characters.`, ENGLISH_BODY.replace('diff', 'patch'));
-  skill('x\u001b[31m', 'description: No name, and a folder name with an escape sequence.', ENGLISH_BODY.replace('merged', 'landed'));
+  skill(
+    'noisy',
+    'name: noisy\ndescription: "\\e]0;pwned\\a\\e[2J Clears the screen \\u202Egnp.exe"',
+    `${ENGLISH_BODY}\nBell \u0007 and \u001b[31mred\u001b[0m in the body.\n`,
+  );
+  skill(
+    'red-name',
+    'name: "\\e[31mred"\ndescription: A name that paints the terminal red.',
+    ENGLISH_BODY.replace('pull request', 'merge request'),
+  );
+  skill(
+    'long-name',
+    `name: ${'n'.repeat(5000)}\ndescription: A name of five thousand characters.`,
+    ENGLISH_BODY.replace('diff', 'patch'),
+  );
+  skill(
+    'x\u001b[31m',
+    'description: No name, and a folder name with an escape sequence.',
+    ENGLISH_BODY.replace('merged', 'landed'),
+  );
 });
 afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
@@ -42,7 +58,9 @@ afterAll(() => {
 describe('pskills terminal output', () => {
   it('forTerminal escapes controls and bidi characters, keeps tabs, newlines and text', () => {
     expect(forTerminal('a\tb\nc')).toBe('a\tb\nc');
-    expect(forTerminal('\u001b[2J\r\u0000\u007f\u009b\u202e\u2066é漢')).toBe('\\u001b[2J\\u000d\\u0000\\u007f\\u009b\\u202e\\u2066é漢');
+    expect(forTerminal('\u001b[2J\r\u0000\u007f\u009b\u202e\u2066é漢')).toBe(
+      '\\u001b[2J\\u000d\\u0000\\u007f\\u009b\\u202e\\u2066é漢',
+    );
     const json = JSON.stringify({ d: DESCRIPTION });
     expect(JSON.parse(forTerminal(json))).toEqual({ d: DESCRIPTION }); // still the same JSON
   });

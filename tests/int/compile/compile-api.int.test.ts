@@ -33,7 +33,9 @@ describe.each(transports)('compile and compare over $name', (transport) => {
     await close();
     await studio.dispose();
     rmSync(dataDir, { recursive: true, force: true });
-    const mine = entries(studioContract).map(([w]) => w).filter((w) => COMPILE_METHODS.includes(w));
+    const mine = entries(studioContract)
+      .map(([w]) => w)
+      .filter((w) => COMPILE_METHODS.includes(w));
     expect([...covered].sort()).toEqual(mine.sort());
   });
 
@@ -41,7 +43,15 @@ describe.each(transports)('compile and compare over $name', (transport) => {
     const events: CompileProgress[] = [];
     const first = await api.adapters.compile({ name: 'review-branch' }, (e) => events.push(e)).result;
     covered.add('adapters.compile');
-    expect(first).toMatchObject({ cached: false, skill: { name: 'review-branch', version: 1 }, adapter: { recipe: { kind: 'compile', hypernet: 'perceiver', combine: 'mean' }, skill: { name: 'review-branch', version: 1 }, bundle: { id: 'tiny-random-hyper' } } });
+    expect(first).toMatchObject({
+      cached: false,
+      skill: { name: 'review-branch', version: 1 },
+      adapter: {
+        recipe: { kind: 'compile', hypernet: 'perceiver', combine: 'mean' },
+        skill: { name: 'review-branch', version: 1 },
+        bundle: { id: 'tiny-random-hyper' },
+      },
+    });
     expect(first.chunks).toBeGreaterThan(1);
     expect(first.rank).toBe(first.chunks * 2);
     expect(events.map((e) => e.chunk)).toEqual(Array.from({ length: first.chunks + 1 }, (_, i) => i));
@@ -76,13 +86,21 @@ describe.each(transports)('compile and compare over $name', (transport) => {
   });
 
   it('errors name the skill, and the bundle without a hypernetwork', async () => {
-    expect(await failure(api.adapters.compile({ name: 'nope' }).result)).toMatchObject({ code: 'not_found', message: 'no skill "nope"' });
-    expect(await failure(api.adapters.compile({ name: 'sql-review', version: 7 }).result)).toMatchObject({ code: 'not_found', message: 'no skill "sql-review@7"' });
+    expect(await failure(api.adapters.compile({ name: 'nope' }).result)).toMatchObject({
+      code: 'not_found',
+      message: 'no skill "nope"',
+    });
+    expect(await failure(api.adapters.compile({ name: 'sql-review', version: 7 }).result)).toMatchObject({
+      code: 'not_found',
+      message: 'no skill "sql-review@7"',
+    });
     await api.engine.loadBundle({ dir: TINY_BUNDLE });
     try {
       const err = await failure(api.adapters.compile({ name: 'sql-review' }).result);
       expect(err.code).toBe('invalid_input');
-      expect(err.message).toMatch(/^bundle tiny-random \(.*bundle-tiny\) has no hypernetwork \(bundle\.json "hypernet" is null\)/);
+      expect(err.message).toMatch(
+        /^bundle tiny-random \(.*bundle-tiny\) has no hypernetwork \(bundle\.json "hypernet" is null\)/,
+      );
     } finally {
       await api.engine.loadBundle({ dir: HYPER_BUNDLE });
     }
@@ -90,7 +108,10 @@ describe.each(transports)('compile and compare over $name', (transport) => {
 
   it('compare.run streams four columns from one batch', async () => {
     const events: CompareEvent[] = [];
-    const r = await api.compare.run({ name: 'sql-review', prompt: 'How do I review a migration?', maxTokens: 12 }, (e) => events.push(e)).result;
+    const r = await api.compare.run(
+      { name: 'sql-review', prompt: 'How do I review a migration?', maxTokens: 12 },
+      (e) => events.push(e),
+    ).result;
     covered.add('compare.run');
     expect(r.columns.map((c) => c.condition)).toEqual(['none', 'in_context', 'parametric', 'wrong_skill']);
     expect(r.skill).toEqual({ name: 'sql-review', version: 1 });
@@ -112,28 +133,52 @@ describe.each(transports)('compile and compare over $name', (transport) => {
     // events: compile progress (both adapters are new), one start, then every token of every column
     const starts = events.filter((e) => e.type === 'start');
     expect(starts).toHaveLength(1);
-    expect(events.findIndex((e) => e.type === 'start')).toBeGreaterThan(events.findLastIndex((e) => e.type === 'compile'));
-    expect(new Set(events.filter((e) => e.type === 'compile').map((e) => (e.type === 'compile' ? e.skill.name : '')))).toEqual(new Set(['sql-review', 'long-notes']));
+    expect(events.findIndex((e) => e.type === 'start')).toBeGreaterThan(
+      events.findLastIndex((e) => e.type === 'compile'),
+    );
+    expect(
+      new Set(events.filter((e) => e.type === 'compile').map((e) => (e.type === 'compile' ? e.skill.name : ''))),
+    ).toEqual(new Set(['sql-review', 'long-notes']));
     r.columns.forEach((c, i) => {
       const tokens = events.filter((e) => e.type === 'token' && e.column === i);
       expect(tokens).toHaveLength(c.completionTokens);
       expect(tokens.map((e) => (e.type === 'token' ? e.text : '')).join('')).toBe(c.text);
     });
     // greedy and batched rows are deterministic: the same call gives the same columns (adapters now cached)
-    const again = await api.compare.run({ name: 'sql-review', prompt: 'How do I review a migration?', maxTokens: 12, conditions: ['parametric', 'none'] }).result;
+    const again = await api.compare.run({
+      name: 'sql-review',
+      prompt: 'How do I review a migration?',
+      maxTokens: 12,
+      conditions: ['parametric', 'none'],
+    }).result;
     expect(again.columns.map((c) => c.text)).toEqual([parametric!.text, none!.text]);
     expect(again.wrongSkill).toBeNull();
   });
 
   it('compare.run: wrongSkill override, truncation to fit and bad input', async () => {
-    const r = await api.compare.run({ name: 'long-notes', prompt: 'Write the notes.', maxTokens: 200, conditions: ['in_context'] }).result;
+    const r = await api.compare.run({
+      name: 'long-notes',
+      prompt: 'Write the notes.',
+      maxTokens: 200,
+      conditions: ['in_context'],
+    }).result;
     expect(r.columns[0]!.truncated).toBe(true);
     expect(r.columns[0]!.promptTokens).toBeLessThanOrEqual(256 - 200);
-    const w = await api.compare.run({ name: 'sql-review', prompt: 'x', maxTokens: 2, conditions: ['wrong_skill'], wrongSkill: 'review-branch' }).result;
+    const w = await api.compare.run({
+      name: 'sql-review',
+      prompt: 'x',
+      maxTokens: 2,
+      conditions: ['wrong_skill'],
+      wrongSkill: 'review-branch',
+    }).result;
     expect(w.wrongSkill).toEqual({ name: 'review-branch', version: 2 });
-    expect(await failure(api.compare.run({ name: 'sql-review', prompt: 'x', wrongSkill: 'sql-review' }).result)).toMatchObject({ code: 'invalid_input' });
+    expect(
+      await failure(api.compare.run({ name: 'sql-review', prompt: 'x', wrongSkill: 'sql-review' }).result),
+    ).toMatchObject({ code: 'invalid_input' });
     expect(await failure(api.compare.run({ name: 'nope', prompt: 'x' }).result)).toMatchObject({ code: 'not_found' });
-    expect(await failure(api.compare.run({ name: 'sql-review', prompt: 'x', conditions: ['none', 'none'] }).result)).toMatchObject({ code: 'invalid_input' });
+    expect(
+      await failure(api.compare.run({ name: 'sql-review', prompt: 'x', conditions: ['none', 'none'] }).result),
+    ).toMatchObject({ code: 'invalid_input' });
   });
 });
 
@@ -164,10 +209,17 @@ describe('compare in a library of one skill', () => {
     try {
       const { api } = memoryPair(studioContract, studio.dispatcher);
       await api.skills.save({ name: 'sql-review', content: SKILLS['sql-review'] });
-      const r = await api.compare.run({ name: 'sql-review', prompt: 'x', maxTokens: 2, conditions: ['none', 'wrong_skill'] }).result;
+      const r = await api.compare.run({
+        name: 'sql-review',
+        prompt: 'x',
+        maxTokens: 2,
+        conditions: ['none', 'wrong_skill'],
+      }).result;
       expect(r.columns.map((c) => c.condition)).toEqual(['none']);
       expect(r.wrongSkill).toBeNull();
-      expect(r.skipped).toEqual([{ condition: 'wrong_skill', reason: 'the library has no skill other than "sql-review"' }]);
+      expect(r.skipped).toEqual([
+        { condition: 'wrong_skill', reason: 'the library has no skill other than "sql-review"' },
+      ]);
       const none = await api.compare.run({ name: 'sql-review', prompt: 'x', conditions: ['wrong_skill'] }).result;
       expect(none.columns).toEqual([]);
     } finally {

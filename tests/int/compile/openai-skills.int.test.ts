@@ -31,15 +31,27 @@ afterAll(async () => {
 });
 
 const headers = () => ({ authorization: `Bearer ${host.token}`, 'content-type': 'application/json' });
-const models = async () => ((await (await fetch(`${host.origin}/v1/models`, { headers: headers() })).json()) as { data: { id: string }[] }).data.map((m) => m.id);
+const models = async () =>
+  (
+    (await (await fetch(`${host.origin}/v1/models`, { headers: headers() })).json()) as { data: { id: string }[] }
+  ).data.map((m) => m.id);
 const messages = [{ role: 'user' as const, content: 'How do I review a migration?' }];
 const complete = (model: string, extra: object = {}) =>
-  fetch(`${host.origin}/v1/chat/completions`, { method: 'POST', headers: headers(), body: JSON.stringify({ model, messages, max_tokens: 10, temperature: 0, ...extra }) });
-const textOf = async (res: Response) => ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+  fetch(`${host.origin}/v1/chat/completions`, {
+    method: 'POST',
+    headers: headers(),
+    body: JSON.stringify({ model, messages, max_tokens: 10, temperature: 0, ...extra }),
+  });
+const textOf = async (res: Response) =>
+  ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
 
 describe('skill models', () => {
   it('/v1/models lists base:<skill>@<latest> for every skill', async () => {
-    expect(await models()).toEqual(['base', 'review-branch', 'sql-review'].map((n, i) => (i === 0 ? n : `base:${n}@${n === 'review-branch' ? 2 : 1}`)));
+    expect(await models()).toEqual(
+      ['base', 'review-branch', 'sql-review'].map((n, i) =>
+        i === 0 ? n : `base:${n}@${n === 'review-branch' ? 2 : 1}`,
+      ),
+    );
   });
 
   it('a chat completion compiles the skill on first use, then reuses the stored adapter', async () => {
@@ -53,7 +65,11 @@ describe('skill models', () => {
     // the same as the engine with the compiled adapter, and not the base model's answer
     const compiled = await studio.compiler.compileAdapter({ name: 'sql-review', version: 1 });
     expect(compiled.result.cached).toBe(true);
-    const direct = await studio.engine.generate({ messages, maxTokens: 10, sampling: { temperature: 0 } }, { emit: () => {}, signal: new AbortController().signal }, compiled.engine);
+    const direct = await studio.engine.generate(
+      { messages, maxTokens: 10, sampling: { temperature: 0 } },
+      { emit: () => {}, signal: new AbortController().signal },
+      compiled.engine,
+    );
     expect(text).toBe(direct.text);
     expect(text).not.toBe(await textOf(await complete('base')));
     // base:<skill> is the latest version; a second call stores nothing new

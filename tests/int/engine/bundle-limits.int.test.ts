@@ -13,7 +13,12 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-type Manifest = { id: string; architecture: { max_positions: number }; training_card: { model?: { max_positions?: number } }; files: Record<string, { sha256: string; bytes: number }> };
+type Manifest = {
+  id: string;
+  architecture: { max_positions: number };
+  training_card: { model?: { max_positions?: number } };
+  files: Record<string, { sha256: string; bytes: number }>;
+};
 
 /** A copy of the tiny fixture with bundle.json edited, and files replaced with their listing updated. */
 function brokenBundle(edit: (m: Manifest) => void, replace: Record<string, string> = {}): string {

@@ -56,7 +56,8 @@ describe('compile parity with pskills_train.hyper.compile', () => {
   });
 
   it('chunks as Python does', () => {
-    for (const c of oracle.chunk_cases) expect(chunkSpans(c.n, c.token_budget, c.chunk_overlap), JSON.stringify(c)).toEqual(c.chunks);
+    for (const c of oracle.chunk_cases)
+      expect(chunkSpans(c.n, c.token_budget, c.chunk_overlap), JSON.stringify(c)).toEqual(c.chunks);
     for (const s of oracle.skills) {
       expect(bundle.tokenizer.encode(s.text)).toEqual(s.ids);
       expect(chunkSpans(s.ids.length, oracle.token_budget, oracle.chunk_overlap)).toEqual(s.chunks);
@@ -74,23 +75,26 @@ describe('compile parity with pskills_train.hyper.compile', () => {
     }
   });
 
-  it.each(oracle.skills.map((s) => [s.name, s] as const))('compiles %s to the oracle adapter (relative error < 1e-4)', async (_name, s) => {
-    const progress: number[] = [];
-    const out = await compileSkill(bundle, s.text, { onProgress: (p) => progress.push(p.chunk) });
-    expect(out.rank).toBe(s.rank);
-    expect(out.adapter.alpha).toBe(s.rank);
-    expect(out.chunks).toEqual(s.chunks);
-    expect(progress).toEqual(Array.from({ length: s.chunks.length + 1 }, (_, i) => i));
-    expect([...out.engine.targets.keys()].sort()).toEqual(Object.keys(s.adapter).sort());
-    let worst = 0;
-    for (const [key, want] of Object.entries(s.adapter)) {
-      const got = out.engine.targets.get(key as `${number}.${string}`)!;
-      expect([got.dIn, s.rank]).toEqual(want.A_shape);
-      expect([s.rank, got.dOut]).toEqual(want.B_shape);
-      worst = Math.max(worst, relErr(got.A, want.A), relErr(got.B, want.B));
-    }
-    expect(worst).toBeLessThan(oracle.tolerance);
-  });
+  it.each(oracle.skills.map((s) => [s.name, s] as const))(
+    'compiles %s to the oracle adapter (relative error < 1e-4)',
+    async (_name, s) => {
+      const progress: number[] = [];
+      const out = await compileSkill(bundle, s.text, { onProgress: (p) => progress.push(p.chunk) });
+      expect(out.rank).toBe(s.rank);
+      expect(out.adapter.alpha).toBe(s.rank);
+      expect(out.chunks).toEqual(s.chunks);
+      expect(progress).toEqual(Array.from({ length: s.chunks.length + 1 }, (_, i) => i));
+      expect([...out.engine.targets.keys()].sort()).toEqual(Object.keys(s.adapter).sort());
+      let worst = 0;
+      for (const [key, want] of Object.entries(s.adapter)) {
+        const got = out.engine.targets.get(key as `${number}.${string}`)!;
+        expect([got.dIn, s.rank]).toEqual(want.A_shape);
+        expect([s.rank, got.dOut]).toEqual(want.B_shape);
+        worst = Math.max(worst, relErr(got.A, want.A), relErr(got.B, want.B));
+      }
+      expect(worst).toBeLessThan(oracle.tolerance);
+    },
+  );
 
   it('reads CRLF and CR line endings as LF, as the training corpus stores them', async () => {
     const text = oracle.skills[0]!.text;
@@ -103,7 +107,10 @@ describe('compile parity with pskills_train.hyper.compile', () => {
   it('is cancellable between chunks', async () => {
     const controller = new AbortController();
     const long = oracle.skills.find((s) => s.chunks.length > 2)!;
-    const run = compileSkill(bundle, long.text, { signal: controller.signal, onProgress: (p) => p.chunk === 1 && controller.abort() });
+    const run = compileSkill(bundle, long.text, {
+      signal: controller.signal,
+      onProgress: (p) => p.chunk === 1 && controller.abort(),
+    });
     await expect(run).rejects.toMatchObject({ code: 'cancelled' });
   });
 
@@ -124,27 +131,40 @@ describe('hypernet.onnx is checked against bundle.json', () => {
   const broken = (edit: (m: any) => void) => {
     const dir = copyFixture();
     // copyFixture copies bundle-tiny; put the hyper fixture's files in instead
-    for (const f of ['bundle.json', 'hypernet.onnx', 'lm.onnx', 'tokenizer.json', 'tokenizer_config.json']) writeFileSync(join(dir, f), readFileSync(join(HYPER_DIR, f)));
+    for (const f of ['bundle.json', 'hypernet.onnx', 'lm.onnx', 'tokenizer.json', 'tokenizer_config.json'])
+      writeFileSync(join(dir, f), readFileSync(join(HYPER_DIR, f)));
     const m = JSON.parse(readFileSync(join(dir, 'bundle.json'), 'utf8'));
     edit(m);
     writeFileSync(join(dir, 'bundle.json'), JSON.stringify(m));
     return loadBundle(dir, { verifyHashes: false });
   };
 
-  it('a rank that is not the graph\'s', async () => {
-    await expect(broken((m) => ((m.hypernet.rank = 3), (m.lora.default_rank = 3)))).rejects.toThrow(/hypernet\.onnx does not match bundle\.json: output 'A\.q' dimension 2 is 2, bundle\.json says 3/);
+  it("a rank that is not the graph's", async () => {
+    await expect(broken((m) => ((m.hypernet.rank = 3), (m.lora.default_rank = 3)))).rejects.toThrow(
+      /hypernet\.onnx does not match bundle\.json: output 'A\.q' dimension 2 is 2, bundle\.json says 3/,
+    );
   });
 
   it('a manifest whose hypernet fields disagree with the rest', async () => {
-    await expect(broken((m) => (m.hypernet.rank = 3))).rejects.toThrow(/hypernet\.rank: 3, but lora\.default_rank is 2/);
-    await expect(broken((m) => (m.hypernet.d_enc = 32))).rejects.toThrow(/hypernet\.d_enc: 32, but architecture\.hidden is 64/);
+    await expect(broken((m) => (m.hypernet.rank = 3))).rejects.toThrow(
+      /hypernet\.rank: 3, but lora\.default_rank is 2/,
+    );
+    await expect(broken((m) => (m.hypernet.d_enc = 32))).rejects.toThrow(
+      /hypernet\.d_enc: 32, but architecture\.hidden is 64/,
+    );
     await expect(broken((m) => (m.hypernet.outputs = ['A.{module}']))).rejects.toThrow(/hypernet\.outputs: /);
-    await expect(broken((m) => delete m.files['hypernet.onnx'])).rejects.toThrow(/hypernet\.file: hypernet\.onnx is not listed in files/);
-    await expect(broken((m) => (m.encoder.chunk_overlap = 16))).rejects.toThrow(/encoder\.chunk_overlap: 16 must be smaller than token_budget 16/);
+    await expect(broken((m) => delete m.files['hypernet.onnx'])).rejects.toThrow(
+      /hypernet\.file: hypernet\.onnx is not listed in files/,
+    );
+    await expect(broken((m) => (m.encoder.chunk_overlap = 16))).rejects.toThrow(
+      /encoder\.chunk_overlap: 16 must be smaller than token_budget 16/,
+    );
   });
 
   it('a graph with fewer targets than bundle.json', async () => {
     // The lm graph stands in for hypernet.onnx: wrong names entirely.
-    await expect(broken((m) => ((m.hypernet.file = 'lm.onnx')))).rejects.toThrow(/lm\.onnx does not match bundle\.json: unexpected input 'input_ids'/);
+    await expect(broken((m) => (m.hypernet.file = 'lm.onnx'))).rejects.toThrow(
+      /lm\.onnx does not match bundle\.json: unexpected input 'input_ids'/,
+    );
   });
 });

@@ -72,7 +72,9 @@ describe('default bundle', () => {
   });
 
   it('is trained: English costs well under a uniform guess', async () => {
-    const uniform = Math.log2(bundle.manifest.tokenizer.vocab_size) / (Buffer.byteLength(PARAGRAPH) / bundle.tokenizer.encode(PARAGRAPH).length);
+    const uniform =
+      Math.log2(bundle.manifest.tokenizer.vocab_size) /
+      (Buffer.byteLength(PARAGRAPH) / bundle.tokenizer.encode(PARAGRAPH).length);
     const bpb = await bitsPerByte(bundle, PARAGRAPH);
     console.info(`default bundle: ${bpb.toFixed(3)} bits per byte on the paragraph, uniform ${uniform.toFixed(3)}`);
     expect(bpb).toBeLessThan(0.7 * uniform);
@@ -80,7 +82,8 @@ describe('default bundle', () => {
 
   it('compiles a skill with its hypernetwork', async () => {
     expect(bundle.manifest.hypernet?.kind).toBe('perceiver');
-    const text = '---\nname: tidy-commits\ndescription: Write small commits.\n---\n\n# Tidy commits\n\n## Steps\n1. Stage one change.\n2. Write why, not what.\n';
+    const text =
+      '---\nname: tidy-commits\ndescription: Write small commits.\n---\n\n# Tidy commits\n\n## Steps\n1. Stage one change.\n2. Write why, not what.\n';
     const compiled = await compileSkill(bundle, text);
     expect(compiled.chunks).toHaveLength(1);
     expect(compiled.rank).toBe(bundle.manifest.lora.default_rank);

@@ -4,7 +4,14 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { LoraPair, TargetKey } from '../../../main/adapters/types';
-import { engineAdapter, EngineError, generateAll, loadBundle, type Bundle, type EngineAdapter } from '../../../main/engine';
+import {
+  engineAdapter,
+  EngineError,
+  generateAll,
+  loadBundle,
+  type Bundle,
+  type EngineAdapter,
+} from '../../../main/engine';
 import { KvCache } from '../../../main/engine/kv-cache';
 import { float32, int64 } from '../../../main/engine/ort';
 import { copyFixture, FIXTURE_DIR, fixtureAdapter, oracle } from './fixture';
@@ -57,7 +64,9 @@ describe('loadBundle rejects a broken bundle, naming what is wrong', () => {
     const err = await loadBundle(dir).catch((e) => e);
     expect(err.message).toContain('lm.onnx: sha256 ');
     expect(err.message).toContain(sha256(path));
-    expect(err.message).toContain(JSON.parse(readFileSync(join(FIXTURE_DIR, 'bundle.json'), 'utf8')).files['lm.onnx'].sha256);
+    expect(err.message).toContain(
+      JSON.parse(readFileSync(join(FIXTURE_DIR, 'bundle.json'), 'utf8')).files['lm.onnx'].sha256,
+    );
   });
 
   it('a truncated file', async () => {
@@ -83,7 +92,9 @@ describe('loadBundle rejects a broken bundle, naming what is wrong', () => {
   it('an unknown format version', async () => {
     const dir = copyFixture();
     editManifest(dir, (m) => (m.format = 'pskills.bundle/2'));
-    await expect(loadBundle(dir)).rejects.toThrow(/"pskills\.bundle\/2" is not supported; this studio reads "pskills\.bundle\/1"/);
+    await expect(loadBundle(dir)).rejects.toThrow(
+      /"pskills\.bundle\/2" is not supported; this studio reads "pskills\.bundle\/1"/,
+    );
   });
 
   it('a field of the wrong type', async () => {
@@ -95,27 +106,61 @@ describe('loadBundle rejects a broken bundle, naming what is wrong', () => {
   it('a manifest that disagrees with the graph', async () => {
     const dir = copyFixture();
     editManifest(dir, (m) => (m.architecture.vocab = 400));
-    await expect(loadBundle(dir)).rejects.toThrow(/lm\.onnx does not match bundle\.json: output 'logits' dimension 2 is 384, bundle\.json says 400/);
+    await expect(loadBundle(dir)).rejects.toThrow(
+      /lm\.onnx does not match bundle\.json: output 'logits' dimension 2 is 384, bundle\.json says 400/,
+    );
   });
 
   it('leaves the loaded bundle working', stillGenerates);
 });
 
-function withTarget(base: EngineAdapter, key: TargetKey, edit: (p: LoraPair) => LoraPair, rank = base.rank): EngineAdapter {
+function withTarget(
+  base: EngineAdapter,
+  key: TargetKey,
+  edit: (p: LoraPair) => LoraPair,
+  rank = base.rank,
+): EngineAdapter {
   const targets = new Map(base.targets);
-  targets.set(key, edit(targets.get(key) ?? { dIn: 64, dOut: 64, A: new Float32Array(64 * rank), B: new Float32Array(rank * 64) }));
+  targets.set(
+    key,
+    edit(targets.get(key) ?? { dIn: 64, dOut: 64, A: new Float32Array(64 * rank), B: new Float32Array(rank * 64) }),
+  );
   return engineAdapter(rank, targets);
 }
 
 describe('requests that do not fit fail before running, then generation works', () => {
   const r4 = () => fixtureAdapter('r4');
   it.each([
-    ['A of the wrong length', () => withTarget(r4(), '1.q', (p) => ({ ...p, A: p.A.subarray(4) })), /row 1, layer 1, module "q": A has 252 values, expected d_in×r = 64×4 = 256/],
-    ['a wrong d_out', () => withTarget(r4(), '0.k', (p) => ({ ...p, dOut: 64 })), /row 1, layer 0, module "k": d_out 64, the bundle has 32/],
-    ['B of the wrong length', () => withTarget(r4(), '0.down', (p) => ({ ...p, B: new Float32Array(5) })), /layer 0, module "down": B has 5 values, expected r×d_out = 4×64 = 256/],
-    ['an unknown module', () => withTarget(r4(), '0.lm_head', (p) => p), /layer 0, module "lm_head": not a LoRA target of this bundle/],
-    ['a layer the model lacks', () => withTarget(r4(), '7.q', (p) => p), /layer 7, module "q": layer 7 has no LoRA inputs/],
-    ['a NaN', () => withTarget(r4(), '0.v', (p) => ({ ...p, B: p.B.map((v, i) => (i === 3 ? NaN : v)) })), /layer 0, module "v": B\[3\] is NaN/],
+    [
+      'A of the wrong length',
+      () => withTarget(r4(), '1.q', (p) => ({ ...p, A: p.A.subarray(4) })),
+      /row 1, layer 1, module "q": A has 252 values, expected d_in×r = 64×4 = 256/,
+    ],
+    [
+      'a wrong d_out',
+      () => withTarget(r4(), '0.k', (p) => ({ ...p, dOut: 64 })),
+      /row 1, layer 0, module "k": d_out 64, the bundle has 32/,
+    ],
+    [
+      'B of the wrong length',
+      () => withTarget(r4(), '0.down', (p) => ({ ...p, B: new Float32Array(5) })),
+      /layer 0, module "down": B has 5 values, expected r×d_out = 4×64 = 256/,
+    ],
+    [
+      'an unknown module',
+      () => withTarget(r4(), '0.lm_head', (p) => p),
+      /layer 0, module "lm_head": not a LoRA target of this bundle/,
+    ],
+    [
+      'a layer the model lacks',
+      () => withTarget(r4(), '7.q', (p) => p),
+      /layer 7, module "q": layer 7 has no LoRA inputs/,
+    ],
+    [
+      'a NaN',
+      () => withTarget(r4(), '0.v', (p) => ({ ...p, B: p.B.map((v, i) => (i === 3 ? NaN : v)) })),
+      /layer 0, module "v": B\[3\] is NaN/,
+    ],
   ])('an adapter with %s', async (_, make, message) => {
     await expect(generateAll(bundle, [greedy, { ...greedy, adapter: make() }])).rejects.toThrow(message);
     await stillGenerates();
@@ -123,7 +168,9 @@ describe('requests that do not fit fail before running, then generation works', 
 
   it('a prompt longer than the context', async () => {
     const long = Array<number>(300).fill(42);
-    await expect(generateAll(bundle, [{ prompt: long }])).rejects.toThrow(/prompt is 300 tokens; the model's context is 256 positions \(max_positions\)/);
+    await expect(generateAll(bundle, [{ prompt: long }])).rejects.toThrow(
+      /prompt is 300 tokens; the model's context is 256 positions \(max_positions\)/,
+    );
     await stillGenerates();
   });
 
@@ -143,7 +190,8 @@ describe('the session checks each feed against the graph', () => {
       position_ids: int64([0, 1], [1, 2]),
       ...bundle.lm.loraFeeds([null]),
     };
-    for (const i of [0, 1]) for (const k of ['key', 'value']) f[`past_key_values.${i}.${k}`] = float32(new Float32Array(0), [1, 2, 0, 16]);
+    for (const i of [0, 1])
+      for (const k of ['key', 'value']) f[`past_key_values.${i}.${k}`] = float32(new Float32Array(0), [1, 2, 0, 16]);
     return f;
   };
 
@@ -153,8 +201,12 @@ describe('the session checks each feed against the graph', () => {
     const bad = { ...feeds(), 'lora.1.up.A': float32(new Float32Array(63 * 0), [1, 63, 0]) };
     await expect(session.run(bad)).rejects.toThrow(/input 'lora\.1\.up\.A' dimension 1: 63, the graph wants 64/);
     expect(log.mock.calls[0]![0]).toMatch(/input_ids: int64 \[1, 2\][\s\S]*lora\.1\.up\.A: float32 \[1, 63, 0\]/);
-    await expect(session.run({ ...feeds(), position_ids: int64([0, 1, 2], [1, 3]) })).rejects.toThrow(/input 'position_ids' dimension 1 \(sequence_length\): 3, but 'input_ids' gave sequence_length = 2/);
-    await expect(session.run({ ...feeds(), input_ids: float32(new Float32Array(2), [1, 2]) })).rejects.toThrow(/input 'input_ids': dtype float32, the graph wants int64/);
+    await expect(session.run({ ...feeds(), position_ids: int64([0, 1, 2], [1, 3]) })).rejects.toThrow(
+      /input 'position_ids' dimension 1 \(sequence_length\): 3, but 'input_ids' gave sequence_length = 2/,
+    );
+    await expect(session.run({ ...feeds(), input_ids: float32(new Float32Array(2), [1, 2]) })).rejects.toThrow(
+      /input 'input_ids': dtype float32, the graph wants int64/,
+    );
     const { input_ids: _, ...missing } = feeds();
     await expect(session.run(missing)).rejects.toThrow(/input 'input_ids' is missing/);
     log.mockRestore();
@@ -175,8 +227,18 @@ it('falls back to cpu, saying why, when the asked-for provider is unavailable', 
 
 it('an onnxruntime failure on feeds that fit the metadata names the graph, logs the feeds, and the session goes on', async () => {
   const log = vi.spyOn(console, 'warn').mockImplementation(() => {});
-  const past = Object.fromEntries([0, 1].flatMap((i) => ['key', 'value'].map((k) => [`past_key_values.${i}.${k}`, float32(new Float32Array(0), [1, 2, 0, 16])])));
-  const feeds = { input_ids: int64([5, 99999], [1, 2]), attention_mask: int64([1, 1], [1, 2]), position_ids: int64([0, 1], [1, 2]), ...past, ...bundle.lm.loraFeeds([null]) };
+  const past = Object.fromEntries(
+    [0, 1].flatMap((i) =>
+      ['key', 'value'].map((k) => [`past_key_values.${i}.${k}`, float32(new Float32Array(0), [1, 2, 0, 16])]),
+    ),
+  );
+  const feeds = {
+    input_ids: int64([5, 99999], [1, 2]),
+    attention_mask: int64([1, 1], [1, 2]),
+    position_ids: int64([0, 1], [1, 2]),
+    ...past,
+    ...bundle.lm.loraFeeds([null]),
+  };
   await expect(bundle.lm.session.run(feeds)).rejects.toThrow(/lm\.onnx: onnxruntime failed: /);
   expect(log.mock.calls[0]![0]).toMatch(/input_ids: int64 \[1, 2\][\s\S]*attention_mask: int64 \[1, 2\]/);
   log.mockRestore();
@@ -184,7 +246,14 @@ it('an onnxruntime failure on feeds that fit the metadata names the graph, logs 
 });
 
 it('a mask that does not span past + sequence is refused before onnxruntime (which would broadcast it)', async () => {
-  const step = { batch: 1, inputIds: [5, 6], positionIds: [0, 1], attentionMask: [1], cache: KvCache.empty(bundle.manifest, 1), lora: bundle.lm.loraFeeds([null]) };
+  const step = {
+    batch: 1,
+    inputIds: [5, 6],
+    positionIds: [0, 1],
+    attentionMask: [1],
+    cache: KvCache.empty(bundle.manifest, 1),
+    lora: bundle.lm.loraFeeds([null]),
+  };
   await expect(bundle.lm.forward(step)).rejects.toThrow('attention mask has 1 slots per row; past 0 + sequence 2 = 2');
   await stillGenerates();
 });

@@ -22,7 +22,12 @@ export interface Oracle {
   tokenizer: { text: string; ids: number[]; decoded: string }[];
   chat: { messages: { role: string; content: string }[]; add_generation_prompt: boolean; rendered: string }[];
   prompts: { name: string; text: string; ids: number[]; runs: Record<'none' | 'r4', Run> }[];
-  batch: { rows: { prompt: string; adapter: string | null; ids: number[] }[]; pad: number; last_logits: number[][]; greedy: number[][] };
+  batch: {
+    rows: { prompt: string; adapter: string | null; ids: number[] }[];
+    pad: number;
+    last_logits: number[][];
+    greedy: number[][];
+  };
 }
 
 export const oracle: Oracle = JSON.parse(readFileSync(join(FIXTURE_DIR, 'oracle.json'), 'utf8'));
@@ -31,13 +36,19 @@ export const oracle: Oracle = JSON.parse(readFileSync(join(FIXTURE_DIR, 'oracle.
 function readSafetensors(path: string): Map<string, { shape: number[]; data: Float32Array }> {
   const buf = readFileSync(path);
   const headerLen = Number(buf.readBigUInt64LE(0));
-  const header = JSON.parse(buf.subarray(8, 8 + headerLen).toString('utf8')) as Record<string, { dtype: string; shape: number[]; data_offsets: [number, number] }>;
+  const header = JSON.parse(buf.subarray(8, 8 + headerLen).toString('utf8')) as Record<
+    string,
+    { dtype: string; shape: number[]; data_offsets: [number, number] }
+  >;
   const out = new Map<string, { shape: number[]; data: Float32Array }>();
   for (const [name, t] of Object.entries(header)) {
     if (name === '__metadata__') continue;
     if (t.dtype !== 'F32') throw new Error(`${path}: ${name} is ${t.dtype}, expected F32`);
     const bytes = buf.subarray(8 + headerLen + t.data_offsets[0], 8 + headerLen + t.data_offsets[1]);
-    out.set(name, { shape: t.shape, data: new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) });
+    out.set(name, {
+      shape: t.shape,
+      data: new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)),
+    });
   }
   return out;
 }

@@ -1,6 +1,13 @@
 // Streaming, cancellation, seeded sampling and the stopping rules on the tiny fixture bundle.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generate, generateAll, generateBatch, loadBundle, type Bundle, type GenerateRequest } from '../../../main/engine';
+import {
+  generate,
+  generateAll,
+  generateBatch,
+  loadBundle,
+  type Bundle,
+  type GenerateRequest,
+} from '../../../main/engine';
 import { FIXTURE_DIR, fixtureAdapter, oracle } from './fixture';
 
 let bundle: Bundle;
@@ -62,16 +69,23 @@ describe('seeded sampling', () => {
   });
 
   it('the same seed gives the same tokens; another seed, other tokens', async () => {
-    const [a, b, c] = await Promise.all([7, 7, 8].map(async (seed) => (await generateAll(bundle, [sampled(seed)]))[0]!.tokens));
+    const [a, b, c] = await Promise.all(
+      [7, 7, 8].map(async (seed) => (await generateAll(bundle, [sampled(seed)]))[0]!.tokens),
+    );
     expect(a).toEqual(b);
     expect(a).not.toEqual(c);
     expect(a).not.toEqual(plain.runs.none.greedy);
   });
 
   it('a row samples the same in a batch as alone', async () => {
-    const rows = [sampled(1), sampled(2, { adapter: fixtureAdapter('r4') }), sampled(3, { prompt: oracle.prompts[1]!.ids, adapter: fixtureAdapter('r2') })];
+    const rows = [
+      sampled(1),
+      sampled(2, { adapter: fixtureAdapter('r4') }),
+      sampled(3, { prompt: oracle.prompts[1]!.ids, adapter: fixtureAdapter('r2') }),
+    ];
     const batched = await generateAll(bundle, rows);
-    for (const [i, row] of rows.entries()) expect((await generateAll(bundle, [row]))[0]!.tokens).toEqual(batched[i]!.tokens);
+    for (const [i, row] of rows.entries())
+      expect((await generateAll(bundle, [row]))[0]!.tokens).toEqual(batched[i]!.tokens);
   });
 });
 
@@ -101,7 +115,9 @@ describe('stopping', () => {
     expect(short!.tokens).toEqual(plain.runs.none.greedy.slice(0, 4));
     expect(short!.finishReason).toBe('length');
     const max = bundle.manifest.architecture.max_positions;
-    const [full] = await generateAll(bundle, [{ prompt: Array<number>(max - 6).fill(40), maxNewTokens: 100, stopTokenIds: [] }]);
+    const [full] = await generateAll(bundle, [
+      { prompt: Array<number>(max - 6).fill(40), maxNewTokens: 100, stopTokenIds: [] },
+    ]);
     expect(full!.finishReason).toBe('length');
     expect(full!.promptTokens + full!.tokens.length).toBe(max + 1); // the last token is chosen but never fed back
   });
@@ -111,7 +127,9 @@ describe('stopping', () => {
     const want = oracle.batch.greedy[2]!;
     const end = want.findIndex((t) => bundle.manifest.special_tokens.stop.includes(t));
     expect(end).toBeGreaterThan(0);
-    const [res] = await generateAll(bundle, [{ prompt: row.ids, adapter: fixtureAdapter(row.adapter!), maxNewTokens: 32 }]);
+    const [res] = await generateAll(bundle, [
+      { prompt: row.ids, adapter: fixtureAdapter(row.adapter!), maxNewTokens: 32 },
+    ]);
     expect(res!.finishReason).toBe('eos');
     expect(res!.tokens).toEqual(want.slice(0, end + 1));
   });

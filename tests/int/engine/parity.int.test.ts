@@ -1,6 +1,13 @@
 // TS engine vs the PyTorch / Python-tokenizers / jinja2 oracle (CONVENTIONS 10).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { engineAdapter, generate, generateAll, loadBundle, type Bundle, type EngineAdapter } from '../../../main/engine';
+import {
+  engineAdapter,
+  generate,
+  generateAll,
+  loadBundle,
+  type Bundle,
+  type EngineAdapter,
+} from '../../../main/engine';
 import { KvCache } from '../../../main/engine/kv-cache';
 import { FIXTURE_DIR, fixtureAdapter, maxAbsDiff, oracle } from './fixture';
 
@@ -54,11 +61,15 @@ describe.each(oracle.prompts.map((p) => [p.name, p] as const))('prompt "%s" equa
     const { hidden } = await promptForward(p.ids, adapter);
     const d = bundle.manifest.architecture.hidden;
     expect(hidden!.length).toBe(p.ids.length * d);
-    expect(maxAbsDiff(hidden!.subarray(hidden!.length - d), p.runs[adapter].hidden_last)).toBeLessThan(oracle.tolerance);
+    expect(maxAbsDiff(hidden!.subarray(hidden!.length - d), p.runs[adapter].hidden_last)).toBeLessThan(
+      oracle.tolerance,
+    );
   });
 
   it.each(['none', 'r4'] as const)('32 greedy tokens with adapter %s', async (adapter) => {
-    const [res] = await generateAll(bundle, [{ prompt: p.ids, adapter: adapterOf(adapter), maxNewTokens: 32, stopTokenIds: [] }]);
+    const [res] = await generateAll(bundle, [
+      { prompt: p.ids, adapter: adapterOf(adapter), maxNewTokens: 32, stopTokenIds: [] },
+    ]);
     expect(res!.tokens).toEqual(p.runs[adapter].greedy);
     expect(bundle.tokenizer.decode(res!.tokens)).toBe(p.runs[adapter].greedy_text);
     expect(res!.finishReason).toBe('length');
@@ -70,7 +81,13 @@ describe.each(oracle.prompts.map((p) => [p.name, p] as const))('prompt "%s" equa
 });
 
 describe('a left-padded batch with a different adapter per row', () => {
-  const requests = () => oracle.batch.rows.map((r) => ({ prompt: r.ids, adapter: adapterOf(r.adapter), maxNewTokens: 32, stopTokenIds: [] }));
+  const requests = () =>
+    oracle.batch.rows.map((r) => ({
+      prompt: r.ids,
+      adapter: adapterOf(r.adapter),
+      maxNewTokens: 32,
+      stopTokenIds: [],
+    }));
 
   it('the prompts differ in length and the rows in rank (0, 4, 2)', () => {
     expect(new Set(requests().map((r) => r.prompt.length)).size).toBe(3);
@@ -93,7 +110,10 @@ describe('a left-padded batch with a different adapter per row', () => {
     const out = await bundle.lm.forward({
       batch: reqs.length,
       inputIds: reqs.flatMap((r) => [...Array<number>(width - r.prompt.length).fill(oracle.batch.pad), ...r.prompt]),
-      positionIds: reqs.flatMap((r) => [...Array<number>(width - r.prompt.length).fill(0), ...r.prompt.map((_, i) => i)]),
+      positionIds: reqs.flatMap((r) => [
+        ...Array<number>(width - r.prompt.length).fill(0),
+        ...r.prompt.map((_, i) => i),
+      ]),
       attentionMask: reqs.flatMap((r) => [...Array<number>(width - r.prompt.length).fill(0), ...r.prompt.map(() => 1)]),
       cache: KvCache.empty(bundle.manifest, reqs.length),
       lora: bundle.lm.loraFeeds(reqs.map((r) => r.adapter)),
@@ -136,7 +156,8 @@ describe('switching adapters between requests (feeds cached by adapter identity)
     const p = oracle.prompts[0]!;
     const r4 = offsetViews(fixtureAdapter('r4'));
     const r2 = fixtureAdapter('r2');
-    const alone = async (ad: EngineAdapter | null) => (await generateAll(bundle, [{ prompt: p.ids, adapter: ad, maxNewTokens: 32, stopTokenIds: [] }]))[0]!.tokens;
+    const alone = async (ad: EngineAdapter | null) =>
+      (await generateAll(bundle, [{ prompt: p.ids, adapter: ad, maxNewTokens: 32, stopTokenIds: [] }]))[0]!.tokens;
     const first = await alone(r4);
     expect(first).toEqual(p.runs.r4.greedy);
     expect(await alone(null)).toEqual(p.runs.none.greedy);

@@ -26,7 +26,11 @@ afterAll(async () => {
 });
 
 const raw = (path: string, body: string, token = host.token) =>
-  fetch(`${host.origin}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+  fetch(`${host.origin}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body,
+  });
 
 describe('OpenAI-compatible endpoint', () => {
   it('lists the models', async () => {
@@ -36,7 +40,12 @@ describe('OpenAI-compatible endpoint', () => {
 
   it('answers a chat completion, greedy and reproducible', async () => {
     const ask = () =>
-      client.chat.completions.create({ model: 'base', messages: [{ role: 'user', content: 'List the steps.' }], max_tokens: 10, temperature: 0 });
+      client.chat.completions.create({
+        model: 'base',
+        messages: [{ role: 'user', content: 'List the steps.' }],
+        max_tokens: 10,
+        temperature: 0,
+      });
     const a = await ask();
     const b = await ask();
     expect(a.object).toBe('chat.completion');
@@ -48,7 +57,12 @@ describe('OpenAI-compatible endpoint', () => {
   });
 
   it('streams the same text over SSE', async () => {
-    const whole = await client.chat.completions.create({ model: 'base', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 12, temperature: 0 });
+    const whole = await client.chat.completions.create({
+      model: 'base',
+      messages: [{ role: 'user', content: 'Hello' }],
+      max_tokens: 12,
+      temperature: 0,
+    });
     const stream = await client.chat.completions.create({
       model: 'base',
       messages: [{ role: 'user', content: 'Hello' }],
@@ -71,16 +85,22 @@ describe('OpenAI-compatible endpoint', () => {
   });
 
   it('gives OpenAI-style errors', async () => {
-    const unknown = await client.chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    const unknown = await client.chat.completions
+      .create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(OpenAI.NotFoundError);
     expect((unknown as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found');
 
     const long = 'word '.repeat(2000);
-    const over = await client.chat.completions.create({ model: 'base', messages: [{ role: 'user', content: long }] }).catch((e: unknown) => e);
+    const over = await client.chat.completions
+      .create({ model: 'base', messages: [{ role: 'user', content: long }] })
+      .catch((e: unknown) => e);
     expect(over).toBeInstanceOf(OpenAI.BadRequestError);
     expect((over as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('context_length_exceeded');
 
-    const tooMany = await client.chat.completions.create({ model: 'base', messages: [{ role: 'user', content: 'x' }], max_tokens: 100_000 }).catch((e: unknown) => e);
+    const tooMany = await client.chat.completions
+      .create({ model: 'base', messages: [{ role: 'user', content: 'x' }], max_tokens: 100_000 })
+      .catch((e: unknown) => e);
     expect(tooMany).toBeInstanceOf(OpenAI.BadRequestError);
 
     const badKey = new OpenAI({ baseURL: `${host.origin}/v1`, apiKey: 'wrong', maxRetries: 0 });
@@ -89,12 +109,20 @@ describe('OpenAI-compatible endpoint', () => {
     const malformed = await raw('/v1/chat/completions', '{"model": "base", ');
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ error: { type: 'invalid_request_error' } });
-    const huge = await raw('/v1/chat/completions', JSON.stringify({ model: 'base', messages: [{ role: 'user', content: 'x'.repeat(5 * 1024 * 1024) }] }));
+    const huge = await raw(
+      '/v1/chat/completions',
+      JSON.stringify({ model: 'base', messages: [{ role: 'user', content: 'x'.repeat(5 * 1024 * 1024) }] }),
+    );
     expect(huge.status).toBe(413);
   });
 
   it('still answers after errors', async () => {
-    const ok = await client.chat.completions.create({ model: 'base', messages: [{ role: 'user', content: 'again' }], max_tokens: 3, temperature: 0 });
+    const ok = await client.chat.completions.create({
+      model: 'base',
+      messages: [{ role: 'user', content: 'again' }],
+      max_tokens: 3,
+      temperature: 0,
+    });
     expect(ok.choices).toHaveLength(1);
   });
 });

@@ -35,7 +35,12 @@ const chat = (content: string, maxTokens = 3) =>
   fetch(`${host.origin}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'base', messages: [{ role: 'user', content }], max_tokens: maxTokens, temperature: 0 }),
+    body: JSON.stringify({
+      model: 'base',
+      messages: [{ role: 'user', content }],
+      max_tokens: maxTokens,
+      temperature: 0,
+    }),
   });
 
 describe('prompt byte bound', () => {
@@ -48,7 +53,14 @@ describe('prompt byte bound', () => {
     const fit = fitSkillText(bundle, skill, 'q', 16);
     expect(fit.truncated).toBe(true);
     expect(skill.startsWith(fit.text)).toBe(true);
-    expect(bundle.tokenizer.encode(bundle.chat.render([{ role: 'system', content: fit.text }, { role: 'user', content: 'q' }])).length).toBeLessThanOrEqual(256 - 16);
+    expect(
+      bundle.tokenizer.encode(
+        bundle.chat.render([
+          { role: 'system', content: fit.text },
+          { role: 'user', content: 'q' },
+        ]),
+      ).length,
+    ).toBeLessThanOrEqual(256 - 16);
     await bundle.dispose();
   });
 

@@ -31,7 +31,13 @@ describe('npm import of real skill packages', () => {
     const { versions, skipped } = await collectImport('@plaited/development-skills@0.8.1', { cacheDir });
     // Observed: 5 SKILL.md under skills/, all English, distinct and described.
     expect(skipped).toEqual([]);
-    expect(versions.map((v) => v.name)).toEqual(['code-documentation', 'optimize-agents-md', 'scaffold-rules', 'typescript-lsp', 'validate-skill']);
+    expect(versions.map((v) => v.name)).toEqual([
+      'code-documentation',
+      'optimize-agents-md',
+      'scaffold-rules',
+      'typescript-lsp',
+      'validate-skill',
+    ]);
     expect(versions[0]?.package).toBe('@plaited/development-skills');
     expect(versions[0]?.provenance).toEqual({
       kind: 'npm',
@@ -56,7 +62,9 @@ describe('npm import of real skill packages', () => {
       'skills/x-request/SKILL.md',
     ]);
     expect(reasonsOf(skipped)).toEqual({ 'not English': 6 });
-    expect(skipped.every((s) => s.path.startsWith('skills-zh/') && /non-Latin script, mostly Han/.test(s.reason))).toBe(true);
+    expect(skipped.every((s) => s.path.startsWith('skills-zh/') && /non-Latin script, mostly Han/.test(s.reason))).toBe(
+      true,
+    );
     expect(versions[0]?.provenance).toMatchObject({
       package: '@ant-design/x-skill',
       version: '2.9.0',
@@ -92,13 +100,18 @@ describe('npm import of real skill packages', () => {
     });
     expect(offline.cached).toBe(true);
     const known = new Set(first.versions.map((v) => v.bodyHash));
-    const again = await collectImport('@plaited/development-skills@0.8.1', { cacheDir, isKnownBody: (h) => known.has(h) });
+    const again = await collectImport('@plaited/development-skills@0.8.1', {
+      cacheDir,
+      isKnownBody: (h) => known.has(h),
+    });
     expect(again.versions).toEqual([]);
     expect(reasonsOf(again.skipped)).toEqual({ 'same body': 5 });
   });
 
   it("fails with npm's error for a package that does not exist", async () => {
-    const err = (await collectImport('pskills-no-such-package-7f3a9c@1.0.0', { cacheDir }).catch((e: unknown) => e)) as StudioError;
+    const err = (await collectImport('pskills-no-such-package-7f3a9c@1.0.0', { cacheDir }).catch(
+      (e: unknown) => e,
+    )) as StudioError;
     expect(err).toBeInstanceOf(StudioError);
     expect(err.code).toBe('import_failed');
     // The spec is named first; npm's own reason follows (E404 from the registry).

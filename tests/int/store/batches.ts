@@ -17,7 +17,14 @@ function version(name: string, revision: number): NewVersion {
     content: `---\nname: ${name}\ndescription: ${description}\n---\n${body}`,
     bodyHash: createHash('sha256').update(`${name}:${revision}`).digest('hex'),
     package: 'crash-fixture',
-    provenance: { kind: 'npm', package: 'crash-fixture', version: `1.0.${revision}`, license: 'MIT', integrity: null, path: `skills/${name}/SKILL.md` },
+    provenance: {
+      kind: 'npm',
+      package: 'crash-fixture',
+      version: `1.0.${revision}`,
+      license: 'MIT',
+      integrity: null,
+      path: `skills/${name}/SKILL.md`,
+    },
   };
 }
 

@@ -102,7 +102,10 @@ it('the same import run to completion holds all of it', async () => {
     const repo = new SkillsRepo(db);
     expect(repo.count()).toBe(BULK);
     expect(scalar(db, 'SELECT COUNT(*) FROM skill_versions')).toBe(BASE + BULK - BASE / 2);
-    expect(repo.get('base-1')).toMatchObject({ description: 'Skill base-1, revision 2', version: { version: 2, parentVersion: 1 } });
+    expect(repo.get('base-1')).toMatchObject({
+      description: 'Skill base-1, revision 2',
+      version: { version: 2, parentVersion: 1 },
+    });
     expect(repo.get('base-2')?.version.version).toBe(1);
     expect(repo.get(`bulk-${BULK - BASE - 1}`)?.version.version).toBe(1);
     expect(db.prepare('SELECT source FROM import_runs ORDER BY id').pluck().all()).toEqual(['base', 'bulk']);

@@ -34,10 +34,17 @@ it('a damaged studio.db: import and skills show refuse it and write nothing', ()
   damageMiddle(db);
   expect(quickCheck(db)).not.toBe('ok');
   const before = sha(db);
-  for (const args of [['import', src], ['skills', 'show', 'skill-1']]) {
+  for (const args of [
+    ['import', src],
+    ['skills', 'show', 'skill-1'],
+  ]) {
     const r = pskills(dataDir, ...args);
     expect(r.code, args.join(' ')).not.toBe(0);
-    expect(r.err).toMatch(new RegExp(`^pskills: cannot open database ${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: it is damaged \\(quick_check: .+\\); nothing was written to it\\. Restore it from a backup, or move it aside to start a new library`));
+    expect(r.err).toMatch(
+      new RegExp(
+        `^pskills: cannot open database ${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: it is damaged \\(quick_check: .+\\); nothing was written to it\\. Restore it from a backup, or move it aside to start a new library`,
+      ),
+    );
     expect(r.err.trim().split('\n')).toHaveLength(1);
     expect(sha(db), args.join(' ')).toBe(before);
   }
@@ -47,7 +54,10 @@ it('a zero-length studio.db is refused, not turned into an empty library', () =>
   const dataDir = join(tmp, 'empty');
   mkdirSync(dataDir);
   writeFileSync(join(dataDir, 'studio.db'), '');
-  for (const args of [['import', src], ['skills', 'list']]) {
+  for (const args of [
+    ['import', src],
+    ['skills', 'list'],
+  ]) {
     const r = pskills(dataDir, ...args);
     expect(r.code, args.join(' ')).not.toBe(0);
     expect(r.err).toContain('it is empty (0 bytes), so it is not a library this app wrote; nothing was written to it');

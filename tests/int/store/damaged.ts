@@ -11,7 +11,12 @@ export const ROWS = 2000;
 export function writeLibrary(file: string): void {
   const db = openDatabase(file);
   const filler = 'Steps for the task, written out at some length. '.repeat(30);
-  const versions = Array.from({ length: ROWS }, (_, i) => newVersion({ name: `skill-${i}`, content: skillText(`skill-${i}`, `About skill ${i}`, `# Skill ${i}\n\n${filler}\n`) }));
+  const versions = Array.from({ length: ROWS }, (_, i) =>
+    newVersion({
+      name: `skill-${i}`,
+      content: skillText(`skill-${i}`, `About skill ${i}`, `# Skill ${i}\n\n${filler}\n`),
+    }),
+  );
   new SkillsRepo(db).importBatch('seed', versions);
   db.close();
 }

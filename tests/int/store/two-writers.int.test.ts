@@ -21,7 +21,10 @@ beforeAll(async () => {
     for (let i = 0; i < SKILLS; i++) {
       const dir = join(tmp, side, `${side}-${i}`);
       mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, 'SKILL.md'), skillMd({ name: `${side}-${i}`, body: `${ENGLISH_BODY}\nThis is skill ${side}-${i}.\n` }));
+      writeFileSync(
+        join(dir, 'SKILL.md'),
+        skillMd({ name: `${side}-${i}`, body: `${ENGLISH_BODY}\nThis is skill ${side}-${i}.\n` }),
+      );
     }
   }
   for (let w = 0; w < 2; w++) {
@@ -50,10 +53,16 @@ it(`two parallel imports into one data dir succeed ${TRIALS} of ${TRIALS} times`
       mkdirSync(dataDir);
       openDatabase(join(dataDir, 'studio.db')).close();
     }
-    const answers = await Promise.all([ask(workers[0]!, dataDir, join(tmp, 'a')), ask(workers[1]!, dataDir, join(tmp, 'b'))]);
+    const answers = await Promise.all([
+      ask(workers[0]!, dataDir, join(tmp, 'a')),
+      ask(workers[1]!, dataDir, join(tmp, 'b')),
+    ]);
     for (const a of answers) if (!a.ok) failures.push(`trial ${t}: ${a.error}`);
     if (answers.every((a) => a.ok)) {
-      expect(answers).toEqual([{ ok: true, imported: SKILLS }, { ok: true, imported: SKILLS }]);
+      expect(answers).toEqual([
+        { ok: true, imported: SKILLS },
+        { ok: true, imported: SKILLS },
+      ]);
       const db = openDatabase(join(dataDir, 'studio.db'));
       expect(db.prepare('SELECT COUNT(*) FROM skills').pluck().get()).toBe(2 * SKILLS);
       expect(db.prepare('SELECT COUNT(*) FROM import_runs').pluck().get()).toBe(2);

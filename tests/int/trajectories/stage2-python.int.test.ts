@@ -47,10 +47,21 @@ describe.skipIf(!existsSync(PYTHON))('stage-2 trainer reads the JSONL export', (
 
   it('every --stage2 line becomes a chat example with labels on the answer', () => {
     const skills = new SkillsRepo(db);
-    const content = '---\nname: tar-archives\ndescription: Pack and unpack tar files.\n---\n\n# Tar\n\n1. Unpack with tar -xzf FILE.\n';
+    const content =
+      '---\nname: tar-archives\ndescription: Pack and unpack tar files.\n---\n\n# Tar\n\n1. Unpack with tar -xzf FILE.\n';
     skills.save('tar-archives', content, 'Pack and unpack tar files.', { kind: 'manual' }, 'h'.repeat(64));
     const service = new TrajectoryService(new TrajectoriesRepo(db), skills, new SettingsRepo(db));
-    const [up] = service.record([{ source: 'compare', skill: { name: 'tar-archives' }, condition: 'parametric', messages: [{ role: 'user', content: 'How do I unpack a.tgz?' }, { role: 'assistant', content: 'Run tar -xzf a.tgz.' }] }]);
+    const [up] = service.record([
+      {
+        source: 'compare',
+        skill: { name: 'tar-archives' },
+        condition: 'parametric',
+        messages: [
+          { role: 'user', content: 'How do I unpack a.tgz?' },
+          { role: 'assistant', content: 'Run tar -xzf a.tgz.' },
+        ],
+      },
+    ]);
     service.rate({ id: up!.id, rating: 'up' });
     service.record([
       {
@@ -66,11 +77,23 @@ describe.skipIf(!existsSync(PYTHON))('stage-2 trainer reads the JSONL export', (
         ],
       },
     ]);
-    service.record([{ source: 'playground', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] }]); // no skill: not for stage 2
+    service.record([
+      {
+        source: 'playground',
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'hello' },
+        ],
+      },
+    ]); // no skill: not for stage 2
     const file = join(dir, 'stage2.jsonl');
     expect(service.export({ file, stage2: true }).count).toBe(2);
 
-    const r = spawnSync(PYTHON, ['-c', READER, file, DEFAULT_BUNDLE_DIR], { encoding: 'utf8', timeout: 120_000, cwd: join(APP_ROOT, 'training') });
+    const r = spawnSync(PYTHON, ['-c', READER, file, DEFAULT_BUNDLE_DIR], {
+      encoding: 'utf8',
+      timeout: 120_000,
+      cwd: join(APP_ROOT, 'training'),
+    });
     expect(r.status, r.stderr).toBe(0);
     const examples = JSON.parse(r.stdout) as { skill: string; source: number; labels: number; tokens: number }[];
     expect(examples).toHaveLength(2);

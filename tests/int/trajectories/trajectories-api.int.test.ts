@@ -33,12 +33,15 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
     await close();
     await studio.dispose();
     rmSync(dataDir, { recursive: true, force: true });
-    const mine = entries(studioContract).map(([w]) => w).filter((w) => TRAJECTORY_NAMESPACES.includes(w.split('.')[0]!));
+    const mine = entries(studioContract)
+      .map(([w]) => w)
+      .filter((w) => TRAJECTORY_NAMESPACES.includes(w.split('.')[0]!));
     expect([...covered].sort()).toEqual(mine.sort());
   });
 
   it('compare.run keeps each column as a trajectory with what it ran with', async () => {
-    const r = await api.compare.run({ name: 'sql-review', prompt: 'How do I review a migration?', maxTokens: 6 }).result;
+    const r = await api.compare.run({ name: 'sql-review', prompt: 'How do I review a migration?', maxTokens: 6 })
+      .result;
     const page = await api.trajectories.list({ source: 'compare' });
     covered.add('trajectories.list');
     expect(page.total).toBe(4);
@@ -46,13 +49,28 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
     const info = await api.engine.info({});
     for (const c of r.columns) {
       const t = byCondition.get(c.condition)!;
-      expect(t).toMatchObject({ source: 'compare', skill: { name: 'sql-review', version: 1, linked: true }, bundle: { id: info.id }, sampling: { temperature: 0, maxTokens: 6 }, prompt: 'How do I review a migration?', answer: c.text, verdict: null, rating: null });
+      expect(t).toMatchObject({
+        source: 'compare',
+        skill: { name: 'sql-review', version: 1, linked: true },
+        bundle: { id: info.id },
+        sampling: { temperature: 0, maxTokens: 6 },
+        prompt: 'How do I review a migration?',
+        answer: c.text,
+        verdict: null,
+        rating: null,
+      });
       expect(t.adapter === null ? null : t.adapter.slice(0, 12)).toBe(c.adapter);
     }
     const wrong = await api.trajectories.show({ id: byCondition.get('wrong_skill')!.id });
     covered.add('trajectories.show');
-    expect(wrong.details).toMatchObject({ wrongSkill: { name: 'review-branch', version: 1 }, finishReason: expect.any(String) });
-    expect(wrong.messages).toEqual([{ role: 'user', content: 'How do I review a migration?' }, { role: 'assistant', content: r.columns[3]!.text }]);
+    expect(wrong.details).toMatchObject({
+      wrongSkill: { name: 'review-branch', version: 1 },
+      finishReason: expect.any(String),
+    });
+    expect(wrong.messages).toEqual([
+      { role: 'user', content: 'How do I review a migration?' },
+      { role: 'assistant', content: r.columns[3]!.text },
+    ]);
   });
 
   it('engine.generate (the Playground) keeps its run; with the setting off nothing is kept', async () => {
@@ -60,11 +78,26 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
     covered.add('settings.get');
     const g = await api.engine.generate({ messages: [{ role: 'user', content: 'Hello' }], maxTokens: 5 }).result;
     const [t] = (await api.trajectories.list({ source: 'playground' })).items;
-    expect(t).toMatchObject({ source: 'playground', skill: null, condition: 'none', adapter: null, answer: g.text, sampling: { maxTokens: 5 } });
+    expect(t).toMatchObject({
+      source: 'playground',
+      skill: null,
+      condition: 'none',
+      adapter: null,
+      answer: g.text,
+      sampling: { maxTokens: 5 },
+    });
     // With a skill's adapter: the skill version it was compiled from, parametric, the adapter's key.
-    const withSkill = await api.engine.generate({ messages: [{ role: 'user', content: 'Hello' }], maxTokens: 5, adapter: { kind: 'skill', name: 'review-branch' } }).result;
+    const withSkill = await api.engine.generate({
+      messages: [{ role: 'user', content: 'Hello' }],
+      maxTokens: 5,
+      adapter: { kind: 'skill', name: 'review-branch' },
+    }).result;
     const [s] = (await api.trajectories.list({ source: 'playground', skill: 'review-branch' })).items;
-    expect(s).toMatchObject({ skill: { name: 'review-branch', version: 1 }, condition: 'parametric', answer: withSkill.text });
+    expect(s).toMatchObject({
+      skill: { name: 'review-branch', version: 1 },
+      condition: 'parametric',
+      answer: withSkill.text,
+    });
     expect(s!.adapter!.slice(0, 12)).toBe(withSkill.adapter);
 
     expect(await api.settings.set({ storeTrajectories: false })).toEqual({ storeTrajectories: false });
@@ -78,9 +111,21 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
   });
 
   it('add, rate, export and import (a bad line names its number and nothing is written)', async () => {
-    const added = await api.trajectories.add({ source: 'evolve', skill: { name: 'review-branch' }, messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }], details: { run: 1 } });
+    const added = await api.trajectories.add({
+      source: 'evolve',
+      skill: { name: 'review-branch' },
+      messages: [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: 'a' },
+      ],
+      details: { run: 1 },
+    });
     covered.add('trajectories.add');
-    expect(added).toMatchObject({ source: 'evolve', skill: { name: 'review-branch', version: 1 }, details: { run: 1 } });
+    expect(added).toMatchObject({
+      source: 'evolve',
+      skill: { name: 'review-branch', version: 1 },
+      details: { run: 1 },
+    });
     expect((await failure(api.trajectories.add({ source: 'evolve', messages: [] }))).code).toBe('invalid_input');
 
     const rated = await api.trajectories.rate({ id: added.id.slice(0, 10), rating: 'up', note: 'good' });
@@ -93,7 +138,11 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
     covered.add('trajectories.export');
     const stage2 = join(dataDir, 'stage2.jsonl');
     expect(await api.trajectories.export({ file: stage2, stage2: true })).toMatchObject({ count: 1 });
-    expect(JSON.parse(readFileSync(stage2, 'utf8'))).toMatchObject({ skill: 'review-branch', skill_text: SKILLS['review-branch'], source: 'evolve' });
+    expect(JSON.parse(readFileSync(stage2, 'utf8'))).toMatchObject({
+      skill: 'review-branch',
+      skill_text: SKILLS['review-branch'],
+      source: 'evolve',
+    });
     expect((await failure(api.trajectories.export({ file: 'relative.jsonl' }))).code).toBe('invalid_input');
 
     expect(await api.trajectories.import({ file })).toEqual({ imported: 0, unchanged: all.total, updated: 0 });
@@ -110,9 +159,21 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
 
   it('verify.setTests / tests store tests with a version; verify.run reports the pass rate', async () => {
     const tests = [
-      { id: 'never', prompt: 'Say something.', expect: { kind: 'exact' as const, value: 'a sentence this random model will not write 12345' } },
-      { id: 'always', messages: [{ role: 'user' as const, content: 'Say something else.' }], expect: { kind: 'not' as const, of: { kind: 'contains' as const, value: 'zq-never-zq' } } },
-      { id: 'json', prompt: 'Answer in JSON.', expect: { kind: 'json_schema' as const, schema: { type: 'object', required: ['ok'] } } },
+      {
+        id: 'never',
+        prompt: 'Say something.',
+        expect: { kind: 'exact' as const, value: 'a sentence this random model will not write 12345' },
+      },
+      {
+        id: 'always',
+        messages: [{ role: 'user' as const, content: 'Say something else.' }],
+        expect: { kind: 'not' as const, of: { kind: 'contains' as const, value: 'zq-never-zq' } },
+      },
+      {
+        id: 'json',
+        prompt: 'Answer in JSON.',
+        expect: { kind: 'json_schema' as const, schema: { type: 'object', required: ['ok'] } },
+      },
     ];
     const set = await api.verify.setTests({ name: 'sql-review', tests });
     covered.add('verify.setTests');
@@ -123,8 +184,15 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
     expect(await api.verify.tests({ name: 'sql-review' })).toMatchObject({ skill: { version: 2 }, from: 1 });
     covered.add('verify.tests');
     // Refused at the boundary: duplicate ids, a regex outside the checker language, an unconvertible schema.
-    for (const bad of [[tests[0], tests[0]], [{ ...tests[0], expect: { kind: 'regex', pattern: '(?<=x)' } }], [{ ...tests[0], expect: { kind: 'json_schema', schema: { if: {} } } }], [{ ...tests[0], messages: [] }]]) {
-      expect((await failure(api.verify.setTests({ name: 'sql-review', tests: bad as never }))).code).toBe('invalid_input');
+    for (const bad of [
+      [tests[0], tests[0]],
+      [{ ...tests[0], expect: { kind: 'regex', pattern: '(?<=x)' } }],
+      [{ ...tests[0], expect: { kind: 'json_schema', schema: { if: {} } } }],
+      [{ ...tests[0], messages: [] }],
+    ]) {
+      expect((await failure(api.verify.setTests({ name: 'sql-review', tests: bad as never }))).code).toBe(
+        'invalid_input',
+      );
     }
 
     const events: VerifyEvent[] = [];
@@ -137,7 +205,11 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
     expect(byId.get('always')).toMatchObject({ passed: true, passRate: 1, reason: null });
     expect(r.passed).toBe(r.results.filter((t) => t.passed).length);
     expect(r.passRate).toBeCloseTo(r.passed / 3);
-    expect(events.filter((e) => e.type === 'result').map((e) => (e.type === 'result' ? e.id : ''))).toEqual(['never', 'always', 'json']);
+    expect(events.filter((e) => e.type === 'result').map((e) => (e.type === 'result' ? e.id : ''))).toEqual([
+      'never',
+      'always',
+      'json',
+    ]);
     // Each answer is kept with its verdict (source eval).
     const kept = await api.trajectories.list({ source: 'eval', skill: 'sql-review', version: 1 });
     expect(kept.total).toBe(3);
@@ -183,7 +255,12 @@ describe('the OpenAI endpoint stores a completion only when the request says "st
     const page = studio.trajectories.list({ source: 'openai' });
     expect(page.total).toBe(2);
     const skill = studio.trajectories.show({ id: page.items.find((t) => t.skill)!.id });
-    expect(skill).toMatchObject({ skill: { name: 'sql-review', version: 1 }, condition: 'parametric', sampling: { temperature: 0, maxTokens: 4 }, details: { model: 'base:sql-review@1', metadata: { experiment: 'e1' } } });
+    expect(skill).toMatchObject({
+      skill: { name: 'sql-review', version: 1 },
+      condition: 'parametric',
+      sampling: { temperature: 0, maxTokens: 4 },
+      details: { model: 'base:sql-review@1', metadata: { experiment: 'e1' } },
+    });
     expect(skill.adapter).toMatch(/^[0-9a-f]{64}$/);
     expect(skill.messages.at(-1)).toEqual({ role: 'assistant', content: text });
     expect(page.items.find((t) => !t.skill)).toMatchObject({ condition: 'none', adapter: null });

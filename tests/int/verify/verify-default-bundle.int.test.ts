@@ -30,9 +30,24 @@ description: Create and unpack tar archives. Use when a user asks how to pack or
 const PROMPT = 'How do I unpack a .tar.gz file?';
 const TESTS: VerifierTest[] = [
   { id: 'unpack', prompt: PROMPT, expect: { kind: 'not', of: { kind: 'contains', value: 'zq-never-zq' } } },
-  { id: 'exact-impossible', prompt: 'Pack the folder src.', expect: { kind: 'exact', value: 'tar -czf src.tar.gz src/ # written by nobody 4711' } },
-  { id: 'regex-command', prompt: 'Which command lists an archive?', expect: { kind: 'regex', pattern: 'tar -[a-z]*t' } },
-  { id: 'json', prompt: 'Reply with a JSON object with a "command" string.', expect: { kind: 'json_schema', schema: { type: 'object', required: ['command'], properties: { command: { type: 'string' } } } } },
+  {
+    id: 'exact-impossible',
+    prompt: 'Pack the folder src.',
+    expect: { kind: 'exact', value: 'tar -czf src.tar.gz src/ # written by nobody 4711' },
+  },
+  {
+    id: 'regex-command',
+    prompt: 'Which command lists an archive?',
+    expect: { kind: 'regex', pattern: 'tar -[a-z]*t' },
+  },
+  {
+    id: 'json',
+    prompt: 'Reply with a JSON object with a "command" string.',
+    expect: {
+      kind: 'json_schema',
+      schema: { type: 'object', required: ['command'], properties: { command: { type: 'string' } } },
+    },
+  },
 ];
 
 interface CliVerify {
@@ -88,21 +103,40 @@ describe('pskills verify on the default bundle', () => {
   it('greedy: an exact test written from one run passes the next; in_context and parametric answer as compare does', async () => {
     const none = await api.verify.run({ name: 'tar-archives', mode: 'none', maxTokens: 24, tests: ['unpack'] }).result;
     const answer = none.results[0]!.answer;
-    await api.verify.setTests({ name: 'tar-archives', tests: [...TESTS, { id: 'echo', prompt: PROMPT, expect: { kind: 'exact', value: normalizeAnswer(answer) } }] });
+    await api.verify.setTests({
+      name: 'tar-archives',
+      tests: [...TESTS, { id: 'echo', prompt: PROMPT, expect: { kind: 'exact', value: normalizeAnswer(answer) } }],
+    });
     const again = await api.verify.run({ name: 'tar-archives', mode: 'none', maxTokens: 24, tests: ['echo'] }).result;
     expect(again).toMatchObject({ n: 1, passed: 1, passRate: 1 });
 
-    const compare = await api.compare.run({ name: 'tar-archives', prompt: PROMPT, maxTokens: 24, conditions: ['none', 'in_context', 'parametric'] }).result;
+    const compare = await api.compare.run({
+      name: 'tar-archives',
+      prompt: PROMPT,
+      maxTokens: 24,
+      conditions: ['none', 'in_context', 'parametric'],
+    }).result;
     const text = (c: string) => compare.columns.find((col) => col.condition === c)!.text;
     expect(answer).toBe(text('none'));
-    const inContext = await api.verify.run({ name: 'tar-archives', mode: 'in_context', maxTokens: 24, tests: ['unpack'] }).result;
+    const inContext = await api.verify.run({
+      name: 'tar-archives',
+      mode: 'in_context',
+      maxTokens: 24,
+      tests: ['unpack'],
+    }).result;
     expect(inContext.results[0]!.answer).toBe(text('in_context'));
     const parametric = await api.verify.run({ name: 'tar-archives', maxTokens: 24, tests: ['unpack'] }).result;
     expect(parametric.mode).toBe('parametric');
     expect(parametric.adapter).toBe(compare.columns.find((c) => c.condition === 'parametric')!.adapter);
     expect(parametric.results[0]!.answer).toBe(text('parametric'));
     // --adapter ID runs the same adapter.
-    const byId = await api.verify.run({ name: 'tar-archives', mode: 'adapter', adapter: parametric.adapter!, maxTokens: 24, tests: ['unpack'] }).result;
+    const byId = await api.verify.run({
+      name: 'tar-archives',
+      mode: 'adapter',
+      adapter: parametric.adapter!,
+      maxTokens: 24,
+      tests: ['unpack'],
+    }).result;
     expect(byId.results[0]!.answer).toBe(text('parametric'));
   });
 

@@ -39,7 +39,12 @@ export function randomAdapter(over: { seed: number; rank?: number; alpha?: numbe
   const next = rng(seed);
   const targets = new Map<TargetKey, LoraPair>();
   for (const s of shapes) {
-    targets.set(targetKey(s.layer, s.module), { dIn: s.dIn, dOut: s.dOut, A: gaussians(next, s.dIn * rank), B: gaussians(next, rank * s.dOut) });
+    targets.set(targetKey(s.layer, s.module), {
+      dIn: s.dIn,
+      dOut: s.dOut,
+      A: gaussians(next, s.dIn * rank),
+      B: gaussians(next, rank * s.dOut),
+    });
   }
   return { rank, alpha, targets };
 }
@@ -57,7 +62,9 @@ export function dense(adapter: Adapter, key: TargetKey): Float64Array {
   const r = adapter.rank;
   const s = r === 0 ? 0 : adapter.alpha / r;
   const out = new Float64Array(dIn * dOut);
-  for (let i = 0; i < dIn; i++) for (let k = 0; k < r; k++) for (let j = 0; j < dOut; j++) out[i * dOut + j]! += s * A[i * r + k]! * B[k * dOut + j]!;
+  for (let i = 0; i < dIn; i++)
+    for (let k = 0; k < r; k++)
+      for (let j = 0; j < dOut; j++) out[i * dOut + j]! += s * A[i * r + k]! * B[k * dOut + j]!;
   return out;
 }
 

@@ -31,7 +31,9 @@ describe('emaStep', () => {
       const key = `${layer}.${module}` as const;
       const exact = denseSum([global, next], [1 - beta, beta], key);
       expect(relErr(dense(wide, key), exact)).toBeLessThan(1e-5);
-      const tail = denseSingularValues(exact, dIn, dOut).slice(5).reduce((t, v) => t + v * v, 0);
+      const tail = denseSingularValues(exact, dIn, dOut)
+        .slice(5)
+        .reduce((t, v) => t + v * v, 0);
       expect(relErr(dense(tight, key), exact)).toBeCloseTo(Math.sqrt(tail) / norm(exact), 4);
     }
   });

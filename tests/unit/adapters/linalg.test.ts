@@ -9,7 +9,11 @@ function randomMat(rows: number, cols: number, seed: number): Mat {
 }
 
 const maxAbsDiff = (x: Mat, y: Mat) => x.data.reduce((m, v, i) => Math.max(m, Math.abs(v - y.data[i]!)), 0);
-const identity = (n: number): Mat => ({ rows: n, cols: n, data: Float64Array.from({ length: n * n }, (_, i) => (i % (n + 1) === 0 ? 1 : 0)) });
+const identity = (n: number): Mat => ({
+  rows: n,
+  cols: n,
+  data: Float64Array.from({ length: n * n }, (_, i) => (i % (n + 1) === 0 ? 1 : 0)),
+});
 
 describe('qr', () => {
   it.each([
@@ -41,7 +45,11 @@ describe('qr', () => {
   });
 });
 
-const diagTimes = (s: Float64Array, v: Mat): Mat => ({ rows: s.length, cols: v.rows, data: transpose(v).data.map((e, i) => e * s[Math.floor(i / v.rows)]!) });
+const diagTimes = (s: Float64Array, v: Mat): Mat => ({
+  rows: s.length,
+  cols: v.rows,
+  data: transpose(v).data.map((e, i) => e * s[Math.floor(i / v.rows)]!),
+});
 
 describe('svd', () => {
   it.each([

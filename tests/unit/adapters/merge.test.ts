@@ -22,7 +22,13 @@ describe('cat', () => {
 
   it('with weight −1 negates, like negate and scale(−1)', () => {
     for (const m of [cat([a], [-1]), negate(a), scale(a, -1)]) {
-      for (const key of keysOf(a)) expect(relErr(dense(m, key), dense(a, key).map((v) => -v))).toBeLessThan(1e-6);
+      for (const key of keysOf(a))
+        expect(
+          relErr(
+            dense(m, key),
+            dense(a, key).map((v) => -v),
+          ),
+        ).toBeLessThan(1e-6);
     }
   });
 
@@ -34,7 +40,13 @@ describe('cat', () => {
   it('scale multiplies ΔW and keeps rank and α', () => {
     const s = scale(b, 2.5);
     expect([s.rank, s.alpha]).toEqual([b.rank, b.alpha]);
-    for (const key of keysOf(b)) expect(relErr(dense(s, key), dense(b, key).map((v) => 2.5 * v))).toBeLessThan(1e-6);
+    for (const key of keysOf(b))
+      expect(
+        relErr(
+          dense(s, key),
+          dense(b, key).map((v) => 2.5 * v),
+        ),
+      ).toBeLessThan(1e-6);
   });
 
   it('never writes into its inputs and gives the same bytes for the same input', () => {
@@ -62,7 +74,8 @@ describe('linearBaseline', () => {
 
   it('equals cat for a single adapter, for either sign of the weight', () => {
     for (const w of [0.7, -0.7, 1]) {
-      for (const key of keysOf(a)) expect(relErr(dense(linearBaseline([a], [w]), key), dense(cat([a], [w]), key))).toBeLessThan(1e-6);
+      for (const key of keysOf(a))
+        expect(relErr(dense(linearBaseline([a], [w]), key), dense(cat([a], [w]), key))).toBeLessThan(1e-6);
     }
   });
 

@@ -53,7 +53,12 @@ describe('PEFT directories', () => {
     const keys = [...readSafetensors(weights).tensors.entries()].map(([k, t]) => `${k} [${t.shape}]`);
     expect(keys).toContain('base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight [2,8]');
     expect(keys).toContain('base_model.model.model.layers.1.mlp.down_proj.lora_B.weight [8,2]');
-    expect(JSON.parse(config)).toMatchObject({ peft_type: 'LORA', r: 2, lora_alpha: 4, target_modules: ['down_proj', 'q_proj', 'v_proj'] });
+    expect(JSON.parse(config)).toMatchObject({
+      peft_type: 'LORA',
+      r: 2,
+      lora_alpha: 4,
+      target_modules: ['down_proj', 'q_proj', 'v_proj'],
+    });
   });
 
   it('writes, reads back and equals what was written', async () => {
@@ -88,10 +93,16 @@ describe('PEFT directories', () => {
     const a = randomAdapter({ seed: 5, rank: 2, shapes: LLAMA });
     const { config, weights } = writePeft(a, { baseModel: null });
     expect(() => readPeft('{', weights, 'd')).toThrow(/d\/adapter_config\.json: not valid JSON/);
-    expect(() => readPeft(JSON.stringify({ ...JSON.parse(config), r: 3 }), weights, 'd')).toThrow(/rank 2\/2 in the tensors, r = 3/);
+    expect(() => readPeft(JSON.stringify({ ...JSON.parse(config), r: 3 }), weights, 'd')).toThrow(
+      /rank 2\/2 in the tensors, r = 3/,
+    );
     expect(() => readPeft(JSON.stringify({ ...JSON.parse(config), use_dora: true }), weights, 'd')).toThrow(/DoRA/);
-    const odd = writeSafetensors(new Map([['model.layers.0.attn.c_attn.lora_A.weight', { shape: [2, 8], data: new Float32Array(16) }]]));
-    expect(() => readPeft(config, odd, 'd')).toThrow(/d\/adapter_model\.safetensors: key "model\.layers\.0\.attn\.c_attn/);
+    const odd = writeSafetensors(
+      new Map([['model.layers.0.attn.c_attn.lora_A.weight', { shape: [2, 8], data: new Float32Array(16) }]]),
+    );
+    expect(() => readPeft(config, odd, 'd')).toThrow(
+      /d\/adapter_model\.safetensors: key "model\.layers\.0\.attn\.c_attn/,
+    );
     writeFileSync(join(dir, 'adapter_config.json'), config);
     await expect(readPeftDir(dir)).rejects.toThrow(/adapter_model\.safetensors: missing/);
     expect(readFileSync(join(dir, 'adapter_config.json'), 'utf8')).toBe(config);

@@ -32,13 +32,21 @@ describe('readSafetensors on hostile headers', () => {
   it('a shape of [2^31, 2^31] over 8 bytes: the sizes do not match, nothing allocated', () => {
     const message = fails(file({ w: { dtype: 'F32', shape: [2 ** 31, 2 ** 31], data_offsets: [0, 8] } }));
     expect(message).toContain(FILE);
-    expect(message).toMatch(/tensor "w": shape \[2147483648, 2147483648\] F32 needs over 2\^53 bytes, data_offsets \[0, 8\] hold 8: the sizes do not match/);
+    expect(message).toMatch(
+      /tensor "w": shape \[2147483648, 2147483648\] F32 needs over 2\^53 bytes, data_offsets \[0, 8\] hold 8: the sizes do not match/,
+    );
   });
 
   it('a shape whose size overflows, and an unknown dtype with a huge shape', () => {
-    expect(fails(file({ w: { dtype: 'F16', shape: [2 ** 26, 2 ** 26, 2 ** 26], data_offsets: [0, 8] } }))).toMatch(/the sizes do not match/);
-    expect(fails(file({ w: { dtype: 'F16', shape: [1e200], data_offsets: [0, 8] } }))).toMatch(/tensor "w": bad header entry/);
-    expect(fails(file({ w: { dtype: 'I4', shape: [2 ** 40], data_offsets: [0, 8] } }))).toMatch(/adapter_model\.safetensors: tensor "w" has dtype I4/);
+    expect(fails(file({ w: { dtype: 'F16', shape: [2 ** 26, 2 ** 26, 2 ** 26], data_offsets: [0, 8] } }))).toMatch(
+      /the sizes do not match/,
+    );
+    expect(fails(file({ w: { dtype: 'F16', shape: [1e200], data_offsets: [0, 8] } }))).toMatch(
+      /tensor "w": bad header entry/,
+    );
+    expect(fails(file({ w: { dtype: 'I4', shape: [2 ** 40], data_offsets: [0, 8] } }))).toMatch(
+      /adapter_model\.safetensors: tensor "w" has dtype I4/,
+    );
   });
 
   it.each([
@@ -54,7 +62,10 @@ describe('readSafetensors on hostile headers', () => {
   });
 
   it('still reads a good file', () => {
-    const { tensors, metadata } = readSafetensors(file({ __metadata__: { format: 'pt' }, w: { dtype: 'F32', shape: [2], data_offsets: [0, 8] } }), FILE);
+    const { tensors, metadata } = readSafetensors(
+      file({ __metadata__: { format: 'pt' }, w: { dtype: 'F32', shape: [2], data_offsets: [0, 8] } }),
+      FILE,
+    );
     expect(metadata).toEqual({ format: 'pt' });
     expect([...tensors.get('w')!.data]).toEqual([0, 0]);
   });
@@ -65,8 +76,22 @@ describe('readPeftDir', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('names the weights file of a folder with a hostile shape', async () => {
-    writeFileSync(join(dir, 'adapter_config.json'), JSON.stringify({ peft_type: 'LORA', r: 2, lora_alpha: 4, target_modules: ['q_proj'] }));
-    writeFileSync(join(dir, 'adapter_model.safetensors'), file({ 'base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight': { dtype: 'F32', shape: [2 ** 31, 2 ** 31], data_offsets: [0, 8] } }));
-    await expect(readPeftDir(dir)).rejects.toThrow(new RegExp(`${join(dir, 'adapter_model.safetensors')}: tensor .* the sizes do not match`));
+    writeFileSync(
+      join(dir, 'adapter_config.json'),
+      JSON.stringify({ peft_type: 'LORA', r: 2, lora_alpha: 4, target_modules: ['q_proj'] }),
+    );
+    writeFileSync(
+      join(dir, 'adapter_model.safetensors'),
+      file({
+        'base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight': {
+          dtype: 'F32',
+          shape: [2 ** 31, 2 ** 31],
+          data_offsets: [0, 8],
+        },
+      }),
+    );
+    await expect(readPeftDir(dir)).rejects.toThrow(
+      new RegExp(`${join(dir, 'adapter_model.safetensors')}: tensor .* the sizes do not match`),
+    );
   });
 });

@@ -57,7 +57,9 @@ describe('adapter statistics', () => {
         p.A.forEach((v, i) => (A[i]! += Math.sign(ws) * root * v));
         p.B.forEach((v, i) => (B[i]! += root * v));
       }
-      for (let i = 0; i < dIn; i++) for (let k = 0; k < 4; k++) for (let j = 0; j < dOut; j++) la[i * dOut + j]! += A[i * 4 + k]! * B[k * dOut + j]!;
+      for (let i = 0; i < dIn; i++)
+        for (let k = 0; k < 4; k++)
+          for (let j = 0; j < dOut; j++) la[i * dOut + j]! += A[i * 4 + k]! * B[k * dOut + j]!;
       expect(t.value).toBeCloseTo(relErr(la, exact), 6);
       expect(t.value).toBeGreaterThan(0.1);
     }

@@ -5,7 +5,11 @@ import { svdMerge, svdTruncate } from '../../../main/adapters/svd';
 import { validateAdapter } from '../../../main/adapters/validate';
 import { dense, denseSingularValues, denseSum, keysOf, norm, randomAdapter, relErr, SHAPES } from './builders';
 
-const list = [randomAdapter({ seed: 21, rank: 4, alpha: 8 }), randomAdapter({ seed: 22, rank: 3, alpha: 3 }), randomAdapter({ seed: 23, rank: 2, alpha: 4 })];
+const list = [
+  randomAdapter({ seed: 21, rank: 4, alpha: 8 }),
+  randomAdapter({ seed: 22, rank: 3, alpha: 3 }),
+  randomAdapter({ seed: 23, rank: 2, alpha: 4 }),
+];
 const w = [0.6, -0.9, 1.3];
 const R = 9;
 
@@ -44,7 +48,13 @@ describe('svdMerge', () => {
   it('handles a rank-deficient core: a + a has rank r inside R = 2r', () => {
     const a = list[0]!;
     const m = svdMerge([a, a], [1, 1], 4);
-    for (const key of keysOf(a)) expect(relErr(dense(m, key), dense(a, key).map((v) => 2 * v))).toBeLessThan(1e-4);
+    for (const key of keysOf(a))
+      expect(
+        relErr(
+          dense(m, key),
+          dense(a, key).map((v) => 2 * v),
+        ),
+      ).toBeLessThan(1e-4);
     const zero = svdMerge([a, a], [1, -1], 3);
     for (const key of keysOf(a)) expect(norm(dense(zero, key))).toBeLessThan(1e-5 * norm(dense(a, key)));
   });

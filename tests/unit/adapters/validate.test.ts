@@ -40,33 +40,60 @@ describe('validateAdapters', () => {
   });
 
   it('names a dimension that differs from adapter 0', () => {
-    const other = randomAdapter({ seed: 3, shapes: [{ layer: 0, module: 'q', dIn: 12, dOut: 11 }, { layer: 0, module: 'v', dIn: 12, dOut: 6 }, { layer: 1, module: 'mlp.down', dIn: 9, dOut: 12 }] });
-    expect(errorOf(() => validateAdapters([a, other])).message).toBe('adapter 1, layer 0, module "q": dOut is 11, adapter 0 has 10');
+    const other = randomAdapter({
+      seed: 3,
+      shapes: [
+        { layer: 0, module: 'q', dIn: 12, dOut: 11 },
+        { layer: 0, module: 'v', dIn: 12, dOut: 6 },
+        { layer: 1, module: 'mlp.down', dIn: 9, dOut: 12 },
+      ],
+    });
+    expect(errorOf(() => validateAdapters([a, other])).message).toBe(
+      'adapter 1, layer 0, module "q": dOut is 11, adapter 0 has 10',
+    );
   });
 
   it('names missing and extra targets', () => {
     const targets = new Map(b.targets);
     targets.delete(targetKey(0, 'v'));
-    expect(errorOf(() => validateAdapters([a, { ...b, targets }])).message).toBe('adapter 1, layer 0, module "v": target missing (adapter 0 has it)');
+    expect(errorOf(() => validateAdapters([a, { ...b, targets }])).message).toBe(
+      'adapter 1, layer 0, module "v": target missing (adapter 0 has it)',
+    );
     const extra = new Map(b.targets).set(targetKey(7, 'k'), b.targets.get(q)!);
-    expect(errorOf(() => validateAdapters([a, { ...b, targets: extra }])).message).toBe('adapter 1, layer 7, module "k": target not in adapter 0');
+    expect(errorOf(() => validateAdapters([a, { ...b, targets: extra }])).message).toBe(
+      'adapter 1, layer 7, module "k": target not in adapter 0',
+    );
   });
 
   it('checks the weights and the adapter-level fields', () => {
     expect(errorOf(() => validateAdapters([a, b], [1])).message).toBe('adapters: got 1 weights for 2 adapters');
-    expect(errorOf(() => validateAdapters([a, b], [1, Infinity])).message).toBe('adapter 1: weight is Infinity, expected a finite number');
+    expect(errorOf(() => validateAdapters([a, b], [1, Infinity])).message).toBe(
+      'adapter 1: weight is Infinity, expected a finite number',
+    );
     expect(errorOf(() => validateAdapters([])).message).toBe('adapters: need at least one adapter');
-    expect(errorOf(() => validateAdapters([{ ...a, rank: 2.5 }])).message).toBe('adapter 0: rank is 2.5, expected an integer ≥ 0');
-    expect(errorOf(() => validateAdapters([{ ...a, alpha: NaN }])).message).toBe('adapter 0: alpha is NaN, expected a finite number');
+    expect(errorOf(() => validateAdapters([{ ...a, rank: 2.5 }])).message).toBe(
+      'adapter 0: rank is 2.5, expected an integer ≥ 0',
+    );
+    expect(errorOf(() => validateAdapters([{ ...a, alpha: NaN }])).message).toBe(
+      'adapter 0: alpha is NaN, expected a finite number',
+    );
     const badKey = { ...a, targets: new Map([['q', a.targets.get(q)!]]) } as unknown as Adapter;
-    expect(errorOf(() => validateAdapters([badKey])).message).toBe('adapter 0: target key "q" is not "<layer>.<module>"');
-    expect(errorOf(() => validateAdapters([withPair(a, q, { dIn: 0 })])).message).toBe('adapter 0, layer 0, module "q": dIn is 0, expected a positive integer');
+    expect(errorOf(() => validateAdapters([badKey])).message).toBe(
+      'adapter 0: target key "q" is not "<layer>.<module>"',
+    );
+    expect(errorOf(() => validateAdapters([withPair(a, q, { dIn: 0 })])).message).toBe(
+      'adapter 0, layer 0, module "q": dIn is 0, expected a positive integer',
+    );
   });
 
   it('runs first in every entry point', () => {
     const bad = withPair(b, q, { B: new Float32Array(3) });
     expect(() => cat([a, bad], [1, 1])).toThrow(AdapterValidationError);
-    expect(() => svdMerge([a, bad], [1, 1], 2)).toThrow(/adapter 1, layer 0, module "q": B has 3 values, expected r×d_out = 4×10 = 40/);
-    expect(() => linearBaseline([a, randomAdapter({ seed: 4, rank: 3 })], [1, 1])).toThrow('adapter 1: rank is 3, linear merge needs every rank equal to adapter 0\'s 4');
+    expect(() => svdMerge([a, bad], [1, 1], 2)).toThrow(
+      /adapter 1, layer 0, module "q": B has 3 values, expected r×d_out = 4×10 = 40/,
+    );
+    expect(() => linearBaseline([a, randomAdapter({ seed: 4, rank: 3 })], [1, 1])).toThrow(
+      "adapter 1: rank is 3, linear merge needs every rank equal to adapter 0's 4",
+    );
   });
 });

@@ -78,10 +78,16 @@ describe('BundleRegistry', () => {
   });
 
   it('currentOrNull: null when no bundle can be loaded, other errors thrown', async () => {
-    const missing = new BundleRegistry({ current: () => Promise.reject(new StudioError('not_found', 'no default bundle')) }, { ensureBundle: () => 1 });
+    const missing = new BundleRegistry(
+      { current: () => Promise.reject(new StudioError('not_found', 'no default bundle')) },
+      { ensureBundle: () => 1 },
+    );
     expect(await missing.currentOrNull()).toBeNull();
     await expect(missing.current()).rejects.toThrow(/no default bundle/);
-    const broken = new BundleRegistry({ current: () => Promise.reject(new StudioError('invalid_input', 'bad manifest')) }, { ensureBundle: () => 1 });
+    const broken = new BundleRegistry(
+      { current: () => Promise.reject(new StudioError('invalid_input', 'bad manifest')) },
+      { ensureBundle: () => 1 },
+    );
     await expect(broken.currentOrNull()).rejects.toThrow(/bad manifest/);
   });
 

@@ -12,7 +12,11 @@ const contract = {
     broken: method(z.object({}), z.object({ n: z.number() })),
   },
   jobs: {
-    count: stream(z.object({ to: z.number().int().max(100) }), z.object({ i: z.number() }), z.object({ total: z.number() })),
+    count: stream(
+      z.object({ to: z.number().int().max(100) }),
+      z.object({ i: z.number() }),
+      z.object({ total: z.number() }),
+    ),
     wait: stream(z.object({}), z.object({ tick: z.number() }), z.object({ done: z.boolean() })),
   },
 } as const;
@@ -60,7 +64,9 @@ describe('dispatcher through the in-memory transport pair', () => {
     expect((err as StudioError).code).toBe('invalid_input');
     expect((err as StudioError).message).toContain('"a"');
     expect(add).not.toHaveBeenCalled();
-    const extra = await api.math.add({ a: 1, b: 2, c: 3 } as unknown as { a: number; b: number }).catch((e: unknown) => e);
+    const extra = await api.math
+      .add({ a: 1, b: 2, c: 3 } as unknown as { a: number; b: number })
+      .catch((e: unknown) => e);
     expect((extra as StudioError).code).toBe('invalid_input');
     expect(add).not.toHaveBeenCalled();
   });

@@ -7,17 +7,24 @@ import { SkillName } from '../../../common/api/skill-schemas';
 import { parseSkillRef } from '../../../main/cli/args';
 
 describe('SkillName', () => {
-  it.each(['pdf', 'Git Commit Helper', 'sw/handoff', 'Verification & Quality Assurance', 'Flutter Standard lib/src Architecture (Dependency Rules)', 'café-ü'])(
-    'accepts %j',
+  it.each([
+    'pdf',
+    'Git Commit Helper',
+    'sw/handoff',
+    'Verification & Quality Assurance',
+    'Flutter Standard lib/src Architecture (Dependency Rules)',
+    'café-ü',
+  ])('accepts %j', (name) => {
+    expect(SkillName.parse(name)).toBe(name);
+    expect(SkillRef.parse({ name, version: 2 })).toEqual({ name, version: 2 });
+  });
+
+  it.each(['', ' leading', 'trailing ', 'new\nline', 'tab\there', 'nul\u0000', 'x'.repeat(201)])(
+    'refuses %j',
     (name) => {
-      expect(SkillName.parse(name)).toBe(name);
-      expect(SkillRef.parse({ name, version: 2 })).toEqual({ name, version: 2 });
+      expect(SkillName.safeParse(name).success).toBe(false);
     },
   );
-
-  it.each(['', ' leading', 'trailing ', 'new\nline', 'tab\there', 'nul\u0000', 'x'.repeat(201)])('refuses %j', (name) => {
-    expect(SkillName.safeParse(name).success).toBe(false);
-  });
 });
 
 describe('parseSkillRef', () => {

@@ -9,10 +9,14 @@ const TOKEN = 'tok-123';
 const auth = new WebAuth(TOKEN);
 auth.listening('127.0.0.1', 4000);
 
-const req = (headers: Record<string, string>, method = 'GET') => ({ method, headers: { host: '127.0.0.1:4000', ...headers } }) as unknown as IncomingMessage;
+const req = (headers: Record<string, string>, method = 'GET') =>
+  ({ method, headers: { host: '127.0.0.1:4000', ...headers } }) as unknown as IncomingMessage;
 
 /** Records what admit() answers. */
-function answer(r: IncomingMessage, path: string): { admitted: boolean; status?: number; headers?: Record<string, unknown>; body?: unknown } {
+function answer(
+  r: IncomingMessage,
+  path: string,
+): { admitted: boolean; status?: number; headers?: Record<string, unknown>; body?: unknown } {
   const out: { status?: number; headers?: Record<string, unknown>; body?: unknown } = {};
   const res = {
     writeHead: (status: number, headers: Record<string, unknown>) => Object.assign(out, { status, headers }),
@@ -33,26 +37,49 @@ describe('WebAuth', () => {
 
   it('refuses another Host or Origin with 403, even with the token', () => {
     const bearer = { authorization: `Bearer ${TOKEN}` };
-    expect(answer(req({ ...bearer, host: 'evil.example:4000' }), '/')).toMatchObject({ admitted: false, status: 403, body: { error: { code: 'forbidden' } } });
-    expect(answer(req({ ...bearer, origin: 'http://evil.example' }), '/')).toMatchObject({ admitted: false, status: 403 });
-    expect(answer(req({ ...bearer, host: 'localhost:4000', origin: 'http://localhost:4000' }), '/').admitted).toBe(true);
+    expect(answer(req({ ...bearer, host: 'evil.example:4000' }), '/')).toMatchObject({
+      admitted: false,
+      status: 403,
+      body: { error: { code: 'forbidden' } },
+    });
+    expect(answer(req({ ...bearer, origin: 'http://evil.example' }), '/')).toMatchObject({
+      admitted: false,
+      status: 403,
+    });
+    expect(answer(req({ ...bearer, host: 'localhost:4000', origin: 'http://localhost:4000' }), '/').admitted).toBe(
+      true,
+    );
   });
 
   it('answers 401 without the token: the studio envelope, or the OpenAI shape under /v1/', () => {
-    expect(answer(req({ authorization: 'Bearer nope' }), '/api/call/app.info')).toMatchObject({ admitted: false, status: 401, body: { ok: false, error: { code: 'unauthorized' } } });
-    expect(answer(req({}), '/v1/models')).toMatchObject({ admitted: false, status: 401, body: { error: { type: 'invalid_request_error', param: null, code: 'invalid_api_key' } } });
+    expect(answer(req({ authorization: 'Bearer nope' }), '/api/call/app.info')).toMatchObject({
+      admitted: false,
+      status: 401,
+      body: { ok: false, error: { code: 'unauthorized' } },
+    });
+    expect(answer(req({}), '/v1/models')).toMatchObject({
+      admitted: false,
+      status: 401,
+      body: { error: { type: 'invalid_request_error', param: null, code: 'invalid_api_key' } },
+    });
   });
 
   it('the launch URL sets the cookie and redirects; a wrong token there is 401', () => {
     const ok = answer(req({}), `/?token=${TOKEN}`);
     expect(ok).toMatchObject({ admitted: false, status: 302, headers: { location: '/' } });
     expect(ok.headers!['set-cookie']).toBe(`${TOKEN_COOKIE}=${TOKEN}; HttpOnly; SameSite=Strict; Path=/`);
-    expect(answer(req({}), '/?token=wrong')).toMatchObject({ admitted: false, status: 401, body: { error: { message: 'wrong token' } } });
+    expect(answer(req({}), '/?token=wrong')).toMatchObject({
+      admitted: false,
+      status: 401,
+      body: { error: { message: 'wrong token' } },
+    });
   });
 
   it('gives a WebSocket upgrade its refusal status line', () => {
     expect(auth.upgradeRefusal(req({ authorization: `Bearer ${TOKEN}` }))).toBeNull();
     expect(auth.upgradeRefusal(req({}))).toBe('401 Unauthorized');
-    expect(auth.upgradeRefusal(req({ authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example' }))).toBe('403 Forbidden');
+    expect(auth.upgradeRefusal(req({ authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example' }))).toBe(
+      '403 Forbidden',
+    );
   });
 });

@@ -51,9 +51,13 @@ describe('the command table', () => {
     for (const c of COMMANDS) if (!c.name.includes(' ')) expect(groups.has(c.name), c.name).toBe(false);
   });
 
-  it('--help, -h and `help <command>` print the command\'s generated usage and exit 0', async () => {
+  it("--help, -h and `help <command>` print the command's generated usage and exit 0", async () => {
     for (const c of COMMANDS) {
-      for (const argv of [[...c.name.split(' '), '--help'], [...c.name.split(' '), 'x', '-h'], ['help', ...c.name.split(' ')]]) {
+      for (const argv of [
+        [...c.name.split(' '), '--help'],
+        [...c.name.split(' '), 'x', '-h'],
+        ['help', ...c.name.split(' ')],
+      ]) {
         const { ctx, out, err } = recording();
         expect(await runCli(argv, ctx), argv.join(' ')).toBe(0);
         expect(out, argv.join(' ')).toEqual([commandHelp(c)]);
@@ -64,7 +68,13 @@ describe('the command table', () => {
   });
 
   it('prints USAGE for no command (exit 2) and for help (exit 0)', async () => {
-    for (const [argv, code] of [[[], 2], [['help'], 0], [['--help'], 0], [['-h'], 0], [['help', '--json'], 0]] as const) {
+    for (const [argv, code] of [
+      [[], 2],
+      [['help'], 0],
+      [['--help'], 0],
+      [['-h'], 0],
+      [['help', '--json'], 0],
+    ] as const) {
       const { ctx, out } = recording();
       expect(await runCli([...argv], ctx), argv.join(' ')).toBe(code);
       expect(out).toEqual([usageText(COMMANDS)]);
@@ -84,15 +94,24 @@ describe('the command table', () => {
   it('a group without a known subcommand names its subcommands; with --help it lists them', async () => {
     const { ctx, out } = recording();
     expect((await rejection(runCli(['ema'], ctx))).message).toBe('usage: pskills ema update|history|rollback …');
-    expect((await rejection(runCli(['skills', 'bogus'], ctx))).message).toBe('usage: pskills skills list|show|export …');
-    expect((await rejection(runCli(['skillworld'], ctx))).message).toMatch(/^usage: pskills skillworld generate --split/);
+    expect((await rejection(runCli(['skills', 'bogus'], ctx))).message).toBe(
+      'usage: pskills skills list|show|export …',
+    );
+    expect((await rejection(runCli(['skillworld'], ctx))).message).toMatch(
+      /^usage: pskills skillworld generate --split/,
+    );
     expect(await runCli(['adapters', '--help'], ctx)).toBe(0);
-    for (const c of COMMANDS.filter((x) => x.name.startsWith('adapters '))) expect(out.join('\n')).toContain(synopsis(c));
+    for (const c of COMMANDS.filter((x) => x.name.startsWith('adapters ')))
+      expect(out.join('\n')).toContain(synopsis(c));
   });
 
   it('a command that refuses its arguments throws its generated usage line', async () => {
     const { ctx } = recording();
-    for (const [argv, name] of [[['compile'], 'compile'], [['skills', 'show'], 'skills show'], [['adapters', 'export', 'a', 'b'], 'adapters export']] as const) {
+    for (const [argv, name] of [
+      [['compile'], 'compile'],
+      [['skills', 'show'], 'skills show'],
+      [['adapters', 'export', 'a', 'b'], 'adapters export'],
+    ] as const) {
       const c = COMMANDS.find((x) => x.name === name)!;
       const e = await rejection(runCli([...argv], ctx));
       expect(e.code).toBe('invalid_input');
@@ -102,7 +121,12 @@ describe('the command table', () => {
 
   it('one new row is one new command, with its help and its exit status', async () => {
     const ran: string[][] = [];
-    const extra: Command = { name: 'skills frob', usage: '<x>', summary: 'frobs a skill', run: async (argv) => (ran.push(argv), 3) };
+    const extra: Command = {
+      name: 'skills frob',
+      usage: '<x>',
+      summary: 'frobs a skill',
+      run: async (argv) => (ran.push(argv), 3),
+    };
     const table = [...COMMANDS, extra];
     const { ctx, out } = recording();
     expect(await runCli(['skills', 'frob', 'a'], ctx, table)).toBe(3);
@@ -110,9 +134,19 @@ describe('the command table', () => {
     expect(await runCli(['help'], ctx, table)).toBe(0);
     expect(out.at(-1)).toContain('  skills frob <x>');
     // a group's commands stay together in USAGE wherever the row is added
-    const lines = out.at(-1)!.split('\n').filter((l) => l.startsWith('  skills '));
-    expect(lines.map((l) => l.trim().split(/\s+/).slice(0, 2).join(' '))).toEqual(['skills list', 'skills show', 'skills export', 'skills frob']);
-    expect((await rejection(runCli(['skills'], ctx, table))).message).toBe('usage: pskills skills list|show|export|frob …');
+    const lines = out
+      .at(-1)!
+      .split('\n')
+      .filter((l) => l.startsWith('  skills '));
+    expect(lines.map((l) => l.trim().split(/\s+/).slice(0, 2).join(' '))).toEqual([
+      'skills list',
+      'skills show',
+      'skills export',
+      'skills frob',
+    ]);
+    expect((await rejection(runCli(['skills'], ctx, table))).message).toBe(
+      'usage: pskills skills list|show|export|frob …',
+    );
   });
 });
 

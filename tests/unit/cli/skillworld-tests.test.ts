@@ -14,16 +14,36 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const task = (id: string, skill: string, messages: object[], checker: object) =>
-  JSON.stringify({ task_id: id, skill, skill_path: `skills/${skill}/SKILL.md`, turns: messages.length > 1 ? 'multi' : 'single', messages, checker, reference: 'x' });
+  JSON.stringify({
+    task_id: id,
+    skill,
+    skill_path: `skills/${skill}/SKILL.md`,
+    turns: messages.length > 1 ? 'multi' : 'single',
+    messages,
+    checker,
+    reference: 'x',
+  });
 
 describe('skillworldTests', () => {
   it("takes the named skill's tasks, tool turns included, as tests the API accepts", () => {
     writeFileSync(
       join(dir, 'tasks.jsonl'),
       [
-        task('sw-test-s0-00000-0', 'brotro-mixtus', [{ role: 'user', content: 'Note meter 1057.' }], { kind: 'regex', pattern: '^VESSOR: *meter 1057\\.?$' }),
+        task('sw-test-s0-00000-0', 'brotro-mixtus', [{ role: 'user', content: 'Note meter 1057.' }], {
+          kind: 'regex',
+          pattern: '^VESSOR: *meter 1057\\.?$',
+        }),
         task('sw-test-s0-00001-0', 'other-skill', [{ role: 'user', content: 'q' }], { kind: 'contains', value: 'z' }),
-        task('sw-test-s0-00000-1', 'brotro-mixtus', [{ role: 'user', content: 'Look it up.' }, { role: 'assistant', content: 'CALL find(id="7")' }, { role: 'tool', content: 'found' }], { kind: 'tool_call', name: 'file', args: { id: '7' } }),
+        task(
+          'sw-test-s0-00000-1',
+          'brotro-mixtus',
+          [
+            { role: 'user', content: 'Look it up.' },
+            { role: 'assistant', content: 'CALL find(id="7")' },
+            { role: 'tool', content: 'found' },
+          ],
+          { kind: 'tool_call', name: 'file', args: { id: '7' } },
+        ),
         '',
       ].join('\n'),
     );
@@ -35,7 +55,10 @@ describe('skillworldTests', () => {
 
   it('names a folder without tasks.jsonl, and a skill with no task', () => {
     expect(() => skillworldTests(join(dir, 'nope'), 'x')).toThrow(/not a SkillWorld folder/);
-    writeFileSync(join(dir, 'tasks.jsonl'), task('t', 'a', [{ role: 'user', content: 'q' }], { kind: 'contains', value: 'z' }) + '\n');
+    writeFileSync(
+      join(dir, 'tasks.jsonl'),
+      task('t', 'a', [{ role: 'user', content: 'q' }], { kind: 'contains', value: 'z' }) + '\n',
+    );
     expect(() => skillworldTests(dir, 'b')).toThrow(/has no task for skill "b"/);
   });
 });

@@ -5,8 +5,14 @@ import type { CompileService } from '../../../main/api/services/compile-service'
 import type { EngineService } from '../../../main/api/services/engine-service';
 import type { SkillsRepo } from '../../../main/store/skills-repo';
 
-const summary = (name: string, description: string, pkg: string | null, latestVersion = 1) =>
-  ({ name, description, package: pkg, versions: latestVersion, latestVersion, updatedAt: '' });
+const summary = (name: string, description: string, pkg: string | null, latestVersion = 1) => ({
+  name,
+  description,
+  package: pkg,
+  versions: latestVersion,
+  latestVersion,
+  updatedAt: '',
+});
 
 const LIB = [
   summary('sql-review', 'Review SQL migrations for locking and data loss', 'db-pack'),

@@ -2,11 +2,19 @@
 import { describe, expect, it } from 'vitest';
 import { jaccard, pickWrongSkill, skillWords, type SkillRef } from '../../../common/compare/wrong-skill';
 
-const skill = (name: string, description: string, pkg: string | null = null): SkillRef => ({ name, description, package: pkg });
+const skill = (name: string, description: string, pkg: string | null = null): SkillRef => ({
+  name,
+  description,
+  package: pkg,
+});
 
 describe('pickWrongSkill', () => {
   it('word Jaccard of name and description', () => {
-    expect([...skillWords(skill('sql-review', 'Review SQL migrations, do it'))].sort()).toEqual(['migrations', 'review', 'sql']);
+    expect([...skillWords(skill('sql-review', 'Review SQL migrations, do it'))].sort()).toEqual([
+      'migrations',
+      'review',
+      'sql',
+    ]);
     expect(jaccard(new Set(['a', 'b']), new Set(['b', 'c']))).toBeCloseTo(1 / 3);
     expect(jaccard(new Set(), new Set())).toBe(0);
   });
@@ -23,8 +31,20 @@ describe('pickWrongSkill', () => {
   });
 
   it('without packages: the least similar quarter, drawn deterministically by the target name', () => {
-    const names = ['review-sql', 'review-golang', 'review-java', 'review-python', 'review-ruby', 'review-rust', 'review-swift', 'review-zig'];
-    const lib = [...names.map((n) => skill(n, `Review ${n.slice(7)} code for bugs`)), skill('garden-roses', 'Prune roses in spring')];
+    const names = [
+      'review-sql',
+      'review-golang',
+      'review-java',
+      'review-python',
+      'review-ruby',
+      'review-rust',
+      'review-swift',
+      'review-zig',
+    ];
+    const lib = [
+      ...names.map((n) => skill(n, `Review ${n.slice(7)} code for bugs`)),
+      skill('garden-roses', 'Prune roses in spring'),
+    ];
     const target = lib[0]!;
     // 8 candidates, a quarter is 2: garden-roses (shares no word) and, of the reviews that tie at 3/5, the first by name
     const pick = pickWrongSkill(target, lib);

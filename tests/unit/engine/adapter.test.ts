@@ -10,7 +10,12 @@ const manifest = parseManifest(JSON.parse(readFileSync(join(FIXTURE_DIR, 'bundle
 
 /** Entries numbered from `start` so every value says where it came from. */
 const seq = (n: number, start: number) => Float32Array.from({ length: n }, (_, i) => start + i);
-const pair = (dIn: number, dOut: number, r: number, start: number): LoraPair => ({ dIn, dOut, A: seq(dIn * r, start), B: seq(r * dOut, -start) });
+const pair = (dIn: number, dOut: number, r: number, start: number): LoraPair => ({
+  dIn,
+  dOut,
+  A: seq(dIn * r, start),
+  B: seq(r * dOut, -start),
+});
 
 describe('loraFeeds', () => {
   it('zero-pads each row to the batch rank; no adapter and rank 0 rows are all zero', () => {
@@ -93,7 +98,8 @@ describe('LoraFeedCache', () => {
   it('refuses a bad adapter every time, naming the row', () => {
     const cache = new LoraFeedCache(manifest);
     const bad = engineAdapter(2, new Map([['0.up', pair(128, 128, 2, 0)]]));
-    for (let i = 0; i < 2; i++) expect(() => cache.feeds([null, bad])).toThrow('adapter of row 1, layer 0, module "up": d_in 128');
+    for (let i = 0; i < 2; i++)
+      expect(() => cache.feeds([null, bad])).toThrow('adapter of row 1, layer 0, module "up": d_in 128');
   });
 });
 
@@ -110,20 +116,28 @@ describe('foldAdapter', () => {
 
 describe('checkAdapterFits', () => {
   it('accepts an adapter that fits, even with missing targets', () => {
-    expect(() => checkAdapterFits(manifest, engineAdapter(2, new Map([['1.gate', pair(64, 128, 2, 0)]])))).not.toThrow();
+    expect(() =>
+      checkAdapterFits(manifest, engineAdapter(2, new Map([['1.gate', pair(64, 128, 2, 0)]]))),
+    ).not.toThrow();
   });
 
   it('refuses an unfolded adapter and a bad rank', () => {
     const unfolded = { rank: 2, alpha: 4, targets: new Map() } as unknown as Parameters<typeof checkAdapterFits>[1];
     expect(() => checkAdapterFits(manifest, unfolded)).toThrow('adapter: scale not folded (use foldAdapter)');
-    expect(() => checkAdapterFits(manifest, engineAdapter(-1, new Map()), 2)).toThrow('adapter of row 2: rank -1 is not an integer ≥ 0');
+    expect(() => checkAdapterFits(manifest, engineAdapter(-1, new Map()), 2)).toThrow(
+      'adapter of row 2: rank -1 is not an integer ≥ 0',
+    );
   });
 
   it('names the first value that is not finite, wherever it is', () => {
     const withA = (A: Float32Array) => engineAdapter(3, new Map([['1.o', { ...pair(64, 64, 3, 0), A }]]));
     const A = new Float32Array(192).fill(3.4e38); // finite values whose sum is far above float32's range
     expect(() => checkAdapterFits(manifest, withA(A))).not.toThrow();
-    for (const [k, v] of [[191, Infinity], [0, NaN], [7, -Infinity]] as const) {
+    for (const [k, v] of [
+      [191, Infinity],
+      [0, NaN],
+      [7, -Infinity],
+    ] as const) {
       const bad = A.slice();
       bad[k] = v;
       if (k === 7) bad[100] = Infinity; // +∞ and −∞ sum to NaN; the first one is named
@@ -132,7 +146,11 @@ describe('checkAdapterFits', () => {
   });
 
   it('names layer, module and dimension', () => {
-    expect(() => checkAdapterFits(manifest, engineAdapter(2, new Map([['0.up', pair(128, 128, 2, 0)]])))).toThrow('adapter, layer 0, module "up": d_in 128, the bundle has 64');
-    expect(() => checkAdapterFits(manifest, engineAdapter(3, new Map([['1.o', pair(64, 64, 2, 0)]])))).toThrow('adapter, layer 1, module "o": A has 128 values, expected d_in×r = 64×3 = 192');
+    expect(() => checkAdapterFits(manifest, engineAdapter(2, new Map([['0.up', pair(128, 128, 2, 0)]])))).toThrow(
+      'adapter, layer 0, module "up": d_in 128, the bundle has 64',
+    );
+    expect(() => checkAdapterFits(manifest, engineAdapter(3, new Map([['1.o', pair(64, 64, 2, 0)]])))).toThrow(
+      'adapter, layer 1, module "o": A has 128 values, expected d_in×r = 64×3 = 192',
+    );
   });
 });

@@ -20,28 +20,49 @@ describe('parseManifest', () => {
   });
 
   it('refuses other formats and versions with a clear message', () => {
-    expect(withEdit((m) => (m.format = 'pskills.bundle/2'))).toThrow('bundle.json: bundle format "pskills.bundle/2" is not supported; this studio reads "pskills.bundle/1"');
+    expect(withEdit((m) => (m.format = 'pskills.bundle/2'))).toThrow(
+      'bundle.json: bundle format "pskills.bundle/2" is not supported; this studio reads "pskills.bundle/1"',
+    );
     expect(() => parseManifest({ name: 'x' })).toThrow(/not a pskills bundle manifest \(format is undefined/);
   });
 
   it('names the field that is wrong', () => {
     expect(withEdit((m) => delete m.architecture.head_dim)).toThrow(/^bundle\.json: architecture\.head_dim: /);
-    expect(withEdit((m) => (m.files['lm.onnx'].sha256 = 'abc'))).toThrow(/files\.lm\.onnx\.sha256: 64 lowercase hex digits/);
+    expect(withEdit((m) => (m.files['lm.onnx'].sha256 = 'abc'))).toThrow(
+      /files\.lm\.onnx\.sha256: 64 lowercase hex digits/,
+    );
     expect(withEdit((m) => (m.lora.targets[0].module = 'qq'))).toThrow(/lora\.targets\.0\.module: /);
-    expect(withEdit((m) => (m.special_tokens.stop = [3, 999]))).toThrow(/special_tokens\.stop\.1: id 999 >= tokenizer vocab_size/);
+    expect(withEdit((m) => (m.special_tokens.stop = [3, 999]))).toThrow(
+      /special_tokens\.stop\.1: id 999 >= tokenizer vocab_size/,
+    );
   });
 
   it('checks fields against each other', () => {
-    expect(withEdit((m) => (m.architecture.kv_heads = 3))).toThrow(/architecture\.kv_heads: heads 4 is not a multiple of kv_heads 3/);
-    expect(withEdit((m) => (m.lora.targets[6].d_in = 64))).toThrow(/lora\.targets\.6: module down: \(d_in, d_out\) = \(64, 64\), the architecture gives \(128, 64\)/);
+    expect(withEdit((m) => (m.architecture.kv_heads = 3))).toThrow(
+      /architecture\.kv_heads: heads 4 is not a multiple of kv_heads 3/,
+    );
+    expect(withEdit((m) => (m.lora.targets[6].d_in = 64))).toThrow(
+      /lora\.targets\.6: module down: \(d_in, d_out\) = \(64, 64\), the architecture gives \(128, 64\)/,
+    );
     expect(withEdit((m) => (m.lora.layers = [0, 2]))).toThrow(/lora\.layers\.1: layer 2 does not exist/);
-    expect(withEdit((m) => delete m.files['tokenizer.json'])).toThrow(/tokenizer\.file: tokenizer\.json is not listed in files/);
+    expect(withEdit((m) => delete m.files['tokenizer.json'])).toThrow(
+      /tokenizer\.file: tokenizer\.json is not listed in files/,
+    );
     expect(withEdit((m) => m.io.lm.inputs.pop())).toThrow(/io\.lm\.inputs: not the format v1 input list/);
   });
 
   it('requires the hypernet and its ablation files to be listed in files', () => {
     const hyper = (m: ReturnType<typeof fixture>) => {
-      m.hypernet = { file: 'hypernet.onnx', kind: 'perceiver', rank: m.lora.default_rank, d_enc: m.architecture.hidden, inputs: ['states', 'mask'], outputs: ['A.{module}', 'B.{module}'], chunk_combine: 'mean', params: 1 };
+      m.hypernet = {
+        file: 'hypernet.onnx',
+        kind: 'perceiver',
+        rank: m.lora.default_rank,
+        d_enc: m.architecture.hidden,
+        inputs: ['states', 'mask'],
+        outputs: ['A.{module}', 'B.{module}'],
+        chunk_combine: 'mean',
+        params: 1,
+      };
       m.files['hypernet.onnx'] = { sha256: '0'.repeat(64), bytes: 1 };
     };
     expect(withEdit((m) => hyper(m))).not.toThrow();

@@ -43,7 +43,13 @@ describe('routes', () => {
   it('reads junk as the nearest page', () => {
     expect(parseRoute('')).toEqual({ page: 'library' });
     expect(parseRoute('#/skill/pdf/v/0')).toEqual({ page: 'skill', name: 'pdf', version: null, view: 'read' });
-    expect(parseRoute('#/skill/pdf/diff/x/y')).toEqual({ page: 'skill', name: 'pdf', version: null, view: 'diff', base: null });
+    expect(parseRoute('#/skill/pdf/diff/x/y')).toEqual({
+      page: 'skill',
+      name: 'pdf',
+      version: null,
+      view: 'diff',
+      base: null,
+    });
   });
 
   it('only the same skill in Edit keeps the editor (every other navigation is guarded)', () => {
@@ -95,7 +101,13 @@ describe('DraftStore', () => {
     const drafts = new DraftStore(store, () => at);
     expect(drafts.get('pdf')).toBeNull();
     expect(drafts.put('pdf', 'new text', base)).toBe(true);
-    expect(drafts.get('pdf')).toEqual({ name: 'pdf', content: 'new text', baseVersion: 2, baseSha256: base.sha256, savedAt: at.toISOString() });
+    expect(drafts.get('pdf')).toEqual({
+      name: 'pdf',
+      content: 'new text',
+      baseVersion: 2,
+      baseSha256: base.sha256,
+      savedAt: at.toISOString(),
+    });
     expect(drafts.get('other')).toBeNull();
     drafts.remove('pdf');
     expect(drafts.get('pdf')).toBeNull();
@@ -109,7 +121,10 @@ describe('DraftStore', () => {
     expect(drafts.get('pdf')).toBeNull();
     store.setItem(`${DRAFT_PREFIX}pdf`, JSON.stringify({ name: 'pdf', content: 1 }));
     expect(drafts.get('pdf')).toBeNull();
-    store.setItem(`${DRAFT_PREFIX}pdf`, JSON.stringify({ name: 'x', content: 'a', baseVersion: 1, baseSha256: 's', savedAt: 't' }));
+    store.setItem(
+      `${DRAFT_PREFIX}pdf`,
+      JSON.stringify({ name: 'x', content: 'a', baseVersion: 1, baseSha256: 's', savedAt: 't' }),
+    );
     expect(drafts.get('pdf')).toBeNull();
   });
 

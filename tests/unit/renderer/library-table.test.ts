@@ -3,7 +3,14 @@
 import { describe, expect, it } from 'vitest';
 import type { AdapterSummary } from '../../../common/api/adapter-schemas';
 import type { SkillSummary } from '../../../common/api/skill-schemas';
-import { compiledOf, compiledStates, DEFAULT_SORT, nextSort, sortSkills, type Sort } from '../../../renderer/src/lib/library-table';
+import {
+  compiledOf,
+  compiledStates,
+  DEFAULT_SORT,
+  nextSort,
+  sortSkills,
+  type Sort,
+} from '../../../renderer/src/lib/library-table';
 
 const sha = (c: string) => c.repeat(64);
 const skill = (name: string, over: Partial<SkillSummary> = {}): SkillSummary => ({
@@ -16,14 +23,22 @@ const skill = (name: string, over: Partial<SkillSummary> = {}): SkillSummary => 
   ...over,
 });
 let n = 0;
-const adapter = (skillName: string | null, version: number, bundle = 'default', kind: 'compile' | 'merge' = 'compile'): AdapterSummary => {
+const adapter = (
+  skillName: string | null,
+  version: number,
+  bundle = 'default',
+  kind: 'compile' | 'merge' = 'compile',
+): AdapterSummary => {
   const key = (++n).toString(16).padStart(64, '0');
   return {
     id: key.slice(0, 12),
     key,
     rank: 8,
     alpha: 8,
-    recipe: kind === 'compile' ? { kind: 'compile', hypernet: 'perceiver', combine: 'mean' } : { kind: 'merge', method: 'cat', weights: [1], rank: null, sources: [sha('a')] },
+    recipe:
+      kind === 'compile'
+        ? { kind: 'compile', hypernet: 'perceiver', combine: 'mean' }
+        : { kind: 'merge', method: 'cat', weights: [1], rank: null, sources: [sha('a')] },
     lineage: [],
     bundle: { id: bundle, sha256: bundle === 'default' ? sha('d') : sha('e') },
     skill: skillName === null ? null : { name: skillName, version, sha256: sha('f') },
@@ -34,7 +49,11 @@ const adapter = (skillName: string | null, version: number, bundle = 'default', 
 };
 
 describe('compiledStates', () => {
-  const skills = [skill('pdf', { versions: 3, latestVersion: 3 }), skill('csv'), skill('xml', { versions: 2, latestVersion: 2 })];
+  const skills = [
+    skill('pdf', { versions: 3, latestVersion: 3 }),
+    skill('csv'),
+    skill('xml', { versions: 2, latestVersion: 2 }),
+  ];
   const adapters = [
     adapter('pdf', 3),
     adapter('pdf', 3, 'other'),
@@ -47,7 +66,10 @@ describe('compiledStates', () => {
   const states = compiledStates(skills, adapters);
 
   it('names the bundles that hold an adapter for the latest version', () => {
-    expect(compiledOf(states, 'pdf').current).toEqual([{ id: 'default', sha256: sha('d') }, { id: 'other', sha256: sha('e') }]);
+    expect(compiledOf(states, 'pdf').current).toEqual([
+      { id: 'default', sha256: sha('d') },
+      { id: 'other', sha256: sha('e') },
+    ]);
     expect(compiledOf(states, 'pdf').olderVersions).toEqual([1]);
     expect(compiledOf(states, 'pdf').adapters.map((a) => a.version)).toEqual([3, 3, 3, 1]);
   });
@@ -65,9 +87,20 @@ describe('sortSkills', () => {
     skill('beta', { description: 'Zebra', package: null, versions: 2, updatedAt: '2026-01-03T00:00:00.000Z' }),
     skill('Alpha', { description: 'apple', package: 'zz', versions: 5, updatedAt: '2026-01-01T00:00:00.000Z' }),
     skill('gamma', { description: 'mango', package: 'aa', versions: 1, updatedAt: '2026-01-02T00:00:00.000Z' }),
-    skill('delta', { description: 'kiwi', package: 'aa', versions: 2, latestVersion: 2, updatedAt: '2026-01-02T00:00:00.000Z' }),
+    skill('delta', {
+      description: 'kiwi',
+      package: 'aa',
+      versions: 2,
+      latestVersion: 2,
+      updatedAt: '2026-01-02T00:00:00.000Z',
+    }),
   ];
-  const compiled = compiledStates(skills, [adapter('gamma', 1), adapter('gamma', 1, 'other'), adapter('beta', 1), adapter('delta', 1)]);
+  const compiled = compiledStates(skills, [
+    adapter('gamma', 1),
+    adapter('gamma', 1, 'other'),
+    adapter('beta', 1),
+    adapter('delta', 1),
+  ]);
   const names = (sort: Sort) => sortSkills(skills, sort, compiled).map((s) => s.name);
 
   it('sorts by name (case-insensitive) by default, either way', () => {

@@ -3,11 +3,25 @@ import { describe, expect, it } from 'vitest';
 import type { AdapterSummary, GlobalVersion } from '../../../common/api/adapter-schemas';
 import { GenerateInput } from '../../../common/api/engine-schemas';
 import type { SkillSummary } from '../../../common/api/skill-schemas';
-import { adapterOptions, adapterOrigin, choiceLabel, choiceOf, choiceValue, skillVersions } from '../../../renderer/src/lib/adapter-choice';
+import {
+  adapterOptions,
+  adapterOrigin,
+  choiceLabel,
+  choiceOf,
+  choiceValue,
+  skillVersions,
+} from '../../../renderer/src/lib/adapter-choice';
 import { chatMessages, settledTurns } from '../../../renderer/src/lib/chat';
 
 const sha = (c: string) => c.repeat(64);
-const skill = (name: string, latestVersion = 1): SkillSummary => ({ name, description: '', package: null, versions: latestVersion, latestVersion, updatedAt: '2026-01-01T00:00:00Z' });
+const skill = (name: string, latestVersion = 1): SkillSummary => ({
+  name,
+  description: '',
+  package: null,
+  versions: latestVersion,
+  latestVersion,
+  updatedAt: '2026-01-01T00:00:00Z',
+});
 const adapter = (id: string, bundle: string, over: Partial<AdapterSummary> = {}): AdapterSummary => ({
   id,
   key: id.padEnd(64, '0'),
@@ -22,11 +36,25 @@ const adapter = (id: string, bundle: string, over: Partial<AdapterSummary> = {})
   createdAt: '2026-01-01T00:00:00Z',
   ...over,
 });
-const global: GlobalVersion = { version: 3, adapter: 'aaaaaaaaaaaa', kind: 'ema', beta: 0.1, rank: 16, parentVersion: 2, restoresVersion: null, createdAt: '2026-01-01T00:00:00Z' };
+const global: GlobalVersion = {
+  version: 3,
+  adapter: 'aaaaaaaaaaaa',
+  kind: 'ema',
+  beta: 0.1,
+  rank: 16,
+  parentVersion: 2,
+  restoresVersion: null,
+  createdAt: '2026-01-01T00:00:00Z',
+};
 
 describe('adapter picker', () => {
   it('writes every choice as one <select> value and reads it back', () => {
-    const choices = [null, { kind: 'global' as const }, { kind: 'skill' as const, name: 'sw/handoff' }, { kind: 'library' as const, id: 'abcdef012345' }];
+    const choices = [
+      null,
+      { kind: 'global' as const },
+      { kind: 'skill' as const, name: 'sw/handoff' },
+      { kind: 'library' as const, id: 'abcdef012345' },
+    ];
     for (const c of choices) expect(choiceOf(choiceValue(c))).toEqual(c);
     expect(choiceOf('skill:pdf', 2)).toEqual({ kind: 'skill', name: 'pdf', version: 2 });
     // Every choice it makes passes the contract's schema.
@@ -51,7 +79,10 @@ describe('adapter picker', () => {
       adapters: [
         adapter('aaaaaaaaaaaa', 'default'),
         adapter('bbbbbbbbbbbb', 'other'),
-        adapter('cccccccccccc', 'default', { skill: null, recipe: { kind: 'merge', method: 'svd', weights: [1, 1], rank: 4, sources: [sha('1'), sha('2')] } }),
+        adapter('cccccccccccc', 'default', {
+          skill: null,
+          recipe: { kind: 'merge', method: 'svd', weights: [1, 1], rank: 4, sources: [sha('1'), sha('2')] },
+        }),
       ],
       skills: [],
       bundleId: 'default',
@@ -63,7 +94,9 @@ describe('adapter picker', () => {
       ['bbbbbbbbbbbb · pdf@2 · rank 4 (bundle other)', true],
       ['cccccccccccc · svd merge of 2 · rank 4', false],
     ]);
-    expect(adapterOrigin(adapter('x', 'b', { skill: null, recipe: { kind: 'import', tensorsSha256: sha('1') } }))).toBe('imported');
+    expect(adapterOrigin(adapter('x', 'b', { skill: null, recipe: { kind: 'import', tensorsSha256: sha('1') } }))).toBe(
+      'imported',
+    );
   });
 
   it('labels the choice and lists a skill’s versions newest first', () => {
@@ -83,7 +116,11 @@ describe('multi-turn chat', () => {
   ];
 
   it('a reply that ended (or was stopped) becomes history; a failed or running one does not', () => {
-    expect(settledTurns(turns, { user: 'Next?' }, 'done', 'Sure.')).toEqual([...turns, { role: 'user', content: 'Next?' }, { role: 'assistant', content: 'Sure.' }]);
+    expect(settledTurns(turns, { user: 'Next?' }, 'done', 'Sure.')).toEqual([
+      ...turns,
+      { role: 'user', content: 'Next?' },
+      { role: 'assistant', content: 'Sure.' },
+    ]);
     expect(settledTurns(turns, { user: 'Next?' }, 'cancelled', 'Su')).toHaveLength(4);
     expect(settledTurns(turns, { user: 'Next?' }, 'failed', '')).toEqual(turns);
     expect(settledTurns(turns, { user: 'Next?' }, 'running', 'S')).toEqual(turns);
@@ -91,7 +128,11 @@ describe('multi-turn chat', () => {
   });
 
   it('sends the system message (when written), the history, then the new message', () => {
-    expect(chatMessages('Be brief.', turns, 'More?')).toEqual([{ role: 'system', content: 'Be brief.' }, ...turns, { role: 'user', content: 'More?' }]);
+    expect(chatMessages('Be brief.', turns, 'More?')).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      ...turns,
+      { role: 'user', content: 'More?' },
+    ]);
     expect(chatMessages('  ', [], 'One')).toEqual([{ role: 'user', content: 'One' }]);
   });
 });

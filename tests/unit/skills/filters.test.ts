@@ -49,8 +49,11 @@ ${CODE}
 describe('detectNonEnglish', () => {
   it('keeps English prose, with or without code, links and a few foreign words', () => {
     expect(detectNonEnglish(ENGLISH_BODY)).toBeNull();
-    expect(detectNonEnglish(`${ENGLISH_BODY}${CODE}See [the guide](https://example.com/guía) and the 中文 label.`)).toBeNull();
-    const terse = '# API\n\n- `GET /users` list users\n- `POST /users` create a user\n- `DELETE /users/:id` remove one\n';
+    expect(
+      detectNonEnglish(`${ENGLISH_BODY}${CODE}See [the guide](https://example.com/guía) and the 中文 label.`),
+    ).toBeNull();
+    const terse =
+      '# API\n\n- `GET /users` list users\n- `POST /users` create a user\n- `DELETE /users/:id` remove one\n';
     expect(detectNonEnglish(terse)).toBeNull();
   });
 
@@ -60,9 +63,15 @@ describe('detectNonEnglish', () => {
   });
 
   it('skips Chinese, Japanese and Russian bodies, naming the script', () => {
-    expect(detectNonEnglish(CHINESE)).toMatch(/^not English: \d+% of the prose words are in a non-Latin script, mostly Han/);
-    expect(detectNonEnglish(JAPANESE)).toMatch(/not English: \d+% of the prose words are in a non-Latin script, mostly (Han|Japanese kana)/);
-    expect(detectNonEnglish(RUSSIAN)).toMatch(/not English: \d+% of the prose words are in a non-Latin script, mostly Cyrillic/);
+    expect(detectNonEnglish(CHINESE)).toMatch(
+      /^not English: \d+% of the prose words are in a non-Latin script, mostly Han/,
+    );
+    expect(detectNonEnglish(JAPANESE)).toMatch(
+      /not English: \d+% of the prose words are in a non-Latin script, mostly (Han|Japanese kana)/,
+    );
+    expect(detectNonEnglish(RUSSIAN)).toMatch(
+      /not English: \d+% of the prose words are in a non-Latin script, mostly Cyrillic/,
+    );
   });
 
   it('skips a Spanish body by language, not by script', () => {
@@ -75,7 +84,9 @@ describe('detectNonEnglish', () => {
   });
 
   it('strips fenced and inline code, link targets and URLs from the prose', () => {
-    const prose = proseOf('Run `rm -rf x` now.\n  ```sh\n  echo hi\n  ```\nSee [docs](https://a.b/c) or https://d.e/f.\n');
+    const prose = proseOf(
+      'Run `rm -rf x` now.\n  ```sh\n  echo hi\n  ```\nSee [docs](https://a.b/c) or https://d.e/f.\n',
+    );
     expect(prose).not.toMatch(/rm -rf|echo|a\.b|d\.e/);
     expect(prose).toMatch(/Run .* now\./);
     expect(prose).toContain('docs');
@@ -84,7 +95,19 @@ describe('detectNonEnglish', () => {
 
 describe('licenseForbidsReuse', () => {
   it('lets open licences and absent licences through', () => {
-    for (const ok of [undefined, null, '', 'MIT', 'Apache-2.0', 'isc', 'BSD-3-Clause', '(MIT OR Apache-2.0)', 'CC-BY-4.0', 'Unlicense', 'GPL-3.0-only']) {
+    for (const ok of [
+      undefined,
+      null,
+      '',
+      'MIT',
+      'Apache-2.0',
+      'isc',
+      'BSD-3-Clause',
+      '(MIT OR Apache-2.0)',
+      'CC-BY-4.0',
+      'Unlicense',
+      'GPL-3.0-only',
+    ]) {
       expect(licenseForbidsReuse(ok), String(ok)).toBeNull();
     }
   });

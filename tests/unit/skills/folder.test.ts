@@ -41,7 +41,10 @@ describe('scanFolder', () => {
     await put('big/SKILL.md', 'x'.repeat(1024 * 1024 + 1));
     await put('max/SKILL.md', `${skillMd()}${' '.repeat(1024 * 1024 - Buffer.byteLength(skillMd()))}`);
     await put('bin/SKILL.md', Buffer.from([0x2d, 0x2d, 0x2d, 0x0a, 0x00, 0x01]));
-    await put('latin1/SKILL.md', Buffer.concat([Buffer.from('---\nname: caf'), Buffer.from([0xe9]), Buffer.from('\n---\n')]));
+    await put(
+      'latin1/SKILL.md',
+      Buffer.concat([Buffer.from('---\nname: caf'), Buffer.from([0xe9]), Buffer.from('\n---\n')]),
+    );
     const scan = await scanFolder(root);
     expect(scan.candidates.map((c) => c.relPath)).toEqual(['max/SKILL.md']);
     expect(scan.skipped).toEqual([
@@ -62,7 +65,11 @@ describe('scanFolder', () => {
     await symlink('../../outside/SKILL.md', join(root, 'skills', 'relative.md'));
     const scan = await scanFolder(root);
     expect(scan.candidates).toEqual([]);
-    expect(scan.skipped.map((s) => s.path).sort()).toEqual(['skills/evil/SKILL.md', 'skills/linked-dir', 'skills/relative.md']);
+    expect(scan.skipped.map((s) => s.path).sort()).toEqual([
+      'skills/evil/SKILL.md',
+      'skills/linked-dir',
+      'skills/relative.md',
+    ]);
     for (const s of scan.skipped) expect(s.reason).toMatch(/^symbolic link points outside the import root/);
     expect(JSON.stringify(scan)).not.toContain('stolen');
   });
@@ -78,7 +85,10 @@ describe('scanFolder', () => {
   });
 
   it('fails with import_failed naming a missing folder', async () => {
-    await expect(scanFolder(join(tmp, 'missing'))).rejects.toMatchObject({ code: 'import_failed', message: expect.stringContaining('missing') });
+    await expect(scanFolder(join(tmp, 'missing'))).rejects.toMatchObject({
+      code: 'import_failed',
+      message: expect.stringContaining('missing'),
+    });
   });
 
   it('stops with an AbortError when cancelled', async () => {

@@ -12,7 +12,9 @@ import { memoryPair } from '../../../main/api/transports/memory';
 import { parseSkillMd } from '../../../main/skills/parse';
 import { skillMd } from '../../fixtures/skills/skill-md';
 
-const CONTENT = skillMd({ extra: '__proto__:\n  polluted: true\nconstructor: builder\nmetadata:\n  __proto__: {tier: 2}\n  owner: ana' });
+const CONTENT = skillMd({
+  extra: '__proto__:\n  polluted: true\nconstructor: builder\nmetadata:\n  __proto__: {tier: 2}\n  owner: ana',
+});
 
 const own = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
 

@@ -29,9 +29,21 @@ describe('collectImport from a folder', () => {
     await put('b-unnamed/SKILL.md', skillMd({ name: null, body: body('patch') }));
     await put('c-broken/SKILL.md', '---\nname: broken\ndescription: Use when: never\n---\nbody\n');
     await put('d-undescribed/SKILL.md', skillMd({ name: 'undescribed', description: null, body: body('diff') }));
-    await put('e-closed/SKILL.md', skillMd({ name: 'closed', extra: 'license: Proprietary. All rights reserved.', body: body('commit') }));
-    await put('f-chinese/SKILL.md', skillMd({ name: 'chinese', body: '# 部署\n\n当用户要求把服务部署到生产环境时使用本技能。先确认所有测试都已通过，然后检查配置文件中的环境变量。\n' }));
-    await put('g-copy/SKILL.md', skillMd({ name: 'copy', body: `${body('change').toUpperCase().replace(/\n/g, '\n\n')}` }));
+    await put(
+      'e-closed/SKILL.md',
+      skillMd({ name: 'closed', extra: 'license: Proprietary. All rights reserved.', body: body('commit') }),
+    );
+    await put(
+      'f-chinese/SKILL.md',
+      skillMd({
+        name: 'chinese',
+        body: '# 部署\n\n当用户要求把服务部署到生产环境时使用本技能。先确认所有测试都已通过，然后检查配置文件中的环境变量。\n',
+      }),
+    );
+    await put(
+      'g-copy/SKILL.md',
+      skillMd({ name: 'copy', body: `${body('change').toUpperCase().replace(/\n/g, '\n\n')}` }),
+    );
     await put('h-known/SKILL.md', skillMd({ name: 'known', body: body('branch') }));
     await put('i-samename/SKILL.md', skillMd({ name: 'good', body: body('release') }));
     const known = bodyHash(body('branch'));
@@ -47,10 +59,19 @@ describe('collectImport from a folder', () => {
       provenance: { kind: 'folder', root, path: 'a-good/SKILL.md' },
     });
     expect(skipped).toEqual([
-      { path: 'c-broken/SKILL.md', reason: 'invalid SKILL.md at line 3: invalid YAML: Nested mappings are not allowed in compact mappings' },
+      {
+        path: 'c-broken/SKILL.md',
+        reason: 'invalid SKILL.md at line 3: invalid YAML: Nested mappings are not allowed in compact mappings',
+      },
       { path: 'd-undescribed/SKILL.md', reason: "no 'description' in the frontmatter" },
-      { path: 'e-closed/SKILL.md', reason: 'skill licence forbids reuse (proprietary): "Proprietary. All rights reserved."' },
-      { path: 'f-chinese/SKILL.md', reason: expect.stringMatching(/^not English: \d+% of the prose words are in a non-Latin script, mostly Han/) },
+      {
+        path: 'e-closed/SKILL.md',
+        reason: 'skill licence forbids reuse (proprietary): "Proprietary. All rights reserved."',
+      },
+      {
+        path: 'f-chinese/SKILL.md',
+        reason: expect.stringMatching(/^not English: \d+% of the prose words are in a non-Latin script, mostly Han/),
+      },
       { path: 'g-copy/SKILL.md', reason: 'duplicate body of a-good/SKILL.md in this import' },
       { path: 'h-known/SKILL.md', reason: 'same body as another skill already in the library' },
       { path: 'i-samename/SKILL.md', reason: "another skill named 'good' (a-good/SKILL.md) is already in this import" },
@@ -67,7 +88,10 @@ describe('collectImport from a folder', () => {
       [1, 2, 'one/SKILL.md'],
       [2, 2, 'two/SKILL.md'],
     ]);
-    expect(parse[1]?.skipped).toEqual({ path: 'two/SKILL.md', reason: 'duplicate body of one/SKILL.md in this import' });
+    expect(parse[1]?.skipped).toEqual({
+      path: 'two/SKILL.md',
+      reason: 'duplicate body of one/SKILL.md in this import',
+    });
     const scans = events.filter((e) => e.phase === 'scan');
     expect(scans.at(-1)).toEqual({ phase: 'scan', done: 3, total: 3 }); // root, one, two
   });
@@ -91,13 +115,27 @@ describe('collectImport source kinds', () => {
     await writeFile(
       file,
       tgzBytes([
-        { path: 'package/package.json', body: JSON.stringify({ name: 'acme-skills', version: '2.0.0', license: 'ISC' }) },
+        {
+          path: 'package/package.json',
+          body: JSON.stringify({ name: 'acme-skills', version: '2.0.0', license: 'ISC' }),
+        },
         { path: 'package/skills/review-prs/SKILL.md', body: skillMd() },
       ]),
     );
     const { versions } = await collectImport(file, { cacheDir: tmp });
     expect(versions.map((v) => [v.name, v.package, v.provenance])).toEqual([
-      ['review-prs', 'acme-skills', { kind: 'tgz', file, package: 'acme-skills', version: '2.0.0', license: 'ISC', path: 'skills/review-prs/SKILL.md' }],
+      [
+        'review-prs',
+        'acme-skills',
+        {
+          kind: 'tgz',
+          file,
+          package: 'acme-skills',
+          version: '2.0.0',
+          license: 'ISC',
+          path: 'skills/review-prs/SKILL.md',
+        },
+      ],
     ]);
   });
 
@@ -106,7 +144,10 @@ describe('collectImport source kinds', () => {
     await writeFile(
       file,
       tgzBytes([
-        { path: 'package/package.json', body: JSON.stringify({ name: 'closed', version: '1.0.0', license: 'UNLICENSED' }) },
+        {
+          path: 'package/package.json',
+          body: JSON.stringify({ name: 'closed', version: '1.0.0', license: 'UNLICENSED' }),
+        },
         { path: 'package/skills/review-prs/SKILL.md', body: skillMd() },
       ]),
     );
@@ -123,12 +164,19 @@ describe('collectImport source kinds', () => {
     ['   ', /no source given/],
     ['x@', /not a version, range or tag/],
   ])('fails with import_failed for %j', async (source, message) => {
-    await expect(collectImport(source, { cacheDir: tmp })).rejects.toMatchObject({ name: 'StudioError', code: 'import_failed', message: expect.stringMatching(message) });
+    await expect(collectImport(source, { cacheDir: tmp })).rejects.toMatchObject({
+      name: 'StudioError',
+      code: 'import_failed',
+      message: expect.stringMatching(message),
+    });
   });
 
   it('refuses a file that is not an archive', async () => {
     const file = join(tmp, 'notes.txt');
     await writeFile(file, 'hi');
-    await expect(collectImport(file, { cacheDir: tmp })).rejects.toMatchObject({ code: 'import_failed', message: `${file} is a file but not a .tgz/.tar.gz archive` });
+    await expect(collectImport(file, { cacheDir: tmp })).rejects.toMatchObject({
+      code: 'import_failed',
+      message: `${file} is a file but not a .tgz/.tar.gz archive`,
+    });
   });
 });

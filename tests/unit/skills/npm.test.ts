@@ -20,7 +20,10 @@ function fakeNpm(calls: string[][]): NpmRunner {
     calls.push(args);
     const dest = args[args.indexOf('--pack-destination') + 1] ?? '';
     const bytes = tgzBytes([
-      { path: 'package/package.json', body: JSON.stringify({ name: '@acme/skills', version: '1.2.3', license: 'Apache-2.0' }) },
+      {
+        path: 'package/package.json',
+        body: JSON.stringify({ name: '@acme/skills', version: '1.2.3', license: 'Apache-2.0' }),
+      },
       { path: 'package/skills/review/SKILL.md', body: skillMd({ name: 'review' }) },
     ]);
     const filename = tarballName('@acme/skills', '1.2.3');
@@ -34,7 +37,11 @@ const noNetwork: NpmRunner = () => Promise.reject(new Error('npm must not run on
 describe('parseNpmSpec', () => {
   it('accepts names, scoped names, versions, ranges and tags', () => {
     expect(parseNpmSpec('cc-sdd')).toEqual({ name: 'cc-sdd', range: null, exactVersion: null });
-    expect(parseNpmSpec('@plaited/development-skills@0.8.1')).toEqual({ name: '@plaited/development-skills', range: '0.8.1', exactVersion: '0.8.1' });
+    expect(parseNpmSpec('@plaited/development-skills@0.8.1')).toEqual({
+      name: '@plaited/development-skills',
+      range: '0.8.1',
+      exactVersion: '0.8.1',
+    });
     expect(parseNpmSpec('x@^1.2.0')).toMatchObject({ range: '^1.2.0', exactVersion: null });
     expect(parseNpmSpec('x@>=1 <2')).toMatchObject({ range: '>=1 <2' });
     expect(parseNpmSpec('x@next')).toMatchObject({ range: 'next', exactVersion: null });
@@ -102,7 +109,9 @@ describe('scanNpm', () => {
       Promise.reject(
         Object.assign(new Error('Command failed'), {
           stderr: 'npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/nope\n',
-          stdout: JSON.stringify({ error: { code: 'E404', summary: 'Not Found - GET https://registry.npmjs.org/nope' } }),
+          stdout: JSON.stringify({
+            error: { code: 'E404', summary: 'Not Found - GET https://registry.npmjs.org/nope' },
+          }),
         }),
       );
     await expect(scanNpm('nope@1.0.0', { cacheDir, runNpm: failing })).rejects.toMatchObject({
@@ -112,7 +121,9 @@ describe('scanNpm', () => {
   });
 
   it('rejects a malformed spec before running npm', async () => {
-    await expect(scanNpm('not a package', { cacheDir, runNpm: noNetwork })).rejects.toMatchObject({ code: 'import_failed' });
+    await expect(scanNpm('not a package', { cacheDir, runNpm: noNetwork })).rejects.toMatchObject({
+      code: 'import_failed',
+    });
   });
 
   it('turns a cancelled npm run into an AbortError', async () => {
@@ -121,7 +132,9 @@ describe('scanNpm', () => {
     const running = new Promise<void>((resolve) => (started = resolve));
     const hanging: NpmRunner = (_args, signal) =>
       new Promise((_resolve, reject) => {
-        signal?.addEventListener('abort', () => reject(Object.assign(new Error('The operation was aborted'), { name: 'AbortError' })));
+        signal?.addEventListener('abort', () =>
+          reject(Object.assign(new Error('The operation was aborted'), { name: 'AbortError' })),
+        );
         started();
       });
     const pending = scanNpm('x@1.0.0', { cacheDir, runNpm: hanging, signal: controller.signal });
@@ -130,6 +143,8 @@ describe('scanNpm', () => {
     await expect(pending).rejects.toMatchObject({ name: 'AbortError', message: 'import cancelled' });
     const before = new AbortController();
     before.abort();
-    await expect(scanNpm('x@1.0.0', { cacheDir, runNpm: noNetwork, signal: before.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(scanNpm('x@1.0.0', { cacheDir, runNpm: noNetwork, signal: before.signal })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
   });
 });

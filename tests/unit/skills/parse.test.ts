@@ -11,7 +11,8 @@ describe('parseSkillMd frontmatter', () => {
   it('reads the spec fields and keeps unknown ones in extra', () => {
     const p = parseSkillMd(
       skillMd({
-        extra: 'license: Apache-2.0\ncompatibility: Node 20\nmetadata:\n  author: ana\n  tier: 2\nversion: 2.9.0\nx-team: [a, b]',
+        extra:
+          'license: Apache-2.0\ncompatibility: Node 20\nmetadata:\n  author: ana\n  tier: 2\nversion: 2.9.0\nx-team: [a, b]',
       }),
     );
     expect(p.diagnostics).toEqual([]);
@@ -47,13 +48,19 @@ describe('parseSkillMd frontmatter', () => {
 
   it('reports missing, unterminated and non-mapping frontmatter as errors on their line', () => {
     expect(only('# Just markdown\n', 'frontmatter-missing')).toMatchObject([{ severity: 'error', line: 1 }]);
-    expect(only('---\nname: a\ndescription: b\n# never closed\n', 'frontmatter-unterminated')).toMatchObject([{ severity: 'error', line: 1 }]);
-    expect(only('---\n- a\n- b\n---\nbody\n', 'frontmatter-not-mapping')).toMatchObject([{ severity: 'error', line: 2 }]);
+    expect(only('---\nname: a\ndescription: b\n# never closed\n', 'frontmatter-unterminated')).toMatchObject([
+      { severity: 'error', line: 1 },
+    ]);
+    expect(only('---\n- a\n- b\n---\nbody\n', 'frontmatter-not-mapping')).toMatchObject([
+      { severity: 'error', line: 2 },
+    ]);
     expect(only('---\njust a string\n---\nbody\n', 'frontmatter-not-mapping')[0]?.message).toMatch(/got a string/);
   });
 
   it('reports wrong field types with the field and its line', () => {
-    const d = parseSkillMd('---\nname: [x]\ndescription: 5\nmetadata: flat\nallowed-tools: {a: 1}\nlicense: true\n---\nbody\n').diagnostics;
+    const d = parseSkillMd(
+      '---\nname: [x]\ndescription: 5\nmetadata: flat\nallowed-tools: {a: 1}\nlicense: true\n---\nbody\n',
+    ).diagnostics;
     expect(d.map((x) => [x.code, x.field, x.line])).toEqual([
       ['field-type', 'name', 2],
       ['field-type', 'description', 3],
@@ -74,14 +81,20 @@ describe('parseSkillMd frontmatter', () => {
 
 describe('parseSkillMd warnings', () => {
   it('warns about a missing name or description at the opening line', () => {
-    expect(only(skillMd({ name: null }), 'name-missing')).toMatchObject([{ severity: 'warning', line: 1, field: 'name' }]);
-    expect(only(skillMd({ description: null }), 'description-missing')).toMatchObject([{ severity: 'warning', field: 'description' }]);
+    expect(only(skillMd({ name: null }), 'name-missing')).toMatchObject([
+      { severity: 'warning', line: 1, field: 'name' },
+    ]);
+    expect(only(skillMd({ description: null }), 'description-missing')).toMatchObject([
+      { severity: 'warning', field: 'description' },
+    ]);
     expect(codes(skillMd({ description: "''" }))).toContain('description-missing');
   });
 
   it('warns about a name over 64 characters, in the wrong form, or unlike its folder', () => {
     const long = 'a'.repeat(65);
-    expect(only(skillMd({ name: long }), 'name-too-long')).toMatchObject([{ line: 2, message: expect.stringContaining('65') }]);
+    expect(only(skillMd({ name: long }), 'name-too-long')).toMatchObject([
+      { line: 2, message: expect.stringContaining('65') },
+    ]);
     expect(codes(skillMd({ name: 'a'.repeat(64) }))).not.toContain('name-too-long');
     for (const bad of ['Review-PRs', 'review_prs', '-review', 'review--prs', 'review-']) {
       expect(codes(skillMd({ name: bad })), bad).toContain('name-format');
@@ -134,7 +147,13 @@ describe('parseSkillMd sections', () => {
         startLine: 5,
         endLine: 16,
         children: [
-          { heading: 'Steps', level: 2, startLine: 7, endLine: 12, children: [{ heading: 'Detail', level: 3, startLine: 11, endLine: 12, children: [] }] },
+          {
+            heading: 'Steps',
+            level: 2,
+            startLine: 7,
+            endLine: 12,
+            children: [{ heading: 'Detail', level: 3, startLine: 11, endLine: 12, children: [] }],
+          },
           { heading: 'Pitfalls', level: 2, startLine: 13, endLine: 16, children: [] },
         ],
       },
@@ -156,16 +175,48 @@ describe('parseSkillMd on any input', () => {
   it('never throws and always returns a valid ParsedSkill', () => {
     let seed = 42;
     const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-    const alphabet = ['---', '\n', '\r\n', '\r', ':', ' ', '#', '`', '```', '- ', '[', ']', '{', '&a', '*a', '!!', 'name', 'é', '漢', '\uFEFF', '\0', '"', "'", '|', '>'];
+    const alphabet = [
+      '---',
+      '\n',
+      '\r\n',
+      '\r',
+      ':',
+      ' ',
+      '#',
+      '`',
+      '```',
+      '- ',
+      '[',
+      ']',
+      '{',
+      '&a',
+      '*a',
+      '!!',
+      'name',
+      'é',
+      '漢',
+      '\uFEFF',
+      '\0',
+      '"',
+      "'",
+      '|',
+      '>',
+    ];
     const inputs = ['', '---', '---\n---', '---\n---\n', '\n\n\n', '---\n&a [*a, *a]\n---\n'];
     for (let i = 0; i < 400; i++) {
-      const parts = Array.from({ length: Math.floor(rand() * 40) }, () => alphabet[Math.floor(rand() * alphabet.length)]);
+      const parts = Array.from(
+        { length: Math.floor(rand() * 40) },
+        () => alphabet[Math.floor(rand() * alphabet.length)],
+      );
       inputs.push(parts.join(''));
     }
     for (const input of inputs) {
       const parsed = parseSkillMd(input);
       expect(() => ParsedSkill.parse(parsed), JSON.stringify(input)).not.toThrow();
-      expect(parsed.diagnostics.filter((d) => d.code === 'internal'), JSON.stringify(input)).toEqual([]);
+      expect(
+        parsed.diagnostics.filter((d) => d.code === 'internal'),
+        JSON.stringify(input),
+      ).toEqual([]);
     }
   });
 });

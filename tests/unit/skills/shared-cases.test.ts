@@ -15,7 +15,13 @@ interface Divergence {
 interface Cases {
   language: { id: string; body: string; expect: string | null; divergence?: Divergence }[];
   normalize: { text: string; expect: string }[];
-  frontmatter: { id: string; content: string; error: boolean; fields?: Record<string, string>; divergence?: Divergence }[];
+  frontmatter: {
+    id: string;
+    content: string;
+    error: boolean;
+    fields?: Record<string, string>;
+    divergence?: Divergence;
+  }[];
 }
 
 const cases = JSON.parse(readFileSync(join(process.cwd(), 'tests/fixtures/skills/shared-cases.json'), 'utf8')) as Cases;

@@ -7,7 +7,9 @@ import { parseSkillMd } from '../../../main/skills/parse';
 import { skillMd } from '../../fixtures/skills/skill-md';
 
 const nameErrors = (content: string, folderName?: string) =>
-  parseSkillMd(content, folderName === undefined ? {} : { folderName }).diagnostics.filter((d) => d.code === 'name-invalid');
+  parseSkillMd(content, folderName === undefined ? {} : { folderName }).diagnostics.filter(
+    (d) => d.code === 'name-invalid',
+  );
 
 // YAML double-quoted escapes put the raw characters into the parsed name.
 const HOSTILE: [string, string, string][] = [

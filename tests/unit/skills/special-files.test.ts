@@ -31,25 +31,29 @@ afterEach(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-it('skips a SKILL.md symlinked to a FIFO or a socket with a reason, and imports the rest', { timeout: 5000 }, async () => {
-  execFileSync('mkfifo', [join(root, 'fifo', 'pipe')]);
-  await mkdir(join(root, 'viafifo'));
-  await symlink('../fifo/pipe', join(root, 'viafifo', 'SKILL.md'));
-  const sock = join(root, 'fifo', 'sock');
-  server = createServer();
-  await new Promise<void>((resolve) => server!.listen(sock, resolve));
-  await mkdir(join(root, 'viasock'));
-  await symlink('../fifo/sock', join(root, 'viasock', 'SKILL.md'));
-  await mkdir(join(root, 'good'));
-  await writeFile(join(root, 'good', 'SKILL.md'), skillMd({ name: 'good' }));
+it(
+  'skips a SKILL.md symlinked to a FIFO or a socket with a reason, and imports the rest',
+  { timeout: 5000 },
+  async () => {
+    execFileSync('mkfifo', [join(root, 'fifo', 'pipe')]);
+    await mkdir(join(root, 'viafifo'));
+    await symlink('../fifo/pipe', join(root, 'viafifo', 'SKILL.md'));
+    const sock = join(root, 'fifo', 'sock');
+    server = createServer();
+    await new Promise<void>((resolve) => server!.listen(sock, resolve));
+    await mkdir(join(root, 'viasock'));
+    await symlink('../fifo/sock', join(root, 'viasock', 'SKILL.md'));
+    await mkdir(join(root, 'good'));
+    await writeFile(join(root, 'good', 'SKILL.md'), skillMd({ name: 'good' }));
 
-  const scan = await scanFolder(root);
-  expect(scan.candidates.map((c) => c.relPath)).toEqual(['good/SKILL.md']);
-  expect(scan.skipped).toEqual([
-    { path: 'viafifo/SKILL.md', reason: 'not a regular file (FIFO); not opened' },
-    { path: 'viasock/SKILL.md', reason: 'not a regular file (socket); not opened' },
-  ]);
-});
+    const scan = await scanFolder(root);
+    expect(scan.candidates.map((c) => c.relPath)).toEqual(['good/SKILL.md']);
+    expect(scan.skipped).toEqual([
+      { path: 'viafifo/SKILL.md', reason: 'not a regular file (FIFO); not opened' },
+      { path: 'viasock/SKILL.md', reason: 'not a regular file (socket); not opened' },
+    ]);
+  },
+);
 
 it('skips a FIFO named SKILL.md directly in the folder', { timeout: 5000 }, async () => {
   await mkdir(join(root, 'direct'));

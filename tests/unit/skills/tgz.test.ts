@@ -13,7 +13,10 @@ beforeEach(async () => {
 });
 afterEach(() => rm(tmp, { recursive: true, force: true }));
 
-const PKG: TarEntry = { path: 'package/package.json', body: JSON.stringify({ name: '@acme/skills', version: '1.2.3', license: 'MIT' }) };
+const PKG: TarEntry = {
+  path: 'package/package.json',
+  body: JSON.stringify({ name: '@acme/skills', version: '1.2.3', license: 'MIT' }),
+};
 const SKILL: TarEntry = { path: 'package/skills/review/SKILL.md', body: skillMd({ name: 'review' }) };
 
 async function archive(entries: TarEntry[]): Promise<string> {
@@ -38,7 +41,13 @@ describe('scanTgz', () => {
       ['skills/other/skill.md', 'other'],
     ]);
     expect(scan.candidates[0]?.content).toBe(SKILL.body);
-    expect(scan.candidates[0]?.provenanceBase).toEqual({ kind: 'tgz', file, package: '@acme/skills', version: '1.2.3', license: 'MIT' });
+    expect(scan.candidates[0]?.provenanceBase).toEqual({
+      kind: 'tgz',
+      file,
+      package: '@acme/skills',
+      version: '1.2.3',
+      license: 'MIT',
+    });
     expect(scan.skipped).toEqual([]);
     expect(await readdir(tmp)).toEqual(['a.tgz']); // nothing extracted
   });
@@ -62,7 +71,10 @@ describe('scanTgz', () => {
   it('rejects an escaping link entry and skips in-root link entries without following them', async () => {
     expect(unsafeReason('package/skills/SKILL.md')).toBeNull();
     const escaping = await archive([SKILL, { path: '../link', type: 'symlink', linkpath: '/etc/passwd' }]);
-    await expect(scanTgz(escaping)).rejects.toMatchObject({ code: 'import_failed', message: expect.stringContaining("'../link'") });
+    await expect(scanTgz(escaping)).rejects.toMatchObject({
+      code: 'import_failed',
+      message: expect.stringContaining("'../link'"),
+    });
     const file = await archive([
       PKG,
       SKILL,
@@ -102,7 +114,10 @@ describe('scanTgz', () => {
   });
 
   it('keeps full paths when entries share no top folder, and tolerates a missing package.json', async () => {
-    const file = await archive([{ path: 'a/SKILL.md', body: skillMd() }, { path: 'b/SKILL.md', body: skillMd() }]);
+    const file = await archive([
+      { path: 'a/SKILL.md', body: skillMd() },
+      { path: 'b/SKILL.md', body: skillMd() },
+    ]);
     const scan = await scanTgz(file);
     expect(scan.pkg).toEqual({ name: null, version: null, license: null });
     expect(scan.candidates.map((c) => c.relPath)).toEqual(['a/SKILL.md', 'b/SKILL.md']);
@@ -113,7 +128,10 @@ describe('scanTgz', () => {
     const deep = join('package', 'skills', 'd'.repeat(60), 'e'.repeat(60));
     await mkdir(join(src, deep), { recursive: true });
     await writeFile(join(src, deep, 'SKILL.md'), skillMd({ name: 'e'.repeat(60) }));
-    await writeFile(join(src, 'package', 'package.json'), JSON.stringify({ name: 'deep', version: '0.1.0', license: { type: 'ISC' } }));
+    await writeFile(
+      join(src, 'package', 'package.json'),
+      JSON.stringify({ name: 'deep', version: '0.1.0', license: { type: 'ISC' } }),
+    );
     const file = join(tmp, 'deep.tgz');
     await create({ gzip: true, file, cwd: src, portable: true }, ['package']);
     const scan = await scanTgz(file);
@@ -124,11 +142,20 @@ describe('scanTgz', () => {
   it('fails with import_failed on a corrupt, truncated or missing archive', async () => {
     const corrupt = join(tmp, 'corrupt.tgz');
     await writeFile(corrupt, Buffer.from('this is not a tarball '.repeat(40)));
-    await expect(scanTgz(corrupt)).rejects.toMatchObject({ code: 'import_failed', message: expect.stringContaining(`${corrupt} is not a readable .tgz`) });
+    await expect(scanTgz(corrupt)).rejects.toMatchObject({
+      code: 'import_failed',
+      message: expect.stringContaining(`${corrupt} is not a readable .tgz`),
+    });
     const truncated = join(tmp, 'truncated.tgz');
     await writeFile(truncated, tgzBytes([PKG, SKILL]).subarray(0, 80));
-    await expect(scanTgz(truncated)).rejects.toMatchObject({ code: 'import_failed', message: expect.stringContaining(truncated) });
-    await expect(scanTgz(join(tmp, 'missing.tgz'))).rejects.toMatchObject({ code: 'import_failed', message: expect.stringContaining('missing.tgz') });
+    await expect(scanTgz(truncated)).rejects.toMatchObject({
+      code: 'import_failed',
+      message: expect.stringContaining(truncated),
+    });
+    await expect(scanTgz(join(tmp, 'missing.tgz'))).rejects.toMatchObject({
+      code: 'import_failed',
+      message: expect.stringContaining('missing.tgz'),
+    });
   });
 
   it('reports progress in bytes and stops with an AbortError when cancelled', async () => {

@@ -10,7 +10,9 @@ interface Case {
   answer: string;
   expect: boolean | 'error';
 }
-const { cases } = JSON.parse(readFileSync(join(process.cwd(), 'tests/fixtures/skillworld/checker-cases.json'), 'utf8')) as { cases: Case[] };
+const { cases } = JSON.parse(
+  readFileSync(join(process.cwd(), 'tests/fixtures/skillworld/checker-cases.json'), 'utf8'),
+) as { cases: Case[] };
 
 describe('SkillWorld checker (shared cases)', () => {
   it('has cases', () => expect(cases.length).toBeGreaterThan(50));

@@ -42,7 +42,9 @@ const emaInput = (seed: number, sources: [string | null, string]): NewAdapter =>
 describe('keys', () => {
   it('hash the same input to the same key whatever the key order, and differ with any part', () => {
     const r1: AdapterRecipe = { kind: 'merge', method: 'cat', weights: [1, 2], rank: null, sources: [SHA_A, SHA_B] };
-    const r2 = JSON.parse('{"sources":["' + SHA_A + '","' + SHA_B + '"],"rank":null,"weights":[1,2],"method":"cat","kind":"merge"}') as AdapterRecipe;
+    const r2 = JSON.parse(
+      '{"sources":["' + SHA_A + '","' + SHA_B + '"],"rank":null,"weights":[1,2],"method":"cat","kind":"merge"}',
+    ) as AdapterRecipe;
     expect(canonicalJson(r2)).toBe(canonicalJson(r1));
     expect(adapterKey(SHA_A, null, r2)).toBe(adapterKey(SHA_A, null, r1));
     expect(adapterKey(SHA_B, null, r1)).not.toBe(adapterKey(SHA_A, null, r1));
@@ -56,7 +58,14 @@ describe('insert / get / list', () => {
     const adapter = randomAdapter({ seed: 1, rank: 3, alpha: 5.5 });
     const { adapter: row, created } = repo.insert({ bundleId: bundle, adapter, recipe: importRecipe(adapter) });
     expect(created).toBe(true);
-    expect(row).toMatchObject({ rank: 3, alpha: 5.5, storage: 'inline', bundle: { id: 'tiny', sha256: SHA_A }, skill: null, lineage: [] });
+    expect(row).toMatchObject({
+      rank: 3,
+      alpha: 5.5,
+      storage: 'inline',
+      bundle: { id: 'tiny', sha256: SHA_A },
+      skill: null,
+      lineage: [],
+    });
     expect(row.key).toBe(repo.keyFor(bundle, null, importRecipe(adapter)));
     expect(row.bytes).toBe(encodeAdapter(adapter).byteLength);
     expect(repo.load(row.rowId)).toEqual(adapter);
@@ -67,7 +76,11 @@ describe('insert / get / list', () => {
     const adapter = randomAdapter({ seed: 2 });
     const first = repo.insert({ bundleId: bundle, adapter, recipe: importRecipe(adapter) });
     const again = repo.insert({ bundleId: bundle, adapter, recipe: importRecipe(adapter) });
-    const sameBytes = repo.insert({ bundleId: bundle, adapter, recipe: { kind: 'merge', method: 'cat', weights: [1], rank: null, sources: [first.adapter.key] } });
+    const sameBytes = repo.insert({
+      bundleId: bundle,
+      adapter,
+      recipe: { kind: 'merge', method: 'cat', weights: [1], rank: null, sources: [first.adapter.key] },
+    });
     expect([again.created, sameBytes.created]).toEqual([false, false]);
     expect(again.adapter.rowId).toBe(first.adapter.rowId);
     expect(sameBytes.adapter.rowId).toBe(first.adapter.rowId);
@@ -87,7 +100,8 @@ describe('insert / get / list', () => {
   it('ties an adapter to a skill version, whose hash is part of the key', () => {
     const skills = new SkillsRepo(db);
     const { version } = skills.save('pdf', skillText('pdf', 'Read PDFs'), 'Read PDFs', { kind: 'manual' }, 'b1');
-    const svId = (db.prepare('SELECT id FROM skill_versions WHERE sha256 = ?').get(version.sha256) as { id: number }).id;
+    const svId = (db.prepare('SELECT id FROM skill_versions WHERE sha256 = ?').get(version.sha256) as { id: number })
+      .id;
     const adapter = randomAdapter({ seed: 3 });
     const row = repo.insert({ bundleId: bundle, skillVersionId: svId, adapter, recipe: importRecipe(adapter) }).adapter;
     expect(row.skill).toEqual({ name: 'pdf', version: 1, sha256: version.sha256 });
@@ -102,9 +116,14 @@ describe('insert / get / list', () => {
 
   it('refuses an invalid adapter and unknown lineage, writing nothing', () => {
     const adapter = randomAdapter({ seed: 4 });
-    const bad = { ...adapter, targets: new Map([...adapter.targets].map(([k, p]) => [k, { ...p, A: p.A.map(() => NaN) }])) };
+    const bad = {
+      ...adapter,
+      targets: new Map([...adapter.targets].map(([k, p]) => [k, { ...p, A: p.A.map(() => NaN) }])),
+    };
     expect(() => repo.insert({ bundleId: bundle, adapter: bad, recipe: importRecipe(adapter) })).toThrow(/finite/);
-    expect(() => repo.insert({ bundleId: bundle, adapter, recipe: importRecipe(adapter), lineage: [{ rowId: 99, weight: 1 }] })).toThrow(/row 99/);
+    expect(() =>
+      repo.insert({ bundleId: bundle, adapter, recipe: importRecipe(adapter), lineage: [{ rowId: 99, weight: 1 }] }),
+    ).toThrow(/row 99/);
     expect(count('adapters')).toBe(0);
   });
 });
@@ -130,9 +149,15 @@ describe('lineage and deletion', () => {
       bundleId: bundle,
       adapter: randomAdapter({ seed: 9, rank: 8 }),
       recipe: { kind: 'merge', method: 'cat', weights: [1, -0.5], rank: null, sources: [a.key, b.key] },
-      lineage: [{ rowId: a.rowId, weight: 1 }, { rowId: b.rowId, weight: -0.5 }],
+      lineage: [
+        { rowId: a.rowId, weight: 1 },
+        { rowId: b.rowId, weight: -0.5 },
+      ],
     }).adapter;
-    expect(merged.lineage).toEqual([{ rowId: a.rowId, key: a.key, weight: 1 }, { rowId: b.rowId, key: b.key, weight: -0.5 }]);
+    expect(merged.lineage).toEqual([
+      { rowId: a.rowId, key: a.key, weight: 1 },
+      { rowId: b.rowId, key: b.key, weight: -0.5 },
+    ]);
     expect(() => repo.delete(a.rowId)).toThrow(/in the lineage of adapter/);
     expect(count('adapter_parents')).toBe(2);
     repo.delete(merged.rowId);
@@ -145,8 +170,17 @@ describe('lineage and deletion', () => {
   it('keeps the order and repeats of a lineage, and the foreign key itself refuses deleting a parent', () => {
     const a = imported(30);
     const b = imported(31);
-    const lineage = [{ rowId: b.rowId, weight: 0.1 + 0.2 }, { rowId: a.rowId, weight: 1 }, { rowId: b.rowId, weight: -1 / 3 }];
-    const m = repo.insert({ bundleId: bundle, adapter: randomAdapter({ seed: 32 }), recipe: importRecipe(randomAdapter({ seed: 32 })), lineage }).adapter;
+    const lineage = [
+      { rowId: b.rowId, weight: 0.1 + 0.2 },
+      { rowId: a.rowId, weight: 1 },
+      { rowId: b.rowId, weight: -1 / 3 },
+    ];
+    const m = repo.insert({
+      bundleId: bundle,
+      adapter: randomAdapter({ seed: 32 }),
+      recipe: importRecipe(randomAdapter({ seed: 32 })),
+      lineage,
+    }).adapter;
     expect(m.lineage).toEqual(lineage.map((l) => ({ ...l, key: l.rowId === a.rowId ? a.key : b.key })));
     expect(repo.list().find((x) => x.rowId === m.rowId)!.lineage).toEqual(m.lineage);
     // Not a check in the repository: SQLite refuses the row's deletion outright.
@@ -158,7 +192,10 @@ describe('lineage and deletion', () => {
         return e as { code: string; message: string };
       }
     })();
-    expect(err).toMatchObject({ code: 'conflict', message: `adapter ${b.key.slice(0, 12)} is in the lineage of adapter ${m.key.slice(0, 12)}; delete that one first` });
+    expect(err).toMatchObject({
+      code: 'conflict',
+      message: `adapter ${b.key.slice(0, 12)} is in the lineage of adapter ${m.key.slice(0, 12)}; delete that one first`,
+    });
     expect(count('adapters')).toBe(3);
   });
 
@@ -198,7 +235,9 @@ describe('file-backed tensors', () => {
     expect(row.bytes).toBe(size);
     unlinkSync(file);
     expect(repo.list().map((a) => [a.key, a.bytes])).toEqual([[row.key, size]]);
-    expect(() => repo.load(row.rowId)).toThrow(new RegExp(`adapter ${row.key.slice(0, 12)}: its tensor file .*${row.tensorsSha256}\\.safetensors is missing`));
+    expect(() => repo.load(row.rowId)).toThrow(
+      new RegExp(`adapter ${row.key.slice(0, 12)}: its tensor file .*${row.tensorsSha256}\\.safetensors is missing`),
+    );
   });
 });
 
@@ -218,8 +257,19 @@ describe('global adapter versions', () => {
     const v1 = repo.appendEma(bundle, emaInput(23, [null, SHA_A]), 1, null);
     repo.appendEma(bundle, emaInput(24, [v1.adapter.key, SHA_B]), 0.5, 1);
     const v3 = repo.rollback(bundle, 1);
-    expect(v3).toMatchObject({ n: 3, kind: 'rollback', beta: 1, parentN: 2, restoresN: 1, adapterRowId: v1.adapter.rowId });
-    expect(repo.globalHistory(bundle).map((g) => [g.n, g.kind])).toEqual([[3, 'rollback'], [2, 'ema'], [1, 'ema']]);
+    expect(v3).toMatchObject({
+      n: 3,
+      kind: 'rollback',
+      beta: 1,
+      parentN: 2,
+      restoresN: 1,
+      adapterRowId: v1.adapter.rowId,
+    });
+    expect(repo.globalHistory(bundle).map((g) => [g.n, g.kind])).toEqual([
+      [3, 'rollback'],
+      [2, 'ema'],
+      [1, 'ema'],
+    ]);
     expect(() => repo.rollback(bundle, 3)).toThrow(/already the current/);
     expect(() => repo.rollback(bundle, 9)).toThrow(/no global adapter version 9/);
     expect(() => db.prepare('UPDATE global_adapter_versions SET beta = 0').run()).toThrow(/append-only/);
@@ -248,7 +298,9 @@ describe('migration 3', () => {
     raw.pragma('journal_mode = WAL');
     raw.pragma('foreign_keys = ON');
     migrate(raw, migrations.slice(0, 2));
-    raw.prepare(`INSERT INTO bundles (id, sha256, manifest, path, created_at) VALUES (1, ?, '{"id":"tiny"}', '/b', 't')`).run(SHA_A);
+    raw
+      .prepare(`INSERT INTO bundles (id, sha256, manifest, path, created_at) VALUES (1, ?, '{"id":"tiny"}', '/b', 't')`)
+      .run(SHA_A);
     const add = raw.prepare(
       `INSERT INTO adapters (id, bundle_id, key, rank, alpha, recipe, lineage, tensors, tensors_path, tensors_sha256, created_at)
        VALUES (@id, 1, @key, 1, 1, @recipe, @lineage, @tensors, @path, @sha, 't')`,
@@ -259,12 +311,30 @@ describe('migration 3', () => {
         mkdirSync(join(dir, 'adapters'), { recursive: true });
         writeFileSync(join(dir, tensorsPath(sha)), Buffer.alloc(1000 + id));
       }
-      add.run({ id, key: shaOf(100 + id), recipe: recipe(sha), lineage: JSON.stringify(lineage), tensors: file ? null : Buffer.alloc(10 + id), path: file ? tensorsPath(sha) : null, sha });
+      add.run({
+        id,
+        key: shaOf(100 + id),
+        recipe: recipe(sha),
+        lineage: JSON.stringify(lineage),
+        tensors: file ? null : Buffer.alloc(10 + id),
+        path: file ? tensorsPath(sha) : null,
+        sha,
+      });
     };
     row(1, []);
     row(2, [], 'file');
-    row(3, [{ id: 1, weight: 1 }, { id: 2, weight: -0.5 }], 'missing'); // a merge whose file is gone
-    row(4, [{ id: 3, weight: 0.75 }, { id: 1, weight: 0.25 }]);
+    row(
+      3,
+      [
+        { id: 1, weight: 1 },
+        { id: 2, weight: -0.5 },
+      ],
+      'missing',
+    ); // a merge whose file is gone
+    row(4, [
+      { id: 3, weight: 0.75 },
+      { id: 1, weight: 0.25 },
+    ]);
     // Entries the version 2 build could not list: a deleted parent, no weight, not an object.
     row(5, [{ id: 99, weight: 1 }, { id: 2, weight: 0.1 + 0.2 }, { id: 1 }, 7, { id: 4, weight: 2 }]);
     raw.close();
@@ -277,8 +347,16 @@ describe('migration 3', () => {
       const file = version2Library(dir);
       const opened = openDatabase(file); // runs migration 3 and later ones (BEGIN IMMEDIATE, like every migration)
       expect(opened.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
-      expect((opened.prepare(`SELECT name FROM pragma_table_info('adapters')`).pluck().all() as string[]).includes('lineage')).toBe(false);
-      expect(opened.prepare('SELECT child_id, position, parent_id, weight FROM adapter_parents ORDER BY child_id, position').all()).toEqual([
+      expect(
+        (opened.prepare(`SELECT name FROM pragma_table_info('adapters')`).pluck().all() as string[]).includes(
+          'lineage',
+        ),
+      ).toBe(false);
+      expect(
+        opened
+          .prepare('SELECT child_id, position, parent_id, weight FROM adapter_parents ORDER BY child_id, position')
+          .all(),
+      ).toEqual([
         { child_id: 3, position: 0, parent_id: 1, weight: 1 },
         { child_id: 3, position: 1, parent_id: 2, weight: -0.5 },
         { child_id: 4, position: 0, parent_id: 3, weight: 0.75 },
@@ -296,9 +374,27 @@ describe('migration 3', () => {
       const migrated = new AdaptersRepo(opened, dir);
       const list = migrated.list();
       expect(list.map((a) => [a.rowId, a.lineage.map((l) => [l.rowId, l.key, l.weight])])).toEqual([
-        [5, [[2, shaOf(102), 0.1 + 0.2], [4, shaOf(104), 2]]],
-        [4, [[3, shaOf(103), 0.75], [1, shaOf(101), 0.25]]],
-        [3, [[1, shaOf(101), 1], [2, shaOf(102), -0.5]]],
+        [
+          5,
+          [
+            [2, shaOf(102), 0.1 + 0.2],
+            [4, shaOf(104), 2],
+          ],
+        ],
+        [
+          4,
+          [
+            [3, shaOf(103), 0.75],
+            [1, shaOf(101), 0.25],
+          ],
+        ],
+        [
+          3,
+          [
+            [1, shaOf(101), 1],
+            [2, shaOf(102), -0.5],
+          ],
+        ],
         [2, []],
         [1, []],
       ]);
@@ -320,11 +416,15 @@ describe('migration 3', () => {
       const file = version2Library(dir);
       const raw = new BetterSqlite3(file);
       raw.pragma('foreign_keys = ON');
-      const broken = migrations.map((m) => (m.version === 3 ? { ...m, up: (d: Database) => (m.up(d), d.exec('SELECT no_such_function()')) } : m));
+      const broken = migrations.map((m) =>
+        m.version === 3 ? { ...m, up: (d: Database) => (m.up(d), d.exec('SELECT no_such_function()')) } : m,
+      );
       expect(() => migrate(raw, broken)).toThrow(/migration 3/);
       expect(raw.pragma('user_version', { simple: true })).toBe(2);
       expect(raw.prepare(`SELECT name FROM sqlite_master WHERE name = 'adapter_parents'`).all()).toEqual([]);
-      expect((raw.prepare('SELECT lineage FROM adapters WHERE id = 4').pluck().get() as string)).toBe('[{"id":3,"weight":0.75},{"id":1,"weight":0.25}]');
+      expect(raw.prepare('SELECT lineage FROM adapters WHERE id = 4').pluck().get() as string).toBe(
+        '[{"id":3,"weight":0.75},{"id":1,"weight":0.25}]',
+      );
       raw.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -337,11 +437,23 @@ describe('migration 2', () => {
     const raw = new BetterSqlite3(':memory:');
     raw.pragma('foreign_keys = ON');
     migrate(raw, migrations.slice(0, 1));
-    raw.prepare(`INSERT INTO bundles (id, sha256, manifest, path, created_at) VALUES (7, ?, '{"id":"x"}', '/x', 't')`).run(SHA_A);
-    raw.prepare(`INSERT INTO adapters (id, bundle_id, key, rank, alpha, recipe, tensors, tensors_sha256, created_at) VALUES (3, 7, ?, 1, 1, '{}', x'00', ?, 't')`).run(SHA_B, SHA_B);
-    raw.prepare(`INSERT INTO global_adapter_versions (id, n, adapter_id, beta, parent_id, created_at) VALUES (1, 1, 3, 1, NULL, 't'), (2, 2, 3, 0.5, 1, 't')`).run();
+    raw
+      .prepare(`INSERT INTO bundles (id, sha256, manifest, path, created_at) VALUES (7, ?, '{"id":"x"}', '/x', 't')`)
+      .run(SHA_A);
+    raw
+      .prepare(
+        `INSERT INTO adapters (id, bundle_id, key, rank, alpha, recipe, tensors, tensors_sha256, created_at) VALUES (3, 7, ?, 1, 1, '{}', x'00', ?, 't')`,
+      )
+      .run(SHA_B, SHA_B);
+    raw
+      .prepare(
+        `INSERT INTO global_adapter_versions (id, n, adapter_id, beta, parent_id, created_at) VALUES (1, 1, 3, 1, NULL, 't'), (2, 2, 3, 0.5, 1, 't')`,
+      )
+      .run();
     migrate(raw, migrations);
-    expect(raw.prepare('SELECT id, bundle_id, n, kind, beta, parent_id FROM global_adapter_versions ORDER BY id').all()).toEqual([
+    expect(
+      raw.prepare('SELECT id, bundle_id, n, kind, beta, parent_id FROM global_adapter_versions ORDER BY id').all(),
+    ).toEqual([
       { id: 1, bundle_id: 7, n: 1, kind: 'ema', beta: 1, parent_id: null },
       { id: 2, bundle_id: 7, n: 2, kind: 'ema', beta: 0.5, parent_id: 1 },
     ]);

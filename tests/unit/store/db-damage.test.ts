@@ -34,14 +34,20 @@ it('refuses a library whose pages are damaged, naming the check, and leaves the 
     return null;
   })();
   expect(err).toBeInstanceOf(DatabaseOpenError);
-  expect(err?.message).toMatch(new RegExp(`^cannot open database ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: it is damaged \\(quick_check: .+\\); ${advice}`));
+  expect(err?.message).toMatch(
+    new RegExp(
+      `^cannot open database ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: it is damaged \\(quick_check: .+\\); ${advice}`,
+    ),
+  );
   expect(err?.message).not.toContain('\n'); // the CLI prints the first line only
   expect(sha(file)).toBe(before);
 });
 
 it('refuses a zero-length studio.db instead of making it an empty library', () => {
   writeFileSync(file, '');
-  expect(() => openDatabase(file)).toThrow(`cannot open database ${file}: it is empty (0 bytes), so it is not a library this app wrote; ${advice}`);
+  expect(() => openDatabase(file)).toThrow(
+    `cannot open database ${file}: it is empty (0 bytes), so it is not a library this app wrote; ${advice}`,
+  );
   expect(readFileSync(file).length).toBe(0);
 });
 

@@ -29,9 +29,9 @@ const tables = [
 ];
 
 function tableNames(db: BetterSqlite3.Database): string[] {
-  return (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string }[]).map(
-    (r) => r.name,
-  );
+  return (
+    db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string }[]
+  ).map((r) => r.name);
 }
 
 describe('openDatabase', () => {
@@ -81,7 +81,9 @@ describe('openDatabase', () => {
 
   it('names the file when its directory does not exist', () => {
     const file = join(dir, 'missing', 'studio.db');
-    expect(() => openDatabase(file)).toThrow(new RegExp(`cannot open database ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    expect(() => openDatabase(file)).toThrow(
+      new RegExp(`cannot open database ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+    );
   });
 
   it('refuses a database written by a newer schema, naming the file and both versions', () => {
@@ -98,7 +100,11 @@ describe('openDatabase', () => {
 describe('migrate', () => {
   const next = SCHEMA_VERSION + 1;
   const all = migrations.map((m) => m.version);
-  const addNotes: Migration = { version: next, name: 'notes', up: (db) => db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY)') };
+  const addNotes: Migration = {
+    version: next,
+    name: 'notes',
+    up: (db) => db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY)'),
+  };
 
   it('applies only the pending migrations, in order', () => {
     const db = new BetterSqlite3(':memory:');
@@ -120,7 +126,9 @@ describe('migrate', () => {
         d.exec('INSERT INTO no_such_table VALUES (1)');
       },
     };
-    expect(() => migrate(db, [...migrations, broken])).toThrow(new RegExp(`migration ${next} \\("half done"\\) failed: no such table`));
+    expect(() => migrate(db, [...migrations, broken])).toThrow(
+      new RegExp(`migration ${next} \\("half done"\\) failed: no such table`),
+    );
     expect(schemaVersion(db)).toBe(SCHEMA_VERSION);
     expect(tableNames(db)).not.toContain('half');
     db.close();
@@ -128,7 +136,9 @@ describe('migrate', () => {
 
   it('refuses a list with gaps in its versions', () => {
     const db = new BetterSqlite3(':memory:');
-    expect(() => migrate(db, [...migrations, { ...addNotes, version: next + 1 }])).toThrow(`version ${next + 1}, expected ${next}`);
+    expect(() => migrate(db, [...migrations, { ...addNotes, version: next + 1 }])).toThrow(
+      `version ${next + 1}, expected ${next}`,
+    );
     expect(schemaVersion(db)).toBe(0);
     db.close();
   });

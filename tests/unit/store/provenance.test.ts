@@ -15,7 +15,14 @@ afterEach(() => db.close());
 
 const kinds: Provenance[] = [
   { kind: 'manual' },
-  { kind: 'npm', package: '@a/b', version: '2.1.0', license: 'MIT', integrity: 'sha512-xyz', path: 'skills/pdf/SKILL.md' },
+  {
+    kind: 'npm',
+    package: '@a/b',
+    version: '2.1.0',
+    license: 'MIT',
+    integrity: 'sha512-xyz',
+    path: 'skills/pdf/SKILL.md',
+  },
   { kind: 'npm', package: 'c', version: '0.0.1', license: null, integrity: null, path: 'SKILL.md' },
   { kind: 'folder', root: '/home/me/skills', path: 'pdf/SKILL.md' },
   { kind: 'tgz', file: '/tmp/x.tgz', package: null, version: null, license: 'Apache-2.0', path: 'package/SKILL.md' },

@@ -15,7 +15,8 @@ const count = (table: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}
 beforeEach(() => {
   db = openDatabase(':memory:');
   repo = new SkillsRepo(db);
-  for (const n of [1, 2, 3]) repo.save('pdf', skillText('pdf', 'Read PDFs', `# pdf\n\nVersion ${n}.\n`), 'Read PDFs', manual, `b${n}`);
+  for (const n of [1, 2, 3])
+    repo.save('pdf', skillText('pdf', 'Read PDFs', `# pdf\n\nVersion ${n}.\n`), 'Read PDFs', manual, `b${n}`);
   repo.save('csv', skillText('csv', 'Read CSVs'), 'Read CSVs', manual, 'c1');
 });
 afterEach(() => db.close());
@@ -33,8 +34,9 @@ describe('SkillsRepo.delete', () => {
     const v2 = repo.versionRowId('pdf', 2)!;
     // The trajectories table changes with the schema (migration 4 added columns): fill the columns it
     // has, by what each one needs.
-    const columns = (db.prepare('PRAGMA table_info(trajectories)').all() as { name: string; notnull: number; dflt_value: unknown }[])
-      .filter((c) => c.name !== 'id' && (c.notnull || c.name.startsWith('skill_')) && c.dflt_value === null);
+    const columns = (
+      db.prepare('PRAGMA table_info(trajectories)').all() as { name: string; notnull: number; dflt_value: unknown }[]
+    ).filter((c) => c.name !== 'id' && (c.notnull || c.name.startsWith('skill_')) && c.dflt_value === null);
     const value: Record<string, unknown> = {
       skill_version_id: v2,
       uid: 'a'.repeat(32),
@@ -48,7 +50,9 @@ describe('SkillsRepo.delete', () => {
       created_at: 'now',
     };
     const names = columns.map((c) => c.name);
-    db.prepare(`INSERT INTO trajectories (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`).run(...names.map((n) => value[n] ?? null));
+    db.prepare(`INSERT INTO trajectories (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`).run(
+      ...names.map((n) => value[n] ?? null),
+    );
     const err = (() => {
       try {
         repo.delete('pdf');

@@ -47,7 +47,9 @@ describe('save', () => {
       [1, null],
     ]);
     const parentIds = db
-      .prepare('SELECT v.n, p.n AS pn FROM skill_versions v LEFT JOIN skill_versions p ON p.id = v.parent_id ORDER BY v.n')
+      .prepare(
+        'SELECT v.n, p.n AS pn FROM skill_versions v LEFT JOIN skill_versions p ON p.id = v.parent_id ORDER BY v.n',
+      )
       .all();
     expect(parentIds).toEqual([
       { n: 1, pn: null },
@@ -90,8 +92,16 @@ describe('get and history', () => {
   });
 
   it('returns the latest version by default and a given version by number', () => {
-    expect(repo.get('pdf')).toMatchObject({ content: 'second', description: 'new description', version: { version: 2 } });
-    expect(repo.get('pdf', 1)).toMatchObject({ content: 'first', description: 'old description', version: { version: 1 } });
+    expect(repo.get('pdf')).toMatchObject({
+      content: 'second',
+      description: 'new description',
+      version: { version: 2 },
+    });
+    expect(repo.get('pdf', 1)).toMatchObject({
+      content: 'first',
+      description: 'old description',
+      version: { version: 1 },
+    });
   });
 
   it('returns null for an unknown skill or version', () => {
@@ -100,7 +110,7 @@ describe('get and history', () => {
     expect(repo.history('nope')).toEqual([]);
   });
 
-  it('lists history newest first with each version\'s provenance', () => {
+  it("lists history newest first with each version's provenance", () => {
     const h = repo.history('pdf');
     expect(h.map((v) => v.version)).toEqual([2, 1]);
     expect(h[0]?.provenance).toEqual(npmProvenance('p'));
@@ -187,7 +197,11 @@ describe('importBatch', () => {
     ]);
     expect(res).toMatchObject({ imported: 1, unchanged: 1 });
     expect(repo.get('a')?.version.version).toBe(1);
-    expect(repo.get('b')).toMatchObject({ content: 'b changed', package: 'pkg-b', version: { version: 2, parentVersion: 1 } });
+    expect(repo.get('b')).toMatchObject({
+      content: 'b changed',
+      package: 'pkg-b',
+      version: { version: 2, parentVersion: 1 },
+    });
     expect(repo.list({ query: 'B2' }).map((s) => s.name)).toEqual(['b']);
   });
 

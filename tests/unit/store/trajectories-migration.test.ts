@@ -25,9 +25,23 @@ function version3Library(file: string): void {
   raw.pragma('journal_mode = WAL');
   raw.pragma('foreign_keys = ON');
   migrate(raw, migrations.slice(0, 3));
-  new SkillsRepo(raw).importBatch('fixture', [newVersion({ name: 'alpha', package: null }), newVersion({ name: 'beta', package: null })]);
-  const add = raw.prepare('INSERT INTO trajectories (id, skill_version_id, messages, provenance, created_at) VALUES (?, ?, ?, ?, ?)');
-  add.run(1, 1, JSON.stringify([{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }]), JSON.stringify({ kind: 'template', seed: 3 }), '2025-01-02T03:04:05.678Z');
+  new SkillsRepo(raw).importBatch('fixture', [
+    newVersion({ name: 'alpha', package: null }),
+    newVersion({ name: 'beta', package: null }),
+  ]);
+  const add = raw.prepare(
+    'INSERT INTO trajectories (id, skill_version_id, messages, provenance, created_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  add.run(
+    1,
+    1,
+    JSON.stringify([
+      { role: 'user', content: 'q1' },
+      { role: 'assistant', content: 'a1' },
+    ]),
+    JSON.stringify({ kind: 'template', seed: 3 }),
+    '2025-01-02T03:04:05.678Z',
+  );
   add.run(2, 2, JSON.stringify([{ role: 'user', content: 'q2' }]), JSON.stringify('llm'), '2025-01-02T03:04:06.000Z');
   add.run(3, 1, JSON.stringify({ not: 'a list' }), '{}', '2025-01-02T03:04:07.000Z');
   raw.close();
@@ -42,10 +56,34 @@ describe('migration 4 (trajectories, settings, skill tests)', () => {
     const db = openDatabase(file);
     try {
       expect(db.pragma('user_version', { simple: true })).toBe(4);
-      const cols = (db.prepare(`SELECT name, "notnull" AS nn FROM pragma_table_info('trajectories')`).all() as { name: string; nn: number }[]);
+      const cols = db.prepare(`SELECT name, "notnull" AS nn FROM pragma_table_info('trajectories')`).all() as {
+        name: string;
+        nn: number;
+      }[];
       expect(cols.find((c) => c.name === 'skill_version_id')!.nn).toBe(0); // a row may have no skill now
-      expect(cols.map((c) => c.name)).toEqual(expect.arrayContaining(['uid', 'source', 'skill_name', 'skill_sha256', 'skill_text', 'condition', 'adapter_key', 'bundle_sha256', 'sampling', 'verdict', 'rating', 'rating_note', 'details']));
-      const indexes = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'trajectories' AND name NOT LIKE 'sqlite_%' ORDER BY name`).pluck().all();
+      expect(cols.map((c) => c.name)).toEqual(
+        expect.arrayContaining([
+          'uid',
+          'source',
+          'skill_name',
+          'skill_sha256',
+          'skill_text',
+          'condition',
+          'adapter_key',
+          'bundle_sha256',
+          'sampling',
+          'verdict',
+          'rating',
+          'rating_note',
+          'details',
+        ]),
+      );
+      const indexes = db
+        .prepare(
+          `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'trajectories' AND name NOT LIKE 'sqlite_%' ORDER BY name`,
+        )
+        .pluck()
+        .all();
       expect(indexes).toEqual(['trajectories_created', 'trajectories_skill_name', 'trajectories_skill_version']);
 
       const repo = new TrajectoriesRepo(db);
@@ -59,7 +97,10 @@ describe('migration 4 (trajectories, settings, skill tests)', () => {
         adapter: null,
         bundle: null,
         sampling: {},
-        messages: [{ role: 'user', content: 'q1' }, { role: 'assistant', content: 'a1' }],
+        messages: [
+          { role: 'user', content: 'q1' },
+          { role: 'assistant', content: 'a1' },
+        ],
         verdict: null,
         rating: null,
         details: { kind: 'template', seed: 3 }, // the old provenance
@@ -93,11 +134,22 @@ describe('migration 4 (trajectories, settings, skill tests)', () => {
     const file = join(dir, 'studio.db');
     version3Library(file);
     const raw = new BetterSqlite3(file);
-    const broken = [...migrations.slice(0, 3), { ...migrations[3]!, up: (db: BetterSqlite3.Database) => (migrations[3]!.up(db), db.exec('SELECT no_such_function()')) }];
+    const broken = [
+      ...migrations.slice(0, 3),
+      {
+        ...migrations[3]!,
+        up: (db: BetterSqlite3.Database) => (migrations[3]!.up(db), db.exec('SELECT no_such_function()')),
+      },
+    ];
     expect(() => migrate(raw, broken)).toThrow(/migration 4/);
     expect(raw.pragma('user_version', { simple: true })).toBe(3);
     expect(raw.prepare('SELECT COUNT(*) FROM trajectories').pluck().get()).toBe(3);
-    expect(raw.prepare(`SELECT COUNT(*) FROM sqlite_master WHERE name IN ('settings', 'skill_tests', 'trajectories_v4')`).pluck().get()).toBe(0);
+    expect(
+      raw
+        .prepare(`SELECT COUNT(*) FROM sqlite_master WHERE name IN ('settings', 'skill_tests', 'trajectories_v4')`)
+        .pluck()
+        .get(),
+    ).toBe(0);
     raw.close();
   });
 });

@@ -65,14 +65,26 @@ describe('recording and the storeTrajectories setting', () => {
     const { db, skills, service } = library();
     save(skills, 'alpha');
     const [t] = service.record([run()]);
-    expect(t).toMatchObject({ source: 'compare', skill: { name: 'alpha', version: 1, linked: true }, condition: 'parametric', adapter: KEY, bundle: BUNDLE, sampling: { temperature: 0, maxTokens: 16 }, verdict: null, rating: null });
+    expect(t).toMatchObject({
+      source: 'compare',
+      skill: { name: 'alpha', version: 1, linked: true },
+      condition: 'parametric',
+      adapter: KEY,
+      bundle: BUNDLE,
+      sampling: { temperature: 0, maxTokens: 16 },
+      verdict: null,
+      rating: null,
+    });
     expect(t!.skill!.sha256).toBe(skills.get('alpha')!.version.sha256);
     expect(service.settings()).toEqual({ storeTrajectories: true });
     service.setSettings({ storeTrajectories: false });
     expect(service.record([run()])).toEqual([]);
     expect(count(db)).toBe(1);
     // An explicit add stores whatever the setting says.
-    expect(service.add({ source: 'playground', messages: [{ role: 'user', content: 'hi' }] })).toMatchObject({ source: 'playground', skill: null });
+    expect(service.add({ source: 'playground', messages: [{ role: 'user', content: 'hi' }] })).toMatchObject({
+      source: 'playground',
+      skill: null,
+    });
     expect(count(db)).toBe(2);
   });
 
@@ -80,7 +92,11 @@ describe('recording and the storeTrajectories setting', () => {
     const { db, service } = library();
     expect(service.record([run({ skill: { name: 'nope' } })])).toEqual([]);
     expect(count(db)).toBe(0);
-    expect(rejection(() => service.add({ source: 'compare', skill: { name: 'nope' }, messages: [{ role: 'user', content: 'x' }] })).code).toBe('not_found');
+    expect(
+      rejection(() =>
+        service.add({ source: 'compare', skill: { name: 'nope' }, messages: [{ role: 'user', content: 'x' }] }),
+      ).code,
+    ).toBe('not_found');
   });
 });
 
@@ -90,15 +106,28 @@ describe('list, show, rate', () => {
     save(skills, 'alpha');
     save(skills, 'beta');
     const [a] = service.record([run()]);
-    const [b] = service.record([run({ source: 'eval', skill: { name: 'beta' }, verdict: { passed: true, test: 't1' } })]);
-    const [c] = service.record([run({ source: 'playground', skill: null, condition: 'none', adapterKey: null, verdict: { passed: false, test: 't2', reason: 'no' } })]);
+    const [b] = service.record([
+      run({ source: 'eval', skill: { name: 'beta' }, verdict: { passed: true, test: 't1' } }),
+    ]);
+    const [c] = service.record([
+      run({
+        source: 'playground',
+        skill: null,
+        condition: 'none',
+        adapterKey: null,
+        verdict: { passed: false, test: 't2', reason: 'no' },
+      }),
+    ]);
     expect(service.list({}).items.map((t) => t.id)).toEqual([c!.id, b!.id, a!.id]);
     expect(service.list({ skill: 'beta' }).items.map((t) => t.id)).toEqual([b!.id]);
     expect(service.list({ source: 'compare' }).items.map((t) => t.id)).toEqual([a!.id]);
     expect(service.list({ verdict: 'passed' }).items.map((t) => t.id)).toEqual([b!.id]);
     expect(service.list({ verdict: 'failed' }).items.map((t) => t.id)).toEqual([c!.id]);
     expect(service.list({ verdict: 'none' }).items.map((t) => t.id)).toEqual([a!.id]);
-    expect(service.list({ limit: 1, offset: 1 })).toMatchObject({ total: 3, items: [{ id: b!.id, prompt: 'How?', answer: 'Like this.', turns: 2 }] });
+    expect(service.list({ limit: 1, offset: 1 })).toMatchObject({
+      total: 3,
+      items: [{ id: b!.id, prompt: 'How?', answer: 'Like this.', turns: 2 }],
+    });
 
     expect(service.show({ id: a!.id.slice(0, 8) }).messages).toHaveLength(2);
     expect(rejection(() => service.show({ id: 'ffffff' })).code).toBe('not_found');
@@ -117,10 +146,21 @@ describe('JSONL export and import', () => {
   function filled() {
     const lib = library();
     save(lib.skills, 'alpha');
-    const [a] = lib.service.record([run({ messages: [{ role: 'user', content: 'Ünïcödé ‮ and "quotes"\n' }, { role: 'assistant', content: 'ok' }] })]);
+    const [a] = lib.service.record([
+      run({
+        messages: [
+          { role: 'user', content: 'Ünïcödé ‮ and "quotes"\n' },
+          { role: 'assistant', content: 'ok' },
+        ],
+      }),
+    ]);
     lib.service.rate({ id: a!.id, rating: 'up', note: 'fine' });
-    lib.service.record([run({ source: 'eval', verdict: { passed: true, test: 't1' }, details: { verify: { testsFrom: 1 } } })]);
-    lib.service.record([run({ source: 'playground', skill: null, condition: 'none', adapterKey: null, details: { raw: true } })]);
+    lib.service.record([
+      run({ source: 'eval', verdict: { passed: true, test: 't1' }, details: { verify: { testsFrom: 1 } } }),
+    ]);
+    lib.service.record([
+      run({ source: 'playground', skill: null, condition: 'none', adapterKey: null, details: { raw: true } }),
+    ]);
     return lib;
   }
 
@@ -129,15 +169,29 @@ describe('JSONL export and import', () => {
     const first = join(dir, 'a.jsonl');
     expect(a.service.export({ file: first })).toMatchObject({ file: first, count: 3 });
     const text = readFileSync(first, 'utf8');
-    const lines = text.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(Object.keys(lines[0]!).slice(0, 4)).toEqual(['skill', 'skill_text', 'messages', 'source']);
-    expect(lines[0]).toMatchObject({ skill: 'alpha', skill_text: a.skills.get('alpha')!.content, source: 'compare', skill_version: 1, sampling: { temperature: 0, max_tokens: 16 }, rating: { value: 'up', note: 'fine' } });
+    expect(lines[0]).toMatchObject({
+      skill: 'alpha',
+      skill_text: a.skills.get('alpha')!.content,
+      source: 'compare',
+      skill_version: 1,
+      sampling: { temperature: 0, max_tokens: 16 },
+      rating: { value: 'up', note: 'fine' },
+    });
     expect(lines[2]).toMatchObject({ skill: null, skill_text: null, source: 'playground' });
 
     // Another library without the skill: the text travels with the rows.
     const b = library(Date.parse('2030-01-01T00:00:00.000Z'));
     expect(b.service.importFile({ file: first })).toEqual({ imported: 3, unchanged: 0, updated: 0 });
-    expect(b.service.list({ skill: 'alpha' }).items[0]!.skill).toMatchObject({ name: 'alpha', version: 1, linked: false });
+    expect(b.service.list({ skill: 'alpha' }).items[0]!.skill).toMatchObject({
+      name: 'alpha',
+      version: 1,
+      linked: false,
+    });
     const second = join(dir, 'b.jsonl');
     b.service.export({ file: second });
     expect(readFileSync(second, 'utf8')).toBe(text);
@@ -158,7 +212,10 @@ describe('JSONL export and import', () => {
       [[good[0]!, '', 'not json'], /^line 3: not JSON/],
       [[good[0]!, good[1]!.replace('"source":"eval"', '"source":"elsewhere"')], /^line 2: source: /],
       [[good[0]!.replace('"skill_version":1', '"skill_version":null')], /^line 1: skill_version: required/],
-      [[good[0]!.replace(/"skill_sha256":"[0-9a-f]+"/, `"skill_sha256":"${'0'.repeat(64)}"`)], /^line 1: skill_sha256 is not the sha256 of skill_text/],
+      [
+        [good[0]!.replace(/"skill_sha256":"[0-9a-f]+"/, `"skill_sha256":"${'0'.repeat(64)}"`)],
+        /^line 1: skill_sha256 is not the sha256 of skill_text/,
+      ],
       [[good[0]!, good[1]!, good[0]!], /^line 3: trajectory [0-9a-f]{32} is also on line 1/],
       [[good[0]!, JSON.stringify({ ...JSON.parse(good[1]!), extra: 1 })], /^line 2: Unrecognized key/i],
     ];
@@ -174,7 +231,12 @@ describe('JSONL export and import', () => {
     const changed = JSON.parse(good[0]!) as { messages: { content: string }[] };
     changed.messages[1]!.content = 'something else';
     const e = rejection(() => b.service.importFile({ file: write([good[2]!, JSON.stringify(changed)]) }));
-    expect(e).toMatchObject({ code: 'conflict', message: expect.stringMatching(/^line 2: trajectory [0-9a-f]{32} is already in the library with a different messages; nothing was imported$/) });
+    expect(e).toMatchObject({
+      code: 'conflict',
+      message: expect.stringMatching(
+        /^line 2: trajectory [0-9a-f]{32} is already in the library with a different messages; nothing was imported$/,
+      ),
+    });
     expect(count(b.db)).toBe(1);
   });
 
@@ -188,11 +250,24 @@ describe('JSONL export and import', () => {
     first.rating = { value: 'down', note: 'wrong after all', at: '2031-01-01T00:00:00.000Z' };
     writeFileSync(file, JSON.stringify(first) + '\n');
     expect(b.service.importFile({ file })).toEqual({ imported: 0, unchanged: 0, updated: 1 });
-    expect(b.service.show({ id: first.id }).rating).toEqual({ value: 'down', note: 'wrong after all', at: '2031-01-01T00:00:00.000Z' });
+    expect(b.service.show({ id: first.id }).rating).toEqual({
+      value: 'down',
+      note: 'wrong after all',
+      at: '2031-01-01T00:00:00.000Z',
+    });
 
     // The shape build_episodes.py writes to stage2.jsonl (no id, no created_at) is accepted; the id
     // comes from the line's bytes, so importing it twice adds one row.
-    const minimal = JSON.stringify({ skill: 'gamma', skill_text: '# Gamma\n', messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }], source: 'synth', skill_version: 1 });
+    const minimal = JSON.stringify({
+      skill: 'gamma',
+      skill_text: '# Gamma\n',
+      messages: [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: 'a' },
+      ],
+      source: 'synth',
+      skill_version: 1,
+    });
     writeFileSync(file, minimal + '\n');
     expect(b.service.importFile({ file })).toEqual({ imported: 1, unchanged: 0, updated: 0 });
     expect(b.service.importFile({ file })).toEqual({ imported: 0, unchanged: 1, updated: 0 });
@@ -204,7 +279,9 @@ describe('JSONL export and import', () => {
     const [down] = a.service.record([run({ verdict: { passed: true, test: 't1' } })]);
     a.service.rate({ id: down!.id, rating: 'down' }); // passed, but the user said no
     a.service.record([run({ verdict: { passed: true }, messages: [{ role: 'user', content: 'no answer' }] })]);
-    const rows = [...a.service.lines({ stage2: true })].map((l) => JSON.parse(l) as { source: string; rating: unknown; verdict: unknown });
+    const rows = [...a.service.lines({ stage2: true })].map(
+      (l) => JSON.parse(l) as { source: string; rating: unknown; verdict: unknown },
+    );
     expect(rows.map((r) => [r.source, r.rating !== null, r.verdict !== null])).toEqual([
       ['compare', true, false], // rated up
       ['eval', false, true], // passed

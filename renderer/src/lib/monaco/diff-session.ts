@@ -9,7 +9,10 @@ export interface DiffSession {
   dispose(): void;
 }
 
-export function createDiffSession(host: HTMLElement, options: { sideBySide: boolean; onStats(stats: DiffStats): void }): DiffSession {
+export function createDiffSession(
+  host: HTMLElement,
+  options: { sideBySide: boolean; onStats(stats: DiffStats): void },
+): DiffSession {
   ensureMonaco();
   const original = monaco.editor.createModel('', SKILL_LANGUAGE);
   const modified = monaco.editor.createModel('', SKILL_LANGUAGE);

@@ -22,7 +22,10 @@ import 'monaco-editor/features/wordHighlighter/register';
 import 'monaco-editor/features/wordOperations/register';
 import 'monaco-editor/languages/definitions/markdown/register';
 import 'monaco-editor/languages/definitions/yaml/register';
-import { conf as markdownConf, language as markdownLanguage } from 'monaco-editor/languages/definitions/markdown/markdown';
+import {
+  conf as markdownConf,
+  language as markdownLanguage,
+} from 'monaco-editor/languages/definitions/markdown/markdown';
 
 export { monaco };
 

@@ -39,7 +39,11 @@ export function createEditorSession(host: HTMLElement, content: string, callback
 
   return {
     setDiagnostics(diagnostics) {
-      monaco.editor.setModelMarkers(model, MARKER_OWNER, diagnostics.map((d) => toMarker(model, d)));
+      monaco.editor.setModelMarkers(
+        model,
+        MARKER_OWNER,
+        diagnostics.map((d) => toMarker(model, d)),
+      );
     },
     revealLine(line) {
       const target = Math.min(Math.max(1, line), model.getLineCount());
