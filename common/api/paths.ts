@@ -5,10 +5,6 @@ import { z } from 'zod';
 /** POSIX "/…", Windows "C:\…" or "C:/…", and UNC "\\server\…". */
 export const isAbsolutePath = (p: string): boolean => /^(\/|[A-Za-z]:[\\/]|\\\\)/.test(p);
 
-export const AbsoluteDir = z
-  .string()
-  .min(1)
-  .max(4096)
-  .refine(isAbsolutePath, {
-    message: "must be an absolute path (a relative one would resolve against the server's working directory)",
-  });
+export const AbsoluteDir = z.string().min(1).max(4096).refine(isAbsolutePath, {
+  message: "must be an absolute path (a relative one would resolve against the server's working directory)",
+});

@@ -132,13 +132,9 @@ export const TrajectoryRateInput = z.strictObject({
   note: z.string().max(2000).optional(),
 });
 
-export const AbsoluteFile = z
-  .string()
-  .min(1)
-  .max(4096)
-  .refine(isAbsolutePath, {
-    message: "must be an absolute path (a relative one would resolve against the server's working directory)",
-  });
+export const AbsoluteFile = z.string().min(1).max(4096).refine(isAbsolutePath, {
+  message: "must be an absolute path (a relative one would resolve against the server's working directory)",
+});
 
 export const TrajectoryExportInput = TrajectoryFilter.extend({
   file: AbsoluteFile,
