@@ -137,3 +137,22 @@ def test_batch_norm_removes_what_every_skill_shares(tiny):
     # factor, not a difference of O(1) (docs/results.md, "bilinear mean")
     assert rel["layer"] < 0.05, rel
     assert rel["batch"] > 3 * rel["layer"], rel
+
+
+def test_slot_clip_bounds_the_adapter_of_an_unusual_chunk(tiny):
+    """A chunk unlike the training population gives slots many running standard deviations out, and
+    A·B grows with the square of that; net.slot_clip caps each slot's norm, so the adapter cannot."""
+    lm, _ = tiny
+    g = torch.Generator().manual_seed(9)
+    norms = {}
+    for clip in (0.0, 1.0):
+        c = cfg(__import__("pathlib").Path("/tmp"))
+        c.net.norm, c.net.readout, c.net.shared_rank, c.net.slot_clip = "batch", "content", 0, clip
+        net = build_hypernet(lm.cfg, c.net).eval()  # running statistics 0 / 1: slots pass as they are
+        perturb(net, seed=2)
+        z = torch.randn(1, net.num_slots, c.net.width, generator=g) / 4  # inside the cap
+        with torch.no_grad():
+            dw = [torch.cat([(a[0] @ b[0]).flatten() for a, b in net.heads(x).values()]).norm() for x in (z, 40 * z)]
+        norms[clip] = float(dw[1] / dw[0])
+    assert norms[0.0] == pytest.approx(1600, rel=1e-3)  # bilinear: 40²
+    assert norms[1.0] < 40, norms

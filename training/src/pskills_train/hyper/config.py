@@ -40,6 +40,9 @@ class NetConfig:
     # skills share is removed before the heads and the read part is O(1) apart between skills; the
     # shared adapter (shared_rank) is then the only place for the generic part.
     norm: str = "layer"
+    # > 0: each normalised slot's norm is capped at slot_clip·sqrt(width), so the slots of a chunk
+    # unlike the training population (random text, a one-line skill) cannot blow up the adapter
+    slot_clip: float = 0.0
     keys: str = "read"  # "read": A and B from the slots; "learned": A a learned matrix, B from the slots
     seed: int = 0
 

@@ -106,7 +106,11 @@ class _Base(nn.Module):
     def heads(self, z: Tensor) -> Factors:
         """z [b, L*M*r, w] (slot order layer, module, rank) -> per-module folded factors."""
         b = z.shape[0]
-        z = self.out_norm(z).view(b, self.num_layers, len(self.modules_), self.spec_rank, -1)  # [b, L, M, r, w]
+        z = self.out_norm(z)
+        if self.cfg.slot_clip > 0:  # cap each slot's norm (out-of-distribution chunks)
+            cap = self.cfg.slot_clip * math.sqrt(z.shape[-1])
+            z = z * torch.clamp(cap / z.norm(dim=-1, keepdim=True).clamp(min=1e-6), max=1.0)
+        z = z.view(b, self.num_layers, len(self.modules_), self.spec_rank, -1)  # [b, L, M, r, w]
         out: Factors = {}
         for j, m in enumerate(self.modules_):
             zm = z[:, :, j]  # [b, L, r, w]
