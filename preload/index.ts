@@ -1,8 +1,9 @@
-// Exposes exactly the StudioApi contract (one named function per method) and nothing else.
+// Exposes exactly the StudioApi contract (one named function per method) as window.studio, and
+// window.studioWindow: the unsaved-changes report that lets main ask before the window closes.
 import { contextBridge, ipcRenderer } from 'electron';
 import { studioContract, type StudioBridge } from '../common/api/contract';
 import { entries } from '../common/api/define';
-import { IPC_CALL, IPC_STREAM } from '../common/api/ipc-channels';
+import { IPC_CALL, IPC_STREAM, IPC_UNSAVED, type StudioWindowBridge } from '../common/api/ipc-channels';
 import type { BridgeOutcome } from '../common/api/define';
 import type { ClientMessage, ServerMessage } from '../common/api/wire';
 
@@ -37,3 +38,8 @@ for (const [wire, def] of entries(studioContract)) {
 }
 
 contextBridge.exposeInMainWorld('studio', bridge as StudioBridge);
+
+const windowBridge: StudioWindowBridge = {
+  setUnsaved: (subject) => ipcRenderer.send(IPC_UNSAVED, typeof subject === 'string' ? subject : null),
+};
+contextBridge.exposeInMainWorld('studioWindow', windowBridge);

@@ -1,16 +1,19 @@
 // Electron IPC transport: checks the sender frame, then hands the raw payload to the dispatcher
 // (which parses it against the contract). Raw ipcMain is used nowhere else.
 import { ipcMain, type IpcMainEvent, type IpcMainInvokeEvent, type WebContents } from 'electron';
-import { IPC_CALL, IPC_STREAM } from '../../common/api/ipc-channels';
+import { IPC_CALL, IPC_STREAM, IPC_UNSAVED } from '../../common/api/ipc-channels';
 import type { Contract } from '../../common/api/define';
 import type { CallOutcome } from '../../common/api/wire';
 import type { Dispatcher } from '../api/dispatcher';
 import { StreamServer } from '../api/transports/stream-server';
+import { parseUnsaved } from './close-guard';
 import { checkSender } from './sender';
 
 export function registerIpc(
   dispatcher: Dispatcher<Contract>,
   trusted: () => { webContentsId: number; pageUrl: string } | null,
+  /** The window's unsaved-changes report (a skill name or null), from our own page only. */
+  onUnsaved: (subject: string | null) => void = () => {},
 ): () => void {
   const streamServers = new Map<number, StreamServer>();
 
@@ -56,9 +59,15 @@ export function registerIpc(
     serverFor(event.sender).receive(msg);
   });
 
+  ipcMain.on(IPC_UNSAVED, (event, subject: unknown) => {
+    if (refuse(event)) return;
+    onUnsaved(parseUnsaved(subject));
+  });
+
   return () => {
     ipcMain.removeHandler(IPC_CALL);
     ipcMain.removeAllListeners(IPC_STREAM);
+    ipcMain.removeAllListeners(IPC_UNSAVED);
     for (const s of streamServers.values()) s.close();
   };
 }

@@ -1,9 +1,10 @@
 // Electron entry: one sandboxed window over the IPC transport; no remote content, ever.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { app, BrowserWindow, session, shell } from 'electron';
+import { app, BrowserWindow, dialog, session, shell } from 'electron';
 import { createStudio, type Studio } from '../api/root';
 import { APP_ROOT, PRODUCT_NAME } from '../paths';
+import { closePrompt, mayClose } from './close-guard';
 import { registerIpc } from './ipc';
 
 app.setName(PRODUCT_NAME);
@@ -18,6 +19,8 @@ const pageUrl = pathToFileURL(pageFile).href;
 
 let studio: Studio | null = null;
 let win: BrowserWindow | null = null;
+/** The skill whose editor text is unsaved, as the renderer last reported it (null: nothing unsaved). */
+let unsaved: string | null = null;
 
 function createWindow(): BrowserWindow {
   const w = new BrowserWindow({
@@ -40,6 +43,17 @@ function createWindow(): BrowserWindow {
   w.webContents.on('will-navigate', (e, url) => {
     if (url !== pageUrl) e.preventDefault();
   });
+  // A new document (reload) starts with nothing unsaved; its editor reports again when changed.
+  w.webContents.on('did-start-navigation', (details) => {
+    if (details.isMainFrame && !details.isSameDocument) unsaved = null;
+  });
+  // Closing with unsaved editor text asks first (the renderer's beforeunload writes the draft).
+  w.on('close', (e) => {
+    const prompt = closePrompt(unsaved);
+    if (!prompt) return;
+    const choice = dialog.showMessageBoxSync(w, prompt);
+    if (!mayClose(unsaved, choice)) e.preventDefault();
+  });
   void w.loadFile(pageFile);
   return w;
 }
@@ -53,8 +67,10 @@ app.whenReady().then(() => {
   session.defaultSession.setPermissionRequestHandler((_wc, _perm, cb) => cb(false));
 
   studio = createStudio({ dataDir: dataDirFlag ?? app.getPath('userData') });
-  registerIpc(studio.dispatcher, () =>
-    win && !win.isDestroyed() ? { webContentsId: win.webContents.id, pageUrl } : null,
+  registerIpc(
+    studio.dispatcher,
+    () => (win && !win.isDestroyed() ? { webContentsId: win.webContents.id, pageUrl } : null),
+    (subject) => (unsaved = subject),
   );
   win = createWindow();
 });

@@ -2,6 +2,7 @@
 // otherwise the web host (HTTP for calls, a WebSocket for streams; the launch token is a cookie).
 import { bridgeLink, createClient, type Link } from '../../../common/api/client';
 import { studioContract, type StudioApi, type StudioBridge } from '../../../common/api/contract';
+import type { StudioWindowBridge } from '../../../common/api/ipc-channels';
 import { StreamClient } from '../../../common/api/message-link';
 import {
   MAX_STREAM_MESSAGE_BYTES,
@@ -14,6 +15,7 @@ import { StudioError } from '../../../common/errors';
 declare global {
   interface Window {
     studio?: StudioBridge;
+    studioWindow?: StudioWindowBridge;
   }
 }
 
@@ -94,3 +96,9 @@ function webLink(): Link {
 export const inElectron = window.studio !== undefined;
 
 export const studio: StudioApi = createClient(studioContract, window.studio ? bridgeLink(window.studio) : webLink());
+
+/** Tells the Electron window which skill has unsaved text (null: none), so closing it asks first.
+ *  Nothing to tell in a browser tab (beforeunload asks there). */
+export function reportUnsaved(subject: string | null): void {
+  window.studioWindow?.setUnsaved(subject);
+}
