@@ -1,0 +1,60 @@
+// The global (EMA) adapter's timeline on the Adapters page, in words: each version of the current
+// bundle's global adapter with its β, rank, source and time, newest first, the current one marked.
+import type { AdapterSummary, GlobalVersion } from '../../../common/api/adapter-schemas';
+import { adapterOrigin } from './adapter-origin';
+
+export interface TimelineRow {
+  version: number;
+  /** The global adapter this version points at (its short id). */
+  adapter: string;
+  kind: GlobalVersion['kind'];
+  beta: number;
+  rank: number;
+  /** Where the version came from: the adapter merged in, or the version a rollback brought back. */
+  source: string;
+  /** The adapter merged in (an EMA update whose adapter is in the library), for a link. */
+  sourceId: string | null;
+  createdAt: string;
+  /** The newest version: the one `model: "global"` uses. */
+  current: boolean;
+  /** An older version whose adapter differs from the current one (rolling back to it changes something). */
+  canRollback: boolean;
+}
+
+const short = (key: string) => key.slice(0, 12);
+
+function sourceOf(
+  v: GlobalVersion,
+  find: (id: string) => AdapterSummary | undefined,
+): { source: string; sourceId: string | null } {
+  if (v.kind === 'rollback') {
+    return { source: v.restoresVersion !== null ? `rollback to v${v.restoresVersion}` : 'rollback', sourceId: null };
+  }
+  const recipe = find(v.adapter)?.recipe;
+  const key = recipe?.kind === 'ema' ? (recipe.sources[1] ?? null) : null;
+  if (key === null) return { source: v.parentVersion === null ? 'first version' : 'update', sourceId: null };
+  const merged = find(key);
+  if (!merged) return { source: `merged ${short(key)}`, sourceId: null };
+  const skill = merged.skill ? ` ${merged.skill.name}@${merged.skill.version}` : '';
+  return { source: `merged ${merged.id} (${adapterOrigin(merged).kind}${skill})`, sourceId: merged.id };
+}
+
+/** The rows, newest first; `find` looks an adapter up in the library (by short id or key). */
+export function timelineRows(
+  versions: readonly GlobalVersion[],
+  find: (id: string) => AdapterSummary | undefined,
+): TimelineRow[] {
+  const sorted = [...versions].sort((a, b) => b.version - a.version);
+  const head = sorted[0];
+  return sorted.map((v) => ({
+    version: v.version,
+    adapter: short(v.adapter),
+    kind: v.kind,
+    beta: v.beta,
+    rank: v.rank,
+    ...sourceOf(v, find),
+    createdAt: v.createdAt,
+    current: v === head,
+    canRollback: v !== head && v.adapter !== head?.adapter,
+  }));
+}
