@@ -156,3 +156,23 @@ def test_slot_clip_bounds_the_adapter_of_an_unusual_chunk(tiny):
         norms[clip] = float(dw[1] / dw[0])
     assert norms[0.0] == pytest.approx(1600, rel=1e-3)  # bilinear: 40²
     assert norms[1.0] < 40, norms
+
+
+def test_source_shares_set_the_mix_and_validate_per_source(tiny, tmp_path):
+    lm, tok = tiny
+    items = [{**t, "source": "skillworld:x"} for t in trajectories()]
+    items += [{**t, "skill": f"r{i}", "source": "real:single:about"} for i, t in enumerate(trajectories()[:2])]
+    tr = HyperTrainer(cfg(tmp_path, contrast_weight=1.0, source_shares={"real": 1.0, "skillworld": 0.0}), 2,
+                      base=(lm, tok, CHAT_TEMPLATE), train_items=items, val_items=items)
+    rng = __import__("random").Random(0)
+    assert all(set(tr._pick_skills(rng)) == {"r0", "r1"} for _ in range(20))  # share 0: never drawn
+    even = HyperTrainer(cfg(tmp_path, source_shares={"real": 0.5, "skillworld": 0.5}), 2,
+                        base=(lm, tok, CHAT_TEMPLATE), train_items=items, val_items=items)
+    picks = [n for _ in range(400) for n in even._pick_skills(rng)]
+    # uniform over the 6 skills would give real 1/3; half the draws are real (a little less: distinctness)
+    assert 0.4 < sum(n.startswith("r") for n in picks) / len(picks) < 0.55
+    rec = tr.fit(progress=False)
+    assert {"val_loss_chat_real", "val_loss_chat_skillworld", "val_loss_wrong_chat_real"} <= set(rec)
+    with pytest.raises(ValueError, match="no training episodes from \\['lessons'\\]"):
+        HyperTrainer(cfg(tmp_path, source_shares={"lessons": 1.0}), 2, base=(lm, tok, CHAT_TEMPLATE),
+                     train_items=items, val_items=items)

@@ -86,6 +86,10 @@ class Stage2Config:
     # ΔW over the last log window is above `cos_stop_above`, the run ends (metrics say why).
     cos_check_step: int = 0
     cos_stop_above: float = 1.0
+    # Share of each episode source (the part of its "source" before ":", e.g. skillworld, real) among the
+    # skills of a micro-batch; empty = every skill equally likely (4,000 SkillWorld worlds then drown
+    # ~500 real skills). With shares, validation is reported per source as well (val_loss_chat_<source>).
+    source_shares: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

@@ -94,6 +94,11 @@ def token_losses(lm: LlamaLM, lora, examples: list[Example]) -> tuple[torch.Tens
     return ce.sum(1), count
 
 
+def source_group(rec: dict[str, Any]) -> str:
+    """An episode's source kind: "skillworld:lookup" -> "skillworld", "real:single:about" -> "real"."""
+    return str(rec.get("source", "")).split(":")[0]
+
+
 class HyperTrainer:
     def __init__(self, cfg: HyperConfig, stage: int, resume: bool = False, *,
                  base: tuple[LlamaLM, Tokenizer, str] | None = None,
@@ -126,11 +131,27 @@ class HyperTrainer:
             self.train_items = train_items if train_items is not None else \
                 self._trajectories(cfg.data.trajectories_train)
             val = val_items if val_items is not None else self._trajectories(cfg.data.trajectories_val, missing_ok=True)
-            self.val = {"chat": self._distinct_first(val, cfg.data.val_examples)} if val else {}
+            self.val = {"chat": self._distinct_first(val, cfg.data.val_examples)} \
+                if val and not cfg.stage2.source_shares else {}
+            for group in cfg.stage2.source_shares:
+                part = [r for r in val if source_group(r) == group]
+                if part:
+                    self.val[f"chat_{group}"] = self._distinct_first(part, cfg.data.val_examples)
             self.by_skill: dict[str, list[int]] = defaultdict(list)
             for i, r in enumerate(self.train_items):
                 self.by_skill[str(r.get("skill"))].append(i)
             self.skill_names = sorted(self.by_skill)
+            self.group_skills: dict[str, list[str]] = defaultdict(list)
+            for name in self.skill_names:
+                self.group_skills[source_group(self.train_items[self.by_skill[name][0]])].append(name)
+            missing = [g for g in cfg.stage2.source_shares if not self.group_skills.get(g)]
+            if missing:
+                raise ValueError(f"stage2.source_shares: no training episodes from {missing} in "
+                                 f"{cfg.data.trajectories_train} (sources: {sorted(self.group_skills)})")
+            shared = sum(len(self.group_skills[g]) for g, w in cfg.stage2.source_shares.items() if w > 0)
+            if cfg.stage2.source_shares and shared < self.run.micro_batch:
+                raise ValueError(f"stage2.source_shares: {shared} skills in the shared sources, fewer than "
+                                 f"micro_batch {self.run.micro_batch}")
         torch.manual_seed(self.run.seed)
         self.net = build_hypernet(self.lm.cfg, cfg.net).train()
         o = self.run
@@ -201,7 +222,7 @@ class HyperTrainer:
         rng = random.Random(f"{self.run.seed}:{self.stage}:{step}:{micro}")
         out = []
         if self.stage == 2 and self.cfg.stage2.distinct_skills and len(self.skill_names) >= self.run.micro_batch:
-            for name in rng.sample(self.skill_names, self.run.micro_batch):
+            for name in self._pick_skills(rng):
                 idx = self.by_skill[name]
                 out.append(self._chat(self.train_items[idx[rng.randrange(len(idx))]]))
             return out
@@ -212,6 +233,20 @@ class HyperTrainer:
             else:
                 out.append(self._chat(item))
         return out
+
+    def _pick_skills(self, rng: random.Random) -> list[str]:
+        """micro_batch distinct skill names: uniform over skills, or by stage2.source_shares per source."""
+        shares = self.cfg.stage2.source_shares
+        if not shares:
+            return rng.sample(self.skill_names, self.run.micro_batch)
+        groups = list(shares)
+        chosen: list[str] = []
+        while len(chosen) < self.run.micro_batch:
+            pool = self.group_skills[rng.choices(groups, [shares[g] for g in groups])[0]]
+            name = pool[rng.randrange(len(pool))]
+            if name not in chosen:
+                chosen.append(name)
+        return chosen
 
     # ---- steps
     def losses(self, examples: list[Example], with_lora: bool = False):
