@@ -110,6 +110,70 @@ export const MergeInput = z
   .refine((v) => v.method === 'svd' || v.rank === undefined, { message: 'rank applies to svd only', path: ['rank'] });
 export type MergeInput = z.infer<typeof MergeInput>;
 
+const NullableTargetValue = z.object({
+  layer: z.number().int().nonnegative(),
+  module: z.string(),
+  value: z.number().nullable(),
+});
+/** Per-target values and one over all targets stacked; null where a ratio is infinite (x/0). */
+const NullableSummary = z.object({ overall: z.number().nullable(), perTarget: z.array(NullableTargetValue) });
+const Summary = z.object({ overall: z.number(), perTarget: z.array(TargetValue) });
+
+/** adapters.mergePreview: what adapters.merge would store, computed and measured, nothing written. */
+export const MergePreview = z.object({
+  method: MergeMethod,
+  rank: z.number().int().nonnegative(),
+  weights: z.array(z.number()),
+  sources: z.array(z.object({ id: AdapterId, rank: z.number().int().nonnegative(), norm: z.number() })),
+  /** ‖ΔW‖_F of the result */
+  norms: Summary,
+  /** ‖Σ wᵢΔWᵢ‖_F: the exact sum the merge approximates (cat and svd) or departs from (linear) */
+  exactNorms: Summary,
+  /** ‖result − exact‖_F / ‖exact‖_F */
+  error: NullableSummary,
+  /** svd only: ‖result‖²/‖exact‖², the share of Σσ² the truncation keeps */
+  energyKept: NullableSummary.nullable(),
+  /** The library already holds this merge (adapters.merge would return it, created: false). */
+  existing: AdapterId.nullable(),
+});
+export type MergePreview = z.infer<typeof MergePreview>;
+
+export const VisualizeInput = z
+  .object({ id: AdapterId, singularValues: z.number().int().min(1).max(256).optional() })
+  .strict();
+
+/** adapters.visualize: the merge visualizer's data for one adapter (heatmap norms come from adapters.get). */
+export const AdapterVisual = z.object({
+  id: AdapterId,
+  /** ‖ΔW's j-th rank-1 piece‖_F over all targets, one per rank slot */
+  rankSlots: z.array(z.number()),
+  /** A cat merge's rank blocks in slot order, one per source; [] for any other adapter. */
+  blocks: z.array(
+    z.object({
+      source: AdapterId,
+      weight: z.number(),
+      offset: z.number().int().nonnegative(),
+      rank: z.number().int().nonnegative(),
+    }),
+  ),
+  /**
+   * Singular values per target. For an svd merge or an EMA version: `before` is the exact weighted sum
+   * of its sources, `after` the stored (truncated) adapter. For any other: `before` is the adapter's own,
+   * `after` null.
+   */
+  spectra: z.array(
+    z.object({
+      layer: z.number().int().nonnegative(),
+      module: z.string(),
+      before: z.array(z.number()),
+      after: z.array(z.number()).nullable(),
+    }),
+  ),
+  /** svd / EMA: the truncation's rank and the share of the exact sum's energy it keeps */
+  truncation: z.object({ rank: z.number().int().nonnegative(), energyKept: NullableSummary }).nullable(),
+});
+export type AdapterVisual = z.infer<typeof AdapterVisual>;
+
 /** adapters.similarity: 2–16 adapters of one bundle, and the weights of the linear-vs-cat check. */
 export const SimilarityInput = z
   .object({ ids: z.array(AdapterId).min(2).max(16), weights: z.array(Weight).optional() })

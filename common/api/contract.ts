@@ -5,6 +5,7 @@ import { type BridgeOf, type ClientOf, type HandlersOf, method, stream } from '.
 import {
   AdapterDetail,
   AdapterId,
+  AdapterVisual,
   AdapterSummary,
   AdapterWritten,
   CompileProgress,
@@ -19,9 +20,11 @@ import {
   GlobalVersion,
   ImportAdapterInput,
   MergeInput,
+  MergePreview,
   SimilarityInput,
   SimilarityResult,
   SkillRef,
+  VisualizeInput,
 } from './adapter-schemas';
 import {
   CompareEvent,
@@ -123,6 +126,10 @@ export const studioContract = {
      * kept for comparison, not for real merges.
      */
     merge: method(MergeInput, AdapterWritten),
+    /** The merge adapters.merge would store (rank, norms, error against the exact sum), without storing it. */
+    mergePreview: method(MergeInput, MergePreview),
+    /** Visualizer data: rank-slot norms, a cat merge's blocks by source, spectra before/after svd truncation. */
+    visualize: method(VisualizeInput, AdapterVisual),
     /** Pairwise cosine of ΔW and the linear baseline's error against the exact sum. */
     similarity: method(SimilarityInput, SimilarityResult),
     /**

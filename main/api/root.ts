@@ -94,6 +94,8 @@ export function createStudio(opts: StudioOptions): Studio {
       import: (i) => adapters.import(i),
       export: (i) => adapters.export(i),
       merge: (i) => adapters.merge(i),
+      mergePreview: (i) => adapters.mergePreview(i),
+      visualize: (i) => adapters.visualize(i),
       similarity: (i) => adapters.similarity(i),
       compare: (i) => adapters.compareDeprecated(i), // deprecated alias of similarity, one release
       delete: (i) => adapters.delete(i),

@@ -7,21 +7,24 @@ import {
   type AdapterDetail,
   type AdapterRecipe,
   type AdapterSummary,
+  type AdapterVisual,
   type AdapterWritten,
   type DeprecatedCompareResult,
   type EmaHistory,
   type GlobalVersion,
   type MergeInput,
+  type MergePreview,
   type SimilarityInput,
   type SimilarityResult,
 } from '../../../common/api/adapter-schemas';
 import { StudioError } from '../../../common/errors';
 import { emaStep } from '../../adapters/ema';
 import { cat, linearBaseline } from '../../adapters/merge';
+import { compareToExact, rankSlotNorms, spectraAgainstExact } from '../../adapters/merge-stats';
 import { PEFT_CONFIG, PEFT_WEIGHTS, readPeftDir, SIDECAR, writePeftDir } from '../../adapters/peft-dir';
 import { cosineSimilarity, frobeniusNorms, linearBaselineError, singularValues } from '../../adapters/stats';
 import { svdMerge } from '../../adapters/svd';
-import { parseTargetKey } from '../../adapters/types';
+import { parseTargetKey, type Adapter } from '../../adapters/types';
 import { AdapterValidationError } from '../../adapters/validate';
 import { checkAdapterFits, foldAdapter, type EngineAdapter } from '../../engine';
 import { encodeAdapter, sha256Hex } from '../../store/adapter-tensors';
@@ -32,8 +35,23 @@ import type { BundleRegistry } from './bundle-registry';
 export const DEFAULT_BETA = 0.1;
 export const DEFAULT_RANK_BUDGET = 16;
 const DEFAULT_SINGULAR_VALUES = 8;
+const VISUAL_SINGULAR_VALUES = 32;
 
 const shortId = (key: string) => key.slice(0, 12);
+
+type Summary = ReturnType<typeof frobeniusNorms>;
+const plainSummary = (x: Summary) => ({
+  overall: x.overall,
+  perTarget: x.perTarget.map(({ layer, module, value }) => ({ layer, module, value })),
+});
+/** JSON has no ∞: an infinite ratio (x/0) travels as null. */
+const nullableSummary = (x: Summary) => {
+  const finite = (v: number) => (Number.isFinite(v) ? v : null);
+  return {
+    overall: finite(x.overall),
+    perTarget: x.perTarget.map(({ layer, module, value }) => ({ layer, module, value: finite(value) })),
+  };
+};
 
 /** Bad adapters and bad ranks are the caller's input, not studio bugs. */
 function algebra<T>(f: () => T): T {
@@ -143,27 +161,82 @@ export class AdapterService {
   }
 
   merge(input: MergeInput): AdapterWritten {
-    const rows = this.sameBundle(input.ids);
-    const weights = input.weights ?? rows.map(() => 1);
-    const recipe: AdapterRecipe = {
-      kind: 'merge',
-      method: input.method,
-      weights,
-      rank: input.rank ?? null,
-      sources: rows.map((r) => r.key),
-    };
-    const bundleId = rows[0]!.bundle.rowId;
-    const known = this.repo.findByKey(this.repo.keyFor(bundleId, null, recipe));
+    const plan = this.mergePlan(input);
+    const known = this.repo.findByKey(this.repo.keyFor(plan.bundleId, null, plan.recipe));
     if (known) return { adapter: summaryOf(known), created: false };
-    const adapters = rows.map((r) => this.repo.load(r.rowId));
-    const merged = algebra(() => {
-      if (input.method === 'cat') return cat(adapters, weights);
-      if (input.method === 'linear') return linearBaseline(adapters, weights);
-      return svdMerge(adapters, weights, input.rank!);
+    const merged = this.computeMerge(input, plan.adapters, plan.weights);
+    const lineage = plan.rows.map((r, i) => ({ rowId: r.rowId, weight: plan.weights[i]! }));
+    const { adapter, created } = this.repo.insert({
+      bundleId: plan.bundleId,
+      adapter: merged,
+      recipe: plan.recipe,
+      lineage,
     });
-    const lineage = rows.map((r, i) => ({ rowId: r.rowId, weight: weights[i]! }));
-    const { adapter, created } = this.repo.insert({ bundleId, adapter: merged, recipe, lineage });
     return { adapter: summaryOf(adapter), created };
+  }
+
+  /** adapters.mergePreview: the same computation as merge, measured against the exact sum, not stored. */
+  mergePreview(input: MergeInput): MergePreview {
+    const plan = this.mergePlan(input);
+    const known = this.repo.findByKey(this.repo.keyFor(plan.bundleId, null, plan.recipe));
+    const merged = this.computeMerge(input, plan.adapters, plan.weights);
+    const cmp = algebra(() => compareToExact(merged, plan.adapters, plan.weights));
+    const norms = frobeniusNorms(merged);
+    return {
+      method: input.method,
+      rank: merged.rank,
+      weights: plan.weights,
+      sources: plan.rows.map((r, i) => ({
+        id: shortId(r.key),
+        rank: r.rank,
+        norm: frobeniusNorms(plan.adapters[i]!).overall,
+      })),
+      norms: plainSummary(norms),
+      exactNorms: plainSummary(cmp.exact),
+      error: nullableSummary(cmp.error),
+      energyKept: input.method === 'svd' ? nullableSummary(cmp.energy) : null,
+      existing: known ? shortId(known.key) : null,
+    };
+  }
+
+  /** adapters.visualize: rank-slot norms, a cat merge's blocks, spectra before/after an svd truncation. */
+  visualize(input: { id: string; singularValues?: number }): AdapterVisual {
+    const row = this.repo.resolve(input.id);
+    const adapter = this.repo.load(row.rowId);
+    const count = input.singularValues ?? VISUAL_SINGULAR_VALUES;
+    const r = row.recipe;
+    let blocks: AdapterVisual['blocks'] = [];
+    if (r.kind === 'merge' && r.method === 'cat') {
+      let offset = 0;
+      blocks = r.sources.map((key, i) => {
+        const rank = this.repo.resolve(key).rank;
+        const block = { source: shortId(key), weight: r.weights[i]!, offset, rank };
+        offset += rank;
+        return block;
+      });
+    }
+    const truncated = this.truncationOf(row);
+    let spectra: AdapterVisual['spectra'];
+    let truncation: AdapterVisual['truncation'] = null;
+    if (truncated) {
+      const sources = truncated.keys.map((k) => this.repo.load(this.repo.resolve(k).rowId));
+      spectra = algebra(() => spectraAgainstExact(adapter, sources, truncated.weights, count)).map((t) => ({
+        layer: t.layer,
+        module: t.module,
+        before: t.value.before,
+        after: t.value.after,
+      }));
+      const cmp = algebra(() => compareToExact(adapter, sources, truncated.weights));
+      truncation = { rank: adapter.rank, energyKept: nullableSummary(cmp.energy) };
+    } else {
+      spectra = singularValues(adapter, Math.min(count, adapter.rank)).map((t) => ({
+        layer: t.layer,
+        module: t.module,
+        before: t.value,
+        after: null,
+      }));
+    }
+    return { id: shortId(row.key), rankSlots: rankSlotNorms(adapter), blocks, spectra, truncation };
   }
 
   /** adapters.similarity: pairwise cosine of the ΔWs, and the linear baseline's error against cat. */
@@ -270,6 +343,42 @@ export class AdapterService {
       { rowId: head.adapterRowId, tensorsSha256: head.adapterTensorsSha256 },
       current.bundle.manifest,
     );
+  }
+
+  private mergePlan(input: MergeInput) {
+    const rows = this.sameBundle(input.ids);
+    const weights = input.weights ?? rows.map(() => 1);
+    const recipe: AdapterRecipe = {
+      kind: 'merge',
+      method: input.method,
+      weights,
+      rank: input.rank ?? null,
+      sources: rows.map((r) => r.key),
+    };
+    return {
+      rows,
+      weights,
+      recipe,
+      bundleId: rows[0]!.bundle.rowId,
+      adapters: rows.map((r) => this.repo.load(r.rowId)),
+    };
+  }
+
+  private computeMerge(input: MergeInput, adapters: Adapter[], weights: number[]): Adapter {
+    return algebra(() => {
+      if (input.method === 'cat') return cat(adapters, weights);
+      if (input.method === 'linear') return linearBaseline(adapters, weights);
+      return svdMerge(adapters, weights, input.rank!);
+    });
+  }
+
+  /** The sources and weights an svd merge or an EMA version truncated, when it is one. */
+  private truncationOf(row: StoredAdapter): { keys: string[]; weights: number[] } | null {
+    const r = row.recipe;
+    if (r.kind === 'merge' && r.method === 'svd') return { keys: r.sources, weights: r.weights };
+    if (r.kind !== 'ema') return null;
+    const [prev, next] = r.sources;
+    return prev === null ? { keys: [next], weights: [1] } : { keys: [prev, next], weights: [1 - r.beta, r.beta] };
   }
 
   private sameBundle(ids: string[]): StoredAdapter[] {

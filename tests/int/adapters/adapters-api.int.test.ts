@@ -118,6 +118,74 @@ describe.each(transports)('adapter library over $name', (transport) => {
     expect((await failure(api.adapters.merge({ ids, method: 'cat', weights: [1] }))).code).toBe('invalid_input');
   });
 
+  it('adapters.mergePreview measures what adapters.merge would store, and stores nothing', async () => {
+    const before = (await api.adapters.list({})).length;
+    const c = await api.adapters.mergePreview({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] });
+    covered.add('adapters.mergePreview');
+    expect(c).toMatchObject({ method: 'cat', rank: 8, weights: [1, -0.5], energyKept: null });
+    expect(c.sources.map((x) => [x.id, x.rank])).toEqual([
+      [ids[0], 4],
+      [ids[1], 4],
+    ]);
+    expect(c.error.overall).toBeLessThan(1e-5); // cat is the exact sum
+    expect(c.norms.overall).toBeCloseTo(c.exactNorms.overall, 5);
+    expect(c.norms.perTarget).toHaveLength(14);
+    // The cat merge above was stored by the merge test: the preview names it.
+    const stored = (await api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] })).adapter;
+    expect(c.existing).toBe(stored.id);
+    const s = await api.adapters.mergePreview({ ids: ids.slice(0, 2), method: 'svd', rank: 2, weights: [1, 1] });
+    expect(s.rank).toBe(2);
+    expect(s.existing).toBeNull();
+    const kept = s.energyKept!.overall!;
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThan(1);
+    expect(s.error.overall! ** 2 + kept).toBeCloseTo(1, 4); // what svd drops is the error
+    const l = await api.adapters.mergePreview({ ids: ids.slice(0, 2), method: 'linear' });
+    const sim = await api.adapters.similarity({ ids: ids.slice(0, 2) });
+    expect('overall' in sim.linearVsCat && l.error.overall).toBeCloseTo(
+      'overall' in sim.linearVsCat ? sim.linearVsCat.overall! : NaN,
+      5,
+    );
+    expect((await api.adapters.list({})).length).toBe(before);
+    expect((await failure(api.adapters.mergePreview({ ids, method: 'svd' }))).message).toMatch(
+      /svd needs a target rank/,
+    );
+    const unequal = await failure(api.adapters.mergePreview({ ids: [ids[0]!, ids[2]!], method: 'linear' }));
+    expect(unequal.message).toMatch(/linear merge needs every rank equal/);
+  });
+
+  it("adapters.visualize: a cat merge's blocks by source, spectra before and after an svd truncation", async () => {
+    const c = (await api.adapters.merge({ ids: [ids[0]!, ids[2]!], method: 'cat', weights: [2, -1] })).adapter;
+    const v = await api.adapters.visualize({ id: c.id });
+    covered.add('adapters.visualize');
+    expect(v.blocks).toEqual([
+      { source: ids[0], weight: 2, offset: 0, rank: 4 },
+      { source: ids[2], weight: -1, offset: 4, rank: 2 },
+    ]);
+    expect(v.rankSlots).toHaveLength(6);
+    expect(v.truncation).toBeNull();
+    expect(v.spectra[0]!.after).toBeNull();
+    // The slots' squares add up to ‖ΔW‖² only when pieces are orthogonal; each is at most ‖ΔW‖.
+    const norm = (await api.adapters.get({ id: c.id })).stats.norms.overall;
+    for (const x of v.rankSlots) expect(x).toBeLessThanOrEqual(norm);
+    const s = (await api.adapters.merge({ ids: ids.slice(0, 2), method: 'svd', rank: 3 })).adapter;
+    const sv = await api.adapters.visualize({ id: s.id, singularValues: 6 });
+    expect(sv.blocks).toEqual([]);
+    expect(sv.truncation!.rank).toBe(3);
+    for (const t of sv.spectra) {
+      expect(t.before).toHaveLength(6);
+      expect(t.after).toHaveLength(3);
+      t.after!.forEach((x, i) => expect(x).toBeCloseTo(t.before[i]!, 3));
+    }
+    const kept = sv.truncation!.energyKept.overall!;
+    expect(kept).toBeGreaterThan(0.3);
+    expect(kept).toBeLessThan(1);
+    const imported = await api.adapters.visualize({ id: ids[0]! });
+    expect(imported).toMatchObject({ blocks: [], truncation: null });
+    expect(imported.spectra[0]!.before).toHaveLength(4);
+    expect((await failure(api.adapters.visualize({ id: 'ffffffffffff' }))).code).toBe('not_found');
+  });
+
   it('adapters.export writes a PEFT folder equal to the stored adapter, with the sidecar', async () => {
     const c = (await api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] })).adapter;
     const out = join(dataDir, 'exported');
@@ -194,6 +262,10 @@ describe.each(transports)('adapter library over $name', (transport) => {
       [2, v2.version.adapter],
       [1, v1.version.adapter],
     ]);
+    const ev = await api.adapters.visualize({ id: v2.adapter.id });
+    expect(ev.truncation!.rank).toBe(6);
+    expect(ev.spectra[0]!.before).toHaveLength(8); // (1−β)·v1 (rank 4) + β·new (rank 4), before the budget of 6
+    expect(ev.spectra[0]!.after).toHaveLength(6);
     expect((await failure(api.ema.rollback({ version: 7 }))).code).toBe('not_found');
     expect((await failure(api.ema.update({ adapterId: ids[0]!, beta: 2 }))).code).toBe('invalid_input');
   });
