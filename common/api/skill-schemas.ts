@@ -51,6 +51,16 @@ export const Provenance = z.discriminatedUnion('kind', [
     license: z.string().nullable(),
     path: z.string(),
   }),
+  // Summarised from verified trajectories by the continual loop (issue 13 item 4): its run, its
+  // episode, the SkillWorld world whose tasks it came from, the trajectory uids and the summariser.
+  z.object({
+    kind: z.literal('lesson'),
+    run: z.string(),
+    episode: z.number().int().positive(),
+    world: z.string(),
+    trajectories: z.array(z.string()),
+    summariser: z.string(),
+  }),
 ]);
 export type Provenance = z.infer<typeof Provenance>;
 

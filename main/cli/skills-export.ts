@@ -67,7 +67,7 @@ function exported(d: SkillDetail): ExportedSkill {
     version: d.version.version,
     package: fromPackage?.package ?? null,
     packageVersion: fromPackage?.version ?? null,
-    path: p.kind === 'manual' ? null : p.path,
+    path: 'path' in p ? p.path : null,
     license: d.parsed.frontmatter.license || fromPackage?.license || null, // '' is no licence, as in the importer's check
     description: d.description,
     sha256: d.version.sha256,

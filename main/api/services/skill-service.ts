@@ -25,7 +25,7 @@ export class SkillService {
       throw new StudioError('not_found', `no skill "${what}"`);
     }
     const p = row.version.provenance;
-    const folderName = p.kind === 'manual' ? undefined : folderOf(p.path);
+    const folderName = 'path' in p ? folderOf(p.path) : undefined;
     return { ...row, parsed: parseSkillMd(row.content, { folderName }), history: this.repo.history(input.name) };
   }
 

@@ -19,6 +19,8 @@ export function provenanceKind(p: Provenance): string {
       return 'folder';
     case 'manual':
       return 'edited in the studio';
+    case 'lesson':
+      return 'continual lesson';
   }
 }
 
@@ -33,6 +35,8 @@ export function provenanceSummary(p: Provenance): string {
       return ['folder', joinPath(p.root, p.path)].join(' · ');
     case 'manual':
       return 'manual edit';
+    case 'lesson':
+      return ['lesson', `episode ${p.episode}`, p.world, p.summariser].join(' · ');
   }
 }
 
@@ -64,12 +68,21 @@ export function provenanceFields(p: Provenance): ProvenanceField[] {
       ];
     case 'manual':
       return [{ label: 'Source', value: 'edited in the studio' }];
+    case 'lesson':
+      return [
+        { label: 'Source', value: 'continual lesson' },
+        { label: 'Run', value: p.run, mono: true },
+        { label: 'Episode', value: String(p.episode) },
+        { label: 'World', value: p.world, mono: true },
+        { label: 'Summariser', value: p.summariser },
+        { label: 'Trajectories', value: String(p.trajectories.length) },
+      ];
   }
 }
 
 /** The folder that holds SKILL.md, which the Agent Skills spec says should match the name. */
 export function skillFolderName(p: Provenance): string | undefined {
-  if (p.kind === 'manual') return undefined;
+  if (!('path' in p)) return undefined;
   const parts = p.path.split(/[\\/]/).filter(Boolean);
   return parts.length >= 2 ? parts[parts.length - 2] : undefined;
 }

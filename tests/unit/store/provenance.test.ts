@@ -26,6 +26,7 @@ const kinds: Provenance[] = [
   { kind: 'npm', package: 'c', version: '0.0.1', license: null, integrity: null, path: 'SKILL.md' },
   { kind: 'folder', root: '/home/me/skills', path: 'pdf/SKILL.md' },
   { kind: 'tgz', file: '/tmp/x.tgz', package: null, version: null, license: 'Apache-2.0', path: 'package/SKILL.md' },
+  { kind: 'lesson', run: 'r1', episode: 3, world: 'brotro-mixtus', trajectories: ['ab12cd34'], summariser: 'template' },
 ];
 
 describe('provenance', () => {
