@@ -1,7 +1,8 @@
 // bench/compile: what compiling a skill costs and what it buys, side by side in one process (runs
 // interleaved, medians reported):
-//   - compile latency of a ~2,000-token skill (tokenize, every encoder chunk through lm.onnx, the
-//     hypernetwork, the mean combine) vs the in-context prefill of the same skill tokens (target ≤ 1.5×);
+//   - compile latency of a ~2,000-token skill (tokenize, every encoder chunk through encoder.onnx, the
+//     hypernetwork, the mean combine) vs the in-context prefill of the same skill tokens (target ≤ 0.6×),
+//     and the same compile through lm.onnx's hidden_states (bundles without encoder.onnx) for reference;
 //   - time to first token for a 64-token question: parametric (the compiled adapter, question only)
 //     vs in-context (skill in the system prompt + question) (target ≤ 0.5×);
 //   - hypernetwork size (parameters, hypernet.onnx bytes) and peak RSS.
@@ -15,6 +16,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
+  Bundle as BundleClass,
   compileSkill,
   generate,
   loadBundle,
@@ -139,8 +141,10 @@ async function main() {
     });
     return performance.now() - t;
   };
-  // Compile broken down: the encoder runs and the hypernetwork runs of the same compiles.
-  const parts = { encoder: [] as number[], hypernet: [] as number[] };
+  // Compile broken down: the encoder runs and the hypernetwork runs of the same compiles. compile_lm is
+  // the same bundle with encoder.onnx left out (the path of bundles without one).
+  const lmOnly = new BundleClass(b.dir, m, b.lm, b.tokenizer, b.chat, b.loadMs, b.hypernet, null);
+  const parts = { encoder: [] as number[], hypernet: [] as number[], lmEncoder: [] as number[] };
   const t = await interleaved({
     compile: async () => {
       const c = await compileSkill(b, skill);
@@ -148,9 +152,15 @@ async function main() {
       parts.hypernet.push(c.hypernetMs);
       return c.ms;
     },
+    compile_lm: async () => {
+      const c = await compileSkill(lmOnly, skill);
+      parts.lmEncoder.push(c.encoderMs);
+      return c.ms;
+    },
     prefill,
   });
-  const h = { encoder: median(parts.encoder), hypernet: median(parts.hypernet) };
+  const h = { encoder: median(parts.encoder), hypernet: median(parts.hypernet), lmEncoder: median(parts.lmEncoder) };
+  const TARGET = 0.6;
   const ft = await interleaved(
     {
       parametric: () => ttft(b, { prompt: qPrompt, adapter }),
@@ -160,6 +170,7 @@ async function main() {
     3 * REPS,
   );
   const compileRatio = t.compile / t.prefill;
+  const compileLmRatio = t.compile_lm / t.prefill;
   const ttftRatio = ft.parametric / ft.in_context;
   const hyperBytes = statSync(join(BUNDLE, m.hypernet!.file)).size;
   const peakRssMiB = process.resourceUsage().maxRSS / 1024;
@@ -171,10 +182,14 @@ async function main() {
       'skill tokens (chunks × budget/overlap)',
       `${skillIds.length}${skillIds.length < SKILL_TOKENS ? ` (capped from ${SKILL_TOKENS} by max_positions ${m.architecture.max_positions})` : ''} → ${compiled.chunks.length} chunks × ${m.encoder.token_budget}/${m.encoder.chunk_overlap}, rank ${compiled.rank}`,
     ],
-    ['compile ms (tokenize + encoder + hypernet + combine)', t.compile.toFixed(1)],
+    [`compile ms through ${compiled.encoderFile} (tokenize + encoder + hypernet + combine)`, t.compile.toFixed(1)],
     ['  encoder forwards ms / hypernet runs ms', `${h.encoder.toFixed(1)} / ${h.hypernet.toFixed(1)}`],
+    ['compile ms through lm.onnx (encoder forwards ms)', `${t.compile_lm.toFixed(1)} (${h.lmEncoder.toFixed(1)})`],
     ['in-context prefill ms of the same tokens', t.prefill.toFixed(1)],
-    ['compile / prefill (target ≤ 1.5×)', `${compileRatio.toFixed(2)}× ${compileRatio <= 1.5 ? 'met' : 'NOT met'}`],
+    [
+      `compile / prefill (target ≤ ${TARGET}×)`,
+      `${compileRatio.toFixed(2)}× ${compileRatio <= TARGET ? 'met' : 'NOT met'} (through lm.onnx: ${compileLmRatio.toFixed(2)}×)`,
+    ],
     [
       `TTFT ms, ${QUESTION_TOKENS}-token question: parametric / in-context / none`,
       `${ft.parametric.toFixed(1)} / ${ft.in_context.toFixed(1)} / ${ft.none.toFixed(1)}`,
@@ -209,12 +224,17 @@ async function main() {
     question_tokens: b.tokenizer.encode(q).length,
     chunks: compiled.chunks.length,
     adapter_rank: compiled.rank,
+    compile_encoder_file: compiled.encoderFile,
     compile_ms: t.compile,
     compile_encoder_ms: h.encoder,
     compile_hypernet_ms: h.hypernet,
+    compile_through_lm_ms: t.compile_lm,
+    compile_through_lm_encoder_ms: h.lmEncoder,
     prefill_ms: t.prefill,
     compile_vs_prefill: compileRatio,
-    compile_target_met: compileRatio <= 1.5,
+    compile_through_lm_vs_prefill: compileLmRatio,
+    compile_target: TARGET,
+    compile_target_met: compileRatio <= TARGET,
     ttft_ms: ft,
     ttft_parametric_vs_in_context: ttftRatio,
     ttft_target_met: ttftRatio <= 0.5,
@@ -230,6 +250,8 @@ async function main() {
     bench: 'compile',
     date: new Date().toISOString(),
     machine,
+    // The 2-core machine is shared (training jobs); the load average says how busy it was.
+    load_average: { start: loadAvg, end: loadavg()[0]! },
     cores: availableParallelism(),
     settings: { reps: REPS, question_tokens: QUESTION_TOKENS },
     results,

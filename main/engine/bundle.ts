@@ -5,6 +5,7 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ChatTemplate } from './chat';
+import { EncoderGraph, type StateEncoder } from './encoder';
 import { EngineError, invalid } from './errors';
 import { Hypernetwork } from './hypernet';
 import { LanguageModel } from './lm';
@@ -29,10 +30,18 @@ export class Bundle {
     readonly loadMs: number,
     /** hypernet.onnx, when bundle.json has a `hypernet` (needed to compile skills). */
     readonly hypernet: Hypernetwork | null = null,
+    /** encoder.onnx, when bundle.json has `io.encoder`. */
+    readonly encoderGraph: EncoderGraph | null = null,
   ) {}
+
+  /** Where compile reads the encoder states: encoder.onnx when present, else lm.onnx. */
+  get encoder(): StateEncoder {
+    return this.encoderGraph ?? this.lm;
+  }
 
   async dispose(): Promise<void> {
     await this.lm.session.dispose();
+    await this.encoderGraph?.session.dispose();
     await this.hypernet?.session.dispose();
   }
 }
@@ -134,6 +143,7 @@ export async function loadBundle(dir: string, options: LoadOptions = {}): Promis
   }
   const lm = new LanguageModel(sessions.get('lm')!, manifest);
   const hyper = sessions.get('hypernet');
+  const encoder = sessions.get('encoder');
   return new Bundle(
     dir,
     manifest,
@@ -142,5 +152,6 @@ export async function loadBundle(dir: string, options: LoadOptions = {}): Promis
     chat,
     performance.now() - t0,
     hyper ? new Hypernetwork(hyper, manifest) : null,
+    encoder ? new EncoderGraph(encoder, manifest) : null,
   );
 }

@@ -1,4 +1,4 @@
-// Compiling a skill: SKILL.md text → tokens → encoder chunks (lm.onnx hidden_states) → hypernet.onnx
+// Compiling a skill: SKILL.md text → tokens → encoder chunks (encoder.onnx, else lm.onnx's hidden_states) → hypernet.onnx
 // per chunk → the chunk adapters combined by mean rank concatenation. Exactly the algorithm of
 // docs/bundle-format.md "hypernet.onnx and compiling a skill"; Python's pskills_train.hyper.compile
 // gives the same adapter (tests/int/engine/compile.int.test.ts checks it against the fixture oracle).
@@ -74,9 +74,11 @@ export interface CompiledSkill {
   readonly chunks: [number, number][];
   readonly tokens: number;
   readonly ms: number;
-  /** Of `ms`: the lm.onnx encoder runs and the hypernet.onnx runs. */
+  /** Of `ms`: the encoder runs and the hypernet.onnx runs. */
   readonly encoderMs: number;
   readonly hypernetMs: number;
+  /** The graph the encoder states came from (encoder.onnx, or lm.onnx in a bundle without one). */
+  readonly encoderFile: string;
 }
 
 function checkAborted(signal: AbortSignal | undefined): void {
@@ -118,13 +120,13 @@ export async function compileSkill(bundle: Bundle, text: string, options: Compil
   let hypernetMs = 0;
   onProgress?.({ chunk: 0, chunks: spans.length, tokens: ids.length });
   // Encoder runs take up to ENCODER_BATCH_TOKENS tokens of chunks at once (the same states as one
-  // chunk at a time, see LanguageModel.encodeBatch); the hypernetwork takes one chunk per run.
+  // chunk at a time, see encoder.ts padRows); the hypernetwork takes one chunk per run.
   const group = Math.max(1, Math.floor(ENCODER_BATCH_TOKENS / budget));
   for (let g = 0; g < spans.length; g += group) {
     checkAborted(signal);
     const part = spans.slice(g, g + group);
     const t1 = performance.now();
-    const states = await bundle.lm.encodeBatch(part.map(([start, end]) => ids.slice(start, end)));
+    const states = await bundle.encoder.encodeBatch(part.map(([start, end]) => ids.slice(start, end)));
     encoderMs += performance.now() - t1;
     for (const [i, [start, end]] of part.entries()) {
       checkAborted(signal);
@@ -147,5 +149,6 @@ export async function compileSkill(bundle: Bundle, text: string, options: Compil
     ms: performance.now() - t0,
     encoderMs,
     hypernetMs,
+    encoderFile: bundle.encoder.file,
   };
 }

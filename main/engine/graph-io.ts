@@ -10,6 +10,9 @@ export const LM_INPUTS_V1 = [
 ] as const;
 export const LM_LORA_INPUTS_V1 = ['lora.{i}.{module}.A', 'lora.{i}.{module}.B'] as const;
 export const LM_OUTPUTS_V1 = ['logits', 'present.{i}.key', 'present.{i}.value', 'hidden_states'] as const;
+/** encoder.onnx (optional): tokens → the encoder layer's states, no past, no LoRA, no logits. */
+export const ENCODER_INPUTS_V1 = ['input_ids', 'attention_mask', 'position_ids'] as const;
+export const ENCODER_OUTPUTS_V1 = ['hidden_states'] as const;
 
 export type KvKind = 'key' | 'value';
 export const KV_KINDS: readonly KvKind[] = ['key', 'value'];
@@ -27,3 +30,5 @@ export function lmInputsKind(inputs: readonly string[]): 'lora' | 'plain' | null
 }
 
 export const lmOutputsValid = (outputs: readonly string[]) => sameList(outputs, LM_OUTPUTS_V1);
+export const encoderIOValid = (inputs: readonly string[], outputs: readonly string[]) =>
+  sameList(inputs, ENCODER_INPUTS_V1) && sameList(outputs, ENCODER_OUTPUTS_V1);

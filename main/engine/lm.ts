@@ -1,5 +1,6 @@
 // One forward step of lm.onnx: token ids, mask and positions in, logits and the next cache out.
 import { LoraFeedCache, type EngineAdapter } from './adapter';
+import { padRows, unpadStates, type StateEncoder } from './encoder';
 import { EngineError, invalid } from './errors';
 import { lmInputsKind } from './graph-io';
 import { KvCache } from './kv-cache';
@@ -24,7 +25,7 @@ export interface StepOutput {
   readonly hidden?: Float32Array;
 }
 
-export class LanguageModel {
+export class LanguageModel implements StateEncoder {
   readonly takesLora: boolean;
   private readonly fetch: string[];
   private readonly lora: LoraFeedCache;
@@ -60,35 +61,20 @@ export class LanguageModel {
     return (await this.encodeBatch([ids]))[0]!;
   }
 
-  /**
-   * Several sequences' encoder states in one run: right-padded to the longest, pad slots masked.
-   * Causal attention never lets a real token see the padding after it, and each row's positions
-   * start at 0, so every row's states are those of running it alone. Returns [m_i, hidden] per row.
-   */
+  get file(): string {
+    return this.manifest.io.lm.file;
+  }
+
+  /** Several sequences' encoder states in one run (padded as encoder.ts `padRows`). Returns [m_i, hidden] per row. */
   async encodeBatch(rows: readonly (readonly number[])[]): Promise<Float32Array[]> {
-    const { max_positions, hidden } = this.manifest.architecture;
-    const b = rows.length;
-    const width = Math.max(0, ...rows.map((r) => r.length));
-    if (b === 0 || rows.some((r) => r.length === 0)) throw invalid('encode: no tokens');
-    if (width > max_positions) throw invalid(`encode: ${width} tokens > max_positions ${max_positions}`);
-    const ids: number[] = [];
-    const mask: number[] = [];
-    const positions: number[] = [];
-    for (const r of rows) {
-      const pad = width - r.length;
-      ids.push(...r, ...Array<number>(pad).fill(this.manifest.special_tokens.pad));
-      mask.push(...Array<number>(r.length).fill(1), ...Array<number>(pad).fill(0));
-      positions.push(...r.map((_, i) => i), ...Array<number>(pad).fill(0));
-    }
-    const feeds = {
-      input_ids: int64(ids, [b, width]),
-      attention_mask: int64(mask, [b, width]),
-      position_ids: int64(positions, [b, width]),
+    const { batch: b, width, feeds } = padRows(this.manifest, rows);
+    const all = {
+      ...feeds,
       ...KvCache.empty(this.manifest, b).feeds(),
       ...this.loraFeeds(rows.map(() => null)),
     };
-    const out = floats((await this.session.run(feeds, ['hidden_states'])).hidden_states!);
-    return rows.map((r, i) => out.slice(i * width * hidden, (i * width + r.length) * hidden));
+    const out = floats((await this.session.run(all, ['hidden_states'])).hidden_states!);
+    return unpadStates(out, rows, width, this.manifest.architecture.hidden);
   }
 
   async forward(step: StepInput, { hidden = false } = {}): Promise<StepOutput> {

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { nameProblem } from '../../common/api/skill-schemas';
 import { invalid } from './errors';
-import { lmInputsKind, lmOutputsValid } from './graph-io';
+import { encoderIOValid, lmInputsKind, lmOutputsValid } from './graph-io';
 
 export const FORMAT_V1 = 'pskills.bundle/1';
 export const MANIFEST_FILE = 'bundle.json';
@@ -94,7 +94,8 @@ export const BundleManifest = z
     }),
     tokenizer: z.object({ file: fileName, config: fileName, vocab_size: count }),
     special_tokens: z.object({ bos: index.nullable(), eos: index, pad: index, stop: z.array(index).min(1) }),
-    io: z.object({ lm: GraphIO }),
+    // io.encoder: the optional encoder.onnx compile reads the states from (else lm.onnx's hidden_states).
+    io: z.object({ lm: GraphIO, encoder: GraphIO.optional() }),
     // null in a base-only bundle; a reader that only generates ignores it.
     hypernet: Hypernet.nullable(),
     training_card: z.record(z.string(), z.unknown()),
@@ -153,6 +154,9 @@ export const BundleManifest = z
       issue(['io', 'lm', 'inputs'], 'not the format v1 input list (see docs/bundle-format.md)');
     if (!lmOutputsValid(m.io.lm.outputs))
       issue(['io', 'lm', 'outputs'], 'not the format v1 output list (see docs/bundle-format.md)');
+    const enc = m.io.encoder;
+    if (enc && !encoderIOValid(enc.inputs, enc.outputs))
+      issue(['io', 'encoder'], 'not the format v1 encoder I/O (see docs/bundle-format.md "encoder.onnx")');
     const h = m.hypernet;
     if (h) {
       if (h.rank !== m.lora.default_rank)
@@ -181,6 +185,7 @@ export const BundleManifest = z
       [m.io.lm.file, ['io', 'lm', 'file']],
       [m.tokenizer.file, ['tokenizer', 'file']],
       [m.tokenizer.config, ['tokenizer', 'config']],
+      ...(enc ? ([[enc.file, ['io', 'encoder', 'file']]] as [string, (string | number)[]][]) : []),
       ...(m.hypernet ? ([[m.hypernet.file, ['hypernet', 'file']]] as [string, (string | number)[]][]) : []),
       ...Object.entries(m.hypernet?.ablations ?? {}).map(
         ([name, file]) => [file, ['hypernet', 'ablations', name]] as [string, (string | number)[]],

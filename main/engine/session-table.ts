@@ -13,8 +13,8 @@ interface Expected {
 }
 
 export interface SessionRow {
-  readonly key: 'lm' | 'hypernet';
-  /** Whether this bundle has the graph (hypernet.onnx is optional). */
+  readonly key: 'lm' | 'encoder' | 'hypernet';
+  /** Whether this bundle has the graph (encoder.onnx and hypernet.onnx are optional). */
   present(m: BundleManifest): boolean;
   file(m: BundleManifest): string;
   inputs(m: BundleManifest): Map<string, Expected>;
@@ -88,6 +88,13 @@ export const SESSION_TABLE: readonly SessionRow[] = [
     file: (m) => m.io.lm.file,
     inputs: (m) => expand(m, m.io.lm.inputs, lmSpec),
     outputs: (m) => expand(m, m.io.lm.outputs, lmSpec),
+  },
+  {
+    key: 'encoder',
+    present: (m) => m.io.encoder !== undefined,
+    file: (m) => m.io.encoder!.file,
+    inputs: (m) => expand(m, m.io.encoder!.inputs, lmSpec),
+    outputs: (m) => expand(m, m.io.encoder!.outputs, lmSpec),
   },
   {
     key: 'hypernet',

@@ -55,7 +55,10 @@ hyper perceiver > $c/runs/perceiver.log 2>&1 &
 hyper t2l > $c/runs/t2l.log 2>&1 &
 wait
 
-# 5. the complete bundle (+ the T2L ablation, so `pskills eval` runs its condition from the bundle alone)
+# 5. the complete bundle (+ the T2L ablation, so `pskills eval` runs its condition from the bundle alone,
+#    + encoder.onnx, recovered from the base's lm.onnx when the base bundle has none: compile reads it).
+#    To add encoder.onnx alone to an existing bundle, in place (same bytes on every run):
+#      $py -m pskills_train.export.onnx_encoder resources/bundles/default
 $py -m pskills_train.hyper.export --base-bundle $c/bundles/base4 --checkpoint $c/runs/hyper2/ckpt.pt \
   --ablation t2l_baseline=$c/runs/t2l2/ckpt.pt --out resources/bundles/default --kind perceiver --force
 echo "default bundle: resources/bundles/default"

@@ -58,7 +58,7 @@ def rank_zero(m: dict) -> dict[str, np.ndarray]:
 def test_manifest_lists_every_file_with_its_sha256(bundle):
     out, m = bundle
     on_disk = {p.name for p in out.iterdir()} - {"bundle.json"}
-    assert set(m["files"]) == on_disk == {"lm.onnx", "tokenizer.json", "tokenizer_config.json"}
+    assert set(m["files"]) == on_disk == {"lm.onnx", "encoder.onnx", "tokenizer.json", "tokenizer_config.json"}
     for name, entry in m["files"].items():
         assert entry == {"sha256": sha256_file(out / name), "bytes": (out / name).stat().st_size}, name
 

@@ -115,8 +115,9 @@ def test_export_cli_from_a_training_checkpoint(tiny, base_bundle, tmp_path):
     cfg.run1.max_steps = 2
     HyperTrainer(cfg, 1, base=(lm, tok, CHAT_TEMPLATE), train_items=synthetic_corpus(2000), val_items=[]).fit(False)
     out = tmp_path / "bundle"
+    # --no-encoder-graph: a random base's all-ones norms cannot be told apart in lm.onnx (test_onnx_encoder)
     assert export_main(["--base-bundle", str(base_bundle), "--checkpoint", str(tmp_path / "s1" / "ckpt.pt"),
-                        "--out", str(out), "--kind", "perceiver"]) == 0
+                        "--out", str(out), "--kind", "perceiver", "--no-encoder-graph"]) == 0
     m = json.loads((out / "bundle.json").read_text())
     card = m["training_card"]["hypernet"]
     assert card["steps"] == 2 and card["stage"] == 1 and card["config"]["net"]["width"] == 32

@@ -25,6 +25,7 @@ from tokenizers import Tokenizer
 from ..model import LlamaLM, ModelConfig, load_hf
 from ..tokenizer import SPECIAL_TOKENS, synthetic_corpus, tokenizer_config, train_bpe
 from .manifest import MANIFEST, BundleSpec, build_manifest, expand_names, file_table
+from .onnx_encoder import ENCODER_FILE, check_encoder_graph, check_encoder_parity, export_encoder, with_encoder
 from .onnx_lm import LMExportConfig, export_lm
 from .staging import staged_folder
 
@@ -85,11 +86,18 @@ def write_bundle(lm: LlamaLM, tok: Tokenizer, tcfg: dict[str, Any], out: str | o
         raise ValueError(f"tokenizer has {tok.get_vocab_size()} tokens, the model's vocab is {lm.cfg.vocab_size}")
     with staged_folder(out, force) as tmp:
         export_lm(lm, tmp / "lm.onnx", LMExportConfig(lora_inputs=spec.lora_inputs))
+        if spec.encoder_graph:
+            export_encoder(lm, tmp / ENCODER_FILE)
         tok.save(str(tmp / "tokenizer.json"), pretty=False)
         (tmp / "tokenizer_config.json").write_text(json.dumps(tcfg, indent=2) + "\n")
         manifest = build_manifest(lm.cfg, spec, file_table(tmp), special_ids(tok, tcfg), tok.get_vocab_size())
         check_graph(tmp / "lm.onnx", manifest)
+        if spec.encoder_graph:
+            manifest = with_encoder(manifest, manifest["files"])
+            check_encoder_graph(tmp / ENCODER_FILE, manifest)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        if spec.encoder_graph:
+            check_encoder_parity(tmp)
     return out
 
 
@@ -143,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--token-budget", type=int, default=512)
     ap.add_argument("--chunk-overlap", type=int, default=64)
     ap.add_argument("--no-lora-inputs", action="store_true", help="plain graph without lora.* inputs (benchmarks)")
+    ap.add_argument("--no-encoder-graph", action="store_true",
+                    help="skip encoder.onnx (compile then runs the whole lm.onnx for the encoder states)")
     ap.add_argument("--force", action="store_true", help="replace --out if it exists")
     a = ap.parse_args(argv)
 
@@ -160,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         bundle_id = a.id or a.checkpoint.name
     spec = BundleSpec(id=bundle_id, created=a.created or created_now(), default_rank=a.rank, alpha=a.alpha,
                       token_budget=a.token_budget, chunk_overlap=a.chunk_overlap,
-                      lora_inputs=not a.no_lora_inputs, training_card={"model": lm.cfg.to_dict(), **card})
+                      lora_inputs=not a.no_lora_inputs, encoder_graph=not a.no_encoder_graph,
+                      training_card={"model": lm.cfg.to_dict(), **card})
     out = write_bundle(lm, tok, tcfg, a.out, spec, force=a.force)
     total = sum(p.stat().st_size for p in out.iterdir())
     print(f"wrote {out} ({total / 1e6:.2f} MB, {lm.num_params() / 1e6:.2f} M parameters)")

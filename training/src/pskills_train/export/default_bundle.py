@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     phases = load_checkpoint(run).get("phases", []) if (run / CKPT).exists() else []
     card = training_card(cfg, a.config, read_metrics(run / "metrics.jsonl"), phases)
     spec = BundleSpec(id=a.id, created=a.created or created_now(), default_rank=DEFAULT_RANK, alpha=float(DEFAULT_RANK),
-                      token_budget=cfg.data.seq_len, chunk_overlap=cfg.data.seq_len // 8,
+                      token_budget=cfg.data.seq_len, chunk_overlap=cfg.data.seq_len // 8, encoder_graph=True,
                       training_card={"model": lm.cfg.to_dict(), **card})
     out = write_bundle(lm, tok, tcfg, a.out, spec, force=a.force)
     total = sum(p.stat().st_size for p in out.iterdir())

@@ -29,6 +29,7 @@ class BundleSpec:
     token_budget: int = 512  # encoder tokens per chunk
     chunk_overlap: int = 64
     lora_inputs: bool = True
+    encoder_graph: bool = False  # also write encoder.onnx (export/onnx_encoder.py)
     training_card: dict[str, Any] = field(default_factory=dict)
 
 

@@ -34,6 +34,14 @@ from ..export.manifest import (
     hypernet_output_names,
     with_hypernet,
 )
+from ..export.onnx_encoder import (
+    ENCODER_FILE,
+    base_lm,
+    check_encoder_graph,
+    check_encoder_parity,
+    export_encoder,
+    with_encoder,
+)
 from ..export.staging import staged_folder
 from ..model.config import ModelConfig
 from .config import NetConfig
@@ -116,9 +124,12 @@ ABLATIONS = ("stage1_only", "t2l_baseline")  # the evaluation's hypernetwork con
 
 def write_hyper_bundle(base: str | os.PathLike, net: nn.Module, out: str | os.PathLike, token_budget: int,
                        chunk_overlap: int, card: dict[str, Any], force: bool = False,
-                       ablations: dict[str, tuple[nn.Module, dict[str, Any]]] | None = None) -> Path:
+                       ablations: dict[str, tuple[nn.Module, dict[str, Any]]] | None = None,
+                       encoder: bool = False) -> Path:
     """Base bundle + hypernet.onnx (+ the evaluation's ablation hypernetworks, `hypernet-<name>.onnx`,
-    so `pskills eval` runs every condition from the bundle alone) -> a complete bundle folder at `out`."""
+    so `pskills eval` runs every condition from the bundle alone) -> a complete bundle folder at `out`.
+    `encoder`: also ship encoder.onnx (export/onnx_encoder.py), made from the base's lm.onnx when the base
+    bundle has none."""
     ablations = ablations or {}
     base, out = Path(base), Path(out)
     manifest = json.loads((base / MANIFEST).read_text())
@@ -136,9 +147,12 @@ def write_hyper_bundle(base: str | os.PathLike, net: nn.Module, out: str | os.Pa
                              f"{modules} / {h.rank}")
         if other.d_enc != arch["hidden"] or other.num_layers != len(manifest["lora"]["layers"]):
             raise ValueError(f"{name}: d_enc / layers do not match the base bundle")
+    add_encoder = encoder and "encoder" not in manifest["io"]
     with staged_folder(out, force) as tmp:
         for name in manifest["files"]:
             shutil.copyfile(base / name, tmp / name)
+        if add_encoder:
+            export_encoder(base_lm(base), tmp / ENCODER_FILE)
         export_hypernet(net, tmp / HYPERNET_FILE)
         for name, (ablation, _) in sorted(ablations.items()):
             export_hypernet(ablation, tmp / f"hypernet-{name}.onnx")
@@ -148,10 +162,15 @@ def write_hyper_bundle(base: str | os.PathLike, net: nn.Module, out: str | os.Pa
             card = {**card, "ablations": {name: c for name, (_, c) in sorted(ablations.items())}}
         new = with_hypernet(manifest, file_table(tmp), entry, token_budget, chunk_overlap,
                             {**manifest.get("training_card", {}), "hypernet": card})
+        if add_encoder:
+            new = with_encoder(new, new["files"])
+            check_encoder_graph(tmp / ENCODER_FILE, new)
         check_hypernet_graph(tmp / HYPERNET_FILE, new)
         for file in entry.get("ablations", {}).values():
             check_hypernet_graph(tmp / file, new)
         (tmp / MANIFEST).write_text(json.dumps(new, indent=2) + "\n")
+        if add_encoder:
+            check_encoder_parity(tmp)
     return out
 
 
@@ -182,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kind", choices=["perceiver", "t2l"], help="check the checkpoint holds this kind")
     ap.add_argument("--ablation", action="append", default=[], metavar="NAME=CKPT",
                     help=f"also ship an evaluation hypernetwork, NAME in {ABLATIONS}")
+    ap.add_argument("--no-encoder-graph", action="store_true",
+                    help="do not add encoder.onnx when the base bundle has none (compile then runs lm.onnx)")
     ap.add_argument("--force", action="store_true")
     a = ap.parse_args(argv)
     ckpt = torch.load(a.checkpoint, map_location="cpu", weights_only=False)
@@ -202,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"the base bundle's encoder.layer {base['encoder']['layer']} != the layer the hypernet "
                          f"was trained on ({lm_cfg.encoder_layer_index})")
     out = write_hyper_bundle(a.base_bundle, net, a.out, cfg["encoder"]["token_budget"], cfg["encoder"]["chunk_overlap"],
-                             training_card(ckpt), force=a.force, ablations=ablations)
+                             training_card(ckpt), force=a.force, ablations=ablations,
+                             encoder=not a.no_encoder_graph)
     h = as_hypernet(net)
     print(f"wrote {out} (hypernet {h.kind}, {h.num_params() / 1e6:.2f} M parameters)")
     return 0
