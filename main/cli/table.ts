@@ -1,6 +1,7 @@
 // The command table: every pskills command, in the order USAGE lists them (a group's commands are
 // listed together). Adding a command is one file exporting a Command and one entry here.
 import { adaptersExport, adaptersImport, adaptersList, adaptersShow } from './adapters';
+import { bundleCreate } from './bundle';
 import type { Command } from './command';
 import { compareCommand } from './compare';
 import { compileCommand } from './compile';
@@ -33,6 +34,7 @@ export const COMMANDS: readonly Command[] = [
   compareCommand,
   evalCommand,
   skillworldGenerate,
+  bundleCreate,
   adaptersList,
   adaptersShow,
   adaptersExport,

@@ -1,0 +1,72 @@
+// `pskills bundle create --from-hf`: a model bundle from a local Hugging Face checkpoint (Llama,
+// Qwen2, Mistral), written by the Python exporter (`python -m pskills_train.export.from_hf`) in the
+// training venv; its progress and errors pass straight through.
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { StudioError } from '../../common/errors';
+import type { Command } from './command';
+import { runTrainingModule } from './training-venv';
+import { usageError } from './usage';
+
+const DTYPES = ['fp32', 'fp16'];
+const MODULES = ['q', 'k', 'v', 'o', 'gate', 'up', 'down'];
+
+export const bundleCreate: Command = {
+  name: 'bundle create',
+  usage:
+    '--from-hf DIR --out DIR [--dtype fp32|fp16] [--lora-targets q,k,v,o,gate,up,down] [--encoder-layer K] [--hypernet none|init|CKPT] [--hyper-config FILE] [--chat-template FILE] [--id ID] [--force]',
+  summary: 'a bundle from a local Llama / Qwen2 / Mistral checkpoint (training/.venv)',
+  async run(argv, { io, flags }) {
+    const { values, positionals } = flags.parse(argv, {
+      'from-hf': { type: 'string' },
+      out: { type: 'string' },
+      dtype: { type: 'string' },
+      'lora-targets': { type: 'string' },
+      'encoder-layer': { type: 'string' },
+      hypernet: { type: 'string' },
+      'hyper-config': { type: 'string' },
+      'chat-template': { type: 'string' },
+      id: { type: 'string' },
+      force: { type: 'boolean', default: false },
+    });
+    if (positionals.length || !values['from-hf'] || !values.out) throw usageError(bundleCreate);
+    const from = resolve(values['from-hf']);
+    if (!existsSync(join(from, 'config.json')))
+      throw new StudioError('not_found', `--from-hf: ${join(from, 'config.json')}: missing (not a checkpoint folder)`);
+    const dtype = values.dtype ?? 'fp32';
+    if (!DTYPES.includes(dtype))
+      throw new StudioError('invalid_input', `--dtype: "${dtype}" is not one of ${DTYPES.join(', ')}`);
+    const targets = values['lora-targets']?.split(',').map((t) => t.trim());
+    const unknown = targets?.filter((t) => !MODULES.includes(t)) ?? [];
+    if (targets && (unknown.length || !targets.length))
+      throw new StudioError(
+        'invalid_input',
+        `--lora-targets: ${unknown.map((t) => `"${t}"`).join(', ')} not among ${MODULES.join(',')}`,
+      );
+    const layer =
+      values['encoder-layer'] === undefined
+        ? undefined
+        : flags.integer(values['encoder-layer'], '--encoder-layer', { min: 0 });
+    const hypernet = values.hypernet ?? 'none';
+    const file = (flag: string, path: string) => {
+      const full = resolve(path);
+      if (!existsSync(full)) throw new StudioError('not_found', `${flag}: ${full}: no such file`);
+      return full;
+    };
+    const args = ['-m', 'pskills_train.export.from_hf', '--from-hf', from, '--out', resolve(values.out)];
+    args.push('--dtype', dtype);
+    if (targets) args.push('--lora-targets', targets.join(','));
+    if (layer !== undefined) args.push('--encoder-layer', String(layer));
+    args.push('--hypernet', hypernet === 'none' || hypernet === 'init' ? hypernet : file('--hypernet', hypernet));
+    if (values['hyper-config']) args.push('--hyper-config', file('--hyper-config', values['hyper-config']));
+    if (values['chat-template']) args.push('--chat-template', file('--chat-template', values['chat-template']));
+    if (values.id) args.push('--id', values.id);
+    if (values.force) args.push('--force');
+    const code = await runTrainingModule(args);
+    if (code !== 0) {
+      io.err(`pskills: bundle create exited with status ${code} (its message is above)`);
+      return code === 2 ? 2 : 1;
+    }
+    return 0;
+  },
+};
