@@ -4,6 +4,9 @@ import { run } from './lib.mjs';
 const steps = [
   ['lint', 'npm', ['run', '-s', 'lint']],
   ['typecheck', 'npm', ['run', '-s', 'typecheck']],
+  // The venv before vitest: the int suites that run the Python side (bundle create --from-hf, SkillWorld,
+  // stage 2) skip without it, and a fresh clone (CI) has none until test:py makes it.
+  ['venv', 'bash', ['training/setup_venv.sh']],
   ['vitest', 'npm', ['run', '-s', 'test:unit']],
   ['pytest', 'npm', ['run', '-s', 'test:py']],
   ['browser', 'npm', ['run', '-s', 'test:e2e']],
