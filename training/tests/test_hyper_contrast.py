@@ -176,3 +176,14 @@ def test_source_shares_set_the_mix_and_validate_per_source(tiny, tmp_path):
     with pytest.raises(ValueError, match="no training episodes from \\['lessons'\\]"):
         HyperTrainer(cfg(tmp_path, source_shares={"lessons": 1.0}), 2, base=(lm, tok, CHAT_TEMPLATE),
                      train_items=items, val_items=items)
+
+
+def test_stratified_micro_batches_come_from_one_source(tiny, tmp_path):
+    lm, tok = tiny
+    items = [{**t, "source": "skillworld:x"} for t in trajectories()]
+    items += [{**t, "skill": f"r{i}", "source": "real:single:about"} for i, t in enumerate(trajectories())]
+    tr = HyperTrainer(cfg(tmp_path, source_shares={"real": 0.5, "skillworld": 0.5}, stratify=True), 2,
+                      base=(lm, tok, CHAT_TEMPLATE), train_items=items, val_items=items)
+    rng = __import__("random").Random(1)
+    kinds = [{n.startswith("r") for n in tr._pick_skills(rng)} for _ in range(50)]
+    assert all(len(k) == 1 for k in kinds) and {True} in kinds and {False} in kinds

@@ -90,6 +90,9 @@ class Stage2Config:
     # skills of a micro-batch; empty = every skill equally likely (4,000 SkillWorld worlds then drown
     # ~500 real skills). With shares, validation is reported per source as well (val_loss_chat_<source>).
     source_shares: dict[str, float] = field(default_factory=dict)
+    # With source_shares: every micro-batch from one source (drawn by share), so batch-normalised slots
+    # are centred among skills of one kind, not by the SkillWorld-vs-real difference.
+    stratify: bool = False
 
 
 @dataclass

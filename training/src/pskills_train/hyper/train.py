@@ -240,6 +240,9 @@ class HyperTrainer:
         if not shares:
             return rng.sample(self.skill_names, self.run.micro_batch)
         groups = list(shares)
+        if self.cfg.stage2.stratify:
+            pool = self.group_skills[rng.choices(groups, [shares[g] for g in groups])[0]]
+            return rng.sample(pool, min(self.run.micro_batch, len(pool)))
         chosen: list[str] = []
         while len(chosen) < self.run.micro_batch:
             pool = self.group_skills[rng.choices(groups, [shares[g] for g in groups])[0]]
