@@ -1,0 +1,19 @@
+// The merge visualizer's state on the Adapters page: VisualLoader (adapter-visual.ts) made reactive.
+import { studio } from './bridge';
+import { VisualLoader, type VisualData } from './adapter-visual';
+import type { UiError } from './errors';
+
+export class AdapterVisualizer {
+  data = $state.raw<VisualData | null>(null);
+  error = $state.raw<UiError | null>(null);
+  loading = $state(false);
+
+  private readonly loader = new VisualLoader(studio, (s) => {
+    this.data = s.data;
+    this.error = s.error;
+    this.loading = s.loading;
+  });
+
+  load = (id: string): Promise<void> => this.loader.load(id);
+  clear = (): void => this.loader.clear();
+}

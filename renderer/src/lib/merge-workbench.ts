@@ -1,0 +1,179 @@
+// The merge workbench on the Adapters page: pick adapters (search and filter), set weights, method
+// and rank, preview the result (adapters.mergePreview, and adapters.similarity of the picks for their
+// cosine matrix) and save it (adapters.merge). Plain TypeScript with the API passed in, so tests drive
+// it over the in-memory transport; merge-workbench.svelte.ts makes its snapshots reactive.
+import type { AdapterSummary, MergeMethod, MergePreview, SimilarityResult } from '../../../common/api/adapter-schemas';
+import type { StudioApi } from '../../../common/api/contract';
+import { adapterOrigin } from './adapter-origin';
+import { toUiError, type UiError } from './errors';
+
+export interface MergePick {
+  id: string;
+  rank: number;
+  weight: number;
+}
+
+export interface WorkbenchSnapshot {
+  picks: MergePick[];
+  method: MergeMethod;
+  /** svd's target rank */
+  rank: number;
+  preview: MergePreview | null;
+  similarity: SimilarityResult | null;
+  /** What blocks a preview or a save, in words (null: nothing). */
+  problem: string | null;
+  busy: 'preview' | 'save' | null;
+  saved: { adapter: AdapterSummary; created: boolean } | null;
+  error: UiError | null;
+}
+
+export interface AdapterFilter {
+  query: string;
+  /** an origin kind (import, merge, ema, compile) or 'all' */
+  kind: string;
+}
+
+/** Adapters matching the search (id, skill, bundle, origin text) and the origin kind. */
+export function filterAdapters(list: readonly AdapterSummary[], f: AdapterFilter): AdapterSummary[] {
+  const words = f.query.toLowerCase().split(/\s+/).filter(Boolean);
+  return list.filter((a) => {
+    const origin = adapterOrigin(a);
+    if (f.kind !== 'all' && origin.kind !== f.kind) return false;
+    const text = [a.key, a.skill ? `${a.skill.name}@${a.skill.version}` : '', a.bundle.id, origin.kind, origin.summary]
+      .join(' ')
+      .toLowerCase();
+    return words.every((w) => text.includes(w));
+  });
+}
+
+/** Why these picks cannot be merged as asked, checked before any call; null when they can. */
+export function mergeProblem(picks: readonly MergePick[], method: MergeMethod, rank: number): string | null {
+  if (picks.length < 2) return 'pick at least two adapters';
+  const bad = picks.find((p) => !Number.isFinite(p.weight));
+  if (bad) return `the weight of ${bad.id} is not a number`;
+  if (method === 'svd' && !(Number.isInteger(rank) && rank >= 1 && rank <= 4096))
+    return 'svd needs a target rank from 1 to 4096';
+  if (method === 'linear' && new Set(picks.map((p) => p.rank)).size > 1)
+    return `linear needs equal ranks; these have ${picks.map((p) => p.rank).join(', ')}`;
+  return null;
+}
+
+export class MergeWorkbench {
+  private s: WorkbenchSnapshot = {
+    picks: [],
+    method: 'cat',
+    rank: 8,
+    preview: null,
+    similarity: null,
+    problem: mergeProblem([], 'cat', 8),
+    busy: null,
+    saved: null,
+    error: null,
+  };
+  private seq = 0;
+
+  constructor(
+    private readonly api: Pick<StudioApi, 'adapters'>,
+    private readonly onChange: (s: WorkbenchSnapshot) => void,
+    private readonly onSaved: (adapter: AdapterSummary) => void = () => {},
+  ) {}
+
+  get snapshot(): WorkbenchSnapshot {
+    return this.s;
+  }
+
+  has(id: string): boolean {
+    return this.s.picks.some((p) => p.id === id);
+  }
+
+  /** Adds the adapter with weight 1, or removes it when picked. */
+  toggle(a: Pick<AdapterSummary, 'id' | 'rank'>): void {
+    const picks = this.has(a.id)
+      ? this.s.picks.filter((p) => p.id !== a.id)
+      : [...this.s.picks, { id: a.id, rank: a.rank, weight: 1 }];
+    this.edit({ picks });
+  }
+
+  setWeight(id: string, weight: number): void {
+    this.edit({ picks: this.s.picks.map((p) => (p.id === id ? { ...p, weight } : p)) });
+  }
+
+  setMethod(method: MergeMethod): void {
+    this.edit({ method });
+  }
+
+  setRank(rank: number): void {
+    this.edit({ rank });
+  }
+
+  clear(): void {
+    this.edit({ picks: [] });
+  }
+
+  /** Measures the merge and the picks' cosine matrix; nothing is stored. */
+  async preview(): Promise<boolean> {
+    if (this.s.problem || this.s.busy) return false;
+    const seq = ++this.seq;
+    this.set({ busy: 'preview', error: null });
+    const input = this.input();
+    try {
+      const [preview, similarity] = await Promise.all([
+        this.api.adapters.mergePreview(input),
+        input.ids.length <= 16 ? this.api.adapters.similarity({ ids: input.ids, weights: input.weights }) : null,
+      ]);
+      if (seq !== this.seq) return false;
+      this.set({ preview, similarity, busy: null });
+      return true;
+    } catch (err) {
+      if (seq === this.seq) this.set({ error: toUiError(err), busy: null });
+      return false;
+    }
+  }
+
+  /** Stores the merge (or finds it stored already). */
+  async save(): Promise<boolean> {
+    if (this.s.problem || this.s.busy) return false;
+    const seq = ++this.seq;
+    this.set({ busy: 'save', error: null });
+    try {
+      const saved = await this.api.adapters.merge(this.input());
+      if (seq !== this.seq) return false;
+      this.set({ saved, busy: null, preview: this.s.preview && { ...this.s.preview, existing: saved.adapter.id } });
+      this.onSaved(saved.adapter);
+      return true;
+    } catch (err) {
+      if (seq === this.seq) this.set({ error: toUiError(err), busy: null });
+      return false;
+    }
+  }
+
+  private input() {
+    const { picks, method, rank } = this.s;
+    return {
+      ids: picks.map((p) => p.id),
+      method,
+      weights: picks.map((p) => p.weight),
+      ...(method === 'svd' ? { rank } : {}),
+    };
+  }
+
+  /** A change to the inputs: the preview and the saved note no longer describe them. */
+  private edit(patch: Partial<Pick<WorkbenchSnapshot, 'picks' | 'method' | 'rank'>>): void {
+    this.seq++;
+    const next = { ...this.s, ...patch };
+    this.set({
+      ...patch,
+      preview: null,
+      similarity: null,
+      saved: null,
+      error: null,
+      busy: null,
+      problem: mergeProblem(next.picks, next.method, next.rank),
+    });
+  }
+
+  private set(patch: Partial<WorkbenchSnapshot>): void {
+    this.s = { ...this.s, ...patch };
+    this.onChange(this.s);
+  }
+}
