@@ -1,7 +1,8 @@
 // The global adapter's timeline on the Adapters page, in Chromium against `pskills serve`: two EMA
 // steps made through the API (two imported PEFT folders on the tiny fixture bundle) are listed
 // newest first with β, rank and source, the current one marked; Rollback asks for a confirmation,
-// Cancel does nothing, and Confirm appends a rollback version that becomes current.
+// Cancel does nothing, and Confirm appends a rollback version that becomes current. Update merges a
+// chosen adapter in with a chosen β, and two ticked versions are compared by cosine and norms.
 // Run: node --import tsx --test tests/e2e/global-timeline.spec.ts
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -81,6 +82,54 @@ describe('global adapter timeline', { timeout: 300_000 }, () => {
     assert.equal(await version(1).getByTestId('global-rollback').count(), 0);
     assert.equal(await version(2).getByTestId('global-rollback').count(), 1);
     await screenshot(page, 'adapters-05-global-timeline');
+  });
+
+  test('Update merges the chosen adapter in with the chosen β as the next, current version', async () => {
+    const form = page.getByTestId('global-update-form');
+    assert.equal(await page.getByTestId('global-update').isDisabled(), true, 'nothing chosen yet');
+    // Only adapters of the bundle, and no global versions: the two imports.
+    const options = await form.locator('option').evaluateAll((els) => els.map((e) => (e as HTMLOptionElement).value));
+    assert.deepEqual(options.filter(Boolean).sort(), imported.map((a) => a.id).sort());
+    await page.getByTestId('global-update-adapter').selectOption(imported[1]!.id);
+    await page.getByTestId('global-update-beta').fill('1.5');
+    assert.equal(await page.getByTestId('global-update-problem').innerText(), 'β must be between 0 and 1');
+    assert.equal(await page.getByTestId('global-update').isDisabled(), true);
+    await page.getByTestId('global-update-beta').fill('0.5');
+    await page.getByTestId('global-update').click();
+    await until(async () => (await versions().count()) === 4, 'a fourth version');
+    assert.equal(await version(4).getByTestId('global-current').count(), 1);
+    assert.equal(await version(4).getByTestId('global-beta').innerText(), '0.5');
+    assert.match(await version(4).getByTestId('global-source').innerText(), new RegExp(`merged ${imported[1]!.id}`));
+    const history = await apiCall<EmaHistory>(host, 'ema.history');
+    assert.deepEqual([history.versions[0]!.version, history.versions[0]!.beta], [4, 0.5]);
+  });
+
+  test('two ticked versions are compared by cosine and norms; a rollback equals the version it restored', async () => {
+    assert.match(await page.getByTestId('global-compare-hint').innerText(), /Tick two versions/);
+    await version(1).getByTestId('global-compare-pick').check();
+    await version(3).getByTestId('global-compare-pick').check();
+    await page.getByTestId('global-compare-cosine').waitFor();
+    assert.equal(await page.getByTestId('global-compare-cosine').innerText(), '1.0000');
+    assert.equal(await page.getByTestId('global-compare-distance').innerText(), '0');
+    assert.equal(
+      await page.getByTestId('global-compare-norm-a').innerText(),
+      await page.getByTestId('global-compare-norm-b').innerText(),
+    );
+    await version(3).getByTestId('global-compare-pick').uncheck();
+    await version(2).getByTestId('global-compare-pick').check();
+    await until(
+      async () =>
+        (await page
+          .getByTestId('global-compare-cosine')
+          .innerText()
+          .catch(() => '1.0000')) !== '1.0000',
+      'v1 against v2',
+    );
+    const cosine = Number(await page.getByTestId('global-compare-cosine').innerText());
+    assert.ok(cosine > 0 && cosine < 1, `cosine ${cosine}`);
+    assert.ok(Number(await page.getByTestId('global-compare-distance').innerText()) > 0);
+    await page.getByTestId('global-compare-chart').locator('svg').waitFor();
+    await screenshot(page, 'adapters-06-global-update-compare');
   });
 
   test('no console errors, page errors or failed requests', () => {
