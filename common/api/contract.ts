@@ -60,6 +60,7 @@ import {
   TrajectoryRef,
 } from './trajectory-schemas';
 import { SkillTests, TestSet, VerifyEvent, VerifyRunInput, VerifyRunResult } from './verify-schemas';
+import { ContinualEvent, ContinualRunInput, ContinualRunResult } from './continual-schemas';
 
 export const MAX_SKILL_BYTES = 1024 * 1024;
 
@@ -187,6 +188,11 @@ export const studioContract = {
     ),
     /** Runs the version's tests greedily (parametric, in_context, none, or an adapter) → pass rate per test and overall. */
     run: stream(VerifyRunInput, VerifyEvent, VerifyRunResult),
+  },
+  continual: {
+    /** SkillWorld episodes: each verified episode's lesson compiled and absorbed by the mode (merge
+     *  writes the global adapter by EMA), then the held-out tasks of every lesson so far measured. */
+    run: stream(ContinualRunInput, ContinualEvent, ContinualRunResult),
   },
 } as const;
 

@@ -25,6 +25,7 @@ import { OpenAiRecorder } from './services/openai-recorder';
 import { PlaygroundService } from './services/playground-service';
 import { TrajectoryService } from './services/trajectory-service';
 import { VerifyService } from './services/verify-service';
+import { ContinualService } from './services/continual-service';
 import { APP_VERSION, DEFAULT_BUNDLE_DIR } from '../paths';
 
 export interface StudioOptions {
@@ -67,6 +68,10 @@ export function createStudio(opts: StudioOptions): Studio {
   const generation = new GenerationService(engine, adaptersRepo, bundles, adapterCache, compiler);
   const playground = new PlaygroundService(generation, bundles, adaptersRepo, trajectories);
   const verify = new VerifyService(compiler, new SkillTestsRepo(db), adaptersRepo, adapterCache, bundles, trajectories);
+  const continual = new ContinualService(
+    { bundles, skills: repo, compiler, adapters, repo: adaptersRepo, cache: adapterCache, trajectories },
+    () => trajectories.settings(),
+  );
 
   const handlers: StudioHandlers = {
     app: {
@@ -125,6 +130,9 @@ export function createStudio(opts: StudioOptions): Studio {
       tests: (i) => verify.get(i),
       setTests: (i) => verify.set(i),
       run: (i, ctx) => verify.run(i, ctx),
+    },
+    continual: {
+      run: (i, ctx) => continual.run(i, ctx),
     },
   };
   return {

@@ -5,6 +5,7 @@ import { bundleCreate } from './bundle';
 import type { Command } from './command';
 import { compareCommand } from './compare';
 import { compileCommand } from './compile';
+import { continualRun } from './continual';
 import { emaHistory, emaRollback, emaUpdate } from './ema';
 import { evalCommand } from './eval';
 import { generateCommand } from './generate';
@@ -46,6 +47,7 @@ export const COMMANDS: readonly Command[] = [
   testsShow,
   testsSet,
   verifyCommand,
+  continualRun,
   trajectoriesList,
   trajectoriesShow,
   trajectoriesRate,

@@ -1,0 +1,102 @@
+// Continual learning into the global adapter (issue 13 items 4-5): `continual.run` plays SkillWorld
+// episodes; each verified episode is summarised into a lesson (a short SKILL.md), compiled and
+// absorbed by the mode; after each episode the held-out tasks of every lesson so far are measured.
+import { z } from 'zod';
+import { MAX_NEW_TOKENS } from './engine-schemas';
+import { AbsoluteDir } from './paths';
+
+/** merge: EMA into the global adapter (cat then svd to the rank budget); cat: the exact mean of the
+ *  lessons (rank grows); linear: the factor-wise mean (the paper's baseline); independent: the newest
+ *  lesson's adapter alone; in_context: every lesson so far as the system message, no adapter. */
+export const CONTINUAL_MODES = ['merge', 'cat', 'linear', 'independent', 'in_context'] as const;
+export const ContinualMode = z.enum(CONTINUAL_MODES);
+export type ContinualMode = z.infer<typeof ContinualMode>;
+
+export const ContinualRunInput = z.strictObject({
+  suite: z.literal('skillworld'),
+  episodes: z.number().int().min(1).max(1000),
+  seed: z.number().int().min(0).max(0xffffffff).optional(),
+  mode: ContinualMode,
+  /** merge: the newest lesson's weight (default 0.1). */
+  beta: z.number().gt(0).max(1).optional(),
+  /** merge: the global adapter's rank after each step (default 16). */
+  rankBudget: z.number().int().min(1).max(4096).optional(),
+  /** Tasks per episode whose verified trajectories make its lesson (default 4). */
+  demos: z.number().int().min(1).max(100).optional(),
+  /** Held-out tasks per lesson, measured after every later episode (default 4). */
+  tasks: z.number().int().min(1).max(100).optional(),
+  /** Tokens per answer (default 48: the longest SkillWorld reference is about 35). */
+  maxTokens: z.number().int().min(1).max(MAX_NEW_TOKENS).optional(),
+  /** A SkillWorld folder (tasks.jsonl); default the committed resources/skillworld/continual. */
+  world: AbsoluteDir.optional(),
+  /** template: the offline summariser; llm: the configured endpoint (error when none is).
+   *  Default: llm when an endpoint is configured, else template. */
+  summariser: z.enum(['template', 'llm']).optional(),
+});
+export type ContinualRunInput = z.infer<typeof ContinualRunInput>;
+
+export const ContinualEvent = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('episode'),
+    episode: z.number().int().positive(),
+    episodes: z.number().int().positive(),
+    world: z.string(),
+  }),
+  z.object({
+    type: z.literal('lesson'),
+    episode: z.number().int().positive(),
+    skill: z.object({ name: z.string(), version: z.number().int().positive() }),
+    adapter: z.string(),
+    summariser: z.string(),
+  }),
+  z.object({ type: z.literal('measure'), episode: z.number().int().positive(), tasks: z.number().int() }),
+  z.object({
+    type: z.literal('measured'),
+    episode: z.number().int().positive(),
+    passRate: z.number().min(0).max(1),
+    globalVersion: z.number().int().positive().nullable(),
+  }),
+  /** Something went wrong without stopping the run (e.g. the LLM summariser failed: template used). */
+  z.object({ type: z.literal('warning'), episode: z.number().int().positive(), message: z.string() }),
+]);
+export type ContinualEvent = z.infer<typeof ContinualEvent>;
+
+export const ContinualEpisode = z.object({
+  episode: z.number().int().positive(),
+  world: z.string(),
+  /** The lesson version this episode added; null when no demo passed the verifier. */
+  lesson: z.object({ name: z.string(), version: z.number().int().positive() }).nullable(),
+  /** passed / n over the held-out tasks of every lesson so far. */
+  passRate: z.number().min(0).max(1),
+  passed: z.number().int().nonnegative(),
+  n: z.number().int().nonnegative(),
+  /** The global adapter version measured (merge, cat, linear); null for independent and in_context. */
+  globalVersion: z.number().int().positive().nullable(),
+  /** The adapter the tasks ran with (short id), null for in_context. */
+  adapter: z.string().nullable(),
+  /** in_context: tasks whose lessons text was cut to fit the context. */
+  truncated: z.number().int().nonnegative(),
+  ms: z.number().nonnegative(),
+});
+export type ContinualEpisode = z.infer<typeof ContinualEpisode>;
+
+export const ContinualRunResult = z.object({
+  run: z.string(),
+  mode: ContinualMode,
+  suite: z.literal('skillworld'),
+  seed: z.number().int(),
+  bundle: z.object({ id: z.string(), sha256: z.string() }),
+  settings: z.object({
+    beta: z.number(),
+    rankBudget: z.number().int(),
+    demos: z.number().int(),
+    tasks: z.number().int(),
+    maxTokens: z.number().int(),
+    summariser: z.string(),
+  }),
+  episodes: z.array(ContinualEpisode),
+  /** The last episode's pass rate. */
+  finalPassRate: z.number().min(0).max(1),
+  ms: z.number().nonnegative(),
+});
+export type ContinualRunResult = z.infer<typeof ContinualRunResult>;
