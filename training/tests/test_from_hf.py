@@ -185,3 +185,15 @@ def fake_ckpt(path: Path) -> None:
                          intermediate_size=64)
     net = build_hypernet(lm_cfg, NetConfig())
     torch.save({"model": net.state_dict(), "config": HyperConfig().to_dict(), "lm_config": lm_cfg.to_dict()}, path)
+
+
+def test_hyper_training_reads_the_same_chat_template(tmp_path):
+    from hf_tiny import CHATML
+    from pskills_train.hyper.train import load_base
+
+    folder = tmp_path / "hf"
+    save_checkpoint("qwen2", folder, seed=6)
+    assert (folder / "chat_template.jinja").exists()  # transformers 5 keeps it beside tokenizer_config.json
+    lm, tok, template = load_base(str(folder), "unused")
+    assert template == CHATML and tok.get_vocab_size() == 300
+    assert lm.cfg.family == "qwen2" and not any(p.requires_grad for p in lm.parameters())

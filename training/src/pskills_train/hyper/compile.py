@@ -60,9 +60,9 @@ def encode_states(lm: LlamaLM, ids: Tensor, mask: Tensor | None = None) -> Tenso
     k = cfg.encoder_layer_index
     b, m = ids.shape
     if mask is None:
-        mask = torch.ones(b, m, dtype=torch.int64)
+        mask = torch.ones(b, m, dtype=torch.int64, device=ids.device)
     mask = mask.to(torch.int64)
-    pos = torch.arange(m).expand(b, m)  # [b, m]; right padding: real tokens sit at 0..len-1
+    pos = torch.arange(m, device=ids.device).expand(b, m)  # [b, m]; right padding: real tokens sit at 0..len-1
     if k == cfg.num_layers:
         return lm(ids, mask, pos)[2]
     x = lm.model.embed_tokens(ids)  # [b, m, d]
@@ -90,11 +90,12 @@ def combine(factors: list[Factors], layers: list[int]) -> Adapter:
 @torch.no_grad()
 def compile_ids(lm: LlamaLM, hypernet: torch.nn.Module, ids: list[int], token_budget: int, overlap: int) -> Adapter:
     spans = chunk_spans(len(ids), token_budget, overlap)
+    dev = lm.lm_head.weight.device
     factors = []
     for s, e in spans:
-        x = torch.tensor([ids[s:e]], dtype=torch.int64)  # [1, m]
+        x = torch.tensor([ids[s:e]], dtype=torch.int64, device=dev)  # [1, m]
         states = encode_states(lm, x)  # [1, m, d]
-        out = hypernet(states, torch.ones(1, e - s))
+        out = hypernet(states, torch.ones(1, e - s, device=dev))
         factors.append({m: (a[0], b[0]) for m, (a, b) in out.items()})  # [L, d_in, r], [L, r, d_out]
     return combine(factors, list(range(lm.cfg.num_layers)))
 
@@ -126,10 +127,12 @@ def batch_adapters(lm: LlamaLM, hypernet: torch.nn.Module, sources: list[list[in
     for j, c in enumerate(chunks):
         x[j, :len(c)] = torch.tensor(c)
         mask[j, :len(c)] = 1
+    dev = lm.lm_head.weight.device
+    x, mask = x.to(dev), mask.to(dev)
     states = encode_states(lm, x, mask)  # [C, m, d]
     out = hypernet(states, mask.float())  # module -> A [C, L, d_in, r], B [C, L, r, d_out]
     counts = torch.bincount(torch.tensor(owner), minlength=len(sources))
-    max_rank = int(counts.max()) * as_hypernet(hypernet).rank
+    max_rank = int(counts.max()) * as_hypernet(getattr(hypernet, "module", hypernet)).rank  # DDP wraps it
     lora: LoraInputs = {}
     for mod, (a, b) in out.items():
         rows_a, rows_b = [], []

@@ -112,6 +112,8 @@ class RunConfig:
     log_every: int = 5
     seed: int = 1234
     threads: int = 0  # 0 = all cores
+    device: str = "auto"  # auto (cuda when present) | cpu | cuda (hyper/placement.py)
+    bf16: bool | str = "auto"  # autocast; auto = on for cuda with bf16 support, off on cpu
 
     def out_path(self) -> Path:
         return repo_path(self.out)

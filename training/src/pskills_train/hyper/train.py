@@ -2,6 +2,7 @@
 
     python -m pskills_train.hyper.train --config training/configs/hyper.json --stage 1|2 [--resume]
         [--set run1.max_steps=20]
+    torchrun --nproc_per_node N -m pskills_train.hyper.train ...   (DDP; hyper/placement.py)
 
 The base LM is frozen (requires_grad False); gradients reach the hypernetwork through the LoRA
 inputs. AdamW, linear warmup + cosine, gradient accumulation (run.batch_size examples per step in
@@ -20,6 +21,7 @@ import json
 import random
 import time
 from collections import defaultdict
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +35,14 @@ from ..model import LlamaLM, ModelConfig, load_hf
 from ..tokenizer import CHAT_TEMPLATE
 from ..train.checkpoint import load_checkpoint, save_checkpoint, set_rng_state
 from ..train.config import OptimConfig
+from ..train.distributed import shutdown
 from ..train.metrics import MetricsLog
 from ..train.optim import lr_at, make_optimizer
 from .compile import batch_adapters
 from .config import HyperConfig, RunConfig
 from .examples import OBJECTIVES, Example, Stage1Builder, chat_example, read_skills
 from .net import build_hypernet
+from .placement import Placement, resolve
 from .similarity import mean_cosine
 
 
@@ -61,8 +65,12 @@ def load_base(spec: str, tokenizer: str, encoder_layer: int | None = None) -> tu
         tok_file = folder / "tokenizer.json" if (folder / "tokenizer.json").exists() else repo_path(tokenizer)
         tok = Tokenizer.from_file(str(tok_file))
         cfg_file = tok_file.with_name("tokenizer_config.json")
-        if cfg_file.exists():
-            template = json.loads(cfg_file.read_text()).get("chat_template") or template
+        if cfg_file.exists():  # the template `pskills bundle create --from-hf` ships (chat_template.jinja too)
+            from ..export.from_hf import chat_template_of
+            try:
+                template = chat_template_of(tok_file.parent, json.loads(cfg_file.read_text()))
+            except ValueError:
+                pass  # a base model without one: ours
     lm.eval()
     for p in lm.parameters():
         p.requires_grad_(False)
@@ -87,11 +95,25 @@ def token_losses(lm: LlamaLM, lora, examples: list[Example]) -> tuple[torch.Tens
         if e.labels_mask is not None:
             keep &= torch.tensor(e.labels_mask[1:], dtype=torch.bool)
         labels[i, :n] = torch.where(keep, nxt, torch.full_like(nxt, -100))
-    pos = torch.arange(s).expand(b, s)
-    logits = lm(ids, mask, pos, None, lora)[0]  # [b, s, V]
+    dev = lm.lm_head.weight.device
+    ids, labels, mask = ids.to(dev), labels.to(dev), mask.to(dev)
+    pos = torch.arange(s, device=dev).expand(b, s)
+    logits = lm(ids, mask, pos, None, lora)[0].float()  # [b, s, V]; float: bf16 autocast gives bf16
     ce = F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=-100, reduction="none").view(b, s)
     count = (labels != -100).sum(1)  # [b]
     return ce.sum(1), count
+
+
+def merge_ranks(parts: list[Any]) -> tuple[defaultdict[str, float], defaultdict[str, int], defaultdict[str, float]]:
+    """Sum each rank's (loss sums, token counts, extra terms) of one step: every rank gets the global ones."""
+    sums: defaultdict[str, float] = defaultdict(float)
+    counts: defaultdict[str, int] = defaultdict(int)
+    extra: defaultdict[str, float] = defaultdict(float)
+    for part_sums, part_counts, part_extra in parts:
+        for into, part in ((sums, part_sums), (counts, part_counts), (extra, part_extra)):
+            for k, v in part.items():
+                into[k] += v
+    return sums, counts, extra
 
 
 def source_group(rec: dict[str, Any]) -> str:
@@ -102,7 +124,8 @@ def source_group(rec: dict[str, Any]) -> str:
 class HyperTrainer:
     def __init__(self, cfg: HyperConfig, stage: int, resume: bool = False, *,
                  base: tuple[LlamaLM, Tokenizer, str] | None = None,
-                 train_items: list[Any] | None = None, val_items: list[Any] | None = None):
+                 train_items: list[Any] | None = None, val_items: list[Any] | None = None,
+                 placement: Placement | None = None):
         if stage not in (1, 2):
             raise ValueError(f"stage must be 1 or 2, got {stage}")
         self.cfg, self.stage = cfg, stage
@@ -110,7 +133,9 @@ class HyperTrainer:
         self.out = self.run.out_path()
         if self.run.threads:
             torch.set_num_threads(self.run.threads)
+        self.place = placement or resolve(self.run.device, self.run.bf16)
         self.lm, self.tok, self.template = base or load_base(cfg.data.base, cfg.data.tokenizer)
+        self.lm.to(self.place.device)
         longest = max(cfg.encoder.token_budget, cfg.data.max_seq, cfg.data.target_window + 64)
         if longest > self.lm.cfg.max_positions:
             raise ValueError(f"encoder.token_budget / data.max_seq / target_window + prompt ({longest}) exceed the "
@@ -153,7 +178,7 @@ class HyperTrainer:
                 raise ValueError(f"stage2.source_shares: {shared} skills in the shared sources, fewer than "
                                  f"micro_batch {self.run.micro_batch}")
         torch.manual_seed(self.run.seed)
-        self.net = build_hypernet(self.lm.cfg, cfg.net).train()
+        self.net = build_hypernet(self.lm.cfg, cfg.net).train().to(self.place.device)
         o = self.run
         self.opt = make_optimizer(self.net, OptimConfig(lr=o.lr, min_lr=o.min_lr, warmup_steps=o.warmup_steps,
                                                         weight_decay=o.weight_decay, grad_clip=o.grad_clip))
@@ -170,10 +195,12 @@ class HyperTrainer:
             if not init.exists():
                 raise FileNotFoundError(f"{init}: no stage-1 checkpoint to start stage 2 from (run --stage 1 first, "
                                         f"or --set run2.init= to start from scratch)")
-            ck = torch.load(init, map_location="cpu", weights_only=False)
+            ck = torch.load(init, map_location=self.place.device, weights_only=False)
             self.net.load_state_dict(ck["model"])
             self.history = [{"stage": ck.get("stage", 1), "steps": ck.get("step"), "metrics": ck.get("last_metrics")}]
-        self.metrics = MetricsLog(self.out / "metrics.jsonl", self.step if resume else None)
+        self.model = self.place.wrap(self.net)  # DDP under torchrun; the net itself alone
+        self.metrics = MetricsLog(self.out / "metrics.jsonl", self.step if resume else None) if self.place.main \
+            else None
         self.last_metrics: dict[str, float] = {}
 
     # ---- data
@@ -252,16 +279,20 @@ class HyperTrainer:
         return chosen
 
     # ---- steps
-    def losses(self, examples: list[Example], with_lora: bool = False):
+    def losses(self, examples: list[Example], with_lora: bool = False, net: torch.nn.Module | None = None):
+        """`net`: the module to run (default: the DDP wrapper under torchrun, whose forward syncs ranks)."""
         enc = self.cfg.encoder
-        lora = batch_adapters(self.lm, self.net, [e.source for e in examples], enc.token_budget, enc.chunk_overlap)
-        tot, cnt = token_losses(self.lm, lora, examples)
+        with self.place.autocast():
+            lora = batch_adapters(self.lm, net or self.model, [e.source for e in examples], enc.token_budget,
+                                  enc.chunk_overlap)
+            tot, cnt = token_losses(self.lm, lora, examples)
         return (tot, cnt, lora) if with_lora else (tot, cnt)
 
     def contrast(self, examples: list[Example], lora, tot: torch.Tensor, cnt: torch.Tensor):
         """Each example's loss with the next row's adapter (another skill's): (hinge term, neg sum)."""
         rolled = {k: (a.roll(1, 0), b.roll(1, 0)) for k, (a, b) in lora.items()}
-        neg, _ = token_losses(self.lm, rolled, examples)
+        with self.place.autocast():
+            neg, _ = token_losses(self.lm, rolled, examples)
         c = cnt.clamp(min=1)
         hinge = F.relu(self.cfg.stage2.margin + tot / c - neg / c).mean()
         return hinge, neg
@@ -276,21 +307,26 @@ class HyperTrainer:
         counts: defaultdict[str, int] = defaultdict(int)
         s2 = self.cfg.stage2
         extra: defaultdict[str, float] = defaultdict(float)
-        for micro in range(accum):
-            examples = self.micro_examples(self.step, micro)
-            tot, cnt, lora = self.losses(examples, with_lora=True)
-            loss = tot.sum() / cnt.sum().clamp(min=1)
-            if self.stage == 2:
-                extra["cos"] += mean_cosine(lora) / accum
-            if self.stage == 2 and s2.contrast_weight > 0:
-                hinge, neg = self.contrast(examples, lora, tot, cnt)
-                loss = loss + s2.contrast_weight * hinge
-                extra["hinge"] += float(hinge.detach()) / accum
-                extra["loss_neg"] += float(neg.detach().sum() / cnt.sum().clamp(min=1)) / accum
-            (loss / accum).backward()
+        micros = self.place.micro_indices(accum)  # all of them alone; this rank's share under torchrun
+        for n, micro in enumerate(micros):
+            # DDP averages gradients over ranks once, on the last backward of the step
+            sync = self.model is self.net or n == len(micros) - 1
+            with nullcontext() if sync else self.model.no_sync():  # type: ignore[operator]
+                examples = self.micro_examples(self.step, micro)
+                tot, cnt, lora = self.losses(examples, with_lora=True)
+                loss = tot.sum() / cnt.sum().clamp(min=1)
+                if self.stage == 2:
+                    extra["cos"] += mean_cosine(lora) / accum
+                if self.stage == 2 and s2.contrast_weight > 0:
+                    hinge, neg = self.contrast(examples, lora, tot, cnt)
+                    loss = loss + s2.contrast_weight * hinge
+                    extra["hinge"] += float(hinge.detach()) / accum
+                    extra["loss_neg"] += float(neg.detach().sum() / cnt.sum().clamp(min=1)) / accum
+                (loss / len(micros)).backward()  # × world / accum, and DDP divides by world
             for e, t, c in zip(examples, tot.tolist(), cnt.tolist(), strict=True):  # one loss per example
                 sums[e.objective] += t
                 counts[e.objective] += c
+        sums, counts, extra = merge_ranks(self.place.gather((dict(sums), dict(counts), dict(extra))))
         if run.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(self.net.parameters(), run.grad_clip)
         self.opt.step()
@@ -313,7 +349,7 @@ class HyperTrainer:
             tot, cnt, neg, cos = 0.0, 0, 0.0, []
             for i in range(0, len(examples), self.run.micro_batch):
                 batch = examples[i: i + self.run.micro_batch]
-                t, c, lora = self.losses(batch, with_lora=True)
+                t, c, lora = self.losses(batch, with_lora=True, net=self.net)  # rank 0 alone: no DDP
                 tot, cnt = tot + float(t.sum()), cnt + int(c.sum())
                 if self.stage == 2 and len(batch) > 1:
                     neg += float(self.contrast(batch, lora, t, c)[1].sum())
@@ -326,13 +362,15 @@ class HyperTrainer:
         return out
 
     def save(self) -> None:
+        if not self.place.main:
+            return
         save_checkpoint(self.out, self.net, self.opt, self.step, 0, self.cfg.to_dict(),
                         extra={"lm_config": self.lm.cfg.to_dict(), "stage": self.stage, "history": self.history,
                                "last_metrics": self.last_metrics, "params": self.net.num_params()})
 
     def fit(self, progress: bool = True) -> dict[str, float]:
         run = self.run
-        bar = tqdm(total=run.max_steps, initial=self.step, unit="step", disable=not progress)
+        bar = tqdm(total=run.max_steps, initial=self.step, unit="step", disable=not progress or not self.place.main)
         t0, c0, timed = time.perf_counter(), time.process_time(), 0
         window: list[float] = []
         s2 = self.cfg.stage2
@@ -346,7 +384,8 @@ class HyperTrainer:
                 if cos > s2.cos_stop_above:
                     why = (f"stopped at step {self.step}: mean in-batch cosine of ΔW {cos:.3f} is above "
                            f"stage2.cos_stop_above {s2.cos_stop_above} (adapters stay alike)")
-                    self.metrics.write({"step": self.step, "stopped": why})
+                    if self.metrics:
+                        self.metrics.write({"step": self.step, "stopped": why})
                     self.save()
                     bar.close()
                     raise SystemExit(why)
@@ -356,10 +395,11 @@ class HyperTrainer:
             if self.step % run.log_every == 0 or evaluating:
                 rec = {"step": self.step, **rec, "s_per_step": (time.perf_counter() - t0) / timed,
                        "cpu_s_per_step": (time.process_time() - c0) / timed}
-                if evaluating and self.val:
+                if evaluating and self.val and self.place.main:
                     rec.update(self.evaluate())
                 self.last_metrics = rec
-                self.metrics.write(rec)
+                if self.metrics:
+                    self.metrics.write(rec)
                 bar.set_postfix(loss=f"{rec['loss']:.3f}")
                 t0, c0, timed = time.perf_counter(), time.process_time(), 0
             if self.step % run.ckpt_every == 0 or last:
@@ -374,12 +414,27 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--stage", required=True, type=int, choices=[1, 2])
     ap.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE")
     ap.add_argument("--resume", action="store_true", help="continue from <run.out>/ckpt.pt")
+    ap.add_argument("--backend", choices=["nccl", "gloo"], help="torchrun process group (default: nccl on cuda)")
     args = ap.parse_args(argv)
     cfg = HyperConfig.load(args.config, args.set)
-    trainer = HyperTrainer(cfg, args.stage, args.resume)
+    run = cfg.run1 if args.stage == 1 else cfg.run2
+    place = resolve(run.device, run.bf16, args.backend)
+    trainer = HyperTrainer(cfg, args.stage, args.resume, placement=place)
+    try:
+        _fit(trainer, cfg, args.resume)
+    finally:
+        shutdown(place.dist)
+
+
+def _fit(trainer: HyperTrainer, cfg: HyperConfig, resume: bool) -> None:
+    place = trainer.place
+    if not place.main:
+        trainer.fit(progress=False)
+        return
+    print(f"device {place.device}, bf16 {place.bf16}, {place.dist.world} process(es)")
     print(f"hypernet {cfg.net.kind}: {trainer.net.num_params() / 1e6:.2f} M parameters; base "
           f"{trainer.lm.num_params() / 1e6:.2f} M (frozen); {len(trainer.train_items)} training items")
-    if args.resume:
+    if resume:
         print(f"resuming at step {trainer.step}")
     trainer.fit()
     print(json.dumps(trainer.last_metrics))
