@@ -61,6 +61,17 @@ import {
 } from './trajectory-schemas';
 import { SkillTests, TestSet, VerifyEvent, VerifyRunInput, VerifyRunResult } from './verify-schemas';
 import { ContinualEvent, ContinualRunInput, ContinualRunResult } from './continual-schemas';
+import {
+  EvolveAccepted,
+  EvolveCandidate,
+  EvolveCandidateRef,
+  EvolveEvent,
+  EvolveResult,
+  EvolveRunDetail,
+  EvolveRunId,
+  EvolveRunInput,
+  EvolveRunSummary,
+} from './evolve-schemas';
 
 export const MAX_SKILL_BYTES = 1024 * 1024;
 
@@ -188,6 +199,21 @@ export const studioContract = {
     ),
     /** Runs the version's tests greedily (parametric, in_context, none, or an adapter) → pass rate per test and overall. */
     run: stream(VerifyRunInput, VerifyEvent, VerifyRunResult),
+  },
+  evolve: {
+    /** A new run: baseline, then per iteration candidates from the best text so far, each scored in
+     *  context and compiled; the best (when it beats the baseline) becomes a version, compiled. */
+    run: stream(EvolveRunInput, EvolveEvent, EvolveResult),
+    /** Goes on with a stopped run (killed, cancelled or failed) from its stored rows. */
+    resume: stream(z.strictObject({ run: EvolveRunId }), EvolveEvent, EvolveResult),
+    /** Runs newest first, of one skill when named. */
+    list: method(z.strictObject({ name: SkillName.optional() }), z.array(EvolveRunSummary)),
+    /** A run with every candidate: text, diff against its parent, scores, status. */
+    get: method(z.strictObject({ run: EvolveRunId }), EvolveRunDetail),
+    /** The candidate becomes the skill's next version (provenance evolve), compiled with the loaded bundle. */
+    accept: method(EvolveCandidateRef, EvolveAccepted),
+    /** Marks the candidate rejected (an accepted one stays). */
+    reject: method(EvolveCandidateRef, EvolveCandidate),
   },
   continual: {
     /** SkillWorld episodes: each verified episode's lesson compiled and absorbed by the mode (merge

@@ -43,6 +43,14 @@ export const Provenance = z.discriminatedUnion('kind', [
     path: z.string(), // path of SKILL.md inside the package
   }),
   z.object({ kind: z.literal('folder'), root: z.string(), path: z.string() }),
+  /** Made by an evolve run (issue 13 item 3): the run, the candidate, its score, the version evolved. */
+  z.object({
+    kind: z.literal('evolve'),
+    run: z.string(),
+    candidate: z.number().int().positive(),
+    score: z.number().min(0).max(1),
+    from: z.number().int().positive(),
+  }),
   z.object({
     kind: z.literal('tgz'),
     file: z.string(),

@@ -247,7 +247,23 @@ export type TrajectoryLine = z.infer<typeof TrajectoryLine>;
 export const Settings = z.object({
   /** Compare, the Playground, verify and the endpoint (when a request asks) keep what they ran. */
   storeTrajectories: z.boolean(),
+  /** An OpenAI-compatible chat-completions endpoint the studio may ask (evolve's LLM generator): its
+   *  base URL, e.g. http://127.0.0.1:8080/v1 (POST {llmBaseUrl}/chat/completions); null: none. */
+  llmBaseUrl: z
+    .string()
+    .max(2048)
+    .regex(/^https?:\/\/\S+$/, 'an http:// or https:// URL')
+    .nullable(),
+  /** The `model` sent to that endpoint. */
+  llmModel: z.string().min(1).max(200).nullable(),
+  /** Sent as `Authorization: Bearer …` when set (env PSKILLS_LLM_API_KEY wins over it). */
+  llmApiKey: z.string().min(1).max(4096).nullable(),
 });
 export type Settings = z.infer<typeof Settings>;
-export const DEFAULT_SETTINGS: Settings = { storeTrajectories: true };
+export const DEFAULT_SETTINGS: Settings = {
+  storeTrajectories: true,
+  llmBaseUrl: null,
+  llmModel: null,
+  llmApiKey: null,
+};
 export const SettingsPatch = Settings.partial().strict();

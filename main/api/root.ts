@@ -25,6 +25,8 @@ import { OpenAiRecorder } from './services/openai-recorder';
 import { PlaygroundService } from './services/playground-service';
 import { TrajectoryService } from './services/trajectory-service';
 import { VerifyService } from './services/verify-service';
+import { EvolveService } from './services/evolve-service';
+import { EvolveRepo } from '../store/evolve-repo';
 import { ContinualService } from './services/continual-service';
 import { APP_VERSION, DEFAULT_BUNDLE_DIR } from '../paths';
 
@@ -67,7 +69,17 @@ export function createStudio(opts: StudioOptions): Studio {
   // engine.generate with the adapter the request chooses (library, skill version or global).
   const generation = new GenerationService(engine, adaptersRepo, bundles, adapterCache, compiler);
   const playground = new PlaygroundService(generation, bundles, adaptersRepo, trajectories);
-  const verify = new VerifyService(compiler, new SkillTestsRepo(db), adaptersRepo, adapterCache, bundles, trajectories);
+  const skillTests = new SkillTestsRepo(db);
+  const verify = new VerifyService(compiler, skillTests, adaptersRepo, adapterCache, bundles, trajectories);
+  const evolve = new EvolveService(
+    new EvolveRepo(db),
+    repo,
+    compiler,
+    verify,
+    skillTests,
+    bundles,
+    new SettingsRepo(db),
+  );
   const continual = new ContinualService(
     { bundles, skills: repo, compiler, adapters, repo: adaptersRepo, cache: adapterCache, trajectories },
     () => trajectories.settings(),
@@ -130,6 +142,14 @@ export function createStudio(opts: StudioOptions): Studio {
       tests: (i) => verify.get(i),
       setTests: (i) => verify.set(i),
       run: (i, ctx) => verify.run(i, ctx),
+    },
+    evolve: {
+      run: (i, ctx) => evolve.run(i, ctx),
+      resume: (i, ctx) => evolve.resume(i, ctx),
+      list: (i) => evolve.list(i),
+      get: (i) => evolve.get(i),
+      accept: (i) => evolve.accept(i),
+      reject: (i) => evolve.reject(i),
     },
     continual: {
       run: (i, ctx) => continual.run(i, ctx),

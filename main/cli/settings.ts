@@ -1,5 +1,6 @@
 // `pskills settings show|set`: the studio's settings (storeTrajectories: whether compare, the
-// Playground, verify and the endpoint, on request, keep what they ran).
+// Playground, verify and the endpoint, on request, keep what they ran; llmBaseUrl, llmModel, llmApiKey:
+// the OpenAI-compatible endpoint evolve's LLM generator asks; `null` clears one).
 import { Settings } from '../../common/api/trajectory-schemas';
 import { StudioError } from '../../common/errors';
 import type { Command } from './command';
@@ -23,7 +24,7 @@ export const settingsShow: Command = {
 export const settingsSet: Command = {
   name: 'settings set',
   usage: `<${KEYS.join('|')}> <value>`,
-  summary: 'stores one setting (booleans: true or false)',
+  summary: 'stores one setting (booleans: true or false; text as is; null clears)',
   async run(argv, { io, flags, withStudio }) {
     const { values, positionals } = flags.parse(argv, {});
     if (positionals.length !== 2) throw usageError(settingsSet);

@@ -8,6 +8,7 @@ import { compileCommand } from './compile';
 import { continualRun } from './continual';
 import { emaHistory, emaRollback, emaUpdate } from './ema';
 import { evalCommand } from './eval';
+import { evolveCommand } from './evolve';
 import { generateCommand } from './generate';
 import { importCommand } from './import';
 import { mergeCommand } from './merge';
@@ -47,6 +48,7 @@ export const COMMANDS: readonly Command[] = [
   testsShow,
   testsSet,
   verifyCommand,
+  evolveCommand,
   continualRun,
   trajectoriesList,
   trajectoriesShow,

@@ -272,11 +272,59 @@ CREATE TABLE skill_tests (
 );
 `;
 
+// Version 5 (issue 13 item 3): evolve runs and every candidate they scored. A candidate row is written
+// (with its text and its diff against its parent) before it is scored; its scores land in one later
+// write, so a row has all of them or none, and a resumed run scores exactly the rows without.
+const evolveRuns = `
+CREATE TABLE evolve_runs (
+  id               INTEGER PRIMARY KEY,
+  uid              TEXT NOT NULL UNIQUE CHECK (length(uid) = 12 AND uid NOT GLOB '*[^0-9a-f]*'),
+  skill_version_id INTEGER NOT NULL REFERENCES skill_versions(id) ON DELETE CASCADE,
+  generator        TEXT NOT NULL CHECK (generator IN ('offline', 'llm')),
+  iterations       INTEGER NOT NULL CHECK (iterations >= 1),
+  per_iteration    INTEGER NOT NULL CHECK (per_iteration >= 1),
+  seed             INTEGER NOT NULL,
+  modes            TEXT NOT NULL CHECK (json_valid(modes) AND json_type(modes) = 'array'),
+  max_tokens       INTEGER NOT NULL CHECK (max_tokens >= 1),
+  accept           INTEGER NOT NULL CHECK (accept IN (0, 1)),
+  bundle_sha256    TEXT CHECK (length(bundle_sha256) = 64),
+  status           TEXT NOT NULL CHECK (status IN ('running', 'cancelled', 'failed', 'done')),
+  error            TEXT,
+  result_version   INTEGER CHECK (result_version >= 1),
+  created_at       TEXT NOT NULL,
+  updated_at       TEXT NOT NULL
+);
+CREATE INDEX evolve_runs_skill ON evolve_runs(skill_version_id);
+
+CREATE TABLE evolve_candidates (
+  id          INTEGER PRIMARY KEY,
+  run_id      INTEGER NOT NULL REFERENCES evolve_runs(id) ON DELETE CASCADE,
+  iteration   INTEGER NOT NULL CHECK (iteration >= 0),
+  idx         INTEGER NOT NULL CHECK (idx >= 0),
+  parent_id   INTEGER REFERENCES evolve_candidates(id),
+  operator    TEXT NOT NULL,
+  note        TEXT NOT NULL DEFAULT '',
+  content     TEXT NOT NULL,
+  sha256      TEXT NOT NULL CHECK (length(sha256) = 64),
+  diff        TEXT NOT NULL,
+  score       REAL CHECK (score >= 0 AND score <= 1),
+  scores      TEXT CHECK (scores IS NULL OR (json_valid(scores) AND json_type(scores) = 'object')),
+  status      TEXT NOT NULL DEFAULT 'proposed' CHECK (status IN ('proposed', 'accepted', 'rejected')),
+  version     INTEGER CHECK (version >= 1),
+  created_at  TEXT NOT NULL,
+  scored_at   TEXT,
+  UNIQUE (run_id, iteration, idx),
+  CHECK ((score IS NULL) = (scores IS NULL) AND (score IS NULL) = (scored_at IS NULL)),
+  CHECK ((status = 'accepted') = (version IS NOT NULL))
+);
+`;
+
 export const migrations: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(initialSchema) },
   { version: 2, name: 'global adapter per bundle', up: migrateGlobalPerBundle },
   { version: 3, name: 'adapter parents table', up: migrateAdapterParents },
   { version: 4, name: 'trajectories, settings and skill tests', up: (db) => db.exec(trajectoriesV4) },
+  { version: 5, name: 'evolve runs and candidates', up: (db) => db.exec(evolveRuns) },
 ];
 
 /** The schema version this build writes; a database above it was written by a newer build. */

@@ -106,6 +106,21 @@ export class CompileService {
     };
   }
 
+  /**
+   * A text that is not a stored version (an evolve candidate) through the current bundle's
+   * hypernetwork, the same compile as a version's; nothing is stored.
+   */
+  async compileText(
+    content: string,
+    ctx: { signal?: AbortSignal } = {},
+  ): Promise<{ engine: EngineAdapter; bundle: Bundle; chunks: number }> {
+    const { bundle } = await this.bundles.current();
+    requireHypernet(bundle);
+    const compiled = await compileSkill(bundle, content, { signal: ctx.signal });
+    if (ctx.signal?.aborted) throw new StudioError('cancelled', 'compile cancelled');
+    return { engine: compiled.engine, bundle, chunks: compiled.chunks.length };
+  }
+
   /** Skill versions with an adapter compiled for the bundle with this row id, newest first. */
   compiledFor(bundleRowId: number): { name: string; version: number; createdAt: string }[] {
     return this.repo

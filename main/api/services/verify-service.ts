@@ -100,36 +100,14 @@ export class VerifyService {
     if (ctx.signal.aborted) throw new StudioError('cancelled', 'verify cancelled');
 
     ctx.emit({ type: 'start', tests: tests.length });
-    const results: VerifyTestResult[] = [];
-    for (let start = 0; start < tests.length; start += BATCH) {
-      const chunk = tests.slice(start, start + BATCH);
-      const rows = chunk.map((t) =>
-        this.request(bundle, t, mode, skill.content, t.maxTokens ?? maxTokens, adapter?.engine ?? null),
-      );
-      const it = generateBatch(
-        bundle,
-        rows.map((r) => r.request),
-        { signal: ctx.signal },
-      );
-      let step = await it.next();
-      while (!step.done) step = await it.next();
-      if (ctx.signal.aborted) throw new StudioError('cancelled', 'verify cancelled');
-      step.value.forEach((r, i) => {
-        const t = chunk[i]!;
-        const outcome = checkExpect(t.expect, r.text);
-        results.push({
-          id: t.id,
-          passed: outcome.passed,
-          passRate: outcome.passed ? 1 : 0,
-          answer: r.text,
-          reason: outcome.reason,
-          finishReason: r.finishReason,
-          completionTokens: r.tokens.length,
-          truncated: rows[i]!.truncated,
-        });
-        ctx.emit({ type: 'result', index: start + i, id: t.id, passed: outcome.passed });
-      });
-    }
+    const results = await this.runTests(bundle, tests, {
+      mode,
+      skillText: skill.content,
+      maxTokens,
+      adapter: adapter?.engine ?? null,
+      signal: ctx.signal,
+      onResult: (index, r) => ctx.emit({ type: 'result', index, id: r.id, passed: r.passed }),
+    });
 
     const passed = results.filter((r) => r.passed).length;
     const bundleRef = { id: bundle.manifest.id, sha256: current.sha256 };
@@ -168,6 +146,57 @@ export class VerifyService {
       results,
       ms: performance.now() - t0,
     };
+  }
+
+  /**
+   * Answers `tests` greedily with the skill text in context (in_context), an adapter (parametric,
+   * adapter) or neither (none), and judges each answer by its `expect`. Also the scorer of evolve's
+   * candidates, whose texts are not stored versions. Records nothing.
+   */
+  async runTests(
+    bundle: Bundle,
+    tests: readonly VerifierTest[],
+    opts: {
+      mode: VerifyMode;
+      skillText: string;
+      maxTokens: number;
+      adapter: EngineAdapter | null;
+      signal: AbortSignal;
+      onResult?: (index: number, result: VerifyTestResult) => void;
+    },
+  ): Promise<VerifyTestResult[]> {
+    const results: VerifyTestResult[] = [];
+    for (let start = 0; start < tests.length; start += BATCH) {
+      const chunk = tests.slice(start, start + BATCH);
+      const rows = chunk.map((t) =>
+        this.request(bundle, t, opts.mode, opts.skillText, t.maxTokens ?? opts.maxTokens, opts.adapter),
+      );
+      const it = generateBatch(
+        bundle,
+        rows.map((r) => r.request),
+        { signal: opts.signal },
+      );
+      let step = await it.next();
+      while (!step.done) step = await it.next();
+      if (opts.signal.aborted) throw new StudioError('cancelled', 'verify cancelled');
+      step.value.forEach((r, i) => {
+        const t = chunk[i]!;
+        const outcome = checkExpect(t.expect, r.text);
+        const result: VerifyTestResult = {
+          id: t.id,
+          passed: outcome.passed,
+          passRate: outcome.passed ? 1 : 0,
+          answer: r.text,
+          reason: outcome.reason,
+          finishReason: r.finishReason,
+          completionTokens: r.tokens.length,
+          truncated: rows[i]!.truncated,
+        };
+        results.push(result);
+        opts.onResult?.(start + i, result);
+      });
+    }
+    return results;
   }
 
   /** One test as an engine row: greedy, the skill in the system message for in_context. */

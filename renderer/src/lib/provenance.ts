@@ -21,6 +21,8 @@ export function provenanceKind(p: Provenance): string {
       return 'edited in the studio';
     case 'lesson':
       return 'continual lesson';
+    case 'evolve':
+      return 'evolve run';
   }
 }
 
@@ -37,6 +39,8 @@ export function provenanceSummary(p: Provenance): string {
       return 'manual edit';
     case 'lesson':
       return ['lesson', `episode ${p.episode}`, p.world, p.summariser].join(' · ');
+    case 'evolve':
+      return ['evolve', `run ${p.run}`, `from v${p.from}`, `score ${p.score.toFixed(3)}`].join(' · ');
   }
 }
 
@@ -76,6 +80,14 @@ export function provenanceFields(p: Provenance): ProvenanceField[] {
         { label: 'World', value: p.world, mono: true },
         { label: 'Summariser', value: p.summariser },
         { label: 'Trajectories', value: String(p.trajectories.length) },
+      ];
+    case 'evolve':
+      return [
+        { label: 'Source', value: 'evolve run' },
+        { label: 'Run', value: p.run, mono: true },
+        { label: 'Evolved from', value: `v${p.from}` },
+        { label: 'Candidate', value: String(p.candidate) },
+        { label: 'Score', value: p.score.toFixed(3) },
       ];
   }
 }

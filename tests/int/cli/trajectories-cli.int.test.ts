@@ -109,9 +109,19 @@ describe('pskills trajectories', () => {
   });
 
   it('settings show / set turn storing off and on', () => {
-    expect(JSON.parse(pskills('settings', 'show', '--json').out)).toEqual({ storeTrajectories: true });
+    expect(JSON.parse(pskills('settings', 'show', '--json').out)).toEqual({
+      storeTrajectories: true,
+      llmBaseUrl: null,
+      llmModel: null,
+      llmApiKey: null,
+    });
     expect(pskills('settings', 'set', 'storeTrajectories', 'false').out.trim()).toBe('storeTrajectories\tfalse');
-    expect(JSON.parse(pskills('settings', 'show', '--json').out)).toEqual({ storeTrajectories: false });
+    expect(JSON.parse(pskills('settings', 'show', '--json').out)).toEqual({
+      storeTrajectories: false,
+      llmBaseUrl: null,
+      llmModel: null,
+      llmApiKey: null,
+    });
     const bad = pskills('settings', 'set', 'storeTrajectories', 'maybe');
     expect(bad.code).toBe(2);
     expect(pskills('settings', 'set', 'nope', 'true').err).toMatch(/no setting "nope"/);

@@ -74,7 +74,12 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
   });
 
   it('engine.generate (the Playground) keeps its run; with the setting off nothing is kept', async () => {
-    expect(await api.settings.get({})).toEqual({ storeTrajectories: true });
+    expect(await api.settings.get({})).toEqual({
+      storeTrajectories: true,
+      llmBaseUrl: null,
+      llmModel: null,
+      llmApiKey: null,
+    });
     covered.add('settings.get');
     const g = await api.engine.generate({ messages: [{ role: 'user', content: 'Hello' }], maxTokens: 5 }).result;
     const [t] = (await api.trajectories.list({ source: 'playground' })).items;
@@ -100,7 +105,12 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
     });
     expect(s!.adapter!.slice(0, 12)).toBe(withSkill.adapter);
 
-    expect(await api.settings.set({ storeTrajectories: false })).toEqual({ storeTrajectories: false });
+    expect(await api.settings.set({ storeTrajectories: false })).toEqual({
+      storeTrajectories: false,
+      llmBaseUrl: null,
+      llmModel: null,
+      llmApiKey: null,
+    });
     covered.add('settings.set');
     const before = (await api.trajectories.list({})).total;
     await api.engine.generate({ prompt: 'Hello', maxTokens: 3 }).result;

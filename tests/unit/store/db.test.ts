@@ -19,6 +19,8 @@ const tables = [
   'adapters',
   'bundles',
   'evaluations',
+  'evolve_candidates',
+  'evolve_runs',
   'global_adapter_versions',
   'import_runs',
   'settings',

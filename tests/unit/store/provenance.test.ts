@@ -27,6 +27,7 @@ const kinds: Provenance[] = [
   { kind: 'folder', root: '/home/me/skills', path: 'pdf/SKILL.md' },
   { kind: 'tgz', file: '/tmp/x.tgz', package: null, version: null, license: 'Apache-2.0', path: 'package/SKILL.md' },
   { kind: 'lesson', run: 'r1', episode: 3, world: 'brotro-mixtus', trajectories: ['ab12cd34'], summariser: 'template' },
+  { kind: 'evolve', run: '0123456789ab', candidate: 4, score: 0.75, from: 2 },
 ];
 
 describe('provenance', () => {

@@ -7,7 +7,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../main/store/db';
 import { migrate } from '../../../main/store/migrate';
-import { migrations } from '../../../main/store/migrations';
+import { migrations, SCHEMA_VERSION } from '../../../main/store/migrations';
 import { SettingsRepo } from '../../../main/store/settings-repo';
 import { SkillsRepo } from '../../../main/store/skills-repo';
 import { TrajectoriesRepo } from '../../../main/store/trajectories-repo';
@@ -55,7 +55,7 @@ describe('migration 4 (trajectories, settings, skill tests)', () => {
     copyFileSync(original, file);
     const db = openDatabase(file);
     try {
-      expect(db.pragma('user_version', { simple: true })).toBe(4);
+      expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION); // 4, and every later one
       const cols = db.prepare(`SELECT name, "notnull" AS nn FROM pragma_table_info('trajectories')`).all() as {
         name: string;
         nn: number;
@@ -117,8 +117,13 @@ describe('migration 4 (trajectories, settings, skill tests)', () => {
 
       // The new tables work: settings default and store; the old file copy is untouched.
       const settings = new SettingsRepo(db);
-      expect(settings.get()).toEqual({ storeTrajectories: true });
-      expect(settings.set({ storeTrajectories: false })).toEqual({ storeTrajectories: false });
+      expect(settings.get()).toEqual({ storeTrajectories: true, llmBaseUrl: null, llmModel: null, llmApiKey: null });
+      expect(settings.set({ storeTrajectories: false })).toEqual({
+        storeTrajectories: false,
+        llmBaseUrl: null,
+        llmModel: null,
+        llmApiKey: null,
+      });
       expect(db.prepare(`SELECT COUNT(*) FROM skill_tests`).pluck().get()).toBe(0);
       expect(db.prepare('PRAGMA foreign_key_check').all()).toEqual([]);
       expect(db.prepare('PRAGMA integrity_check').pluck().get()).toBe('ok');

@@ -1,0 +1,78 @@
+// The evolve verifier: a candidate text scored with the skill's stored tests, in context (the text as
+// the system message) and compiled (the text through the loaded bundle's hypernetwork), by the same
+// test runner as verify.run (VerifyService.runTests). The score is the mean pass rate over the modes.
+import type { EvolveMode } from '../../common/api/evolve-schemas';
+import type { VerifierTest, VerifyMode, VerifyTestResult } from '../../common/api/verify-schemas';
+import type { Bundle, EngineAdapter } from '../engine';
+import type { CandidateScores, ModeScore } from '../store/evolve-repo';
+
+export interface TestRunner {
+  runTests(
+    bundle: Bundle,
+    tests: readonly VerifierTest[],
+    opts: {
+      mode: VerifyMode;
+      skillText: string;
+      maxTokens: number;
+      adapter: EngineAdapter | null;
+      signal: AbortSignal;
+    },
+  ): Promise<VerifyTestResult[]>;
+}
+
+export interface TextCompiler {
+  compileText(content: string, ctx: { signal?: AbortSignal }): Promise<{ engine: EngineAdapter; bundle: Bundle }>;
+}
+
+export interface Scored {
+  score: number;
+  scores: CandidateScores;
+}
+
+export function modeScore(results: readonly VerifyTestResult[]): ModeScore {
+  const passed = results.filter((r) => r.passed).length;
+  return {
+    passed,
+    n: results.length,
+    passRate: results.length ? passed / results.length : 0,
+    failed: results.filter((r) => !r.passed).map((r) => ({ id: r.id, reason: r.reason })),
+  };
+}
+
+/** The mean pass rate over the modes scored. */
+export function combined(scores: CandidateScores): number {
+  const rates = Object.values(scores).map((s) => s.passRate);
+  return rates.length ? rates.reduce((a, b) => a + b, 0) / rates.length : 0;
+}
+
+export class CandidateVerifier {
+  constructor(
+    private readonly runner: TestRunner,
+    private readonly compiler: TextCompiler,
+    private readonly bundle: Bundle,
+    private readonly tests: readonly VerifierTest[],
+    readonly modes: readonly EvolveMode[],
+    private readonly maxTokens: number,
+  ) {}
+
+  async score(text: string, signal: AbortSignal): Promise<Scored> {
+    const scores: CandidateScores = {};
+    for (const mode of this.modes) {
+      let adapter: EngineAdapter | null = null;
+      if (mode === 'parametric') {
+        const compiled = await this.compiler.compileText(text, { signal });
+        if (compiled.bundle !== this.bundle) throw new Error('the bundle changed during the evolve run');
+        adapter = compiled.engine;
+      }
+      const results = await this.runner.runTests(this.bundle, this.tests, {
+        mode,
+        skillText: text,
+        maxTokens: this.maxTokens,
+        adapter,
+        signal,
+      });
+      scores[mode] = modeScore(results);
+    }
+    return { score: combined(scores), scores };
+  }
+}
