@@ -8,32 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { studioContract, type StudioApi } from '../../../common/api/contract';
 import { entries } from '../../../common/api/define';
 import type { EvolveEvent } from '../../../common/api/evolve-schemas';
-import type { VerifierTest } from '../../../common/api/verify-schemas';
 import { createStudio, type Studio } from '../../../main/api/root';
 import { failure, transports } from '../api/transports';
-import { HYPER_BUNDLE, skillMd } from '../compile/fixture';
+import { HYPER_BUNDLE } from '../compile/fixture';
+import { EVOLVE_TESTS, evolveSkill } from './fixture';
 
 /** The namespace this suite covers (tests/int/api/studio-api.int.test.ts leaves it out). */
 export const EVOLVE_NAMESPACES = ['evolve'];
-
-/** A skill with a rule section last, filler the tests never touch and a repeated rule. */
-export const evolveSkill = (name: string) =>
-  skillMd(name, 'Review SQL migrations for locking.', 'Use this before a schema migration runs on production.') +
-  '\n## Background\n\nArchive folders keep older material by quarter.\n\n' +
-  '## Locking\n\n- Check whether the migration takes a table lock.\n- Check whether the migration takes a table lock.\n- Name the lock.\n';
-
-export const EVOLVE_TESTS: VerifierTest[] = [
-  {
-    id: 'never',
-    prompt: 'Review this migration.',
-    expect: { kind: 'exact', value: 'nothing a random model says 4711' },
-  },
-  {
-    id: 'always',
-    prompt: 'Is a lock needed?',
-    expect: { kind: 'not', of: { kind: 'contains', value: 'zq-never-zq' } },
-  },
-];
 
 describe.each(transports)('evolve over $name', (transport) => {
   let dataDir: string;
