@@ -88,7 +88,9 @@ describe('global adapter timeline', { timeout: 300_000 }, () => {
     const form = page.getByTestId('global-update-form');
     assert.equal(await page.getByTestId('global-update').isDisabled(), true, 'nothing chosen yet');
     // Only adapters of the bundle, and no global versions: the two imports.
-    const options = await form.locator('option').evaluateAll((els) => els.map((e) => (e as HTMLOptionElement).value));
+    const options = await form
+      .locator('option')
+      .evaluateAll((els) => els.map((e) => (e as unknown as { value: string }).value));
     assert.deepEqual(options.filter(Boolean).sort(), imported.map((a) => a.id).sort());
     await page.getByTestId('global-update-adapter').selectOption(imported[1]!.id);
     await page.getByTestId('global-update-beta').fill('1.5');
