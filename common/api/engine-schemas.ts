@@ -92,6 +92,15 @@ export const EngineInfo = z.object({
   loadMs: z.number().nullable(),
   hasHypernet: z.boolean(),
   trainingCard: z.unknown().optional(),
+  /** Execution provider asked for (--provider or the executionProvider setting), the one the bundle
+   *  runs on, and why they differ (null: they do not). */
+  provider: z
+    .object({
+      requested: z.enum(['cpu', 'webgpu', 'cuda']),
+      used: z.enum(['cpu', 'webgpu', 'cuda']),
+      fallback: z.string().nullable(),
+    })
+    .optional(),
 });
 export type EngineInfo = z.infer<typeof EngineInfo>;
 

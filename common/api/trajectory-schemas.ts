@@ -258,6 +258,9 @@ export const Settings = z.object({
   llmModel: z.string().min(1).max(200).nullable(),
   /** Sent as `Authorization: Bearer …` when set (env PSKILLS_LLM_API_KEY wins over it). */
   llmApiKey: z.string().min(1).max(4096).nullable(),
+  /** Where bundles run (docs/providers.md); the next bundle load uses it, --provider overrides it.
+   *  An unavailable one falls back to cpu with a message (engine.info's provider.fallback). */
+  executionProvider: z.enum(['cpu', 'webgpu', 'cuda']),
 });
 export type Settings = z.infer<typeof Settings>;
 export const DEFAULT_SETTINGS: Settings = {
@@ -265,5 +268,6 @@ export const DEFAULT_SETTINGS: Settings = {
   llmBaseUrl: null,
   llmModel: null,
   llmApiKey: null,
+  executionProvider: 'cpu',
 };
 export const SettingsPatch = Settings.partial().strict();

@@ -29,12 +29,15 @@ import { EvolveService } from './services/evolve-service';
 import { EvolveRepo } from '../store/evolve-repo';
 import { ContinualService } from './services/continual-service';
 import { APP_VERSION, DEFAULT_BUNDLE_DIR } from '../paths';
+import type { Provider } from '../engine';
 
 export interface StudioOptions {
   dataDir: string; // holds studio.db and the download cache
   cacheDir?: string;
   /** Bundle loaded when none is named; default resources/bundles/default. */
   defaultBundleDir?: string | null;
+  /** Execution provider for every bundle load (CLI --provider); default: the executionProvider setting. */
+  provider?: Provider;
 }
 
 export interface Studio {
@@ -55,8 +58,10 @@ export function createStudio(opts: StudioOptions): Studio {
   const repo = new SkillsRepo(db);
   const skills = new SkillService(repo);
   const imports = new ImportService(repo, opts.cacheDir ?? join(opts.dataDir, 'cache'));
+  const settingsRepo = new SettingsRepo(db);
   const engine = new EngineService({
     defaultBundleDir: opts.defaultBundleDir === undefined ? DEFAULT_BUNDLE_DIR : opts.defaultBundleDir,
+    providerOf: () => opts.provider ?? settingsRepo.get().executionProvider,
   });
   const adaptersRepo = new AdaptersRepo(db, opts.dataDir);
   // One bundle registry and one cache of decoded adapters, shared by every service that needs them.

@@ -6,6 +6,7 @@ import { splitSkillRef } from '../../common/api/skill-schemas';
 
 export const COMMON_OPTIONS = {
   'data-dir': { type: 'string' },
+  provider: { type: 'string' },
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
@@ -22,6 +23,15 @@ export function parse<O extends NonNullable<OptionSpec>>(argv: string[], options
   } catch (err) {
     throw new StudioError('invalid_input', (err as Error).message);
   }
+}
+
+const PROVIDERS = ['cpu', 'webgpu', 'cuda'] as const;
+export type ProviderFlag = (typeof PROVIDERS)[number];
+
+/** --provider: one of cpu, webgpu, cuda (whether it is available is the engine's question). */
+export function parseProvider(text: string): ProviderFlag {
+  if ((PROVIDERS as readonly string[]).includes(text)) return text as ProviderFlag;
+  throw new StudioError('invalid_input', `--provider: "${text}" is not one of ${PROVIDERS.join(', ')}`);
 }
 
 /** `name` or `name@3` → { name, version } (splitSkillRef's rule); version 0 is refused. */

@@ -5,7 +5,7 @@ import { studioContract, type StudioApi } from '../../common/api/contract';
 import { createStudio, type Studio } from '../api/root';
 import { directClient } from '../api/transports/direct';
 import { defaultDataDir } from '../paths';
-import { parse, parseInteger, parseNumber, parseSkillRef } from './args';
+import { parse, parseInteger, parseNumber, parseProvider, parseSkillRef } from './args';
 
 export interface Io {
   /** One line on stdout. */
@@ -20,6 +20,8 @@ export interface Io {
 export interface StudioFlags {
   'data-dir'?: string;
   bundle?: string;
+  /** Execution provider for the bundles this run loads (overrides the executionProvider setting). */
+  provider?: string;
 }
 
 export interface OpenStudio {
@@ -45,7 +47,11 @@ export interface CliContext {
 
 export function createContext(io: Io, dataDir: () => string = defaultDataDir): CliContext {
   const openStudio = (values: StudioFlags): OpenStudio => {
-    const studio = createStudio({ dataDir: values['data-dir'] ? resolve(values['data-dir']) : dataDir() });
+    const provider = values.provider === undefined ? undefined : parseProvider(values.provider);
+    const studio = createStudio({
+      dataDir: values['data-dir'] ? resolve(values['data-dir']) : dataDir(),
+      ...(provider ? { provider } : {}),
+    });
     return { studio, api: directClient(studioContract, studio.dispatcher) };
   };
   return {

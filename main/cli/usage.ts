@@ -5,7 +5,8 @@ import type { Command } from './command';
 
 const COLUMN = 37; // summaries start here; a longer synopsis puts its summary on the next line
 const COMMON =
-  "every command takes --data-dir DIR (default: $PSKILLS_DATA_DIR, else the studio's user-data folder), --json, -h/--help";
+  "every command takes --data-dir DIR (default: $PSKILLS_DATA_DIR, else the studio's user-data folder), --json, -h/--help,\n" +
+  '  --provider cpu|webgpu|cuda (where bundles run; default: the executionProvider setting; unavailable: cpu, with a message)';
 const HELP_ROW: [string, string] = [
   'help [<command>]',
   "this text, or one command's usage (also: pskills <command> --help)",

@@ -125,10 +125,12 @@ function packRows(rows: Rows, key: TargetKey, d_in: number, d_out: number, R: nu
 }
 
 /** The lora.* feeds for one batch: rows[i] null or rank 0 = no adapter; zero-padded to the max rank.
- * A single row's tensors wrap its adapter's own arrays (already [1, d_in, r] / [1, r, d_out]): no copy. */
-export function loraFeeds(manifest: BundleManifest, rows: Rows): Record<string, Tensor> {
+ * A single row's tensors wrap its adapter's own arrays (already [1, d_in, r] / [1, r, d_out]): no copy.
+ * `minRank` 1 feeds zeros of rank 1 instead of empty tensors (exact; the WebGPU provider crashes on
+ * zero-size inputs). */
+export function loraFeeds(manifest: BundleManifest, rows: Rows, minRank = 0): Record<string, Tensor> {
   const b = rows.length;
-  const R = Math.max(0, ...rows.map((a) => a?.rank ?? 0));
+  const R = Math.max(minRank, ...rows.map((a) => a?.rank ?? 0));
   const feeds: Record<string, Tensor> = {};
   for (const layer of manifest.lora.layers) {
     for (const { module, d_in, d_out } of manifest.lora.targets) {
@@ -136,7 +138,7 @@ export function loraFeeds(manifest: BundleManifest, rows: Rows): Record<string, 
       let A = zeros(0);
       let B = A;
       if (R > 0 && b === 1) {
-        const pair = rows[0]!.targets.get(key);
+        const pair = rows[0]?.rank === R ? rows[0].targets.get(key) : undefined;
         A = pair?.A ?? zeros(d_in * R);
         B = pair?.B ?? zeros(R * d_out);
       } else if (R > 0) [A, B] = packRows(rows, key, d_in, d_out, R);
@@ -158,7 +160,10 @@ export class LoraFeedCache {
   private readonly none = new Map<number, Readonly<Record<string, Tensor>>>();
   private last: { rows: Rows; feeds: Readonly<Record<string, Tensor>> } | null = null;
 
-  constructor(private readonly manifest: BundleManifest) {}
+  constructor(
+    private readonly manifest: BundleManifest,
+    private readonly minRank = 0,
+  ) {}
 
   /** checkAdapterFits for each row's adapter (a lookup for those already checked). */
   check(rows: Rows): void {
@@ -169,11 +174,12 @@ export class LoraFeedCache {
   feeds(rows: Rows): Readonly<Record<string, Tensor>> {
     this.check(rows);
     const b = rows.length;
-    if (rows.every((ad) => !ad?.rank)) return this.remember(this.none, b, () => loraFeeds(this.manifest, rows));
-    if (b === 1) return this.remember(this.single, rows[0]!, () => loraFeeds(this.manifest, rows));
+    const make = () => loraFeeds(this.manifest, rows, this.minRank);
+    if (rows.every((ad) => !ad?.rank)) return this.remember(this.none, b, make);
+    if (b === 1) return this.remember(this.single, rows[0]!, make);
     const last = this.last;
     if (last && last.rows.length === b && last.rows.every((ad, i) => ad === rows[i])) return last.feeds;
-    this.last = { rows: [...rows], feeds: Object.freeze(loraFeeds(this.manifest, rows)) };
+    this.last = { rows: [...rows], feeds: Object.freeze(make()) };
     return this.last.feeds;
   }
 

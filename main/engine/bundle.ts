@@ -10,13 +10,20 @@ import { EngineError, invalid } from './errors';
 import { Hypernetwork } from './hypernet';
 import { LanguageModel } from './lm';
 import { MANIFEST_FILE, parseManifest, type BundleManifest } from './manifest';
-import { Session, type SessionOptions } from './ort';
+import { defaultLogger, Session, type Provider, type SessionOptions } from './ort';
 import { checkSessionIO, SESSION_TABLE } from './session-table';
 import { BundleTokenizer, tokenText, type TokenizerConfig } from './tokenizer';
 
 export interface LoadOptions extends SessionOptions {
   /** Hash every file against bundle.json (default true; sizes are always checked). */
   verifyHashes?: boolean;
+}
+
+/** The execution provider a bundle was asked for, the one its sessions run on, and why they differ. */
+export interface ProviderInfo {
+  readonly requested: Provider;
+  readonly used: Provider;
+  readonly fallback: string | null;
 }
 
 export class Bundle {
@@ -32,7 +39,13 @@ export class Bundle {
     readonly hypernet: Hypernetwork | null = null,
     /** encoder.onnx, when bundle.json has `io.encoder`. */
     readonly encoderGraph: EncoderGraph | null = null,
+    private readonly requested: Provider = 'cpu',
+    private readonly fallback: string | null = null,
   ) {}
+
+  get provider(): ProviderInfo {
+    return { requested: this.requested, used: this.lm.session.provider, fallback: this.fallback };
+  }
 
   /** Where compile reads the encoder states: encoder.onnx when present, else lm.onnx. */
   get encoder(): StateEncoder {
@@ -131,11 +144,17 @@ export async function loadBundle(dir: string, options: LoadOptions = {}): Promis
 
   const sessions = new Map<string, Session>();
   try {
+    let open = options;
     for (const row of SESSION_TABLE) {
       if (!row.present(manifest)) continue;
-      const session = await Session.open(join(dir, row.file(manifest)), options);
+      const session = await Session.open(join(dir, row.file(manifest)), open);
       sessions.set(row.key, session);
       checkSessionIO(row, session, manifest);
+      if (session.fallback && open.provider !== 'cpu') {
+        // Said once per bundle; the other graphs go straight to cpu instead of failing the same way.
+        (options.logger ?? defaultLogger)(`bundle ${manifest.id}: ${session.fallback}`);
+        open = { ...options, provider: 'cpu' };
+      }
     }
   } catch (err) {
     await Promise.all([...sessions.values()].map((s) => s.dispose()));
@@ -153,5 +172,7 @@ export async function loadBundle(dir: string, options: LoadOptions = {}): Promis
     performance.now() - t0,
     hyper ? new Hypernetwork(hyper, manifest) : null,
     encoder ? new EncoderGraph(encoder, manifest) : null,
+    options.provider ?? 'cpu',
+    [...sessions.values()].find((s) => s.fallback)?.fallback ?? null,
   );
 }

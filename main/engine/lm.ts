@@ -36,7 +36,7 @@ export class LanguageModel implements StateEncoder {
   ) {
     this.takesLora = lmInputsKind(manifest.io.lm.inputs) === 'lora';
     this.fetch = ['logits', ...KvCache.outputNames(manifest)];
-    this.lora = new LoraFeedCache(manifest);
+    this.lora = new LoraFeedCache(manifest, session.provider === 'webgpu' ? 1 : 0);
   }
 
   get vocab(): number {

@@ -6,11 +6,12 @@ import { EngineError } from './errors';
 import { checkFeeds, describeFeeds, FeedError, type TensorSpec } from './feed-check';
 
 export type Tensor = ort.Tensor;
-export type Provider = 'cpu' | 'cuda' | 'webgpu';
+export const PROVIDERS = ['cpu', 'webgpu', 'cuda'] as const;
+export type Provider = (typeof PROVIDERS)[number];
 export type Logger = (message: string) => void;
 
 export interface SessionOptions {
-  /** Execution provider; falls back to cpu (with a logged reason) when it is unavailable. */
+  /** Execution provider; falls back to cpu when it is unavailable (Session.fallback says why; loadBundle logs it). */
   provider?: Provider;
   /** Threads inside one operator. Default 1 on machines with ≤ 2 cores (threads contend there), else ORT's. */
   intraOpNumThreads?: number;
@@ -38,6 +39,19 @@ export function defaultThreads(): number | undefined {
   return availableParallelism() <= 2 ? 1 : undefined;
 }
 
+/** What a user can do when a provider does not start (docs/providers.md has the details). */
+const HINTS: Record<Provider, string> = {
+  cpu: '',
+  cuda: 'CUDA needs an NVIDIA GPU, CUDA 12 and cuDNN 9 libraries, and the provider libraries of this onnxruntime-node: `ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node` (docs/providers.md)',
+  webgpu:
+    'WebGPU needs a GPU adapter (on Linux a Vulkan driver), or a software one (docs/providers.md: SwiftShader from Debian chromium)',
+};
+
+/** The message a fallback to cpu logs and shows: what was asked, why it failed, what to do. */
+export function fallbackMessage(provider: Provider, why: string): string {
+  return `execution provider '${provider}' is unavailable (${why}); using cpu. ${HINTS[provider]}`.trim();
+}
+
 function specs(meta: readonly ort.InferenceSession.ValueMetadata[]): TensorSpec[] {
   return meta.map((m) =>
     m.isTensor ? { name: m.name, type: m.type, dims: [...m.shape] } : { name: m.name, type: 'non-tensor', dims: [] },
@@ -61,30 +75,48 @@ export class Session {
     readonly inputs: readonly TensorSpec[],
     readonly outputs: readonly TensorSpec[],
     private readonly log: Logger,
+    /** Why the requested provider was not used (null: it was). */
+    readonly fallback: string | null = null,
   ) {}
 
   static async open(file: string, options: SessionOptions = {}): Promise<Session> {
     const log = options.logger ?? defaultLogger;
     const threads = options.intraOpNumThreads ?? defaultThreads();
-    let provider = options.provider ?? 'cpu';
+    const requested = options.provider ?? 'cpu';
+    let provider: Provider = requested;
+    let fallback: string | null = null;
     const available = ort.listSupportedBackends().map((b) => b.name);
     if (!available.includes(provider)) {
-      log(
-        `execution provider '${provider}' is not in this onnxruntime-node build (it has ${available.join(', ')}); using cpu`,
-      );
+      fallback = fallbackMessage(provider, `not in this onnxruntime-node build, which has ${available.join(', ')}`);
       provider = 'cpu';
     }
-    let session: ort.InferenceSession;
+    let session: ort.InferenceSession | null = null;
+    if (provider !== 'cpu') {
+      try {
+        session = await create(file, provider, threads);
+      } catch (err) {
+        // ORT's first line carries a source path and a failed check before the reason: keep the reason.
+        const line = (err as Error).message.split('\n')[0]!;
+        const at = line.lastIndexOf(' was false. ');
+        const why = (at >= 0 ? line.slice(at + 12) : line).slice(0, 300);
+        fallback = fallbackMessage(provider, `it failed to start: ${why}`);
+        provider = 'cpu';
+      }
+    }
     try {
-      session = await create(file, provider, threads);
+      session ??= await create(file, 'cpu', threads);
     } catch (err) {
-      if (provider === 'cpu')
-        throw new EngineError('invalid_input', `${file}: onnxruntime could not load it: ${(err as Error).message}`);
-      log(`execution provider '${provider}' failed to start (${(err as Error).message.split('\n')[0]}); using cpu`);
-      provider = 'cpu';
-      session = await create(file, provider, threads);
+      throw new EngineError('invalid_input', `${file}: onnxruntime could not load it: ${(err as Error).message}`);
     }
-    return new Session(session, file, provider, specs(session.inputMetadata), specs(session.outputMetadata), log);
+    return new Session(
+      session,
+      file,
+      provider,
+      specs(session.inputMetadata),
+      specs(session.outputMetadata),
+      log,
+      fallback,
+    );
   }
 
   /** Checks every feed against the input metadata, then runs. `fetch` limits the outputs copied back. */

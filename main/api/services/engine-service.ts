@@ -10,11 +10,14 @@ import {
   type Bundle,
   type EngineAdapter,
   type LoadOptions,
+  type Provider,
 } from '../../engine';
 
 export interface EngineServiceOptions extends LoadOptions {
   /** Bundle used when none is named (resources/bundles/default). */
   defaultBundleDir: string | null;
+  /** The execution provider of each load (read per load, so a changed setting applies to the next). */
+  providerOf?: () => Provider;
 }
 
 export class EngineService {
@@ -26,7 +29,8 @@ export class EngineService {
   /** Loads a bundle and makes it current; the previous one is released once the new one works. */
   async load(dir?: string): Promise<EngineInfo> {
     const target = dir ? resolve(dir) : this.defaultDir();
-    const next = loadBundle(target, this.opts);
+    const provider = this.opts.providerOf?.() ?? this.opts.provider;
+    const next = loadBundle(target, { ...this.opts, ...(provider ? { provider } : {}) });
     this.loading = next;
     try {
       const bundle = await next;
@@ -80,6 +84,7 @@ export class EngineService {
       loadMs: b.loadMs,
       hasHypernet: b.manifest.hypernet !== null,
       trainingCard: b.manifest.training_card,
+      provider: b.provider,
     };
   }
 

@@ -114,6 +114,7 @@ describe('pskills trajectories', () => {
       llmBaseUrl: null,
       llmModel: null,
       llmApiKey: null,
+      executionProvider: 'cpu',
     });
     expect(pskills('settings', 'set', 'storeTrajectories', 'false').out.trim()).toBe('storeTrajectories\tfalse');
     expect(JSON.parse(pskills('settings', 'show', '--json').out)).toEqual({
@@ -121,6 +122,7 @@ describe('pskills trajectories', () => {
       llmBaseUrl: null,
       llmModel: null,
       llmApiKey: null,
+      executionProvider: 'cpu',
     });
     const bad = pskills('settings', 'set', 'storeTrajectories', 'maybe');
     expect(bad.code).toBe(2);

@@ -79,6 +79,7 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
       llmBaseUrl: null,
       llmModel: null,
       llmApiKey: null,
+      executionProvider: 'cpu',
     });
     covered.add('settings.get');
     const g = await api.engine.generate({ messages: [{ role: 'user', content: 'Hello' }], maxTokens: 5 }).result;
@@ -110,6 +111,7 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
       llmBaseUrl: null,
       llmModel: null,
       llmApiKey: null,
+      executionProvider: 'cpu',
     });
     covered.add('settings.set');
     const before = (await api.trajectories.list({})).total;

@@ -117,7 +117,13 @@ describe('migration 4 (trajectories, settings, skill tests)', () => {
 
       // The new tables work: settings default and store; the old file copy is untouched.
       const settings = new SettingsRepo(db);
-      expect(settings.get()).toEqual({ storeTrajectories: true, llmBaseUrl: null, llmModel: null, llmApiKey: null });
+      expect(settings.get()).toEqual({
+        storeTrajectories: true,
+        llmBaseUrl: null,
+        llmModel: null,
+        llmApiKey: null,
+        executionProvider: 'cpu',
+      });
       expect(settings.set({ storeTrajectories: false })).toEqual({
         storeTrajectories: false,
         llmBaseUrl: null,

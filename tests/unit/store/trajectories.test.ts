@@ -76,7 +76,13 @@ describe('recording and the storeTrajectories setting', () => {
       rating: null,
     });
     expect(t!.skill!.sha256).toBe(skills.get('alpha')!.version.sha256);
-    expect(service.settings()).toEqual({ storeTrajectories: true, llmBaseUrl: null, llmModel: null, llmApiKey: null });
+    expect(service.settings()).toEqual({
+      storeTrajectories: true,
+      llmBaseUrl: null,
+      llmModel: null,
+      llmApiKey: null,
+      executionProvider: 'cpu',
+    });
     service.setSettings({ storeTrajectories: false });
     expect(service.record([run()])).toEqual([]);
     expect(count(db)).toBe(1);

@@ -1,0 +1,137 @@
+// Execution providers (docs/providers.md): cpu is used as asked; cuda and webgpu fall back to cpu with
+// one clear message where they cannot start (no CUDA libraries, no WebGPU adapter), and the fallen-back
+// bundle computes what cpu computes; engine.info reports it; where a software Vulkan device exists
+// (SwiftShader from Debian's chromium) WebGPU runs and its logits match cpu's within 1e-3.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { studioContract } from '../../../common/api/contract';
+import { createStudio } from '../../../main/api/root';
+import { directClient } from '../../../main/api/transports/direct';
+import { loadBundle, type Bundle } from '../../../main/engine';
+import { APP_ROOT } from '../../../main/paths';
+import { FIXTURE_DIR, maxAbsDiff } from './fixture';
+
+const CHILD = join(APP_ROOT, 'tests/int/engine/provider-child.ts');
+const ORT_BIN = join(APP_ROOT, 'node_modules/onnxruntime-node/bin');
+/** The CUDA provider libraries onnxruntime-node downloads on request (not in the npm package). */
+const cudaInstalled = (() => {
+  const find = (dir: string): boolean =>
+    readdirSync(dir, { withFileTypes: true }).some((e) =>
+      e.isDirectory() ? find(join(dir, e.name)) : e.name === 'libonnxruntime_providers_cuda.so',
+    );
+  return existsSync(ORT_BIN) && find(ORT_BIN);
+})();
+const SWIFTSHADER = '/usr/lib/chromium/vk_swiftshader_icd.json';
+
+interface ChildOut {
+  provider: { requested: string; used: string; fallback: string | null };
+  logs: string[];
+  last: Record<'none' | 'r4', number[]>;
+}
+
+function child(provider: string, env: Record<string, string>): ChildOut {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', CHILD, FIXTURE_DIR, provider], {
+    cwd: APP_ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 600_000,
+  });
+  expect(r.status, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as ChildOut;
+}
+
+describe('execution providers', () => {
+  let cpu: ChildOut;
+  beforeAll(() => {
+    cpu = child('cpu', {});
+  }, 120_000);
+
+  it('cpu runs on cpu, with nothing to report', () => {
+    expect(cpu.provider).toEqual({ requested: 'cpu', used: 'cpu', fallback: null });
+    expect(cpu.logs).toEqual([]);
+  });
+
+  it.skipIf(cudaInstalled)(
+    'cuda without its libraries falls back to cpu, says so once, computes the same',
+    () => {
+      const out = child('cuda', {});
+      expect(out.provider.requested).toBe('cuda');
+      expect(out.provider.used).toBe('cpu');
+      expect(out.provider.fallback).toMatch(/execution provider 'cuda' is unavailable .*; using cpu/);
+      expect(out.provider.fallback).toContain('ONNXRUNTIME_NODE_INSTALL=cuda12');
+      expect(out.logs).toHaveLength(1);
+      expect(out.logs[0]).toContain(out.provider.fallback);
+      expect(out.last).toEqual(cpu.last);
+    },
+    120_000,
+  );
+
+  it('webgpu without an adapter falls back to cpu and says what to do', () => {
+    const out = child('webgpu', { VK_ICD_FILENAMES: '/nonexistent/icd.json', LD_LIBRARY_PATH: '' });
+    expect(out.provider).toMatchObject({ requested: 'webgpu', used: 'cpu' });
+    expect(out.provider.fallback).toMatch(/execution provider 'webgpu' is unavailable .*adapter/i);
+    expect(out.provider.fallback).toContain('docs/providers.md');
+    expect(out.last).toEqual(cpu.last);
+  }, 120_000);
+
+  it.skipIf(!existsSync(SWIFTSHADER))(
+    'webgpu on a software Vulkan device (SwiftShader): logits within 1e-3 of cpu, with and without an adapter',
+    () => {
+      const out = child('webgpu', { VK_ICD_FILENAMES: SWIFTSHADER, LD_LIBRARY_PATH: '/usr/lib/chromium' });
+      expect(out.provider).toEqual({ requested: 'webgpu', used: 'webgpu', fallback: null });
+      for (const k of ['none', 'r4'] as const) expect(maxAbsDiff(out.last[k], cpu.last[k]), k).toBeLessThan(1e-3);
+      expect(maxAbsDiff(cpu.last.none, cpu.last.r4)).toBeGreaterThan(1e-2); // the adapter changed something
+    },
+    600_000,
+  );
+});
+
+describe('engine.info says where the bundle runs', () => {
+  let bundle: Bundle;
+  beforeAll(async () => {
+    bundle = await loadBundle(FIXTURE_DIR, { provider: 'cpu' });
+  });
+  afterAll(async () => bundle?.dispose());
+
+  it('the --provider override reaches the load, and the fallback reaches engine.info', async () => {
+    expect(bundle.provider).toEqual({ requested: 'cpu', used: 'cpu', fallback: null });
+    const logs: string[] = [];
+    const warn = console.warn;
+    console.warn = (m: string) => logs.push(m);
+    const studio = createStudio({
+      dataDir: mkdtempSync(join(tmpdir(), 'pskills-provider-')),
+      defaultBundleDir: FIXTURE_DIR,
+      provider: 'webgpu',
+    });
+    try {
+      const info = await studio.engine.load(FIXTURE_DIR);
+      expect(info.provider?.requested).toBe('webgpu');
+      // No adapter in this process's environment unless a GPU or a software device is visible.
+      if (info.provider?.used === 'cpu') {
+        expect(info.provider.fallback).toMatch(/'webgpu' is unavailable/);
+        expect(logs.some((l) => l.includes("'webgpu' is unavailable"))).toBe(true);
+      } else expect(info.provider?.fallback).toBeNull();
+    } finally {
+      console.warn = warn;
+      await studio.dispose();
+    }
+  }, 120_000);
+
+  it('the executionProvider setting is read at each load', async () => {
+    const studio = createStudio({ dataDir: mkdtempSync(join(tmpdir(), 'pskills-provider-')), defaultBundleDir: null });
+    const api = directClient(studioContract, studio.dispatcher);
+    try {
+      await api.settings.set({ executionProvider: 'webgpu' });
+      expect((await api.engine.loadBundle({ dir: FIXTURE_DIR })).provider?.requested).toBe('webgpu');
+      await api.settings.set({ executionProvider: 'cpu' });
+      const info = await api.engine.loadBundle({ dir: FIXTURE_DIR });
+      expect(info.provider).toEqual({ requested: 'cpu', used: 'cpu', fallback: null });
+      await expect(api.settings.set({ executionProvider: 'tpu' as 'cpu' })).rejects.toThrow(/executionProvider/);
+    } finally {
+      await studio.dispose();
+    }
+  }, 120_000);
+});
