@@ -74,6 +74,8 @@ export const ContinualEpisode = z.object({
   globalVersion: z.number().int().positive().nullable(),
   /** The adapter the tasks ran with (short id), null for in_context. */
   adapter: z.string().nullable(),
+  /** The held-out tasks that passed, by task id (paired comparisons across modes). */
+  passedTasks: z.array(z.string()),
   /** in_context: tasks whose lessons text was cut to fit the context. */
   truncated: z.number().int().nonnegative(),
   ms: z.number().nonnegative(),

@@ -24,6 +24,7 @@ export function continualJson(r: ContinualRunResult) {
       world: e.world,
       lesson: e.lesson,
       adapter: e.adapter,
+      passed_tasks: e.passedTasks,
       truncated: e.truncated,
       ms: Math.round(e.ms),
     })),

@@ -190,6 +190,7 @@ export async function runContinual(
       n: m.n,
       globalVersion,
       adapter: adapterId,
+      passedTasks: m.results.filter((x) => x.passed).map((x) => x.id),
       truncated: m.truncated,
       ms: performance.now() - te,
     });
