@@ -8,6 +8,8 @@ import { Library } from './library.svelte';
 import { Playground } from './playground.svelte';
 import { Router } from './router.svelte';
 import { SkillLab } from './skill-lab.svelte';
+import { studio } from './bridge';
+import { TrajectoryBrowser } from './trajectories.svelte';
 
 /** The window's localStorage, or null where it is switched off (reading it can throw). */
 function windowStorage(): KeyValueStore | null {
@@ -28,6 +30,8 @@ export class StudioApp {
   readonly adapters = new AdapterLibrary();
   /** The Library's "Compile selected"; new adapters refresh the adapter list (and the compiled column). */
   readonly batch = new BatchCompile(() => void this.adapters.refresh());
+  /** The Trajectories page: filters, the open trajectory, rating and export. */
+  readonly trajectories = new TrajectoryBrowser(studio);
   importOpen = $state(false);
 
   // eslint-disable-next-line svelte/prefer-svelte-reactivity -- a cache read inside $derived; never rendered itself

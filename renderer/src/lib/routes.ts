@@ -1,6 +1,7 @@
 // Hash routes, so the same build works from file:// in Electron and from the web host:
 //   #/library   #/skill/<name>   #/skill/<name>/v/<n>   #/skill/<name>/edit   #/skill/<name>/compare
 //   #/skill/<name>/diff   #/skill/<name>/diff/<from>/<to>   #/playground   #/adapters   #/adapters/<id>
+//   #/trajectories   #/trajectories/<id>
 // Pure functions (no DOM): the Router (router.svelte.ts) and the unit tests share them.
 
 /** What the Skill page shows: the rendered SKILL.md, the editor, Compile and Compare, or a version diff. */
@@ -16,7 +17,12 @@ export type SkillRoute = {
   base?: number | null;
 };
 
-export type Route = { page: 'library' } | { page: 'playground' } | { page: 'adapters'; id: string | null } | SkillRoute;
+export type Route =
+  | { page: 'library' }
+  | { page: 'playground' }
+  | { page: 'adapters'; id: string | null }
+  | { page: 'trajectories'; id: string | null }
+  | SkillRoute;
 
 const VIEWS: readonly string[] = ['edit', 'compare'];
 
@@ -36,6 +42,8 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'playground') return { page: 'playground' };
   if (parts[0] === 'adapters')
     return { page: 'adapters', id: parts[1] && /^[0-9a-f]+$/.test(parts[1]) ? parts[1] : null };
+  if (parts[0] === 'trajectories')
+    return { page: 'trajectories', id: parts[1] && /^[0-9a-f]{6,32}$/.test(parts[1]) ? parts[1] : null };
   return { page: 'library' };
 }
 
@@ -43,6 +51,7 @@ export function formatRoute(route: Route): string {
   if (route.page === 'library') return '#/library';
   if (route.page === 'playground') return '#/playground';
   if (route.page === 'adapters') return route.id ? `#/adapters/${route.id}` : '#/adapters';
+  if (route.page === 'trajectories') return route.id ? `#/trajectories/${route.id}` : '#/trajectories';
   let hash = `#/skill/${encodeURIComponent(route.name)}`;
   if (route.view === 'diff') {
     const base = route.base ?? null;

@@ -1,0 +1,49 @@
+// The Trajectories page's pure parts (no DOM, unit-tested): filters → list and export requests, a
+// suggested export file, and how a row's outcome reads.
+import type {
+  TrajectoryExportInput,
+  TrajectoryListInput,
+  TrajectorySummary,
+} from '../../../common/api/trajectory-schemas';
+
+export type RatingFilter = '' | 'up' | 'down' | 'unrated';
+
+export interface TrajectoryFilters {
+  /** A skill name, optionally `name@n`; '' = every skill. */
+  skill: string;
+  rating: RatingFilter;
+}
+
+export const PAGE_SIZE = 50;
+
+/** `name@3` → {skill: name, version: 3}; a bare name → {skill}; '' → {}. */
+export function skillFilter(text: string): { skill?: string; version?: number } {
+  const t = text.trim();
+  if (!t) return {};
+  const m = /^(.*\S)@(\d+)$/.exec(t);
+  if (m && Number(m[2]) > 0) return { skill: m[1]!, version: Number(m[2]) };
+  return { skill: t };
+}
+
+export function listInput(f: TrajectoryFilters, offset = 0): TrajectoryListInput {
+  return { ...skillFilter(f.skill), ...(f.rating && { rating: f.rating }), limit: PAGE_SIZE, offset };
+}
+
+export function exportInput(f: TrajectoryFilters, file: string): TrajectoryExportInput {
+  return { ...skillFilter(f.skill), ...(f.rating && { rating: f.rating }), file };
+}
+
+/** `<dataDir>/trajectories.jsonl` (a folder that exists), with the data folder's separator. */
+export function suggestedExportFile(dataDir: string): string {
+  const sep = dataDir.includes('\\') && !dataDir.includes('/') ? '\\' : '/';
+  return `${dataDir.replace(/[\\/]+$/, '')}${sep}trajectories.jsonl`;
+}
+
+/** passed / failed (the verifier) or '' when none judged it. */
+export function verdictLabel(t: Pick<TrajectorySummary, 'verdict'>): '' | 'passed' | 'failed' {
+  return t.verdict === null ? '' : t.verdict.passed ? 'passed' : 'failed';
+}
+
+export function skillLabel(t: Pick<TrajectorySummary, 'skill'>): string {
+  return t.skill ? `${t.skill.name}@${t.skill.version}` : '—';
+}
