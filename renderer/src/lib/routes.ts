@@ -1,11 +1,11 @@
 // Hash routes, so the same build works from file:// in Electron and from the web host:
 //   #/library   #/skill/<name>   #/skill/<name>/v/<n>   #/skill/<name>/edit   #/skill/<name>/compare
-//   #/skill/<name>/diff   #/skill/<name>/diff/<from>/<to>   #/playground   #/adapters   #/adapters/<id>
+//   #/skill/<name>/evolve   #/skill/<name>/diff   #/skill/<name>/diff/<from>/<to>   #/playground   #/adapters   #/adapters/<id>
 //   #/trajectories   #/trajectories/<id>
 // Pure functions (no DOM): the Router (router.svelte.ts) and the unit tests share them.
 
-/** What the Skill page shows: the rendered SKILL.md, the editor, Compile and Compare, or a version diff. */
-export type SkillView = 'read' | 'edit' | 'compare' | 'diff';
+/** What the Skill page shows: the rendered SKILL.md, the editor, Compile and Compare, a version diff, or Evolve. */
+export type SkillView = 'read' | 'edit' | 'compare' | 'diff' | 'evolve';
 
 export type SkillRoute = {
   page: 'skill';
@@ -24,7 +24,7 @@ export type Route =
   | { page: 'trajectories'; id: string | null }
   | SkillRoute;
 
-const VIEWS: readonly string[] = ['edit', 'compare'];
+const VIEWS: readonly string[] = ['edit', 'compare', 'evolve'];
 
 const versionOf = (part: string | undefined): number | null =>
   part && /^\d+$/.test(part) && Number(part) > 0 ? Number(part) : null;

@@ -1,0 +1,65 @@
+// The Evolve tab's score chart as an ECharts option (plain data shaping, no DOM): every candidate's
+// score as a point at its iteration (0: the baseline), and the best score so far as a line.
+import type { EChartsCoreOption } from 'echarts/core';
+import type { ChartTheme } from './adapter-charts';
+
+export interface ScorePoint {
+  iteration: number;
+  score: number;
+}
+
+/** The best score so far after each iteration that has a score, the baseline's included. */
+export function bestSoFar(points: readonly ScorePoint[]): ScorePoint[] {
+  const out: ScorePoint[] = [];
+  let best = -Infinity;
+  const iterations = [...new Set(points.map((p) => p.iteration))].sort((a, b) => a - b);
+  for (const it of iterations) {
+    for (const p of points) if (p.iteration === it) best = Math.max(best, p.score);
+    out.push({ iteration: it, score: best });
+  }
+  return out;
+}
+
+export function scoreChart(points: readonly ScorePoint[], iterations: number, theme: ChartTheme): EChartsCoreOption {
+  const axis = {
+    axisLine: { lineStyle: { color: theme.muted } },
+    axisLabel: { color: theme.muted, fontSize: 10 },
+    splitLine: { lineStyle: { color: theme.grid } },
+    nameTextStyle: { color: theme.muted },
+  };
+  return {
+    animation: false,
+    textStyle: { color: theme.text, fontSize: 11 },
+    tooltip: { trigger: 'item', confine: true },
+    legend: { top: 0, textStyle: { color: theme.text } },
+    grid: { left: 44, right: 16, top: 30, bottom: 34 },
+    xAxis: {
+      type: 'value',
+      name: 'iteration',
+      nameLocation: 'middle',
+      nameGap: 22,
+      min: 0,
+      max: Math.max(1, iterations),
+      interval: 1,
+      ...axis,
+    },
+    yAxis: { type: 'value', name: 'score', min: 0, max: 1, ...axis },
+    series: [
+      {
+        name: 'best so far',
+        type: 'line',
+        step: 'end',
+        color: '#2563c9',
+        data: bestSoFar(points).map((p) => [p.iteration, p.score]),
+      },
+      {
+        name: 'candidates',
+        type: 'line',
+        color: '#d9731a',
+        lineStyle: { width: 0 },
+        symbolSize: 7,
+        data: points.map((p) => [p.iteration, p.score]),
+      },
+    ],
+  };
+}
