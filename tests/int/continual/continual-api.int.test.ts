@@ -226,6 +226,20 @@ describe('the LLM summariser', () => {
     });
   });
 
+  it("reads the endpoint from the studio's settings (settings.set llmBaseUrl, llmModel)", async () => {
+    const lesson = '---\nname: x\ndescription: Start with the codeword.\n---\n\n# Lesson\n\n- Start with it.\n';
+    reply = { status: 200, body: { choices: [{ message: { content: '```markdown\n' + lesson + '```' } }] } };
+    await api.settings.set({ llmBaseUrl: url, llmModel: 'tiny' });
+    try {
+      const r = await api.continual.run({ ...RUN, episodes: 1, seed: 11, mode: 'independent' }).result;
+      expect(r.settings.summariser).toBe('llm tiny');
+      const skill = await api.skills.get(r.episodes[0]!.lesson!);
+      expect(skill.content).toContain('- Start with it.');
+    } finally {
+      await api.settings.set({ llmBaseUrl: null, llmModel: null });
+    }
+  });
+
   it('fails the run when summariser "llm" was asked for and the endpoint fails, or none is configured', async () => {
     reply = { status: 500, body: { error: { message: 'model not loaded' } } };
     await expect(once(service({ llmBaseUrl: url, llmModel: 'tiny' }), 'llm')).rejects.toThrow(
