@@ -43,7 +43,7 @@ function userMessage(input: ProposeInput, k: number): string {
     tests.length ? `Its tests:\n${tests.join('\n')}` : 'It has no tests; make its rules clearer.',
     ...(failed.length ? ['', `Tests the current text fails:\n${failed.join('\n')}`] : []),
     '',
-    `This is revision ${k + 1} of ${input.count}: make it differ from the obvious one when k > 1.`,
+    `This is revision ${k + 1} of ${input.count}; make each revision differ from the others.`,
   ].join('\n');
 }
 
