@@ -30,6 +30,8 @@ const PROMPT = 16;
 const NEW_TOKENS = 64;
 const PREFILL = 128;
 const REPS = 7;
+const LORA_TARGET = 0.95; // issue 15 item 6
+const BATCH_TARGET = 3;
 
 function ensureBundle(dir: string, extra: string[]): void {
   if (existsSync(join(dir, 'bundle.json'))) return;
@@ -207,6 +209,12 @@ async function main() {
     `10M decode r=${RANK} LoRA vs plain export, wall / CPU (target ≤ +10 %)`,
     `${(100 * slowdown).toFixed(1)} % / ${(100 * slowdownCpu).toFixed(1)} %`,
   ]);
+  // Issue 15 item 6 states it as throughput: LoRA r=8 tok/s ÷ plain tok/s, target ≥ 0.95×.
+  const loraThroughput = decode.plain / decode.r8;
+  rows.push([
+    `10M decode throughput r=${RANK} LoRA / plain export (target ≥ ${LORA_TARGET}×)`,
+    `${loraThroughput.toFixed(3)}× ${loraThroughput >= LORA_TARGET ? 'met' : 'NOT met'} (CPU time: ${(decodeCpu.plain / decodeCpu.r8).toFixed(3)}×)`,
+  ]);
 
   // One decode forward alone (ORT run + feed checks, no sampling or streaming): the graph's share.
   const decodeForward = async (b: Bundle, ad: EngineAdapter | null) => {
@@ -263,7 +271,10 @@ async function main() {
     `10M 4 rows × 4 adapters: batched / sequential tok/s`,
     `${((tokens / batch.batched) * 1000).toFixed(1)} / ${((tokens / batch.sequential) * 1000).toFixed(1)}`,
   ]);
-  rows.push([`10M batch of 4 vs sequential throughput (target ≥ 2×)`, `${speedup.toFixed(2)}×`]);
+  rows.push([
+    `10M batch of 4 vs sequential throughput (target ≥ ${BATCH_TARGET}×)`,
+    `${speedup.toFixed(2)}× ${speedup >= BATCH_TARGET ? 'met' : 'NOT met'}`,
+  ]);
 
   // Switching adapters: a request's lora.* feeds are validated and packed once per adapter (cached by
   // identity, see LoraFeedCache); the session stays. A fresh object with the same arrays = first use.
@@ -337,10 +348,15 @@ async function main() {
     lora_decode_slowdown: slowdown,
     lora_decode_slowdown_cpu: slowdownCpu,
     lora_decode_target_met: slowdown <= 0.1,
+    lora_decode_throughput_vs_plain: loraThroughput,
+    lora_decode_throughput_vs_plain_cpu: decodeCpu.plain / decodeCpu.r8,
+    lora_decode_throughput_target: LORA_TARGET,
+    lora_decode_throughput_target_met: loraThroughput >= LORA_TARGET,
     decode_forward_ms_10m: forward,
     batch4_ms: batch,
     batch4_speedup: speedup,
-    batch4_target_met: speedup >= 2,
+    batch4_target: BATCH_TARGET,
+    batch4_target_met: speedup >= BATCH_TARGET,
     lora_feeds_ms_10m: feeds,
     ttft_ms_10m: ttft,
     adapter_switch_added_ms: switchAdded,
@@ -360,6 +376,8 @@ async function main() {
     date: new Date().toISOString(),
     machine,
     cores: availableParallelism(),
+    // The 2-core machine is shared with training jobs: ratios measured side by side, under this load.
+    load_average: { start: loadAvg, end: loadavg()[0]! },
     settings: { rank: RANK, prompt_tokens: PROMPT, new_tokens: NEW_TOKENS, prefill_tokens: PREFILL, reps: REPS },
     results,
   };
