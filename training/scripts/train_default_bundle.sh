@@ -42,23 +42,37 @@ targets=$($py -c 'import json; print(",".join(json.load(open("training/configs/h
 $py -m pskills_train.export.default_bundle --config training/configs/pretrain-phase4.json --out $c/bundles/base4 \
   --lora-targets "$targets" --force
 
-# 4. hypernetworks, stage 2 with in-batch negatives (run2.init empty: this bundle has no stage 1): the
+# 4. hypernetworks. Round 2: stage 2 with in-batch negatives from scratch (run2.init empty), 300 steps, the
 #    Perceiver and the T2L-style baseline with the same settings, one core each
-hyper() {  # kind
-  local k=$1 sets=()
-  [[ $k == t2l ]] && sets=(--set net.kind=t2l --set run2.out=$c/runs/t2l2)
-  local r2=$c/runs/${k/perceiver/hyper}2
-  [[ -f $r2/done ]] || { $py -m pskills_train.hyper.train --config training/configs/hyper.json --stage 2 "${sets[@]}" \
-    $( [[ -f $r2/ckpt.pt ]] && echo --resume ) && touch $r2/done; }
+run() {  # out-dir log args…: train once (resume a cut run; `done` marks a finished one)
+  local out=$1 log=$2; shift 2
+  [[ -f $out/done ]] || { $py -m pskills_train.hyper.train --config training/configs/hyper.json "$@" \
+    --set run2.out=$out --set run1.out=$out $( [[ -f $out/ckpt.pt ]] && echo --resume ) > "$log" 2>&1 \
+    && touch "$out/done"; }
 }
-hyper perceiver > $c/runs/perceiver.log 2>&1 &
-hyper t2l > $c/runs/t2l.log 2>&1 &
+run $c/runs/hyper2 $c/runs/perceiver.log --stage 2 &
+run $c/runs/t2l2 $c/runs/t2l.log --stage 2 --set net.kind=t2l &
 wait
+# Round 3 (shipped): both continue 600 steps with half the skills of each step real (stage2.source_shares;
+# uniform skill sampling gave real skills 11 %), every micro-batch from one source (stage2.stratify: a
+# real skill's negative is another real skill), slots capped (net.slot_clip 3), lr 5e-4; stage 1 alone
+# (300 steps) for the stage1_only ablation
+r3=(--stage 2 --set net.slot_clip=3.0 --set 'stage2.source_shares={"real":0.5,"skillworld":0.5}'
+    --set stage2.stratify=true --set run2.lr=5e-4 --set run2.max_steps=600 --set run2.eval_every=50)
+run $c/runs/hyper5 $c/runs/hyper5.log "${r3[@]}" --set run2.init=$c/runs/hyper2/ckpt.pt &
+run $c/runs/t2l5 $c/runs/t2l5.log "${r3[@]}" --set net.kind=t2l --set run2.init=$c/runs/t2l2/ckpt.pt &
+wait
+run $c/runs/hyper1s $c/runs/hyper1s.log --stage 1 --set net.slot_clip=3.0 --set run1.max_steps=300
+# running statistics of the slot batch norm: the exact average over 64 micro-batches taken as training
+# took them (one source each, in turn), not the exponential average of the last ones
+[[ -f $c/runs/hyper5/recal.pt ]] || $py -m pskills_train.hyper.recalibrate --checkpoint $c/runs/hyper5/ckpt.pt \
+  --sources real,skillworld --stratify --batches 64 --out $c/runs/hyper5/recal.pt
 
-# 5. the complete bundle (+ the T2L ablation, so `pskills eval` runs its condition from the bundle alone,
-#    + encoder.onnx, recovered from the base's lm.onnx when the base bundle has none: compile reads it).
-#    To add encoder.onnx alone to an existing bundle, in place (same bytes on every run):
+# 5. the complete bundle (+ the stage1_only and T2L ablations, so `pskills eval` runs their conditions from
+#    the bundle alone, + encoder.onnx, recovered from the base's lm.onnx when the base bundle has none:
+#    compile reads it). To add encoder.onnx alone to an existing bundle, in place (same bytes every run):
 #      $py -m pskills_train.export.onnx_encoder resources/bundles/default
-$py -m pskills_train.hyper.export --base-bundle $c/bundles/base4 --checkpoint $c/runs/hyper2/ckpt.pt \
-  --ablation t2l_baseline=$c/runs/t2l2/ckpt.pt --out resources/bundles/default --kind perceiver --force
+$py -m pskills_train.hyper.export --base-bundle $c/bundles/base4 --checkpoint $c/runs/hyper5/recal.pt \
+  --ablation t2l_baseline=$c/runs/t2l5/ckpt.pt --ablation stage1_only=$c/runs/hyper1s/ckpt.pt \
+  --out resources/bundles/default --kind perceiver --force
 echo "default bundle: resources/bundles/default"
