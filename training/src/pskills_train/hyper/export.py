@@ -188,9 +188,13 @@ def load_hypernet(ckpt: dict[str, Any], kind: str | None = None) -> tuple[nn.Mod
 
 def training_card(ckpt: dict[str, Any]) -> dict[str, Any]:
     cfg = ckpt["config"]
-    return {"kind": "hypernetwork", "stage": ckpt.get("stage"), "steps": ckpt.get("step"),
-            "history": ckpt.get("history", []), "config": {k: cfg[k] for k in ("net", "encoder", "data", "stage1")},
+    card = {"kind": "hypernetwork", "stage": ckpt.get("stage"), "steps": ckpt.get("step"),
+            "history": ckpt.get("history", []),
+            "config": {k: cfg[k] for k in ("net", "encoder", "data", "stage1", "stage2") if k in cfg},
             "run": cfg.get(f"run{ckpt.get('stage', 1)}"), "metrics": ckpt.get("last_metrics", {})}
+    if "recalibrated" in ckpt:  # hyper.recalibrate: the batch-norm statistics the bundle compiles with
+        card["recalibrated"] = ckpt["recalibrated"]
+    return card
 
 
 def main(argv: list[str] | None = None) -> int:
