@@ -1,9 +1,10 @@
 // Exposes exactly the StudioApi contract (one named function per method) as window.studio, and
-// window.studioWindow: the unsaved-changes report that lets main ask before the window closes.
-import { contextBridge, ipcRenderer } from 'electron';
+// window.studioWindow: the unsaved-changes report that lets main ask before the window closes, the path
+// of a dropped file, and native open dialogs.
+import { contextBridge, ipcRenderer, webUtils } from 'electron';
 import { studioContract, type StudioBridge } from '../common/api/contract';
 import { entries } from '../common/api/define';
-import { IPC_CALL, IPC_STREAM, IPC_UNSAVED, type StudioWindowBridge } from '../common/api/ipc-channels';
+import { IPC_CALL, IPC_PICK, IPC_STREAM, IPC_UNSAVED, type StudioWindowBridge } from '../common/api/ipc-channels';
 import type { BridgeOutcome } from '../common/api/define';
 import type { ClientMessage, ServerMessage } from '../common/api/wire';
 
@@ -41,5 +42,8 @@ contextBridge.exposeInMainWorld('studio', bridge as StudioBridge);
 
 const windowBridge: StudioWindowBridge = {
   setUnsaved: (subject) => ipcRenderer.send(IPC_UNSAVED, typeof subject === 'string' ? subject : null),
+  // Electron 32 removed File.path; webUtils is the supported way, and it answers '' for a File not from disk.
+  pathForFile: (file) => webUtils.getPathForFile(file) || null,
+  pickPath: (kind) => ipcRenderer.invoke(IPC_PICK, kind) as Promise<string | null>,
 };
 contextBridge.exposeInMainWorld('studioWindow', windowBridge);

@@ -37,6 +37,7 @@ import {
 } from './engine-schemas';
 import {
   ImportProgress,
+  ImportUploadInput,
   ImportResult,
   ParsedSkill,
   SkillDetail,
@@ -117,6 +118,9 @@ export const studioContract = {
   },
   import: {
     run: stream(z.object({ source: z.string().min(1).max(4096) }).strict(), ImportProgress, ImportResult),
+    /** A .tgz as bytes (a browser tab's dropped file has no path): kept content-addressed under the
+     *  data folder's cache/uploads (so provenance names a file that exists), then imported as `run`. */
+    upload: stream(ImportUploadInput, ImportProgress, ImportResult),
   },
   engine: {
     /** Loads a bundle folder (absent: the default bundle) and makes it current. */

@@ -179,6 +179,21 @@ export const ImportProgress = z.object({
 });
 export type ImportProgress = z.infer<typeof ImportProgress>;
 
+/** Largest .tgz import.upload takes: its base64 (4/3 of it) fits one 2 MiB stream message. */
+export const MAX_UPLOAD_BYTES = 1.25 * 1024 * 1024;
+
+/** A .tgz sent as bytes: what a browser tab has for a dropped file (no path). */
+export const ImportUploadInput = z
+  .object({
+    fileName: z
+      .string()
+      .max(200)
+      .regex(/^[^/\\\0]+\.(tgz|tar\.gz)$/i, 'must be a file name ending in .tgz or .tar.gz, without folders'),
+    data: z.base64().max(Math.ceil(MAX_UPLOAD_BYTES / 3) * 4, 'the archive is over 1.25 MiB: import it by its path'),
+  })
+  .strict();
+export type ImportUploadInput = z.infer<typeof ImportUploadInput>;
+
 /** `name@N` → { name, version: N }; any other text is all name (an "@" not followed by digits to the
  * end belongs to it). The one rule for the CLI's `name@N` and the endpoint's `base:name@N`; callers
  * refuse version 0. */

@@ -104,6 +104,7 @@ export function createStudio(opts: StudioOptions): Studio {
     },
     import: {
       run: (i, ctx) => imports.run(i, ctx),
+      upload: (i, ctx) => imports.upload(i, ctx),
     },
     engine: {
       loadBundle: (i) => engine.load(i.dir),

@@ -1,12 +1,13 @@
 // Electron IPC transport: checks the sender frame, then hands the raw payload to the dispatcher
 // (which parses it against the contract). Raw ipcMain is used nowhere else.
 import { ipcMain, type IpcMainEvent, type IpcMainInvokeEvent, type WebContents } from 'electron';
-import { IPC_CALL, IPC_STREAM, IPC_UNSAVED } from '../../common/api/ipc-channels';
+import { IPC_CALL, IPC_PICK, IPC_STREAM, IPC_UNSAVED, type PickKind } from '../../common/api/ipc-channels';
 import type { Contract } from '../../common/api/define';
 import type { CallOutcome } from '../../common/api/wire';
 import type { Dispatcher } from '../api/dispatcher';
 import { StreamServer } from '../api/transports/stream-server';
 import { parseUnsaved } from './close-guard';
+import { parsePickKind } from './pickers';
 import { checkSender } from './sender';
 
 export function registerIpc(
@@ -14,6 +15,8 @@ export function registerIpc(
   trusted: () => { webContentsId: number; pageUrl: string } | null,
   /** The window's unsaved-changes report (a skill name or null), from our own page only. */
   onUnsaved: (subject: string | null) => void = () => {},
+  /** A native open dialog of the checked kind (main.ts: dialog.showOpenDialog); the chosen path or null. */
+  pick: (kind: PickKind) => Promise<string | null> = async () => null,
 ): () => void {
   const streamServers = new Map<number, StreamServer>();
 
@@ -64,8 +67,15 @@ export function registerIpc(
     onUnsaved(parseUnsaved(subject));
   });
 
+  ipcMain.handle(IPC_PICK, async (event, raw: unknown): Promise<string | null> => {
+    const kind = parsePickKind(raw);
+    if (refuse(event) || !kind) return null;
+    return pick(kind);
+  });
+
   return () => {
     ipcMain.removeHandler(IPC_CALL);
+    ipcMain.removeHandler(IPC_PICK);
     ipcMain.removeAllListeners(IPC_STREAM);
     ipcMain.removeAllListeners(IPC_UNSAVED);
     for (const s of streamServers.values()) s.close();

@@ -6,6 +6,7 @@ import { createStudio, type Studio } from '../api/root';
 import { APP_ROOT, PRODUCT_NAME } from '../paths';
 import { closePrompt, mayClose } from './close-guard';
 import { registerIpc } from './ipc';
+import { pickDialogOptions, pickedPath } from './pickers';
 
 app.setName(PRODUCT_NAME);
 const dataDirFlag = (() => {
@@ -71,6 +72,10 @@ app.whenReady().then(() => {
     studio.dispatcher,
     () => (win && !win.isDestroyed() ? { webContentsId: win.webContents.id, pageUrl } : null),
     (subject) => (unsaved = subject),
+    async (kind) => {
+      if (!win || win.isDestroyed()) return null;
+      return pickedPath(await dialog.showOpenDialog(win, pickDialogOptions(kind)));
+    },
   );
   win = createWindow();
 });

@@ -1,6 +1,14 @@
 // Imports a source (npm spec, folder, .tgz): collect and filter first, then one transaction,
 // so a failed or cancelled import leaves nothing behind.
-import type { ImportProgress, ImportResult } from '../../../common/api/skill-schemas';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import {
+  MAX_UPLOAD_BYTES,
+  type ImportProgress,
+  type ImportResult,
+  type ImportUploadInput,
+} from '../../../common/api/skill-schemas';
 import { StudioError } from '../../../common/errors';
 import { collectImport } from '../../skills/importer';
 import type { SkillsRepo } from '../../store/skills-repo';
@@ -34,5 +42,34 @@ export class ImportService {
     });
     ctx.emit({ phase: 'done', done: versions.length, total: versions.length });
     return { source: input.source, imported, unchanged, skipped };
+  }
+
+  /**
+   * A .tgz sent as bytes: written (temp file, then rename) to cache/uploads/<sha256 prefix>-<name>,
+   * where it stays, so the imported skills' provenance names a file that exists; then imported as run.
+   */
+  async upload(
+    input: ImportUploadInput,
+    ctx: { emit(p: ImportProgress): void; signal: AbortSignal },
+  ): Promise<ImportResult> {
+    const name = basename(input.fileName);
+    const bytes = Buffer.from(input.data, 'base64');
+    if (bytes.length > MAX_UPLOAD_BYTES)
+      throw new StudioError('invalid_input', `${name} is over 1.25 MiB: import it by its path instead`);
+    // gzip's magic number: refuse a renamed text file before it reaches the tar parser.
+    if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b)
+      throw new StudioError('import_failed', `${name} is not a gzip archive (a .tgz starts with the bytes 1f 8b)`);
+    const dir = join(this.cacheDir, 'uploads');
+    await mkdir(dir, { recursive: true });
+    const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 16);
+    const file = join(dir, `${hash}-${name}`);
+    const part = `${file}.${randomBytes(4).toString('hex')}.part`;
+    try {
+      await writeFile(part, bytes);
+      await rename(part, file);
+    } finally {
+      await rm(part, { force: true });
+    }
+    return this.run({ source: file }, ctx);
   }
 }

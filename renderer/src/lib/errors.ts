@@ -13,3 +13,52 @@ export function toUiError(err: unknown): UiError {
   if (err instanceof Error) return { code: 'internal', message: err.message };
   return { code: 'internal', message: String(err) };
 }
+
+/** What a person reads: a sentence about what went wrong, and what to try. The code and the raw
+ *  message stay available for the "Details" disclosure. */
+export interface FriendlyError {
+  summary: string;
+  hint: string;
+}
+
+/** What to try next, per error code. */
+const HINTS: Record<string, string> = {
+  invalid_input: 'Check the value named above and try again.',
+  not_found: 'It may have been deleted, renamed or moved. Check the name or path.',
+  conflict: 'Something else depends on it or changed it meanwhile. Resolve that first, then try again.',
+  bad_skill: 'Fix the SKILL.md at the line named above, then save again.',
+  import_failed: 'Check that the source exists and is a folder, a .tgz archive or an npm package name.',
+  cancelled: 'It stopped because it was cancelled.',
+  unauthorized: 'This tab is not signed in to the studio. Open the studio again from the link `pskills serve` printed.',
+  forbidden: 'The request came from a window or page the studio does not trust, so it was refused.',
+  internal: 'Something unexpected went wrong inside the studio. The details below help a bug report.',
+};
+
+/** Messages from the transport or the dispatcher that read like logs, rewritten. */
+const REWRITES: ReadonlyArray<[RegExp, (m: RegExpMatchArray) => string]> = [
+  [
+    /^stream connection (?:failed|closed)(?:: (.*))?$/,
+    (m) => `Lost the connection to the studio${m[1] ? ` (${m[1]})` : ''}.`,
+  ],
+  [/^HTTP (\d+) from [\w.]+$/, (m) => `The studio did not answer properly (HTTP ${m[1]}).`],
+  [
+    /^[\w]+\.[\w]+: handler returned invalid (?:output|result)$/,
+    () => 'The studio sent back a reply it should not have.',
+  ],
+  // The dispatcher's zod failures: `skills.get: invalid input at "name": Too small` → `“name”: Too small`.
+  [/^[\w]+\.[\w]+: invalid input at "([^"]+)": (.*)$/s, (m) => `The value of “${m[1]}” was not accepted: ${m[2]}`],
+  [/^[\w]+\.[\w]+: invalid input: (.*)$/s, (m) => `The request was not accepted: ${m[1]}`],
+];
+
+export function friendlyError(error: UiError): FriendlyError {
+  const message = error.message.trim();
+  let summary = message || 'Something went wrong.';
+  for (const [pattern, rewrite] of REWRITES) {
+    const m = message.match(pattern);
+    if (m) {
+      summary = rewrite(m);
+      break;
+    }
+  }
+  return { summary, hint: HINTS[error.code] ?? HINTS.internal! };
+}

@@ -1,5 +1,5 @@
-// One import from an npm spec, a folder or a .tgz: progress events as they arrive, per-file skip
-// reasons, cancellation and the final result.
+// One import from an npm spec, a folder or a .tgz (a path, or a dropped file's bytes): progress events
+// as they arrive, per-file skip reasons, cancellation and the final result.
 import type { StreamHandle } from '../../../common/api/define';
 import type { ImportProgress, ImportResult, SkipRecord } from '../../../common/api/skill-schemas';
 import { studio } from './bridge';
@@ -27,13 +27,25 @@ export class ImportRun {
   async start(): Promise<void> {
     const source = this.source.trim();
     if (!source || this.running) return;
+    await this.follow(studio.import.run({ source }, (event) => this.onEvent(event)));
+  }
+
+  /** A dropped .tgz without a path (a browser tab): its bytes go to import.upload. */
+  async upload(fileName: string, data: string): Promise<void> {
+    if (this.running) return;
+    this.source = fileName;
+    await this.follow(studio.import.upload({ fileName, data }, (event) => this.onEvent(event)));
+    // The archive is kept in the data folder: its path imports it again, as the provenance names it.
+    if (this.result) this.source = this.result.source;
+  }
+
+  private async follow(handle: StreamHandle<ImportResult>): Promise<void> {
     this.status = 'running';
     this.progress = null;
     this.skipped = [];
     this.result = null;
     this.error = null;
     this.cancelling = false;
-    const handle = studio.import.run({ source }, (event) => this.onEvent(event));
     this.handle = handle;
     try {
       this.result = await handle.result;

@@ -1,6 +1,6 @@
 // Every StudioApi method, round-tripped through each transport against the real services,
 // a real SQLite file and real SKILL.md parsing.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +9,8 @@ import { entries } from '../../../common/api/define';
 import type { ImportProgress } from '../../../common/api/skill-schemas';
 import { StudioError } from '../../../common/errors';
 import { createStudio, type Studio } from '../../../main/api/root';
-import { transports } from './transports';
+import { tgzBytes } from '../../fixtures/skills/tar-bytes';
+import { failure, transports } from './transports';
 
 const FIXTURE_BUNDLE = join(process.cwd(), 'tests', 'fixtures', 'bundle-tiny');
 /** Namespaces whose own suite checks its coverage the same way: tests/int/adapters/adapters-api.int.test.ts,
@@ -85,6 +86,46 @@ describe.each(transports)('StudioApi over $name', (transport) => {
     const again = await api.import.run({ source: src }).result;
     expect(again).toMatchObject({ imported: 0, unchanged: 2 });
     expect(again.skipped).toHaveLength(1);
+  });
+
+  it('import.upload keeps the .tgz under cache/uploads and imports it; refuses what is no gzip archive', async () => {
+    const archive = tgzBytes([
+      {
+        path: 'package/package.json',
+        body: JSON.stringify({ name: 'dropped-pack', version: '1.0.0', license: 'MIT' }),
+      },
+      {
+        path: 'package/skills/dropped-skill/SKILL.md',
+        body: skillMd(
+          'dropped-skill',
+          'Summarise a dropped archive.',
+          'Use this when a package archive was dropped onto the studio window and needs a summary.',
+        ),
+      },
+    ]);
+    const events: ImportProgress[] = [];
+    const res = await api.import.upload({ fileName: 'dropped-pack-1.0.0.tgz', data: archive.toString('base64') }, (e) =>
+      events.push(e),
+    ).result;
+    covered.add('import.upload');
+    expect(res).toMatchObject({ imported: 1, unchanged: 0 });
+    expect(events.at(-1)).toMatchObject({ phase: 'done' });
+    // The provenance names the kept file, so it must exist (and no .part file is left behind).
+    expect(res.source.startsWith(join(dataDir, 'cache', 'uploads'))).toBe(true);
+    expect(existsSync(res.source)).toBe(true);
+    expect(readdirSync(join(dataDir, 'cache', 'uploads')).filter((f) => f.endsWith('.part'))).toEqual([]);
+    const detail = await api.skills.get({ name: 'dropped-skill' });
+    expect(JSON.stringify(detail)).toContain(res.source);
+
+    const notGzip = await failure(
+      api.import.upload({ fileName: 'notes.tgz', data: Buffer.from('plain text').toString('base64') }).result,
+    );
+    expect(notGzip.code).toBe('import_failed');
+    expect(notGzip.message).toMatch(/notes\.tgz is not a gzip archive/);
+    const badName = await failure(api.import.upload({ fileName: '../x.tgz', data: archive.toString('base64') }).result);
+    expect(badName.code).toBe('invalid_input');
+    expect(badName.message).toMatch(/fileName/);
+    await api.skills.delete({ name: 'dropped-skill' });
   });
 
   it('app.info counts the library', async () => {

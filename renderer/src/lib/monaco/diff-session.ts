@@ -1,7 +1,7 @@
 // Monaco's diff editor on two SKILL.md texts, read-only on both sides. The diff itself is computed in
 // the editor worker that ensureMonaco wires; `onStats` gets the line counts each time it finishes.
 import { lineChangeStats, type DiffStats } from '../diff-stats';
-import { ensureMonaco, monaco, SKILL_LANGUAGE } from './monaco';
+import { ensureMonaco, monaco, pageMonacoTheme, SKILL_LANGUAGE } from './monaco';
 
 export interface DiffSession {
   setTexts(original: string, modified: string): void;
@@ -17,7 +17,7 @@ export function createDiffSession(
   const original = monaco.editor.createModel('', SKILL_LANGUAGE);
   const modified = monaco.editor.createModel('', SKILL_LANGUAGE);
   const editor = monaco.editor.createDiffEditor(host, {
-    theme: 'vs',
+    theme: pageMonacoTheme(),
     readOnly: true,
     originalEditable: false,
     automaticLayout: true,

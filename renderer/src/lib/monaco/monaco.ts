@@ -26,6 +26,7 @@ import {
   conf as markdownConf,
   language as markdownLanguage,
 } from 'monaco-editor/languages/definitions/markdown/markdown';
+import { monacoThemeOf } from '../theme';
 
 export { monaco };
 
@@ -42,6 +43,16 @@ export function ensureMonaco(): void {
   monaco.languages.register({ id: SKILL_LANGUAGE, aliases: ['SKILL.md'] });
   monaco.languages.setLanguageConfiguration(SKILL_LANGUAGE, markdownConf);
   monaco.languages.setMonarchTokensProvider(SKILL_LANGUAGE, skillGrammar());
+  // Monaco's theme is global: follow <html data-theme> (ThemeController writes it) for every editor.
+  new MutationObserver(() => monaco.editor.setTheme(pageMonacoTheme())).observe(document.documentElement, {
+    attributes: true,
+    attributeFilter: ['data-theme'],
+  });
+}
+
+/** Monaco's built-in theme for the page's current light or dark theme. */
+export function pageMonacoTheme(): 'vs' | 'vs-dark' {
+  return monacoThemeOf(document.documentElement.dataset.theme === 'dark' ? 'dark' : 'light');
 }
 
 /**

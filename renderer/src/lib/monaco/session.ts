@@ -1,6 +1,6 @@
 // One Monaco editor on one SKILL.md: text in, edits out, diagnostics shown as markers.
 import type { Diagnostic } from '../../../../common/api/skill-schemas';
-import { ensureMonaco, monaco, SKILL_LANGUAGE } from './monaco';
+import { ensureMonaco, monaco, pageMonacoTheme, SKILL_LANGUAGE } from './monaco';
 
 const MARKER_OWNER = 'pskills.validate';
 
@@ -22,7 +22,7 @@ export function createEditorSession(host: HTMLElement, content: string, callback
   const model = monaco.editor.createModel(content, SKILL_LANGUAGE);
   const editor = monaco.editor.create(host, {
     model,
-    theme: 'vs',
+    theme: pageMonacoTheme(),
     automaticLayout: true,
     minimap: { enabled: false },
     wordWrap: 'on',

@@ -1,0 +1,125 @@
+// Window-wide desktop conventions, made once by App.svelte: the theme, the command palette (Ctrl/Cmd+K)
+// and importing what is dropped onto the window. Listeners are added by start() and removed by the
+// function it returns.
+import type { StudioApp } from './app.svelte';
+import { studio } from './bridge';
+import type { KeyValueStore } from './drafts';
+import { carriesFiles, planDrop, toBase64, type DroppedItem } from './drop-import';
+import { isPaletteKey } from './palette';
+import { paletteCommands } from './palette-commands';
+import { PaletteState } from './palette.svelte';
+import { ThemeState } from './theme.svelte';
+
+function windowStorage(): KeyValueStore | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
+export class Desktop {
+  readonly theme = new ThemeState(windowStorage());
+  readonly palette: PaletteState;
+  /** A drag carrying files is over the window (the drop overlay shows). */
+  dragging = $state(false);
+  /** Why the last drop imported nothing, in words; null when there is nothing to say. */
+  dropMessage = $state<string | null>(null);
+
+  constructor(private readonly app: StudioApp) {
+    this.palette = new PaletteState(
+      (skills) =>
+        paletteCommands({
+          route: app.router.route,
+          skills,
+          themeChoice: this.theme.choice,
+          go: (route) => app.router.go(route),
+          openImport: () => app.openImport(),
+          compile: (name, version) => {
+            app.router.go({ page: 'skill', name, version, view: 'compare' });
+            void app.lab(name).compile.start(version === null ? { name } : { name, version });
+          },
+          setTheme: (choice) => this.theme.set(choice),
+          showShortcuts: () => this.palette.show('shortcuts'),
+        }),
+      async () => (await studio.skills.list({})).map((s) => s.name).sort((a, b) => a.localeCompare(b)),
+    );
+  }
+
+  start(): () => void {
+    const stopTheme = this.theme.start();
+    // Capture phase: Monaco binds Ctrl+K as a chord prefix; the palette key must reach us first.
+    const onKey = (e: KeyboardEvent) => {
+      if (!isPaletteKey(e)) return;
+      e.preventDefault();
+      e.stopPropagation();
+      this.palette.toggle();
+    };
+    const onDragOver = (e: DragEvent) => {
+      if (!carriesFiles(e.dataTransfer ? [...e.dataTransfer.types] : null)) return;
+      e.preventDefault(); // allow the drop (and stop the browser from opening the file)
+      if (e.dataTransfer) e.dataTransfer.dropEffect = 'copy';
+      this.dragging = true;
+    };
+    const onDragLeave = (e: DragEvent) => {
+      if (e.relatedTarget === null) this.dragging = false; // left the window, not just a child
+    };
+    const onDrop = (e: DragEvent) => {
+      if (!carriesFiles(e.dataTransfer ? [...e.dataTransfer.types] : null)) return;
+      e.preventDefault();
+      this.dragging = false;
+      void this.drop(e.dataTransfer!);
+    };
+    window.addEventListener('keydown', onKey, true);
+    window.addEventListener('dragenter', onDragOver);
+    window.addEventListener('dragover', onDragOver);
+    window.addEventListener('dragleave', onDragLeave);
+    window.addEventListener('drop', onDrop);
+    return () => {
+      stopTheme();
+      window.removeEventListener('keydown', onKey, true);
+      window.removeEventListener('dragenter', onDragOver);
+      window.removeEventListener('dragover', onDragOver);
+      window.removeEventListener('dragleave', onDragLeave);
+      window.removeEventListener('drop', onDrop);
+    };
+  }
+
+  /** Imports a dropped folder or .tgz: by path under Electron, by its bytes in a browser tab. */
+  async drop(data: DataTransfer): Promise<void> {
+    // Read everything now: a DataTransfer's items are emptied once the drop event returns.
+    const files: File[] = [];
+    const items: DroppedItem[] = [];
+    for (const item of data.items) {
+      const file = item.kind === 'file' ? item.getAsFile() : null;
+      if (!file) continue;
+      const entry = item.webkitGetAsEntry();
+      files.push(file);
+      items.push({
+        name: file.name,
+        kind: entry ? (entry.isDirectory ? 'directory' : 'file') : 'unknown',
+        size: file.size,
+        path: window.studioWindow?.pathForFile(file) ?? null,
+      });
+    }
+    const run = this.app.importRun;
+    if (run.running) {
+      this.dropMessage = 'An import is already running: wait for it to finish or cancel it, then drop again.';
+      return;
+    }
+    const plan = planDrop(items);
+    if (plan.action === 'refuse') {
+      this.dropMessage = plan.message;
+      return;
+    }
+    this.dropMessage = null;
+    this.app.openImport();
+    if (plan.action === 'import-path') {
+      run.source = plan.path;
+      await run.start();
+    } else {
+      const bytes = new Uint8Array(await files[plan.index]!.arrayBuffer());
+      await run.upload(plan.fileName, toBase64(bytes));
+    }
+  }
+}

@@ -1,0 +1,102 @@
+// The palette's commands, built from what the window can do right now: the pages, Import, Compile of
+// the skill on screen, the theme, the shortcut list, and one "open" row per skill in the library.
+// Pure: the host is a small interface, so the unit tests build the list without the app.
+import type { PaletteCommand } from './palette';
+import type { Route } from './routes';
+import type { ThemeChoice } from './theme';
+
+export interface PaletteHost {
+  route: Route;
+  /** Every skill name in the library, A–Z. */
+  skills: readonly string[];
+  themeChoice: ThemeChoice;
+  go(route: Route): void;
+  openImport(): void;
+  /** Compile of the skill (version null: the latest); the caller shows its Compile panel. */
+  compile(name: string, version: number | null): void;
+  setTheme(choice: ThemeChoice): void;
+  showShortcuts(): void;
+}
+
+const THEME_TITLES: Record<ThemeChoice, string> = {
+  light: 'Theme: Light',
+  dark: 'Theme: Dark',
+  system: 'Theme: Follow the system',
+};
+
+export function paletteCommands(host: PaletteHost): PaletteCommand[] {
+  const route = host.route;
+  const commands: PaletteCommand[] = [
+    {
+      id: 'go:library',
+      title: 'Go to Library',
+      group: 'Go to',
+      keywords: 'skills list',
+      run: () => host.go({ page: 'library' }),
+    },
+    {
+      id: 'go:playground',
+      title: 'Go to Playground',
+      group: 'Go to',
+      keywords: 'generate chat model bundle',
+      run: () => host.go({ page: 'playground' }),
+    },
+    {
+      id: 'go:adapters',
+      title: 'Go to Adapters',
+      group: 'Go to',
+      keywords: 'lora merge global timeline',
+      run: () => host.go({ page: 'adapters', id: null }),
+    },
+    {
+      id: 'go:trajectories',
+      title: 'Go to Trajectories',
+      group: 'Go to',
+      keywords: 'history ratings',
+      run: () => host.go({ page: 'trajectories', id: null }),
+    },
+    {
+      id: 'import',
+      title: 'Import skills…',
+      group: 'Actions',
+      keywords: 'npm folder tgz package add',
+      run: () => host.openImport(),
+    },
+  ];
+  if (route.page === 'skill') {
+    const { name, version } = route;
+    commands.push({
+      id: 'compile',
+      title: `Compile ${name}${version === null ? '' : `@${version}`}`,
+      group: 'Actions',
+      keywords: 'compile current skill adapter lora hypernetwork',
+      run: () => host.compile(name, version),
+    });
+  }
+  commands.push(
+    {
+      id: 'shortcuts',
+      title: 'Show keyboard shortcuts',
+      group: 'Actions',
+      keywords: 'keys help keyboard',
+      run: () => host.showShortcuts(),
+    },
+    ...(['light', 'dark', 'system'] as const)
+      .filter((choice) => choice !== host.themeChoice)
+      .map((choice): PaletteCommand => ({
+        id: `theme:${choice}`,
+        title: THEME_TITLES[choice],
+        group: 'Theme',
+        keywords: 'toggle theme appearance colour color mode',
+        run: () => host.setTheme(choice),
+      })),
+    ...host.skills.map((name): PaletteCommand => ({
+      id: `skill:${name}`,
+      title: name,
+      group: 'Skills',
+      keywords: 'open skill',
+      run: () => host.go({ page: 'skill', name, version: null, view: 'read' }),
+    })),
+  );
+  return commands;
+}
