@@ -39,7 +39,7 @@ def test_stratified_recalibration_alternates_sources(tiny, tmp_path):  # noqa: F
     tr = HyperTrainer(c, 2, base=(lm, tok, CHAT_TEMPLATE), train_items=items, val_items=items)
     seen: list[str] = []
     chat = tr._chat
-    tr._chat = lambda rec: (seen.append(rec["source"].split(":")[0]), chat(rec))[1]  # type: ignore[method-assign]
+    tr._chat = lambda rec: (seen.append(rec["source"].split(":")[0]), chat(rec))[1]
     recalibrate(tr, ["real", "skillworld"], batches=8, stratify=True)
     per_batch = [set(seen[i: i + 2]) for i in range(0, len(seen), 2)]  # micro_batch 2
     assert per_batch == [{"real"}, {"skillworld"}] * 4

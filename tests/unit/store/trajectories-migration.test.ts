@@ -129,6 +129,7 @@ describe('migration 4 (trajectories, settings, skill tests)', () => {
         llmBaseUrl: null,
         llmModel: null,
         llmApiKey: null,
+        executionProvider: 'cpu',
       });
       expect(db.prepare(`SELECT COUNT(*) FROM skill_tests`).pluck().get()).toBe(0);
       expect(db.prepare('PRAGMA foreign_key_check').all()).toEqual([]);
