@@ -85,6 +85,12 @@ function checkAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new EngineError('cancelled', 'compile cancelled');
 }
 
+/**
+ * One turn of the event loop: ORT's runs can resolve without one, and then a cancel (or any request)
+ * arriving over IPC or the web host waits for the whole compile.
+ */
+const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** Whether this bundle can compile skills; the error names the bundle and its folder. */
 export function requireHypernet(bundle: Bundle): NonNullable<Bundle['hypernet']> {
   if (!bundle.hypernet) {
@@ -129,6 +135,7 @@ export async function compileSkill(bundle: Bundle, text: string, options: Compil
     const states = await bundle.encoder.encodeBatch(part.map(([start, end]) => ids.slice(start, end)));
     encoderMs += performance.now() - t1;
     for (const [i, [start, end]] of part.entries()) {
+      await yieldToLoop();
       checkAborted(signal);
       const t2 = performance.now();
       factors.push(await hyper.run(states[i]!, end - start));

@@ -113,7 +113,7 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
     });
     await apiCall(host, 'skills.save', {
       name: LONG,
-      content: skillMd({ name: LONG, body: Array(40).fill(ENGLISH_BODY).join('\n') }),
+      content: skillMd({ name: LONG, body: Array(200).fill(ENGLISH_BODY).join('\n') }),
     });
     await apiCall(host, 'engine.loadBundle', { dir: HYPER_BUNDLE });
   });
