@@ -58,7 +58,7 @@ describe('library in the browser', { timeout: 300_000 }, () => {
       content: skillMd({
         name: LONG,
         description: 'A very long guide.',
-        body: Array(40).fill(ENGLISH_BODY).join('\n'),
+        body: Array(1000).fill(ENGLISH_BODY).join('\n'),
       }),
     });
     await apiCall(host, 'engine.loadBundle', { dir: HYPER_BUNDLE });
