@@ -101,7 +101,12 @@ describe('global adapter timeline', { timeout: 300_000 }, () => {
     await until(async () => (await versions().count()) === 4, 'a fourth version');
     assert.equal(await version(4).getByTestId('global-current').count(), 1);
     assert.equal(await version(4).getByTestId('global-beta').innerText(), '0.5');
-    assert.match(await version(4).getByTestId('global-source').innerText(), new RegExp(`merged ${imported[1]!.id}`));
+    // the source names the merged adapter once the adapter list (refreshed after the history) has the new version's
+    await until(
+      async () =>
+        new RegExp(`merged ${imported[1]!.id}`).test(await version(4).getByTestId('global-source').innerText()),
+      'the source names the merged adapter',
+    );
     const history = await apiCall<EmaHistory>(host, 'ema.history');
     assert.deepEqual([history.versions[0]!.version, history.versions[0]!.beta], [4, 0.5]);
   });
