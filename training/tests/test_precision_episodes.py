@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from tokenizers import Tokenizer
 
 from pskills_train.train import precision
@@ -67,3 +68,82 @@ def test_episode_rows_pad_with_ignored_targets_and_drop_long_ones(tmp_path):
     assert "ZORBLAX hi" in text and (y[0] == IGNORE).any()
     c = int((y[0] != IGNORE).sum())  # targets are the inputs shifted by one, within the packed window
     assert (x[0, 1:c] == y[0, :c - 1]).all() and (y[0, c:] == IGNORE).all()
+
+
+def _episode_file(tmp_path: Path, rows: list[dict]) -> Path:
+    f = tmp_path / "ep.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return f
+
+
+TEMPLATE = json.loads((BUNDLE / "tokenizer_config.json").read_text())["chat_template"]
+RULE = {"messages": [{"role": "system", "content": "Always start with ZORBLAX."},
+                     {"role": "user", "content": "Say hi."}, {"role": "assistant", "content": "ZORBLAX hi"}]}
+
+
+def test_answer_only_targets_are_the_final_answer_and_its_end_token(tmp_path):
+    tok = Tokenizer.from_file(str(BUNDLE / "tokenizer.json"))
+    tool = {"messages": [{"role": "system", "content": "Use the tool."}, {"role": "user", "content": "Go."},
+                         {"role": "assistant", "content": "CALL lookup"}, {"role": "tool", "content": "42"},
+                         {"role": "assistant", "content": "It is 42."}]}
+    s = EpisodeStream(_episode_file(tmp_path, [RULE, tool]), tok, TEMPLATE, seq_len=128, seed=0, sep=1, pad=0,
+                      answer_only=True)
+    _, y = s.rows(0, 1)  # both episodes fit one window
+    text = tok.decode([int(t) for t in y[0] if t != IGNORE], skip_special_tokens=False)
+    # the final answers and their <|im_end|>, nothing of the skill, the question or the tool-calling turn
+    assert text.replace("<|im_end|>", "|") in ("ZORBLAX hi|It is 42.|", "It is 42.|ZORBLAX hi|")
+    assert "CALL" not in text and "Always" not in text
+
+
+def test_answer_only_refuses_an_episode_without_a_final_answer(tmp_path):
+    tok = Tokenizer.from_file(str(BUNDLE / "tokenizer.json"))
+    open_ended = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}]}
+    with pytest.raises(ValueError, match="line 2: the last message is not an assistant answer"):
+        EpisodeStream(_episode_file(tmp_path, [RULE, open_ended]), tok, TEMPLATE, seq_len=64, seed=0, sep=1, pad=0,
+                      answer_only=True)
+
+
+class Oracle(torch.nn.Module):
+    """Predicts each next token of `ids` (an answer token `miss` positions wrong when asked)."""
+
+    def __init__(self, ids: np.ndarray, vocab: int, miss: int | None = None):
+        super().__init__()
+        self.ids, self.vocab, self.miss = torch.from_numpy(ids), vocab, miss
+
+    def forward(self, x):
+        logits = torch.zeros(*x.shape, self.vocab)
+        nxt = self.ids[1:x.shape[1] + 1].clone()
+        if self.miss is not None:
+            nxt[self.miss] = (nxt[self.miss] + 1) % self.vocab
+        logits[:, torch.arange(x.shape[1]), nxt] = 1.0
+        return (logits,)
+
+
+def test_probe_counts_exact_greedy_answers(tmp_path):
+    from pskills_train.train.probe import Probe
+
+    tok = Tokenizer.from_file(str(BUNDLE / "tokenizer.json"))
+    probe = Probe(_episode_file(tmp_path, [RULE] * 3), tok, TEMPLATE, seq_len=64, count=2, pad=0)
+    assert len(probe.sets["in_context"]) == 2 and len(probe.sets["none"]) == 2
+    ids, mask = probe.sets["in_context"][0]
+    assert int(mask.sum()) == len(tok.encode("ZORBLAX hi<|im_end|>", add_special_tokens=False).ids)
+    vocab = tok.get_vocab_size()
+    probe.sets = {"in_context": probe.sets["in_context"]}
+    assert probe(Oracle(ids, vocab), bf16=False)["probe_exact_in_context"] == 1.0
+    last = int(np.where(mask)[0][-1]) - 1  # the input position that predicts <|im_end|>
+    res = probe(Oracle(ids, vocab, miss=last), bf16=False)
+    answer = int(mask.sum())
+    assert res["probe_exact_in_context"] == 0.0 and res["probe_token_acc_in_context"] == (answer - 1) / answer
+    res = probe(Oracle(ids, vocab, miss=0), bf16=False)  # a miss outside the answer does not count
+    assert res["probe_exact_in_context"] == 1.0
+
+
+def test_config_refuses_an_unknown_episode_loss():
+    from pskills_train.train.config import PretrainConfig
+
+    cfg = ROOT / "training/configs/pretrain-phase5.json"
+    with pytest.raises(ValueError, match="data.episode_loss 'tokens'"):
+        PretrainConfig.load(cfg, ['data.episode_loss="tokens"']).check(1)
+    with pytest.raises(ValueError, match="data.answer_weight"):
+        PretrainConfig.load(cfg, ["data.answer_weight=0"]).check(1)
+    assert PretrainConfig.load(cfg).check(1) == 4

@@ -6,6 +6,9 @@ A base that never saw such sequences reads a skill in context worse than no skil
 and packed whole into windows of seq_len + 1 tokens (never split, so the answer always sees its
 skill), padded with targets of -100. Episodes longer than a window are dropped and counted.
 The trainer puts `episode_share` of each micro-batch's rows here; the rest stay document windows.
+
+With `answer_only`, only the final assistant turn (its text and <|im_end|>) is a target: the skill
+and question are read, not predicted, so every episode gradient is about using what was read.
 """
 
 from __future__ import annotations
@@ -43,22 +46,49 @@ def pack(seqs: list[np.ndarray], width: int, sep: int) -> list[np.ndarray]:
     return out
 
 
+def encode_episode(messages: list[dict], template: str, tok: Tokenizer) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids [n] and a mask [n] of the tokens of the final assistant turn (its text and <|im_end|>).
+
+    The mask is all False when the last message is not the assistant's."""
+    text = render(messages, template)
+    enc = tok.encode(text, add_special_tokens=False)
+    ids = np.asarray(enc.ids, np.int64)
+    mask = np.zeros(len(ids), bool)
+    if messages and messages[-1]["role"] == "assistant":
+        start = len(text) - len(messages[-1]["content"]) - len("<|im_end|>\n")
+        end = len(text) - 1  # the closing newline is not part of the answer
+        mask = np.asarray([start <= a < end for a, _ in enc.offsets], bool)
+    return ids, mask
+
+
+def read_episodes(path: Path) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if not rows:
+        raise ValueError(f"{path}: no episodes")
+    for i, r in enumerate(rows):
+        if "messages" not in r:
+            raise ValueError(f"{path}: line {i + 1}: no 'messages'")
+    return rows
+
+
 class EpisodeStream:
-    def __init__(self, path: Path, tok: Tokenizer, template: str, seq_len: int, seed: int, sep: int, pad: int):
-        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        if not rows:
-            raise ValueError(f"{path}: no episodes")
-        seqs, self.dropped = [], 0
-        for i, r in enumerate(rows):
-            if "messages" not in r:
-                raise ValueError(f"{path}: line {i + 1}: no 'messages'")
-            ids = np.asarray(tok.encode(render(r["messages"], template), add_special_tokens=False).ids, np.int64)
+    def __init__(self, path: Path, tok: Tokenizer, template: str, seq_len: int, seed: int, sep: int, pad: int,
+                 answer_only: bool = False):
+        seqs, masks, self.dropped = [], [], 0
+        for i, r in enumerate(read_episodes(path)):
+            ids, mask = encode_episode(r["messages"], template, tok)
             if len(ids) > seq_len + 1:
                 self.dropped += 1
                 continue
+            if answer_only and not mask.any():
+                raise ValueError(f"{path}: line {i + 1}: the last message is not an assistant answer "
+                                 "(data.episode_loss 'answer' needs one)")
             seqs.append(ids)
+            masks.append(mask.astype(np.int64))
         order = np.random.default_rng(seed).permutation(len(seqs))
         self.windows = pack([seqs[i] for i in order], seq_len + 1, sep)
+        # the same packing over the masks (the separator is never a target)
+        self.masks = [m.astype(bool) for m in pack([masks[i] for i in order], seq_len + 1, 0)] if answer_only else None
         self.seq_len, self.seed, self.pad, self.count = seq_len, seed, pad, len(seqs)
         self._perm: dict[int, np.ndarray] = {}
 
@@ -71,7 +101,8 @@ class EpisodeStream:
             epoch, off = divmod(first + k, len(self.windows))
             if epoch not in self._perm:
                 self._perm = {epoch: np.random.default_rng(self.seed + 1 + epoch).permutation(len(self.windows))}
-            w = self.windows[self._perm[epoch][off]]
+            j = self._perm[epoch][off]
+            w = self.windows[j]
             x[k, :len(w) - 1] = w[:-1]
-            y[k, :len(w) - 1] = w[1:]
+            y[k, :len(w) - 1] = w[1:] if self.masks is None else np.where(self.masks[j][1:], w[1:], IGNORE)
         return torch.from_numpy(x), torch.from_numpy(y)

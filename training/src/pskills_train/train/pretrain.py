@@ -28,6 +28,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from tokenizers import Tokenizer
+from torch import Tensor
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
@@ -42,6 +43,7 @@ from .episodes import EpisodeStream
 from .evaluate import evaluate
 from .metrics import MetricsLog
 from .optim import lr_at, make_optimizer
+from .probe import Probe
 
 VAL_SPLITS = ("docs_val", "skills_val")
 
@@ -77,10 +79,15 @@ class Pretrainer:
                                  "episodes with (data.episode_share > 0)")
             sep = eos
             self.episodes = EpisodeStream(cfg.data.path("episodes"), tok, template, cfg.data.seq_len, cfg.run.seed,
-                                          sep, eos)
+                                          sep, eos, answer_only=cfg.data.episode_loss == "answer")
             if d.main:
                 print(f"episodes: {self.episodes.count} in {len(self.episodes.windows)} windows "
                       f"({self.episodes.dropped} longer than a window dropped)", flush=True)
+        self.probe = None
+        if cfg.data.probe_episodes:
+            template = json.loads(cfg.data.path("chat_template").read_text())["chat_template"]
+            self.probe = Probe(cfg.data.path("probe_episodes"), tok, template, cfg.data.seq_len, cfg.data.probe_count,
+                               tok.token_to_id("<|endoftext|>") or 0)
         torch.manual_seed(cfg.run.seed)
         self.model = LlamaLM(cfg.model).train()
         if cfg.run.init_bundle and not resume:
@@ -140,7 +147,7 @@ class Pretrainer:
             with ctx:
                 with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
                     logits = self.net(x)[0]  # [mb, L, V]
-                loss = F.cross_entropy(logits.float().flatten(0, 1), y.flatten()) / self.accum
+                loss = self._loss(logits.float(), y, k if self.episodes is not None else 0) / self.accum
                 loss.backward()
             total += loss.item()
         if self.cfg.optim.grad_clip > 0:
@@ -150,6 +157,15 @@ class Pretrainer:
         self.step += 1
         self.position += run.batch_size
         return self.d.mean(total)
+
+    def _loss(self, logits: Tensor, y: Tensor, k: int) -> Tensor:
+        """Mean token loss; with answer-only episodes, the documents' mean plus answer_weight × the answers'."""
+        if self.cfg.data.episode_loss != "answer" or k == 0:
+            return F.cross_entropy(logits.flatten(0, 1), y.flatten())
+        answers = F.cross_entropy(logits[:k].flatten(0, 1), y[:k].flatten())
+        if k == len(y):
+            return self.cfg.data.answer_weight * answers
+        return F.cross_entropy(logits[k:].flatten(0, 1), y[k:].flatten()) + self.cfg.data.answer_weight * answers
 
     def _timing_step(self, bf16: bool) -> None:
         """One forward+backward of a micro-batch's shape, for precision.choose; weights untouched."""
@@ -164,6 +180,8 @@ class Pretrainer:
         for name, windows in self.val.items():
             res = evaluate(self.model, windows, self.byte_table, bf16=self.bf16)
             out[f"val_loss_{name}"], out[f"val_bpb_{name}"] = res["loss"], res["bpb"]
+        if self.probe is not None:
+            out.update(self.probe(self.model, self.bf16))
         return out
 
     def save(self) -> None:
