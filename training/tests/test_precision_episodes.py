@@ -62,7 +62,7 @@ def test_episode_rows_pad_with_ignored_targets_and_drop_long_ones(tmp_path):
     s = EpisodeStream(f, tok, json.loads((BUNDLE / "tokenizer_config.json").read_text())["chat_template"],
                       seq_len=64, seed=0, sep=1, pad=0)
     assert s.count == 2 and s.dropped == 1
-    x, y = s.rows(0, 3)
+    x, y, _ = s.rows(0, 3)
     assert x.shape == y.shape == (3, 64)
     text = tok.decode([int(t) for t in y[0] if t != IGNORE], skip_special_tokens=False)
     assert "ZORBLAX hi" in text and (y[0] == IGNORE).any()
@@ -87,8 +87,9 @@ def test_answer_only_targets_are_the_final_answer_and_its_end_token(tmp_path):
                          {"role": "assistant", "content": "CALL lookup"}, {"role": "tool", "content": "42"},
                          {"role": "assistant", "content": "It is 42."}]}
     s = EpisodeStream(_episode_file(tmp_path, [RULE, tool]), tok, TEMPLATE, seq_len=128, seed=0, sep=1, pad=0,
-                      answer_only=True)
-    _, y = s.rows(0, 1)  # both episodes fit one window
+                      need_answers=True)
+    _, all_targets, y = s.rows(0, 1)  # both episodes fit one window
+    assert ((y == IGNORE) | (y == all_targets)).all() and (all_targets != IGNORE).sum() > (y != IGNORE).sum()
     text = tok.decode([int(t) for t in y[0] if t != IGNORE], skip_special_tokens=False)
     # the final answers and their <|im_end|>, nothing of the skill, the question or the tool-calling turn
     assert text.replace("<|im_end|>", "|") in ("ZORBLAX hi|It is 42.|", "It is 42.|ZORBLAX hi|")
@@ -100,7 +101,7 @@ def test_answer_only_refuses_an_episode_without_a_final_answer(tmp_path):
     open_ended = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}]}
     with pytest.raises(ValueError, match="line 2: the last message is not an assistant answer"):
         EpisodeStream(_episode_file(tmp_path, [RULE, open_ended]), tok, TEMPLATE, seq_len=64, seed=0, sep=1, pad=0,
-                      answer_only=True)
+                      need_answers=True)
 
 
 class Oracle(torch.nn.Module):

@@ -28,8 +28,8 @@ class DataConfig:
     episodes: str = ""
     episode_share: float = 0.0
     chat_template: str = ""  # tokenizer_config.json whose chat_template renders the episodes
-    # "all": every episode token is a target; "answer": only the final assistant turn, its mean loss
-    # added to the documents' mean with weight answer_weight
+    # "all": every episode token is a target, in one mean with the documents'; "answer": the documents'
+    # mean plus answer_weight × the mean over the final assistant turns only; "all+answer": both terms
     episode_loss: str = "all"
     answer_weight: float = 1.0
     # held-out episodes scored at each eval (train/probe.py): greedy exact match with the skill in context
@@ -122,8 +122,8 @@ class PretrainConfig:
             raise ValueError(f"data.episode_share {self.data.episode_share} must be in [0, 1)")
         if self.data.episode_share > 0 and not self.data.episodes:
             raise ValueError("data.episode_share > 0 needs data.episodes")
-        if self.data.episode_loss not in ("all", "answer"):
-            raise ValueError(f"data.episode_loss {self.data.episode_loss!r} must be 'all' or 'answer'")
+        if self.data.episode_loss not in ("all", "answer", "all+answer"):
+            raise ValueError(f"data.episode_loss {self.data.episode_loss!r} must be 'all', 'answer' or 'all+answer'")
         if self.data.answer_weight <= 0:
             raise ValueError(f"data.answer_weight {self.data.answer_weight} must be > 0")
         if self.run.init_from and self.run.init_bundle:

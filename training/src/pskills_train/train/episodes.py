@@ -7,8 +7,8 @@ and packed whole into windows of seq_len + 1 tokens (never split, so the answer 
 skill), padded with targets of -100. Episodes longer than a window are dropped and counted.
 The trainer puts `episode_share` of each micro-batch's rows here; the rest stay document windows.
 
-With `answer_only`, only the final assistant turn (its text and <|im_end|>) is a target: the skill
-and question are read, not predicted, so every episode gradient is about using what was read.
+`rows` also returns the answer targets: the final assistant turn (its text and <|im_end|>) only, so the
+trainer can weigh using what was read apart from predicting the skill and question (data.episode_loss).
 """
 
 from __future__ import annotations
@@ -73,14 +73,14 @@ def read_episodes(path: Path) -> list[dict]:
 
 class EpisodeStream:
     def __init__(self, path: Path, tok: Tokenizer, template: str, seq_len: int, seed: int, sep: int, pad: int,
-                 answer_only: bool = False):
+                 need_answers: bool = False):
         seqs, masks, self.dropped = [], [], 0
         for i, r in enumerate(read_episodes(path)):
             ids, mask = encode_episode(r["messages"], template, tok)
             if len(ids) > seq_len + 1:
                 self.dropped += 1
                 continue
-            if answer_only and not mask.any():
+            if need_answers and not mask.any():
                 raise ValueError(f"{path}: line {i + 1}: the last message is not an assistant answer "
                                  "(data.episode_loss 'answer' needs one)")
             seqs.append(ids)
@@ -88,15 +88,16 @@ class EpisodeStream:
         order = np.random.default_rng(seed).permutation(len(seqs))
         self.windows = pack([seqs[i] for i in order], seq_len + 1, sep)
         # the same packing over the masks (the separator is never a target)
-        self.masks = [m.astype(bool) for m in pack([masks[i] for i in order], seq_len + 1, 0)] if answer_only else None
+        self.masks = [m.astype(bool) for m in pack([masks[i] for i in order], seq_len + 1, 0)]
         self.seq_len, self.seed, self.pad, self.count = seq_len, seed, pad, len(seqs)
         self._perm: dict[int, np.ndarray] = {}
 
-    def rows(self, first: int, n: int) -> tuple[Tensor, Tensor]:
-        """Rows first … first + n − 1 of the endless stream: inputs [n, L] and targets [n, L]."""
+    def rows(self, first: int, n: int) -> tuple[Tensor, Tensor, Tensor]:
+        """Rows first … first + n − 1 of the endless stream: inputs, targets and answer targets, [n, L] each."""
         L = self.seq_len
         x = np.full((n, L), self.pad, np.int64)
         y = np.full((n, L), IGNORE, np.int64)
+        a = np.full((n, L), IGNORE, np.int64)
         for k in range(n):
             epoch, off = divmod(first + k, len(self.windows))
             if epoch not in self._perm:
@@ -104,5 +105,6 @@ class EpisodeStream:
             j = self._perm[epoch][off]
             w = self.windows[j]
             x[k, :len(w) - 1] = w[:-1]
-            y[k, :len(w) - 1] = w[1:] if self.masks is None else np.where(self.masks[j][1:], w[1:], IGNORE)
-        return torch.from_numpy(x), torch.from_numpy(y)
+            y[k, :len(w) - 1] = w[1:]
+            a[k, :len(w) - 1] = np.where(self.masks[j][1:], w[1:], IGNORE)
+        return torch.from_numpy(x), torch.from_numpy(y), torch.from_numpy(a)

@@ -79,7 +79,7 @@ class Pretrainer:
                                  "episodes with (data.episode_share > 0)")
             sep = eos
             self.episodes = EpisodeStream(cfg.data.path("episodes"), tok, template, cfg.data.seq_len, cfg.run.seed,
-                                          sep, eos, answer_only=cfg.data.episode_loss == "answer")
+                                          sep, eos, need_answers=cfg.data.episode_loss != "all")
             if d.main:
                 print(f"episodes: {self.episodes.count} in {len(self.episodes.windows)} windows "
                       f"({self.episodes.dropped} longer than a window dropped)", flush=True)
@@ -135,11 +135,12 @@ class Pretrainer:
         for micro in range(self.accum):
             x, y = self.stream.micro_batch(self.position, run.batch_size, micro, self.d.rank, self.d.world,
                                            run.micro_batch)  # [mb, L] each
+            k, answers = 0, None
             if self.episodes is not None:
                 x, y = x.clone(), y.clone()  # both are views of one window array: write them apart
                 k = round(run.micro_batch * self.cfg.data.episode_share)
                 first = ((self.step * self.accum + micro) * self.d.world + self.d.rank) * k
-                x[:k], y[:k] = self.episodes.rows(first, k)
+                x[:k], y[:k], answers = self.episodes.rows(first, k)
             sync = self.d.world == 1 or micro == self.accum - 1
             # not sync: world > 1, so self.net is the DistributedDataParallel wrapper
             ctx = self.net.no_sync() if not sync and isinstance(self.net, DistributedDataParallel) \
@@ -147,7 +148,7 @@ class Pretrainer:
             with ctx:
                 with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
                     logits = self.net(x)[0]  # [mb, L, V]
-                loss = self._loss(logits.float(), y, k if self.episodes is not None else 0) / self.accum
+                loss = self._loss(logits.float(), y, answers) / self.accum
                 loss.backward()
             total += loss.item()
         if self.cfg.optim.grad_clip > 0:
@@ -158,14 +159,18 @@ class Pretrainer:
         self.position += run.batch_size
         return self.d.mean(total)
 
-    def _loss(self, logits: Tensor, y: Tensor, k: int) -> Tensor:
-        """Mean token loss; with answer-only episodes, the documents' mean plus answer_weight × the answers'."""
-        if self.cfg.data.episode_loss != "answer" or k == 0:
+    def _loss(self, logits: Tensor, y: Tensor, answers: Tensor | None) -> Tensor:
+        """data.episode_loss: one token mean ("all"); the documents' mean ("answer") or every row's mean
+        ("all+answer"), plus answer_weight × the mean over the episode rows' answers."""
+        mode = self.cfg.data.episode_loss
+        if mode == "all" or answers is None:
             return F.cross_entropy(logits.flatten(0, 1), y.flatten())
-        answers = F.cross_entropy(logits[:k].flatten(0, 1), y[:k].flatten())
-        if k == len(y):
-            return self.cfg.data.answer_weight * answers
-        return F.cross_entropy(logits[k:].flatten(0, 1), y[k:].flatten()) + self.cfg.data.answer_weight * answers
+        k = len(answers)
+        ans = F.cross_entropy(logits[:k].flatten(0, 1), answers.flatten())
+        rest = logits if mode == "all+answer" else logits[k:]
+        rest_y = y if mode == "all+answer" else y[k:]
+        base = F.cross_entropy(rest.flatten(0, 1), rest_y.flatten()) if len(rest_y) else ans.new_zeros(())
+        return base + self.cfg.data.answer_weight * ans
 
     def _timing_step(self, bf16: bool) -> None:
         """One forward+backward of a micro-batch's shape, for precision.choose; weights untouched."""
