@@ -8,6 +8,7 @@ import torch
 from pskills_train.export.bundle import random_model
 from pskills_train.hyper.compile import batch_adapters
 from pskills_train.hyper.config import HyperConfig
+from pskills_train.hyper.examples import Example
 from pskills_train.hyper.net import build_hypernet, perturb
 from pskills_train.hyper.similarity import gram, mean_cosine
 from pskills_train.hyper.train import HyperTrainer
@@ -78,6 +79,7 @@ def test_contrast_term_trains_and_logs_the_gap(tiny, tmp_path):
     rec = tr.fit(progress=False)
     for key in ("hinge", "loss_neg", "cos", "val_loss_wrong_chat", "val_cos_chat", "shared_norm"):
         assert key in rec, key
+    assert rec["val_exact_chat"] == 0.0  # a tiny random LM does not produce the answers greedily
     lora = batch_adapters(lm, tr.net, [e.source for e in ex], 16, 4)
     tot, cnt = tr.losses(ex)
     hinge, neg = tr.contrast(ex, lora, tot, cnt)
@@ -91,6 +93,24 @@ def test_a_run_whose_adapters_stay_alike_is_stopped(tiny, tmp_path):
     with pytest.raises(SystemExit, match="adapters stay alike"):
         tr.fit(progress=False)
     assert tr.step == 2 and (tmp_path / "s2" / "ckpt.pt").exists()
+
+
+def test_exact_match_is_every_target_token_the_argmax(tiny, tmp_path):
+    from pskills_train.hyper.train import token_losses
+
+    lm, tok = tiny
+    tr = HyperTrainer(cfg(tmp_path, contrast_weight=1.0, margin=0.5), 2, base=(lm, tok, CHAT_TEMPLATE),
+                      train_items=trajectories(), val_items=trajectories())
+    ex = tr.micro_examples(0, 0)[:1]
+    seq = list(ex[0].prompt)
+    with torch.no_grad():  # the LM's own greedy continuation, one token at a time
+        for _ in range(8):
+            ids = torch.tensor([seq])
+            seq.append(int(lm(ids, torch.ones_like(ids), torch.arange(len(seq))[None], None, None)[0][0, -1].argmax()))
+    own = Example(ex[0].objective, ex[0].source, ex[0].prompt, seq[len(ex[0].prompt):])
+    # a target that is the LM's own greedy continuation is matched exactly; the trajectory's answer is not
+    assert token_losses(lm, None, [own], exact=True)[2].tolist() == [True]
+    assert token_losses(lm, None, ex, exact=True)[2].tolist() == [False]
 
 
 def test_full_objective_prompt_names_its_window_start(tiny):

@@ -77,8 +77,9 @@ def load_base(spec: str, tokenizer: str, encoder_layer: int | None = None) -> tu
     return lm, tok, template
 
 
-def token_losses(lm: LlamaLM, lora, examples: list[Example]) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-example (sum of target-token CE, number of target tokens) [b] each, teacher forced."""
+def token_losses(lm: LlamaLM, lora, examples: list[Example], exact: bool = False) -> tuple[torch.Tensor, ...]:
+    """Per-example (sum of target-token CE, number of target tokens) [b] each, teacher forced; with `exact`,
+    also whether every target token is the argmax [b] (greedy decoding would produce the target exactly)."""
     seqs = [e.prompt + e.target for e in examples]
     s = max(len(x) for x in seqs) - 1
     b = len(examples)
@@ -101,6 +102,8 @@ def token_losses(lm: LlamaLM, lora, examples: list[Example]) -> tuple[torch.Tens
     logits = lm(ids, mask, pos, None, lora)[0].float()  # [b, s, V]; float: bf16 autocast gives bf16
     ce = F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=-100, reduction="none").view(b, s)
     count = (labels != -100).sum(1)  # [b]
+    if exact:
+        return ce.sum(1), count, ((logits.argmax(-1) == labels) | (labels == -100)).all(1)
     return ce.sum(1), count
 
 
@@ -288,6 +291,14 @@ class HyperTrainer:
             tot, cnt = token_losses(self.lm, lora, examples)
         return (tot, cnt, lora) if with_lora else (tot, cnt)
 
+    def _val_batch(self, batch: list[Example]):
+        """Validation: (CE sums, token counts, exact-match flags, adapters) of one micro-batch, rank 0 alone."""
+        enc = self.cfg.encoder
+        with self.place.autocast():
+            lora = batch_adapters(self.lm, self.net, [e.source for e in batch], enc.token_budget, enc.chunk_overlap)
+            tot, cnt, hit = token_losses(self.lm, lora, batch, exact=True)
+        return tot, cnt, hit, lora
+
     def contrast(self, examples: list[Example], lora, tot: torch.Tensor, cnt: torch.Tensor):
         """Each example's loss with the next row's adapter (another skill's): (hinge term, neg sum)."""
         rolled = {k: (a.roll(1, 0), b.roll(1, 0)) for k, (a, b) in lora.items()}
@@ -346,15 +357,17 @@ class HyperTrainer:
         for name, examples in self.val.items():
             if not examples:
                 continue
-            tot, cnt, neg, cos = 0.0, 0, 0.0, []
+            tot, cnt, neg, cos, exact = 0.0, 0, 0.0, [], 0
             for i in range(0, len(examples), self.run.micro_batch):
                 batch = examples[i: i + self.run.micro_batch]
-                t, c, lora = self.losses(batch, with_lora=True, net=self.net)  # rank 0 alone: no DDP
-                tot, cnt = tot + float(t.sum()), cnt + int(c.sum())
+                t, c, hit, lora = self._val_batch(batch)
+                tot, cnt, exact = tot + float(t.sum()), cnt + int(c.sum()), exact + int(hit.sum())
                 if self.stage == 2 and len(batch) > 1:
                     neg += float(self.contrast(batch, lora, t, c)[1].sum())
                     cos.append(mean_cosine(lora))
             out[f"val_loss_{name}"] = tot / max(1, cnt)
+            if name.startswith("chat"):  # greedy exact match of the assistant turns, teacher forced
+                out[f"val_exact_{name}"] = exact / len(examples)
             if cos:  # own adapter vs the next row's (another skill's) on the same held-out examples
                 out[f"val_loss_wrong_{name}"] = neg / max(1, cnt)
                 out[f"val_cos_{name}"] = sum(cos) / len(cos)
