@@ -9,7 +9,11 @@ export default defineConfig({
     build: {
       outDir: 'out/main',
       rollupOptions: {
-        input: { index: resolve('main/electron/main.ts') },
+        // The adapter algebra's worker_threads entry (main/adapters/algebra-client.ts loads it).
+        input: {
+          index: resolve('main/electron/main.ts'),
+          'algebra-worker': resolve('main/adapters/algebra-worker.ts'),
+        },
         external: ['better-sqlite3', 'onnxruntime-node'],
       },
     },

@@ -128,7 +128,7 @@ export function createStudio(opts: StudioOptions): Studio {
       run: (i, ctx) => compare.run(i, ctx),
     },
     ema: {
-      update: (i) => adapters.emaUpdate(i),
+      update: (i) => adapters.emaUpdateOffThread(i), // continual runs call the in-thread emaUpdate
       history: () => adapters.emaHistory(),
       rollback: (i) => adapters.emaRollback(i),
     },

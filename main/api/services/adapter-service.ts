@@ -18,12 +18,11 @@ import {
   type SimilarityResult,
 } from '../../../common/api/adapter-schemas';
 import { StudioError } from '../../../common/errors';
+import { sharedAlgebra, type AlgebraWorker } from '../../adapters/algebra-client';
+import type { AlgebraArg, AlgebraOp, AlgebraResult, MergeJob } from '../../adapters/algebra-ops';
 import { emaStep } from '../../adapters/ema';
-import { cat, linearBaseline } from '../../adapters/merge';
-import { compareToExact, rankSlotNorms, spectraAgainstExact } from '../../adapters/merge-stats';
 import { PEFT_CONFIG, PEFT_WEIGHTS, readPeftDir, SIDECAR, writePeftDir } from '../../adapters/peft-dir';
-import { cosineSimilarity, frobeniusNorms, linearBaselineError, singularValues } from '../../adapters/stats';
-import { svdMerge } from '../../adapters/svd';
+import type { StatSummary } from '../../adapters/stats';
 import { parseTargetKey, type Adapter } from '../../adapters/types';
 import { AdapterValidationError } from '../../adapters/validate';
 import { checkAdapterFits, foldAdapter, type EngineAdapter } from '../../engine';
@@ -39,7 +38,7 @@ const VISUAL_SINGULAR_VALUES = 32;
 
 const shortId = (key: string) => key.slice(0, 12);
 
-type Summary = ReturnType<typeof frobeniusNorms>;
+type Summary = StatSummary;
 const plainSummary = (x: Summary) => ({
   overall: x.overall,
   perTarget: x.perTarget.map(({ layer, module, value }) => ({ layer, module, value })),
@@ -54,13 +53,17 @@ const nullableSummary = (x: Summary) => {
 };
 
 /** Bad adapters and bad ranks are the caller's input, not studio bugs. */
+function asInput(err: unknown): unknown {
+  if (err instanceof AdapterValidationError || err instanceof RangeError)
+    return new StudioError('invalid_input', err.message, { cause: err.message });
+  return err;
+}
+
 function algebra<T>(f: () => T): T {
   try {
     return f();
   } catch (err) {
-    if (err instanceof AdapterValidationError || err instanceof RangeError)
-      throw new StudioError('invalid_input', err.message, { cause: err.message });
-    throw err;
+    throw asInput(err);
   }
 }
 
@@ -79,6 +82,13 @@ export function summaryOf(a: StoredAdapter): AdapterSummary {
     createdAt: a.createdAt,
   };
 }
+
+interface EmaInput {
+  adapterId: string;
+  beta?: number;
+  rankBudget?: number;
+}
+type EmaWritten = { version: GlobalVersion; adapter: AdapterSummary };
 
 const versionOf = (g: GlobalRow): GlobalVersion => ({
   version: g.n,
@@ -99,26 +109,36 @@ export class AdapterService {
     private readonly bundles: Pick<BundleRegistry, 'current' | 'currentOrNull'>,
     private readonly cache: Pick<AdapterCache, 'get'>,
     private readonly warn: (message: string) => void = (m) => console.warn(`[pskills] ${m}`),
+    /** The adapter algebra runs here, off the main thread; inputs loaded for a job are transferred. */
+    private readonly algebra: Pick<AlgebraWorker, 'run'> = sharedAlgebra(),
   ) {}
+
+  /** Every caller loads its inputs fresh for the job, so they are moved, not copied. */
+  private offThread<K extends AlgebraOp>(op: K, arg: AlgebraArg<K>): Promise<AlgebraResult<K>> {
+    return this.algebra.run(op, arg, { transfer: true }).catch((err: unknown) => {
+      throw asInput(err);
+    });
+  }
 
   list(): AdapterSummary[] {
     return this.repo.list().map(summaryOf);
   }
 
-  get(input: { id: string; singularValues?: number }): AdapterDetail {
+  async get(input: { id: string; singularValues?: number }): Promise<AdapterDetail> {
     const row = this.repo.resolve(input.id);
     const adapter = this.repo.load(row.rowId);
-    const norms = frobeniusNorms(adapter);
     const count = Math.min(input.singularValues ?? DEFAULT_SINGULAR_VALUES, adapter.rank);
+    const shapes = [...adapter.targets].map(([key, p]) => ({ ...parseTargetKey(key), dIn: p.dIn, dOut: p.dOut }));
+    const { norms, singularValues } = await this.offThread('details', { adapter, count });
     return {
       ...summaryOf(row),
-      shapes: [...adapter.targets].map(([key, p]) => ({ ...parseTargetKey(key), dIn: p.dIn, dOut: p.dOut })),
+      shapes,
       stats: {
         norms: {
           overall: norms.overall,
           perTarget: norms.perTarget.map(({ layer, module, value }) => ({ layer, module, value })),
         },
-        singularValues: singularValues(adapter, count).map(({ layer, module, value }) => ({
+        singularValues: singularValues.map(({ layer, module, value }) => ({
           layer,
           module,
           values: value,
@@ -160,11 +180,11 @@ export class AdapterService {
     return { dir, files: [PEFT_CONFIG, PEFT_WEIGHTS, SIDECAR] };
   }
 
-  merge(input: MergeInput): AdapterWritten {
+  async merge(input: MergeInput): Promise<AdapterWritten> {
     const plan = this.mergePlan(input);
     const known = this.repo.findByKey(this.repo.keyFor(plan.bundleId, null, plan.recipe));
     if (known) return { adapter: summaryOf(known), created: false };
-    const merged = this.computeMerge(input, plan.adapters, plan.weights);
+    const merged = await this.offThread('merge', this.mergeJob(input, plan));
     const lineage = plan.rows.map((r, i) => ({ rowId: r.rowId, weight: plan.weights[i]! }));
     const { adapter, created } = this.repo.insert({
       bundleId: plan.bundleId,
@@ -176,21 +196,15 @@ export class AdapterService {
   }
 
   /** adapters.mergePreview: the same computation as merge, measured against the exact sum, not stored. */
-  mergePreview(input: MergeInput): MergePreview {
+  async mergePreview(input: MergeInput): Promise<MergePreview> {
     const plan = this.mergePlan(input);
     const known = this.repo.findByKey(this.repo.keyFor(plan.bundleId, null, plan.recipe));
-    const merged = this.computeMerge(input, plan.adapters, plan.weights);
-    const cmp = algebra(() => compareToExact(merged, plan.adapters, plan.weights));
-    const norms = frobeniusNorms(merged);
+    const { rank, norms, sourceNorms, cmp } = await this.offThread('mergePreview', this.mergeJob(input, plan));
     return {
       method: input.method,
-      rank: merged.rank,
+      rank,
       weights: plan.weights,
-      sources: plan.rows.map((r, i) => ({
-        id: shortId(r.key),
-        rank: r.rank,
-        norm: frobeniusNorms(plan.adapters[i]!).overall,
-      })),
+      sources: plan.rows.map((r, i) => ({ id: shortId(r.key), rank: r.rank, norm: sourceNorms[i]! })),
       norms: plainSummary(norms),
       exactNorms: plainSummary(cmp.exact),
       error: nullableSummary(cmp.error),
@@ -200,7 +214,7 @@ export class AdapterService {
   }
 
   /** adapters.visualize: rank-slot norms, a cat merge's blocks, spectra before/after an svd truncation. */
-  visualize(input: { id: string; singularValues?: number }): AdapterVisual {
+  async visualize(input: { id: string; singularValues?: number }): Promise<AdapterVisual> {
     const row = this.repo.resolve(input.id);
     const adapter = this.repo.load(row.rowId);
     const count = input.singularValues ?? VISUAL_SINGULAR_VALUES;
@@ -215,55 +229,38 @@ export class AdapterService {
         return block;
       });
     }
-    const truncated = this.truncationOf(row);
-    let spectra: AdapterVisual['spectra'];
-    let truncation: AdapterVisual['truncation'] = null;
-    if (truncated) {
-      const sources = truncated.keys.map((k) => this.repo.load(this.repo.resolve(k).rowId));
-      spectra = algebra(() => spectraAgainstExact(adapter, sources, truncated.weights, count)).map((t) => ({
-        layer: t.layer,
-        module: t.module,
-        before: t.value.before,
-        after: t.value.after,
-      }));
-      const cmp = algebra(() => compareToExact(adapter, sources, truncated.weights));
-      truncation = { rank: adapter.rank, energyKept: nullableSummary(cmp.energy) };
-    } else {
-      spectra = singularValues(adapter, Math.min(count, adapter.rank)).map((t) => ({
-        layer: t.layer,
-        module: t.module,
-        before: t.value,
-        after: null,
-      }));
-    }
-    return { id: shortId(row.key), rankSlots: rankSlotNorms(adapter), blocks, spectra, truncation };
+    const cut = this.truncationOf(row);
+    const truncated = cut && {
+      sources: cut.keys.map((k) => this.repo.load(this.repo.resolve(k).rowId)),
+      weights: cut.weights,
+    };
+    const rank = adapter.rank;
+    const v = await this.offThread('visualize', { adapter, count, truncated });
+    const spectra: AdapterVisual['spectra'] = v.spectra
+      ? v.spectra.map((t) => ({ layer: t.layer, module: t.module, before: t.value.before, after: t.value.after }))
+      : v.singularValues!.map((t) => ({ layer: t.layer, module: t.module, before: t.value, after: null }));
+    const truncation: AdapterVisual['truncation'] = v.energy ? { rank, energyKept: nullableSummary(v.energy) } : null;
+    return { id: shortId(row.key), rankSlots: v.rankSlots, blocks, spectra, truncation };
   }
 
   /** adapters.similarity: pairwise cosine of the ΔWs, and the linear baseline's error against cat. */
-  similarity(input: SimilarityInput): SimilarityResult {
+  async similarity(input: SimilarityInput): Promise<SimilarityResult> {
     const rows = this.sameBundle(input.ids);
     const adapters = rows.map((r) => this.repo.load(r.rowId));
     const n = adapters.length;
-    const pairs = adapters.map((x, i) =>
-      adapters.map((y, j) => (j < i ? null : algebra(() => cosineSimilarity(x, y)))),
-    );
+    const equalRanks = new Set(adapters.map((a) => a.rank)).size === 1;
+    const linearWeights = equalRanks ? (input.weights ?? rows.map(() => 1)) : null;
+    const { pairs, linearError } = await this.offThread('similarity', { adapters, linearWeights });
     const at = (i: number, j: number) => pairs[Math.min(i, j)]![Math.max(i, j)]!;
-    const matrix = (pick: (s: ReturnType<typeof cosineSimilarity>) => number) =>
+    const matrix = (pick: (s: StatSummary) => number) =>
       Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => pick(at(i, j))));
     const finite = (v: number) => (Number.isFinite(v) ? v : null);
-    const ranks = new Set(adapters.map((a) => a.rank));
-    let linearVsCat: SimilarityResult['linearVsCat'];
-    if (ranks.size > 1)
-      linearVsCat = {
-        unavailable: `the linear baseline needs equal ranks; these have ${rows.map((r) => r.rank).join(', ')}`,
-      };
-    else {
-      const e = algebra(() => linearBaselineError(adapters, input.weights ?? rows.map(() => 1)));
-      linearVsCat = {
-        overall: finite(e.overall),
-        perTarget: e.perTarget.map(({ layer, module, value }) => ({ layer, module, value: finite(value) })),
-      };
-    }
+    const linearVsCat: SimilarityResult['linearVsCat'] = linearError
+      ? {
+          overall: finite(linearError.overall),
+          perTarget: linearError.perTarget.map(({ layer, module, value }) => ({ layer, module, value: finite(value) })),
+        }
+      : { unavailable: `the linear baseline needs equal ranks; these have ${rows.map((r) => r.rank).join(', ')}` };
     return {
       ids: rows.map((r) => shortId(r.key)),
       cosine: matrix((s) => s.overall),
@@ -278,12 +275,12 @@ export class AdapterService {
 
   /** adapters.compare, the deprecated name of adapters.similarity (kept one release): the same
    * result plus the deprecation note, which is also logged once per process. */
-  compareDeprecated(input: SimilarityInput): DeprecatedCompareResult {
+  async compareDeprecated(input: SimilarityInput): Promise<DeprecatedCompareResult> {
     if (!this.warnedCompare) {
       this.warnedCompare = true;
       this.warn(SIMILARITY_DEPRECATION);
     }
-    return { ...this.similarity(input), deprecated: SIMILARITY_DEPRECATION };
+    return { ...(await this.similarity(input)), deprecated: SIMILARITY_DEPRECATION };
   }
 
   delete(input: { id: string }): { deleted: string } {
@@ -292,11 +289,25 @@ export class AdapterService {
     return { deleted: row.key };
   }
 
-  /** ΔW_g ← (1−β)ΔW_g + βΔW_new, svd back to the rank budget, appended as the next version. */
-  emaUpdate(input: { adapterId: string; beta?: number; rankBudget?: number }): {
-    version: GlobalVersion;
-    adapter: AdapterSummary;
-  } {
+  /** ΔW_g ← (1−β)ΔW_g + βΔW_new, svd back to the rank budget, appended as the next version; the
+   *  algebra runs in the worker (ema.update). */
+  async emaUpdateOffThread(input: EmaInput): Promise<EmaWritten> {
+    const plan = this.emaPlan(input);
+    const next = await this.offThread('ema', plan.job);
+    return this.appendEma(plan, next);
+  }
+
+  /** The same in this thread, for callers that need a synchronous step (continual runs). */
+  emaUpdate(input: EmaInput): EmaWritten {
+    const plan = this.emaPlan(input);
+    const { global, next, beta, rankBudget } = plan.job;
+    return this.appendEma(
+      plan,
+      algebra(() => emaStep(global, next, beta, rankBudget)),
+    );
+  }
+
+  private emaPlan(input: EmaInput) {
     const row = this.repo.resolve(input.adapterId);
     const bundleId = row.bundle.rowId;
     const head = this.repo.globalHead(bundleId);
@@ -304,9 +315,12 @@ export class AdapterService {
     const beta = head ? (input.beta ?? DEFAULT_BETA) : 1; // version 1 is the adapter itself
     const prevBudget = headAdapter?.recipe.kind === 'ema' ? headAdapter.recipe.rankBudget : headAdapter?.rank;
     const rankBudget = input.rankBudget ?? prevBudget ?? DEFAULT_RANK_BUDGET;
-    const next = algebra(() =>
-      emaStep(head && this.repo.load(head.adapterRowId), this.repo.load(row.rowId), beta, rankBudget),
-    );
+    const job = {
+      global: head && this.repo.load(head.adapterRowId),
+      next: this.repo.load(row.rowId),
+      beta,
+      rankBudget,
+    };
     const recipe: AdapterRecipe = { kind: 'ema', beta, rankBudget, sources: [headAdapter?.key ?? null, row.key] };
     const lineage = head
       ? [
@@ -314,6 +328,11 @@ export class AdapterService {
           { rowId: row.rowId, weight: beta },
         ]
       : [{ rowId: row.rowId, weight: 1 }];
+    return { bundleId, head, beta, job, recipe, lineage };
+  }
+
+  private appendEma(plan: ReturnType<AdapterService['emaPlan']>, next: Adapter): EmaWritten {
+    const { bundleId, head, beta, recipe, lineage } = plan;
     const out = this.repo.appendEma(bundleId, { bundleId, adapter: next, recipe, lineage }, beta, head?.n ?? null);
     return { version: versionOf(out.version), adapter: summaryOf(out.adapter) };
   }
@@ -364,12 +383,8 @@ export class AdapterService {
     };
   }
 
-  private computeMerge(input: MergeInput, adapters: Adapter[], weights: number[]): Adapter {
-    return algebra(() => {
-      if (input.method === 'cat') return cat(adapters, weights);
-      if (input.method === 'linear') return linearBaseline(adapters, weights);
-      return svdMerge(adapters, weights, input.rank!);
-    });
+  private mergeJob(input: MergeInput, plan: { adapters: Adapter[]; weights: number[] }): MergeJob {
+    return { method: input.method, adapters: plan.adapters, weights: plan.weights, rank: input.rank ?? undefined };
   }
 
   /** The sources and weights an svd merge or an EMA version truncated, when it is one. */

@@ -11,6 +11,7 @@ export { default as KeyboardIcon } from '@lucide/svelte/icons/keyboard';
 export { default as LibraryIcon } from '@lucide/svelte/icons/library';
 export { default as PlaygroundIcon } from '@lucide/svelte/icons/play';
 export { default as SearchIcon } from '@lucide/svelte/icons/search';
+export { default as SettingsIcon } from '@lucide/svelte/icons/settings';
 export { default as SkillIcon } from '@lucide/svelte/icons/file-text';
 export { default as StopIcon } from '@lucide/svelte/icons/square';
 export { default as ThemeDarkIcon } from '@lucide/svelte/icons/moon';

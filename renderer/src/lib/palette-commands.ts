@@ -56,6 +56,13 @@ export function paletteCommands(host: PaletteHost): PaletteCommand[] {
       run: () => host.go({ page: 'trajectories', id: null }),
     },
     {
+      id: 'go:settings',
+      title: 'Go to Settings',
+      group: 'Go to',
+      keywords: 'preferences options llm endpoint api key provider theme trajectories',
+      run: () => host.go({ page: 'settings' }),
+    },
+    {
       id: 'import',
       title: 'Import skills…',
       group: 'Actions',

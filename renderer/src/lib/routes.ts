@@ -22,6 +22,7 @@ export type Route =
   | { page: 'playground' }
   | { page: 'adapters'; id: string | null }
   | { page: 'trajectories'; id: string | null }
+  | { page: 'settings' }
   | SkillRoute;
 
 const VIEWS: readonly string[] = ['edit', 'compare', 'evolve'];
@@ -40,6 +41,7 @@ export function parseRoute(hash: string): Route {
     return { page: 'skill', name, version, view: VIEWS.includes(last) ? (last as SkillView) : 'read' };
   }
   if (parts[0] === 'playground') return { page: 'playground' };
+  if (parts[0] === 'settings') return { page: 'settings' };
   if (parts[0] === 'adapters')
     return { page: 'adapters', id: parts[1] && /^[0-9a-f]+$/.test(parts[1]) ? parts[1] : null };
   if (parts[0] === 'trajectories')
@@ -50,6 +52,7 @@ export function parseRoute(hash: string): Route {
 export function formatRoute(route: Route): string {
   if (route.page === 'library') return '#/library';
   if (route.page === 'playground') return '#/playground';
+  if (route.page === 'settings') return '#/settings';
   if (route.page === 'adapters') return route.id ? `#/adapters/${route.id}` : '#/adapters';
   if (route.page === 'trajectories') return route.id ? `#/trajectories/${route.id}` : '#/trajectories';
   let hash = `#/skill/${encodeURIComponent(route.name)}`;

@@ -107,6 +107,7 @@ describe('paletteCommands', () => {
       'go:playground',
       'go:adapters',
       'go:trajectories',
+      'go:settings',
       'import',
       'shortcuts',
       'theme:light',

@@ -1,0 +1,191 @@
+// The adapter algebra off the main thread: one worker_threads worker runs ALGEBRA_OPS jobs one at a
+// time (merges of 4 adapters take seconds of pure JS, which would freeze the studio's event loop).
+// Jobs queue here, not in the worker, so a cancel or a crash loses only the running job's inputs.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { APP_ROOT } from '../paths';
+import { ownedBuffers, type AlgebraArg, type AlgebraOp, type AlgebraResult } from './algebra-ops';
+import type { AlgebraReply } from './algebra-worker';
+import { AdapterValidationError } from './validate';
+
+export interface WorkerEntry {
+  /** A .js/.mjs worker script, or a .ts one (then started through tsx's loader). */
+  readonly file: string;
+}
+
+/**
+ * From source (tsx, vitest) the worker is algebra-worker.ts; in the electron-vite build it is
+ * out/main/algebra-worker.js, a second rollup input of the main build (electron.vite.config.ts).
+ */
+export function defaultWorkerEntry(): WorkerEntry {
+  const here = fileURLToPath(import.meta.url);
+  if (!here.endsWith('.ts')) return { file: join(APP_ROOT, 'out', 'main', 'algebra-worker.js') };
+  return { file: join(dirname(here), 'algebra-worker.ts') };
+}
+
+/** Worker code that registers tsx's ESM hooks in the worker, then imports the .ts entry (execArgv
+ *  `--import tsx` does not reach worker threads on Node 20). */
+function tsxBootstrap(file: string): string {
+  const req = createRequire(import.meta.url);
+  const pkgFile = req.resolve('tsx/package.json');
+  const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as {
+    exports: Record<string, { import: { default: string } }>;
+  };
+  const api = pathToFileURL(join(dirname(pkgFile), pkg.exports['./esm/api']!.import.default)).href;
+  const entry = pathToFileURL(file).href;
+  return `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
+}
+
+function startWorker(file: string): Worker {
+  return file.endsWith('.ts') ? new Worker(tsxBootstrap(file), { eval: true }) : new Worker(file);
+}
+
+export interface AlgebraCallOptions {
+  /** Move the input's typed arrays to the worker instead of copying them; the caller must not read
+   *  them afterwards (they are detached). */
+  readonly transfer?: boolean;
+  /** Aborting stops the job (the worker is terminated if it is running) and rejects with AbortError. */
+  readonly signal?: AbortSignal;
+}
+
+interface Job {
+  id: number;
+  op: AlgebraOp;
+  arg: unknown;
+  transfer: boolean;
+  signal?: AbortSignal;
+  onAbort: () => void;
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+}
+
+function abortError(op: string): Error {
+  const err = new Error(`adapter algebra ${op} cancelled`);
+  err.name = 'AbortError';
+  return err;
+}
+
+/** Validation and range errors keep their class, so services still read them as bad input. */
+function rebuild(op: string, e: Extract<AlgebraReply, { ok: false }>['error']): Error {
+  if (e.name === 'AdapterValidationError' && e.why !== undefined)
+    return new AdapterValidationError(e.where ?? {}, e.why);
+  if (e.name === 'RangeError') return new RangeError(e.message);
+  const err = new Error(`adapter algebra ${op} failed in the worker: ${e.message}`);
+  if (e.stack) err.stack = `${err.message}\n  worker stack: ${e.stack}`;
+  return err;
+}
+
+export class AlgebraWorker {
+  private worker: Worker | null = null;
+  private running: Job | null = null;
+  private readonly queue: Job[] = [];
+  private nextId = 1;
+  private disposed = false;
+
+  constructor(private readonly entry: WorkerEntry = defaultWorkerEntry()) {}
+
+  run<K extends AlgebraOp>(op: K, arg: AlgebraArg<K>, options: AlgebraCallOptions = {}): Promise<AlgebraResult<K>> {
+    if (this.disposed) return Promise.reject(new Error('adapter algebra worker is disposed'));
+    const { signal, transfer = false } = options;
+    if (signal?.aborted) return Promise.reject(abortError(op));
+    return new Promise((resolve, reject) => {
+      const job: Job = {
+        id: this.nextId++,
+        op,
+        arg,
+        transfer,
+        signal,
+        onAbort: () => this.abort(job),
+        resolve: resolve as (v: unknown) => void,
+        reject,
+      };
+      signal?.addEventListener('abort', job.onAbort, { once: true });
+      this.queue.push(job);
+      this.pump();
+    });
+  }
+
+  /** Rejects every waiting job and stops the worker. */
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    const jobs = [...(this.running ? [this.running] : []), ...this.queue.splice(0)];
+    this.running = null;
+    for (const job of jobs) this.settle(job, new Error(`adapter algebra worker disposed while ${job.op} waited`));
+    const w = this.worker;
+    this.worker = null;
+    await w?.terminate();
+  }
+
+  private pump(): void {
+    if (this.running || this.queue.length === 0) return;
+    const job = this.queue.shift()!;
+    this.running = job;
+    let w: Worker;
+    try {
+      w = this.spawn();
+      w.ref(); // keep the process alive while a job is out; idle, the worker must not hold it open
+      w.postMessage({ id: job.id, op: job.op, arg: job.arg }, job.transfer ? ownedBuffers(job.arg) : []);
+    } catch (err) {
+      this.finish(job, err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  private spawn(): Worker {
+    if (this.worker) return this.worker;
+    const w = startWorker(this.entry.file);
+    w.on('message', (reply: AlgebraReply) => {
+      const job = this.running;
+      if (this.worker !== w || !job || job.id !== reply.id) return;
+      if (reply.ok) this.finish(job, null, reply.value);
+      else this.finish(job, rebuild(job.op, reply.error));
+    });
+    w.on('error', (err) => this.lost(w, `failed (${err.message})`));
+    w.on('exit', (code) => this.lost(w, `exited with code ${code}`));
+    this.worker = w;
+    return w;
+  }
+
+  /** The worker died: the running job fails with the reason; the next job starts a fresh worker. */
+  private lost(w: Worker, why: string): void {
+    if (this.worker !== w) return;
+    this.worker = null;
+    const job = this.running;
+    if (job) this.finish(job, new Error(`adapter algebra worker ${why} while running ${job.op}`));
+  }
+
+  private abort(job: Job): void {
+    const i = this.queue.indexOf(job);
+    if (i >= 0) {
+      this.queue.splice(i, 1);
+      this.settle(job, abortError(job.op));
+    } else if (this.running === job) {
+      const w = this.worker;
+      this.worker = null; // its exit event is then ignored
+      void w?.terminate();
+      this.finish(job, abortError(job.op));
+    }
+  }
+
+  private finish(job: Job, err: Error | null, value?: unknown): void {
+    if (this.running === job) this.running = null;
+    this.settle(job, err, value);
+    if (!this.running && this.queue.length === 0) this.worker?.unref();
+    this.pump();
+  }
+
+  private settle(job: Job, err: Error | null, value?: unknown): void {
+    job.signal?.removeEventListener('abort', job.onAbort);
+    if (err) job.reject(err);
+    else job.resolve(value);
+  }
+}
+
+let shared: AlgebraWorker | null = null;
+
+/** The process's algebra worker, started on first use; idle, it does not keep the process alive. */
+export function sharedAlgebra(): AlgebraWorker {
+  return (shared ??= new AlgebraWorker());
+}

@@ -1,0 +1,30 @@
+// The Settings page's route and palette entry (pure: renderer/src/lib/routes.ts, palette-commands.ts).
+import { describe, expect, it } from 'vitest';
+import { paletteCommands, type PaletteHost } from '../../../renderer/src/lib/palette-commands';
+import { filterCommands } from '../../../renderer/src/lib/palette';
+import { formatRoute, parseRoute, type Route } from '../../../renderer/src/lib/routes';
+
+describe('Settings page route and palette', () => {
+  it('#/settings round-trips', () => {
+    expect(parseRoute('#/settings')).toEqual({ page: 'settings' });
+    expect(formatRoute({ page: 'settings' })).toBe('#/settings');
+  });
+
+  it('the palette finds Settings by what it holds and goes there', () => {
+    const went: Route[] = [];
+    const host: PaletteHost = {
+      route: { page: 'library' },
+      skills: [],
+      themeChoice: 'system',
+      go: (r) => went.push(r),
+      openImport: () => {},
+      compile: () => {},
+      setTheme: () => {},
+      showShortcuts: () => {},
+    };
+    const found = filterCommands(paletteCommands(host), 'api key');
+    expect(found[0]?.id).toBe('go:settings');
+    found[0]!.run();
+    expect(went).toEqual([{ page: 'settings' }]);
+  });
+});
