@@ -2,6 +2,7 @@
 // Playground, the adapter library and each skill's Compile and Compare.
 import { AdapterLibrary } from './adapter-library.svelte';
 import { BatchCompile } from './batch-compile.svelte';
+import { ContinualPageState } from './continual-run.svelte';
 import { DraftStore, type KeyValueStore } from './drafts';
 import { ImportRun } from './import-run.svelte';
 import { Library } from './library.svelte';
@@ -32,6 +33,11 @@ export class StudioApp {
   readonly batch = new BatchCompile(() => void this.adapters.refresh());
   /** The Trajectories page: filters, the open trajectory, rating and export. */
   readonly trajectories = new TrajectoryBrowser(studio);
+  /** The Continual page; kept for the session so a run goes on (and shows) across pages. */
+  readonly continual = new ContinualPageState(() => {
+    void this.adapters.refresh();
+    void this.library.refresh(); // each lesson is a skill version
+  });
   importOpen = $state(false);
 
   // eslint-disable-next-line svelte/prefer-svelte-reactivity -- a cache read inside $derived; never rendered itself
@@ -60,6 +66,7 @@ export class StudioApp {
       this.playground.dispose();
       this.adapters.dispose();
       this.batch.cancel();
+      this.continual.cancel();
       for (const lab of this.labs.values()) lab.dispose();
     };
   }

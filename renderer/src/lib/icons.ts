@@ -3,6 +3,7 @@
 export { default as AdaptersIcon } from '@lucide/svelte/icons/layers';
 export { default as ArchiveIcon } from '@lucide/svelte/icons/archive';
 export { default as AlertIcon } from '@lucide/svelte/icons/circle-alert';
+export { default as ContinualIcon } from '@lucide/svelte/icons/infinity';
 export { default as CompileIcon } from '@lucide/svelte/icons/hammer';
 export { default as FolderIcon } from '@lucide/svelte/icons/folder-open';
 export { default as GoIcon } from '@lucide/svelte/icons/arrow-right';

@@ -56,6 +56,13 @@ export function paletteCommands(host: PaletteHost): PaletteCommand[] {
       run: () => host.go({ page: 'trajectories', id: null }),
     },
     {
+      id: 'go:continual',
+      title: 'Go to Continual learning',
+      group: 'Go to',
+      keywords: 'continual episodes lessons ema global skillworld pass rate',
+      run: () => host.go({ page: 'continual' }),
+    },
+    {
       id: 'go:settings',
       title: 'Go to Settings',
       group: 'Go to',

@@ -1,11 +1,12 @@
 // Hash routes, so the same build works from file:// in Electron and from the web host:
 //   #/library   #/skill/<name>   #/skill/<name>/v/<n>   #/skill/<name>/edit   #/skill/<name>/compare
-//   #/skill/<name>/evolve   #/skill/<name>/diff   #/skill/<name>/diff/<from>/<to>   #/playground   #/adapters   #/adapters/<id>
-//   #/trajectories   #/trajectories/<id>
+//   #/skill/<name>/evolve   #/skill/<name>/tests   #/skill/<name>/diff   #/skill/<name>/diff/<from>/<to>   #/playground   #/adapters   #/adapters/<id>
+//   #/trajectories   #/trajectories/<id>   #/settings   #/continual
 // Pure functions (no DOM): the Router (router.svelte.ts) and the unit tests share them.
 
-/** What the Skill page shows: the rendered SKILL.md, the editor, Compile and Compare, a version diff, or Evolve. */
-export type SkillView = 'read' | 'edit' | 'compare' | 'diff' | 'evolve';
+/** What the Skill page shows: the rendered SKILL.md, the editor, Compile and Compare, a version diff,
+ *  Evolve, or the verifier tests (Tests). */
+export type SkillView = 'read' | 'edit' | 'compare' | 'diff' | 'evolve' | 'tests';
 
 export type SkillRoute = {
   page: 'skill';
@@ -22,10 +23,11 @@ export type Route =
   | { page: 'playground' }
   | { page: 'adapters'; id: string | null }
   | { page: 'trajectories'; id: string | null }
+  | { page: 'continual' }
   | { page: 'settings' }
   | SkillRoute;
 
-const VIEWS: readonly string[] = ['edit', 'compare', 'evolve'];
+const VIEWS: readonly string[] = ['edit', 'compare', 'evolve', 'tests'];
 
 const versionOf = (part: string | undefined): number | null =>
   part && /^\d+$/.test(part) && Number(part) > 0 ? Number(part) : null;
@@ -41,6 +43,7 @@ export function parseRoute(hash: string): Route {
     return { page: 'skill', name, version, view: VIEWS.includes(last) ? (last as SkillView) : 'read' };
   }
   if (parts[0] === 'playground') return { page: 'playground' };
+  if (parts[0] === 'continual') return { page: 'continual' };
   if (parts[0] === 'settings') return { page: 'settings' };
   if (parts[0] === 'adapters')
     return { page: 'adapters', id: parts[1] && /^[0-9a-f]+$/.test(parts[1]) ? parts[1] : null };
@@ -52,6 +55,7 @@ export function parseRoute(hash: string): Route {
 export function formatRoute(route: Route): string {
   if (route.page === 'library') return '#/library';
   if (route.page === 'playground') return '#/playground';
+  if (route.page === 'continual') return '#/continual';
   if (route.page === 'settings') return '#/settings';
   if (route.page === 'adapters') return route.id ? `#/adapters/${route.id}` : '#/adapters';
   if (route.page === 'trajectories') return route.id ? `#/trajectories/${route.id}` : '#/trajectories';

@@ -16,10 +16,6 @@ const CLI_ONLY: Record<string, string> = {
 const NOT_YET_IN_STUDIO: Record<string, string> = {
   'adapters.delete': 'Adapters page has no Delete',
   'adapters.import': 'Adapters page has no Import (PEFT folder)',
-  'verify.tests': 'no skill-tests editor on the skill page',
-  'verify.setTests': 'no skill-tests editor on the skill page',
-  'verify.run': 'no Verify button on the skill page',
-  'continual.run': 'no Continual page (pskills continual run, bench/continual.ts)',
 };
 
 function rendererText(dir: string): string {

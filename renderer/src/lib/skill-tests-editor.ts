@@ -1,0 +1,130 @@
+// The Tests tab's editor: load a version's tests (verify.tests), add / edit / delete rows, and save
+// them with that version (verify.setTests). Plain TypeScript with the API passed in, so tests drive
+// it over the in-memory transport; skill-tests.svelte.ts makes its snapshots reactive.
+import type { StudioApi } from '../../../common/api/contract';
+import { toUiError, type UiError } from './errors';
+import { blankRow, rowFromTest, rowsSignature, validateRows, type RowProblem, type TestRow } from './skill-tests';
+
+export interface TestsSnapshot {
+  skill: { name: string; version: number } | null;
+  /** The version the loaded tests are stored with (this one or an earlier one); null: none has tests. */
+  from: number | null;
+  rows: TestRow[];
+  /** Rows differ from what was loaded or saved. */
+  dirty: boolean;
+  problems: RowProblem[];
+  busy: 'load' | 'save' | null;
+  error: UiError | null;
+  notice: string | null;
+}
+
+export class SkillTestsEditor {
+  private s: TestsSnapshot = {
+    skill: null,
+    from: null,
+    rows: [],
+    dirty: false,
+    problems: [],
+    busy: null,
+    error: null,
+    notice: null,
+  };
+  private baseline = rowsSignature([]);
+  private nextKey = 1;
+  private seq = 0;
+
+  constructor(
+    private readonly api: Pick<StudioApi, 'verify'>,
+    private readonly onChange: (s: TestsSnapshot) => void,
+  ) {}
+
+  get snapshot(): TestsSnapshot {
+    return this.s;
+  }
+
+  async load(name: string, version: number): Promise<boolean> {
+    const seq = ++this.seq;
+    this.set({ busy: 'load', error: null, notice: null });
+    try {
+      const r = await this.api.verify.tests({ name, version });
+      if (seq !== this.seq) return false;
+      this.reset(
+        r.skill,
+        r.from,
+        r.tests.map((t) => rowFromTest(t, this.nextKey++)),
+      );
+      return true;
+    } catch (err) {
+      if (seq === this.seq) this.set({ busy: null, error: toUiError(err) });
+      return false;
+    }
+  }
+
+  add(): TestRow {
+    const row = blankRow(this.nextKey++, this.s.rows);
+    this.edit([...this.s.rows, row]);
+    return row;
+  }
+
+  update(key: number, patch: Partial<Omit<TestRow, 'key' | 'fixed'>>): void {
+    this.edit(this.s.rows.map((r) => (r.key === key ? { ...r, ...patch } : r)));
+  }
+
+  remove(key: number): void {
+    this.edit(this.s.rows.filter((r) => r.key !== key));
+  }
+
+  /** Back to the tests as last loaded or saved. */
+  async revert(): Promise<boolean> {
+    const skill = this.s.skill;
+    return skill ? this.load(skill.name, skill.version) : false;
+  }
+
+  /** Stores the rows as this version's tests; refused (nothing sent) while a row has a problem. */
+  async save(): Promise<boolean> {
+    const skill = this.s.skill;
+    if (!skill || this.s.busy) return false;
+    const { tests, problems } = validateRows(this.s.rows);
+    if (!tests) {
+      this.set({ problems });
+      return false;
+    }
+    const seq = ++this.seq;
+    this.set({ busy: 'save', error: null, notice: null });
+    try {
+      const r = await this.api.verify.setTests({ ...skill, tests });
+      if (seq !== this.seq) return false;
+      this.reset(
+        r.skill,
+        r.from,
+        r.tests.map((t) => rowFromTest(t, this.nextKey++)),
+      );
+      this.set({
+        notice: `Saved ${r.tests.length} ${r.tests.length === 1 ? 'test' : 'tests'} with v${r.skill.version}.`,
+      });
+      return true;
+    } catch (err) {
+      if (seq === this.seq) this.set({ busy: null, error: toUiError(err) });
+      return false;
+    }
+  }
+
+  private reset(skill: TestsSnapshot['skill'], from: number | null, rows: TestRow[]): void {
+    this.baseline = rowsSignature(rows);
+    this.set({ skill, from, rows, dirty: false, problems: [], busy: null, error: null });
+  }
+
+  private edit(rows: TestRow[]): void {
+    this.set({
+      rows,
+      dirty: rowsSignature(rows) !== this.baseline,
+      problems: validateRows(rows).problems,
+      notice: null,
+    });
+  }
+
+  private set(patch: Partial<TestsSnapshot>): void {
+    this.s = { ...this.s, ...patch };
+    this.onChange(this.s);
+  }
+}

@@ -1,0 +1,98 @@
+// The Continual page in Chromium against `pskills serve`, on the tiny hypernetwork fixture bundle: opened
+// from the command palette, a bad form refused with the field named, a 2-episode merge run with
+// progress, the pass rate per episode drawn and listed, the two global-adapter versions it wrote, and
+// the link to the global timeline on the Adapters page, which shows them.
+// Run: node --import tsx --test tests/e2e/continual.spec.ts
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { apiCall, openStudio, ROOT, screenshot, until, type Host, type Studio } from './harness';
+
+const HYPER_BUNDLE = join(ROOT, 'tests/fixtures/bundle-hyper');
+
+describe('the Continual page in the browser', { timeout: 600_000 }, () => {
+  let studio: Studio | undefined;
+  let host: Host;
+  let page: Page;
+  let problems: string[];
+
+  const status = async () => page.getByTestId('continual-page').getAttribute('data-status');
+
+  before(async () => {
+    studio = await openStudio();
+    ({ host, page, problems } = studio);
+    await apiCall(host, 'engine.loadBundle', { dir: HYPER_BUNDLE });
+  });
+
+  after(async () => {
+    await studio?.close();
+  });
+
+  test('the palette opens the page; a bad form is refused with the field named', async () => {
+    await page.goto(host.url, { timeout: 120_000 });
+    await page.getByTestId('nav-library').waitFor();
+    await page.keyboard.press('Control+k');
+    await page.getByTestId('palette-input').fill('continual');
+    assert.equal(await page.getByTestId('palette-option').first().getAttribute('data-command'), 'go:continual');
+    await page.keyboard.press('Enter');
+    await until(async () => page.url().endsWith('#/continual'), 'the Continual page opens');
+    await page.getByTestId('continual-page').waitFor();
+    assert.equal(
+      await page
+        .getByTestId('nav-continual')
+        .getAttribute('class')
+        .then((c) => /active/.test(c ?? '')),
+      true,
+    );
+
+    await page.getByTestId('continual-episodes').fill('0');
+    await page.getByTestId('continual-start').click();
+    assert.match(await page.getByTestId('continual-problems').innerText(), /^Episodes: /);
+    assert.equal(await status(), 'idle');
+  });
+
+  test('a 2-episode merge run: progress, the pass rate per episode, the global versions it wrote', async () => {
+    await page.getByTestId('continual-episodes').fill('2');
+    await page.getByTestId('continual-seed').fill('0');
+    await page.getByTestId('continual-mode').selectOption('merge');
+    await page.locator('details.more summary').click();
+    await page.getByTestId('continual-demos').fill('2');
+    await page.getByTestId('continual-tasks').fill('2');
+    await page.getByTestId('continual-tokens').fill('8');
+    await page.getByTestId('continual-start').click();
+    await page.getByTestId('continual-problems').waitFor({ state: 'detached' });
+    await until(async () => (await status()) === 'done', 'the run finished', 400_000);
+
+    const episodes = page.getByTestId('continual-episode');
+    assert.equal(await episodes.count(), 2);
+    for (const text of await page.getByTestId('continual-pass-rate').allInnerTexts())
+      assert.match(text, /^\d+\.\d%\s\(\d\/\d\)$/);
+    assert.match(await episodes.nth(0).innerText(), /lesson-[\w-]+@\d+/);
+    assert.deepEqual(
+      await page.getByTestId('continual-global').evaluateAll((els) => els.map((e) => e.getAttribute('data-version'))),
+      ['1', '2'],
+    );
+    assert.match(await page.getByTestId('continual-summary').innerText(), /after 2 episodes · merge · seed 0/);
+    await until(
+      async () => (await page.getByTestId('continual-chart').getAttribute('data-ready')) === 'true',
+      'the chart drew',
+    );
+    assert.ok((await page.locator('[data-testid="continual-chart"] svg path').count()) > 0, 'the chart has marks');
+    await screenshot(page, 'continual-01-run');
+  });
+
+  test('the timeline link opens the Adapters page with those versions; the run stays on the page', async () => {
+    await page.getByTestId('continual-timeline-link').click();
+    await until(async () => page.url().endsWith('#/adapters'), 'the Adapters page opens');
+    await until(async () => (await page.getByTestId('global-version').count()) === 2, 'the timeline lists both');
+    assert.deepEqual(
+      await page.getByTestId('global-version').evaluateAll((els) => els.map((e) => e.getAttribute('data-version'))),
+      ['2', '1'],
+    );
+    await page.getByTestId('nav-continual').click();
+    await until(async () => (await status()) === 'done', 'the finished run is still shown');
+    assert.equal(await page.getByTestId('continual-episode').count(), 2);
+    assert.deepEqual(problems, []);
+  });
+});

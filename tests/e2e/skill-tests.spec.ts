@@ -1,0 +1,158 @@
+// The Skill page's Tests tab in Chromium against `pskills serve`, on the tiny hypernetwork fixture
+// bundle (random weights: "always" passes and "never" fails whatever it answers): the stored tests
+// with the SkillWorld checker read-only, a new test refused while its regex is broken (row and field
+// named), saved with the version, Verify in context and compiled with the pass rate and each outcome,
+// and a deleted row reverted.
+// Run: node --import tsx --test tests/e2e/skill-tests.spec.ts
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { skillMd } from '../fixtures/skills/skill-md';
+import { apiCall, openStudio, ROOT, screenshot, until, type Host, type Studio } from './harness';
+
+const HYPER_BUNDLE = join(ROOT, 'tests/fixtures/bundle-hyper');
+const SKILL = 'tar-archives';
+const BODY = `# Tar archives
+
+## Steps
+
+1. To pack a folder, run \`tar -czf out.tar.gz folder/\`.
+2. To unpack, run \`tar -xzf out.tar.gz\`.
+3. Always list the contents first with \`tar -tzf out.tar.gz\`.
+`;
+const TESTS = [
+  {
+    id: 'always',
+    prompt: 'How do I unpack a .tar.gz file?',
+    expect: { kind: 'not', of: { kind: 'contains', value: 'zq-never-zq' } },
+  },
+  {
+    id: 'never',
+    prompt: 'Pack the folder src.',
+    expect: { kind: 'exact', value: 'no random model says 4711' },
+    maxTokens: 8,
+  },
+];
+
+describe('the Tests tab in the browser', { timeout: 600_000 }, () => {
+  let studio: Studio | undefined;
+  let host: Host;
+  let page: Page;
+  let problems: string[];
+
+  const rows = () => page.getByTestId('test-row');
+  const verifyStatus = (s: string) => async () =>
+    (await page.getByTestId('verify-panel').getAttribute('data-status')) === s;
+
+  before(async () => {
+    studio = await openStudio();
+    ({ host, page, problems } = studio);
+    await apiCall(host, 'skills.save', {
+      name: SKILL,
+      content: skillMd({ name: SKILL, description: 'Create and unpack tar archives.', body: BODY }),
+    });
+    await apiCall(host, 'verify.setTests', { name: SKILL, tests: TESTS });
+    await apiCall(host, 'engine.loadBundle', { dir: HYPER_BUNDLE });
+  });
+
+  after(async () => {
+    await studio?.close();
+  });
+
+  test('lists the stored tests; a broken new row is named and cannot be saved', async () => {
+    await page.goto(host.url, { timeout: 120_000 });
+    await page.locator(`[data-testid="skill-row"][data-skill-name="${SKILL}"]`).click();
+    await page.getByTestId('skill-tab-tests').click();
+    await page.waitForURL(`**/#/skill/${SKILL}/tests`);
+    await until(async () => (await rows().count()) === 2, 'the two stored tests show');
+    assert.match(await page.getByTestId('tests-source').innerText(), /Stored with v1/);
+    assert.match(await rows().nth(0).getByTestId('test-fixed').innerText(), /SkillWorld checker · read-only/);
+    assert.equal(await rows().nth(0).getByTestId('test-expect').innerText(), 'not: contains "zq-never-zq"');
+    assert.equal(await rows().nth(1).getByTestId('test-value').inputValue(), 'no random model says 4711');
+
+    await page.getByTestId('tests-add').click();
+    const added = rows().nth(2);
+    await added.getByTestId('test-id').fill('lists');
+    await added.getByTestId('test-prompt').fill('Which command lists an archive?');
+    await added.getByTestId('test-kind').selectOption('regex');
+    await added.getByTestId('test-value').fill('tar -[a-z]*t(');
+    await until(
+      async () => /expect\.pattern: unbalanced '\('/.test((await added.getByTestId('test-problems').innerText()) ?? ''),
+      'the broken pattern is named',
+    );
+    assert.match(await added.getByTestId('test-problems').innerText(), /^Test 3 \("lists"\), expect\.pattern/);
+    assert.match(await page.getByTestId('tests-problems').innerText(), /1 problem to fix before saving/);
+    assert.ok(await page.getByTestId('tests-save').isDisabled());
+    assert.match(await page.getByTestId('verify-blocked').innerText(), /save the tests first/);
+    await screenshot(page, 'skill-tests-01-problem');
+
+    await added.getByTestId('test-value').fill('tar -[a-z]*t');
+    await added.getByTestId('test-flags').fill('i');
+    await page.getByTestId('tests-problems').waitFor({ state: 'detached' });
+    await page.getByTestId('tests-save').click();
+    await until(
+      async () =>
+        (await page
+          .getByTestId('tests-notice')
+          .innerText()
+          .catch(() => '')) === 'Saved 3 tests with v1.',
+      'the save is confirmed',
+    );
+    const stored = await apiCall<{ tests: Array<{ id: string; expect: unknown }> }>(host, 'verify.tests', {
+      name: SKILL,
+    });
+    assert.deepEqual(
+      stored.tests.map((t) => t.id),
+      ['always', 'never', 'lists'],
+    );
+    assert.deepEqual(stored.tests[2]!.expect, { kind: 'regex', pattern: 'tar -[a-z]*t', flags: 'i' });
+  });
+
+  test('Verify in context and compiled: the pass rate and each outcome', async () => {
+    await page.getByTestId('verify-mode').selectOption('in_context');
+    await page.getByTestId('verify-start').click();
+    await until(verifyStatus('done'), 'verify in context finished', 300_000);
+    const results = page.getByTestId('verify-result');
+    assert.equal(await results.count(), 3);
+    assert.equal(
+      await page.locator('[data-testid="verify-result"][data-test-id="always"]').getAttribute('data-passed'),
+      'true',
+    );
+    assert.equal(
+      await page.locator('[data-testid="verify-result"][data-test-id="never"]').getAttribute('data-passed'),
+      'false',
+    );
+    assert.match(await page.getByTestId('verify-summary').innerText(), /passed \([1-2] of 3\) · skill in context · v1/);
+
+    await page.getByTestId('verify-mode').selectOption('parametric');
+    await page.getByTestId('verify-start').click();
+    await until(
+      async () =>
+        /compiled adapter/.test(
+          await page
+            .getByTestId('verify-summary')
+            .innerText()
+            .catch(() => ''),
+        ),
+      'verify compiled finished',
+      300_000,
+    );
+    assert.match(await page.getByTestId('verify-summary').innerText(), /compiled adapter\s[0-9a-f]{12} · v1/);
+    const rate = await page.getByTestId('verify-pass-rate').innerText();
+    assert.match(rate, /^(33|67)%$/);
+    await page.getByTestId('verify-panel').evaluate((e) => e.scrollIntoView({ block: 'start' }));
+    await screenshot(page, 'skill-tests-02-verify');
+  });
+
+  test('a deleted row makes the tab dirty; Revert brings it back', async () => {
+    await rows().nth(1).getByTestId('test-delete').click();
+    await until(async () => (await rows().count()) === 2, 'the row is gone');
+    assert.equal(await page.getByTestId('tests-view').getAttribute('data-dirty'), 'true');
+    assert.ok(await page.getByTestId('verify-start').isDisabled());
+    await page.getByTestId('tests-revert').click();
+    await until(async () => (await rows().count()) === 3, 'the row is back');
+    assert.equal(await page.getByTestId('tests-view').getAttribute('data-dirty'), 'false');
+    assert.deepEqual(problems, []);
+  });
+});

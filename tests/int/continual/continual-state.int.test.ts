@@ -1,0 +1,96 @@
+// The Continual page's state (renderer/src/lib/continual-run.ts) over the in-memory transport against
+// the real services and the bundle-hyper fixture: a 2-episode merge run streams progress and a pass
+// rate per episode, and names the global versions it wrote (the same ema.history shows); a bad form
+// is refused unsent; cancel ends the run as cancelled.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { studioContract, type StudioApi } from '../../../common/api/contract';
+import { createStudio, type Studio } from '../../../main/api/root';
+import { memoryPair } from '../../../main/api/transports/memory';
+import {
+  ContinualRunner,
+  DEFAULT_FORM,
+  globalVersions,
+  type ContinualForm,
+  type ContinualSnapshot,
+} from '../../../renderer/src/lib/continual-run';
+import { HYPER_BUNDLE } from '../compile/fixture';
+
+const FORM: ContinualForm = { ...DEFAULT_FORM, episodes: 2, seed: 0, demos: 2, tasks: 2, maxTokens: 8 };
+
+let dataDir: string;
+let studio: Studio;
+let api: StudioApi;
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'pskills-continual-page-'));
+  studio = createStudio({ dataDir, defaultBundleDir: HYPER_BUNDLE });
+  api = memoryPair(studioContract, studio.dispatcher).api;
+});
+afterAll(async () => {
+  await studio.dispose();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('the Continual page state', () => {
+  it('merge: progress per episode, a pass rate after each, the global versions it wrote', async () => {
+    const snaps: ContinualSnapshot[] = [];
+    let ended = 0;
+    const runner = new ContinualRunner(
+      api,
+      (s) => snaps.push(s),
+      () => ended++,
+    );
+    expect(await runner.start({ ...FORM, mode: 'merge' })).toBe(true);
+    const s = runner.snapshot;
+    expect(s.status).toBe('done');
+    expect(ended).toBe(1);
+    expect(s.points.map((p) => p.episode)).toEqual([1, 2]);
+    expect(s.points.map((p) => p.globalVersion)).toEqual([1, 2]);
+    expect(s.result!.episodes.map((e) => e.passRate)).toEqual(s.points.map((p) => p.passRate));
+    expect(s.lessons.map((l) => l.episode)).toEqual([1, 2]);
+    expect(snaps.some((x) => x.progress?.phase === 'lesson' && x.progress.episodes === 2)).toBe(true);
+    expect(snaps.some((x) => x.progress?.phase === 'measure')).toBe(true);
+
+    const history = await api.ema.history({});
+    expect(globalVersions(s.points)).toEqual([
+      { episode: 1, version: 1 },
+      { episode: 2, version: 2 },
+    ]);
+    expect(history.versions.map((v) => v.version)).toEqual([2, 1]);
+    expect(s.result!.episodes[1]!.adapter).toBe(history.versions[0]!.adapter);
+  });
+
+  it('independent writes no global version', async () => {
+    const runner = new ContinualRunner(api, () => {});
+    await runner.start({ ...FORM, mode: 'independent' });
+    expect(runner.snapshot.status).toBe('done');
+    expect(globalVersions(runner.snapshot.points)).toEqual([]);
+    expect((await api.ema.history({})).versions).toHaveLength(2);
+  });
+
+  it('refuses a bad form unsent, naming the field', async () => {
+    const runner = new ContinualRunner(api, () => {});
+    expect(await runner.start({ ...FORM, episodes: 0 })).toBe(false);
+    expect(runner.snapshot.status).toBe('idle');
+    expect(runner.snapshot.problems).toEqual([expect.stringMatching(/^Episodes: /)]);
+  });
+
+  it('the service refusal shows as the run failing (more episodes than worlds)', async () => {
+    const runner = new ContinualRunner(api, () => {});
+    await runner.start({ ...FORM, episodes: 33 });
+    expect(runner.snapshot.status).toBe('failed');
+    expect(runner.snapshot.error!.message).toMatch(/33 asked, the suite has 32 worlds/);
+  });
+
+  it('cancel ends the run as cancelled', async () => {
+    const runner = new ContinualRunner(api, () => {});
+    const done = runner.start({ ...FORM, mode: 'cat' });
+    runner.cancel();
+    expect(runner.snapshot.cancelling).toBe(true);
+    await done;
+    expect(runner.snapshot).toMatchObject({ status: 'cancelled', cancelling: false, result: null });
+  });
+});
