@@ -9,10 +9,12 @@ export default defineConfig({
     build: {
       outDir: 'out/main',
       rollupOptions: {
-        // The adapter algebra's worker_threads entry (main/adapters/algebra-client.ts loads it).
+        // worker_threads entries (main/threads.ts finds them as out/main/NAME.js): the adapter
+        // algebra and compile, off the main process's event loop.
         input: {
           index: resolve('main/electron/main.ts'),
           'algebra-worker': resolve('main/adapters/algebra-worker.ts'),
+          'compile-worker': resolve('main/engine/compile-worker.ts'),
         },
         external: ['better-sqlite3', 'onnxruntime-node'],
       },

@@ -1,13 +1,9 @@
 // The adapter algebra off the main thread: one worker_threads worker runs ALGEBRA_OPS jobs one at a
 // time (merges of 4 adapters take seconds of pure JS, which would freeze the studio's event loop).
 // Jobs queue here, not in the worker, so a cancel or a crash loses only the running job's inputs.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { APP_ROOT } from '../paths';
-import { ownedBuffers, type AlgebraArg, type AlgebraOp, type AlgebraResult } from './algebra-ops';
+import type { Worker } from 'node:worker_threads';
+import { ownedBuffers, startWorker, workerFile } from '../threads';
+import type { AlgebraArg, AlgebraOp, AlgebraResult } from './algebra-ops';
 import type { AlgebraReply } from './algebra-worker';
 import { AdapterValidationError } from './validate';
 
@@ -16,31 +12,8 @@ export interface WorkerEntry {
   readonly file: string;
 }
 
-/**
- * From source (tsx, vitest) the worker is algebra-worker.ts; in the electron-vite build it is
- * out/main/algebra-worker.js, a second rollup input of the main build (electron.vite.config.ts).
- */
 export function defaultWorkerEntry(): WorkerEntry {
-  const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith('.ts')) return { file: join(APP_ROOT, 'out', 'main', 'algebra-worker.js') };
-  return { file: join(dirname(here), 'algebra-worker.ts') };
-}
-
-/** Worker code that registers tsx's ESM hooks in the worker, then imports the .ts entry (execArgv
- *  `--import tsx` does not reach worker threads on Node 20). */
-function tsxBootstrap(file: string): string {
-  const req = createRequire(import.meta.url);
-  const pkgFile = req.resolve('tsx/package.json');
-  const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as {
-    exports: Record<string, { import: { default: string } }>;
-  };
-  const api = pathToFileURL(join(dirname(pkgFile), pkg.exports['./esm/api']!.import.default)).href;
-  const entry = pathToFileURL(file).href;
-  return `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
-}
-
-function startWorker(file: string): Worker {
-  return file.endsWith('.ts') ? new Worker(tsxBootstrap(file), { eval: true }) : new Worker(file);
+  return { file: workerFile('algebra-worker', import.meta.url) };
 }
 
 export interface AlgebraCallOptions {

@@ -84,19 +84,3 @@ export type AlgebraOps = typeof ALGEBRA_OPS;
 export type AlgebraOp = keyof AlgebraOps;
 export type AlgebraArg<K extends AlgebraOp> = Parameters<AlgebraOps[K]>[0];
 export type AlgebraResult<K extends AlgebraOp> = ReturnType<AlgebraOps[K]>;
-
-/** The ArrayBuffers under `value` that typed arrays own whole (a view into a shared buffer, e.g. a
- *  pooled Buffer, is copied instead: transferring it would detach memory the caller still uses). */
-export function ownedBuffers(value: unknown): ArrayBuffer[] {
-  const out = new Set<ArrayBuffer>();
-  const walk = (v: unknown): void => {
-    if (ArrayBuffer.isView(v)) {
-      const buf = v.buffer;
-      if (buf instanceof ArrayBuffer && v.byteOffset === 0 && v.byteLength === buf.byteLength) out.add(buf);
-    } else if (v instanceof Map) for (const x of v.values()) walk(x);
-    else if (Array.isArray(v)) for (const x of v) walk(x);
-    else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) walk(x);
-  };
-  walk(value);
-  return [...out];
-}

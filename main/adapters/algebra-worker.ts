@@ -1,7 +1,8 @@
 // Worker entry (worker_threads): runs one ALGEBRA_OPS job per message and posts the result back with
 // its typed arrays transferred. Errors travel as plain fields; algebra-client.ts rebuilds them.
 import { parentPort } from 'node:worker_threads';
-import { ALGEBRA_OPS, ownedBuffers, type AlgebraOp } from './algebra-ops';
+import { ownedBuffers } from '../threads';
+import { ALGEBRA_OPS, type AlgebraOp } from './algebra-ops';
 import { AdapterValidationError } from './validate';
 
 export interface AlgebraRequest {

@@ -3,7 +3,9 @@
 // adapter (same key, same bytes). Progress per encoder chunk; a cancelled compile writes nothing.
 import type { AdapterRecipe, CompileProgress, CompileResult, SkillRef } from '../../../common/api/adapter-schemas';
 import { StudioError } from '../../../common/errors';
-import { chunkSpans, compileSkill, requireHypernet, skillIds, type Bundle, type EngineAdapter } from '../../engine';
+import { chunkSpans, requireHypernet, skillIds, type Bundle, type EngineAdapter } from '../../engine';
+import { sharedCompiler } from '../../engine/compile-client';
+import type { CompiledSkill, CompileOptions } from '../../engine/compile';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import type { SkillsRepo, StoredSkill } from '../../store/skills-repo';
 import type { AdapterCache } from './adapter-cache';
@@ -25,6 +27,12 @@ export class CompileService {
     private readonly bundles: Pick<BundleRegistry, 'current'>,
     /** decoded adapters for chat and compare, shared with the global adapter */
     private readonly cache: Pick<AdapterCache, 'get' | 'put'>,
+    /** compileSkill's contract; by default run in the compile worker, off the main thread's loop. */
+    private readonly compileSkill: (
+      bundle: Bundle,
+      text: string,
+      options?: CompileOptions,
+    ) => Promise<CompiledSkill> = (b, t, o) => sharedCompiler().compile(b, t, o),
   ) {}
 
   /** The skill version a ref names; not_found names it. */
@@ -77,7 +85,7 @@ export class CompileService {
       };
     }
 
-    const compiled = await compileSkill(bundle, skill.content, {
+    const compiled = await this.compileSkill(bundle, skill.content, {
       signal: ctx.signal,
       onProgress: (p) => ctx.emit?.({ skill: who, chunk: p.chunk, chunks: p.chunks, tokens: p.tokens }),
     });
@@ -116,7 +124,7 @@ export class CompileService {
   ): Promise<{ engine: EngineAdapter; bundle: Bundle; chunks: number }> {
     const { bundle } = await this.bundles.current();
     requireHypernet(bundle);
-    const compiled = await compileSkill(bundle, content, { signal: ctx.signal });
+    const compiled = await this.compileSkill(bundle, content, { signal: ctx.signal });
     if (ctx.signal?.aborted) throw new StudioError('cancelled', 'compile cancelled');
     return { engine: compiled.engine, bundle, chunks: compiled.chunks.length };
   }
