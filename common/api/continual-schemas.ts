@@ -35,7 +35,17 @@ export const ContinualRunInput = z.strictObject({
 });
 export type ContinualRunInput = z.infer<typeof ContinualRunInput>;
 
+export const ContinualRunId = z.string().regex(/^[0-9a-f]{12}$/, 'a continual run id: 12 lowercase hex digits');
+export const ContinualResumeInput = z.strictObject({ run: ContinualRunId });
+
 export const ContinualEvent = z.discriminatedUnion('type', [
+  /** First: the run's id (stored; `continual.resume` goes on with it) and the episodes already done. */
+  z.object({
+    type: z.literal('run'),
+    run: ContinualRunId,
+    resumed: z.boolean(),
+    done: z.number().int().nonnegative(),
+  }),
   z.object({
     type: z.literal('episode'),
     episode: z.number().int().positive(),

@@ -61,7 +61,7 @@ import {
   TrajectoryRef,
 } from './trajectory-schemas';
 import { SkillTests, TestSet, VerifyEvent, VerifyRunInput, VerifyRunResult } from './verify-schemas';
-import { ContinualEvent, ContinualRunInput, ContinualRunResult } from './continual-schemas';
+import { ContinualEvent, ContinualResumeInput, ContinualRunInput, ContinualRunResult } from './continual-schemas';
 import {
   EvolveAccepted,
   EvolveCandidate,
@@ -230,3 +230,5 @@ export type StudioContract = typeof studioContract;
 export type StudioApi = ClientOf<StudioContract>;
 export type StudioHandlers = HandlersOf<StudioContract>;
 export type StudioBridge = BridgeOf<StudioContract>;
+    /** Goes on with a stopped run (killed, cancelled or failed): measured episodes are kept as stored. */
+    resume: stream(ContinualResumeInput, ContinualEvent, ContinualRunResult),

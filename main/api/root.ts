@@ -29,6 +29,7 @@ import { EvolveService } from './services/evolve-service';
 import { EvolveRepo } from '../store/evolve-repo';
 import { ContinualService } from './services/continual-service';
 import { APP_VERSION, DEFAULT_BUNDLE_DIR } from '../paths';
+import { ContinualRepo } from '../store/continual-repo';
 import type { Provider } from '../engine';
 
 export interface StudioOptions {
@@ -86,7 +87,16 @@ export function createStudio(opts: StudioOptions): Studio {
     new SettingsRepo(db),
   );
   const continual = new ContinualService(
-    { bundles, skills: repo, compiler, adapters, repo: adaptersRepo, cache: adapterCache, trajectories },
+    {
+      bundles,
+      skills: repo,
+      compiler,
+      adapters,
+      repo: adaptersRepo,
+      cache: adapterCache,
+      trajectories,
+      store: new ContinualRepo(db),
+    },
     () => trajectories.settings(),
   );
 
@@ -170,6 +180,7 @@ export function createStudio(opts: StudioOptions): Studio {
       openAiRoute(
         engine,
         new LibraryCatalog(adapters, new SkillModels(repo, compiler, bundles)),
+      resume: (i, ctx) => continual.resume(i, ctx),
         new OpenAiRecorder(trajectories, bundles, compiler, adapters),
       ),
     ],

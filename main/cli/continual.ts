@@ -1,12 +1,16 @@
 // `pskills continual run`: SkillWorld episodes, each verified episode's lesson compiled and absorbed
 // by the mode, the held-out tasks of every lesson so far measured after each (continual.run).
+// `--resume RUN` goes on with a run that was killed or cancelled (continual.resume).
 import { resolve } from 'node:path';
 import {
   CONTINUAL_MODES,
   ContinualMode,
+  type ContinualEvent,
   type ContinualRunInput,
   type ContinualRunResult,
 } from '../../common/api/continual-schemas';
+import type { StudioApi } from '../../common/api/contract';
+import type { StreamHandle } from '../../common/api/define';
 import { StudioError } from '../../common/errors';
 import type { Command } from './command';
 import { usageError } from './usage';
@@ -47,7 +51,7 @@ export function continualJson(r: ContinualRunResult) {
 
 export const continualRun: Command = {
   name: 'continual run',
-  usage: `--suite skillworld --episodes N --mode ${CONTINUAL_MODES.join('|')} [--seed S] [--beta B] [--rank K] [--demos D] [--tasks T] [--max-tokens N] [--world DIR] [--summariser template|llm] [--bundle DIR]`,
+  usage: `(--suite skillworld --episodes N --mode ${CONTINUAL_MODES.join('|')} [--seed S] [--beta B] [--rank K] [--demos D] [--tasks T] [--max-tokens N] [--world DIR] [--summariser template|llm] | --resume RUN) [--bundle DIR]`,
   summary: "lessons from verified SkillWorld episodes into the bundle's global adapter; pass rate per episode",
   async run(argv, { io, flags, withStudio, onInterrupt }) {
     const { values, positionals } = flags.parse(argv, {
@@ -63,8 +67,22 @@ export const continualRun: Command = {
       world: { type: 'string' },
       summariser: { type: 'string' },
       bundle: { type: 'string' },
+      resume: { type: 'string' },
     });
-    if (positionals.length || !values.suite || !values.episodes || !values.mode) throw usageError(continualRun);
+    const resume = values.resume;
+    if (positionals.length) throw usageError(continualRun);
+    if (resume !== undefined) {
+      const { suite, episodes, mode, seed, beta, rank, demos, tasks, world, summariser } = values;
+      if (
+        [suite, episodes, mode, seed, beta, rank, demos, tasks, values['max-tokens'], world, summariser].some(Boolean)
+      )
+        throw new StudioError(
+          'invalid_input',
+          '--resume goes on with the run as it was started: give no other run settings',
+        );
+      return report(await go((api, onEvent) => api.continual.resume({ run: resume }, onEvent)));
+    }
+    if (!values.suite || !values.episodes || !values.mode) throw usageError(continualRun);
     if (values.suite !== 'skillworld')
       throw new StudioError('invalid_input', `--suite: "${values.suite}" is not one of skillworld`);
     const mode = ContinualMode.safeParse(values.mode);
@@ -87,28 +105,41 @@ export const continualRun: Command = {
       world: values.world === undefined ? undefined : resolve(values.world),
       summariser: values.summariser as ContinualRunInput['summariser'],
     };
-    const r = await withStudio(values, async (api) => {
-      const handle = api.continual.run(input, (e) => {
-        if (values.json) return;
-        if (e.type === 'episode') io.err(`episode ${e.episode}/${e.episodes}: ${e.world}`);
-        if (e.type === 'warning') io.err(`episode ${e.episode}: ${e.message}`);
+    return report(await go((api, onEvent) => api.continual.run(input, onEvent)));
+
+    function go(
+      start: (api: StudioApi, onEvent: (e: ContinualEvent) => void) => StreamHandle<ContinualRunResult>,
+    ): Promise<ContinualRunResult> {
+      return withStudio(values, async (api) => {
+        const handle = start(api, (e) => {
+          if (values.json) return;
+          if (e.type === 'run')
+            io.err(`${e.resumed ? `resuming run ${e.run} (${e.done} episodes done)` : `started run ${e.run}`}`);
+          if (e.type === 'episode') io.err(`episode ${e.episode}/${e.episodes}: ${e.world}`);
+          if (e.type === 'warning') io.err(`episode ${e.episode}: ${e.message}`);
+        });
+        const off = onInterrupt(() => handle.cancel());
+        try {
+          return await handle.result;
+        } finally {
+          off();
+        }
       });
-      const off = onInterrupt(() => handle.cancel());
-      try {
-        return await handle.result;
-      } finally {
-        off();
-      }
-    });
-    if (values.json) {
-      io.out(JSON.stringify(continualJson(r)));
-      return;
     }
-    io.out('episode\tpass rate\tpassed/n\tglobal\tlesson');
-    for (const e of r.episodes)
+
+    function report(r: ContinualRunResult): void {
+      if (values.json) {
+        io.out(JSON.stringify(continualJson(r)));
+        return;
+      }
+      io.out('episode\tpass rate\tpassed/n\tglobal\tlesson');
+      for (const e of r.episodes)
+        io.out(
+          `${e.episode}\t${e.passRate.toFixed(3)}\t${e.passed}/${e.n}\t${e.globalVersion === null ? '-' : `v${e.globalVersion}`}\t${e.lesson ? `${e.lesson.name}@${e.lesson.version}` : '(none: no demo passed)'}`,
+        );
       io.out(
-        `${e.episode}\t${e.passRate.toFixed(3)}\t${e.passed}/${e.n}\t${e.globalVersion === null ? '-' : `v${e.globalVersion}`}\t${e.lesson ? `${e.lesson.name}@${e.lesson.version}` : '(none: no demo passed)'}`,
+        `${r.mode}: final pass rate ${r.finalPassRate.toFixed(3)} over ${r.episodes.at(-1)?.n ?? 0} held-out tasks (run ${r.run})`,
       );
-    io.out(`${r.mode}: final pass rate ${r.finalPassRate.toFixed(3)} over ${r.episodes.at(-1)?.n ?? 0} held-out tasks`);
+    }
   },
 };

@@ -2,14 +2,9 @@
 // its verified reference answers (the 5 M base passes no SkillWorld task itself, docs/results.md),
 // kept as trajectories, summarised into a lesson, saved as a skill version (provenance `lesson`),
 // compiled with the loaded bundle and absorbed by the mode; then the held-out tasks of every lesson
-// so far are measured. Each write is its own transaction, so a cancel keeps finished episodes whole.
-import { randomBytes } from 'node:crypto';
-import type {
-  ContinualEpisode,
-  ContinualEvent,
-  ContinualRunInput,
-  ContinualRunResult,
-} from '../../common/api/continual-schemas';
+// so far are measured. The run and its episodes are stored (main/store/continual-repo.ts): a run that
+// was killed or cancelled goes on from its rows, and no lesson is absorbed or measured twice.
+import type { ContinualEpisode, ContinualEvent, ContinualRunResult } from '../../common/api/continual-schemas';
 import { StudioError } from '../../common/errors';
 import { checkExpect } from '../../common/verify/expect';
 import type { AdapterCache } from '../api/services/adapter-cache';
@@ -18,14 +13,16 @@ import type { BundleRegistry } from '../api/services/bundle-registry';
 import type { CompileService } from '../api/services/compile-service';
 import type { TrajectoryService } from '../api/services/trajectory-service';
 import type { Adapter } from '../adapters/types';
+import type { BundleManifest } from '../engine/manifest';
 import { bodyHash } from '../skills/normalize';
 import { parseSkillMd } from '../skills/parse';
 import type { AdaptersRepo } from '../store/adapters-repo';
+import type { ContinualRepo, StoredContinualRun } from '../store/continual-repo';
 import type { SkillsRepo } from '../store/skills-repo';
-import { modeRow, type GlobalOps, type Lesson } from './absorb';
+import { modeRow, type Answerer, type GlobalOps, type Lesson } from './absorb';
 import { measure, type Condition } from './measure';
 import { lessonName, type LessonInput } from './summarise';
-import { DEFAULT_SUITE_DIR, loadWorlds, planEpisodes, type SuiteTask } from './suite';
+import { DEFAULT_SUITE_DIR, loadWorlds, planEpisodes, type Episode, type SuiteTask } from './suite';
 
 export const CONTINUAL_DEFAULTS = { seed: 0, beta: 0.1, rankBudget: 16, demos: 4, tasks: 4, maxTokens: 48 };
 
@@ -38,11 +35,12 @@ export interface Summariser {
 export interface ContinualDeps {
   bundles: Pick<BundleRegistry, 'current'>;
   skills: Pick<SkillsRepo, 'save'>;
-  compiler: Pick<CompileService, 'compileAdapter'>;
+  compiler: Pick<CompileService, 'compileAdapter' | 'skill'>;
   adapters: Pick<AdapterService, 'emaUpdate'>;
-  repo: Pick<AdaptersRepo, 'load' | 'globalHead' | 'appendEma' | 'get'>;
+  repo: Pick<AdaptersRepo, 'load' | 'globalHead' | 'globalHistory' | 'appendEma' | 'get'>;
   cache: Pick<AdapterCache, 'get'>;
   trajectories: Pick<TrajectoryService, 'record'>;
+  store: Pick<ContinualRepo, 'episodes' | 'absorb' | 'measured'>;
   summariser: Summariser;
   /** Used when `summariser` fails (the LLM's endpoint is down): the run goes on, with a warning. */
   fallback?: Summariser;
@@ -51,11 +49,12 @@ export interface ContinualDeps {
 const short = (key: string) => key.slice(0, 12);
 
 export async function runContinual(
-  input: ContinualRunInput,
+  run: StoredContinualRun,
   deps: ContinualDeps,
-  ctx: { emit(e: ContinualEvent): void; signal: AbortSignal },
+  ctx: { emit(e: ContinualEvent): void; signal: AbortSignal; resumed?: boolean },
 ): Promise<ContinualRunResult> {
   const t0 = performance.now();
+  const input = run.input;
   const s = { ...CONTINUAL_DEFAULTS, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) };
   const cancelled = () => {
     if (ctx.signal.aborted) throw new StudioError('cancelled', 'continual run cancelled');
@@ -68,7 +67,6 @@ export async function runContinual(
   });
   const { bundle, sha256, rowId: bundleId } = await deps.bundles.current();
   const bundleRef = { id: bundle.manifest.id, sha256 };
-  const run = randomBytes(6).toString('hex');
   const row = modeRow(input.mode);
   const loaded = new Map<number, Adapter>();
   const ops: GlobalOps = {
@@ -86,99 +84,77 @@ export async function runContinual(
     },
   };
 
+  // What a killed or cancelled run stored: absorbed episodes are not absorbed again, measured ones not measured.
+  const stored = new Map(deps.store.episodes(run).map((e) => [e.episode, e]));
+  ctx.emit({
+    type: 'run',
+    run: run.id,
+    resumed: ctx.resumed ?? false,
+    done: [...stored.values()].filter((e) => e.measured).length,
+  });
   const lessons: Lesson[] = [];
   const heldOut: SuiteTask[] = [];
   const episodes: ContinualEpisode[] = [];
-  let summariserUsed = deps.summariser.name;
+  const writers = new Set<string>();
   for (const ep of plan) {
     cancelled();
     const te = performance.now();
-    ctx.emit({ type: 'episode', episode: ep.episode, episodes: plan.length, world: ep.world.name });
-
-    // The episode's work: each demo answered with its reference, judged by the task's checker.
-    const solved = ep.demos.map((t) => ({
-      task: t,
-      messages: [...t.messages, { role: 'assistant' as const, content: t.reference }],
-      outcome: checkExpect(t.checker, t.reference),
-    }));
-    const stored = deps.trajectories.record(
-      solved.map((d) => ({
-        source: 'synth' as const,
-        bundle: bundleRef,
-        sampling: {},
-        messages: d.messages,
-        verdict: { passed: d.outcome.passed, ...(d.outcome.reason !== null && { reason: d.outcome.reason }) },
-        details: { continual: { run, episode: ep.episode, world: ep.world.name, task: d.task.id } },
-      })),
-    );
-    const passed = solved.filter((d) => d.outcome.passed);
-
+    const before = stored.get(ep.episode);
     let lesson: Lesson | null = null;
-    if (passed.length > 0) {
-      const lessonInput = { world: ep.world.name, episode: ep.episode, trajectories: passed };
-      let text: string;
-      let by = deps.summariser.name;
-      try {
-        text = await deps.summariser.lesson(lessonInput, ctx.signal);
-      } catch (err) {
-        cancelled();
-        if (!deps.fallback) throw err;
-        ctx.emit({
-          type: 'warning',
-          episode: ep.episode,
-          message: `${deps.summariser.name} failed (${(err as Error).message}); the ${deps.fallback.name} summariser wrote this lesson`,
-        });
-        by = deps.fallback.name;
-        summariserUsed = `${deps.summariser.name}, ${by} after a failure`;
-        text = await deps.fallback.lesson(lessonInput, ctx.signal);
+    let globalVersion: number | null;
+    if (before) {
+      if (before.lesson) {
+        lesson = await storedLesson(deps, ep.episode, before.lesson, ctx.signal);
+        writers.add(before.lesson.summariser);
       }
+      globalVersion = before.globalVersion;
+    } else {
+      ctx.emit({ type: 'episode', episode: ep.episode, episodes: plan.length, world: ep.world.name });
+      const made = await learn(deps, run.id, ep, bundleRef, ctx);
       cancelled();
-      lesson = await addLesson(deps, ep.episode, ep.world.name, text, {
-        kind: 'lesson',
-        run,
-        episode: ep.episode,
-        world: ep.world.name,
-        trajectories: stored.map((t) => t.id),
-        summariser: by,
-      });
+      if (made) {
+        lesson = made.lesson;
+        writers.add(made.by);
+        ctx.emit({
+          type: 'lesson',
+          episode: ep.episode,
+          skill: { name: lesson.name, version: lesson.version },
+          adapter: short(lesson.key),
+          summariser: made.by,
+        });
+      }
+      const withNew = lesson ? [...lessons, lesson] : lessons;
+      const lessonRef = made && { name: made.lesson.name, version: made.lesson.version, summariser: made.by };
+      globalVersion = deps.store.absorb(run, { episode: ep.episode, world: ep.world.name, lesson: lessonRef }, () =>
+        lesson
+          ? row.absorb(ops, withNew)
+          : row.answerer === 'global'
+            ? (deps.repo.globalHead(bundleId)?.n ?? null)
+            : null,
+      );
+    }
+    if (lesson) {
       lessons.push(lesson);
       heldOut.push(...ep.heldOut);
-      ctx.emit({
-        type: 'lesson',
-        episode: ep.episode,
-        skill: { name: lesson.name, version: lesson.version },
-        adapter: short(lesson.key),
-        summariser: by,
-      });
     }
     cancelled();
 
-    const globalVersion = lesson
-      ? row.absorb(ops, lessons)
-      : row.answerer === 'global'
-        ? (deps.repo.globalHead(bundleId)?.n ?? null)
-        : null;
-    let cond: Condition = { adapter: null, system: null };
-    let adapterId: string | null = null;
-    if (row.answerer === 'global' && globalVersion !== null) {
-      const head = deps.repo.globalHead(bundleId)!;
-      cond = {
-        adapter: deps.cache.get(
-          { rowId: head.adapterRowId, tensorsSha256: head.adapterTensorsSha256 },
-          bundle.manifest,
-        ),
-        system: null,
+    let m = before?.measured ?? null;
+    if (!m) {
+      const answer = answerer(deps, row.answerer, lessons, globalVersion, bundleId, bundle.manifest);
+      ctx.emit({ type: 'measure', episode: ep.episode, tasks: heldOut.length });
+      const got = await measure(bundle, heldOut, answer.cond, { maxTokens: s.maxTokens, signal: ctx.signal });
+      cancelled(); // a measurement cut short by cancel is not stored
+      m = {
+        passed: got.passed,
+        n: got.n,
+        adapter: answer.adapter,
+        passedTasks: got.results.filter((x) => x.passed).map((x) => x.id),
+        truncated: got.truncated,
+        ms: performance.now() - te,
       };
-      adapterId = short(head.adapterKey);
-    } else if (row.answerer === 'newest' && lessons.length) {
-      const l = lessons.at(-1)!;
-      cond = { adapter: deps.cache.get(l, bundle.manifest), system: null };
-      adapterId = short(l.key);
-    } else if (row.answerer === 'text' && lessons.length) {
-      cond = { adapter: null, system: lessons.map((l) => l.text.trim()).join('\n\n') };
+      deps.store.measured(run, ep.episode, m);
     }
-    ctx.emit({ type: 'measure', episode: ep.episode, tasks: heldOut.length });
-    const m = await measure(bundle, heldOut, cond, { maxTokens: s.maxTokens, signal: ctx.signal });
     const passRate = m.n ? m.passed / m.n : 0;
     ctx.emit({ type: 'measured', episode: ep.episode, passRate, globalVersion });
     episodes.push({
@@ -189,14 +165,15 @@ export async function runContinual(
       passed: m.passed,
       n: m.n,
       globalVersion,
-      adapter: adapterId,
-      passedTasks: m.results.filter((x) => x.passed).map((x) => x.id),
+      adapter: m.adapter,
+      passedTasks: m.passedTasks,
       truncated: m.truncated,
-      ms: performance.now() - te,
+      ms: m.ms,
     });
   }
+  const others = [...writers].filter((w) => w !== deps.summariser.name);
   return {
-    run,
+    run: run.id,
     mode: input.mode,
     suite: 'skillworld',
     seed: s.seed,
@@ -207,12 +184,105 @@ export async function runContinual(
       demos: s.demos,
       tasks: s.tasks,
       maxTokens: s.maxTokens,
-      summariser: summariserUsed,
+      summariser: others.length
+        ? `${deps.summariser.name}, ${others.join(', ')} after a failure`
+        : deps.summariser.name,
     },
     episodes,
     finalPassRate: episodes.at(-1)?.passRate ?? 0,
     ms: performance.now() - t0,
   };
+}
+
+/** The episode's work: each demo answered with its reference, judged by the task's checker, kept as
+ *  trajectories; the passing ones summarised into a lesson, saved and compiled. null: none passed. */
+async function learn(
+  deps: ContinualDeps,
+  run: string,
+  ep: Episode,
+  bundle: { id: string; sha256: string },
+  ctx: { emit(e: ContinualEvent): void; signal: AbortSignal },
+): Promise<{ lesson: Lesson; by: string } | null> {
+  const solved = ep.demos.map((t) => ({
+    task: t,
+    messages: [...t.messages, { role: 'assistant' as const, content: t.reference }],
+    outcome: checkExpect(t.checker, t.reference),
+  }));
+  const stored = deps.trajectories.record(
+    solved.map((d) => ({
+      source: 'synth' as const,
+      bundle,
+      sampling: {},
+      messages: d.messages,
+      verdict: { passed: d.outcome.passed, ...(d.outcome.reason !== null && { reason: d.outcome.reason }) },
+      details: { continual: { run, episode: ep.episode, world: ep.world.name, task: d.task.id } },
+    })),
+  );
+  const passed = solved.filter((d) => d.outcome.passed);
+  if (!passed.length) return null;
+  const lessonInput = { world: ep.world.name, episode: ep.episode, trajectories: passed };
+  let text: string;
+  let by = deps.summariser.name;
+  try {
+    text = await deps.summariser.lesson(lessonInput, ctx.signal);
+  } catch (err) {
+    if (ctx.signal.aborted) throw new StudioError('cancelled', 'continual run cancelled');
+    if (!deps.fallback) throw err;
+    ctx.emit({
+      type: 'warning',
+      episode: ep.episode,
+      message: `${deps.summariser.name} failed (${(err as Error).message}); the ${deps.fallback.name} summariser wrote this lesson`,
+    });
+    by = deps.fallback.name;
+    text = await deps.fallback.lesson(lessonInput, ctx.signal);
+  }
+  if (ctx.signal.aborted) throw new StudioError('cancelled', 'continual run cancelled');
+  const lesson = await addLesson(deps, ep.episode, ep.world.name, text, {
+    kind: 'lesson',
+    run,
+    episode: ep.episode,
+    world: ep.world.name,
+    trajectories: stored.map((t) => t.id),
+    summariser: by,
+  });
+  return { lesson, by };
+}
+
+/** What answers the held-out tasks after an episode: the global version it made, the newest lesson's
+ *  adapter, or every lesson's text as the system message. */
+function answerer(
+  deps: ContinualDeps,
+  kind: Answerer,
+  lessons: readonly Lesson[],
+  globalVersion: number | null,
+  bundleId: number,
+  manifest: BundleManifest,
+): { cond: Condition; adapter: string | null } {
+  if (kind === 'global' && globalVersion !== null) {
+    const v = deps.repo.globalHistory(bundleId).find((g) => g.n === globalVersion);
+    if (!v) throw new StudioError('not_found', `global adapter version ${globalVersion} is not stored`);
+    const ref = { rowId: v.adapterRowId, tensorsSha256: v.adapterTensorsSha256 };
+    return { cond: { adapter: deps.cache.get(ref, manifest), system: null }, adapter: short(v.adapterKey) };
+  }
+  if (kind === 'newest' && lessons.length) {
+    const l = lessons.at(-1)!;
+    return { cond: { adapter: deps.cache.get(l, manifest), system: null }, adapter: short(l.key) };
+  }
+  if (kind === 'text' && lessons.length)
+    return { cond: { adapter: null, system: lessons.map((l) => l.text.trim()).join('\n\n') }, adapter: null };
+  return { cond: { adapter: null, system: null }, adapter: null };
+}
+
+/** A stored episode's lesson: its skill version's text and compiled adapter (found, not compiled again). */
+async function storedLesson(
+  deps: ContinualDeps,
+  episode: number,
+  ref: { name: string; version: number },
+  signal: AbortSignal,
+): Promise<Lesson> {
+  const text = deps.compiler.skill(ref).content;
+  const { row } = await deps.compiler.compileAdapter(ref, { signal });
+  return { episode, ...ref, text, rowId: row.rowId, key: row.key, tensorsSha256: row.tensorsSha256 };
 }
 
 /** Saves the lesson as the next version of `lesson-<world>` (the same text: the same version) and compiles it. */

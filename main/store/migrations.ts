@@ -319,12 +319,53 @@ CREATE TABLE evolve_candidates (
 );
 `;
 
+// Version 6 (issue 13): continual runs and their episodes. An episode row is written with the global
+// version its lesson made, in the same transaction as that write, and its measurement lands in one
+// later write: a resumed run neither absorbs a lesson twice nor measures a measured episode again.
+const continualRuns = `
+CREATE TABLE continual_runs (
+  id            INTEGER PRIMARY KEY,
+  uid           TEXT NOT NULL UNIQUE CHECK (length(uid) = 12 AND uid NOT GLOB '*[^0-9a-f]*'),
+  mode          TEXT NOT NULL CHECK (mode IN ('merge', 'cat', 'linear', 'independent', 'in_context')),
+  input         TEXT NOT NULL CHECK (json_valid(input) AND json_type(input) = 'object'),
+  bundle_sha256 TEXT NOT NULL CHECK (length(bundle_sha256) = 64),
+  status        TEXT NOT NULL CHECK (status IN ('running', 'cancelled', 'failed', 'done')),
+  error         TEXT,
+  created_at    TEXT NOT NULL,
+  updated_at    TEXT NOT NULL
+);
+
+CREATE TABLE continual_episodes (
+  run_id         INTEGER NOT NULL REFERENCES continual_runs(id) ON DELETE CASCADE,
+  episode        INTEGER NOT NULL CHECK (episode >= 1),
+  world          TEXT NOT NULL,
+  lesson_name    TEXT,
+  lesson_version INTEGER CHECK (lesson_version >= 1),
+  summariser     TEXT,
+  global_version INTEGER CHECK (global_version >= 1),
+  absorbed_at    TEXT NOT NULL,
+  passed         INTEGER CHECK (passed >= 0),
+  n              INTEGER CHECK (n >= 0),
+  adapter        TEXT,
+  passed_tasks   TEXT CHECK (passed_tasks IS NULL OR (json_valid(passed_tasks) AND json_type(passed_tasks) = 'array')),
+  truncated      INTEGER CHECK (truncated >= 0),
+  ms             REAL CHECK (ms >= 0),
+  measured_at    TEXT,
+  PRIMARY KEY (run_id, episode),
+  CHECK ((lesson_name IS NULL) = (lesson_version IS NULL) AND (lesson_name IS NULL) = (summariser IS NULL)),
+  CHECK ((measured_at IS NULL) = (passed IS NULL) AND (passed IS NULL) = (n IS NULL)
+     AND (n IS NULL) = (passed_tasks IS NULL) AND (n IS NULL) = (truncated IS NULL) AND (n IS NULL) = (ms IS NULL)),
+  CHECK (passed <= n)
+);
+`;
+
 export const migrations: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(initialSchema) },
   { version: 2, name: 'global adapter per bundle', up: migrateGlobalPerBundle },
   { version: 3, name: 'adapter parents table', up: migrateAdapterParents },
   { version: 4, name: 'trajectories, settings and skill tests', up: (db) => db.exec(trajectoriesV4) },
   { version: 5, name: 'evolve runs and candidates', up: (db) => db.exec(evolveRuns) },
+  { version: 6, name: 'continual runs and episodes', up: (db) => db.exec(continualRuns) },
 ];
 
 /** The schema version this build writes; a database above it was written by a newer build. */

@@ -1,19 +1,15 @@
 // `pskills continual run` as a user runs it: a child process on the bundle-hyper fixture, the JSON
-// shape issue 13 names on stdout, a table without --json, and one-line errors for bad flags.
-import { spawnSync } from 'node:child_process';
+// shape issue 13 names on stdout, a table without --json, one-line errors for bad flags, and a run
+// killed with SIGKILL that `--resume RUN` finishes without redoing what was stored.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HYPER_BUNDLE } from '../compile/fixture';
+import { inLibrary, killWhen, pskillsIn } from './spawn-cli';
 
-const BIN = join(process.cwd(), 'bin', 'pskills.mjs');
 let dataDir: string;
-
-const pskills = (...args: string[]) => {
-  const r = spawnSync(process.execPath, [BIN, ...args, '--data-dir', dataDir], { encoding: 'utf8', timeout: 120_000 });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-};
+const pskills = pskillsIn(() => dataDir, 120_000);
 const small = ['--suite', 'skillworld', '--episodes', '2', '--demos', '1', '--tasks', '1', '--max-tokens', '4'];
 
 beforeAll(() => {
@@ -63,6 +59,58 @@ describe('pskills continual run', () => {
     expect(n.err).toMatch(/--episodes/);
     const usage = pskills('continual', 'run', '--mode', 'merge');
     expect(usage.code).toBe(2);
-    expect(usage.err).toMatch(/usage: pskills continual run --suite skillworld --episodes N/);
+    expect(usage.err).toMatch(/usage: pskills continual run \(--suite skillworld --episodes N .* \| --resume RUN\)/);
+  });
+
+  it('killed with SIGKILL mid-run leaves an intact library; --resume keeps the stored episodes and finishes', async () => {
+    const history = pskills('ema', 'history', '--bundle', HYPER_BUNDLE, '--json');
+    const g0 = (JSON.parse(history.out) as { versions: unknown[] }).versions.length;
+    const args = ['continual', 'run', ...small, '--episodes', '4', '--mode', 'merge', '--seed', '5'];
+    const err = await killWhen(dataDir, /^episode 2\/4: /m, [...args, '--bundle', HYPER_BUNDLE]);
+    const run = /started run ([0-9a-f]{12})/.exec(err)![1]!;
+    const rows = (db: Parameters<Parameters<typeof inLibrary>[1]>[0]) =>
+      db
+        .prepare(
+          `SELECT e.episode, e.global_version, e.absorbed_at, e.measured_at FROM continual_episodes e
+           JOIN continual_runs r ON r.id = e.run_id WHERE r.uid = ? ORDER BY e.episode`,
+        )
+        .all(run) as { episode: number; global_version: number; absorbed_at: string; measured_at: string | null }[];
+    const globals = (db: Parameters<Parameters<typeof inLibrary>[1]>[0]) =>
+      (db.prepare('SELECT count(*) AS n FROM global_adapter_versions').get() as { n: number }).n;
+
+    const before = inLibrary(dataDir, (db) => {
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(db.prepare('SELECT status FROM continual_runs WHERE uid = ?').get(run)).toEqual({ status: 'running' });
+      return { episodes: rows(db), globals: globals(db) };
+    });
+    // Episode 1 was measured before episode 2 began; the kill came before the run's end.
+    expect(before.episodes[0]).toMatchObject({ episode: 1, measured_at: expect.any(String) });
+    expect(before.episodes.filter((e) => e.measured_at !== null).length).toBeLessThan(4);
+    // Each stored episode's lesson made exactly one global version (absorb and its row land together).
+    expect(before.globals).toBe(g0 + before.episodes.length);
+
+    const resumed = pskills('continual', 'run', '--resume', run, '--bundle', HYPER_BUNDLE, '--json');
+    expect(resumed.code, resumed.err).toBe(0);
+    const j = JSON.parse(resumed.out) as { run: string; episodes: { episode: number; global_version: number }[] };
+    expect(j.run).toBe(run);
+    expect(j.episodes.map((e) => e.episode)).toEqual([1, 2, 3, 4]);
+    expect(j.episodes.map((e) => e.global_version)).toEqual([g0 + 1, g0 + 2, g0 + 3, g0 + 4]);
+
+    inLibrary(dataDir, (db) => {
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(db.prepare('SELECT status FROM continual_runs WHERE uid = ?').get(run)).toEqual({ status: 'done' });
+      const after = rows(db);
+      // What was stored before the kill is untouched: no episode absorbed or measured twice.
+      for (const e of before.episodes) {
+        const now = after.find((a) => a.episode === e.episode)!;
+        expect(now.absorbed_at).toBe(e.absorbed_at);
+        if (e.measured_at !== null) expect(now.measured_at).toBe(e.measured_at);
+      }
+      expect(globals(db)).toBe(g0 + 4);
+    });
+
+    const again = pskills('continual', 'run', '--resume', run, '--mode', 'cat');
+    expect(again.code).toBe(2);
+    expect(again.err).toMatch(/--resume goes on with the run as it was started/);
   });
 });

@@ -21,6 +21,7 @@ import { EngineService } from '../../../main/api/services/engine-service';
 import { TrajectoryService } from '../../../main/api/services/trajectory-service';
 import { memoryPair } from '../../../main/api/transports/memory';
 import { AdaptersRepo } from '../../../main/store/adapters-repo';
+import { ContinualRepo } from '../../../main/store/continual-repo';
 import { openDatabase } from '../../../main/store/db';
 import { SettingsRepo } from '../../../main/store/settings-repo';
 import { SkillsRepo } from '../../../main/store/skills-repo';
@@ -121,13 +122,16 @@ describe('continual.run, 2 episodes per mode', () => {
   });
 });
 
-describe('cancel over the web host', () => {
+describe('cancel over the web host, then resume', () => {
+  let run = '';
+  let before = 0;
   it('stops after the episode it is in; finished episodes stay whole and the database is intact', async () => {
     const web = transports.find((t) => t.name === 'web host')!;
     const { api: remote, close } = await web.open(studio);
     try {
-      const before = (await remote.ema.history({})).versions[0]?.version ?? 0;
+      before = (await remote.ema.history({})).versions[0]?.version ?? 0;
       const handle = remote.continual.run({ ...RUN, episodes: 3, seed: 7, mode: 'merge' }, (e) => {
+        if (e.type === 'run') run = e.run;
         if (e.type === 'measured' && e.episode === 1) handle.cancel();
       });
       const err = await failure(handle.result);
@@ -141,6 +145,22 @@ describe('cancel over the web host', () => {
     const db = new Database(join(dataDir, 'studio.db'), { readonly: true });
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     db.close();
+  });
+
+  it('continual.resume goes on from the stored episodes: no lesson absorbed twice', async () => {
+    const events: ContinualEvent[] = [];
+    const r = await api.continual.resume({ run }, (e) => events.push(e)).result;
+    expect(events[0]).toMatchObject({ type: 'run', run, resumed: true, done: expect.any(Number) });
+    expect(r.run).toBe(run);
+    expect(r.episodes.map((e) => e.globalVersion)).toEqual([before + 1, before + 2, before + 3]);
+    expect((await api.ema.history({})).versions[0]!.version).toBe(before + 3);
+    // Episodes measured before the cancel are read back, not played again.
+    const played = events.filter((e) => e.type === 'episode').map((e) => e.episode);
+    expect(played).not.toContain(1);
+    const again = await api.continual.resume({ run }).result;
+    expect(again.episodes).toEqual(r.episodes);
+    const missing = await failure(api.continual.resume({ run: '0123456789ab' }).result);
+    expect(missing.code).toBe('not_found');
   });
 });
 
@@ -180,6 +200,7 @@ describe('the LLM summariser', () => {
       repo,
       cache,
       trajectories,
+      store: new ContinualRepo(db),
     };
     service = (settings) => new ContinualService(deps, () => settings);
   });

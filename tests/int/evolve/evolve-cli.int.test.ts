@@ -1,25 +1,19 @@
 // `pskills evolve` as a user runs it, on the bundle-hyper fixture: killed with SIGKILL in the middle
 // of a run, the library passes PRAGMA integrity_check, and `--resume RUN` goes on from the stored rows
 // (what was scored is not scored again) and prints the JSON shape issue 13 names.
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { studioContract } from '../../../common/api/contract';
 import { createStudio } from '../../../main/api/root';
 import { directClient } from '../../../main/api/transports/direct';
+import { inLibrary, killWhen, pskillsIn } from '../cli/spawn-cli';
 import { HYPER_BUNDLE } from '../compile/fixture';
 import { EVOLVE_TESTS, evolveSkill } from './fixture';
 
-const BIN = join(process.cwd(), 'bin', 'pskills.mjs');
 let dataDir: string;
-
-const pskills = (...args: string[]) => {
-  const r = spawnSync(process.execPath, [BIN, ...args, '--data-dir', dataDir], { encoding: 'utf8', timeout: 300_000 });
-  return { code: r.status, out: r.stdout, err: r.stderr };
-};
+const pskills = pskillsIn(() => dataDir);
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'pskills-evolve-cli-'));
@@ -30,22 +24,6 @@ beforeAll(async () => {
   await studio.dispose();
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-
-/** Runs evolve until its stderr shows `line`, then kills it with SIGKILL. */
-function killWhen(line: RegExp, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (c: Buffer) => {
-      err += c.toString();
-      if (line.test(err)) child.kill('SIGKILL');
-    });
-    child.on('error', reject);
-    child.on('exit', (code, signal) =>
-      signal === 'SIGKILL' ? resolve(err) : reject(new Error(`evolve ended (${code}) before it was killed: ${err}`)),
-    );
-  });
-}
 
 interface Row {
   id: number;
@@ -64,22 +42,18 @@ describe('pskills evolve', () => {
 
   it('killed with SIGKILL mid-run leaves an intact library; --resume finishes the run', async () => {
     const args = ['evolve', 'sql-review', '--iterations', '3', '--candidates', '2', '--max-tokens', '4'];
-    const err = await killWhen(/iteration 1 candidate 0: /, [...args, '--bundle', HYPER_BUNDLE]);
+    const err = await killWhen(dataDir, /iteration 1 candidate 0: /, [...args, '--bundle', HYPER_BUNDLE]);
     const run = /started run ([0-9a-f]{12})/.exec(err)![1]!;
 
-    const db = new BetterSqlite3(join(dataDir, 'studio.db'), { readonly: true });
-    let before: Row[];
-    try {
+    const before = inLibrary(dataDir, (db) => {
       expect(db.pragma('integrity_check')).toEqual([{ integrity_check: 'ok' }]);
       expect(db.prepare('SELECT status FROM evolve_runs WHERE uid = ?').get(run)).toEqual({ status: 'running' });
-      before = db
+      return db
         .prepare(
           'SELECT c.id, c.iteration, c.score, c.scored_at FROM evolve_candidates c JOIN evolve_runs r ON r.id = c.run_id WHERE r.uid = ? ORDER BY c.id',
         )
         .all(run) as Row[];
-    } finally {
-      db.close();
-    }
+    });
     expect(before.filter((r) => r.score !== null).length).toBeGreaterThanOrEqual(2); // the baseline and one candidate
     expect(before.some((r) => r.iteration > 1)).toBe(false);
 
@@ -92,8 +66,7 @@ describe('pskills evolve', () => {
     expect(iterations).toHaveLength(3);
     for (const it of iterations) expect(Object.keys(it)).toEqual(['candidate_scores', 'best_score']);
 
-    const after = new BetterSqlite3(join(dataDir, 'studio.db'), { readonly: true });
-    try {
+    inLibrary(dataDir, (after) => {
       const rows = after
         .prepare(
           'SELECT c.id, c.iteration, c.score, c.scored_at FROM evolve_candidates c WHERE c.id IN (' +
@@ -104,8 +77,6 @@ describe('pskills evolve', () => {
       // What was scored before the kill kept its score and time: nothing was scored twice.
       for (const [i, r] of before.entries()) if (r.score !== null) expect(rows[i]).toEqual(r);
       expect(after.prepare('SELECT status FROM evolve_runs WHERE uid = ?').get(run)).toEqual({ status: 'done' });
-    } finally {
-      after.close();
-    }
+    });
   });
 });

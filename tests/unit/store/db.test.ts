@@ -18,6 +18,8 @@ const tables = [
   'adapter_parents',
   'adapters',
   'bundles',
+  'continual_episodes',
+  'continual_runs',
   'evaluations',
   'evolve_candidates',
   'evolve_runs',
