@@ -98,7 +98,7 @@ class Stage2Config:
 @dataclass
 class RunConfig:
     out: str = "training/.cache/runs/hyper1"
-    init: str = ""  # checkpoint to start from (stage 2: the stage-1 ckpt.pt)
+    init: str = ""  # checkpoint to start from (stage 2: the stage-1 ckpt.pt; either: an earlier run, new base)
     max_steps: int = 300
     batch_size: int = 8  # examples per optimizer step
     micro_batch: int = 4

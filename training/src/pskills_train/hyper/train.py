@@ -193,11 +193,11 @@ class HyperTrainer:
             self.opt.load_state_dict(ck["optimizer"])
             self.step, self.history = ck["step"], ck.get("history", [])
             set_rng_state(ck["rng"])
-        elif stage == 2 and self.run.init:
+        elif self.run.init:  # stage 2 from stage 1, or either stage continued on a new base
             init = repo_path(self.run.init)
             if not init.exists():
-                raise FileNotFoundError(f"{init}: no stage-1 checkpoint to start stage 2 from (run --stage 1 first, "
-                                        f"or --set run2.init= to start from scratch)")
+                raise FileNotFoundError(f"{init}: no checkpoint to start stage {stage} from (run --stage 1 first, "
+                                        f"or --set run{stage}.init= to start from scratch)")
             ck = torch.load(init, map_location=self.place.device, weights_only=False)
             self.net.load_state_dict(ck["model"])
             self.history = [{"stage": ck.get("stage", 1), "steps": ck.get("step"), "metrics": ck.get("last_metrics")}]
