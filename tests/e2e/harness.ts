@@ -37,9 +37,11 @@ export interface Host {
   stop(): Promise<void>;
 }
 
-/** `pskills serve --port 0` on a temp data folder; resolves once it prints its address. */
-export async function startHost(): Promise<Host> {
+/** `pskills serve --port 0` on a temp data folder (`prepare` may fill it first); resolves once it
+ * prints its address. */
+export async function startHost(prepare?: (dataDir: string) => void): Promise<Host> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pskills-e2e-'));
+  prepare?.(dataDir);
   const child: ChildProcess = spawn(
     process.execPath,
     ['bin/pskills.mjs', 'serve', '--data-dir', dataDir, '--port', '0'],
@@ -121,9 +123,9 @@ export interface Studio {
 }
 
 /** The setup every spec shares: a fresh build, a host on a temp data folder, Chromium and a page. */
-export async function openStudio(): Promise<Studio> {
+export async function openStudio(prepare?: (dataDir: string) => void): Promise<Studio> {
   ensureRendererBuilt();
-  const host = await startHost();
+  const host = await startHost(prepare);
   let browser: Browser;
   try {
     browser = await launchChromium();
