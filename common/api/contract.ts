@@ -46,6 +46,7 @@ import {
   VersionMeta,
 } from './skill-schemas';
 import { AbsoluteDir } from './paths';
+import { ModelCard, ModelCreateInput, ModelCreateProgress, ModelList } from './model-schemas';
 import {
   AbsoluteFile,
   Settings,
@@ -127,6 +128,15 @@ export const studioContract = {
     loadBundle: method(z.object({ dir: AbsoluteDir.optional() }).strict(), EngineInfo),
     info: method(Empty, EngineInfo),
     generate: stream(GenerateInput, TokenDelta, GenerateResult),
+  },
+  models: {
+    /** Every bundle the studio knows, each with its card (bundle.json, size on disk), and which is active. */
+    list: method(Empty, ModelList),
+    /** Loads the bundle folder into the engine and makes it current; the list after the change. */
+    activate: method(z.object({ dir: AbsoluteDir }).strict(), ModelList),
+    /** A bundle from a local Llama / Qwen2 / Mistral checkpoint folder, written to <data folder>/bundles/<id>
+     *  by the code of `pskills bundle create --from-hf`; progress per exporter step, Cancel leaves nothing. */
+    create: stream(ModelCreateInput, ModelCreateProgress, ModelCard),
   },
   adapters: {
     list: method(Empty, z.array(AdapterSummary)),

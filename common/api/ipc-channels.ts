@@ -7,7 +7,7 @@ export const IPC_UNSAVED = 'studio:unsaved';
 export const IPC_PICK = 'studio:pick';
 
 /** What a native picker asks for: a folder to import from, a .tgz to import, a bundle folder, a folder to write into. */
-export const PICK_KINDS = ['import-folder', 'import-tgz', 'bundle-folder', 'export-folder'] as const;
+export const PICK_KINDS = ['import-folder', 'import-tgz', 'bundle-folder', 'hf-folder', 'export-folder'] as const;
 export type PickKind = (typeof PICK_KINDS)[number];
 
 /** What the preload exposes besides the API (window.studioWindow): window-level state for main. */

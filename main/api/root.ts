@@ -18,6 +18,7 @@ import { CompareService } from './services/compare-service';
 import { CompileService } from './services/compile-service';
 import { EngineService } from './services/engine-service';
 import { GenerationService } from './services/generation-service';
+import { ModelService } from './services/model-service';
 import type { Route } from './transports/web-host';
 import { ImportService } from './services/import-service';
 import { SkillService } from './services/skill-service';
@@ -101,6 +102,11 @@ export function createStudio(opts: StudioOptions): Studio {
   );
 
   const handlers: StudioHandlers = {
+  const models = new ModelService(engine, adaptersRepo, {
+    userDir: join(opts.dataDir, 'bundles'),
+    defaultDir: opts.defaultBundleDir === undefined ? DEFAULT_BUNDLE_DIR : opts.defaultBundleDir,
+  });
+
     app: {
       info: () => ({ version: APP_VERSION, dataDir: opts.dataDir, dbPath, skills: repo.count() }),
     },
@@ -122,6 +128,11 @@ export function createStudio(opts: StudioOptions): Studio {
       generate: (i, ctx) => playground.generate(i, ctx),
     },
     adapters: {
+    models: {
+      list: () => models.list(),
+      activate: (i) => models.activate(i.dir),
+      create: (i, ctx) => models.create(i, ctx),
+    },
       list: () => adapters.list(),
       get: (i) => adapters.get(i),
       import: (i) => adapters.import(i),

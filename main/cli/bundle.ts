@@ -4,12 +4,14 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StudioError } from '../../common/errors';
+import { LORA_MODULES } from '../../common/api/model-schemas';
+import { fromHfArgs } from '../models/from-hf';
 import type { Command } from './command';
 import { runTrainingModule } from './training-venv';
 import { usageError } from './usage';
 
 const DTYPES = ['fp32', 'fp16'];
-const MODULES = ['q', 'k', 'v', 'o', 'gate', 'up', 'down'];
+const MODULES: readonly string[] = LORA_MODULES;
 
 export const bundleCreate: Command = {
   name: 'bundle create',
@@ -53,15 +55,18 @@ export const bundleCreate: Command = {
       if (!existsSync(full)) throw new StudioError('not_found', `${flag}: ${full}: no such file`);
       return full;
     };
-    const args = ['-m', 'pskills_train.export.from_hf', '--from-hf', from, '--out', resolve(values.out)];
-    args.push('--dtype', dtype);
-    if (targets) args.push('--lora-targets', targets.join(','));
-    if (layer !== undefined) args.push('--encoder-layer', String(layer));
-    args.push('--hypernet', hypernet === 'none' || hypernet === 'init' ? hypernet : file('--hypernet', hypernet));
-    if (values['hyper-config']) args.push('--hyper-config', file('--hyper-config', values['hyper-config']));
-    if (values['chat-template']) args.push('--chat-template', file('--chat-template', values['chat-template']));
-    if (values.id) args.push('--id', values.id);
-    if (values.force) args.push('--force');
+    const args = fromHfArgs({
+      from,
+      out: resolve(values.out),
+      dtype,
+      ...(targets ? { loraTargets: targets } : {}),
+      ...(layer !== undefined ? { encoderLayer: layer } : {}),
+      hypernet: hypernet === 'none' || hypernet === 'init' ? hypernet : file('--hypernet', hypernet),
+      ...(values['hyper-config'] ? { hyperConfig: file('--hyper-config', values['hyper-config']) } : {}),
+      ...(values['chat-template'] ? { chatTemplate: file('--chat-template', values['chat-template']) } : {}),
+      ...(values.id ? { id: values.id } : {}),
+      force: values.force,
+    });
     const code = await runTrainingModule(args);
     if (code !== 0) {
       io.err(`pskills: bundle create exited with status ${code} (its message is above)`);

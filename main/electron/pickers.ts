@@ -30,6 +30,12 @@ export function pickDialogOptions(kind: PickKind): PickDialogOptions {
       };
     case 'bundle-folder':
       return { title: 'Load a model bundle', buttonLabel: 'Load', properties: ['openDirectory'] };
+    case 'hf-folder':
+      return {
+        title: 'A Hugging Face checkpoint folder (config.json, safetensors, tokenizer)',
+        buttonLabel: 'Choose',
+        properties: ['openDirectory'],
+      };
     case 'export-folder':
       return {
         title: 'Export into a folder',

@@ -198,6 +198,12 @@ export class AdaptersRepo {
     return (this.sql.upsertBundle.get(sha256, JSON.stringify(manifest), path, this.now()) as { id: number }).id;
   }
 
+  /** The folders bundles were loaded from, most recently registered first (the Models page's "loaded"). */
+  bundlePaths(): string[] {
+    const rows = this.db.prepare('SELECT path FROM bundles ORDER BY id DESC').all() as { path: string }[];
+    return [...new Set(rows.map((r) => r.path))];
+  }
+
   /** The key an adapter made from this input gets; look it up with `findByKey` before computing. */
   keyFor(bundleId: number, skillVersionId: number | null, recipe: AdapterRecipe): string {
     const bundle = this.sql.bundleSha.get(bundleId) as { sha256: string } | undefined;

@@ -6,6 +6,7 @@ import { ContinualPageState } from './continual-run.svelte';
 import { DraftStore, type KeyValueStore } from './drafts';
 import { ImportRun } from './import-run.svelte';
 import { Library } from './library.svelte';
+import { ModelsPage } from './models.svelte';
 import { Playground } from './playground.svelte';
 import { Router } from './router.svelte';
 import { SkillLab } from './skill-lab.svelte';
@@ -27,6 +28,7 @@ export class StudioApp {
   readonly drafts = new DraftStore(windowStorage());
   readonly library = new Library((name) => this.forget(name));
   readonly importRun = new ImportRun(() => void this.library.refresh());
+  readonly models = new ModelsPage(studio);
   readonly playground = new Playground(() => void this.adapters.refresh());
   readonly adapters = new AdapterLibrary();
   /** The Library's "Compile selected"; new adapters refresh the adapter list (and the compiled column). */

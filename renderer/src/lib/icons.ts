@@ -10,6 +10,7 @@ export { default as GoIcon } from '@lucide/svelte/icons/arrow-right';
 export { default as ImportIcon } from '@lucide/svelte/icons/folder-input';
 export { default as KeyboardIcon } from '@lucide/svelte/icons/keyboard';
 export { default as LibraryIcon } from '@lucide/svelte/icons/library';
+export { default as ModelsIcon } from '@lucide/svelte/icons/box';
 export { default as PlaygroundIcon } from '@lucide/svelte/icons/play';
 export { default as SearchIcon } from '@lucide/svelte/icons/search';
 export { default as SettingsIcon } from '@lucide/svelte/icons/settings';

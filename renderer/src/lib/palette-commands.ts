@@ -42,6 +42,13 @@ export function paletteCommands(host: PaletteHost): PaletteCommand[] {
       run: () => host.go({ page: 'playground' }),
     },
     {
+      id: 'go:models',
+      title: 'Go to Models',
+      group: 'Go to',
+      keywords: 'bundle base model checkpoint hugging face qwen llama mistral',
+      run: () => host.go({ page: 'models' }),
+    },
+    {
       id: 'go:adapters',
       title: 'Go to Adapters',
       group: 'Go to',

@@ -21,6 +21,7 @@ export type SkillRoute = {
 export type Route =
   | { page: 'library' }
   | { page: 'playground' }
+  | { page: 'models' }
   | { page: 'adapters'; id: string | null }
   | { page: 'trajectories'; id: string | null }
   | { page: 'continual' }
@@ -42,6 +43,7 @@ export function parseRoute(hash: string): Route {
     const last = parts[version === null ? 2 : 4] ?? '';
     return { page: 'skill', name, version, view: VIEWS.includes(last) ? (last as SkillView) : 'read' };
   }
+  if (parts[0] === 'models') return { page: 'models' };
   if (parts[0] === 'playground') return { page: 'playground' };
   if (parts[0] === 'continual') return { page: 'continual' };
   if (parts[0] === 'settings') return { page: 'settings' };
@@ -54,6 +56,7 @@ export function parseRoute(hash: string): Route {
 
 export function formatRoute(route: Route): string {
   if (route.page === 'library') return '#/library';
+  if (route.page === 'models') return '#/models';
   if (route.page === 'playground') return '#/playground';
   if (route.page === 'continual') return '#/continual';
   if (route.page === 'settings') return '#/settings';

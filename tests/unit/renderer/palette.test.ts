@@ -105,6 +105,7 @@ describe('paletteCommands', () => {
     expect(ids).toEqual([
       'go:library',
       'go:playground',
+      'go:models',
       'go:adapters',
       'go:trajectories',
       'go:settings',

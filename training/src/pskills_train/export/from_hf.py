@@ -61,6 +61,12 @@ class FromHfOptions:
     external_threshold: int = EXTERNAL_DATA_BYTES
     force: bool = False
     extra_card: dict[str, Any] = field(default_factory=dict)
+    steps: int = 4  # progress lines count to this (5 when a hypernetwork is attached after the base)
+
+
+def progress(step: int, steps: int, what: str) -> None:
+    """`[step/steps] what` on stderr: the studio's Models page reads these lines as its progress."""
+    print(f"[{step}/{steps}] {what}", file=sys.stderr, flush=True)
 
 
 def chat_template_of(folder: Path, tcfg: dict[str, Any]) -> str:
@@ -219,13 +225,17 @@ def write_base_bundle(folder: Path, out: Path, opts: FromHfOptions) -> Path:
     """The checkpoint as a base-only bundle (hypernet null) at `out`, written under a temporary name."""
     if opts.dtype not in DTYPES:
         raise ValueError(f"--dtype: {opts.dtype!r} is not one of {DTYPES}")
+    progress(1, opts.steps, f"loading the checkpoint {folder.name}")
     lm, tcfg, special = load_checkpoint(folder, opts)
     lm.eval()
     if opts.dtype == "fp16":
         round_weights_fp16(lm)
     with staged_folder(out, opts.force) as tmp:
+        progress(2, opts.steps, f"exporting lm.onnx ({opts.dtype})")
         written = export_graph(lm, tmp, opts.dtype, opts.external_threshold)
+        progress(3, opts.steps, "checking onnxruntime against PyTorch")
         parity = verify_with_ort(lm, written[0])
+        progress(4, opts.steps, "writing the tokenizer and bundle.json")
         shutil.copyfile(folder / "tokenizer.json", tmp / "tokenizer.json")
         (tmp / "tokenizer_config.json").write_text(json.dumps(tcfg, indent=2, ensure_ascii=False) + "\n")
         vocab = Tokenizer.from_file(str(tmp / "tokenizer.json")).get_vocab_size()
@@ -284,7 +294,8 @@ def create_bundle(folder: Path, out: Path, opts: FromHfOptions, hypernet: str = 
         raise FileExistsError(f"{out} exists (pass --force to replace it)")
     base = out.with_name(f".{out.name}.base")
     try:
-        write_base_bundle(folder, base, FromHfOptions(**{**vars(opts), "force": True}))
+        write_base_bundle(folder, base, FromHfOptions(**{**vars(opts), "force": True, "steps": 5}))
+        progress(5, 5, f"attaching the hypernetwork ({'fresh' if hypernet == 'init' else Path(hypernet).name})")
         manifest = json.loads((base / MANIFEST).read_text())
         model_cfg = manifest["training_card"]["model"]
         net, card, budget, overlap = initial_hypernet(model_cfg, hyper_config) if hypernet == "init" \

@@ -1,0 +1,92 @@
+// DTOs of the Models page: the bundles the studio knows with their cards, which one is active, and
+// a bundle made from a local Hugging Face checkpoint (the code of `pskills bundle create --from-hf`).
+import { z } from 'zod';
+import { AbsoluteDir } from './paths';
+
+export const LORA_MODULES = ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] as const;
+export const LoraModule = z.enum(LORA_MODULES);
+export type LoraModule = z.infer<typeof LoraModule>;
+
+export const BUNDLE_DTYPES = ['fp32', 'fp16'] as const;
+export const BundleDtype = z.enum(BUNDLE_DTYPES);
+export type BundleDtype = z.infer<typeof BundleDtype>;
+
+/** Where a bundle came from: shipped with the app, made in the studio's data folder, or a folder
+ *  loaded from elsewhere (Playground, CLI --bundle) that the store remembers. */
+export const ModelOrigin = z.enum(['default', 'user', 'loaded']);
+export type ModelOrigin = z.infer<typeof ModelOrigin>;
+
+export const ModelCard = z.object({
+  dir: z.string(),
+  id: z.string(),
+  origin: ModelOrigin,
+  /** The engine's current bundle. */
+  active: z.boolean(),
+  created: z.string(),
+  family: z.string(),
+  hidden: z.number().int(),
+  layers: z.number().int(),
+  heads: z.number().int(),
+  kvHeads: z.number().int(),
+  vocab: z.number().int(),
+  maxPositions: z.number().int(),
+  /** Weights of the base model, counted from the architecture. */
+  parameters: z.number().int().nonnegative(),
+  loraTargets: z.array(z.string()),
+  rank: z.number().int(),
+  alpha: z.number(),
+  /** Weight storage: the training card's dtype, else fp32 (only the HF exporter writes fp16). */
+  dtype: z.string(),
+  /** Every file of the folder, bytes. */
+  bytes: z.number().int().nonnegative(),
+  /** The hypernetwork's kind (perceiver, t2l) or null: a base-only bundle generates but cannot compile. */
+  hypernet: z.string().nullable(),
+  encoder: z.boolean(),
+  /** The checkpoint folder's name for a bundle made from one. */
+  source: z.string().nullable(),
+});
+export type ModelCard = z.infer<typeof ModelCard>;
+
+export const ModelList = z.object({
+  bundles: z.array(ModelCard),
+  /** Folders that look like bundles but whose bundle.json could not be read, with why. */
+  problems: z.array(z.object({ dir: z.string(), message: z.string() })),
+  /** Where bundles made in the studio are written (<data folder>/bundles). */
+  userDir: z.string(),
+});
+export type ModelList = z.infer<typeof ModelList>;
+
+/** A folder name inside <data folder>/bundles: no separators, no leading dot. */
+export const BundleFolderId = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+    'letters, digits, ".", "_" or "-" (at most 64), starting with a letter or digit',
+  );
+
+export const ModelCreateInput = z
+  .object({
+    /** A Llama, Qwen2 or Mistral checkpoint folder: config.json, safetensors, tokenizer files. */
+    source: AbsoluteDir,
+    dtype: BundleDtype.optional(),
+    /** Default: all seven modules. */
+    loraTargets: z
+      .array(LoraModule)
+      .min(1, 'choose at least one LoRA target')
+      .refine((t) => new Set(t).size === t.length, 'a LoRA target is listed twice')
+      .optional(),
+    /** none: a base-only bundle; init: a fresh hypernetwork whose adapters are ΔW = 0 until trained. */
+    hypernet: z.enum(['none', 'init']).optional(),
+    /** The new bundle's folder and id; default: the checkpoint folder's name. */
+    id: BundleFolderId.optional(),
+  })
+  .strict();
+export type ModelCreateInput = z.infer<typeof ModelCreateInput>;
+
+/** One exporter step ("[2/4] exporting lm.onnx" from the Python side). */
+export const ModelCreateProgress = z.object({
+  step: z.number().int().nonnegative(),
+  steps: z.number().int().positive(),
+  message: z.string(),
+});
+export type ModelCreateProgress = z.infer<typeof ModelCreateProgress>;

@@ -1,0 +1,124 @@
+// The Models page: the bundles the studio knows (the shipped default, those made into
+// <data folder>/bundles, and folders loaded from elsewhere that the store remembers), which one the
+// engine runs, making one active, and a new bundle from a local Hugging Face checkpoint.
+import { existsSync } from 'node:fs';
+import { mkdir, readdir } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import type {
+  ModelCard,
+  ModelCreateInput,
+  ModelCreateProgress,
+  ModelList,
+  ModelOrigin,
+} from '../../../common/api/model-schemas';
+import { BundleFolderId } from '../../../common/api/model-schemas';
+import { StudioError } from '../../../common/errors';
+import { MANIFEST_FILE } from '../../engine/manifest';
+import { readCard } from '../../models/card';
+import { runFromHf, type FromHfOptions } from '../../models/from-hf';
+import type { AdaptersRepo } from '../../store/adapters-repo';
+import type { EngineService } from './engine-service';
+
+export interface ModelServiceOptions {
+  /** <data folder>/bundles */
+  userDir: string;
+  defaultDir: string | null;
+}
+
+export class ModelService {
+  private creating = false;
+
+  constructor(
+    private readonly engine: Pick<EngineService, 'load' | 'info'>,
+    private readonly repo: Pick<AdaptersRepo, 'bundlePaths'>,
+    private readonly opts: ModelServiceOptions,
+  ) {}
+
+  async list(): Promise<ModelList> {
+    const active = this.engine.info().dir;
+    const seen = new Set<string>();
+    const bundles: ModelCard[] = [];
+    const problems: ModelList['problems'] = [];
+    const add = async (dir: string, origin: ModelOrigin) => {
+      const full = resolve(dir);
+      if (seen.has(full) || !existsSync(join(full, MANIFEST_FILE))) return;
+      seen.add(full);
+      try {
+        bundles.push(await readCard(full, origin, full === active));
+      } catch (err) {
+        problems.push({ dir: full, message: err instanceof Error ? err.message : String(err) });
+      }
+    };
+    if (this.opts.defaultDir) await add(this.opts.defaultDir, 'default');
+    for (const dir of await this.userFolders()) await add(dir, 'user');
+    for (const dir of this.repo.bundlePaths()) await add(dir, 'loaded');
+    if (active) await add(active, 'loaded');
+    return { bundles, problems, userDir: this.opts.userDir };
+  }
+
+  /** Loads the bundle in `dir` into the engine (the old one is released once the new one works). */
+  async activate(dir: string): Promise<ModelList> {
+    if (!existsSync(join(dir, MANIFEST_FILE)))
+      throw new StudioError('not_found', `dir: ${join(dir, MANIFEST_FILE)}: missing (not a bundle folder)`);
+    await this.engine.load(dir);
+    return this.list();
+  }
+
+  /** Runs the HF exporter into <data folder>/bundles/<id>; the new bundle's card. */
+  async create(
+    input: ModelCreateInput,
+    ctx: { emit(p: ModelCreateProgress): void; signal: AbortSignal },
+  ): Promise<ModelCard> {
+    if (!existsSync(input.source)) throw new StudioError('not_found', `source: ${input.source}: no such folder`);
+    if (!existsSync(join(input.source, 'config.json')))
+      throw new StudioError(
+        'not_found',
+        `source: ${join(input.source, 'config.json')}: missing (not a Hugging Face checkpoint folder)`,
+      );
+    const id = input.id ?? folderIdOf(input.source);
+    const out = join(this.opts.userDir, id);
+    if (existsSync(out))
+      throw new StudioError('conflict', `id: a bundle named "${id}" already exists (${out}); choose another id`);
+    if (this.creating)
+      throw new StudioError('conflict', 'a bundle is already being created; wait for it or cancel it first');
+    this.creating = true;
+    try {
+      await mkdir(this.opts.userDir, { recursive: true });
+      const steps = input.hypernet && input.hypernet !== 'none' ? 5 : 4;
+      ctx.emit({ step: 0, steps, message: 'starting the exporter (training/.venv)' });
+      const opts: FromHfOptions = {
+        from: input.source,
+        out,
+        id,
+        dtype: input.dtype ?? 'fp32',
+        hypernet: input.hypernet ?? 'none',
+        ...(input.loraTargets ? { loraTargets: input.loraTargets } : {}),
+      };
+      await runFromHf(opts, { signal: ctx.signal, onProgress: (p) => ctx.emit(p) });
+      return await readCard(out, 'user', false);
+    } finally {
+      this.creating = false;
+    }
+  }
+
+  private async userFolders(): Promise<string[]> {
+    if (!existsSync(this.opts.userDir)) return [];
+    const entries = await readdir(this.opts.userDir, { withFileTypes: true });
+    return entries
+      .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+      .map((e) => join(this.opts.userDir, e.name))
+      .sort((a, b) => a.localeCompare(b));
+  }
+}
+
+/** The checkpoint folder's name as a bundle folder id ("Qwen2.5-0.5B-Instruct" stays as it is). */
+export function folderIdOf(source: string): string {
+  const id = basename(resolve(source))
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 64);
+  const parsed = BundleFolderId.safeParse(id);
+  if (!parsed.success)
+    throw new StudioError('invalid_input', `id: the folder name of ${source} does not make a bundle id; give one`);
+  return id;
+}
