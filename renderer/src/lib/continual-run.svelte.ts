@@ -22,4 +22,5 @@ export class ContinualPageState {
 
   start = (): Promise<boolean> => this.runner.start($state.snapshot(this.form));
   cancel = (): void => this.runner.cancel();
+  resume = (): Promise<boolean> => this.runner.resume();
 }

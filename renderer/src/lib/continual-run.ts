@@ -1,6 +1,6 @@
 // The Continual page: one continual.run (SkillWorld episodes; each episode's lesson compiled and
-// absorbed by the mode, then every lesson so far measured) with progress per episode, Cancel, the
-// pass rate after each episode and the global-adapter versions the run wrote. Plain TypeScript with
+// absorbed by the mode, then every lesson so far measured) with progress per episode, Cancel (a
+// stopped run is stored: Resume goes on with it), the pass rate after each episode and the global-adapter versions the run wrote. Plain TypeScript with
 // the API passed in, so tests drive it over the in-memory transport; continual-run.svelte.ts makes
 // its snapshots reactive.
 import {
@@ -88,6 +88,8 @@ export interface EpisodePoint {
 
 export interface ContinualSnapshot {
   status: ContinualStatus;
+  /** The stored run (from its first event): a cancelled or failed one can be resumed. */
+  run: string | null;
   /** The form's problems (nothing was sent while there are any). */
   problems: string[];
   /** The episode under way and what it is doing. */
@@ -117,6 +119,7 @@ export function globalVersions(points: readonly EpisodePoint[]): Array<{ episode
 export class ContinualRunner {
   private s: ContinualSnapshot = {
     status: 'idle',
+    run: null,
     problems: [],
     progress: null,
     points: [],
@@ -149,6 +152,7 @@ export class ContinualRunner {
     }
     this.set({
       status: 'running',
+      run: null,
       problems: [],
       progress: null,
       points: [],
@@ -158,18 +162,16 @@ export class ContinualRunner {
       error: null,
       cancelling: false,
     });
-    const handle = this.api.continual.run(checked.input, (e) => this.onEvent(e));
-    this.handle = handle;
-    try {
-      const result = await handle.result;
-      this.set({ status: 'done', result, cancelling: false });
-    } catch (err) {
-      const error = toUiError(err);
-      this.set({ status: error.code === 'cancelled' ? 'cancelled' : 'failed', error, cancelling: false });
-    } finally {
-      this.handle = null;
-      this.onEnded();
-    }
+    await this.drive(this.api.continual.run(checked.input, (e) => this.onEvent(e)));
+    return true;
+  }
+
+  /** Goes on with the cancelled or failed run shown: its measured episodes are kept as stored. */
+  async resume(): Promise<boolean> {
+    const run = this.s.run;
+    if (!run || this.s.status === 'running' || this.s.status === 'done') return false;
+    this.set({ status: 'running', progress: null, error: null, cancelling: false });
+    await this.drive(this.api.continual.resume({ run }, (e) => this.onEvent(e)));
     return true;
   }
 
@@ -179,8 +181,31 @@ export class ContinualRunner {
     this.handle.cancel();
   }
 
+  private async drive(handle: StreamHandle<ContinualRunResult>): Promise<void> {
+    this.handle = handle;
+    try {
+      const result = await handle.result;
+      // The stored episodes are the record (a resumed run's first ones were measured before).
+      const points = result.episodes.map((e) => ({
+        episode: e.episode,
+        passRate: e.passRate,
+        globalVersion: e.globalVersion,
+      }));
+      this.set({ status: 'done', result, points, cancelling: false });
+    } catch (err) {
+      const error = toUiError(err);
+      this.set({ status: error.code === 'cancelled' ? 'cancelled' : 'failed', error, cancelling: false });
+    } finally {
+      this.handle = null;
+      this.onEnded();
+    }
+  }
+
   private onEvent(e: ContinualEvent): void {
     switch (e.type) {
+      case 'run':
+        this.set({ run: e.run });
+        break;
       case 'episode':
         this.set({ progress: { episode: e.episode, episodes: e.episodes, phase: 'lesson', world: e.world } });
         break;
@@ -192,7 +217,10 @@ export class ContinualRunner {
         break;
       case 'measured':
         this.set({
-          points: [...this.s.points, { episode: e.episode, passRate: e.passRate, globalVersion: e.globalVersion }],
+          points: [
+            ...this.s.points.filter((p) => p.episode !== e.episode),
+            { episode: e.episode, passRate: e.passRate, globalVersion: e.globalVersion },
+          ],
         });
         break;
       case 'warning':

@@ -1,7 +1,7 @@
 // The Continual page's state (renderer/src/lib/continual-run.ts) over the in-memory transport against
 // the real services and the bundle-hyper fixture: a 2-episode merge run streams progress and a pass
 // rate per episode, and names the global versions it wrote (the same ema.history shows); a bad form
-// is refused unsent; cancel ends the run as cancelled.
+// is refused unsent; cancel ends the run as cancelled, and Resume finishes a stopped one.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,5 +92,30 @@ describe('the Continual page state', () => {
     expect(runner.snapshot.cancelling).toBe(true);
     await done;
     expect(runner.snapshot).toMatchObject({ status: 'cancelled', cancelling: false, result: null });
+  });
+
+  it('a run cancelled after its first measurement resumes to the end, each lesson absorbed once', async () => {
+    const before = (await api.ema.history({})).versions[0]!.version;
+    let runner: ContinualRunner | null = null;
+    let cancelled = false;
+    runner = new ContinualRunner(api, (s) => {
+      if (cancelled || s.status !== 'running' || s.points.length !== 1) return;
+      cancelled = true;
+      runner?.cancel();
+    });
+    await runner.start({ ...FORM, mode: 'merge' });
+    const stopped = runner.snapshot;
+    expect(stopped.status).toBe('cancelled');
+    expect(stopped.run).toMatch(/^[0-9a-f]{12}$/);
+    expect(stopped.points.map((p) => p.episode)).toEqual([1]);
+
+    expect(await runner.resume()).toBe(true);
+    const s = runner.snapshot;
+    expect(s.status).toBe('done');
+    expect(s.result!.run).toBe(stopped.run);
+    expect(s.points.map((p) => p.episode)).toEqual([1, 2]);
+    expect(s.points.map((p) => p.globalVersion)).toEqual([before + 1, before + 2]);
+    expect((await api.ema.history({})).versions[0]!.version).toBe(before + 2);
+    expect(await runner.resume()).toBe(false); // a finished run has nothing left
   });
 });

@@ -16,7 +16,6 @@ const CLI_ONLY: Record<string, string> = {
 const NOT_YET_IN_STUDIO: Record<string, string> = {
   'adapters.delete': 'Adapters page has no Delete',
   'adapters.import': 'Adapters page has no Import (PEFT folder)',
-  'continual.resume': 'the Continual page has no Resume (pskills continual run --resume)',
 };
 
 function rendererText(dir: string): string {
