@@ -29,8 +29,8 @@ import { VerifyService } from './services/verify-service';
 import { EvolveService } from './services/evolve-service';
 import { EvolveRepo } from '../store/evolve-repo';
 import { ContinualService } from './services/continual-service';
-import { APP_VERSION, DEFAULT_BUNDLE_DIR } from '../paths';
 import { ContinualRepo } from '../store/continual-repo';
+import { APP_VERSION, DEFAULT_BUNDLE_DIR } from '../paths';
 import type { Provider } from '../engine';
 
 export interface StudioOptions {
@@ -86,6 +86,7 @@ export function createStudio(opts: StudioOptions): Studio {
     skillTests,
     bundles,
     new SettingsRepo(db),
+    trajectories,
   );
   const continual = new ContinualService(
     {
@@ -101,12 +102,12 @@ export function createStudio(opts: StudioOptions): Studio {
     () => trajectories.settings(),
   );
 
-  const handlers: StudioHandlers = {
   const models = new ModelService(engine, adaptersRepo, {
     userDir: join(opts.dataDir, 'bundles'),
     defaultDir: opts.defaultBundleDir === undefined ? DEFAULT_BUNDLE_DIR : opts.defaultBundleDir,
   });
 
+  const handlers: StudioHandlers = {
     app: {
       info: () => ({ version: APP_VERSION, dataDir: opts.dataDir, dbPath, skills: repo.count() }),
     },
@@ -127,12 +128,12 @@ export function createStudio(opts: StudioOptions): Studio {
       info: () => engine.info(),
       generate: (i, ctx) => playground.generate(i, ctx),
     },
-    adapters: {
     models: {
       list: () => models.list(),
       activate: (i) => models.activate(i.dir),
       create: (i, ctx) => models.create(i, ctx),
     },
+    adapters: {
       list: () => adapters.list(),
       get: (i) => adapters.get(i),
       import: (i) => adapters.import(i),
@@ -180,6 +181,7 @@ export function createStudio(opts: StudioOptions): Studio {
     },
     continual: {
       run: (i, ctx) => continual.run(i, ctx),
+      resume: (i, ctx) => continual.resume(i, ctx),
     },
   };
   return {
@@ -191,7 +193,6 @@ export function createStudio(opts: StudioOptions): Studio {
       openAiRoute(
         engine,
         new LibraryCatalog(adapters, new SkillModels(repo, compiler, bundles)),
-      resume: (i, ctx) => continual.resume(i, ctx),
         new OpenAiRecorder(trajectories, bundles, compiler, adapters),
       ),
     ],

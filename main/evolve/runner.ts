@@ -19,6 +19,8 @@ export interface RunnerDeps {
   tests: readonly VerifierTest[];
   /** Writes the best candidate as the skill's next version (called inside the run's last transaction). */
   saveVersion(best: StoredCandidate): number;
+  /** Keeps a candidate's test runs (as trajectories), once its score is stored. */
+  record?(candidate: StoredCandidate, scored: Scored): void;
 }
 
 export interface RunnerContext {
@@ -44,6 +46,7 @@ export async function runEvolve(
     const s = await deps.verifier.score(c.content, ctx.signal);
     stopIfCancelled(ctx.signal); // an answer cut short by cancel is not a score
     deps.repo.score(run, c.rowId, s.score, s.scores);
+    deps.record?.(c, s);
     ctx.emit({
       type: 'scored',
       iteration: c.iteration,

@@ -27,6 +27,8 @@ export interface TextCompiler {
 export interface Scored {
   score: number;
   scores: CandidateScores;
+  /** Each mode's test results, in the tests' order (kept as trajectories). */
+  results?: Partial<Record<EvolveMode, VerifyTestResult[]>>;
 }
 
 export function modeScore(results: readonly VerifyTestResult[]): ModeScore {
@@ -57,6 +59,7 @@ export class CandidateVerifier {
 
   async score(text: string, signal: AbortSignal): Promise<Scored> {
     const scores: CandidateScores = {};
+    const all: Partial<Record<EvolveMode, VerifyTestResult[]>> = {};
     for (const mode of this.modes) {
       let adapter: EngineAdapter | null = null;
       if (mode === 'parametric') {
@@ -72,7 +75,8 @@ export class CandidateVerifier {
         signal,
       });
       scores[mode] = modeScore(results);
+      all[mode] = results;
     }
-    return { score: combined(scores), scores };
+    return { score: combined(scores), scores, results: all };
   }
 }

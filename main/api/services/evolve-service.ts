@@ -1,6 +1,7 @@
 // evolve.*: the text-space loop (main/evolve/) wired to the studio. Candidates are scored by verify's
 // test runner with the loaded bundle, in context and compiled through the same compile path as a
 // version (nothing stored for a candidate); the version a run or an accept makes is compiled and kept.
+// Each candidate's test runs are kept as `evolve` trajectories when the storeTrajectories setting is on.
 import type {
   EvolveAccepted,
   EvolveCandidate,
@@ -14,13 +15,14 @@ import type {
 } from '../../../common/api/evolve-schemas';
 import { DEFAULT_EVOLVE_CANDIDATES, DEFAULT_EVOLVE_TOKENS } from '../../../common/api/evolve-schemas';
 import type { VerifierTest } from '../../../common/api/verify-schemas';
+import type { RecordInput, TrajectoryService } from './trajectory-service';
 import { StudioError } from '../../../common/errors';
 import type { Generator } from '../../evolve/generator';
 import { LlmGenerator } from '../../evolve/llm-generator';
 import { OfflineGenerator } from '../../evolve/offline-generator';
 import { runEvolve } from '../../evolve/runner';
 import { runScores } from '../../evolve/summary';
-import { CandidateVerifier } from '../../evolve/verifier';
+import { CandidateVerifier, type Scored } from '../../evolve/verifier';
 import { bodyHash } from '../../skills/normalize';
 import { parseSkillMd } from '../../skills/parse';
 import type { EvolveRepo, StoredCandidate, StoredRun } from '../../store/evolve-repo';
@@ -50,6 +52,48 @@ function candidateDto(c: StoredCandidate): EvolveCandidate {
   };
 }
 
+/** A scored candidate's test runs as `evolve` trajectories: one per test and mode, linked to the run and
+ *  candidate (the candidate's text is in the run's rows; the skill is the version the run started from). */
+function trajectoriesOf(
+  run: StoredRun,
+  c: StoredCandidate,
+  s: Scored,
+  tests: readonly VerifierTest[],
+  current: CurrentBundle,
+): RecordInput[] {
+  const bundle = { id: current.bundle.manifest.id, sha256: current.sha256 };
+  return Object.entries(s.results ?? {}).flatMap(([mode, results]) =>
+    results.map((r, i) => {
+      const t = tests[i]!;
+      return {
+        source: 'evolve' as const,
+        skill: { name: run.skill.name, version: run.skill.version },
+        condition: mode as EvolveMode,
+        bundle,
+        sampling: { temperature: 0, maxTokens: t.maxTokens ?? run.maxTokens },
+        messages: [
+          ...(t.messages ?? [{ role: 'user' as const, content: t.prompt! }]),
+          { role: 'assistant' as const, content: r.answer },
+        ],
+        verdict: { passed: r.passed, test: r.id, ...(r.reason !== null && { reason: r.reason }) },
+        details: {
+          evolve: {
+            run: run.id,
+            candidate: c.rowId,
+            iteration: c.iteration,
+            index: c.index,
+            operator: c.operator,
+            sha256: c.sha256,
+          },
+          finishReason: r.finishReason,
+          completionTokens: r.completionTokens,
+          ...(mode === 'in_context' && { truncated: r.truncated }),
+        },
+      };
+    }),
+  );
+}
+
 export class EvolveService {
   constructor(
     private readonly repo: EvolveRepo,
@@ -59,6 +103,7 @@ export class EvolveService {
     private readonly tests: Pick<SkillTestsRepo, 'get'>,
     private readonly bundles: Pick<BundleRegistry, 'current'>,
     private readonly settings: Pick<SettingsRepo, 'get'>,
+    private readonly trajectories: Pick<TrajectoryService, 'record'>,
     private readonly fetchFn: typeof fetch = (...args) => fetch(...args),
   ) {}
 
@@ -156,7 +201,14 @@ export class EvolveService {
     try {
       await runEvolve(
         run,
-        { repo: this.repo, generator, verifier, tests, saveVersion: (best) => this.saveVersion(run, best) },
+        {
+          repo: this.repo,
+          generator,
+          verifier,
+          tests,
+          saveVersion: (best) => this.saveVersion(run, best),
+          record: (c, s) => this.trajectories.record(trajectoriesOf(run, c, s, tests, current)),
+        },
         ctx,
       );
     } catch (err) {

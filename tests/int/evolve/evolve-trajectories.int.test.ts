@@ -1,0 +1,69 @@
+// evolve keeps its verifier runs as trajectories: one per candidate, test and mode (in context and
+// compiled), source `evolve`, linked to the run and candidate, with the checker's outcome; none when
+// the storeTrajectories setting is off. Real services, a SQLite file, the bundle-hyper fixture.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { studioContract, type StudioApi } from '../../../common/api/contract';
+import { createStudio, type Studio } from '../../../main/api/root';
+import { directClient } from '../../../main/api/transports/direct';
+import { HYPER_BUNDLE } from '../compile/fixture';
+import { EVOLVE_TESTS, evolveSkill } from './fixture';
+
+let dataDir: string;
+let studio: Studio;
+let api: StudioApi;
+const RUN = { name: 'sql-review', iterations: 1, candidates: 2, maxTokens: 4, seed: 1 } as const;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'pskills-evolve-traj-'));
+  studio = createStudio({ dataDir, defaultBundleDir: HYPER_BUNDLE });
+  api = directClient(studioContract, studio.dispatcher);
+  await api.skills.save({ name: 'sql-review', content: evolveSkill('sql-review') });
+  await api.verify.setTests({ name: 'sql-review', tests: EVOLVE_TESTS });
+});
+afterAll(async () => {
+  await studio.dispose();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('evolve trajectories', () => {
+  it('stores each scored candidate × test × mode, linked to the run, with the verdict', async () => {
+    const r = await api.evolve.run(RUN).result;
+    const detail = await api.evolve.get({ run: r.run.id });
+    const scored = detail.candidates.filter((c) => c.score !== null);
+    const list = await api.trajectories.list({ source: 'evolve', limit: 1000 });
+    expect(list.total).toBe(scored.length * EVOLVE_TESTS.length * 2);
+
+    const shown = await Promise.all(list.items.map((t) => api.trajectories.show({ id: t.id })));
+    for (const t of shown) {
+      const link = (t.details as { evolve: { run: string; candidate: number; sha256: string } }).evolve;
+      expect(link.run).toBe(r.run.id);
+      const c = scored.find((x) => x.id === link.candidate)!;
+      expect(link.sha256).toBe(c.sha256);
+      expect(t.skill).toMatchObject({ name: 'sql-review', version: 1 });
+      expect(['in_context', 'parametric']).toContain(t.condition);
+      // The verdict is the candidate's own score for that test and mode.
+      const test = t.verdict!.test!;
+      const failed = c.scores![t.condition as 'in_context' | 'parametric']!.failed.map((f) => f.id);
+      expect(t.verdict!.passed).toBe(!failed.includes(test));
+      expect(t.messages.at(-1)!.role).toBe('assistant');
+    }
+    // "always" passes and "never" fails on every candidate and mode.
+    expect(shown.filter((t) => t.verdict!.passed).map((t) => t.verdict!.test)).toEqual(
+      shown.filter((t) => t.verdict!.test === 'always').map(() => 'always'),
+    );
+  });
+
+  it('stores none while the storeTrajectories setting is off', async () => {
+    const before = (await api.trajectories.list({ source: 'evolve' })).total;
+    await api.settings.set({ storeTrajectories: false });
+    try {
+      await api.evolve.run({ ...RUN, seed: 2 }).result;
+    } finally {
+      await api.settings.set({ storeTrajectories: true });
+    }
+    expect((await api.trajectories.list({ source: 'evolve' })).total).toBe(before);
+  });
+});
