@@ -1,7 +1,9 @@
 // The Adapters page in Chromium against `pskills serve`: adapters made in the setup through the API
 // (two imported PEFT folders that fit the tiny fixture bundle, a cat merge of them and two EMA steps)
 // are listed with their lineage; one is exported as a PEFT folder that is then read back from disk,
-// and a folder that cannot be written shows the API's error.
+// and a folder that cannot be written shows the API's error. A PEFT folder is imported from its path;
+// Delete explains what depends on an adapter, deletes one nothing needs, and shows the studio's refusal
+// when a dependent appeared after the dialog opened.
 // Run: node --import tsx --test tests/e2e/adapters.spec.ts
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -157,6 +159,74 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
     await screenshot(page, 'adapters-03-exported');
   });
 
+  test('imports a PEFT folder from its path; the same folder again is found, a relative path is named', async () => {
+    const dir = join(work, 'peft-3');
+    await writeFixturePeft(dir, 3);
+    await page.goto(`${host.origin}/#/adapters`);
+    await page.getByTestId('adapter-import-open').click();
+    await page.getByTestId('adapter-import-dir').fill('peft-3');
+    await page.getByTestId('adapter-import-run').click();
+    const error = page.getByTestId('adapter-import').getByTestId('error');
+    await error.waitFor();
+    assert.match(await error.innerText(), /peft-3 is not an absolute path/);
+
+    await page.getByTestId('adapter-import-dir').fill(dir);
+    await page.getByTestId('adapter-import-run').click();
+    const result = page.getByTestId('adapter-import-result');
+    await result.waitFor();
+    assert.equal(await result.getAttribute('data-created'), 'true');
+    const id = (await result.getByRole('link').innerText()).trim();
+    await page.waitForURL(`**/#/adapters/${id}`);
+    await showing(id);
+    await until(async () => (await page.getByTestId('adapter-row').count()) === 6, 'the list shows the import');
+    assert.equal(await row(id).getAttribute('data-kind'), 'import');
+    await screenshot(page, 'adapters-05-import');
+
+    await page.getByTestId('adapter-import-run').click();
+    await until(async () => (await result.getAttribute('data-created').catch(() => null)) === 'false', 'found again');
+    assert.equal(await page.getByTestId('adapter-row').count(), 6);
+  });
+
+  test('delete names what depends on an adapter and offers no Delete; an adapter nothing needs is deleted', async () => {
+    await row(imported[0]!.id).click();
+    await showing(imported[0]!.id);
+    await page.getByTestId('adapter-delete').click();
+    const dialog = page.getByTestId('adapter-delete-dialog');
+    await dialog.getByTestId('adapter-delete-blocked').waitFor();
+    const deps = await dialog
+      .getByTestId('adapter-delete-dependents')
+      .getByRole('link')
+      .evaluateAll((els) => els.map((e) => e.textContent?.trim()));
+    assert.ok(deps.includes(merged.id), `dependents ${deps.join(', ')}`);
+    assert.equal(await dialog.getByTestId('adapter-delete-confirm').count(), 0);
+    await screenshot(page, 'adapters-06-delete-blocked');
+    await dialog.getByTestId('adapter-delete-cancel').click();
+    await dialog.waitFor({ state: 'detached' });
+
+    await row(ema1.id).click();
+    await showing(ema1.id);
+    await page.getByTestId('adapter-delete').click();
+    assert.match(await dialog.getByTestId('adapter-delete-global').innerText(), /global adapter's version 1\b/);
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+
+    const fresh = await page
+      .getByTestId('adapter-row')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-adapter-id')));
+    const known = new Set([...imported, merged, ema1, ema].map((a) => a.id));
+    const third = fresh.find((id) => id && !known.has(id))!;
+    await row(third).click();
+    await showing(third);
+    await page.getByTestId('adapter-delete').click();
+    assert.match(await dialog.getByTestId('adapter-delete-question').innerText(), /This cannot be undone/);
+    await dialog.getByTestId('adapter-delete-confirm').click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.waitForURL(/#\/adapters$/);
+    await until(async () => (await page.getByTestId('adapter-row').count()) === 5, 'the row goes');
+    assert.equal(await row(third).count(), 0);
+    assert.equal((await apiCall<AdapterSummary[]>(host, 'adapters.list', {})).length, 5);
+  });
+
   test('no console errors, page errors or failed requests', () => {
     assert.deepEqual(problems, []);
   });
@@ -165,6 +235,8 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
   test('a folder that cannot be written shows the API error in the panel', async () => {
     const blocker = join(work, 'a-file');
     writeFileSync(blocker, 'not a folder');
+    await row(merged.id).click();
+    await showing(merged.id);
     await page.getByTestId('export-dir').fill(join(blocker, 'out'));
     await page.getByTestId('export-run').click();
     const error = page.getByTestId('adapter-export').getByTestId('error');
@@ -173,6 +245,41 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
     assert.match(await error.innerText(), /Export failed: .*a-file/);
     assert.equal(await page.getByTestId('export-result').count(), 0);
     await screenshot(page, 'adapters-04-export-error');
+  });
+
+  test('a dependent made after the dialog opened: the studio refuses and the dialog says why', async () => {
+    const dir = join(work, 'peft-4');
+    await writeFixturePeft(dir, 4);
+    const late = (await apiCall<AdapterWritten>(host, 'adapters.import', { dir })).adapter;
+    await page.goto(`${host.origin}/#/adapters/${late.id}`);
+    await showing(late.id);
+    await page.getByTestId('adapter-delete').click();
+    const dialog = page.getByTestId('adapter-delete-dialog');
+    await dialog.getByTestId('adapter-delete-question').waitFor();
+    const child = (
+      await apiCall<AdapterWritten>(host, 'adapters.merge', { ids: [late.id, imported[0]!.id], method: 'cat' })
+    ).adapter;
+    await dialog.getByTestId('adapter-delete-confirm').click();
+    const error = dialog.getByTestId('error');
+    await error.waitFor();
+    assert.equal(await error.getAttribute('data-code'), 'conflict');
+    assert.match(
+      await error.innerText(),
+      new RegExp(`Not deleted: adapter ${late.id} is in the lineage of adapter ${child.id}`),
+    );
+    await screenshot(page, 'adapters-07-delete-refused');
+    await dialog.getByTestId('adapter-delete-cancel').click();
+    assert.ok((await apiCall<AdapterSummary[]>(host, 'adapters.list', {})).some((a) => a.id === late.id));
+  });
+
+  test('an import the studio refuses shows its error', async () => {
+    if (!(await page.getByTestId('adapter-import').isVisible())) await page.getByTestId('adapter-import-open').click();
+    await page.getByTestId('adapter-import-dir').fill(join(work, 'no-such-peft'));
+    await page.getByTestId('adapter-import-run').click();
+    const error = page.getByTestId('adapter-import').getByTestId('error');
+    await error.waitFor();
+    assert.equal(await error.getAttribute('data-code'), 'not_found');
+    assert.match(await error.innerText(), /no-such-peft/);
   });
 
   test('an unknown adapter id shows not_found', async () => {

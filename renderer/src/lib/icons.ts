@@ -19,5 +19,6 @@ export { default as StopIcon } from '@lucide/svelte/icons/square';
 export { default as ThemeDarkIcon } from '@lucide/svelte/icons/moon';
 export { default as ThemeLightIcon } from '@lucide/svelte/icons/sun';
 export { default as ThemeSystemIcon } from '@lucide/svelte/icons/monitor';
+export { default as TrashIcon } from '@lucide/svelte/icons/trash-2';
 export { default as TrajectoriesIcon } from '@lucide/svelte/icons/route';
 export { default as UploadIcon } from '@lucide/svelte/icons/upload';

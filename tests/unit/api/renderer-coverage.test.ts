@@ -14,8 +14,6 @@ const CLI_ONLY: Record<string, string> = {
 
 // Not in the studio yet (issue 14 stays open while this list is not empty).
 const NOT_YET_IN_STUDIO: Record<string, string> = {
-  'adapters.delete': 'Adapters page has no Delete',
-  'adapters.import': 'Adapters page has no Import (PEFT folder)',
 };
 
 function rendererText(dir: string): string {

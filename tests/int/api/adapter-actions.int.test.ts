@@ -1,0 +1,127 @@
+// The Adapters page's Delete and Import (renderer/src/lib/adapter-actions.ts) over the in-memory
+// transport against the real services, SQLite and the tiny fixture bundle: a PEFT folder imported (and
+// found again), bad folders named, the dependents a delete shows, the service's refusals kept as sent.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AdapterSummary, AdapterWritten } from '../../../common/api/adapter-schemas';
+import { studioContract, type StudioApi } from '../../../common/api/contract';
+import { createStudio, type Studio } from '../../../main/api/root';
+import { memoryPair } from '../../../main/api/transports/memory';
+import {
+  AdapterImporter,
+  AdapterRemoval,
+  blocksDelete,
+  dependentsOf,
+  importDirProblem,
+  type ImportSnapshot,
+} from '../../../renderer/src/lib/adapter-actions';
+import { FIXTURE_BUNDLE, writeFixturePeft } from '../adapters/fixture';
+
+describe('Adapters page Delete and Import over the in-memory transport', () => {
+  let dataDir: string;
+  let studio: Studio;
+  let api: StudioApi;
+  const imported: AdapterSummary[] = [];
+  let merged: AdapterSummary;
+  let global1: AdapterSummary;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'pskills-adapter-actions-'));
+    studio = createStudio({ dataDir, defaultBundleDir: FIXTURE_BUNDLE });
+    api = memoryPair(studioContract, studio.dispatcher).api;
+  });
+  afterAll(async () => {
+    await studio.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('imports PEFT folders; the same folder again finds the stored adapter', async () => {
+    const snaps: ImportSnapshot[] = [];
+    const done: AdapterWritten[] = [];
+    const importer = new AdapterImporter(
+      api,
+      (s) => snaps.push(s),
+      (w) => done.push(w),
+    );
+    for (const seed of [1, 2]) {
+      const dir = join(dataDir, `peft-${seed}`);
+      await writeFixturePeft(dir, seed);
+      expect(await importer.run(dir)).toBe(true);
+      expect(importer.snapshot.result!.created).toBe(true);
+      imported.push(importer.snapshot.result!.adapter);
+    }
+    expect(snaps.some((s) => s.busy)).toBe(true);
+    expect(await importer.run(join(dataDir, 'peft-1'))).toBe(true);
+    expect(importer.snapshot.result).toMatchObject({ created: false, adapter: { id: imported[0]!.id } });
+    expect(done.map((w) => w.created)).toEqual([true, true, false]);
+    expect((await api.adapters.list({})).map((a) => a.id).sort()).toEqual(imported.map((a) => a.id).sort());
+    expect(imported[0]!.recipe.kind).toBe('import');
+  });
+
+  it('names a folder it cannot send, and keeps the API error for one it can', async () => {
+    const importer = new AdapterImporter(api);
+    expect(importDirProblem('  ')).toMatch(/Give the PEFT folder/);
+    expect(await importer.run('relative/peft')).toBe(false);
+    expect(importer.snapshot.error).toEqual({
+      code: 'invalid_input',
+      message: 'relative/peft is not an absolute path: give the full path of the folder.',
+    });
+    expect(await importer.run(join(dataDir, 'nowhere'))).toBe(false);
+    expect(importer.snapshot.error).toMatchObject({ code: 'not_found', message: expect.stringContaining('nowhere') });
+    const empty = join(dataDir, 'empty');
+    mkdirSync(empty);
+    expect(await importer.run(empty)).toBe(false);
+    expect(importer.snapshot.error!.code).toBe('invalid_input');
+    expect(importer.snapshot.error!.message).toMatch(/adapter_config\.json|adapter_model\.safetensors/);
+    expect(importer.snapshot.busy).toBe(false);
+    expect(await api.adapters.list({})).toHaveLength(2);
+  });
+
+  it('shows what depends on an adapter: merges that name it, global versions that are it', async () => {
+    merged = (await api.adapters.merge({ ids: imported.map((a) => a.id), method: 'cat' })).adapter;
+    global1 = (await api.ema.update({ adapterId: imported[0]!.id })).adapter;
+    const list = await api.adapters.list({});
+    const history = (await api.ema.history({})).versions;
+
+    const ofFirst = dependentsOf(imported[0]!, list, history);
+    expect(ofFirst.children.map((a) => a.id)).toContain(merged.id);
+    expect(ofFirst.globalVersions).toEqual([]);
+    expect(blocksDelete(ofFirst)).toBe(true);
+    const ofGlobal = dependentsOf(global1, list, history);
+    expect(ofGlobal).toEqual({ children: [], globalVersions: [1] });
+    expect(blocksDelete(ofGlobal)).toBe(true);
+    expect(blocksDelete(dependentsOf(merged, list, history))).toBe(false);
+  });
+
+  it('delete: the service refuses what others depend on (its message kept), deletes the rest', async () => {
+    const deleted: string[] = [];
+    const removal = new AdapterRemoval(api, undefined, (id) => deleted.push(id));
+    const none = { children: [], globalVersions: [] };
+
+    removal.ask(global1, none); // even when the page knew of nothing, the service checks
+    expect(await removal.confirm()).toBe(false);
+    expect(removal.snapshot.error).toEqual({
+      code: 'conflict',
+      message: `adapter ${global1.key.slice(0, 12)} is global adapter version 1; history is kept`,
+    });
+    expect(removal.snapshot.target).toEqual(global1); // the dialog stays open with the reason
+
+    removal.ask(imported[1]!, none);
+    expect(await removal.confirm()).toBe(false);
+    expect(removal.snapshot.error!.message).toMatch(
+      new RegExp(`is in the lineage of adapter ${merged.key.slice(0, 12)}; delete that one first`),
+    );
+    removal.close();
+    expect(removal.snapshot).toMatchObject({ target: null, error: null });
+
+    removal.ask(merged, none);
+    expect(await removal.confirm()).toBe(true);
+    expect(removal.snapshot.target).toBeNull();
+    removal.ask(imported[1]!, none);
+    expect(await removal.confirm()).toBe(true);
+    expect(deleted).toEqual([merged.id, imported[1]!.id]);
+    expect((await api.adapters.list({})).map((a) => a.id).sort()).toEqual([imported[0]!.id, global1.id].sort());
+  });
+});
