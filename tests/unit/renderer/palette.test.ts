@@ -108,6 +108,7 @@ describe('paletteCommands', () => {
       'go:models',
       'go:adapters',
       'go:trajectories',
+      'go:continual',
       'go:settings',
       'import',
       'shortcuts',
