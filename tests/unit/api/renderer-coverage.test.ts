@@ -13,8 +13,7 @@ const CLI_ONLY: Record<string, string> = {
 };
 
 // Not in the studio yet (issue 14 stays open while this list is not empty).
-const NOT_YET_IN_STUDIO: Record<string, string> = {
-};
+const NOT_YET_IN_STUDIO: Record<string, string> = {};
 
 function rendererText(dir: string): string {
   let out = '';
