@@ -2,14 +2,9 @@
 // no echarts runtime), so the data shaping is unit-tested and Chart.svelte only draws.
 import type { EChartsCoreOption } from 'echarts/core';
 import type { AdapterSummary, AdapterVisual } from '../../../common/api/adapter-schemas';
+import type { ChartTheme } from './chart-theme';
 
-export const PALETTE = ['#2563c9', '#d9731a', '#2f9e5b', '#c23b6e', '#7b52c7', '#1a9aa8', '#a88a12', '#6b7280'];
-
-export interface ChartTheme {
-  text: string;
-  muted: string;
-  grid: string;
-}
+export type { ChartTheme };
 
 interface TargetValue {
   layer: number;
@@ -20,11 +15,22 @@ interface TargetValue {
 const fmt = (v: number) => (Math.abs(v) >= 1e-3 || v === 0 ? String(Number(v.toPrecision(3))) : v.toExponential(2));
 export const targetLabel = (t: { layer: number; module: string }) => `L${t.layer} ${t.module}`;
 
+/** A tooltip box in the theme's colours (ECharts' default is a white box). */
+export const tooltip = (theme: ChartTheme, extra: Record<string, unknown> = {}) => ({
+  confine: true,
+  backgroundColor: theme.surface,
+  borderColor: theme.border,
+  textStyle: { color: theme.text, fontSize: 11 },
+  ...extra,
+});
+
 const base = (theme: ChartTheme): EChartsCoreOption => ({
   animation: false,
   textStyle: { color: theme.text, fontSize: 11 },
-  tooltip: { confine: true },
+  tooltip: tooltip(theme),
 });
+
+const pick = (theme: ChartTheme, i: number) => theme.series[i % theme.series.length]!;
 
 const axis = (theme: ChartTheme, extra: Record<string, unknown>) => ({
   axisLine: { lineStyle: { color: theme.muted } },
@@ -67,15 +73,16 @@ export function normHeatmapOption(perTarget: readonly TargetValue[], theme: Char
       bottom: 0,
       itemHeight: 120,
       textStyle: { color: theme.muted, fontSize: 10 },
-      inRange: { color: ['#f1f5fb', '#2563c9', '#0b1f4d'] },
+      inRange: { color: theme.ramp },
       formatter: (v: number) => fmt(v),
     },
-    tooltip: {
-      confine: true,
+    tooltip: tooltip(theme, {
       formatter: (p: { value: [number, number, number] }) =>
         `L${g.layers[p.value[1]]} ${g.modules[p.value[0]]}: ‖ΔW‖ ${fmt(p.value[2])}`,
-    },
-    series: [{ type: 'heatmap', name: '‖ΔW‖', data: g.cells, emphasis: { itemStyle: { borderColor: '#000' } } }],
+    }),
+    series: [
+      { type: 'heatmap', name: '‖ΔW‖', data: g.cells, emphasis: { itemStyle: { borderColor: theme.emphasis } } },
+    ],
   };
 }
 
@@ -89,7 +96,7 @@ export function rankBlocksOption(v: AdapterVisual, theme: ChartTheme): EChartsCo
     type: 'bar',
     stack: 'slots',
     name: 'own' in b ? 'rank slots' : `${b.source} · w ${fmt(b.weight)}`,
-    itemStyle: { color: PALETTE[i % PALETTE.length] },
+    itemStyle: { color: pick(theme, i) },
     data: v.rankSlots.map((x, j) => (j >= b.offset && j < b.offset + b.rank ? x : null)),
   }));
   return {
@@ -98,7 +105,7 @@ export function rankBlocksOption(v: AdapterVisual, theme: ChartTheme): EChartsCo
     grid: { left: 48, right: 12, top: 44, bottom: 28 },
     xAxis: axis(theme, { type: 'category', data: slots, name: 'rank slot', nameLocation: 'middle', nameGap: 18 }),
     yAxis: axis(theme, { type: 'value', name: '‖piece‖' }),
-    tooltip: { trigger: 'axis', confine: true },
+    tooltip: tooltip(theme, { trigger: 'axis' }),
     series,
   };
 }
@@ -122,7 +129,7 @@ export function spectrumOption(s: AdapterVisual['spectra'][number], theme: Chart
       name: s.after ? 'before (exact sum)' : 'σ',
       data: s.before,
       symbolSize: 5,
-      itemStyle: { color: PALETTE[0] },
+      itemStyle: { color: pick(theme, 0) },
     },
   ];
   if (s.after)
@@ -132,7 +139,7 @@ export function spectrumOption(s: AdapterVisual['spectra'][number], theme: Chart
       data: s.after,
       symbolSize: 7,
       symbol: 'diamond',
-      itemStyle: { color: PALETTE[1] },
+      itemStyle: { color: pick(theme, 1) },
     });
   else
     series.push({
@@ -142,7 +149,7 @@ export function spectrumOption(s: AdapterVisual['spectra'][number], theme: Chart
       data: cumulativeEnergy(s.before).map((e) => Number((100 * e).toFixed(2))),
       lineStyle: { type: 'dashed' },
       symbol: 'none',
-      itemStyle: { color: PALETTE[2] },
+      itemStyle: { color: pick(theme, 2) },
     });
   return {
     ...base(theme),
@@ -153,7 +160,7 @@ export function spectrumOption(s: AdapterVisual['spectra'][number], theme: Chart
       axis(theme, { type: 'value', name: 'σᵢ' }),
       ...(s.after ? [] : [axis(theme, { type: 'value', name: '%', min: 0, max: 100, splitLine: { show: false } })]),
     ],
-    tooltip: { trigger: 'axis', confine: true },
+    tooltip: tooltip(theme, { trigger: 'axis' }),
     series,
   };
 }
@@ -165,8 +172,8 @@ export function targetBarsOption(values: readonly TargetValue[], name: string, t
     grid: { left: 48, right: 12, top: 12, bottom: 56 },
     xAxis: axis(theme, { type: 'category', data: values.map(targetLabel), axisLabel: { rotate: 60, fontSize: 9 } }),
     yAxis: axis(theme, { type: 'value', name }),
-    tooltip: { trigger: 'axis', confine: true },
-    series: [{ type: 'bar', name, data: values.map((t) => t.value), itemStyle: { color: PALETTE[3] } }],
+    tooltip: tooltip(theme, { trigger: 'axis' }),
+    series: [{ type: 'bar', name, data: values.map((t) => t.value), itemStyle: { color: pick(theme, 3) } }],
   };
 }
 
@@ -183,13 +190,18 @@ export function cosineOption(
     grid: { left: 72, right: 12, top: 8, bottom: 40 },
     xAxis: axis(theme, { type: 'category', data: labels }),
     yAxis: axis(theme, { type: 'category', data: labels, inverse: true }),
-    visualMap: { show: false, min: -1, max: 1, inRange: { color: ['#c4302b', '#f4f5f7', '#2563c9'] } },
+    visualMap: { show: false, min: -1, max: 1, inRange: { color: theme.diverging } },
     series: [
       {
         type: 'heatmap',
         name: 'cosine',
         data,
-        label: { show: ids.length <= 8, fontSize: 10, formatter: (p: { value: number[] }) => p.value[2]!.toFixed(2) },
+        label: {
+          show: ids.length <= 8,
+          fontSize: 10,
+          color: theme.text,
+          formatter: (p: { value: number[] }) => p.value[2]!.toFixed(2),
+        },
       },
     ],
   };
@@ -263,13 +275,13 @@ export function lineageOption(
       x: n.depth * 160,
       y: (column.indexOf(n) - (column.length - 1) / 2) * 56,
       symbolSize: n.id === root ? 22 : 14,
-      itemStyle: { color: PALETTE[kinds.indexOf(n.kind) % PALETTE.length] },
+      itemStyle: { color: pick(theme, kinds.indexOf(n.kind)) },
       label: { show: true, formatter: n.label, color: theme.text, fontSize: 10, lineHeight: 13, position: 'bottom' },
     };
   });
   return {
     ...base(theme),
-    tooltip: { confine: true, formatter: (p: { data: { value?: string } }) => p.data.value ?? '' },
+    tooltip: tooltip(theme, { formatter: (p: { data: { value?: string } }) => p.data.value ?? '' }),
     series: [
       {
         type: 'graph',

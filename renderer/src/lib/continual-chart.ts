@@ -1,7 +1,7 @@
 // The Continual page's chart as an ECharts option (plain data shaping, no DOM): the pass rate on
 // every lesson so far, measured after each episode.
 import type { EChartsCoreOption } from 'echarts/core';
-import type { ChartTheme } from './adapter-charts';
+import { tooltip, type ChartTheme } from './adapter-charts';
 import type { EpisodePoint } from './continual-run';
 
 export function passRateChart(
@@ -19,7 +19,7 @@ export function passRateChart(
   return {
     animation: false,
     textStyle: { color: theme.text, fontSize: 11 },
-    tooltip: { trigger: 'axis', confine: true },
+    tooltip: tooltip(theme, { trigger: 'axis' }),
     legend: { top: 0, textStyle: { color: theme.text } },
     grid: { left: 44, right: 16, top: 30, bottom: 34 },
     xAxis: {
@@ -37,7 +37,7 @@ export function passRateChart(
       {
         name: series,
         type: 'line',
-        color: '#2563c9',
+        color: theme.series[0],
         symbolSize: 7,
         data: [...points].sort((a, b) => a.episode - b.episode).map((p) => [p.episode, p.passRate]),
       },

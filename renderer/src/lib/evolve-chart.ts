@@ -1,7 +1,7 @@
 // The Evolve tab's score chart as an ECharts option (plain data shaping, no DOM): every candidate's
 // score as a point at its iteration (0: the baseline), and the best score so far as a line.
 import type { EChartsCoreOption } from 'echarts/core';
-import type { ChartTheme } from './adapter-charts';
+import { tooltip, type ChartTheme } from './adapter-charts';
 
 export interface ScorePoint {
   iteration: number;
@@ -30,7 +30,7 @@ export function scoreChart(points: readonly ScorePoint[], iterations: number, th
   return {
     animation: false,
     textStyle: { color: theme.text, fontSize: 11 },
-    tooltip: { trigger: 'item', confine: true },
+    tooltip: tooltip(theme, { trigger: 'item' }),
     legend: { top: 0, textStyle: { color: theme.text } },
     grid: { left: 44, right: 16, top: 30, bottom: 34 },
     xAxis: {
@@ -49,13 +49,13 @@ export function scoreChart(points: readonly ScorePoint[], iterations: number, th
         name: 'best so far',
         type: 'line',
         step: 'end',
-        color: '#2563c9',
+        color: theme.series[0],
         data: bestSoFar(points).map((p) => [p.iteration, p.score]),
       },
       {
         name: 'candidates',
         type: 'line',
-        color: '#d9731a',
+        color: theme.series[1],
         lineStyle: { width: 0 },
         symbolSize: 7,
         data: points.map((p) => [p.iteration, p.score]),

@@ -2,8 +2,9 @@
 // every candidate is a point at its iteration.
 import { describe, expect, it } from 'vitest';
 import { bestSoFar, scoreChart } from '../../../renderer/src/lib/evolve-chart';
+import { CHART_FALLBACK } from '../../../renderer/src/lib/chart-theme';
 
-const theme = { text: '#000', muted: '#555', grid: '#ddd' };
+const theme = CHART_FALLBACK.light;
 
 describe('evolve score chart', () => {
   it('keeps the best score so far per iteration, the baseline included', () => {

@@ -11,8 +11,9 @@ import {
 } from '../../../renderer/src/lib/adapter-charts';
 import { distanceOf, parseBeta } from '../../../renderer/src/lib/global-compare';
 import { filterAdapters, mergeProblem } from '../../../renderer/src/lib/merge-workbench';
+import { CHART_FALLBACK } from '../../../renderer/src/lib/chart-theme';
 
-const theme = { text: '#000', muted: '#666', grid: '#ddd' };
+const theme = CHART_FALLBACK.light;
 const key = (c: string) => c.repeat(64);
 const adapter = (
   k: string,
