@@ -10,11 +10,11 @@ export default defineConfig({
       outDir: 'out/main',
       rollupOptions: {
         // worker_threads entries (main/threads.ts finds them as out/main/NAME.js): the adapter
-        // algebra and compile, off the main process's event loop.
+        // algebra and the engine (compile, generate), off the main process's event loop.
         input: {
           index: resolve('main/electron/main.ts'),
           'algebra-worker': resolve('main/adapters/algebra-worker.ts'),
-          'compile-worker': resolve('main/engine/compile-worker.ts'),
+          'engine-worker': resolve('main/engine/engine-worker.ts'),
         },
         external: ['better-sqlite3', 'onnxruntime-node'],
       },

@@ -1,61 +1,108 @@
-// Compiling off the main thread: the skill text goes to compile-worker.ts, which holds its own
-// sessions of the same bundle folder; the adapter comes back transferred and is folded and checked
-// here, so callers get the same CompiledSkill as from compileSkill.
+// The engine off the main thread: compile and generate run in engine-worker.ts, which holds its own
+// sessions of the same bundle folder. Callers get compileSkill's and generateBatch's contracts: the
+// compiled adapter comes back transferred and is folded and checked here; tokens stream back as the
+// worker picks them.
 import type { Worker } from 'node:worker_threads';
 import { ErrorCode } from '../../common/errors';
 import { startWorker, workerFile } from '../threads';
-import { checkAdapterFits, foldAdapter } from './adapter';
+import { checkAdapterFits, foldAdapter, type EngineAdapter } from './adapter';
 import type { Bundle } from './bundle';
 import type { CompiledSkill, CompileOptions } from './compile';
-import type { CompileReply, CompileRequest } from './compile-worker';
+import type { BundleRef, EngineReply, EngineRequest } from './engine-worker';
 import { EngineError } from './errors';
+import type { GenerateOptions, GenerateRequest, RowResult, RowTokenEvent } from './generate';
 
-interface Job {
-  bundle: Bundle;
-  options: CompileOptions;
-  resolve(c: CompiledSkill): void;
-  reject(err: Error): void;
-  onAbort?: () => void;
-}
+type Listener = (m: EngineReply) => void;
 
-function rebuild(e: Extract<CompileReply, { type: 'error' }>['error']): EngineError {
+function rebuild(e: Extract<EngineReply, { type: 'error' }>['error']): EngineError {
   const code = ErrorCode.safeParse(e.code);
   return new EngineError(code.success ? code.data : 'internal', e.message, e.details);
 }
 
-export class CompileWorker {
+export class EngineWorker {
   private worker: Worker | null = null;
-  private readonly jobs = new Map<number, Job>();
+  /** Per job: its reply handler, and what to do if the worker dies under it. */
+  private readonly jobs = new Map<number, { onReply: Listener; onLost: (err: EngineError) => void }>();
   private readonly tokens = new WeakMap<Bundle, number>();
+  private readonly adapterIds = new WeakMap<EngineAdapter, number>();
   private nextToken = 1;
   private nextId = 1;
 
-  constructor(private readonly file: string = workerFile('compile-worker', import.meta.url)) {}
+  constructor(private readonly file: string = workerFile('engine-worker', import.meta.url)) {}
 
   /** compileSkill(bundle, text, options), run in the worker. */
   compile(bundle: Bundle, text: string, options: CompileOptions = {}): Promise<CompiledSkill> {
-    const { signal } = options;
+    const { signal, onProgress } = options;
     if (signal?.aborted) return Promise.reject(new EngineError('cancelled', 'compile cancelled'));
-    let token = this.tokens.get(bundle);
-    if (token === undefined) this.tokens.set(bundle, (token = this.nextToken++));
-    const id = this.nextId++;
     return new Promise<CompiledSkill>((resolve, reject) => {
-      const job: Job = { bundle, options, resolve, reject };
-      this.jobs.set(id, job);
-      const w = this.spawn();
-      w.ref();
-      const req: CompileRequest = {
-        type: 'compile',
-        id,
-        bundle: { token, dir: bundle.dir, provider: bundle.provider.requested },
-        text,
-      };
-      w.postMessage(req);
-      if (signal) {
-        job.onAbort = () => this.worker?.postMessage({ type: 'cancel', id } satisfies CompileRequest);
-        signal.addEventListener('abort', job.onAbort, { once: true });
-      }
+      const id = this.start(
+        { type: 'compile', id: this.nextId, bundle: this.ref(bundle), text },
+        signal,
+        (m) => {
+          if (m.type === 'progress') return onProgress?.({ chunk: m.chunk, chunks: m.chunks, tokens: m.tokens });
+          this.end(id, signal);
+          if (m.type === 'error') return reject(rebuild(m.error));
+          if (m.type !== 'compiled') return;
+          try {
+            const engine = foldAdapter(m.value.adapter);
+            checkAdapterFits(bundle.manifest, engine);
+            resolve({ ...m.value, engine });
+          } catch (err) {
+            reject(err as Error);
+          }
+        },
+        reject,
+      );
     });
+  }
+
+  /** generateBatch(bundle, requests, options), run in the worker; tokens are yielded as they arrive. */
+  async *generateBatch(
+    bundle: Bundle,
+    requests: readonly GenerateRequest[],
+    options: GenerateOptions = {},
+  ): AsyncGenerator<RowTokenEvent, RowResult[]> {
+    const { signal } = options;
+    const inbox: (EngineReply | EngineError)[] = [];
+    let wake: (() => void) | null = null;
+    const push = (m: EngineReply | EngineError) => {
+      inbox.push(m);
+      wake?.();
+    };
+    const wire = requests.map((r) => ({
+      ...r,
+      adapter: r.adapter ? { id: this.adapterId(r.adapter), value: r.adapter } : null,
+    }));
+    const id = this.start(
+      { type: 'generate', id: this.nextId, bundle: this.ref(bundle), requests: wire },
+      signal,
+      push,
+      push,
+    );
+    let finished = false;
+    try {
+      for (;;) {
+        while (inbox.length === 0) await new Promise<void>((r) => (wake = r));
+        wake = null;
+        const m = inbox.shift()!;
+        if (m instanceof EngineError) {
+          finished = true;
+          throw m;
+        }
+        if (m.type === 'token') yield m.event;
+        else if (m.type === 'error') {
+          finished = true;
+          throw rebuild(m.error);
+        } else if (m.type === 'generated') {
+          finished = true;
+          return m.value;
+        }
+      }
+    } finally {
+      // A consumer that stops early (break, return) cancels the rest of the generation.
+      if (!finished) this.worker?.postMessage({ type: 'cancel', id } satisfies EngineRequest);
+      this.end(id, signal);
+    }
   }
 
   async dispose(): Promise<void> {
@@ -65,42 +112,60 @@ export class CompileWorker {
     await w?.terminate();
   }
 
+  private ref(bundle: Bundle): BundleRef {
+    let token = this.tokens.get(bundle);
+    if (token === undefined) this.tokens.set(bundle, (token = this.nextToken++));
+    return { token, dir: bundle.dir, provider: bundle.provider.requested };
+  }
+
+  private adapterId(adapter: EngineAdapter): number {
+    let id = this.adapterIds.get(adapter);
+    if (id === undefined) this.adapterIds.set(adapter, (id = this.nextId++));
+    return id;
+  }
+
+  private readonly aborts = new Map<number, () => void>();
+
+  private start(
+    req: Exclude<EngineRequest, { type: 'cancel' }>,
+    signal: AbortSignal | undefined,
+    onReply: Listener,
+    onLost: (err: EngineError) => void,
+  ): number {
+    const id = this.nextId++;
+    req.id = id;
+    this.jobs.set(id, { onReply, onLost });
+    const w = this.spawn();
+    w.ref();
+    w.postMessage(req);
+    if (signal) {
+      const onAbort = () => this.worker?.postMessage({ type: 'cancel', id } satisfies EngineRequest);
+      this.aborts.set(id, onAbort);
+      signal.addEventListener('abort', onAbort, { once: true });
+      if (signal.aborted) onAbort();
+    }
+    return id;
+  }
+
+  private end(id: number, signal: AbortSignal | undefined): void {
+    this.jobs.delete(id);
+    const onAbort = this.aborts.get(id);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
+    this.aborts.delete(id);
+    if (this.jobs.size === 0) this.worker?.unref(); // idle, the worker must not keep the process alive
+  }
+
   private spawn(): Worker {
     if (this.worker) return this.worker;
     const w = startWorker(this.file);
-    w.on('message', (m: CompileReply) => this.onReply(m));
+    w.on('message', (m: EngineReply) => this.jobs.get(m.id)?.onReply(m));
     w.on('error', (err) => this.lost(w, `failed (${err.message})`));
     w.on('exit', (code) => this.lost(w, `exited with code ${code}`));
     this.worker = w;
     return w;
   }
 
-  private onReply(m: CompileReply): void {
-    const job = this.jobs.get(m.id);
-    if (!job) return;
-    if (m.type === 'progress') {
-      job.options.onProgress?.({ chunk: m.chunk, chunks: m.chunks, tokens: m.tokens });
-      return;
-    }
-    this.settle(m.id);
-    if (m.type === 'error') return job.reject(rebuild(m.error));
-    try {
-      const engine = foldAdapter(m.value.adapter);
-      checkAdapterFits(job.bundle.manifest, engine);
-      job.resolve({ ...m.value, engine });
-    } catch (err) {
-      job.reject(err as Error);
-    }
-  }
-
-  private settle(id: number): void {
-    const job = this.jobs.get(id)!;
-    this.jobs.delete(id);
-    if (job.onAbort) job.options.signal?.removeEventListener('abort', job.onAbort);
-    if (this.jobs.size === 0) this.worker?.unref(); // idle, the worker must not keep the process alive
-  }
-
-  /** The worker died: every compile it held fails; the next one starts a fresh worker. */
+  /** The worker died: every job it held fails; the next one starts a fresh worker. */
   private lost(w: Worker, why: string): void {
     if (this.worker !== w) return;
     this.worker = null;
@@ -109,15 +174,15 @@ export class CompileWorker {
 
   private failAll(why: string): void {
     for (const [id, job] of [...this.jobs]) {
-      this.settle(id);
-      job.reject(new EngineError('internal', `compile worker ${why} while compiling a skill for ${job.bundle.dir}`));
+      this.jobs.delete(id);
+      job.onLost(new EngineError('internal', `engine worker ${why} during a compile or generation`));
     }
   }
 }
 
-let shared: CompileWorker | null = null;
+let shared: EngineWorker | null = null;
 
-/** The process's compile worker, started on first use; idle, it does not keep the process alive. */
-export function sharedCompiler(): CompileWorker {
-  return (shared ??= new CompileWorker());
+/** The process's engine worker, started on first use; idle, it does not keep the process alive. */
+export function sharedEngine(): EngineWorker {
+  return (shared ??= new EngineWorker());
 }

@@ -13,13 +13,13 @@ import { pickWrongSkill } from '../../../common/compare/wrong-skill';
 import { StudioError } from '../../../common/errors';
 import {
   checkPromptBytes,
-  generateBatch,
   headForContext,
   type Bundle,
   type ChatMessage,
   type EngineAdapter,
   type GenerateRequest,
 } from '../../engine';
+import { sharedEngine } from '../../engine/engine-client';
 import type { SkillsRepo } from '../../store/skills-repo';
 import type { BundleRegistry } from './bundle-registry';
 import type { CompileService } from './compile-service';
@@ -191,7 +191,7 @@ export class CompareService {
     const tStart = performance.now();
     const first = columns.map(() => -1);
     const last = columns.map(() => -1);
-    const it = generateBatch(bundle, requests, { signal: ctx.signal });
+    const it = sharedEngine().generateBatch(bundle, requests, { signal: ctx.signal }); // off the main thread
     let results;
     for (;;) {
       const step = await it.next();

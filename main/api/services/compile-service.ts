@@ -4,7 +4,7 @@
 import type { AdapterRecipe, CompileProgress, CompileResult, SkillRef } from '../../../common/api/adapter-schemas';
 import { StudioError } from '../../../common/errors';
 import { chunkSpans, requireHypernet, skillIds, type Bundle, type EngineAdapter } from '../../engine';
-import { sharedCompiler } from '../../engine/compile-client';
+import { sharedEngine } from '../../engine/engine-client';
 import type { CompiledSkill, CompileOptions } from '../../engine/compile';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import type { SkillsRepo, StoredSkill } from '../../store/skills-repo';
@@ -27,12 +27,12 @@ export class CompileService {
     private readonly bundles: Pick<BundleRegistry, 'current'>,
     /** decoded adapters for chat and compare, shared with the global adapter */
     private readonly cache: Pick<AdapterCache, 'get' | 'put'>,
-    /** compileSkill's contract; by default run in the compile worker, off the main thread's loop. */
+    /** compileSkill's contract; by default run in the engine worker, off the main thread's loop. */
     private readonly compileSkill: (
       bundle: Bundle,
       text: string,
       options?: CompileOptions,
-    ) => Promise<CompiledSkill> = (b, t, o) => sharedCompiler().compile(b, t, o),
+    ) => Promise<CompiledSkill> = (b, t, o) => sharedEngine().compile(b, t, o),
   ) {}
 
   /** The skill version a ref names; not_found names it. */

@@ -3,9 +3,9 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { EngineInfo, GenerateInput, GenerateResult, TokenDelta } from '../../../common/api/engine-schemas';
 import { StudioError } from '../../../common/errors';
+import { sharedEngine } from '../../engine/engine-client';
 import {
   checkPromptBytes,
-  generate,
   loadBundle,
   type Bundle,
   type EngineAdapter,
@@ -18,6 +18,8 @@ export interface EngineServiceOptions extends LoadOptions {
   defaultBundleDir: string | null;
   /** The execution provider of each load (read per load, so a changed setting applies to the next). */
   providerOf?: () => Provider;
+  /** The bundle the first use loads instead of the default (the Models page's remembered choice). */
+  startupDir?: () => string | null;
 }
 
 export class EngineService {
@@ -43,11 +45,11 @@ export class EngineService {
     }
   }
 
-  /** The current bundle, loading the default on first use. */
+  /** The current bundle, loading the remembered one (startupDir) or the default on first use. */
   async current(): Promise<Bundle> {
     if (this.bundle) return this.bundle;
     if (this.loading) return this.loading;
-    await this.load();
+    await this.load(this.opts.startupDir?.() ?? undefined);
     return this.bundle!;
   }
 
@@ -107,15 +109,18 @@ export class EngineService {
     const bundle = await this.current();
     const t0 = performance.now();
     let ttft = 0;
-    const it = generate(
+    // In the engine worker: a decode step run here would stall the event loop for its whole length.
+    const it = sharedEngine().generateBatch(
       bundle,
-      {
-        prompt: this.promptOf(bundle, input),
-        adapter,
-        maxNewTokens: input.maxTokens ?? 256,
-        sampling: input.sampling ?? {},
-        stop: input.stop ?? [],
-      },
+      [
+        {
+          prompt: this.promptOf(bundle, input),
+          adapter,
+          maxNewTokens: input.maxTokens ?? 256,
+          sampling: input.sampling ?? {},
+          stop: input.stop ?? [],
+        },
+      ],
       { signal: ctx.signal },
     );
     let completion = 0;
@@ -123,7 +128,7 @@ export class EngineService {
       const step = await it.next();
       if (step.done) {
         const ms = performance.now() - t0;
-        const r = step.value;
+        const r = step.value[0]!;
         const decodeMs = ms - ttft;
         return {
           text: r.text,
