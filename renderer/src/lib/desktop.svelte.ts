@@ -4,7 +4,8 @@
 import type { StudioApp } from './app.svelte';
 import { studio } from './bridge';
 import type { KeyValueStore } from './drafts';
-import { carriesFiles, planDrop, toBase64, type DroppedItem } from './drop-import';
+import { carriesFiles, isPeftListing, planDrop, toBase64, type DroppedItem } from './drop-import';
+import { friendlyError, toUiError } from './errors';
 import { isPaletteKey } from './palette';
 import { paletteCommands } from './palette-commands';
 import { PaletteState } from './palette.svelte';
@@ -90,6 +91,7 @@ export class Desktop {
     // Read everything now: a DataTransfer's items are emptied once the drop event returns.
     const files: File[] = [];
     const items: DroppedItem[] = [];
+    const dirs: (FileSystemDirectoryEntry | null)[] = [];
     for (const item of data.items) {
       const file = item.kind === 'file' ? item.getAsFile() : null;
       if (!file) continue;
@@ -101,13 +103,17 @@ export class Desktop {
         size: file.size,
         path: window.studioWindow?.pathForFile(file) ?? null,
       });
+      dirs.push(entry?.isDirectory ? (entry as FileSystemDirectoryEntry) : null);
     }
+    // A folder's names tell a PEFT adapter from skills (the entries stay readable after the event).
+    for (const [i, dir] of dirs.entries()) if (dir) items[i]!.peft = isPeftListing(await topLevelNames(dir));
+    const plan = planDrop(items);
+    if (plan.action === 'import-adapter') return this.importAdapter(plan.path);
     const run = this.app.importRun;
     if (run.running) {
       this.dropMessage = 'An import is already running: wait for it to finish or cancel it, then drop again.';
       return;
     }
-    const plan = planDrop(items);
     if (plan.action === 'refuse') {
       this.dropMessage = plan.message;
       return;
@@ -122,4 +128,26 @@ export class Desktop {
       await run.upload(plan.fileName, toBase64(bytes));
     }
   }
+
+  /** A dropped PEFT folder (Electron: by path) through adapters.import; the Adapters page opens on it. */
+  private async importAdapter(dir: string): Promise<void> {
+    this.dropMessage = null;
+    try {
+      const { adapter } = await studio.adapters.import({ dir });
+      void this.app.adapters.refresh();
+      this.app.router.go({ page: 'adapters', id: adapter.id });
+    } catch (err) {
+      this.dropMessage = `The PEFT folder was not imported: ${friendlyError(toUiError(err)).summary}`;
+    }
+  }
+}
+
+/** The names at the top of a dropped folder (one readEntries batch: enough to spot adapter_config.json). */
+function topLevelNames(dir: FileSystemDirectoryEntry): Promise<string[]> {
+  return new Promise((resolve) =>
+    dir.createReader().readEntries(
+      (entries) => resolve(entries.map((e) => e.name)),
+      () => resolve([]),
+    ),
+  );
 }

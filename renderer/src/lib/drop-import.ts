@@ -1,7 +1,8 @@
 // What a drop onto the window imports. Under Electron a dropped file or folder has a path (the preload's
 // pathForFile) and import.run reads it; a browser tab gets no paths, only a File's bytes, so a .tgz is
 // sent to import.upload and a folder is refused with what to do instead. Pure: the unit tests feed it
-// plain objects.
+// plain objects. A folder holding adapter_config.json is a PEFT adapter, not skills: adapters.import
+// takes it by path (Electron); a browser tab is told where to type the path.
 import { MAX_UPLOAD_BYTES } from '../../../common/api/skill-schemas';
 
 export interface DroppedItem {
@@ -11,11 +12,14 @@ export interface DroppedItem {
   size: number;
   /** The file-system path (Electron only); null in a browser tab. */
   path: string | null;
+  /** A folder whose top level holds adapter_config.json (read from its directory entry). */
+  peft?: boolean;
 }
 
 export type DropPlan =
   | { action: 'import-path'; path: string }
   | { action: 'upload'; index: number; fileName: string }
+  | { action: 'import-adapter'; path: string }
   | { action: 'refuse'; message: string };
 
 export const isArchiveName = (name: string): boolean => /\.(tgz|tar\.gz)$/i.test(name);
@@ -34,6 +38,13 @@ export function planDrop(items: readonly DroppedItem[]): DropPlan {
     message: `${item.name} is not a folder or a .tgz archive: only those hold skills to import.`,
   } as const;
   if (item.kind === 'file' && !isArchiveName(item.name)) return notSkills;
+  if (item.kind === 'directory' && item.peft)
+    return item.path
+      ? { action: 'import-adapter', path: item.path }
+      : {
+          action: 'refuse',
+          message: `${item.name} is a PEFT adapter folder, and a browser tab cannot read a dropped folder: type its path in Import PEFT… on the Adapters page, or use the desktop app.`,
+        };
   if (item.path) return { action: 'import-path', path: item.path };
   if (item.kind === 'directory')
     return {
@@ -60,3 +71,6 @@ export function toBase64(bytes: Uint8Array): string {
   for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(binary);
 }
+
+/** Whether a folder's top-level names make it a PEFT adapter folder. */
+export const isPeftListing = (names: readonly string[]): boolean => names.includes('adapter_config.json');

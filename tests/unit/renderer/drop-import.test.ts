@@ -2,7 +2,13 @@
 // clear refusal for anything else (several items, other files, folders without a path, big archives).
 import { describe, expect, it } from 'vitest';
 import { MAX_UPLOAD_BYTES } from '../../../common/api/skill-schemas';
-import { carriesFiles, planDrop, toBase64, type DroppedItem } from '../../../renderer/src/lib/drop-import';
+import {
+  carriesFiles,
+  isPeftListing,
+  planDrop,
+  toBase64,
+  type DroppedItem,
+} from '../../../renderer/src/lib/drop-import';
 
 const item = (over: Partial<DroppedItem>): DroppedItem => ({
   name: 'pack-1.0.0.tgz',
@@ -25,6 +31,24 @@ describe('planDrop', () => {
     expect(planDrop([item({ name: 'pack.TAR.GZ', kind: 'unknown', path: '/tmp/pack.TAR.GZ' })])).toMatchObject({
       action: 'import-path',
     });
+  });
+
+  it('a PEFT adapter folder goes to adapters.import by path; without a path it is refused with where to type it', () => {
+    const peft = item({ name: 'my-lora', kind: 'directory', peft: true });
+    expect(planDrop([{ ...peft, path: '/home/me/my-lora' }])).toEqual({
+      action: 'import-adapter',
+      path: '/home/me/my-lora',
+    });
+    const plan = planDrop([peft]);
+    expect(plan.action).toBe('refuse');
+    expect(plan.action === 'refuse' && plan.message).toMatch(
+      /my-lora is a PEFT adapter folder.*Import PEFT… on the Adapters page/,
+    );
+    expect(planDrop([item({ name: 'skills', kind: 'directory', path: '/s', peft: false })])).toMatchObject({
+      action: 'import-path',
+    });
+    expect(isPeftListing(['adapter_model.safetensors', 'adapter_config.json'])).toBe(true);
+    expect(isPeftListing(['SKILL.md', 'package.json'])).toBe(false);
   });
 
   it('uploads a .tgz without a path (a browser tab), even when the entry kind is unknown', () => {
