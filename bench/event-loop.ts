@@ -3,9 +3,9 @@
 // monitorEventLoopDelay samples the loop every 10 ms during each phase: compile (a ~600-token skill,
 // 2 chunks), generate (64 greedy tokens with the compiled adapter) and merge (svd of 4 compiled
 // adapters to rank 16, then an EMA step), each repeated; a timer that should fire every 10 ms is the
-// UI's proxy. onnxruntime-node runs a session synchronously on the calling thread, so compile runs in
-// the compile worker and merge in the algebra worker, as the studio's services run them; generate still
-// runs in this thread. --in-thread measures compile and merge in this thread instead (the old path).
+// UI's proxy. onnxruntime-node runs a session synchronously on the calling thread, so compile and
+// generate run in the engine worker and merge in the algebra worker, as the studio's services run
+// them. --in-thread measures all three in this thread instead (the old path).
 // Run: node --import tsx bench/event-loop.ts [--bundle DIR] [--reps N] [--in-thread]
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -73,7 +73,12 @@ async function main() {
     // The loop with nothing to do: on a shared, loaded machine this is the floor the others sit on.
     idle: () => new Promise((r) => setTimeout(r, 500)),
     compile: () => (IN_THREAD ? compileSkill(b, SKILL(0)) : sharedEngine().compile(b, SKILL(0))),
-    generate: () => generateAll(b, [{ prompt, adapter: compiled[0]!.engine, maxNewTokens: 64, stopTokenIds: [] }]),
+    generate: async () => {
+      const requests = [{ prompt, adapter: compiled[0]!.engine, maxNewTokens: 64, stopTokenIds: [] }];
+      if (IN_THREAD) return generateAll(b, requests);
+      const it = sharedEngine().generateBatch(b, requests);
+      while (!(await it.next()).done);
+    },
     merge: async () => {
       if (IN_THREAD) return emaStep(svdMerge(sources, weights, 16), sources[1]!, 0.1, 16);
       const merged = await algebra.run('merge', { method: 'svd', adapters: sources, weights, rank: 16 });
@@ -109,9 +114,7 @@ async function main() {
     load_average: loadavg()[0],
     bundle: DIR,
     settings: {
-      threads: IN_THREAD
-        ? 'compile and merge in the main thread'
-        : 'compile and merge in workers, generate in the main thread',
+      threads: IN_THREAD ? 'compile, generate and merge in the main thread' : 'in workers (engine, algebra)',
       reps: REPS,
       resolution_ms: 10,
       skill_tokens: compiled[0]!.tokens,
