@@ -233,6 +233,8 @@ export const studioContract = {
     /** SkillWorld episodes: each verified episode's lesson compiled and absorbed by the mode (merge
      *  writes the global adapter by EMA), then the held-out tasks of every lesson so far measured. */
     run: stream(ContinualRunInput, ContinualEvent, ContinualRunResult),
+    /** Goes on with a stopped run (killed, cancelled or failed): measured episodes are kept as stored. */
+    resume: stream(ContinualResumeInput, ContinualEvent, ContinualRunResult),
   },
 } as const;
 
@@ -240,5 +242,3 @@ export type StudioContract = typeof studioContract;
 export type StudioApi = ClientOf<StudioContract>;
 export type StudioHandlers = HandlersOf<StudioContract>;
 export type StudioBridge = BridgeOf<StudioContract>;
-    /** Goes on with a stopped run (killed, cancelled or failed): measured episodes are kept as stored. */
-    resume: stream(ContinualResumeInput, ContinualEvent, ContinualRunResult),
