@@ -1,7 +1,7 @@
 // The Continual page in Chromium against `pskills serve`, on the tiny hypernetwork fixture bundle: opened
 // from the command palette, a bad form refused with the field named, a 2-episode merge run with
 // progress, the pass rate per episode drawn and listed, the two global-adapter versions it wrote, and
-// the link to the global timeline on the Adapters page, which shows them.
+// the link to the global timeline on the Adapters page, which shows them; a cancelled run resumed.
 // Run: node --import tsx --test tests/e2e/continual.spec.ts
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -93,6 +93,34 @@ describe('the Continual page in the browser', { timeout: 600_000 }, () => {
     await page.getByTestId('nav-continual').click();
     await until(async () => (await status()) === 'done', 'the finished run is still shown');
     assert.equal(await page.getByTestId('continual-episode').count(), 2);
+  });
+
+  test('Cancel keeps the run; Resume finishes it under the same id', async () => {
+    await page.getByTestId('continual-mode').selectOption('cat');
+    await page.getByTestId('continual-episodes').fill('6');
+    await page.getByTestId('continual-seed').fill('1');
+    // Cancel from inside the page the moment the first episode's row is drawn: later episodes take
+    // far longer than the cancel message, so the run stops part-way whatever the machine's speed.
+    await page.evaluate(() => {
+      const observer = new MutationObserver(() => {
+        const running = document.querySelector('[data-testid="continual-page"]')?.getAttribute('data-status');
+        if (running !== 'running' || !document.querySelector('[data-testid="continual-episode"]')) return;
+        observer.disconnect();
+        document.querySelector<HTMLButtonElement>('[data-testid="continual-cancel"]')?.click();
+      });
+      observer.observe(document.body, { childList: true, subtree: true, attributes: true });
+    });
+    await page.getByTestId('continual-start').click();
+    await until(async () => (await status()) === 'cancelled', 'the run was cancelled', 120_000);
+    const measured = await page.getByTestId('continual-episode').count();
+    assert.ok(measured >= 1 && measured < 6, `${measured} episodes measured before the cancel`);
+    const cancelled = await page.getByTestId('continual-cancelled').innerText();
+    const run = /Resume goes on with run ([0-9a-f]{12})/.exec(cancelled)?.[1];
+    assert.ok(run, cancelled);
+    await page.getByTestId('continual-resume').click();
+    await until(async () => (await status()) === 'done', 'the resumed run finished', 400_000);
+    assert.match(await page.getByTestId('continual-summary').innerText(), new RegExp(`· cat · seed 1 · run ${run}`));
+    assert.equal(await page.getByTestId('continual-episode').count(), 6);
     assert.deepEqual(problems, []);
   });
 });
