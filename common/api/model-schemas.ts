@@ -20,7 +20,7 @@ export const ModelCard = z.object({
   dir: z.string(),
   id: z.string(),
   origin: ModelOrigin,
-  /** The engine's current bundle. */
+  /** The engine's current bundle (before the first load: the one it will load first). */
   active: z.boolean(),
   created: z.string(),
   family: z.string(),

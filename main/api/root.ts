@@ -19,6 +19,7 @@ import { CompileService } from './services/compile-service';
 import { EngineService } from './services/engine-service';
 import { GenerationService } from './services/generation-service';
 import { ModelService } from './services/model-service';
+import { readActive } from '../models/active';
 import type { Route } from './transports/web-host';
 import { ImportService } from './services/import-service';
 import { SkillService } from './services/skill-service';
@@ -64,6 +65,7 @@ export function createStudio(opts: StudioOptions): Studio {
   const engine = new EngineService({
     defaultBundleDir: opts.defaultBundleDir === undefined ? DEFAULT_BUNDLE_DIR : opts.defaultBundleDir,
     providerOf: () => opts.provider ?? settingsRepo.get().executionProvider,
+    startupDir: () => readActive(join(opts.dataDir, 'bundles')),
   });
   const adaptersRepo = new AdaptersRepo(db, opts.dataDir);
   // One bundle registry and one cache of decoded adapters, shared by every service that needs them.
@@ -105,6 +107,7 @@ export function createStudio(opts: StudioOptions): Studio {
   const models = new ModelService(engine, adaptersRepo, {
     userDir: join(opts.dataDir, 'bundles'),
     defaultDir: opts.defaultBundleDir === undefined ? DEFAULT_BUNDLE_DIR : opts.defaultBundleDir,
+    startupDir: () => readActive(join(opts.dataDir, 'bundles')),
   });
 
   const handlers: StudioHandlers = {

@@ -14,6 +14,7 @@ import type {
 import { BundleFolderId } from '../../../common/api/model-schemas';
 import { StudioError } from '../../../common/errors';
 import { MANIFEST_FILE } from '../../engine/manifest';
+import { writeActive } from '../../models/active';
 import { readCard } from '../../models/card';
 import { runFromHf, type FromHfOptions } from '../../models/from-hf';
 import type { AdaptersRepo } from '../../store/adapters-repo';
@@ -23,6 +24,8 @@ export interface ModelServiceOptions {
   /** <data folder>/bundles */
   userDir: string;
   defaultDir: string | null;
+  /** The remembered choice the engine loads first (main/models/active.ts). */
+  startupDir?: () => string | null;
 }
 
 export class ModelService {
@@ -35,7 +38,9 @@ export class ModelService {
   ) {}
 
   async list(): Promise<ModelList> {
-    const active = this.engine.info().dir;
+    // Before the first load: the bundle the engine will load first.
+    const next = this.engine.info().dir ?? this.opts.startupDir?.() ?? this.opts.defaultDir;
+    const active = next ? resolve(next) : null;
     const seen = new Set<string>();
     const bundles: ModelCard[] = [];
     const problems: ModelList['problems'] = [];
@@ -56,11 +61,13 @@ export class ModelService {
     return { bundles, problems, userDir: this.opts.userDir };
   }
 
-  /** Loads the bundle in `dir` into the engine (the old one is released once the new one works). */
+  /** Loads the bundle in `dir` into the engine (the old one is released once the new one works) and
+   *  remembers it: the next start loads it first. */
   async activate(dir: string): Promise<ModelList> {
     if (!existsSync(join(dir, MANIFEST_FILE)))
       throw new StudioError('not_found', `dir: ${join(dir, MANIFEST_FILE)}: missing (not a bundle folder)`);
     await this.engine.load(dir);
+    writeActive(this.opts.userDir, dir);
     return this.list();
   }
 

@@ -38,7 +38,7 @@ const shelf = () => {
 };
 
 describe('ModelShelf over the in-memory transport', () => {
-  it('lists the default bundle with its card; activating another folder makes it the active one', async () => {
+  it('lists the default bundle with its card (active: the engine loads it first); activating another folder moves that', async () => {
     const { shelf: m } = shelf();
     await m.refresh();
     const first = m.snapshot.list!;
@@ -55,7 +55,7 @@ describe('ModelShelf over the in-memory transport', () => {
       dir: HYPER_BUNDLE,
       id: manifest.id,
       origin: 'default',
-      active: false,
+      active: true,
       vocab: manifest.architecture.vocab,
       layers: manifest.architecture.layers,
       loraTargets: manifest.lora.targets.map((t) => t.module),
@@ -74,6 +74,17 @@ describe('ModelShelf over the in-memory transport', () => {
     ]);
     expect((await api.engine.info({})).dir).toBe(TINY_BUNDLE);
     expect(m.snapshot.activating).toBeNull();
+  });
+
+  it('remembers the active bundle: a studio started again on the data folder loads it first', async () => {
+    const again = createStudio({ dataDir: join(tmp, 'data'), defaultBundleDir: HYPER_BUNDLE });
+    try {
+      const list = await memoryPair(studioContract, again.dispatcher).api.models.list({});
+      expect(list.bundles.filter((b) => b.active).map((b) => b.dir)).toEqual([TINY_BUNDLE]);
+      expect((await again.engine.current()).dir).toBe(TINY_BUNDLE);
+    } finally {
+      await again.dispose();
+    }
   });
 
   it('activating a folder without bundle.json fails with an error naming the file', async () => {
