@@ -269,6 +269,7 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
     );
     await screenshot(page, 'adapters-07-delete-refused');
     await dialog.getByTestId('adapter-delete-cancel').click();
+    await row(child.id).waitFor(); // the refusal brought the list up to date
     assert.ok((await apiCall<AdapterSummary[]>(host, 'adapters.list', {})).some((a) => a.id === late.id));
   });
 
