@@ -1,21 +1,12 @@
 // The LLM generator: asks the OpenAI-compatible chat-completions endpoint the user configured (a local
 // server or a cloud API: settings llmBaseUrl, llmModel, llmApiKey) for revised SKILL.md texts, one
-// request per candidate. A reply that is not a valid SKILL.md of the same skill is skipped; when none
-// is valid, or the endpoint fails, the error names the endpoint and what went wrong.
+// request per candidate, through the shared client (main/llm/chat-client.ts). A reply that is not a
+// valid SKILL.md of the same skill is skipped; when none is valid the error names the endpoint.
 import { StudioError } from '../../common/errors';
 import { parseSkillMd } from '../skills/parse';
+import { ChatClient, type LlmEndpoint } from '../llm/chat-client';
 import type { Generator, Proposal, ProposeInput } from './generator';
 
-export interface LlmConfig {
-  /** e.g. http://127.0.0.1:8080/v1 or https://api.openai.com/v1 */
-  baseUrl: string;
-  model: string;
-  apiKey: string | null;
-  /** Per request; default 120 s. */
-  timeoutMs?: number;
-}
-
-export const LLM_TIMEOUT_MS = 120_000;
 /** Characters of a test's prompt shown to the model. */
 const PROMPT_CHARS = 300;
 
@@ -60,22 +51,10 @@ function nameOf(text: string): string | undefined {
 
 export class LlmGenerator implements Generator {
   readonly kind = 'llm';
-  private readonly url: string;
+  private readonly client: ChatClient;
 
-  constructor(
-    private readonly config: LlmConfig,
-    private readonly fetchFn: typeof fetch = fetch,
-  ) {
-    let url: URL;
-    try {
-      url = new URL(config.baseUrl);
-    } catch {
-      throw new StudioError('invalid_input', `llmBaseUrl: "${config.baseUrl}" is not a URL`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      throw new StudioError('invalid_input', `llmBaseUrl: "${config.baseUrl}" is not an http(s) URL`);
-    if (!config.model.trim()) throw new StudioError('invalid_input', 'llmModel: empty');
-    this.url = `${config.baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  constructor(endpoint: LlmEndpoint, fetchFn?: typeof fetch) {
+    this.client = new ChatClient(endpoint, fetchFn);
   }
 
   async propose(input: ProposeInput): Promise<Proposal[]> {
@@ -83,7 +62,13 @@ export class LlmGenerator implements Generator {
     const problems: string[] = [];
     const name = nameOf(input.parent);
     for (let k = 0; k < input.count; k++) {
-      const reply = await this.ask(userMessage(input, k), input.signal);
+      const reply = await this.client.complete(
+        [
+          { role: 'system', content: SYSTEM },
+          { role: 'user', content: userMessage(input, k) },
+        ],
+        { temperature: 0.7, signal: input.signal },
+      );
       const text = skillFromReply(reply);
       const parsed = parseSkillMd(text);
       const error = parsed.diagnostics.find((d) => d.severity === 'error');
@@ -91,63 +76,12 @@ export class LlmGenerator implements Generator {
       else if (parsed.frontmatter.name !== name)
         problems.push(`reply ${k + 1}: its name is "${parsed.frontmatter.name ?? ''}", not "${name ?? ''}"`);
       else if (text !== input.parent && !out.some((p) => p.text === text))
-        out.push({ text, operator: 'llm', note: `${this.config.model}, reply ${k + 1}` });
+        out.push({ text, operator: 'llm', note: `${this.client.endpoint.model}, reply ${k + 1}` });
     }
     if (!out.length && problems.length)
-      throw new StudioError('internal', `${this.url}: no reply was a valid SKILL.md (${problems[0]})`, { problems });
-    return out;
-  }
-
-  /** One chat completion; the assistant's text. */
-  private async ask(content: string, signal?: AbortSignal): Promise<string> {
-    const timeoutMs = this.config.timeoutMs ?? LLM_TIMEOUT_MS;
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
-    let res: Response;
-    let body: string;
-    try {
-      res = await this.fetchFn(this.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(this.config.apiKey ? { authorization: `Bearer ${this.config.apiKey}` } : {}),
-        },
-        body: JSON.stringify({
-          model: this.config.model,
-          messages: [
-            { role: 'system', content: SYSTEM },
-            { role: 'user', content },
-          ],
-          temperature: 0.7,
-        }),
-        signal: both,
+      throw new StudioError('internal', `${this.client.url}: no reply was a valid SKILL.md (${problems[0]})`, {
+        problems,
       });
-      body = await res.text();
-    } catch (err) {
-      if (signal?.aborted) throw new StudioError('cancelled', 'evolve cancelled');
-      if (timeout.aborted) throw new StudioError('internal', `${this.url}: no answer within ${timeoutMs / 1000} s`);
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new StudioError(
-        'internal',
-        `${this.url}: cannot reach the endpoint (${cause?.code ?? cause?.message ?? (err as Error).message})`,
-      );
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(body);
-    } catch {
-      throw new StudioError('internal', `${this.url}: HTTP ${res.status}, not JSON: ${body.slice(0, 200)}`);
-    }
-    if (!res.ok) {
-      const message = (json as { error?: { message?: unknown } }).error?.message;
-      throw new StudioError(
-        'internal',
-        `${this.url}: HTTP ${res.status}: ${typeof message === 'string' ? message : body.slice(0, 200)}`,
-      );
-    }
-    const text = (json as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
-    if (typeof text !== 'string')
-      throw new StudioError('internal', `${this.url}: the reply has no choices[0].message.content string`);
-    return text;
+    return out;
   }
 }

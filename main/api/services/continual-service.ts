@@ -3,7 +3,8 @@
 // keeps the run's status (running, cancelled, failed, done) in the store.
 import type { ContinualEvent, ContinualRunInput, ContinualRunResult } from '../../../common/api/continual-schemas';
 import { StudioError } from '../../../common/errors';
-import { endpointFromSettings, LlmSummariser } from '../../continual/llm-summariser';
+import { LlmSummariser } from '../../continual/llm-summariser';
+import { endpointFromSettings } from '../../llm/chat-client';
 import { runContinual, type ContinualDeps, type Summariser } from '../../continual/run';
 import { templateLesson } from '../../continual/summarise';
 import type { ContinualRepo, StoredContinualRun } from '../../store/continual-repo';

@@ -19,6 +19,7 @@ import type { RecordInput, TrajectoryService } from './trajectory-service';
 import { StudioError } from '../../../common/errors';
 import type { Generator } from '../../evolve/generator';
 import { LlmGenerator } from '../../evolve/llm-generator';
+import { endpointFromSettings } from '../../llm/chat-client';
 import { OfflineGenerator } from '../../evolve/offline-generator';
 import { runEvolve } from '../../evolve/runner';
 import { runScores } from '../../evolve/summary';
@@ -301,13 +302,12 @@ export class EvolveService {
 
   private generator(kind: EvolveGeneratorKind): Generator {
     if (kind === 'offline') return new OfflineGenerator();
-    const s = this.settings.get();
-    if (!s.llmBaseUrl || !s.llmModel)
+    const endpoint = endpointFromSettings(this.settings.get());
+    if (!endpoint)
       throw new StudioError(
         'invalid_input',
         'generator "llm" needs the settings llmBaseUrl and llmModel (pskills settings set llmBaseUrl http://127.0.0.1:8080/v1)',
       );
-    const apiKey = process.env.PSKILLS_LLM_API_KEY || s.llmApiKey;
-    return new LlmGenerator({ baseUrl: s.llmBaseUrl, model: s.llmModel, apiKey }, this.fetchFn);
+    return new LlmGenerator(endpoint, this.fetchFn);
   }
 }
