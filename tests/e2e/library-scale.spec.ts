@@ -8,13 +8,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { openStudio, screenshot, until, type Studio } from './harness';
-import { median, timeNavigation, type RenderTarget } from './render-timing';
+import { median, timeNavigation, type RenderSample, type RenderTarget } from './render-timing';
 import { fillScaleLibrary, scaleSkillMd, type ScaleLibrary } from './scale-library';
 
 const LIBRARY: RenderTarget = { nav: 'nav-library', table: 'skill-table', row: 'skill-row', total: 1000 };
 const ADAPTERS: RenderTarget = { nav: 'nav-adapters', table: 'adapter-table', row: 'adapter-row', total: 1000 };
 /** Every skill name in the Library's default order (name, A to Z, as library-table.ts sorts). */
 const collator = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
+const report = (page: string, samples: RenderSample[]) =>
+  `${page}: drawn ${samples.map((s) => s.ms.toFixed(0)).join(', ')} ms (median ${median(samples.map((s) => s.ms)).toFixed(0)}), ` +
+  `settled ${samples.map((s) => s.settledMs.toFixed(0)).join(', ')} ms`;
 const NAMES = Array.from({ length: 1000 }, (_, i) => scaleSkillMd(i, 1).name).sort((a, b) => collator.compare(a, b));
 
 describe('library and adapters at 1,000 rows', { timeout: 600_000 }, () => {
@@ -60,9 +63,7 @@ describe('library and adapters at 1,000 rows', { timeout: 600_000 }, () => {
       await page.getByTestId('nav-adapters').click();
     }
     await page.getByTestId('nav-library').click();
-    t.diagnostic(
-      `Library render: ${samples.map((s) => s.ms.toFixed(0)).join(', ')} ms (median ${median(samples.map((s) => s.ms)).toFixed(0)})`,
-    );
+    t.diagnostic(report('Library', samples));
     assert.match(await page.getByTestId('library-count').innerText(), /^1000 skills$/);
     const table = page.getByTestId('skill-table');
     assert.equal(await table.getAttribute('data-total'), '1000');
@@ -112,9 +113,7 @@ describe('library and adapters at 1,000 rows', { timeout: 600_000 }, () => {
       await page.getByTestId('nav-library').click();
     }
     await page.getByTestId('nav-adapters').click();
-    t.diagnostic(
-      `Adapters render: ${samples.map((s) => s.ms.toFixed(0)).join(', ')} ms (median ${median(samples.map((s) => s.ms)).toFixed(0)})`,
-    );
+    t.diagnostic(report('Adapters', samples));
     await page.getByTestId('adapter-table').waitFor();
     assert.match(await page.getByTestId('adapter-count').innerText(), /^1000 adapters$/);
     assert.equal(await page.getByTestId('adapter-table').getAttribute('data-total'), '1000');

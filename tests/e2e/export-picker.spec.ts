@@ -1,0 +1,87 @@
+// Choosing the export folder with the native picker (issue 14 polish). Under Electron the preload's
+// window.studioWindow.pickPath opens dialog.showOpenDialog (main/electron/pickers.ts, kind
+// export-folder); Chromium here has no Electron, so an init script stands in for that one bridge
+// function and returns the folder a person would have chosen. Everything after it is real: the form
+// fills the field, adapters.export writes the PEFT folder on disk. Without the bridge (a browser tab
+// on the web host) there is no Choose button and the path field is the way in.
+// Run: node --import tsx --test tests/e2e/export-picker.spec.ts
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { AdapterWritten } from '../../common/api/adapter-schemas';
+import { writeFixturePeft } from '../int/adapters/fixture';
+import { apiCall, openStudio, ROOT, until, type Studio } from './harness';
+
+describe('adapter export with the native folder picker', { timeout: 300_000 }, () => {
+  let studio: Studio | undefined;
+  let work: string;
+  let id: string;
+
+  before(async () => {
+    work = mkdtempSync(join(tmpdir(), 'pskills-e2e-export-pick-'));
+    studio = await openStudio();
+    await apiCall(studio.host, 'engine.loadBundle', { dir: join(ROOT, 'tests/fixtures/bundle-tiny') });
+    await writeFixturePeft(join(work, 'peft'), 3);
+    id = (await apiCall<AdapterWritten>(studio.host, 'adapters.import', { dir: join(work, 'peft') })).adapter.id;
+  });
+
+  after(async () => {
+    await studio?.close();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  test('a browser tab has no Choose button; the path field stays', async () => {
+    const { page, host } = studio!;
+    await page.goto(`${host.url}#/adapters/${id}`);
+    await page.getByTestId('export-dir').waitFor();
+    assert.equal(await page.getByTestId('export-browse').count(), 0);
+  });
+
+  test('Choose… asks the bridge for an export folder and the export writes there', async () => {
+    const { browser, host } = studio!;
+    const chosen = join(work, 'chosen-by-dialog');
+    const context = await browser.newContext({ viewport: { width: 1360, height: 840 } });
+    try {
+      await context.addInitScript(
+        `window.__picks = []; window.studioWindow = { setUnsaved() {}, pickPath: async (kind) => { window.__picks.push(kind); return ${JSON.stringify(chosen)}; } };`,
+      );
+      const page = await context.newPage();
+      await page.goto(`${host.url}#/adapters/${id}`);
+      await page.getByTestId('export-browse').click();
+      await until(
+        async () => (await page.getByTestId('export-dir').inputValue()) === chosen,
+        'the field shows the choice',
+      );
+      assert.deepEqual(await page.evaluate('window.__picks'), ['export-folder']);
+      await page.getByTestId('export-run').click();
+      await page.getByTestId('export-result').waitFor();
+      assert.equal(await page.getByTestId('export-result-dir').innerText(), chosen);
+      assert.ok(existsSync(join(chosen, 'adapter_model.safetensors')));
+      const config = JSON.parse(readFileSync(join(chosen, 'adapter_config.json'), 'utf8')) as { r: number };
+      assert.equal(config.r, 4);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('a cancelled dialog leaves the field as it was', async () => {
+    const { browser, host } = studio!;
+    const context = await browser.newContext({ viewport: { width: 1360, height: 840 } });
+    try {
+      await context.addInitScript(
+        'window.__picks = []; window.studioWindow = { setUnsaved() {}, pickPath: async (kind) => { window.__picks.push(kind); return null; } };',
+      );
+      const page = await context.newPage();
+      await page.goto(`${host.url}#/adapters/${id}`);
+      await page.getByTestId('export-dir').fill('/typed/by/hand');
+      await page.getByTestId('export-browse').click();
+      await until(async () => ((await page.evaluate('window.__picks.length')) as number) === 1, 'the dialog was asked');
+      await page.evaluate('new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)))');
+      assert.equal(await page.getByTestId('export-dir').inputValue(), '/typed/by/hand');
+    } finally {
+      await context.close();
+    }
+  });
+});
