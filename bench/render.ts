@@ -126,6 +126,8 @@ for (const r of results) {
       r.p90_ms,
       r.min_ms,
       r.max_ms,
+      r.settled_median_ms,
+      r.main_thread_cpu_median_ms,
       r.cold_load_ms,
       r.met ? 'yes' : 'no',
     ].join(' | '),
