@@ -86,7 +86,11 @@ export async function runFromHf(
     }
     if (code === 0) return;
     if (error) throw new StudioError('invalid_input', error);
-    throw new StudioError('internal', `the bundle exporter exited with status ${code}`, { stderr: tail.join('\n') });
+    // A crash (a traceback): its last lines say what broke, and the UI shows only the message.
+    const last = tail.slice(-2).join(' / ');
+    throw new StudioError('internal', `the bundle exporter exited with status ${code}${last ? `: ${last}` : ''}`, {
+      stderr: tail.join('\n'),
+    });
   } finally {
     ctx.signal.removeEventListener('abort', stop);
   }

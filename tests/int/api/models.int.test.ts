@@ -4,7 +4,7 @@
 // (training/tests/hf_tiny.py, as the `pskills bundle create` suite makes it) by the exporter the CLI
 // runs, with progress per step, generating once active, and a cancelled create that leaves nothing.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -179,6 +179,19 @@ describe.skipIf(!hasVenv)('a bundle from a tiny random Qwen2 checkpoint (needs t
     expect(m.snapshot.createError).toMatchObject({ code: 'conflict' });
     expect(m.snapshot.createError!.message).toMatch(/^id: a bundle named "tiny-qwen2" already exists/);
   }, 300_000);
+
+  it("the exporter's own refusal reaches the page as its message: a folder without weights", async () => {
+    const { shelf: m } = shelf();
+    const bare = join(tmp, 'no-weights');
+    mkdirSync(bare);
+    copyFileSync(join(hf, 'config.json'), join(bare, 'config.json'));
+    await m.create({ ...emptyForm(), source: bare });
+    expect(m.snapshot.createError).toMatchObject({ code: 'invalid_input' });
+    expect(m.snapshot.createError!.message).toBe(
+      `${join(bare, 'model.safetensors')}: missing, and no model.safetensors.index.json`,
+    );
+    expect(existsSync(join(tmp, 'data', 'bundles', 'no-weights'))).toBe(false);
+  }, 120_000);
 
   it('Cancel stops the exporter and leaves no folder behind', async () => {
     const ref: { m: ModelShelf | null } = { m: null };
