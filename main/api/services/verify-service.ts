@@ -13,9 +13,9 @@ import type {
 } from '../../../common/api/verify-schemas';
 import { StudioError } from '../../../common/errors';
 import { checkExpect } from '../../../common/verify/expect';
+import { sharedEngine } from '../../engine/engine-client';
 import {
   checkPromptBytes,
-  generateBatch,
   type Bundle,
   type ChatMessage,
   type EngineAdapter,
@@ -171,7 +171,7 @@ export class VerifyService {
       const rows = chunk.map((t) =>
         this.request(bundle, t, opts.mode, opts.skillText, t.maxTokens ?? opts.maxTokens, opts.adapter),
       );
-      const it = generateBatch(
+      const it = sharedEngine().generateBatch(
         bundle,
         rows.map((r) => r.request),
         { signal: opts.signal },
