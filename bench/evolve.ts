@@ -9,7 +9,8 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { studioContract } from '../common/api/contract';
 import type { EvolveResult } from '../common/api/evolve-schemas';
@@ -41,6 +42,12 @@ const DEPTH = 'end';
 // and (2048, end) is skills 66–71 of each cycle; 162 skills hold 12 of them.
 const GENERATE_N = 162;
 const FILLER = join(APP_ROOT, 'tests/fixtures/skillworld/filler');
+const manifestBytes = readFileSync(join(values.bundle, 'bundle.json'));
+const bundle = {
+  dir: relative(APP_ROOT, values.bundle) || '.',
+  id: (JSON.parse(manifestBytes.toString('utf8')) as { id: string }).id,
+  sha256: createHash('sha256').update(manifestBytes).digest('hex'),
+};
 
 interface ManifestSkill {
   name: string;
@@ -103,7 +110,7 @@ function report(): void {
   console.log(
     `evolve, offline operators, in context: ${rows.length} SkillWorld test skills (bucket ${BUCKET}, rule at the ${DEPTH}), ${iterations} iterations × ${candidates} candidates, seed ${seed}`,
   );
-  console.log(`bundle ${values.bundle}`);
+  console.log(`bundle ${bundle.id} (bundle.json sha256 ${bundle.sha256.slice(0, 12)}, ${bundle.dir})`);
   console.log(['skill', 'family', 'tokens', 'rule_at', 'tests', 'baseline', 'best', 'raised'].join('\t'));
   for (const r of rows)
     console.log(
@@ -129,7 +136,7 @@ function write(complete: boolean): void {
     bench: 'evolve',
     started,
     command: `nice -n 19 node --import tsx bench/evolve.ts --iterations ${iterations} --candidates ${candidates} --skills ${wanted} --seed ${seed} --max-tokens ${maxTokens}`,
-    bundle: values.bundle,
+    bundle,
     world: {
       split: 'test',
       n: GENERATE_N,
