@@ -101,15 +101,16 @@ describe('the Continual page in the browser', { timeout: 600_000 }, () => {
     await page.getByTestId('continual-seed').fill('1');
     // Cancel from inside the page the moment the first episode's row is drawn: later episodes take
     // far longer than the cancel message, so the run stops part-way whatever the machine's speed.
-    await page.evaluate(() => {
+    // a string, as the other specs pass page code: the Node-side tsconfig has no DOM types
+    await page.evaluate(`(() => {
       const observer = new MutationObserver(() => {
         const running = document.querySelector('[data-testid="continual-page"]')?.getAttribute('data-status');
         if (running !== 'running' || !document.querySelector('[data-testid="continual-episode"]')) return;
         observer.disconnect();
-        document.querySelector<HTMLButtonElement>('[data-testid="continual-cancel"]')?.click();
+        document.querySelector('[data-testid="continual-cancel"]')?.click();
       });
       observer.observe(document.body, { childList: true, subtree: true, attributes: true });
-    });
+    })()`);
     await page.getByTestId('continual-start').click();
     await until(async () => (await status()) === 'cancelled', 'the run was cancelled', 120_000);
     const measured = await page.getByTestId('continual-episode').count();
