@@ -15,8 +15,19 @@ import { failure, transports } from './transports';
 const FIXTURE_BUNDLE = join(process.cwd(), 'tests', 'fixtures', 'bundle-tiny');
 /** Namespaces whose own suite checks its coverage the same way: tests/int/adapters/adapters-api.int.test.ts,
  * tests/int/compile/compile-api.int.test.ts (compare), tests/int/trajectories/trajectories-api.int.test.ts
- * (trajectories, settings, verify). */
-const COVERED_ELSEWHERE = ['adapters', 'ema', 'compare', 'trajectories', 'settings', 'verify', 'continual', 'evolve'];
+ * (trajectories, settings, verify); models (list, activate, create) run through the Models page's state in
+ * tests/int/api/models.int.test.ts. */
+const COVERED_ELSEWHERE = [
+  'adapters',
+  'ema',
+  'compare',
+  'trajectories',
+  'settings',
+  'verify',
+  'continual',
+  'evolve',
+  'models',
+];
 
 const skillMd = (name: string, description: string, body: string) =>
   `---\nname: ${name}\ndescription: ${description}\nlicense: MIT\n---\n\n# ${name}\n\n## When to use\n\n${body}\n\n## Steps\n\n1. Read the input carefully.\n2. Apply the rule and check the result.\n`;
