@@ -104,7 +104,12 @@ export function collectProblems(page: Page): string[] {
     if (msg.type() === 'error') problems.push(`console: ${msg.text()} (${msg.location().url})`);
   });
   page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
-  page.on('requestfailed', (req) => problems.push(`requestfailed: ${req.url()} ${req.failure()?.errorText ?? ''}`));
+  page.on('requestfailed', (req) => {
+    const why = req.failure()?.errorText ?? '';
+    // the page's own cancel (AbortController) or a navigation dropping a request in flight: not a failure
+    if (why === 'net::ERR_ABORTED') return;
+    problems.push(`requestfailed: ${req.url()} ${why}`);
+  });
   return problems;
 }
 

@@ -157,7 +157,7 @@ describe('playground chat and adapters in the browser', { timeout: 300_000 }, ()
     await until(async () => await option(`library:${compiled!.id}`).isDisabled(), 'the hyper adapter is disabled');
     assert.match(await option(`library:${compiled!.id}`).innerText(), /\(bundle tiny-random-hyper\)$/);
     assert.ok(await option(`skill:${SKILL}`).isDisabled(), 'no hypernetwork: no skill');
-    assert.ok(await option('global').isDisabled(), 'no global adapter for this bundle');
+    await until(async () => await option('global').isDisabled(), 'no global adapter for this bundle');
   });
 
   test('no console errors, page errors or failed requests', () => {
