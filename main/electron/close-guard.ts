@@ -1,4 +1,4 @@
-// Closing the window with unsaved editor text: the renderer reports what is unsaved (IPC_UNSAVED),
+// Closing the window with unsaved editor text or tests: the renderer reports what is unsaved (IPC_UNSAVED),
 // and the window's 'close' handler asks with a native dialog built here. Pure: no electron import.
 
 /** Longest skill name accepted from the renderer (the store's names are far shorter). */
@@ -34,7 +34,7 @@ export function closePrompt(unsaved: string | null): ClosePrompt | null {
     title: 'Unsaved changes',
     message: `“${unsaved}” has unsaved changes.`,
     detail:
-      'Leaving keeps them as a draft: the editor brings them back when you open the skill again. Cancel to stay and save them.',
+      'Leaving keeps SKILL.md text as a draft (the editor brings it back when you open the skill again); unsaved tests are dropped. Cancel to stay and save them.',
     buttons: ['Leave', 'Cancel'],
     defaultId: CANCEL,
     cancelId: CANCEL,

@@ -62,6 +62,18 @@ describe('close guard: the renderer reports unsaved text to the window', { timeo
     await until(async () => (await last()) === null, 'left the editor: nothing unsaved');
   });
 
+  test('unsaved tests on the Tests tab are reported too, and cleared when discarded', async () => {
+    await page.goto(`${host.origin}/#/skill/${SKILL}/tests`);
+    await page.getByTestId('tests-empty').waitFor();
+    assert.equal(await last(), null, 'nothing unsaved before an edit');
+    await page.getByTestId('tests-add').click();
+    await until(async () => (await last()) === `${SKILL} tests`, 'the unsaved tests are reported');
+    await page.getByTestId('nav-library').click();
+    await page.getByTestId('leave-discard').click();
+    await page.getByTestId('skill-table').waitFor();
+    await until(async () => (await last()) === null, 'discarded and left: nothing unsaved');
+  });
+
   test('no console errors, page errors or failed requests', () => {
     assert.deepEqual(problems, []);
   });

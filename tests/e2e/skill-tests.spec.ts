@@ -2,7 +2,7 @@
 // bundle (random weights: "always" passes and "never" fails whatever it answers): the stored tests
 // with the SkillWorld checker read-only, a new test refused while its regex is broken (row and field
 // named), saved with the version, Verify in context and compiled with the pass rate and each outcome,
-// and a deleted row reverted.
+// a deleted row reverted, and unsaved edits guarded (the Leave dialog) when leaving the tab.
 // Run: node --import tsx --test tests/e2e/skill-tests.spec.ts
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -153,6 +153,48 @@ describe('the Tests tab in the browser', { timeout: 600_000 }, () => {
     await page.getByTestId('tests-revert').click();
     await until(async () => (await rows().count()) === 3, 'the row is back');
     assert.equal(await page.getByTestId('tests-view').getAttribute('data-dirty'), 'false');
+  });
+
+  test('unsaved test edits are guarded: another tab or page asks first; Stay, Discard, Save and leave', async () => {
+    const prompt = rows().nth(2).getByTestId('test-prompt');
+    await prompt.fill('Which command lists a tar archive?');
+    await until(async () => (await page.getByTestId('tests-view').getAttribute('data-dirty')) === 'true', 'dirty');
+
+    // Another tab of the skill: asked, and Stay keeps the edit on screen.
+    await page.getByTestId('skill-tab-read').click();
+    await page.getByTestId('leave-dialog').waitFor();
+    assert.match(
+      await page.getByTestId('leave-dialog').innerText(),
+      new RegExp(`${SKILL}@v1 has tests that are not saved`),
+    );
+    assert.equal(await page.getByTestId('leave-keep').count(), 0, 'no draft is kept for tests: no "keep draft"');
+    await page.getByTestId('leave-stay').click();
+    await page.getByTestId('leave-dialog').waitFor({ state: 'detached' });
+    assert.ok(page.url().endsWith(`#/skill/${SKILL}/tests`));
+    assert.equal(await prompt.inputValue(), 'Which command lists a tar archive?');
+
+    // Back (history) is asked too, and the address stays.
+    await page.goBack();
+    await page.getByTestId('leave-dialog').waitFor();
+    await page.getByTestId('leave-stay').click();
+    assert.ok(page.url().endsWith(`#/skill/${SKILL}/tests`));
+
+    // Another page: Save and leave stores the edit, then goes on.
+    await page.getByTestId('nav-library').click();
+    await page.getByTestId('leave-save').click();
+    await page.getByTestId('skill-table').waitFor();
+    const stored = await apiCall<{ tests: Array<{ prompt: string }> }>(host, 'verify.tests', { name: SKILL });
+    assert.equal(stored.tests[2]!.prompt, 'Which command lists a tar archive?');
+
+    // Back on the tab: Discard drops an edit and leaves without storing it.
+    await page.goto(`${host.origin}/#/skill/${SKILL}/tests`);
+    await until(async () => (await rows().count()) === 3, 'the tests show again');
+    await rows().nth(2).getByTestId('test-prompt').fill('Dropped edit');
+    await page.getByTestId('nav-library').click();
+    await page.getByTestId('leave-discard').click();
+    await page.getByTestId('skill-table').waitFor();
+    const kept = await apiCall<{ tests: Array<{ prompt: string }> }>(host, 'verify.tests', { name: SKILL });
+    assert.equal(kept.tests[2]!.prompt, 'Which command lists a tar archive?');
     assert.deepEqual(problems, []);
   });
 });

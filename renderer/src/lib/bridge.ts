@@ -97,8 +97,14 @@ export const inElectron = window.studio !== undefined;
 
 export const studio: StudioApi = createClient(studioContract, window.studio ? bridgeLink(window.studio) : webLink());
 
-/** Tells the Electron window which skill has unsaved text (null: none), so closing it asks first.
- *  Nothing to tell in a browser tab (beforeunload asks there). */
-export function reportUnsaved(subject: string | null): void {
-  window.studioWindow?.setUnsaved(subject);
+/** What each part of the page holds unsaved (the editor, the Tests tab), by part. */
+const unsaved = new Map<string, string>();
+
+/** Tells the Electron window what `part` holds unsaved (null: nothing), so closing it asks first; the
+ *  window is told the first part's subject while any part has one. Nothing to tell in a browser tab
+ *  (beforeunload asks there). */
+export function reportUnsaved(part: 'editor' | 'tests', subject: string | null): void {
+  if (subject === null) unsaved.delete(part);
+  else unsaved.set(part, subject);
+  window.studioWindow?.setUnsaved(unsaved.values().next().value ?? null);
 }

@@ -1,16 +1,23 @@
 // The window's route, from location.hash (routes.ts has the table), and the guard that asks before a
 // navigation drops unsaved work: a link click, router.go, Back/Forward or an edited address all pass
-// through it. A blocked navigation waits in `pending` until the Leave dialog answers.
+// through it. A blocked navigation waits in `pending` until the Leave dialog answers. Several pages'
+// parts may hold unsaved work at once (the skill editor, the Tests tab): each installs its own guard.
 import { formatRoute, parseRoute, type Route } from './routes';
 
 export { formatRoute, parseRoute, type Route, type SkillView } from './routes';
 
-/** Registered by a page holding unsaved work (the skill editor). */
+/** Registered by a page holding unsaved work (the skill editor, the Tests tab). */
 export interface NavBlocker {
   /** Whether going to `to` would drop the unsaved work. */
   blocks(to: Route): boolean;
   /** Short description for the Leave dialog, e.g. `review-prs`. */
   subject(): string;
+  /** What is unsaved, for the Leave dialog, e.g. `changes that are not saved as a version`. */
+  what: string;
+  /** Leaving keeps the work as a draft (the editor's); false: only saving keeps it. */
+  keepsDraft: boolean;
+  /** Why saving is not possible now, for the Leave dialog, e.g. `Fix the errors in the editor first`. */
+  saveBlocked: string;
   /** Saving is possible right now (no errors, editor ready). */
   canSave(): boolean;
   /** Saves; resolves true when it did (the navigation then goes on). */
@@ -29,7 +36,7 @@ export class Router {
   /** A navigation the blocker stopped, waiting for the user's answer. */
   pending = $state.raw<PendingNavigation | null>(null);
 
-  private blocker: NavBlocker | null = null;
+  private blockers: NavBlocker[] = [];
   /** The hash the current route came from (what Back is reverted to when blocked). */
   private hash = '';
 
@@ -57,9 +64,9 @@ export class Router {
 
   /** Installs the guard; returns the function that removes it. */
   block(blocker: NavBlocker): () => void {
-    this.blocker = blocker;
+    this.blockers = [...this.blockers, blocker];
     return () => {
-      if (this.blocker === blocker) this.blocker = null;
+      this.blockers = this.blockers.filter((b) => b !== blocker);
       if (this.pending?.blocker === blocker) this.pending = null;
     };
   }
@@ -81,10 +88,10 @@ export class Router {
     this.pending = null;
   }
 
-  /** True (and the navigation parked in `pending`) when the blocker says `to` would drop work. */
+  /** True (and the navigation parked in `pending`) when a blocker says `to` would drop work. */
   private stopped(to: Route): boolean {
-    const blocker = this.blocker;
-    if (!blocker?.blocks(to)) return false;
+    const blocker = this.blockers.find((b) => b.blocks(to));
+    if (!blocker) return false;
     this.pending = { to, blocker };
     return true;
   }
