@@ -1,12 +1,13 @@
 // bench/continual: the continual experiment (issue 13 item 5), the HumanEval analogue on SkillWorld.
 // Every mode runs `continual.run` (the code the studio and `pskills continual run` use) on the same
-// episodes, each in a fresh data folder, one after another in this process (one ORT thread):
+// episodes, each in a fresh data folder, one after another in this process (its generations in the
+// engine worker, its merges and EMA steps in the algebra worker; process CPU time counts both):
 // 32 episodes; each adds a lesson summarised from the episode's verified demos; after each episode the
 // held-out tasks of every lesson so far are measured. Prints a table, writes bench/results/continual.json
 // and a plot of pass rate against episode (docs/continual.svg). Paired bootstrap over the final
 // episode's held-out tasks for merge − independent and cat − linear.
 // Run: nice -n 10 node --import tsx bench/continual.ts [--bundle DIR] [--episodes 32] [--tasks T]
-//        [--demos 4] [--seed 0] [--modes merge,cat,…] [--probe]
+//        [--demos 4] [--seed 0] [--modes merge,cat,…] [--probe] [--out FILE.json] [--svg FILE.svg]
 //   --probe: 2 episodes per mode; prints seconds per measured task and the projected full run.
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';

@@ -153,7 +153,7 @@ export function createStudio(opts: StudioOptions): Studio {
       run: (i, ctx) => compare.run(i, ctx),
     },
     ema: {
-      update: (i) => adapters.emaUpdateOffThread(i), // continual runs call the in-thread emaUpdate
+      update: (i) => adapters.emaUpdateOffThread(i),
       history: () => adapters.emaHistory(),
       rollback: (i) => adapters.emaRollback(i),
     },

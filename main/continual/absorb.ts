@@ -1,9 +1,10 @@
 // How each mode absorbs a new lesson and what answers the held-out tasks afterwards: one table.
 // merge/cat/linear write the bundle's global adapter (a new version each episode, so rollback works
-// as for `ema update`); independent and in_context leave it alone.
+// as for `ema update`); independent and in_context leave it alone. The algebra runs in the adapter
+// algebra worker; only the append (in the episode's transaction) runs on the calling thread.
 import type { ContinualMode } from '../../common/api/continual-schemas';
 import type { AdapterRecipe } from '../../common/api/adapter-schemas';
-import { cat, linearBaseline } from '../adapters/merge';
+import type { MergeJob } from '../adapters/algebra-ops';
 import type { Adapter, LoraPair, TargetKey } from '../adapters/types';
 
 export interface Lesson {
@@ -17,10 +18,16 @@ export interface Lesson {
   tensorsSha256: string;
 }
 
+/** Appends what was computed as the next global version and returns its number. */
+export type Write = () => number;
+
 /** What a mode may do to the global adapter; numbers are global versions. */
 export interface GlobalOps {
-  /** ΔW_g ← (1−β)ΔW_g + βΔW_lesson, svd to the rank budget (AdapterService.emaUpdate). */
-  ema(lesson: Lesson): number;
+  /** ΔW_g ← (1−β)ΔW_g + βΔW_lesson, svd to the rank budget, computed in the worker
+   *  (AdapterService.emaStepOffThread); the write appends it. */
+  ema(lesson: Lesson): Promise<Write>;
+  /** cat or linear in the worker, over copies of the adapters (the caller keeps them). */
+  merge(job: MergeJob): Promise<Adapter>;
   /** Appends `adapter` (made by `recipe` from `lessons`) as the next version; β = the newest lesson's weight. */
   append(adapter: Adapter, recipe: AdapterRecipe, lessons: readonly Lesson[], beta: number): number;
   load(lesson: Lesson): Adapter;
@@ -32,8 +39,9 @@ export type Answerer = 'global' | 'newest' | 'text';
 export interface ModeRow {
   mode: ContinualMode;
   answerer: Answerer;
-  /** The global version written for this lesson, or null (the mode writes none). */
-  absorb(ops: GlobalOps, lessons: readonly Lesson[]): number | null;
+  /** Computes the lesson's global version off the main thread and returns its write, or null (the mode
+   *  writes none); the caller runs the write in the transaction that stores the episode. */
+  absorb(ops: GlobalOps, lessons: readonly Lesson[]): Promise<Write | null>;
 }
 
 /** Zero columns of A and zero rows of B up to `rank`, α scaled so ΔW is unchanged. */
@@ -54,7 +62,7 @@ export function padRank(adapter: Adapter, rank: number): Adapter {
 
 /** The mean of every lesson so far by `cat` (exact) or factor-wise `linear` (ranks padded to the largest). */
 function mean(method: 'cat' | 'linear') {
-  return (ops: GlobalOps, lessons: readonly Lesson[]): number => {
+  return async (ops: GlobalOps, lessons: readonly Lesson[]): Promise<Write> => {
     const k = lessons.length;
     const weights = lessons.map(() => 1 / k);
     let adapters = lessons.map((l) => ops.load(l));
@@ -62,9 +70,9 @@ function mean(method: 'cat' | 'linear') {
       const top = Math.max(...adapters.map((a) => a.rank));
       adapters = adapters.map((a) => padRank(a, top));
     }
-    const merged = method === 'cat' ? cat(adapters, weights) : linearBaseline(adapters, weights);
+    const merged = await ops.merge({ method, adapters, weights });
     const recipe: AdapterRecipe = { kind: 'merge', method, weights, rank: null, sources: lessons.map((l) => l.key) };
-    return ops.append(merged, recipe, lessons, 1 / k);
+    return () => ops.append(merged, recipe, lessons, 1 / k);
   };
 }
 
@@ -72,8 +80,8 @@ export const MODES: readonly ModeRow[] = [
   { mode: 'merge', answerer: 'global', absorb: (ops, lessons) => ops.ema(lessons.at(-1)!) },
   { mode: 'cat', answerer: 'global', absorb: mean('cat') },
   { mode: 'linear', answerer: 'global', absorb: mean('linear') },
-  { mode: 'independent', answerer: 'newest', absorb: () => null },
-  { mode: 'in_context', answerer: 'text', absorb: () => null },
+  { mode: 'independent', answerer: 'newest', absorb: () => Promise.resolve(null) },
+  { mode: 'in_context', answerer: 'text', absorb: () => Promise.resolve(null) },
 ];
 
 export const modeRow = (mode: ContinualMode): ModeRow => MODES.find((m) => m.mode === mode)!;

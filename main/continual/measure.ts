@@ -1,10 +1,12 @@
 // The held-out tasks of the lessons so far, answered greedily under one condition (an adapter, or
 // text as the system message) and judged by their SkillWorld checkers: the way verify.run answers
-// (generateBatch, the text cut to fit the context as compare's in_context column does).
+// (generateBatch in the engine worker, off the main thread; the text cut to fit the context as
+// compare's in_context column does).
 import { StudioError } from '../../common/errors';
 import { checkExpect } from '../../common/verify/expect';
 import { fitSkillText, withSystem } from '../api/services/compare-service';
-import { generateBatch, type Bundle, type ChatMessage, type EngineAdapter, type GenerateRequest } from '../engine';
+import { sharedEngine } from '../engine/engine-client';
+import type { Bundle, ChatMessage, EngineAdapter, GenerateRequest } from '../engine';
 import type { SuiteTask } from './suite';
 
 /** Rows per engine batch. */
@@ -59,7 +61,7 @@ export async function measure(
   for (let start = 0; start < tasks.length; start += BATCH) {
     const chunk = tasks.slice(start, start + BATCH);
     const rows = chunk.map((t) => request(bundle, t, cond, opts.maxTokens));
-    const it = generateBatch(
+    const it = sharedEngine().generateBatch(
       bundle,
       rows.map((r) => r.request),
       { signal: opts.signal },

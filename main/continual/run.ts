@@ -36,7 +36,7 @@ export interface ContinualDeps {
   bundles: Pick<BundleRegistry, 'current'>;
   skills: Pick<SkillsRepo, 'save'>;
   compiler: Pick<CompileService, 'compileAdapter' | 'skill'>;
-  adapters: Pick<AdapterService, 'emaUpdate'>;
+  adapters: Pick<AdapterService, 'emaStepOffThread' | 'mergeCopies'>;
   repo: Pick<AdaptersRepo, 'load' | 'globalHead' | 'globalHistory' | 'appendEma' | 'get'>;
   cache: Pick<AdapterCache, 'get'>;
   trajectories: Pick<TrajectoryService, 'record'>;
@@ -70,8 +70,15 @@ export async function runContinual(
   const row = modeRow(input.mode);
   const loaded = new Map<number, Adapter>();
   const ops: GlobalOps = {
-    ema: (lesson) =>
-      deps.adapters.emaUpdate({ adapterId: lesson.key, beta: s.beta, rankBudget: s.rankBudget }).version.version,
+    ema: async (lesson) => {
+      const step = await deps.adapters.emaStepOffThread({
+        adapterId: lesson.key,
+        beta: s.beta,
+        rankBudget: s.rankBudget,
+      });
+      return () => step.write().version.version;
+    },
+    merge: (job) => deps.adapters.mergeCopies(job),
     append: (adapter, recipe, lessons, beta) => {
       const head = deps.repo.globalHead(bundleId);
       const lineage = lessons.map((l) => ({ rowId: l.rowId, weight: beta }));
@@ -125,12 +132,10 @@ export async function runContinual(
       }
       const withNew = lesson ? [...lessons, lesson] : lessons;
       const lessonRef = made && { name: made.lesson.name, version: made.lesson.version, summariser: made.by };
+      // The algebra runs in the worker first; its append and the episode row land in one transaction.
+      const write = lesson ? await row.absorb(ops, withNew) : null;
       globalVersion = deps.store.absorb(run, { episode: ep.episode, world: ep.world.name, lesson: lessonRef }, () =>
-        lesson
-          ? row.absorb(ops, withNew)
-          : row.answerer === 'global'
-            ? (deps.repo.globalHead(bundleId)?.n ?? null)
-            : null,
+        lesson ? (write?.() ?? null) : row.answerer === 'global' ? (deps.repo.globalHead(bundleId)?.n ?? null) : null,
       );
     }
     if (lesson) {

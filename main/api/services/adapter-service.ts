@@ -20,7 +20,6 @@ import {
 import { StudioError } from '../../../common/errors';
 import { sharedAlgebra, type AlgebraWorker } from '../../adapters/algebra-client';
 import type { AlgebraArg, AlgebraOp, AlgebraResult, MergeJob } from '../../adapters/algebra-ops';
-import { emaStep } from '../../adapters/ema';
 import { PEFT_CONFIG, PEFT_WEIGHTS, readPeftDir, SIDECAR, writePeftDir } from '../../adapters/peft-dir';
 import type { StatSummary } from '../../adapters/stats';
 import { parseTargetKey, type Adapter } from '../../adapters/types';
@@ -57,14 +56,6 @@ function asInput(err: unknown): unknown {
   if (err instanceof AdapterValidationError || err instanceof RangeError)
     return new StudioError('invalid_input', err.message, { cause: err.message });
   return err;
-}
-
-function algebra<T>(f: () => T): T {
-  try {
-    return f();
-  } catch (err) {
-    throw asInput(err);
-  }
 }
 
 export function summaryOf(a: StoredAdapter): AdapterSummary {
@@ -113,9 +104,9 @@ export class AdapterService {
     private readonly algebra: Pick<AlgebraWorker, 'run'> = sharedAlgebra(),
   ) {}
 
-  /** Every caller loads its inputs fresh for the job, so they are moved, not copied. */
-  private offThread<K extends AlgebraOp>(op: K, arg: AlgebraArg<K>): Promise<AlgebraResult<K>> {
-    return this.algebra.run(op, arg, { transfer: true }).catch((err: unknown) => {
+  /** Callers load their inputs fresh for the job, so they are moved, not copied (unless `transfer` is false). */
+  private offThread<K extends AlgebraOp>(op: K, arg: AlgebraArg<K>, transfer = true): Promise<AlgebraResult<K>> {
+    return this.algebra.run(op, arg, { transfer }).catch((err: unknown) => {
       throw asInput(err);
     });
   }
@@ -292,19 +283,21 @@ export class AdapterService {
   /** ΔW_g ← (1−β)ΔW_g + βΔW_new, svd back to the rank budget, appended as the next version; the
    *  algebra runs in the worker (ema.update). */
   async emaUpdateOffThread(input: EmaInput): Promise<EmaWritten> {
-    const plan = this.emaPlan(input);
-    const next = await this.offThread('ema', plan.job);
-    return this.appendEma(plan, next);
+    return (await this.emaStepOffThread(input)).write();
   }
 
-  /** The same in this thread, for callers that need a synchronous step (continual runs). */
-  emaUpdate(input: EmaInput): EmaWritten {
+  /** The same step computed in the worker; `write` appends it, so a caller can put the append in its
+   *  own transaction (continual runs store the episode with it). The head it was computed on must still
+   *  be the head then (appendEma checks). */
+  async emaStepOffThread(input: EmaInput): Promise<{ write(): EmaWritten }> {
     const plan = this.emaPlan(input);
-    const { global, next, beta, rankBudget } = plan.job;
-    return this.appendEma(
-      plan,
-      algebra(() => emaStep(global, next, beta, rankBudget)),
-    );
+    const next = await this.offThread('ema', plan.job);
+    return { write: () => this.appendEma(plan, next) };
+  }
+
+  /** A merge of adapters the caller keeps (copied to the worker, not moved): continual cat and linear. */
+  mergeCopies(job: MergeJob): Promise<Adapter> {
+    return this.offThread('merge', job, false);
   }
 
   private emaPlan(input: EmaInput) {
