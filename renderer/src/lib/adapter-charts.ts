@@ -32,7 +32,8 @@ const base = (theme: ChartTheme): EChartsCoreOption => ({
 
 const pick = (theme: ChartTheme, i: number) => theme.series[i % theme.series.length]!;
 
-const axis = (theme: ChartTheme, extra: Record<string, unknown>) => ({
+/** An axis in the theme's colours. */
+export const axis = (theme: ChartTheme, extra: Record<string, unknown>) => ({
   axisLine: { lineStyle: { color: theme.muted } },
   axisLabel: { color: theme.muted, fontSize: 10 },
   splitLine: { lineStyle: { color: theme.grid } },

@@ -1,7 +1,8 @@
 // The Evolve tab's score chart as an ECharts option (plain data shaping, no DOM): every candidate's
 // score as a point at its iteration (0: the baseline), and the best score so far as a line.
 import type { EChartsCoreOption } from 'echarts/core';
-import { tooltip, type ChartTheme } from './adapter-charts';
+import type { ChartTheme } from './adapter-charts';
+import { rateChart } from './rate-chart';
 
 export interface ScorePoint {
   iteration: number;
@@ -21,45 +22,29 @@ export function bestSoFar(points: readonly ScorePoint[]): ScorePoint[] {
 }
 
 export function scoreChart(points: readonly ScorePoint[], iterations: number, theme: ChartTheme): EChartsCoreOption {
-  const axis = {
-    axisLine: { lineStyle: { color: theme.muted } },
-    axisLabel: { color: theme.muted, fontSize: 10 },
-    splitLine: { lineStyle: { color: theme.grid } },
-    nameTextStyle: { color: theme.muted },
-  };
-  return {
-    animation: false,
-    textStyle: { color: theme.text, fontSize: 11 },
-    tooltip: tooltip(theme, { trigger: 'item' }),
-    legend: { top: 0, textStyle: { color: theme.text } },
-    grid: { left: 44, right: 16, top: 30, bottom: 34 },
-    xAxis: {
-      type: 'value',
-      name: 'iteration',
-      nameLocation: 'middle',
-      nameGap: 22,
-      min: 0,
-      max: Math.max(1, iterations),
-      interval: 1,
-      ...axis,
+  return rateChart(
+    {
+      step: { name: 'iteration', min: 0, max: Math.max(1, iterations), interval: 1 },
+      rate: 'score',
+      trigger: 'item',
+      series: [
+        {
+          name: 'best so far',
+          type: 'line',
+          step: 'end',
+          color: theme.series[0],
+          data: bestSoFar(points).map((p) => [p.iteration, p.score]),
+        },
+        {
+          name: 'candidates',
+          type: 'line',
+          color: theme.series[1],
+          lineStyle: { width: 0 },
+          symbolSize: 7,
+          data: points.map((p) => [p.iteration, p.score]),
+        },
+      ],
     },
-    yAxis: { type: 'value', name: 'score', min: 0, max: 1, ...axis },
-    series: [
-      {
-        name: 'best so far',
-        type: 'line',
-        step: 'end',
-        color: theme.series[0],
-        data: bestSoFar(points).map((p) => [p.iteration, p.score]),
-      },
-      {
-        name: 'candidates',
-        type: 'line',
-        color: theme.series[1],
-        lineStyle: { width: 0 },
-        symbolSize: 7,
-        data: points.map((p) => [p.iteration, p.score]),
-      },
-    ],
-  };
+    theme,
+  );
 }

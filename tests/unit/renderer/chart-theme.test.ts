@@ -157,7 +157,7 @@ describe('no colour of its own', () => {
   });
 
   it('in the chart option builders', () => {
-    for (const f of ['adapter-charts.ts', 'evolve-chart.ts', 'continual-chart.ts']) {
+    for (const f of ['adapter-charts.ts', 'evolve-chart.ts', 'continual-chart.ts', 'rate-chart.ts']) {
       const code = readFileSync(join(RENDERER, 'lib', f), 'utf8');
       expect(
         code.split('\n').filter((line) => HEX.test(line)),
