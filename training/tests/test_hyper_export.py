@@ -50,7 +50,8 @@ def rel_err(got: np.ndarray, want: np.ndarray) -> float:
 @pytest.mark.parametrize("kind,extra", [("perceiver", {}), ("t2l", {}),
                                         ("perceiver", {"readout": "content", "norm": "batch", "center": True}),
                                         ("perceiver", {"readout": "content", "norm": "batch", "keys": "learned"}),
-                                        ("perceiver", {"readout": "content", "norm": "batch", "slot_clip": 0.5})])
+                                        ("perceiver", {"readout": "content", "norm": "batch", "slot_clip": 0.5}),
+                                        ("perceiver", {"readout": "transition", "norm": "batch"})])
 def test_onnx_matches_pytorch(tiny, tmp_path, kind, extra):
     lm, _ = tiny
     net = build_hypernet(lm.cfg, NetConfig(kind=kind, rank=3, width=32, heads=2, blocks=2, **extra))

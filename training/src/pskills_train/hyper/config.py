@@ -33,6 +33,8 @@ class NetConfig:
     # learned embedding plus what it read), so a generic adapter is the easy optimum; "content": one
     # more attention read whose result (a mix of projected skill states, no query residual) is the
     # slot, so every factor is made of the skill's own states and the queries only choose where to look.
+    # "transition": the content read, but B's slot from the state one position later (net.py
+    # TransitionReadout): each rank slot can store one "after token t comes token t+1" of the skill.
     readout: str = "query"
     center: bool = False  # content readout: values from states minus the chunk's mean state
     # Normalisation of the slots before the heads. "layer": LayerNorm per slot. "batch": each slot
@@ -154,6 +156,8 @@ class HyperConfig:
     def check(self) -> None:
         if self.net.kind not in ("perceiver", "t2l"):
             raise ValueError(f"net.kind must be perceiver or t2l, got {self.net.kind!r}")
+        if self.net.readout not in ("query", "content", "transition"):
+            raise ValueError(f"net.readout must be query, content or transition, got {self.net.readout!r}")
         if not 0 <= self.encoder.chunk_overlap < self.encoder.token_budget:
             raise ValueError("encoder.chunk_overlap must be in 0 .. token_budget - 1")
         for run in (self.run1, self.run2):

@@ -74,6 +74,9 @@ class _Base(nn.Module):
         self.dims = {m: lm_cfg.lora_dims(m) for m in self.modules_}
         w = cfg.width
         self.out_norm = nn.LayerNorm(w) if cfg.norm == "layer" else SlotBatchNorm(self.num_slots, w)
+        # transition readout: B's slots are read apart from A's, so they get their own normalisation
+        self.out_norm_b = (nn.LayerNorm(w) if cfg.norm == "layer" else SlotBatchNorm(self.num_slots, w)) \
+            if cfg.readout == "transition" else None
         self.head_a = nn.ModuleDict({m: nn.Linear(w, d_in) for m, (d_in, _) in self.dims.items()})
         self.head_b = nn.ModuleDict({m: nn.Linear(w, d_out) for m, (_, d_out) in self.dims.items()})
         # The generic part, made explicit: one learned adapter every skill gets (rank-concatenated, so
@@ -103,19 +106,25 @@ class _Base(nn.Module):
     def num_slots(self) -> int:
         return self.num_layers * len(self.modules_) * self.spec_rank
 
-    def heads(self, z: Tensor) -> Factors:
-        """z [b, L*M*r, w] (slot order layer, module, rank) -> per-module folded factors."""
-        b = z.shape[0]
-        z = self.out_norm(z)
+    def _slots(self, z: Tensor, norm: nn.Module) -> Tensor:
+        """Normalise (and cap) slots [b, L*M*r, w] -> [b, L, M, r, w]."""
+        z = norm(z)
         if self.cfg.slot_clip > 0:  # cap each slot's norm (out-of-distribution chunks)
             cap = self.cfg.slot_clip * math.sqrt(z.shape[-1])
             z = z * torch.clamp(cap / z.norm(dim=-1, keepdim=True).clamp(min=1e-6), max=1.0)
-        z = z.view(b, self.num_layers, len(self.modules_), self.spec_rank, -1)  # [b, L, M, r, w]
+        return z.view(z.shape[0], self.num_layers, len(self.modules_), self.spec_rank, -1)
+
+    def heads(self, z: Tensor, z_b: Tensor | None = None) -> Factors:
+        """z [b, L*M*r, w] (slot order layer, module, rank) -> per-module folded factors; with z_b, B's
+        slots come from z_b (the transition readout) and A's from z."""
+        b = z.shape[0]
+        za = self._slots(z, self.out_norm)
+        zb = za if z_b is None else self._slots(z_b, cast(nn.Module, self.out_norm_b))
         out: Factors = {}
         for j, m in enumerate(self.modules_):
-            zm = z[:, :, j]  # [b, L, r, w]
             s = self.cfg.out_scale
-            a, bb = self.head_a[m](zm).transpose(-1, -2) * s, self.head_b[m](zm) * s  # [b,L,d_in,r], [b,L,r,d_out]
+            a = self.head_a[m](za[:, :, j]).transpose(-1, -2) * s  # [b, L, d_in, r]
+            bb = self.head_b[m](zb[:, :, j]) * s  # [b, L, r, d_out]
             if self.cfg.keys == "learned":
                 a = self.key_a[m].expand(b, -1, -1, -1)
             if self.cfg.shared_rank:
@@ -191,6 +200,42 @@ class ContentReadout(nn.Module):
         return self.o(torch.matmul(att, v).transpose(1, 2).reshape(b, nq, w))  # [b, Q, w]
 
 
+class TransitionReadout(nn.Module):
+    """A content readout that reads two positions per slot: A's slot from the attended position t, B's
+    from t + 1. A LoRA pair is a key -> value memory (x·A matches a key, B writes a value), so a slot
+    that attends to a token of the skill can store "after this, that": the next token of a made-up
+    word the base has no weights for. The attention, keys and A-values are the content readout's
+    (same parameter names, so a content-readout checkpoint loads into it); `v_next`/`o_next` read B."""
+
+    def __init__(self, w: int, d_enc: int, heads: int):
+        super().__init__()
+        self.heads, self.scale = heads, 1.0 / math.sqrt(w // heads)
+        self.norm_q = nn.LayerNorm(w)
+        self.q = nn.Linear(w, w, bias=False)
+        self.k = nn.Linear(d_enc, w, bias=False)
+        self.v = nn.Linear(d_enc, w, bias=False)
+        self.o = nn.Linear(w, w)
+        self.v_next = nn.Linear(d_enc, w, bias=False)
+        self.o_next = nn.Linear(w, w)
+
+    def forward(self, z: Tensor, kv_in: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+        b, nq, w = z.shape
+        n, h = kv_in.shape[1], self.heads
+        # position t may be read only when t + 1 is a real token too
+        nxt = torch.cat([kv_in[:, 1:], kv_in[:, :1] * 0.0], dim=1)  # [b, n, d_enc]: state of t + 1 at t
+        mask_t = torch.cat([mask[:, 1:], mask[:, :1] * 0.0], dim=1) * mask  # [b, n]
+        bias = ((mask_t - 1.0) * 1e9).view(b, 1, 1, n)
+        q = self.q(self.norm_q(z)).view(b, nq, h, w // h).transpose(1, 2)  # [b, h, Q, dh]
+        k = self.k(kv_in).view(b, n, h, w // h).transpose(1, 2)  # [b, h, n, dh]
+        att = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * self.scale + bias, dim=-1)  # [b, h, Q, n]
+
+        def read(vals: Tensor, v: nn.Linear, o: nn.Linear) -> Tensor:
+            vv = v(vals).view(b, n, h, w // h).transpose(1, 2)
+            return o(torch.matmul(att, vv).transpose(1, 2).reshape(b, nq, w))  # [b, Q, w]
+
+        return read(kv_in, self.v, self.o), read(nxt, self.v_next, self.o_next)
+
+
 class PerceiverHypernet(_Base):
     kind = "perceiver"
 
@@ -201,11 +246,15 @@ class PerceiverHypernet(_Base):
         self.queries = nn.Parameter(torch.zeros(self.num_slots, w))  # [L*M*r, w]
         self.blocks = nn.ModuleList(CrossAttentionBlock(w, self.d_enc, cfg.heads, cfg.mlp_ratio)
                                     for _ in range(cfg.blocks))
-        self.readout = ContentReadout(w, self.d_enc, cfg.heads, cfg.center) if cfg.readout == "content" else None
+        self.readout: nn.Module | None = None
+        if cfg.readout == "content":
+            self.readout = ContentReadout(w, self.d_enc, cfg.heads, cfg.center)
+        elif cfg.readout == "transition":
+            self.readout = TransitionReadout(w, self.d_enc, cfg.heads)
         g = torch.Generator().manual_seed(cfg.seed)
         with torch.no_grad():
             self.queries.normal_(0.0, 1.0, generator=g)
-            ro = [self.readout.q, self.readout.k, self.readout.v, self.readout.o] if self.readout else []
+            ro = [x for x in self.readout.children() if isinstance(x, nn.Linear)] if self.readout else []
             blocks = cast(list[CrossAttentionBlock], list(self.blocks))
             lins = ro + [cast(nn.Linear, x) for blk in blocks for x in (blk.q, blk.kv, blk.o, blk.mlp[0], blk.mlp[2])]
             for lin in lins:
@@ -222,6 +271,8 @@ class PerceiverHypernet(_Base):
         z = self.queries.unsqueeze(0).expand(b, -1, -1)  # [b, Q, w]
         for blk in self.blocks:
             z = blk(z, kv_in, bias)
+        if isinstance(self.readout, TransitionReadout):
+            return self.heads(*self.readout(z, kv_in, mask))
         if self.readout is not None:
             z = self.readout(z, kv_in, bias, mask)
         return self.heads(z)
@@ -259,6 +310,24 @@ class T2LHypernet(_Base):
         for mlp in self.mlps:
             z = z + mlp(z)
         return self.heads(z)
+
+
+# transition readout's own parameters -> the content readout's they start from
+_TRANSITION_FROM = {"readout.v_next.": "readout.v.", "readout.o_next.": "readout.o.", "out_norm_b.": "out_norm."}
+
+
+def load_init(net: nn.Module, state: dict[str, Tensor]) -> list[str]:
+    """Load a checkpoint to start from; a content-readout checkpoint into a transition-readout net starts
+    B's read as a copy of A's (so the run begins at the checkpoint's adapters, moved one position).
+    Returns the keys filled that way; anything else missing or unexpected is an error, as in strict."""
+    state, filled = dict(state), []
+    for key in net.state_dict():
+        src = next((key.replace(new, old, 1) for new, old in _TRANSITION_FROM.items() if key.startswith(new)), None)
+        if key not in state and src is not None and src in state:
+            state[key] = state[src].clone()
+            filled.append(key)
+    net.load_state_dict(state)
+    return filled
 
 
 def build_hypernet(lm_cfg: ModelConfig, cfg: NetConfig) -> _Base:

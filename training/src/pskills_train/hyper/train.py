@@ -41,7 +41,7 @@ from ..train.optim import lr_at, make_optimizer
 from .compile import batch_adapters
 from .config import HyperConfig, RunConfig
 from .examples import OBJECTIVES, Example, Stage1Builder, chat_example, read_skills
-from .net import build_hypernet
+from .net import build_hypernet, load_init
 from .placement import Placement, resolve
 from .similarity import mean_cosine
 
@@ -199,7 +199,9 @@ class HyperTrainer:
                 raise FileNotFoundError(f"{init}: no checkpoint to start stage {stage} from (run --stage 1 first, "
                                         f"or --set run{stage}.init= to start from scratch)")
             ck = torch.load(init, map_location=self.place.device, weights_only=False)
-            self.net.load_state_dict(ck["model"])
+            filled = load_init(self.net, ck["model"])
+            if filled and self.place.main:
+                print(f"init {init}: {len(filled)} transition-readout tensors start as copies of the content readout's")
             self.history = [{"stage": ck.get("stage", 1), "steps": ck.get("step"), "metrics": ck.get("last_metrics")}]
         self.model = self.place.wrap(self.net)  # DDP under torchrun; the net itself alone
         self.metrics = MetricsLog(self.out / "metrics.jsonl", self.step if resume else None) if self.place.main \
