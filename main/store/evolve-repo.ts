@@ -18,10 +18,8 @@ export interface ModeScore {
 }
 export type CandidateScores = Partial<Record<EvolveMode, ModeScore>>;
 
-export interface StoredRun {
-  rowId: number;
-  id: string;
-  skill: { name: string; version: number; versionRowId: number };
+/** What a run was asked to do, as stored with it. */
+export interface RunSettings {
   generator: EvolveGeneratorKind;
   iterations: number;
   perIteration: number;
@@ -30,6 +28,12 @@ export interface StoredRun {
   maxTokens: number;
   accept: boolean;
   bundleSha256: string | null;
+}
+
+export interface StoredRun extends RunSettings {
+  rowId: number;
+  id: string;
+  skill: { name: string; version: number; versionRowId: number };
   status: RunStatus;
   error: string | null;
   resultVersion: number | null;
@@ -54,16 +58,8 @@ export interface StoredCandidate {
   createdAt: string;
 }
 
-export interface NewRun {
+export interface NewRun extends RunSettings {
   versionRowId: number;
-  generator: EvolveGeneratorKind;
-  iterations: number;
-  perIteration: number;
-  seed: number;
-  modes: EvolveMode[];
-  maxTokens: number;
-  accept: boolean;
-  bundleSha256: string | null;
 }
 
 export interface NewCandidate {
