@@ -199,7 +199,7 @@ writeAtomic(
     {
       bench: 'continual',
       started,
-      command: `nice -n 10 node --import tsx bench/continual.ts --episodes ${episodes} --tasks ${tasks} --demos ${values.demos} --seed ${values.seed}`,
+      command: `node --import tsx bench/continual.ts ${process.argv.slice(2).join(' ')}`,
       bundle: runs[0]!.result.bundle,
       settings: { ...runs[0]!.result.settings, episodes, seed: Number(values.seed) },
       machine: { cpu: cpus()[0]?.model ?? '', cores: cpus().length, load_average: loadavg() },
@@ -234,7 +234,7 @@ writeAtomic(
   values.svg,
   svg(
     runs.map((r) => r.result),
-    `SkillWorld continual: ${episodes} lessons, ${tasks} held-out task(s) each, bundle ${runs[0]!.result.bundle.id}`,
+    `SkillWorld continual: ${episodes} lessons, ${tasks} held-out task(s) each, bundle ${runs[0]!.result.bundle.id} (${runs[0]!.result.bundle.sha256.slice(0, 12)})`,
   ),
 );
 console.log(`wrote ${values.out} and ${values.svg}`);
