@@ -116,6 +116,9 @@ class RunConfig:
     threads: int = 0  # 0 = all cores
     device: str = "auto"  # auto (cuda when present) | cpu | cuda (hyper/placement.py)
     bf16: bool | str = "auto"  # autocast; auto = on for cuda with bf16 support, off on cpu
+    # > 0: stop after the step that ends past this many minutes of training (a lent GPU's time limit):
+    # validate, save the checkpoint and return, as at max_steps; the lr schedule still runs to max_steps
+    max_minutes: float = 0.0
 
     def out_path(self) -> Path:
         return repo_path(self.out)

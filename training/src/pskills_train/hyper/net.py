@@ -48,8 +48,8 @@ class SlotBatchNorm(nn.Module):
         self.register_buffer("running_var", torch.ones(slots, w))
 
     def forward(self, z: Tensor) -> Tensor:  # z [b, Q, w]
-        if self.training:
-            mean, var = z.mean(0), z.var(0, unbiased=False)
+        if self.training:  # statistics in fp32: under bf16 autocast z is bf16 and the buffers fp32
+            mean, var = z.float().mean(0), z.float().var(0, unbiased=False)
             with torch.no_grad():
                 n = z.shape[0]
                 self.running_mean.lerp_(mean.detach(), self.momentum)

@@ -17,6 +17,7 @@ stage-1 ckpt.pt) unless resuming.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import random
 import time
@@ -215,7 +216,9 @@ class HyperTrainer:
             if missing_ok:
                 return []
             raise FileNotFoundError(f"{p}: no trajectories (stage 2 needs the synthesizer's JSONL)")
-        return [json.loads(ln) for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        # .jsonl.gz: the episodes packed for a lent GPU (scripts/device-pack.sh), a tenth of the size
+        text = gzip.decompress(p.read_bytes()).decode("utf-8") if p.suffix == ".gz" else p.read_text(encoding="utf-8")
+        return [json.loads(ln) for ln in text.splitlines() if ln.strip()]
 
     def _skill_source(self, rec: dict[str, Any]) -> list[int]:
         text = rec.get("skill_text")
@@ -387,6 +390,7 @@ class HyperTrainer:
         run = self.run
         bar = tqdm(total=run.max_steps, initial=self.step, unit="step", disable=not progress or not self.place.main)
         t0, c0, timed = time.perf_counter(), time.process_time(), 0
+        start = t0
         window: list[float] = []
         s2 = self.cfg.stage2
         while self.step < run.max_steps:
@@ -405,7 +409,10 @@ class HyperTrainer:
                     bar.close()
                     raise SystemExit(why)
             bar.update(1)
-            last = self.step == run.max_steps
+            out_of_time = run.max_minutes > 0 and time.perf_counter() - start >= run.max_minutes * 60
+            if run.max_minutes > 0 and self.place.dist.world > 1:  # every rank stops where rank 0 does
+                out_of_time = bool(self.place.gather(out_of_time)[0])
+            last = self.step == run.max_steps or out_of_time
             evaluating = self.step % run.eval_every == 0 or last
             if self.step % run.log_every == 0 or evaluating:
                 rec = {"step": self.step, **rec, "s_per_step": (time.perf_counter() - t0) / timed,
@@ -419,6 +426,11 @@ class HyperTrainer:
                 t0, c0, timed = time.perf_counter(), time.process_time(), 0
             if self.step % run.ckpt_every == 0 or last:
                 self.save()
+            if out_of_time:
+                if self.metrics:
+                    self.metrics.write({"step": self.step, "stopped": f"run.max_minutes {run.max_minutes} reached "
+                                        f"at step {self.step} of {run.max_steps}"})
+                break
         bar.close()
         return self.last_metrics
 

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Hypernetwork stage 2 on a lent GPU, in one call: run from the repository root with .device/hyper carried
+# (scripts/device-pack.sh), by the machine's python3 (torch, tokenizers, tqdm, numpy, safetensors are there;
+# no venv). It times CALIB_STEPS steps, sizes max_steps so training fills MINUTES, trains from the pack's
+# init.pt with run2.max_minutes as the guard, recalibrates the slot batch norm, and writes to $OUT:
+#   ckpt.pt (weights), recal.pt (weights, recalibrated: what export takes), ckpt-full.pt (+ optimizer:
+#   --resume), metrics.jsonl, calib.jsonl, train.log. The call: training/README.md, "Hypernetwork on a lent GPU".
+# Arguments: more --set overrides for both runs. On CPU (the dry run, ~6 min on one loaded core):
+#   OUT=/tmp/o DEVICE=cpu MINUTES=0.3 BATCH=4 MICRO=2 CALIB_STEPS=3 THREADS=1 RECAL_BATCHES=2 \
+#     PY=training/.venv/bin/python bash training/scripts/device-train-hyper.sh --set data.val_examples=4
+set -euo pipefail
+out=${OUT:?OUT: the folder whose files come back}
+pack=${PACK:-.device/hyper}
+py=${PY:-python3}
+device=${DEVICE:-cuda}
+minutes=${MINUTES:-6}  # training wall clock; loading, calibration and recalibration add ~1-2 min
+batch=${BATCH:-64}
+micro=${MICRO:-32}
+calib=${CALIB_STEPS:-15}
+work=${WORK:-/tmp/hyper-device}
+export PYTHONPATH=training/src PYTHONUNBUFFERED=1
+[[ -f $pack/init.pt ]] || { echo "$pack/init.pt missing: run training/scripts/device-pack.sh and carry $pack" >&2; exit 1; }
+rm -rf "$work"
+mkdir -p "$work"
+log=$out/train.log
+{ echo "device-train-hyper $(date -u +%FT%TZ): device $device, batch $batch/$micro, $minutes min"; cat "$pack/SOURCES"
+  [[ $device != cuda ]] || nvidia-smi --query-gpu=name,memory.total --format=csv,noheader; } | tee "$log"
+# round 5's stage-2 settings (train_default_bundle.sh r3/r5) on the pack's files
+args=(--config training/configs/hyper.json --stage 2 --set net.slot_clip=3.0
+  --set 'stage2.source_shares={"real":0.5,"skillworld":0.5}' --set stage2.stratify=true
+  --set "data.base=$pack/base" --set "data.tokenizer=$pack/base/tokenizer.json"
+  --set "data.trajectories_train=$pack/train.jsonl.gz" --set "data.trajectories_val=$pack/val.jsonl.gz"
+  --set "run2.init=$pack/init.pt" --set "run2.device=$device" --set "run2.bf16=${BF16:-auto}"
+  --set "run2.batch_size=$batch" --set "run2.micro_batch=$micro" --set "run2.lr=${LR:-5e-4}"
+  --set "run2.threads=${THREADS:-0}" --set stage2.cos_check_step=0)
+extra=("$@")  # more --set overrides, to both runs
+train() { $py -m pskills_train.hyper.train "${args[@]}" "${extra[@]}" "$@" 2>&1 | tr '\r' '\n' | grep -v '%|' | tee -a "$log"; }
+if [[ -z ${STEPS:-} ]]; then
+  # seconds per step after warm-up: the last log window of a short run
+  train --set "run2.out=$work/calib" --set "run2.max_steps=$calib" --set "run2.log_every=$(( (calib + 2) / 3 ))" \
+    --set run2.eval_every=100000 --set run2.warmup_steps=1
+  cp "$work/calib/metrics.jsonl" "$out/calib.jsonl"
+  STEPS=$($py -c 'import json,sys; r=[json.loads(x) for x in open(sys.argv[1])]; s=[x["s_per_step"] for x in r if "s_per_step" in x][-1]
+print(max(20, int(float(sys.argv[2]) * 60 * 0.9 / s)))' "$work/calib/metrics.jsonl" "$minutes")
+fi
+warm=$(( STEPS / 20 > 10 ? STEPS / 20 : 10 ))
+every=$(( STEPS / 8 > 1 ? STEPS / 8 : 1 ))
+echo "training $STEPS steps (warmup $warm, eval every $every), guard $minutes min" | tee -a "$log"
+train --set "run2.out=$work/run" --set "run2.max_steps=$STEPS" --set "run2.warmup_steps=$warm" \
+  --set "run2.eval_every=$every" --set "run2.ckpt_every=$every" --set run2.log_every=10 \
+  --set "run2.max_minutes=$minutes"
+cp "$work/run/metrics.jsonl" "$out/metrics.jsonl"
+cp "$work/run/ckpt.pt" "$out/ckpt-full.pt"
+$py -m pskills_train.hyper.recalibrate --checkpoint "$work/run/ckpt.pt" --sources real,skillworld --stratify \
+  --batches "${RECAL_BATCHES:-64}" --out "$work/run/recal.pt" 2>&1 | grep -v '%|' | tee -a "$log"
+$py - "$work/run" "$out" <<'PY'
+import sys
+from pathlib import Path
+import torch
+run, out = Path(sys.argv[1]), Path(sys.argv[2])
+for name in ("ckpt.pt", "recal.pt"):  # weights alone: what export and recalibrate read
+    ck = torch.load(run / name, map_location="cpu", weights_only=False)
+    for key in ("optimizer", "rng"):
+        ck.pop(key, None)
+    torch.save(ck, out / name)
+PY
+ls -l "$out" | tee -a "$log"
