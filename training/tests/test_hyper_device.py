@@ -75,3 +75,13 @@ def test_a_step_under_bf16_autocast(tmp_path):
     rec = tr.train_step()
     assert torch.isfinite(torch.tensor(rec["loss"]))
     assert tr.net.out_norm.running_mean.dtype == torch.float32
+
+
+def test_batched_skill_tokens_match_one_by_one(tmp_path):
+    """A micro-batch's skill texts are tokenized in one encode_batch: the same ids, cut alike."""
+    lm, tok = random_model("tiny")
+    recs = episodes() + [{**episodes()[0], "skill_text": "A much longer skill. " * 40}]
+    cfg = config(tmp_path, "-", "-")
+    tr = HyperTrainer(cfg, 2, base=(lm, tok, CHAT_TEMPLATE), train_items=recs, val_items=recs)
+    assert len(tr.builder.ids(recs[-1]["skill_text"])) == cfg.data.max_skill_tokens
+    assert tr._chats(recs) == [tr._chat(r) for r in recs]

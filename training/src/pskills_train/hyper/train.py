@@ -235,8 +235,17 @@ class HyperTrainer:
             return self.skill_ids[key]
         return self.builder.ids(text)
 
-    def _chat(self, rec: dict[str, Any]) -> Example:
-        return chat_example(self.tok, self.template, rec["messages"], self._skill_source(rec), self.cfg.data.max_seq)
+    def _chat(self, rec: dict[str, Any], source: list[int] | None = None) -> Example:
+        return chat_example(self.tok, self.template, rec["messages"],
+                            self._skill_source(rec) if source is None else source, self.cfg.data.max_seq)
+
+    def _chats(self, recs: list[dict[str, Any]]) -> list[Example]:
+        """_chat of each; the skill texts tokenized in one batch (the tokenizer's threads: most of the
+        step's CPU time when a GPU does the rest)."""
+        texts = [r["skill_text"] for r in recs if r.get("skill_text") is not None]
+        done = {t: e.ids[: self.builder.max_skill]
+                for t, e in zip(texts, self.tok.encode_batch(texts, add_special_tokens=False), strict=True)}
+        return [self._chat(r, done.get(r.get("skill_text"))) for r in recs]
 
     def _distinct_first(self, recs: list[dict[str, Any]], n: int) -> list[Example]:
         """Up to n validation examples, one per skill first, so the in-batch negatives are other skills."""
@@ -255,18 +264,19 @@ class HyperTrainer:
 
     def micro_examples(self, step: int, micro: int) -> list[Example]:
         rng = random.Random(f"{self.run.seed}:{self.stage}:{step}:{micro}")
-        out = []
         if self.stage == 2 and self.cfg.stage2.distinct_skills and len(self.skill_names) >= self.run.micro_batch:
+            recs = []
             for name in self._pick_skills(rng):
                 idx = self.by_skill[name]
-                out.append(self._chat(self.train_items[idx[rng.randrange(len(idx))]]))
-            return out
+                recs.append(self.train_items[idx[rng.randrange(len(idx))]])
+            return self._chats(recs)
+        if self.stage == 2:
+            return self._chats([self.train_items[rng.randrange(len(self.train_items))]
+                                for _ in range(self.run.micro_batch)])
+        out = []  # stage 1: draws interleaved as before, so runs and resumes keep their data
         for _ in range(self.run.micro_batch):
             item = self.train_items[rng.randrange(len(self.train_items))]
-            if self.stage == 1:
-                out.append(self.builder.build(rng.choices(self.objectives, self.weights)[0], item, rng))
-            else:
-                out.append(self._chat(item))
+            out.append(self.builder.build(rng.choices(self.objectives, self.weights)[0], item, rng))
         return out
 
     def _pick_skills(self, rng: random.Random) -> list[str]:
