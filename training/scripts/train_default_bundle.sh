@@ -68,56 +68,49 @@ run $c/runs/hyper1s $c/runs/hyper1s.log --stage 1 --set net.slot_clip=3.0 --set 
 [[ -f $c/runs/hyper5/recal.pt ]] || $py -m pskills_train.hyper.recalibrate --checkpoint $c/runs/hyper5/ckpt.pt \
   --sources real,skillworld --stratify --batches 64 --out $c/runs/hyper5/recal.pt
 
-# Round 4 (candidate): the phase-5 base (each episode's answer weighted beside all its tokens; train/probe.py measures
+# Round 4: the phase-5 base (each episode's answer weighted beside all its tokens; train/probe.py measures
 # greedy exact match with the skill in context at each eval), and every hypernetwork continued on it
-# (ROUND4=1 to build it; the shipped bundle below does not need it)
+phase training/configs/pretrain-phase5.json $c/runs/base5
+cp $c/tokenizer/tokenizer.json $c/tokenizer/tokenizer_config.json $c/runs/base5/model/
+$py -m pskills_train.export.default_bundle --config training/configs/pretrain-phase5.json --out $c/bundles/base5 \
+  --lora-targets "$targets" --force
+r4=("${r3[@]}" --set data.base=$c/runs/base5/model --set run2.max_steps=150)
+run $c/runs/hyper7 $c/runs/hyper7.log "${r4[@]}" --set run2.init=$c/runs/hyper5/ckpt.pt &
+run $c/runs/t2l7 $c/runs/t2l7.log "${r4[@]}" --set net.kind=t2l --set run2.init=$c/runs/t2l5/ckpt.pt &
+run $c/runs/hyper1s7 $c/runs/hyper1s7.log --stage 1 --set net.slot_clip=3.0 --set data.base=$c/runs/base5/model \
+  --set run1.max_steps=80 --set run1.init=$c/runs/hyper1s/ckpt.pt &
+wait
+[[ -f $c/runs/hyper7/recal.pt ]] || $py -m pskills_train.hyper.recalibrate --checkpoint $c/runs/hyper7/ckpt.pt \
+  --set data.base=$c/runs/base5/model --sources real,skillworld --stratify --batches 64 --out $c/runs/hyper7/recal.pt
+# the round-4 candidate, measured (docs/results.md "Round 4"), not shipped (skills bpb 1.677 > 1.643): ROUND4=1
 if [[ ${ROUND4:-0} == 1 ]]; then
-  phase training/configs/pretrain-phase5.json $c/runs/base5
-  cp $c/tokenizer/tokenizer.json $c/tokenizer/tokenizer_config.json $c/runs/base5/model/
-  $py -m pskills_train.export.default_bundle --config training/configs/pretrain-phase5.json --out $c/bundles/base5 \
-    --lora-targets "$targets" --force
-  r4=("${r3[@]}" --set data.base=$c/runs/base5/model --set run2.max_steps=150)
-  run $c/runs/hyper7 $c/runs/hyper7.log "${r4[@]}" --set run2.init=$c/runs/hyper5/ckpt.pt &
-  run $c/runs/t2l7 $c/runs/t2l7.log "${r4[@]}" --set net.kind=t2l --set run2.init=$c/runs/t2l5/ckpt.pt &
-  run $c/runs/hyper1s7 $c/runs/hyper1s7.log --stage 1 --set net.slot_clip=3.0 --set data.base=$c/runs/base5/model \
-    --set run1.max_steps=80 --set run1.init=$c/runs/hyper1s/ckpt.pt &
-  wait
-  [[ -f $c/runs/hyper7/recal.pt ]] || $py -m pskills_train.hyper.recalibrate --checkpoint $c/runs/hyper7/ckpt.pt \
-    --set data.base=$c/runs/base5/model --sources real,skillworld --stratify --batches 64 --out $c/runs/hyper7/recal.pt
-  # the round-4 candidate, measured (docs/results.md "Round 4") but not shipped: its lm.onnx would be a
-  # second replacement of the committed base, and its skills bpb (1.677) is above the issue's 1.643
   $py -m pskills_train.hyper.export --base-bundle $c/bundles/base5 --checkpoint $c/runs/hyper7/recal.pt \
     --ablation t2l_baseline=$c/runs/t2l7/ckpt.pt --ablation stage1_only=$c/runs/hyper1s7/ckpt.pt \
     --out $c/bundles/round4 --kind perceiver --force
 fi
 
-# Round 5 (candidate, issue 12): phase 5b (fewer episode rows, half the answer weight: skills bpb back down),
+# Round 5 (shipped, issue 12): phase 5b (fewer episode rows, half the answer weight: skills bpb back down),
 # the Perceiver 300 steps more on phase 5 (runs/hyper8c, the control of the transition-readout run; docs/results.md
 # "Round 5 experiments") and then it and the T2L baseline 100 steps on phase 5b
-if [[ ${ROUND5:-0} == 1 ]]; then
-  phase training/configs/pretrain-phase5b.json $c/runs/base5b
-  cp $c/tokenizer/tokenizer.json $c/tokenizer/tokenizer_config.json $c/runs/base5b/model/
-  $py -m pskills_train.export.default_bundle --config training/configs/pretrain-phase5b.json --out $c/bundles/base5b \
-    --lora-targets "$targets" --force
-  r5=("${r3[@]}" --set run2.warmup_steps=10)
-  run $c/runs/hyper8c $c/runs/hyper8c.log "${r5[@]}" --set data.base=$c/runs/base5/model --set run2.max_steps=300 \
-    --set run2.init=$c/runs/hyper7/ckpt.pt
-  r5b=("${r5[@]}" --set data.base=$c/runs/base5b/model --set run2.max_steps=100)
-  run $c/runs/hyper9 $c/runs/hyper9.log "${r5b[@]}" --set run2.init=$c/runs/hyper8c/ckpt.pt &
-  run $c/runs/t2l9 $c/runs/t2l9.log "${r5b[@]}" --set net.kind=t2l --set run2.init=$c/runs/t2l7/ckpt.pt &
-  wait
-  [[ -f $c/runs/hyper9/recal.pt ]] || $py -m pskills_train.hyper.recalibrate --checkpoint $c/runs/hyper9/ckpt.pt \
-    --set data.base=$c/runs/base5b/model --sources real,skillworld --stratify --batches 64 --out $c/runs/hyper9/recal.pt
-  $py -m pskills_train.hyper.export --base-bundle $c/bundles/base5b --checkpoint $c/runs/hyper9/recal.pt \
-    --ablation t2l_baseline=$c/runs/t2l9/ckpt.pt --ablation stage1_only=$c/runs/hyper1s7/ckpt.pt \
-    --out $c/bundles/round5 --kind perceiver --force
-fi
+phase training/configs/pretrain-phase5b.json $c/runs/base5b
+cp $c/tokenizer/tokenizer.json $c/tokenizer/tokenizer_config.json $c/runs/base5b/model/
+$py -m pskills_train.export.default_bundle --config training/configs/pretrain-phase5b.json --out $c/bundles/base5b \
+  --lora-targets "$targets" --force
+r5=("${r3[@]}" --set run2.warmup_steps=10)
+run $c/runs/hyper8c $c/runs/hyper8c.log "${r5[@]}" --set data.base=$c/runs/base5/model --set run2.max_steps=300 \
+  --set run2.init=$c/runs/hyper7/ckpt.pt
+r5b=("${r5[@]}" --set data.base=$c/runs/base5b/model --set run2.max_steps=100)
+run $c/runs/hyper9 $c/runs/hyper9.log "${r5b[@]}" --set run2.init=$c/runs/hyper8c/ckpt.pt &
+run $c/runs/t2l9 $c/runs/t2l9.log "${r5b[@]}" --set net.kind=t2l --set run2.init=$c/runs/t2l7/ckpt.pt &
+wait
+[[ -f $c/runs/hyper9/recal.pt ]] || $py -m pskills_train.hyper.recalibrate --checkpoint $c/runs/hyper9/ckpt.pt \
+  --set data.base=$c/runs/base5b/model --sources real,skillworld --stratify --batches 64 --out $c/runs/hyper9/recal.pt
 
 # 5. the complete bundle (+ the stage1_only and T2L ablations, so `pskills eval` runs their conditions from
 #    the bundle alone, + encoder.onnx, recovered from the base's lm.onnx when the base bundle has none:
 #    compile reads it). To add encoder.onnx alone to an existing bundle, in place (same bytes every run):
 #      $py -m pskills_train.export.onnx_encoder resources/bundles/default
-$py -m pskills_train.hyper.export --base-bundle $c/bundles/base4 --checkpoint $c/runs/hyper5/recal.pt \
-  --ablation t2l_baseline=$c/runs/t2l5/ckpt.pt --ablation stage1_only=$c/runs/hyper1s/ckpt.pt \
+$py -m pskills_train.hyper.export --base-bundle $c/bundles/base5b --checkpoint $c/runs/hyper9/recal.pt \
+  --ablation t2l_baseline=$c/runs/t2l9/ckpt.pt --ablation stage1_only=$c/runs/hyper1s7/ckpt.pt \
   --out resources/bundles/default --kind perceiver --force
 echo "default bundle: resources/bundles/default"
