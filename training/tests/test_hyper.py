@@ -275,3 +275,26 @@ def test_stage2_starts_from_stage1_and_runs(tiny, tmp_path):
     assert "val_loss_chat" in rec and rec["step"] == 2
     ck = torch.load(tmp_path / "s2" / "ckpt.pt", weights_only=False)
     assert ck["stage"] == 2 and ck["history"][0]["stage"] == 1
+
+
+def test_answer_only_share_cuts_the_question_from_training_episodes_only(tiny, tmp_path):
+    lm, tok = tiny
+    cfg = tiny_cfg(tmp_path)
+    cfg.run2.init = ""
+    traj = [{"skill": f"s{i}", "skill_text": SKILL,
+             "messages": [{"role": "user", "content": "How do I review?"},
+                          {"role": "assistant", "content": "Check the tests first."}]} for i in range(3)]
+
+    def texts(share: float) -> tuple[list[str], list[str]]:
+        cfg.stage2.answer_only_share = share
+        tr = HyperTrainer(cfg, 2, base=(lm, tok, CHAT_TEMPLATE), train_items=traj, val_items=traj)
+        train = [tok.decode(e.prompt + e.target) for e in tr.micro_examples(0, 0)]
+        return train, [tok.decode(e.prompt + e.target) for e in tr.val["chat"]]
+
+    kept, val0 = texts(0.0)
+    cut, val1 = texts(1.0)
+    assert all("How do I review?" in t for t in kept)
+    assert all("How do I review?" not in t and "Check the tests first." in t for t in cut)
+    assert val1 == val0 and all("How do I review?" in t for t in val1)  # validation keeps its questions
+    with pytest.raises(ValueError, match="answer_only_share"):
+        HyperConfig.from_dict({"stage2": {"answer_only_share": 1.5}})

@@ -92,6 +92,9 @@ class Stage2Config:
     # skills of a micro-batch; empty = every skill equally likely (4,000 SkillWorld worlds then drown
     # ~500 real skills). With shares, validation is reported per source as well (val_loss_chat_<source>).
     source_shares: dict[str, float] = field(default_factory=dict)
+    # Share of training episodes cut to their last assistant turn (no question): the adapter alone has
+    # to start the answer, with the skill's own words (hyper/train.py _answer_only). Validation is unchanged.
+    answer_only_share: float = 0.0
     # With source_shares: every micro-batch from one source (drawn by share), so batch-normalised slots
     # are centred among skills of one kind, not by the SkillWorld-vs-real difference.
     stratify: bool = False
@@ -159,6 +162,8 @@ class HyperConfig:
     def check(self) -> None:
         if self.net.kind not in ("perceiver", "t2l"):
             raise ValueError(f"net.kind must be perceiver or t2l, got {self.net.kind!r}")
+        if not 0.0 <= self.stage2.answer_only_share <= 1.0:
+            raise ValueError(f"stage2.answer_only_share must be in 0 .. 1, got {self.stage2.answer_only_share}")
         if self.net.readout not in ("query", "content", "transition"):
             raise ValueError(f"net.readout must be query, content or transition, got {self.net.readout!r}")
         if not 0 <= self.encoder.chunk_overlap < self.encoder.token_budget:

@@ -269,14 +269,26 @@ class HyperTrainer:
             for name in self._pick_skills(rng):
                 idx = self.by_skill[name]
                 recs.append(self.train_items[idx[rng.randrange(len(idx))]])
-            return self._chats(recs)
+            return self._chats(self._answer_only(recs, rng))
         if self.stage == 2:
-            return self._chats([self.train_items[rng.randrange(len(self.train_items))]
-                                for _ in range(self.run.micro_batch)])
+            return self._chats(self._answer_only([self.train_items[rng.randrange(len(self.train_items))]
+                                                  for _ in range(self.run.micro_batch)], rng))
         out = []  # stage 1: draws interleaved as before, so runs and resumes keep their data
         for _ in range(self.run.micro_batch):
             item = self.train_items[rng.randrange(len(self.train_items))]
             out.append(self.builder.build(rng.choices(self.objectives, self.weights)[0], item, rng))
+        return out
+
+    def _answer_only(self, recs: list[dict[str, Any]], rng: random.Random) -> list[dict[str, Any]]:
+        """stage2.answer_only_share of the episodes keep only their last assistant turn: the adapter alone
+        must start the answer with the skill's words, whatever was asked."""
+        share = self.cfg.stage2.answer_only_share
+        if share <= 0:
+            return recs
+        out = []
+        for r in recs:
+            last = [m for m in r["messages"] if m["role"] == "assistant"][-1:]
+            out.append({**r, "messages": last} if last and rng.random() < share else r)
         return out
 
     def _pick_skills(self, rng: random.Random) -> list[str]:
