@@ -2,7 +2,7 @@
 with a hypernetwork's adapter (no skill in context), to see which tokens the adapter gets wrong.
   training/.venv/bin/python training/scripts/experiments/answer_tokens.py CKPT [--set overrides for the net]
 (docs/results.md, "Round 5 experiments")."""
-import json, sys, torch, torch.nn.functional as F
+import os, json, sys, torch, torch.nn.functional as F
 from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / 'training/src'))
@@ -16,7 +16,7 @@ from pskills_train.tokenizer import CHAT_TEMPLATE
 torch.set_num_threads(1)
 ck_path = sys.argv[1]; extra = [a for a in sys.argv[2:] if a != '--set']
 cfg = HyperConfig.load(str(ROOT / 'training/configs/hyper.json'), ['net.slot_clip=3.0'] + extra)
-lm, tok, _ = load_base(str(ROOT / 'training/.cache/runs/base5/model'), str(ROOT / 'training/.cache/tokenizer/tokenizer.json'))
+lm, tok, _ = load_base(os.environ.get('BASE', str(ROOT / 'training/.cache/runs/base5/model')), str(ROOT / 'training/.cache/tokenizer/tokenizer.json'))
 net = build_hypernet(lm.cfg, cfg.net); ck = torch.load(ck_path, map_location='cpu', weights_only=False)
 net.load_state_dict(ck['model']); net.eval()
 recs = [json.loads(l) for l in open(str(ROOT / 'training/.cache/episodes/sw-real-val/stage2.jsonl'))]

@@ -2,7 +2,7 @@
 Feasibility: an adapter written from the skill's own activations at its most surprising positions
 (key = the last layer's down_proj input at t, value = tied embedding of token t+1) — does it carry the
 made-up words the hypernet's adapter misses? Added (rank-concatenated) to the hypernet's adapter."""
-import json, sys, random, torch, torch.nn.functional as F
+import os, json, sys, random, torch, torch.nn.functional as F
 from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / 'training/src'))
@@ -17,7 +17,7 @@ torch.set_num_threads(1)
 N = int(sys.argv[1]); R = int(sys.argv[2]); alphas = [float(a) for a in sys.argv[3].split(',')]; layers = [int(x) for x in sys.argv[4].split(',')]
 center = len(sys.argv) > 5 and sys.argv[5] == 'center'
 cfg = HyperConfig.load(str(ROOT / 'training/configs/hyper.json'), ['net.slot_clip=3.0'])
-lm, tok, _ = load_base(str(ROOT / 'training/.cache/runs/base5/model'), str(ROOT / 'training/.cache/tokenizer/tokenizer.json'))
+lm, tok, _ = load_base(os.environ.get('BASE', str(ROOT / 'training/.cache/runs/base5/model')), str(ROOT / 'training/.cache/tokenizer/tokenizer.json'))
 net = build_hypernet(lm.cfg, cfg.net); net.load_state_dict(torch.load(str(ROOT / 'training/.cache/runs/hyper7/recal.pt'), map_location='cpu', weights_only=False)['model']); net.eval()
 recs = [json.loads(l) for l in open(str(ROOT / 'training/.cache/episodes/sw-real-val/stage2.jsonl'))]
 sw = [r for r in recs if r['source'].startswith('skillworld') and len(r['messages']) == 2]

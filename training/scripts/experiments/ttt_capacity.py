@@ -3,7 +3,7 @@ Capacity probe: can a rank-8 LoRA on the base carry a SkillWorld skill's made-up
 Per val episode: answer NLL / greedy exact (teacher forced) with no adapter, the hypernet's adapter,
 and LoRAs fitted by K Adam steps (test-time training) on (a) the skill text's LM loss, (b) the episode's
 answer itself (sanity: the LoRA can hold it)."""
-import json, sys, time, random, torch, torch.nn.functional as F
+import os, json, sys, time, random, torch, torch.nn.functional as F
 from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / 'training/src'))
@@ -17,7 +17,7 @@ from pskills_train.tokenizer import CHAT_TEMPLATE
 torch.set_num_threads(1); torch.manual_seed(0)
 N, K, LR, RANK = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), 8
 cfg = HyperConfig.load(str(ROOT / 'training/configs/hyper.json'), ['net.slot_clip=3.0'])
-lm, tok, _ = load_base(str(ROOT / 'training/.cache/runs/base5/model'), str(ROOT / 'training/.cache/tokenizer/tokenizer.json'))
+lm, tok, _ = load_base(os.environ.get('BASE', str(ROOT / 'training/.cache/runs/base5/model')), str(ROOT / 'training/.cache/tokenizer/tokenizer.json'))
 for p in lm.parameters(): p.requires_grad_(False)
 net = build_hypernet(lm.cfg, cfg.net); net.load_state_dict(torch.load(str(ROOT / 'training/.cache/runs/hyper7/recal.pt'), map_location='cpu', weights_only=False)['model']); net.eval()
 recs = [json.loads(l) for l in open(str(ROOT / 'training/.cache/episodes/sw-real-val/stage2.jsonl'))]
