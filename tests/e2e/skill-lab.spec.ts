@@ -5,6 +5,7 @@
 // without a hypernetwork.
 // Run: node --import tsx --test tests/e2e/skill-lab.spec.ts
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -354,6 +355,35 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
   });
 
   test('no console errors, page errors or failed requests', () => {
+    assert.deepEqual(problems, []);
+  });
+});
+
+describe('the bundle line follows the bundle a compile loaded', { timeout: 200_000 }, () => {
+  let studio: Studio | undefined;
+
+  after(async () => {
+    await studio?.close();
+  });
+
+  test('no bundle loaded when the page opens; after Compile the line names the active one', async () => {
+    // The fixture made active (as the Models page does), not yet loaded: Compile loads it on first use.
+    studio = await openStudio((dataDir) => {
+      mkdirSync(join(dataDir, 'bundles'), { recursive: true });
+      writeFileSync(join(dataDir, 'bundles', 'active.json'), JSON.stringify({ dir: HYPER_BUNDLE }) + '\n');
+    });
+    const { host, page, problems } = studio;
+    await apiCall(host, 'skills.save', { name: SKILL, content: skillMd({ name: SKILL }) });
+    await page.goto(`${host.url}#/skill/${SKILL}/compare`);
+    await page.getByTestId('lab-bundle-none').waitFor();
+    await page.getByTestId('compile-start').click();
+    await page.getByTestId('compile-result').waitFor({ timeout: 120_000 });
+    await until(
+      async () => (await page.getByTestId('lab-bundle-id').count()) > 0,
+      'the bundle line names the bundle the compile loaded',
+    );
+    assert.equal(await page.getByTestId('lab-bundle-id').innerText(), 'tiny-random-hyper');
+    assert.equal(await page.getByTestId('lab-bundle-none').count(), 0);
     assert.deepEqual(problems, []);
   });
 });
