@@ -84,6 +84,18 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
     assert.equal(await row(ema.id).getByTestId('adapter-rank').innerText(), '6');
     assert.match(await row(ema.id).getByTestId('adapter-source').innerText(), /global update · β 0\.25 · budget 6/);
     assert.equal(await row(merged.id).getByTestId('adapter-bundle').innerText(), 'tiny-random');
+    // The Size column holds the widest size formatBytes writes: measured in a copy of a row, removed after.
+    const cut = await page.evaluate(`(() => {
+      const row = document.querySelector('[data-testid="adapter-row"]');
+      const copy = row.cloneNode(true);
+      row.after(copy);
+      const cell = copy.querySelector('[data-testid="adapter-size"]');
+      cell.textContent = '1023.9 KiB';
+      const cut = cell.scrollWidth > cell.clientWidth;
+      copy.remove();
+      return cut;
+    })()`);
+    assert.equal(cut, false, 'the Size column cuts "1023.9 KiB"');
     await screenshot(page, 'adapters-01-list');
   });
 
