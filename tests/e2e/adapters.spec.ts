@@ -239,6 +239,17 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
     assert.equal((await apiCall<AdapterSummary[]>(host, 'adapters.list', {})).length, 5);
   });
 
+  test('a relative export folder is named in the panel before anything is sent', async () => {
+    await row(merged.id).click();
+    await showing(merged.id);
+    await page.getByTestId('export-dir').fill('relative/out');
+    await page.getByTestId('export-run').click();
+    const error = page.getByTestId('adapter-export').getByTestId('error');
+    await error.waitFor();
+    assert.match(await error.innerText(), /Export failed: relative\/out is not an absolute path/);
+    assert.doesNotMatch(await error.innerText(), /“dir”/, "the API's field name is not shown");
+  });
+
   test('no console errors, page errors or failed requests', () => {
     assert.deepEqual(problems, []);
   });

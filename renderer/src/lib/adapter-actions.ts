@@ -1,6 +1,7 @@
 // Deleting and importing adapters on the Adapters page, as plain classes over the studio API (so tests
 // drive them over the in-memory transport). Delete first says what depends on the adapter, from the
 // list and the global history on screen; the service checks again and its refusal is shown as sent.
+// The import and export folder fields are checked here before anything is sent.
 import type { AdapterSummary, AdapterWritten, GlobalVersion } from '../../../common/api/adapter-schemas';
 import type { StudioApi } from '../../../common/api/contract';
 import { isAbsolutePath } from '../../../common/api/paths';
@@ -88,6 +89,14 @@ export interface ImportSnapshot {
 export function importDirProblem(dir: string): string | null {
   const d = dir.trim();
   if (!d) return 'Give the PEFT folder to import (it holds adapter_config.json and adapter_model.safetensors).';
+  if (!isAbsolutePath(d)) return `${d} is not an absolute path: give the full path of the folder.`;
+  return null;
+}
+
+/** Why an export folder field cannot be sent, in words; null when it can. */
+export function exportDirProblem(dir: string): string | null {
+  const d = dir.trim();
+  if (!d) return 'Give the folder to write the PEFT adapter to.';
   if (!isAbsolutePath(d)) return `${d} is not an absolute path: give the full path of the folder.`;
   return null;
 }

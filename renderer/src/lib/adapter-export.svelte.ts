@@ -2,6 +2,7 @@
 // pskills.json sidecar) through adapters.export; the folder field, the written files or the error.
 import type { ExportResult } from '../../../common/api/adapter-schemas';
 import type { z } from 'zod';
+import { exportDirProblem } from './adapter-actions';
 import { studio } from './bridge';
 import { toUiError, type UiError } from './errors';
 
@@ -44,9 +45,11 @@ export class AdapterExport {
     this.forId = id;
     this.result = null;
     this.error = null;
-    if (!dir) {
+    // Named here, in the field's words: the API would answer with its field name, `dir`.
+    const problem = exportDirProblem(dir);
+    if (problem) {
       this.status = 'failed';
-      this.error = { code: 'invalid_input', message: 'Give the folder to write the PEFT adapter to.' };
+      this.error = { code: 'invalid_input', message: problem };
       return;
     }
     this.status = 'running';

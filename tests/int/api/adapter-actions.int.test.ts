@@ -14,6 +14,7 @@ import {
   AdapterRemoval,
   blocksDelete,
   dependentsOf,
+  exportDirProblem,
   importDirProblem,
   type ImportSnapshot,
 } from '../../../renderer/src/lib/adapter-actions';
@@ -58,6 +59,15 @@ describe('Adapters page Delete and Import over the in-memory transport', () => {
     expect(done.map((w) => w.created)).toEqual([true, true, false]);
     expect((await api.adapters.list({})).map((a) => a.id).sort()).toEqual(imported.map((a) => a.id).sort());
     expect(imported[0]!.recipe.kind).toBe('import');
+  });
+
+  it('names an export folder it cannot send in words, not by the API field', () => {
+    expect(exportDirProblem('  ')).toBe('Give the folder to write the PEFT adapter to.');
+    expect(exportDirProblem('relative/out')).toBe(
+      'relative/out is not an absolute path: give the full path of the folder.',
+    );
+    expect(exportDirProblem(' /tmp/out ')).toBeNull();
+    expect(exportDirProblem('C:\\exports\\a')).toBeNull();
   });
 
   it('names a folder it cannot send, and keeps the API error for one it can', async () => {
