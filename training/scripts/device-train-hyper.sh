@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Hypernetwork stage 2 on a lent GPU, in one call: run from the repository root with .device/hyper carried
-# (scripts/device-pack.sh), by the machine's python3 (torch, tokenizers, tqdm, numpy, safetensors are there;
-# no venv). It times CALIB_STEPS steps, sizes max_steps so training fills MINUTES, trains from the pack's
-# init.pt with run2.max_minutes as the guard, recalibrates the slot batch norm, and writes to $OUT:
+# (scripts/device-pack.sh), by the machine's python3 (torch, tokenizers, tqdm, numpy, safetensors, onnx and
+# onnxruntime are there; no venv). It rebuilds the base and the starting hypernetwork from BUNDLE (default: the
+# shipped bundle) unless the pack has its own, times CALIB_STEPS steps, sizes max_steps so training fills
+# MINUTES, trains with run2.max_minutes as the guard, recalibrates the slot batch norm, and writes to $OUT:
 #   ckpt.pt (weights), recal.pt (weights, recalibrated: what export takes), ckpt-full.pt (+ optimizer:
 #   --resume), metrics.jsonl, calib.jsonl, train.log. The call: training/README.md, "Hypernetwork on a lent GPU".
 # Arguments: more --set overrides for both runs. On CPU (the dry run, ~6 min on one loaded core):
@@ -19,18 +20,25 @@ micro=${MICRO:-32}
 calib=${CALIB_STEPS:-15}
 work=${WORK:-/tmp/hyper-device}
 export PYTHONPATH=training/src PYTHONUNBUFFERED=1
-[[ -f $pack/init.pt ]] || { echo "$pack/init.pt missing: run training/scripts/device-pack.sh and carry $pack" >&2; exit 1; }
+bundle=${BUNDLE:-resources/bundles/default}
+[[ -f $pack/train.jsonl.xz ]] || { echo "$pack/train.jsonl.xz missing: run training/scripts/device-pack.sh and carry $pack" >&2; exit 1; }
 rm -rf "$work"
 mkdir -p "$work"
 log=$out/train.log
 { echo "device-train-hyper $(date -u +%FT%TZ): device $device, batch $batch/$micro, $minutes min"; cat "$pack/SOURCES"
   [[ $device != cuda ]] || nvidia-smi --query-gpu=name,memory.total --format=csv,noheader; } | tee "$log"
+# the base and the starting hypernetwork: the pack's, else rebuilt from the bundle (onnx + onnxruntime are in the
+# GPU machine's image; both commands check parity against onnxruntime and fail on a mismatch)
+base=$pack/base
+[[ -d $base ]] || { base=$work/base; $py -m pskills_train.model.from_onnx "$bundle" "$base" 2>&1 | tee -a "$log"; }
+init=$pack/init.pt
+[[ -f $init ]] || { init=$work/init.pt; $py -m pskills_train.hyper.from_onnx "$bundle" "$init" 2>&1 | tee -a "$log"; }
 # round 5's stage-2 settings (train_default_bundle.sh r3/r5) on the pack's files
 args=(--config training/configs/hyper.json --stage 2 --set net.slot_clip=3.0
   --set 'stage2.source_shares={"real":0.5,"skillworld":0.5}' --set stage2.stratify=true
-  --set "data.base=$pack/base" --set "data.tokenizer=$pack/base/tokenizer.json"
-  --set "data.trajectories_train=$pack/train.jsonl.gz" --set "data.trajectories_val=$pack/val.jsonl.gz"
-  --set "run2.init=$pack/init.pt" --set "run2.device=$device" --set "run2.bf16=${BF16:-auto}"
+  --set "data.base=$base" --set "data.tokenizer=$base/tokenizer.json"
+  --set "data.trajectories_train=$pack/train.jsonl.xz" --set "data.trajectories_val=$pack/val.jsonl.xz"
+  --set "run2.init=$init" --set "run2.device=$device" --set "run2.bf16=${BF16:-auto}"
   --set "run2.batch_size=$batch" --set "run2.micro_batch=$micro" --set "run2.lr=${LR:-5e-4}"
   --set "run2.threads=${THREADS:-0}" --set stage2.cos_check_step=0)
 extra=("$@")  # more --set overrides, to both runs

@@ -1,11 +1,14 @@
-"""What a run on a lent GPU needs from the trainer (scripts/device-train-hyper.sh): gzipped episodes and
+"""What a run on a lent GPU needs from the trainer (scripts/device-train-hyper.sh): packed (xz/gzip) episodes and
 a wall-clock budget (run.max_minutes) that stops cleanly with a checkpoint and a validation."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import lzma
+from pathlib import Path
 
+import pytest
 import torch
 
 from pskills_train.export.bundle import random_model
@@ -35,14 +38,16 @@ def config(tmp, train: str, val: str, **run2) -> HyperConfig:
     })
 
 
-def test_gzipped_episodes_read_as_the_plain_file(tmp_path):
+@pytest.mark.parametrize("suffix,pack", [(".gz", gzip.compress), (".xz", lzma.compress)])
+def test_packed_episodes_read_as_the_plain_file(tmp_path, suffix, pack):
     lines = "".join(json.dumps(r) + "\n" for r in episodes())
     (tmp_path / "e.jsonl").write_text(lines)
-    (tmp_path / "e.jsonl.gz").write_bytes(gzip.compress(lines.encode()))
+    packed_file = str(tmp_path / f"e.jsonl{suffix}")
+    Path(packed_file).write_bytes(pack(lines.encode()))
     lm, tok = random_model("tiny")
     base = (lm, tok, CHAT_TEMPLATE)
     plain = HyperTrainer(config(tmp_path, str(tmp_path / "e.jsonl"), str(tmp_path / "e.jsonl")), 2, base=base)
-    packed = HyperTrainer(config(tmp_path, str(tmp_path / "e.jsonl.gz"), str(tmp_path / "e.jsonl.gz")), 2, base=base)
+    packed = HyperTrainer(config(tmp_path, packed_file, packed_file), 2, base=base)
     assert packed.train_items == plain.train_items == episodes()
     assert [e.prompt + e.target for e in packed.val["chat"]] == [e.prompt + e.target for e in plain.val["chat"]]
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import lzma
 import random
 import time
 from collections import defaultdict
@@ -216,8 +217,9 @@ class HyperTrainer:
             if missing_ok:
                 return []
             raise FileNotFoundError(f"{p}: no trajectories (stage 2 needs the synthesizer's JSONL)")
-        # .jsonl.gz: the episodes packed for a lent GPU (scripts/device-pack.sh), a tenth of the size
-        text = gzip.decompress(p.read_bytes()).decode("utf-8") if p.suffix == ".gz" else p.read_text(encoding="utf-8")
+        # .jsonl.xz / .gz: the episodes packed for a lent GPU (scripts/device-pack.sh), a tenth of the size
+        unpack = {".xz": lzma.decompress, ".gz": gzip.decompress}.get(p.suffix)
+        text = unpack(p.read_bytes()).decode("utf-8") if unpack else p.read_text(encoding="utf-8")
         return [json.loads(ln) for ln in text.splitlines() if ln.strip()]
 
     def _skill_source(self, rec: dict[str, Any]) -> list[int]:
