@@ -105,15 +105,15 @@ class Attention(nn.Module):
             k = torch.cat((past[0], k), dim=2)  # [b, kv, t, hd]
             v = torch.cat((past[1], v), dim=2)  # [b, kv, t, hd]
         present = (k, v)
-        rep = self.h // self.kv
-        if rep > 1:  # expand+reshape instead of repeat_interleave: same layout, exports cleanly
-            t = k.shape[2]
-            k = k[:, :, None].expand(b, self.kv, rep, t, self.hd).reshape(b, self.h, t, self.hd)  # [b, h, t, hd]
-            v = v[:, :, None].expand(b, self.kv, rep, t, self.hd).reshape(b, self.h, t, self.hd)  # [b, h, t, hd]
-        att = torch.matmul(q, k.transpose(2, 3)) * (1.0 / math.sqrt(self.hd)) + mask  # [b, h, s, t]
+        # The rep = h / kv query heads of one kv head attend as one group, so K and V are read in place:
+        # repeating them per query head copied the whole cache in every layer at every decode step.
+        rep, t = self.h // self.kv, k.shape[2]
+        qg = q.reshape(b, self.kv, rep * s, self.hd)  # query head j reads kv head j // rep
+        att = torch.matmul(qg, k.transpose(2, 3)) * (1.0 / math.sqrt(self.hd))  # [b, kv, rep*s, t]
+        att = att.view(b, self.kv, rep, s, t) + mask[:, :, None]  # mask [b, 1, 1, s, t]
         att = F.softmax(att.float(), dim=-1).to(q.dtype)
-        y = torch.matmul(att, v)  # [b, h, s, hd]
-        y = y.transpose(1, 2).reshape(b, s, self.h * self.hd)  # [b, s, h*hd]
+        y = torch.matmul(att.view(b, self.kv, rep * s, t), v)  # [b, kv, rep*s, hd]
+        y = y.view(b, self.h, s, self.hd).transpose(1, 2).reshape(b, s, self.h * self.hd)  # [b, s, h*hd]
         return self.o_proj(y, lora.get("o")), present
 
 
