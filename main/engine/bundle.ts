@@ -1,5 +1,6 @@
 // Loading a bundle folder: bundle.json (zod), every listed file's size and sha256, the sessions of
-// the session table checked against the manifest, the tokenizer and the chat template.
+// the session table checked against the manifest (their external data only in listed files), the
+// tokenizer and the chat template.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
@@ -7,6 +8,7 @@ import { join } from 'node:path';
 import { ChatTemplate } from './chat';
 import { EncoderGraph, type StateEncoder } from './encoder';
 import { EngineError, invalid } from './errors';
+import { checkExternalData } from './external-data';
 import { Hypernetwork } from './hypernet';
 import { LanguageModel } from './lm';
 import { MANIFEST_FILE, parseManifest, type BundleManifest } from './manifest';
@@ -147,6 +149,7 @@ export async function loadBundle(dir: string, options: LoadOptions = {}): Promis
     let open = options;
     for (const row of SESSION_TABLE) {
       if (!row.present(manifest)) continue;
+      checkExternalData(dir, row.file(manifest), manifest); // e.g. encoder.onnx reading lm.onnx's weights
       const session = await Session.open(join(dir, row.file(manifest)), open);
       sessions.set(row.key, session);
       checkSessionIO(row, session, manifest);

@@ -13,6 +13,8 @@ Compiling a skill only reads layer k of L, so this graph stops there: no later l
 adds (or replaces) encoder.onnx in an existing bundle folder, in place and idempotently: the weights come
 from HF_DIR when given, else are recovered from the bundle's own lm.onnx (model/from_onnx.py). Either way
 the new graph's states are checked against lm.onnx's `hidden_states` before anything is written.
+Its weights are not copied: they are ONNX external data pointing at the bytes lm.onnx (or
+lm.onnx.data) already holds (export/shared_weights.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -35,9 +38,12 @@ from torch import Tensor
 from ..model.layers import attention_mask_4d
 from ..model.llama import LlamaLM
 from .manifest import MANIFEST, file_table
+from .onnx_weights import save_graph, to_fp16_storage
+from .shared_weights import external_locations, share_weights, uses_fp16_storage
 from .staging import staged_folder
 
 ENCODER_FILE = "encoder.onnx"
+LM_FILE = "lm.onnx"
 ENCODER_INPUTS = ["input_ids", "attention_mask", "position_ids"]
 ENCODER_OUTPUTS = ["hidden_states"]
 OPSET = 17
@@ -71,8 +77,10 @@ def encoder_io() -> dict[str, Any]:
             "outputs": list(ENCODER_OUTPUTS)}
 
 
-def export_encoder(lm: LlamaLM, path: str | os.PathLike) -> Path:
-    """Write encoder.onnx (to a temp name, then rename). Every dimension but hidden stays symbolic."""
+def export_encoder(lm: LlamaLM, path: str | os.PathLike, share_with: str | None = LM_FILE) -> Path:
+    """Write encoder.onnx (to a temp name, then rename). Every dimension but hidden stays symbolic.
+    With `share_with` (a graph beside `path`, lm.onnx by default) present, every weight it already
+    holds is referenced there instead of copied (export/shared_weights.py), in its storage dtype."""
     path = Path(path)
     graph = EncoderGraph(lm).eval()
     g = torch.Generator().manual_seed(0)
@@ -80,29 +88,36 @@ def export_encoder(lm: LlamaLM, path: str | os.PathLike) -> Path:
     mask = torch.ones(2, 3, dtype=torch.int64)  # [b, s]
     pos = torch.arange(3).expand(2, 3).contiguous()  # [b, s]
     axes = {n: {0: "batch", 1: "sequence_length"} for n in [*ENCODER_INPUTS, *ENCODER_OUTPUTS]}
-    tmp = path.with_name(path.name + ".tmp")
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # the TorchScript exporter, as onnx_lm.py
-        torch.onnx.export(graph, (ids, mask, pos), str(tmp), input_names=ENCODER_INPUTS,
-                          output_names=ENCODER_OUTPUTS, dynamic_axes=axes, opset_version=OPSET, dynamo=False,
-                          do_constant_folding=True)
+    # A scratch folder: past 2 GB the exporter writes one file per tensor beside the graph.
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".export-") as scratch:
+        raw = Path(scratch) / path.name
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # the TorchScript exporter, as onnx_lm.py
+            torch.onnx.export(graph, (ids, mask, pos), str(raw), input_names=ENCODER_INPUTS,
+                              output_names=ENCODER_OUTPUTS, dynamic_axes=axes, opset_version=OPSET, dynamo=False,
+                              do_constant_folding=True)
+        model = onnx.load(str(raw))
     # At layer 0 the states are the embeddings and the tracer drops the unused mask and positions; the
     # contract keeps all three inputs, so every encoder graph takes the same feeds.
-    model = onnx.load(str(tmp))
     have = {v.name: v for v in model.graph.input}
     if list(have) != ENCODER_INPUTS:
         del model.graph.input[:]
         model.graph.input.extend(have.get(n) or onnx.helper.make_tensor_value_info(
             n, onnx.TensorProto.INT64, ["batch", "sequence_length"]) for n in ENCODER_INPUTS)
-        onnx.save(model, str(tmp))
-    onnx.checker.check_model(str(tmp))
-    os.replace(tmp, path)
+    shared = path.with_name(share_with) if share_with else None
+    if shared is not None and shared.exists():
+        if uses_fp16_storage(shared):  # the same float16 bytes lm.onnx holds (weights rounded to them)
+            to_fp16_storage(model)
+        share_weights(model, shared)
+    save_graph(model, path)
+    onnx.checker.check_model(str(path))
     return path
 
 
 def check_encoder_graph(path: Path, manifest: dict[str, Any]) -> None:
-    """Names, dtypes and the fixed hidden width of encoder.onnx equal what bundle.json says."""
-    graph = onnx.load(str(path)).graph
+    """Names, dtypes and the fixed hidden width of encoder.onnx equal what bundle.json says, and the
+    files its external data lies in are the bundle's own."""
+    graph = onnx.load(str(path), load_external_data=False).graph
 
     def shape(v):
         return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in v.type.tensor_type.shape.dim]
@@ -115,6 +130,9 @@ def check_encoder_graph(path: Path, manifest: dict[str, Any]) -> None:
     if shape(graph.output[0]) != ["batch", "sequence_length", hidden]:
         raise AssertionError(f"{path.name}: hidden_states shape {shape(graph.output[0])}, expected "
                              f"[batch, sequence_length, {hidden}]")
+    for location in sorted(external_locations(graph)):
+        if location not in manifest["files"] or Path(location).name != location:
+            raise AssertionError(f"{path.name}: external data in {location!r}, not a file of the bundle's files")
 
 
 def parity(bundle: Path, encoder: Path, seed: int = 0) -> float:

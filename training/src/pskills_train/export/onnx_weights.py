@@ -22,10 +22,13 @@ EXTERNAL_DATA_BYTES = 2_000_000_000
 FP16_MIN_ELEMENTS = 4096
 
 
-def weight_bytes(model: onnx.ModelProto) -> int:
-    """Bytes of the graph's initializers (raw data, or the external data they point to)."""
+def weight_bytes(model: onnx.ModelProto, embedded_only: bool = False) -> int:
+    """Bytes of the graph's initializers (raw data, or the external data they point to; with
+    `embedded_only`, only those the graph itself holds)."""
     total = 0
     for t in model.graph.initializer:
+        if embedded_only and t.data_location == TensorProto.EXTERNAL:
+            continue
         n = int(np.prod(t.dims)) if t.dims else 1
         total += n * helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
     return total
@@ -69,10 +72,11 @@ def round_weights_fp16(module: torch.nn.Module) -> None:
 
 def save_graph(model: onnx.ModelProto, path: Path, external_threshold: int = EXTERNAL_DATA_BYTES) -> list[Path]:
     """Write `path` (temp name, then rename); with weights over `external_threshold` bytes, every
-    initializer of 1 KiB or more goes to one `<name>.data` file beside it. Returns the files written."""
+    initializer of 1 KiB or more goes to one `<name>.data` file beside it. Returns the files written.
+    Initializers that already point at external data (encoder.onnx's ranges of lm.onnx) keep it."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
-    if weight_bytes(model) <= external_threshold:
+    if weight_bytes(model, embedded_only=True) <= external_threshold:
         onnx.save_model(model, str(tmp))
         os.replace(tmp, path)
         return [path]
@@ -86,7 +90,7 @@ def save_graph(model: onnx.ModelProto, path: Path, external_threshold: int = EXT
     relocated = onnx.load(str(tmp), load_external_data=False)
     for t in relocated.graph.initializer:
         for entry in t.external_data:
-            if entry.key == "location":
+            if entry.key == "location" and entry.value == tmp_data.name:  # not a range shared with lm.onnx
                 entry.value = data.name
     onnx.save_model(relocated, str(tmp))
     os.replace(tmp_data, data)
