@@ -12,6 +12,8 @@ import { apiCall, openStudio, ROOT, screenshot, until, type Host, type Studio } 
 
 const HYPER_BUNDLE = join(ROOT, 'tests/fixtures/bundle-hyper');
 const SKILL = 'sql-locks';
+/** A skill with no verifier tests: Evolve has nothing to score with. */
+const UNTESTED = 'tea-notes';
 const BODY = `# SQL locks
 
 Review schema migrations before they run on production.
@@ -64,6 +66,7 @@ describe('evolve in the browser', { timeout: 600_000 }, () => {
       content: skillMd({ name: SKILL, description: 'Review SQL migrations for locking.', body: BODY }),
     });
     await apiCall(host, 'verify.setTests', { name: SKILL, tests: TESTS });
+    await apiCall(host, 'skills.save', { name: UNTESTED, content: skillMd({ name: UNTESTED }) });
     await apiCall(host, 'engine.loadBundle', { dir: HYPER_BUNDLE });
   });
 
@@ -153,6 +156,20 @@ describe('evolve in the browser', { timeout: 600_000 }, () => {
       await page.locator(`[data-testid="evolve-run-select"] option[value="${run}"]`).innerText(),
       /· 6\/6 · done$/,
     );
+    assert.deepEqual(problems, []);
+  });
+
+  test('a version without tests says so before Run, and its link opens the Tests tab', async () => {
+    await page.goto(`${host.url}#/skill/${UNTESTED}/evolve`);
+    await page.getByTestId('evolve-no-tests').waitFor();
+    assert.match(
+      await page.getByTestId('evolve-no-tests').innerText(),
+      new RegExp(`^${UNTESTED}@1 has no tests yet, and Evolve scores every candidate with them`),
+    );
+    assert.ok(await page.getByTestId('evolve-start').isDisabled(), 'Run waits for tests');
+    await page.getByTestId('evolve-add-tests').click();
+    await page.waitForURL(`**/#/skill/${UNTESTED}/tests`);
+    await page.getByTestId('tests-view').waitFor();
     assert.deepEqual(problems, []);
   });
 });

@@ -29,6 +29,8 @@ export class EvolveSession {
   selected = $state<number | null>(null);
   busy = $state(false);
   notice = $state<string | null>(null);
+  /** How many verifier tests a version has (its own or inherited; evolve scores with them), once read. */
+  tests = $state.raw<{ version: number; count: number } | null>(null);
 
   private handle: StreamHandle<EvolveResult> | null = null;
   private runId: string | null = null;
@@ -55,6 +57,16 @@ export class EvolveSession {
       this.runs = await studio.evolve.list({ name: this.name });
       const first = this.runs[0];
       if (!this.detail && first) await this.open(first.id);
+    } catch (err) {
+      this.error = toUiError(err);
+    }
+  }
+
+  /** Reads the version's tests, so the tab can say there are none before a run is refused for it. */
+  async loadTests(version: number): Promise<void> {
+    try {
+      const { tests } = await studio.verify.tests({ name: this.name, version });
+      this.tests = { version, count: tests.length };
     } catch (err) {
       this.error = toUiError(err);
     }
