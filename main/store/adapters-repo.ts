@@ -110,6 +110,16 @@ function isForeignKeyFailure(err: unknown): boolean {
 }
 
 /** JSON with object keys sorted at every level: the same value always hashes the same. */
+/** What makes two bundle.json files the same model: everything but encoder.onnx's files entry (a graph
+ * derived from lm.onnx, whose hash bundle.json also lists). */
+function modelIdentity(manifest: unknown): string {
+  if (typeof manifest !== 'object' || manifest === null) return canonicalJson(manifest);
+  const m = manifest as { files?: Record<string, unknown> };
+  const files = { ...(m.files ?? {}) };
+  delete files['encoder.onnx'];
+  return canonicalJson({ ...m, files });
+}
+
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
@@ -166,6 +176,9 @@ function prepare(db: Database) {
     delete: db.prepare('DELETE FROM adapters WHERE id = ?'),
     skillSha: db.prepare('SELECT sha256 FROM skill_versions WHERE id = ?'),
     bundleSha: db.prepare('SELECT sha256 FROM bundles WHERE id = ?'),
+    bundleBySha: db.prepare('SELECT id FROM bundles WHERE sha256 = ?'),
+    allBundles: db.prepare('SELECT id, sha256, manifest FROM bundles ORDER BY id'),
+    updateBundle: db.prepare('UPDATE bundles SET manifest = ?, path = ? WHERE id = ?'),
     globalHead: db.prepare(`${GLOBAL_SELECT} WHERE g.bundle_id = ? ORDER BY g.n DESC LIMIT 1`),
     globalAt: db.prepare(`${GLOBAL_SELECT} WHERE g.bundle_id = ? AND g.n = ?`),
     globalHistory: db.prepare(`${GLOBAL_SELECT} WHERE g.bundle_id = ? ORDER BY g.n DESC`),
@@ -196,6 +209,27 @@ export class AdaptersRepo {
   /** Registers a bundle by its hash (the folder is updated to the latest one) and returns its row id. */
   ensureBundle(sha256: string, manifest: unknown, path: string): number {
     return (this.sql.upsertBundle.get(sha256, JSON.stringify(manifest), path, this.now()) as { id: number }).id;
+  }
+
+  /** As ensureBundle, and returns the identity adapters are keyed by. A bundle.json that differs from a
+   * stored one only in encoder.onnx's entry is the same model (encoder.onnx's states must equal lm.onnx's,
+   * docs/bundle-format.md): it keeps that row and its sha256, so its adapters, global adapter and runs
+   * stay usable, and the row takes the new manifest and folder. */
+  registerBundle(sha256: string, manifest: unknown, path: string): { id: number; sha256: string } {
+    return this.db
+      .transaction(() => {
+        if (!this.sql.bundleBySha.get(sha256)) {
+          const model = modelIdentity(manifest);
+          const rows = this.sql.allBundles.all() as { id: number; sha256: string; manifest: string }[];
+          const same = rows.find((r) => modelIdentity(JSON.parse(r.manifest)) === model);
+          if (same) {
+            this.sql.updateBundle.run(JSON.stringify(manifest), path, same.id);
+            return { id: same.id, sha256: same.sha256 };
+          }
+        }
+        return { id: this.ensureBundle(sha256, manifest, path), sha256 };
+      })
+      .immediate();
   }
 
   /** The folders bundles were loaded from, most recently registered first (the Models page's "loaded"). */

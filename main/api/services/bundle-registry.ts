@@ -12,7 +12,8 @@ import type { EngineService } from './engine-service';
 
 export interface CurrentBundle {
   bundle: Bundle;
-  /** sha256 of the bundle's bundle.json: the hash adapters are keyed by */
+  /** the hash adapters are keyed by: sha256 of the bundle's bundle.json, or of the stored bundle.json of
+   * the same model (AdaptersRepo.registerBundle) */
   sha256: string;
   /** the bundle's row id in the store */
   rowId: number;
@@ -24,7 +25,7 @@ export class BundleRegistry {
 
   constructor(
     private readonly engine: Pick<EngineService, 'current'>,
-    private readonly repo: Pick<AdaptersRepo, 'ensureBundle'>,
+    private readonly repo: Pick<AdaptersRepo, 'registerBundle'>,
   ) {}
 
   /** The engine's current bundle (loading the default on first use), its hash and its row. */
@@ -48,7 +49,8 @@ export class BundleRegistry {
   }
 
   private async register(bundle: Bundle): Promise<{ sha256: string; rowId: number }> {
-    const sha256 = sha256Hex(await readFile(join(bundle.dir, MANIFEST_FILE)));
-    return { sha256, rowId: this.repo.ensureBundle(sha256, bundle.manifest, bundle.dir) };
+    const file = sha256Hex(await readFile(join(bundle.dir, MANIFEST_FILE)));
+    const { id, sha256 } = this.repo.registerBundle(file, bundle.manifest, bundle.dir);
+    return { sha256, rowId: id };
   }
 }

@@ -65,35 +65,46 @@ describe('BundleRegistry', () => {
 
   it('hashes bundle.json and registers each loaded bundle once, again after a reload', async () => {
     let current = bundle();
-    const repo = { ensureBundle: vi.fn(() => 7) };
-    const registry = new BundleRegistry({ current: async () => current }, repo);
     const want = createHash('sha256').update(manifestText).digest('hex');
+    const repo = { registerBundle: vi.fn((sha256: string) => ({ id: 7, sha256 })) };
+    const registry = new BundleRegistry({ current: async () => current }, repo);
     expect(await registry.current()).toEqual({ bundle: current, sha256: want, rowId: 7 });
     await registry.current();
-    expect(repo.ensureBundle).toHaveBeenCalledTimes(1);
-    expect(repo.ensureBundle).toHaveBeenCalledWith(want, manifest, FIXTURE_DIR);
+    expect(repo.registerBundle).toHaveBeenCalledTimes(1);
+    expect(repo.registerBundle).toHaveBeenCalledWith(want, manifest, FIXTURE_DIR);
     current = bundle(); // engine.loadBundle made a new one
     expect((await registry.current()).bundle).toBe(current);
-    expect(repo.ensureBundle).toHaveBeenCalledTimes(2);
+    expect(repo.registerBundle).toHaveBeenCalledTimes(2);
+  });
+
+  it('takes the identity the store keeps for the same model', async () => {
+    const registry = new BundleRegistry(
+      { current: async () => bundle() },
+      { registerBundle: () => ({ id: 3, sha256: 'a'.repeat(64) }) },
+    );
+    expect(await registry.current()).toMatchObject({ sha256: 'a'.repeat(64), rowId: 3 });
   });
 
   it('currentOrNull: null when no bundle can be loaded, other errors thrown', async () => {
     const missing = new BundleRegistry(
       { current: () => Promise.reject(new StudioError('not_found', 'no default bundle')) },
-      { ensureBundle: () => 1 },
+      { registerBundle: (sha256: string) => ({ id: 1, sha256 }) },
     );
     expect(await missing.currentOrNull()).toBeNull();
     await expect(missing.current()).rejects.toThrow(/no default bundle/);
     const broken = new BundleRegistry(
       { current: () => Promise.reject(new StudioError('invalid_input', 'bad manifest')) },
-      { ensureBundle: () => 1 },
+      { registerBundle: (sha256: string) => ({ id: 1, sha256 }) },
     );
     await expect(broken.currentOrNull()).rejects.toThrow(/bad manifest/);
   });
 
   it('retries a bundle whose bundle.json could not be read', async () => {
     const b = { dir: join(FIXTURE_DIR, 'no-such-dir'), manifest };
-    const registry = new BundleRegistry({ current: async () => b as unknown as Bundle }, { ensureBundle: () => 1 });
+    const registry = new BundleRegistry(
+      { current: async () => b as unknown as Bundle },
+      { registerBundle: (sha256: string) => ({ id: 1, sha256 }) },
+    );
     await expect(registry.current()).rejects.toThrow(/ENOENT/);
     b.dir = FIXTURE_DIR; // the same bundle object: a cached failure would still reject
     expect((await registry.current()).rowId).toBe(1);

@@ -114,6 +114,27 @@ describe('insert / get / list', () => {
     expect(count('bundles')).toBe(1);
   });
 
+  it('registerBundle keeps the identity of a stored bundle.json that differs only in encoder.onnx', () => {
+    const files = (encoder: string, lm = 'l1') => ({
+      'lm.onnx': { sha256: lm, bytes: 9 },
+      'encoder.onnx': { sha256: encoder, bytes: 5 },
+    });
+    const first = repo.registerBundle(SHA_B, { id: 'm', files: files('e1') }, '/v1');
+    expect(first).toEqual({ id: expect.any(Number) as number, sha256: SHA_B });
+    // the same model with its encoder graph rewritten (it now reads lm.onnx's weights): same row, same key
+    const shaC = 'c'.repeat(64);
+    expect(repo.registerBundle(shaC, { id: 'm', files: files('e2') }, '/v2')).toEqual(first);
+    expect(db.prepare('SELECT path FROM bundles WHERE id = ?').pluck().get(first.id)).toBe('/v2');
+    expect(repo.registerBundle(SHA_B, { id: 'm', files: files('e1') }, '/v1').id).toBe(first.id);
+    // another lm.onnx is another model
+    const shaD = 'd'.repeat(64);
+    expect(repo.registerBundle(shaD, { id: 'm', files: files('e2', 'l2') }, '/v3')).toEqual({
+      id: expect.any(Number) as number,
+      sha256: shaD,
+    });
+    expect(count('bundles')).toBe(3);
+  });
+
   it('refuses an invalid adapter and unknown lineage, writing nothing', () => {
     const adapter = randomAdapter({ seed: 4 });
     const bad = {
