@@ -80,7 +80,7 @@ describe('loadBundle rejects a broken bundle, naming what is wrong', () => {
     const path = join(dir, 'lm.onnx');
     writeFileSync(path, Buffer.from('not an onnx graph'));
     editManifest(dir, (m) => (m.files['lm.onnx'] = { sha256: sha256(path), bytes: 17 }));
-    await expect(loadBundle(dir)).rejects.toThrow(/lm\.onnx: onnxruntime could not load it/);
+    await expect(loadBundle(dir)).rejects.toThrow(/lm\.onnx: not a readable ONNX model/);
   });
 
   it('bundle.json that is not JSON', async () => {
