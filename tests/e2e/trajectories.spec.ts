@@ -74,6 +74,11 @@ describe('trajectories page', { timeout: 300_000 }, () => {
     const ids = await rows().evaluateAll((els) => els.map((e) => e.getAttribute('data-id')));
     assert.deepEqual(ids, [added[2]!.id, added[1]!.id, added[0]!.id]);
     assert.equal(await page.getByTestId('trajectories-count').innerText(), '3 of 3');
+    // the condition is named under the source, in Compare's words; the row without one has none
+    assert.deepEqual(
+      (await page.getByTestId('trajectory-row-source').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim()),
+      ['eval parametric', 'compare in context', 'playground'],
+    );
     await screenshot(page, 'trajectories-01-list');
   });
 
@@ -86,7 +91,7 @@ describe('trajectories page', { timeout: 300_000 }, () => {
     await until(async () => (await detail.getAttribute('data-id')) === added[1]!.id, 'the detail');
     const roles = await page.getByTestId('trajectory-message').evaluateAll((els) => els.map((e) => e.dataset.role));
     assert.deepEqual(roles, ['user', 'assistant']);
-    assert.match(await detail.innerText(), /compare · tar-archives@1 · in_context/);
+    assert.match(await detail.innerText(), /compare · in context · tar-archives@1/);
     assert.match(page.url(), new RegExp(`#/trajectories/${added[1]!.id}$`));
   });
 

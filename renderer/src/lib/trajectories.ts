@@ -1,6 +1,7 @@
 // The Trajectories page's pure parts (no DOM, unit-tested): filters → list and export requests, a
 // suggested export file, and how a row's outcome reads.
 import type {
+  TrajectoryCondition,
   TrajectoryExportInput,
   TrajectoryListInput,
   TrajectorySummary,
@@ -46,4 +47,23 @@ export function verdictLabel(t: Pick<TrajectorySummary, 'verdict'>): '' | 'passe
 
 export function skillLabel(t: Pick<TrajectorySummary, 'skill'>): string {
   return t.skill ? `${t.skill.name}@${t.skill.version}` : '—';
+}
+
+/** How the skill reached the model, in the words of Compare's columns. */
+const CONDITION_LABELS: Record<TrajectoryCondition, string> = {
+  none: 'no skill',
+  in_context: 'in context',
+  parametric: 'parametric',
+  wrong_skill: 'wrong skill',
+  adapter: 'adapter',
+};
+
+/** `in context`, or '' when none was stored: it tells apart the four rows one comparison stores. */
+export function conditionLabel(t: Pick<TrajectorySummary, 'condition'>): string {
+  return t.condition ? CONDITION_LABELS[t.condition] : '';
+}
+
+/** `compare · in context`: the source and, when one was stored, the condition. */
+export function sourceLabel(t: Pick<TrajectorySummary, 'source' | 'condition'>): string {
+  return t.condition ? `${t.source} · ${conditionLabel(t)}` : t.source;
 }

@@ -2,11 +2,13 @@
 import { describe, expect, it } from 'vitest';
 import { formatRoute, parseRoute } from '../../../renderer/src/lib/routes';
 import {
+  conditionLabel,
   exportInput,
   listInput,
   PAGE_SIZE,
   skillFilter,
   skillLabel,
+  sourceLabel,
   suggestedExportFile,
   verdictLabel,
 } from '../../../renderer/src/lib/trajectories';
@@ -47,5 +49,21 @@ describe('trajectory filters', () => {
     expect(verdictLabel({ verdict: { passed: true } })).toBe('passed');
     expect(skillLabel({ skill: null })).toBe('—');
     expect(skillLabel({ skill: { name: 'pdf', version: 2, sha256: 'a'.repeat(64), linked: true } })).toBe('pdf@2');
+  });
+
+  it("names the condition with the source, in Compare's words, so one comparison's four rows differ", () => {
+    const labels = (['none', 'in_context', 'parametric', 'wrong_skill'] as const).map((condition) =>
+      sourceLabel({ source: 'compare', condition }),
+    );
+    expect(labels).toEqual([
+      'compare · no skill',
+      'compare · in context',
+      'compare · parametric',
+      'compare · wrong skill',
+    ]);
+    expect(sourceLabel({ source: 'playground', condition: 'adapter' })).toBe('playground · adapter');
+    expect(sourceLabel({ source: 'openai', condition: null })).toBe('openai');
+    expect(conditionLabel({ condition: 'wrong_skill' })).toBe('wrong skill');
+    expect(conditionLabel({ condition: null })).toBe('');
   });
 });
