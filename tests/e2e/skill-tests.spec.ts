@@ -13,6 +13,8 @@ import { apiCall, openStudio, ROOT, screenshot, until, type Host, type Studio } 
 
 const HYPER_BUNDLE = join(ROOT, 'tests/fixtures/bundle-hyper');
 const SKILL = 'tar-archives';
+/** A skill stored without tests. */
+const UNTESTED = 'brew-tea';
 const BODY = `# Tar archives
 
 ## Steps
@@ -53,6 +55,7 @@ describe('the Tests tab in the browser', { timeout: 600_000 }, () => {
       content: skillMd({ name: SKILL, description: 'Create and unpack tar archives.', body: BODY }),
     });
     await apiCall(host, 'verify.setTests', { name: SKILL, tests: TESTS });
+    await apiCall(host, 'skills.save', { name: UNTESTED, content: skillMd({ name: UNTESTED }) });
     await apiCall(host, 'engine.loadBundle', { dir: HYPER_BUNDLE });
   });
 
@@ -196,5 +199,18 @@ describe('the Tests tab in the browser', { timeout: 600_000 }, () => {
     const kept = await apiCall<{ tests: Array<{ prompt: string }> }>(host, 'verify.tests', { name: SKILL });
     assert.equal(kept.tests[2]!.prompt, 'Which command lists a tar archive?');
     assert.deepEqual(problems, []);
+  });
+
+  test('a version without tests points to Add test, then says a new row is not saved yet', async () => {
+    await page.goto(`${host.url}#/skill/${UNTESTED}/tests`);
+    await page.getByTestId('tests-empty').waitFor();
+    assert.equal(await page.getByTestId('tests-source').innerText(), 'No tests yet: Add test makes one.');
+    await page.getByTestId('tests-add').click();
+    await until(async () => (await rows().count()) === 1, 'the new row');
+    assert.equal(await page.getByTestId('tests-source').innerText(), 'Not saved yet: Save tests stores them with v1.');
+    // leave without storing it
+    await page.getByTestId('nav-library').click();
+    await page.getByTestId('leave-discard').click();
+    await page.getByTestId('skill-table').waitFor();
   });
 });
