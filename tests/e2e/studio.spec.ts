@@ -96,6 +96,25 @@ describe('studio in the browser', { timeout: 600_000 }, () => {
     }
   });
 
+  test('a folder without any SKILL.md says so instead of three zeros', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'pskills-e2e-noskills-'));
+    try {
+      writeFileSync(join(folder, 'README.md'), '# Not a skill\n');
+      await page.goto(host.url);
+      await page.getByTestId('nav-import').click();
+      await page.getByTestId('import-source').fill(folder);
+      await page.getByTestId('import-start').click();
+      await page.getByTestId('import-result').waitFor({ timeout: 60_000 });
+      assert.equal(
+        await page.getByTestId('import-none').innerText(),
+        `No SKILL.md file was found in ${folder}: a skill is a folder with a SKILL.md file in it.`,
+      );
+      await page.getByTestId('import-close').click();
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   test('cancels a running import', async () => {
     await page.getByTestId('nav-import').click();
     await page.getByTestId('import-source').fill(CANCELLED_PACKAGE);
