@@ -164,8 +164,8 @@ class HyperConfig:
             raise ValueError(f"net.kind must be perceiver or t2l, got {self.net.kind!r}")
         if not 0.0 <= self.stage2.answer_only_share <= 1.0:
             raise ValueError(f"stage2.answer_only_share must be in 0 .. 1, got {self.stage2.answer_only_share}")
-        if self.net.readout not in ("query", "content", "transition"):
-            raise ValueError(f"net.readout must be query, content or transition, got {self.net.readout!r}")
+        if self.net.readout not in ("query", "content", "transition", "copy"):
+            raise ValueError(f"net.readout must be query, content, transition or copy, got {self.net.readout!r}")
         if not 0 <= self.encoder.chunk_overlap < self.encoder.token_budget:
             raise ValueError("encoder.chunk_overlap must be in 0 .. token_budget - 1")
         for run in (self.run1, self.run2):

@@ -91,6 +91,9 @@ class _Base(nn.Module):
                                        for m, (d_in, _) in self.dims.items()} if cfg.keys == "learned" else {})
         self.shared_b = nn.ParameterDict({m: nn.Parameter(torch.zeros(L, r0, d_out))
                                           for m, (_, d_out) in self.dims.items()} if r0 else {})
+        # copy readout: per layer, how much of the copied token embedding each residual-writing B takes
+        self.copy_gain = nn.ParameterDict({m: nn.Parameter(torch.zeros(L)) for m in self.dims
+                                           if m in ("o", "down")} if cfg.readout == "copy" else {})
 
     @torch.no_grad()
     def _init_heads(self, g: torch.Generator) -> None:
@@ -114,10 +117,12 @@ class _Base(nn.Module):
             z = z * torch.clamp(cap / z.norm(dim=-1, keepdim=True).clamp(min=1e-6), max=1.0)
         return z.view(z.shape[0], self.num_layers, len(self.modules_), self.spec_rank, -1)
 
-    def heads(self, z: Tensor, z_b: Tensor | None = None) -> Factors:
+    def heads(self, z: Tensor, z_b: Tensor | None = None, copied: Tensor | None = None) -> Factors:
         """z [b, L*M*r, w] (slot order layer, module, rank) -> per-module folded factors; with z_b, B's
-        slots come from z_b (the transition readout) and A's from z."""
+        slots come from z_b (the transition readout) and A's from z; `copied` [b, L*M*r, d] is added to
+        the B rows of residual-writing modules, scaled by copy_gain (the copy readout)."""
         b = z.shape[0]
+        cp = copied.view(b, self.num_layers, len(self.modules_), self.spec_rank, -1) if copied is not None else None
         za = self._slots(z, self.out_norm)
         zb = za if z_b is None else self._slots(z_b, cast(nn.Module, self.out_norm_b))
         out: Factors = {}
@@ -125,6 +130,8 @@ class _Base(nn.Module):
             s = self.cfg.out_scale
             a = self.head_a[m](za[:, :, j]).transpose(-1, -2) * s  # [b, L, d_in, r]
             bb = self.head_b[m](zb[:, :, j]) * s  # [b, L, r, d_out]
+            if cp is not None and m in self.copy_gain:
+                bb = bb + self.copy_gain[m][None, :, None, None] * cp[:, :, j]
             if self.cfg.keys == "learned":
                 a = self.key_a[m].expand(b, -1, -1, -1)
             if self.cfg.shared_rank:
@@ -236,6 +243,26 @@ class TransitionReadout(nn.Module):
         return read(kv_in, self.v, self.o), read(nxt, self.v_next, self.o_next)
 
 
+class CopyReadout(ContentReadout):
+    """The content readout plus a copy path (an experiment, issue 12): a second attention per slot whose
+    values are the skill's token embeddings, not encoder states, so a slot that attends to a made-up word
+    hands B (modules writing the residual stream, d_out = hidden) that token's embedding, which the tied
+    LM head reads as the token. hypernet.onnx's contract carries no tokens, so it trains but does not
+    export."""
+
+    def __init__(self, w: int, d_enc: int, heads: int, center: bool):
+        super().__init__(w, d_enc, heads, center)
+        self.cnorm = nn.LayerNorm(w)
+        self.cq = nn.Linear(w, w, bias=False)
+        self.ck = nn.Linear(d_enc, w, bias=False)
+
+    def copy(self, z: Tensor, kv_in: Tensor, bias: Tensor, tokens: Tensor) -> Tensor:
+        q = self.cq(self.cnorm(z))  # [b, Q, w]
+        att = torch.softmax(torch.matmul(q, self.ck(kv_in).transpose(-1, -2)) / math.sqrt(q.shape[-1])
+                            + bias[:, 0], dim=-1)  # [b, Q, n]
+        return torch.matmul(att, tokens)  # [b, Q, d]
+
+
 class PerceiverHypernet(_Base):
     kind = "perceiver"
 
@@ -251,6 +278,8 @@ class PerceiverHypernet(_Base):
             self.readout = ContentReadout(w, self.d_enc, cfg.heads, cfg.center)
         elif cfg.readout == "transition":
             self.readout = TransitionReadout(w, self.d_enc, cfg.heads)
+        elif cfg.readout == "copy":
+            self.readout = CopyReadout(w, self.d_enc, cfg.heads, cfg.center)
         g = torch.Generator().manual_seed(cfg.seed)
         with torch.no_grad():
             self.queries.normal_(0.0, 1.0, generator=g)
@@ -263,8 +292,8 @@ class PerceiverHypernet(_Base):
                     lin.bias.zero_()
         self._init_heads(g)
 
-    def forward(self, states: Tensor, mask: Tensor) -> Factors:
-        # states [b, n, d_enc], mask [b, n] (float 1 = real)
+    def forward(self, states: Tensor, mask: Tensor, tokens: Tensor | None = None) -> Factors:
+        # states [b, n, d_enc], mask [b, n] (float 1 = real), tokens [b, n, d] embeddings (copy readout)
         b = states.shape[0]
         kv_in = self.norm_in(states)  # [b, n, d_enc]
         bias = ((mask - 1.0) * 1e9).view(b, 1, 1, -1)  # [b, 1, 1, n]: 0 real, -1e9 padding
@@ -273,6 +302,10 @@ class PerceiverHypernet(_Base):
             z = blk(z, kv_in, bias)
         if isinstance(self.readout, TransitionReadout):
             return self.heads(*self.readout(z, kv_in, mask))
+        if isinstance(self.readout, CopyReadout):
+            if tokens is None:
+                raise ValueError("net.readout 'copy' reads token embeddings, which hypernet.onnx's inputs do not carry")
+            return self.heads(self.readout(z, kv_in, bias, mask), copied=self.readout.copy(z, kv_in, bias, tokens))
         if self.readout is not None:
             z = self.readout(z, kv_in, bias, mask)
         return self.heads(z)
@@ -314,6 +347,7 @@ class T2LHypernet(_Base):
 
 # transition readout's own parameters -> the content readout's they start from
 _TRANSITION_FROM = {"readout.v_next.": "readout.v.", "readout.o_next.": "readout.o.", "out_norm_b.": "out_norm."}
+_COPY_NEW = ("readout.cnorm.", "readout.cq.", "readout.ck.", "copy_gain.")  # copy readout's own parameters
 
 
 def load_init(net: nn.Module, state: dict[str, Tensor]) -> list[str]:
@@ -321,10 +355,14 @@ def load_init(net: nn.Module, state: dict[str, Tensor]) -> list[str]:
     B's read as a copy of A's (so the run begins at the checkpoint's adapters, moved one position).
     Returns the keys filled that way; anything else missing or unexpected is an error, as in strict."""
     state, filled = dict(state), []
-    for key in net.state_dict():
+    own = net.state_dict()
+    for key in own:
         src = next((key.replace(new, old, 1) for new, old in _TRANSITION_FROM.items() if key.startswith(new)), None)
         if key not in state and src is not None and src in state:
             state[key] = state[src].clone()
+            filled.append(key)
+        elif key not in state and key.startswith(_COPY_NEW):  # the copy path starts fresh (gain 0: no change)
+            state[key] = own[key].clone()
             filled.append(key)
     net.load_state_dict(state)
     return filled

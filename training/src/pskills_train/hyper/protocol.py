@@ -11,6 +11,8 @@ from typing import Protocol, cast
 
 import torch.nn as nn
 
+from .config import NetConfig
+
 
 class Hypernet(Protocol):
     kind: str  # "perceiver" | "t2l"
@@ -19,6 +21,7 @@ class Hypernet(Protocol):
     d_enc: int  # width of the encoder states read
     rank: int  # output rank of one chunk's adapter (bundle.json hypernet.rank)
     dims: dict[str, tuple[int, int]]  # module -> (d_in, d_out)
+    cfg: NetConfig
 
     def num_params(self) -> int: ...
 

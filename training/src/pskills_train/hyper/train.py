@@ -203,7 +203,8 @@ class HyperTrainer:
             ck = torch.load(init, map_location=self.place.device, weights_only=False)
             filled = load_init(self.net, ck["model"])
             if filled and self.place.main:
-                print(f"init {init}: {len(filled)} transition-readout tensors start as copies of the content readout's")
+                print(f"init {init}: {len(filled)} tensors it lacks start as copies of the content readout's "
+                      "(transition) or fresh (copy)")
             self.history = [{"stage": ck.get("stage", 1), "steps": ck.get("step"), "metrics": ck.get("last_metrics")}]
         self.model = self.place.wrap(self.net)  # DDP under torchrun; the net itself alone
         self.metrics = MetricsLog(self.out / "metrics.jsonl", self.step if resume else None) if self.place.main \
