@@ -35,7 +35,10 @@ class NetConfig:
     # slot, so every factor is made of the skill's own states and the queries only choose where to look.
     # "transition": the content read, but B's slot from the state one position later (net.py
     # TransitionReadout): each rank slot can store one "after token t comes token t+1" of the skill.
+    # "copy": the content read plus the skill's token embeddings into o's and down's B (CopyReadout;
+    # trains, does not export); copy_gain_init is where its per-layer gain starts.
     readout: str = "query"
+    copy_gain_init: float = 0.0
     center: bool = False  # content readout: values from states minus the chunk's mean state
     # Normalisation of the slots before the heads. "layer": LayerNorm per slot. "batch": each slot
     # feature centred and scaled over the batch (running statistics when compiling), so what all

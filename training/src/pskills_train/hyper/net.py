@@ -92,7 +92,7 @@ class _Base(nn.Module):
         self.shared_b = nn.ParameterDict({m: nn.Parameter(torch.zeros(L, r0, d_out))
                                           for m, (_, d_out) in self.dims.items()} if r0 else {})
         # copy readout: per layer, how much of the copied token embedding each residual-writing B takes
-        self.copy_gain = nn.ParameterDict({m: nn.Parameter(torch.zeros(L)) for m in self.dims
+        self.copy_gain = nn.ParameterDict({m: nn.Parameter(torch.full((L,), cfg.copy_gain_init)) for m in self.dims
                                            if m in ("o", "down")} if cfg.readout == "copy" else {})
 
     @torch.no_grad()
