@@ -104,6 +104,9 @@ export const studioContract = {
       z.object({ name: SkillName, content: z.string().max(MAX_SKILL_BYTES) }).strict(),
       z.object({ version: VersionMeta, created: z.boolean(), parsed: ParsedSkill }),
     ),
+    /** Version 1 of a new skill from the studio's SKILL.md template (provenance `template`). Refused
+     *  with `conflict`, nothing written, when a skill of that name exists. */
+    create: method(z.object({ name: SkillName }).strict(), SkillDetail),
     validate: method(
       z.object({ content: z.string().max(MAX_SKILL_BYTES), folderName: z.string().max(200).optional() }).strict(),
       ParsedSkill,

@@ -25,7 +25,7 @@ export function nameProblem(name: string): string | null {
  *  about names outside the Agent Skills form. */
 export const SkillName = z
   .string()
-  .min(1)
+  .min(1, 'must not be empty')
   .regex(/^\S(?:.*\S)?$/su, 'no leading or trailing whitespace')
   .superRefine((name, ctx) => {
     const why = nameProblem(name);
@@ -34,6 +34,8 @@ export const SkillName = z
 
 export const Provenance = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('manual') }),
+  /** Version 1 of a skill written in the studio: its New skill template (main/skills/template.ts). */
+  z.object({ kind: z.literal('template') }),
   z.object({
     kind: z.literal('npm'),
     package: z.string(),

@@ -119,6 +119,7 @@ export function createStudio(opts: StudioOptions): Studio {
       packages: () => skills.packages(),
       get: (i) => skills.get(i),
       save: (i) => skills.save(i),
+      create: (i) => skills.create(i),
       validate: (i) => skills.validate(i),
       delete: (i) => skills.delete(i),
     },

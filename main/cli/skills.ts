@@ -1,4 +1,4 @@
-// `pskills skills list` and `pskills skills show`: the library from the shell.
+// `pskills skills list`, `skills show` and `skills create`: the library from the shell.
 import type { Command } from './command';
 import { usageError } from './usage';
 
@@ -39,6 +39,25 @@ export const skillsShow: Command = {
       io.out(`${d.name} v${d.version.version} (${d.history.length} versions) ${d.package ?? ''}`.trim());
       io.out(d.description);
       for (const diag of d.parsed.diagnostics) io.out(`  ${diag.severity} line ${diag.line}: ${diag.message}`);
+      io.out('');
+      io.out(d.content);
+    }
+  },
+};
+
+export const skillsCreate: Command = {
+  name: 'skills create',
+  usage: '<name>',
+  summary: 'a new skill: version 1 from the SKILL.md template, to edit and save',
+  async run(argv, { io, flags, withStudio }) {
+    const { values, positionals } = flags.parse(argv, {});
+    if (positionals.length !== 1) throw usageError(skillsCreate);
+    const d = await withStudio(values, (api) => api.skills.create({ name: positionals[0]! }));
+    if (values.json) io.out(JSON.stringify({ name: d.name, version: d.version.version, content: d.content }));
+    else {
+      io.out(
+        `created ${d.name} v${d.version.version} from the template; replace its description and fill in the sections`,
+      );
       io.out('');
       io.out(d.content);
     }

@@ -14,7 +14,7 @@ import { importCommand } from './import';
 import { mergeCommand } from './merge';
 import { serveCommand } from './serve';
 import { settingsSet, settingsShow } from './settings';
-import { skillsList, skillsShow } from './skills';
+import { skillsCreate, skillsList, skillsShow } from './skills';
 import { skillsExport } from './skills-export';
 import { skillworldGenerate } from './skillworld';
 import {
@@ -30,6 +30,7 @@ export const COMMANDS: readonly Command[] = [
   importCommand,
   skillsList,
   skillsShow,
+  skillsCreate,
   skillsExport,
   generateCommand,
   compileCommand,

@@ -2,6 +2,7 @@
 // progressive-disclosure advice: keep SKILL.md under 500 lines / 5,000 words. One error: a name the
 // studio cannot show safely (control or bidi characters, over NAME_MAX_CHARS), so it is never imported.
 import { NAME_MAX_CHARS, nameProblem, type Diagnostic, type Frontmatter } from '../../common/api/skill-schemas';
+import { DESCRIPTION_PLACEHOLDER } from './template';
 
 export const LIMITS = {
   nameChars: 64,
@@ -58,6 +59,12 @@ export function checkFields(
         'description',
         "the frontmatter has no 'description'; agents use it to decide when to load the skill",
       );
+  } else if (fm.description.trim() === DESCRIPTION_PLACEHOLDER) {
+    warn(
+      'description-placeholder',
+      'description',
+      "the description is still the New skill template's placeholder: say what the skill does and when to use it",
+    );
   } else if (fm.description.length > LIMITS.descriptionChars) {
     warn(
       'description-too-long',

@@ -225,6 +225,29 @@ export class SkillsRepo {
       .immediate();
   }
 
+  /**
+   * Version 1 of a new skill. Refused (`conflict`, nothing written) when a skill of that name exists:
+   * the check and the write share one transaction, so two creates of one name cannot both succeed.
+   */
+  create(name: string, content: string, description: string, provenance: Provenance, bodyHash: string): SaveResult {
+    const now = this.clock().toISOString();
+    return this.db
+      .transaction(() => {
+        if (this.sql.skillByName.get(name)) {
+          throw new StudioError(
+            'conflict',
+            `a skill named "${name}" already exists (nothing was written); choose another name`,
+            { name },
+          );
+        }
+        return this.write(
+          { name, description, content, bodyHash, provenance, package: packageOf(provenance) ?? null },
+          now,
+        );
+      })
+      .immediate();
+  }
+
   /** Whether a skill other than `name` holds this normalized body (duplicate detection). */
   hasBodyElsewhere(hash: string, name: string): boolean {
     return this.sql.bodyElsewhere.get(hash, name) !== undefined;

@@ -3,6 +3,7 @@ import type { SkillDetail, ParsedSkill, SkillSummary, VersionMeta } from '../../
 import { StudioError } from '../../../common/errors';
 import { bodyHash } from '../../skills/normalize';
 import { parseSkillMd } from '../../skills/parse';
+import { newSkillMd } from '../../skills/template';
 import type { SkillsRepo } from '../../store/skills-repo';
 
 const folderOf = (path: string): string | undefined => path.split('/').slice(-2, -1)[0];
@@ -36,6 +37,21 @@ export class SkillService {
   /** The skill and all its versions; refused while adapters compiled from it exist (SkillsRepo.delete). */
   delete(input: { name: string }): { deleted: string; versions: number } {
     return { deleted: input.name, versions: this.repo.delete(input.name) };
+  }
+
+  /** Version 1 of a new skill from the New skill template (provenance `template`); refused with
+   *  `conflict`, nothing written, when the name is taken. The skill as `get` returns it. */
+  create(input: { name: string }): SkillDetail {
+    const content = newSkillMd(input.name);
+    const parsed = parseSkillMd(content);
+    this.repo.create(
+      input.name,
+      content,
+      parsed.frontmatter.description ?? '',
+      { kind: 'template' },
+      bodyHash(parsed.body),
+    );
+    return this.get({ name: input.name });
   }
 
   /** Saves content as the skill's next version; identical content makes none. */

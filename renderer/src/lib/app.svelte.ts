@@ -1,5 +1,5 @@
-// The studio window's state, built once by App.svelte: routes, the library, the import dialog, the
-// Playground, the adapter library and each skill's Compile and Compare.
+// The studio window's state, built once by App.svelte: routes, the library, the Import and New skill
+// dialogs, the Playground, the adapter library and each skill's Compile and Compare.
 import { AdapterLibrary } from './adapter-library.svelte';
 import { BatchCompile } from './batch-compile.svelte';
 import { ContinualPageState } from './continual-run.svelte';
@@ -7,6 +7,7 @@ import { DraftStore, type KeyValueStore } from './drafts';
 import { ImportRun } from './import-run.svelte';
 import { Library } from './library.svelte';
 import { ModelsPage } from './models.svelte';
+import { NewSkillDialog } from './new-skill.svelte';
 import { Playground } from './playground.svelte';
 import { Router } from './router.svelte';
 import { SkillLab } from './skill-lab.svelte';
@@ -41,6 +42,11 @@ export class StudioApp {
     void this.library.refresh(); // each lesson is a skill version
   });
   importOpen = $state(false);
+  /** Library → New skill: once version 1 exists, the Library lists it and its editor opens. */
+  readonly newSkill = new NewSkillDialog(studio, (name) => {
+    void this.library.refresh();
+    this.router.go({ page: 'skill', name, version: null, view: 'edit' });
+  });
 
   // eslint-disable-next-line svelte/prefer-svelte-reactivity -- a cache read inside $derived; never rendered itself
   private readonly labs = new Map<string, SkillLab>();
@@ -78,6 +84,10 @@ export class StudioApp {
     this.drafts.remove(name);
     this.labs.get(name)?.dispose();
     this.labs.delete(name);
+  }
+
+  openNewSkill(): void {
+    this.newSkill.show();
   }
 
   openImport(): void {

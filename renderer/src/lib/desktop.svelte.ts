@@ -36,6 +36,7 @@ export class Desktop {
           themeChoice: this.theme.choice,
           go: (route) => app.router.go(route),
           openImport: () => app.openImport(),
+          openNewSkill: () => app.openNewSkill(),
           compile: (name, version) => {
             app.router.go({ page: 'skill', name, version, view: 'compare' });
             void app.lab(name).compile.start(version === null ? { name } : { name, version });

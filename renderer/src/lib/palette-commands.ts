@@ -1,5 +1,6 @@
-// The palette's commands, built from what the window can do right now: the pages, Import, Compile of
-// the skill on screen, the theme, the shortcut list, and one "open" row per skill in the library.
+// The palette's commands, built from what the window can do right now: the pages, Import, New skill,
+// Compile of the skill on screen, the theme, the shortcut list, and one "open" row per skill in the
+// library.
 // Pure: the host is a small interface, so the unit tests build the list without the app.
 import type { PaletteCommand } from './palette';
 import type { Route } from './routes';
@@ -12,6 +13,7 @@ export interface PaletteHost {
   themeChoice: ThemeChoice;
   go(route: Route): void;
   openImport(): void;
+  openNewSkill(): void;
   /** Compile of the skill (version null: the latest); the caller shows its Compile panel. */
   compile(name: string, version: number | null): void;
   setTheme(choice: ThemeChoice): void;
@@ -82,6 +84,13 @@ export function paletteCommands(host: PaletteHost): PaletteCommand[] {
       group: 'Actions',
       keywords: 'npm folder tgz package add',
       run: () => host.openImport(),
+    },
+    {
+      id: 'new-skill',
+      title: 'New skill…',
+      group: 'Actions',
+      keywords: 'create write skill.md template add',
+      run: () => host.openNewSkill(),
     },
   ];
   if (route.page === 'skill') {

@@ -19,6 +19,8 @@ export function provenanceKind(p: Provenance): string {
       return 'folder';
     case 'manual':
       return 'edited in the studio';
+    case 'template':
+      return 'written in the studio';
     case 'lesson':
       return 'continual lesson';
     case 'evolve':
@@ -37,6 +39,8 @@ export function provenanceSummary(p: Provenance): string {
       return ['folder', joinPath(p.root, p.path)].join(' · ');
     case 'manual':
       return 'manual edit';
+    case 'template':
+      return 'new skill · studio template';
     case 'lesson':
       return ['lesson', `episode ${p.episode}`, p.world, p.summariser].join(' · ');
     case 'evolve':
@@ -72,6 +76,11 @@ export function provenanceFields(p: Provenance): ProvenanceField[] {
       ];
     case 'manual':
       return [{ label: 'Source', value: 'edited in the studio' }];
+    case 'template':
+      return [
+        { label: 'Source', value: 'written in the studio' },
+        { label: 'From', value: 'the New skill template' },
+      ];
     case 'lesson':
       return [
         { label: 'Source', value: 'continual lesson' },

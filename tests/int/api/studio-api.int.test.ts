@@ -191,6 +191,13 @@ describe.each(transports)('StudioApi over $name', (transport) => {
     expect((await api.skills.get({ name: 'release-notes' })).history.map((h) => h.version)).toEqual([2, 1]);
   });
 
+  it('skills.create writes version 1 from the template (refusals: tests/int/api/skill-create.int.test.ts)', async () => {
+    const d = await api.skills.create({ name: 'fresh-notes' });
+    covered.add('skills.create');
+    expect(d.version).toMatchObject({ version: 1, provenance: { kind: 'template' } });
+    expect((await api.skills.get({ name: 'fresh-notes' })).content).toBe(d.content);
+  });
+
   it('errors arrive as {code, message, details}', async () => {
     const missing = (await api.skills.get({ name: 'nope' }).catch((e: unknown) => e)) as StudioError;
     expect(missing).toBeInstanceOf(StudioError);

@@ -61,6 +61,31 @@ describe('pskills', () => {
     expect(show.version.version).toBe(1);
   });
 
+  it('skills create writes version 1 from the template; a taken name is refused with nothing written', () => {
+    // Its own data folder: the serve test below counts the skills in the shared one.
+    const own = mkdtempSync(join(tmpdir(), 'pskills-cli-create-'));
+    const run = (...args: string[]) => {
+      const r = spawnSync(process.execPath, [BIN, ...args, '--data-dir', own], { encoding: 'utf8', timeout: 60_000 });
+      return { code: r.status, out: r.stdout, err: r.stderr };
+    };
+    try {
+      const r = run('skills', 'create', 'release-notes', '--json');
+      expect(r.code).toBe(0);
+      const created = JSON.parse(r.out) as { name: string; version: number; content: string };
+      expect(created).toMatchObject({ name: 'release-notes', version: 1 });
+      expect(created.content).toMatch(/^---\nname: release-notes\n/);
+      const again = run('skills', 'create', 'release-notes');
+      expect(again.code).not.toBe(0);
+      expect(again.err.trim()).toBe(
+        'pskills: a skill named "release-notes" already exists (nothing was written); choose another name',
+      );
+      const show = JSON.parse(run('skills', 'show', 'release-notes', '--json').out) as { history: unknown[] };
+      expect(show.history).toHaveLength(1);
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+
   it('errors: non-zero exit and one line on stderr', () => {
     for (const args of [
       ['skills', 'show', 'nope'],

@@ -95,7 +95,7 @@ describe('the command table', () => {
     const { ctx, out } = recording();
     expect((await rejection(runCli(['ema'], ctx))).message).toBe('usage: pskills ema update|history|rollback …');
     expect((await rejection(runCli(['skills', 'bogus'], ctx))).message).toBe(
-      'usage: pskills skills list|show|export …',
+      'usage: pskills skills list|show|create|export …',
     );
     expect((await rejection(runCli(['skillworld'], ctx))).message).toMatch(
       /^usage: pskills skillworld generate --split/,
@@ -141,11 +141,12 @@ describe('the command table', () => {
     expect(lines.map((l) => l.trim().split(/\s+/).slice(0, 2).join(' '))).toEqual([
       'skills list',
       'skills show',
+      'skills create',
       'skills export',
       'skills frob',
     ]);
     expect((await rejection(runCli(['skills'], ctx, table))).message).toBe(
-      'usage: pskills skills list|show|export|frob …',
+      'usage: pskills skills list|show|create|export|frob …',
     );
   });
 });

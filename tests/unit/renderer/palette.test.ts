@@ -29,6 +29,7 @@ function host(route: Route, skills: string[] = []) {
     themeChoice: 'system',
     go: (r) => calls.push(`go ${JSON.stringify(r)}`),
     openImport: () => calls.push('import'),
+    openNewSkill: () => calls.push('new-skill'),
     compile: (name, version) => calls.push(`compile ${name} ${version}`),
     setTheme: (c) => calls.push(`theme ${c}`),
     showShortcuts: () => calls.push('shortcuts'),
@@ -99,7 +100,7 @@ describe('keyboard', () => {
 });
 
 describe('paletteCommands', () => {
-  it('offers the pages, Import, the other theme choices and a row per skill; no Compile off a skill page', () => {
+  it('offers the pages, Import, New skill, the other theme choices and a row per skill; no Compile off a skill page', () => {
     const { h } = host({ page: 'library' }, ['alpha', 'beta']);
     const ids = paletteCommands(h).map((c) => c.id);
     expect(ids).toEqual([
@@ -111,6 +112,7 @@ describe('paletteCommands', () => {
       'go:continual',
       'go:settings',
       'import',
+      'new-skill',
       'shortcuts',
       'theme:light',
       'theme:dark',
@@ -127,11 +129,13 @@ describe('paletteCommands', () => {
     compile.run();
     filterCommands(commands, 'open review')[0]!.run();
     commands.find((c) => c.id === 'import')!.run();
+    filterCommands(commands, 'new skill')[0]!.run();
     commands.find((c) => c.id === 'theme:dark')!.run();
     expect(calls).toEqual([
       'compile review-prs 3',
       `go ${JSON.stringify({ page: 'skill', name: 'review-prs', version: null, view: 'read' })}`,
       'import',
+      'new-skill',
       'theme dark',
     ]);
   });

@@ -18,6 +18,7 @@ describe('Settings page route and palette', () => {
       themeChoice: 'system',
       go: (r) => went.push(r),
       openImport: () => {},
+      openNewSkill: () => {},
       compile: () => {},
       setTheme: () => {},
       showShortcuts: () => {},
