@@ -124,26 +124,63 @@ function packRows(rows: Rows, key: TargetKey, d_in: number, d_out: number, R: nu
   return [A, B];
 }
 
+type Group = NonNullable<BundleManifest['lora']['groups']>[number];
+
+/** Rows stacked into one group's [b, d_in, n·R] / [b, n·R, d_out]: member j's A in rank slots j·R…,
+ * its B in the same rows at its column offset; everything else zero (exact, as packRows). */
+function packGroup(rows: Rows, layer: number, g: Group, R: number): [Float32Array, Float32Array] {
+  const b = rows.length;
+  const Rg = g.modules.length * R;
+  const keys = g.modules.map(({ module }): TargetKey => `${layer}.${module}`);
+  if (rows.every((ad) => !ad?.rank || keys.every((k) => !ad.targets.has(k))))
+    return [zeros(b * g.d_in * Rg), zeros(b * Rg * g.d_out)];
+  const A = new Float32Array(b * g.d_in * Rg);
+  const B = new Float32Array(b * Rg * g.d_out);
+  rows.forEach((ad, row) => {
+    if (!ad || ad.rank === 0) return;
+    const r = ad.rank;
+    g.modules.forEach(({ offset }, j) => {
+      const pair = ad.targets.get(keys[j]!);
+      if (!pair) return;
+      const a0 = row * g.d_in * Rg + j * R;
+      for (let i = 0; i < g.d_in; i++) A.set(pair.A.subarray(i * r, (i + 1) * r), a0 + i * Rg);
+      const b0 = row * Rg * g.d_out + j * R * g.d_out + offset;
+      for (let k = 0; k < r; k++) B.set(pair.B.subarray(k * pair.dOut, (k + 1) * pair.dOut), b0 + k * g.d_out);
+    });
+  });
+  return [A, B];
+}
+
 /** The lora.* feeds for one batch: rows[i] null or rank 0 = no adapter; zero-padded to the max rank.
- * A single row's tensors wrap its adapter's own arrays (already [1, d_in, r] / [1, r, d_out]): no copy.
- * `minRank` 1 feeds zeros of rank 1 instead of empty tensors (exact; the WebGPU provider crashes on
- * zero-size inputs). */
+ * Per target, or per group where bundle.json has lora.groups (a one-member group at offset 0 is fed
+ * as its target). A single row's per-target tensors wrap its adapter's own arrays (already
+ * [1, d_in, r] / [1, r, d_out]): no copy. `minRank` 1 feeds zeros of rank 1 instead of empty tensors
+ * (exact; the WebGPU provider crashes on zero-size inputs). */
 export function loraFeeds(manifest: BundleManifest, rows: Rows, minRank = 0): Record<string, Tensor> {
   const b = rows.length;
   const R = Math.max(minRank, ...rows.map((a) => a?.rank ?? 0));
   const feeds: Record<string, Tensor> = {};
+  const targets = new Map(manifest.lora.targets.map((t) => [t.module, t]));
+  const groups: Group[] =
+    manifest.lora.groups ??
+    manifest.lora.targets.map((t) => ({ ...t, name: t.module, modules: [{ module: t.module, offset: 0 }] }));
   for (const layer of manifest.lora.layers) {
-    for (const { module, d_in, d_out } of manifest.lora.targets) {
-      const key: TargetKey = `${layer}.${module}`;
+    for (const g of groups) {
+      const first = g.modules[0]!;
+      const t = targets.get(first.module)!;
       let A = zeros(0);
       let B = A;
-      if (R > 0 && b === 1) {
-        const pair = rows[0]?.rank === R ? rows[0].targets.get(key) : undefined;
-        A = pair?.A ?? zeros(d_in * R);
-        B = pair?.B ?? zeros(R * d_out);
-      } else if (R > 0) [A, B] = packRows(rows, key, d_in, d_out, R);
-      feeds[loraName(layer, module, 'A')] = float32(A, [b, d_in, R]);
-      feeds[loraName(layer, module, 'B')] = float32(B, [b, R, d_out]);
+      let Rg = R;
+      if (g.modules.length > 1 || first.offset !== 0 || t.d_out !== g.d_out) {
+        Rg = g.modules.length * R;
+        if (R > 0) [A, B] = packGroup(rows, layer, g, R);
+      } else if (R > 0 && b === 1) {
+        const pair = rows[0]?.rank === R ? rows[0].targets.get(`${layer}.${first.module}`) : undefined;
+        A = pair?.A ?? zeros(g.d_in * R);
+        B = pair?.B ?? zeros(R * g.d_out);
+      } else if (R > 0) [A, B] = packRows(rows, `${layer}.${first.module}`, g.d_in, g.d_out, R);
+      feeds[loraName(layer, g.name, 'A')] = float32(A, [b, g.d_in, Rg]);
+      feeds[loraName(layer, g.name, 'B')] = float32(B, [b, Rg, g.d_out]);
     }
   }
   return feeds;

@@ -1,5 +1,5 @@
 // Graph I/O of bundle format v1 (docs/bundle-format.md "lm.onnx"). bundle.json lists the names as
-// templates — `{i}` = layer, `{module}` = LoRA target — that session-table.ts expands.
+// templates — `{i}` = layer, `{module}` = LoRA target, `{group}` = LoRA group — that session-table.ts expands.
 
 export const LM_INPUTS_V1 = [
   'input_ids',
@@ -9,6 +9,8 @@ export const LM_INPUTS_V1 = [
   'past_key_values.{i}.value',
 ] as const;
 export const LM_LORA_INPUTS_V1 = ['lora.{i}.{module}.A', 'lora.{i}.{module}.B'] as const;
+/** With bundle.json lora.groups: one pair per group (q, k, v share the fused projection's "qkv"). */
+export const LM_LORA_GROUP_INPUTS = ['lora.{i}.{group}.A', 'lora.{i}.{group}.B'] as const;
 export const LM_OUTPUTS_V1 = ['logits', 'present.{i}.key', 'present.{i}.value', 'hidden_states'] as const;
 /** encoder.onnx (optional): tokens → the encoder layer's states, no past, no LoRA, no logits. */
 export const ENCODER_INPUTS_V1 = ['input_ids', 'attention_mask', 'position_ids'] as const;
@@ -22,8 +24,9 @@ export const loraName = (layer: number, module: string, factor: 'A' | 'B') => `l
 
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
-/** v1 allows exactly two input lists: with the LoRA inputs, or without them (a plain export). */
+/** v1 allows three input lists: LoRA pairs per group or per target, or none (a plain export). */
 export function lmInputsKind(inputs: readonly string[]): 'lora' | 'plain' | null {
+  if (sameList(inputs, [...LM_INPUTS_V1, ...LM_LORA_GROUP_INPUTS])) return 'lora';
   if (sameList(inputs, [...LM_INPUTS_V1, ...LM_LORA_INPUTS_V1])) return 'lora';
   if (sameList(inputs, LM_INPUTS_V1)) return 'plain';
   return null;

@@ -26,7 +26,7 @@ export {
 } from './generate';
 export type { SamplingOptions } from './logits-processors';
 export { Hypernetwork, type ChunkFactors } from './hypernet';
-export { FORMAT_V1, parseManifest, type BundleManifest } from './manifest';
+export { FORMAT_V1, FORMAT_V2, parseManifest, type BundleManifest } from './manifest';
 export { checkPromptBytes, headForContext, promptByteLimit } from './prompt-bound';
 export type { Provider } from './ort';
 export type { FinishReason } from './stopping';

@@ -1,10 +1,13 @@
-// bundle.json, format pskills.bundle/1 — the zod form of docs/bundle-format.md. Errors name the field.
+// bundle.json, formats pskills.bundle/1 and /2 — the zod form of docs/bundle-format.md. Errors name the field.
 import { z } from 'zod';
 import { nameProblem } from '../../common/api/skill-schemas';
 import { invalid } from './errors';
 import { encoderIOValid, lmInputsKind, lmOutputsValid } from './graph-io';
 
 export const FORMAT_V1 = 'pskills.bundle/1';
+/** 2 = 1 with LoRA groups: lm.onnx takes lora.{i}.{group}.A|B (docs/bundle-format.md "LoRA groups"). */
+export const FORMAT_V2 = 'pskills.bundle/2';
+const FORMATS: readonly string[] = [FORMAT_V1, FORMAT_V2];
 export const MANIFEST_FILE = 'bundle.json';
 
 const count = z.int().positive();
@@ -41,7 +44,16 @@ const Architecture = z.object({
   sliding_window: count.nullable(),
 });
 
-const LoraTarget = z.object({ module: z.enum(['q', 'k', 'v', 'o', 'gate', 'up', 'down']), d_in: count, d_out: count });
+const LoraModule = z.enum(['q', 'k', 'v', 'o', 'gate', 'up', 'down']);
+const LoraTarget = z.object({ module: LoraModule, d_in: count, d_out: count });
+/** One lora.{i}.{name}.A|B pair of lm.onnx (docs/bundle-format.md "LoRA groups"): its members' factors
+ * side by side in the rank slots, each member's B at its column offset of the group's d_out. */
+const LoraGroup = z.object({
+  name: z.string().regex(/^[a-z_]+$/),
+  d_in: count,
+  d_out: count,
+  modules: z.array(z.object({ module: LoraModule, offset: index })).min(1),
+});
 
 /** bundle.json `hypernet` (docs/bundle-format.md "hypernet.onnx and compiling a skill"). */
 export const HYPERNET_INPUTS = ['states', 'mask'] as const;
@@ -68,7 +80,7 @@ const GraphIO = z.object({
 
 export const BundleManifest = z
   .object({
-    format: z.literal(FORMAT_V1),
+    format: z.enum([FORMAT_V1, FORMAT_V2]),
     id: z
       .string()
       .min(1)
@@ -81,6 +93,8 @@ export const BundleManifest = z
     architecture: Architecture,
     lora: z.object({
       targets: z.array(LoraTarget).min(1),
+      // Absent in bundles written before groups: then lm.onnx takes one pair per target.
+      groups: z.array(LoraGroup).min(1).optional(),
       layers: z.array(index).min(1),
       default_rank: index,
       alpha: z.number(),
@@ -134,6 +148,24 @@ export const BundleManifest = z
       if (seen.has(t.module)) issue(['lora', 'targets', n, 'module'], `module ${t.module} is listed twice`);
       seen.add(t.module);
     });
+    if (m.lora.groups) {
+      const targets = new Map(m.lora.targets.map((t) => [t.module, t]));
+      const grouped = new Set<string>();
+      m.lora.groups.forEach((g, n) => {
+        for (const [k, { module, offset }] of g.modules.entries()) {
+          const t = targets.get(module);
+          const at = ['lora', 'groups', n, 'modules', k];
+          if (!t) issue(at, `module ${module} is not in lora.targets`);
+          else if (t.d_in !== g.d_in) issue(at, `module ${module}: d_in ${t.d_in}, the group has ${g.d_in}`);
+          else if (offset + t.d_out > g.d_out)
+            issue(at, `module ${module}: columns ${offset}…${offset + t.d_out} pass the group's d_out ${g.d_out}`);
+          if (grouped.has(module)) issue(at, `module ${module} is in two groups`);
+          grouped.add(module);
+        }
+      });
+      for (const t of m.lora.targets)
+        if (!grouped.has(t.module)) issue(['lora', 'groups'], `target ${t.module} is in no group`);
+    }
     m.lora.layers.forEach((l, n) => {
       if (l >= a.layers) issue(['lora', 'layers', n], `layer ${l} does not exist (the model has ${a.layers})`);
     });
@@ -152,6 +184,11 @@ export const BundleManifest = z
     }
     if (lmInputsKind(m.io.lm.inputs) === null)
       issue(['io', 'lm', 'inputs'], 'not the format v1 input list (see docs/bundle-format.md)');
+    else if (m.io.lm.inputs.some((t) => t.includes('{group}'))) {
+      if (m.format !== FORMAT_V2) issue(['io', 'lm', 'inputs'], `lora.{i}.{group} inputs are format ${FORMAT_V2}`);
+      else if (!m.lora.groups) issue(['lora', 'groups'], 'required: lm.onnx takes lora.{i}.{group}.A|B');
+    } else if (m.io.lm.inputs.some((t) => t.includes('{module}')) && m.format === FORMAT_V2)
+      issue(['io', 'lm', 'inputs'], `format ${FORMAT_V2} takes lora.{i}.{group}.A|B, not one pair per module`);
     if (!lmOutputsValid(m.io.lm.outputs))
       issue(['io', 'lm', 'outputs'], 'not the format v1 output list (see docs/bundle-format.md)');
     const enc = m.io.encoder;
@@ -200,18 +237,22 @@ export function parseManifest(json: unknown, where = MANIFEST_FILE): BundleManif
   const format = (json as { format?: unknown } | null)?.format;
   if (typeof format !== 'string' || !format.startsWith('pskills.bundle/')) {
     throw invalid(
-      `${where}: not a pskills bundle manifest (format is ${JSON.stringify(format)}, expected "${FORMAT_V1}")`,
+      `${where}: not a pskills bundle manifest (format is ${JSON.stringify(format)}, expected "${FORMAT_V2}")`,
       { field: 'format' },
     );
   }
-  if (format !== FORMAT_V1) {
+  if (!FORMATS.includes(format)) {
     throw invalid(
-      `${where}: bundle format "${format}" is not supported; this studio reads "${FORMAT_V1}" (update the studio or re-export the bundle)`,
+      `${where}: bundle format "${format}" is not supported; this studio reads "${FORMAT_V1}" and "${FORMAT_V2}" (update the studio or re-export the bundle)`,
       { field: 'format' },
     );
   }
   const parsed = BundleManifest.safeParse(json);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    // Groups matter only where lm.onnx takes them (a format 1 reader ignores the unknown field).
+    const grouped = parsed.data.io.lm.inputs.some((t) => t.includes('{group}'));
+    return grouped ? parsed.data : { ...parsed.data, lora: { ...parsed.data.lora, groups: undefined } };
+  }
   const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
   throw invalid(`${where}: ${issues[0]}${issues.length > 1 ? ` (and ${issues.length - 1} more)` : ''}`, {
     field: parsed.error.issues[0]?.path.join('.'),

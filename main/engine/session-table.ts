@@ -21,14 +21,19 @@ export interface SessionRow {
   outputs(m: BundleManifest): Map<string, Expected>;
 }
 
-/** Every graph name the templates stand for: `{i}` over layers (LoRA: lora.layers), `{module}` over targets. */
+/** Every graph name the templates stand for: `{i}` over layers (LoRA: lora.layers), `{module}` over
+ * targets, `{group}` over lora.groups. */
 type SpecOf = (m: BundleManifest, template: string, target?: { d_in: number; d_out: number }) => Expected;
 
 function expand(m: BundleManifest, templates: readonly string[], spec: SpecOf): Map<string, Expected> {
   const out = new Map<string, Expected>();
   const layers = Array.from({ length: m.architecture.layers }, (_, i) => i);
   for (const t of templates) {
-    if (t.includes('{module}')) {
+    if (t.includes('{group}')) {
+      for (const i of m.lora.layers)
+        for (const g of m.lora.groups ?? [])
+          out.set(t.replace('{i}', `${i}`).replace('{group}', g.name), spec(m, t, g));
+    } else if (t.includes('{module}')) {
       for (const i of m.lora.layers)
         for (const target of m.lora.targets)
           out.set(t.replace('{i}', `${i}`).replace('{module}', target.module), spec(m, t, target));
@@ -54,8 +59,10 @@ const lmSpec: SpecOf = (m, template, target) => {
     case 'present.{i}.value':
       return f32([null, a.kv_heads, null, a.head_dim]);
     case 'lora.{i}.{module}.A':
+    case 'lora.{i}.{group}.A':
       return f32([null, target!.d_in, null]);
     case 'lora.{i}.{module}.B':
+    case 'lora.{i}.{group}.B':
       return f32([null, null, target!.d_out]);
     case 'logits':
       return f32([null, null, a.vocab]);

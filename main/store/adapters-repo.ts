@@ -120,6 +120,36 @@ function modelIdentity(manifest: unknown): string {
   return canonicalJson({ ...m, files });
 }
 
+const GRAPH_FILES = ['lm.onnx', 'lm.onnx.data', 'encoder.onnx'];
+
+/** A re-export (`pskills_train.export.reexport`) writes the same weights into new graph files after
+ * checking their logits against the old ones, and says so in `training_card.reexport`: then the graph
+ * files, the format and the LoRA input layout may differ; everything else must not. */
+function reexportIdentity(manifest: unknown): string | null {
+  const m = manifest as {
+    files?: Record<string, unknown>;
+    lora?: Record<string, unknown>;
+    io?: { lm?: Record<string, unknown> };
+    training_card?: Record<string, unknown>;
+  } | null;
+  if (!m || typeof m !== 'object') return null;
+  const files = { ...(m.files ?? {}) };
+  for (const f of GRAPH_FILES) delete files[f];
+  const { reexport: _, ...card } = m.training_card ?? {};
+  const io = { ...m.io, lm: { ...m.io?.lm, inputs: undefined } };
+  return canonicalJson({
+    ...m,
+    format: undefined,
+    files,
+    lora: { ...m.lora, groups: undefined },
+    io,
+    training_card: card,
+  });
+}
+
+const isReexport = (manifest: unknown) =>
+  typeof (manifest as { training_card?: { reexport?: unknown } } | null)?.training_card?.reexport === 'object';
+
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
@@ -213,15 +243,20 @@ export class AdaptersRepo {
 
   /** As ensureBundle, and returns the identity adapters are keyed by. A bundle.json that differs from a
    * stored one only in encoder.onnx's entry is the same model (encoder.onnx's states must equal lm.onnx's,
-   * docs/bundle-format.md): it keeps that row and its sha256, so its adapters, global adapter and runs
-   * stay usable, and the row takes the new manifest and folder. */
+   * docs/bundle-format.md), and so is a re-export of a stored one (`reexportIdentity`): it keeps that
+   * row and its sha256, so its adapters, global adapter and runs stay usable, and the row takes the new
+   * manifest and folder. */
   registerBundle(sha256: string, manifest: unknown, path: string): { id: number; sha256: string } {
     return this.db
       .transaction(() => {
         if (!this.sql.bundleBySha.get(sha256)) {
           const model = modelIdentity(manifest);
+          const moved = isReexport(manifest) ? reexportIdentity(manifest) : null;
           const rows = this.sql.allBundles.all() as { id: number; sha256: string; manifest: string }[];
-          const same = rows.find((r) => modelIdentity(JSON.parse(r.manifest)) === model);
+          const same = rows.find((r) => {
+            const stored: unknown = JSON.parse(r.manifest);
+            return modelIdentity(stored) === model || (moved !== null && reexportIdentity(stored) === moved);
+          });
           if (same) {
             this.sql.updateBundle.run(JSON.stringify(manifest), path, same.id);
             return { id: same.id, sha256: same.sha256 };

@@ -150,10 +150,10 @@ def test_fixture_oracle_through_onnxruntime():
                 for kv in ("key", "value"):
                     empty = np.zeros((1, arch["kv_heads"], 0, arch["head_dim"]), np.float32)
                     feeds[f"past_key_values.{i}.{kv}"] = empty
-            for t in manifest["lora"]["targets"]:
+            for g in manifest["lora"]["groups"]:
                 for i in manifest["lora"]["layers"]:
-                    feeds[f"lora.{i}.{t['module']}.A"] = np.zeros((1, t["d_in"], 0), np.float32)
-                    feeds[f"lora.{i}.{t['module']}.B"] = np.zeros((1, 0, t["d_out"]), np.float32)
+                    feeds[f"lora.{i}.{g['name']}.A"] = np.zeros((1, g["d_in"], 0), np.float32)
+                    feeds[f"lora.{i}.{g['name']}.B"] = np.zeros((1, 0, g["d_out"]), np.float32)
             states = lm.run(["hidden_states"], feeds)[0]
             assert rel_err(states[0, -1], np.array(last, np.float32)) < 1e-4
             out = hyper.run(None, {"states": states, "mask": np.ones((1, m), np.float32)})

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from conftest import left_padded_batch
-from pskills_train.export.onnx_lm import example_feeds, export_lm, graph_names
+from pskills_train.export.onnx_lm import example_feeds, export_lm, graph_feeds, graph_names, lora_graph_feeds
 from pskills_train.model import LlamaLM, ModelConfig, stack_rows
 
 TOL = 1e-4
@@ -32,16 +32,16 @@ def exported(tmp_path_factory):
 
 
 def torch_run(lm: LlamaLM, f: dict[str, torch.Tensor]):
-    names = graph_names(lm.cfg)
     past = [(f[f"past_key_values.{i}.key"], f[f"past_key_values.{i}.value"]) for i in range(lm.cfg.num_layers)]
-    lora = {(i, m): (f[f"lora.{i}.{m}.A"], f[f"lora.{i}.{m}.B"]) for i, m in names.lora_keys}
+    lora = {(i, m): (f[f"lora.{i}.{m}.A"], f[f"lora.{i}.{m}.B"])
+            for i in range(lm.cfg.num_layers) for m in lm.cfg.lora_targets}  # per module, as training feeds
     with torch.no_grad():
         logits, present, hidden = lm(f["input_ids"], f["attention_mask"], f["position_ids"], past, lora)
     return [logits, *[t for kv in present for t in kv], hidden]
 
 
 def ort_run(sess, f: dict[str, torch.Tensor]) -> list[np.ndarray]:
-    return sess.run(None, {k: v.numpy() for k, v in f.items()})
+    return sess.run(None, {k: v.numpy() for k, v in graph_feeds(CFG, f).items()})
 
 
 def test_graph_io_follows_the_bundle_contract(exported):
@@ -52,9 +52,10 @@ def test_graph_io_follows_the_bundle_contract(exported):
     assert ins["input_ids"].shape == ["batch", "sequence_length"] and ins["input_ids"].type == "tensor(int64)"
     assert ins["attention_mask"].shape == ["batch", "total_sequence_length"]
     assert ins["past_key_values.1.value"].shape == ["batch", 2, "past_sequence_length", 16]
-    assert ins["lora.0.q.A"].shape == ["batch", 64, "lora_rank"]
+    assert ins["lora.0.qkv.A"].shape == ["batch", 64, "lora_rank_qkv"]  # q and v: 2r slots
+    assert ins["lora.0.qkv.B"].shape == ["batch", "lora_rank_qkv", 64 + 2 * 32]  # the fused q|k|v columns
     assert ins["lora.1.down.B"].shape == ["batch", "lora_rank", 64]
-    assert "lora.0.k.A" not in ins  # not a target of this config
+    assert not any(n.startswith(("lora.0.q.", "lora.0.k.", "lora.0.v.")) for n in ins)  # grouped
     assert outs["logits"].shape == ["batch", "sequence_length", 128]
     assert outs["present.0.key"].shape == ["batch", 2, "total_sequence_length", 16]
     assert outs["hidden_states"].shape == ["batch", "sequence_length", 64]
@@ -76,8 +77,7 @@ def test_cached_decoding_in_onnxruntime_equals_uncached(exported):
     rows = [None] + [{(i, m): (torch.randn(CFG.lora_dims(m)[0], r, generator=g) * 0.3,
                                torch.randn(r, CFG.lora_dims(m)[1], generator=g) * 0.3)
                       for i in range(CFG.num_layers) for m in CFG.lora_targets} for r in (8, 3)]
-    lora = {f"lora.{i}.{m}.{ab}": t
-            for (i, m), pair in stack_rows(CFG, rows).items() for ab, t in zip("AB", pair, strict=True)}
+    lora = lora_graph_feeds(CFG, stack_rows(CFG, rows))
     empty_past = {k: v for k, v in example_feeds(CFG, 3, 1, 0, 0).items() if k.startswith("past_key_values.")}
 
     full = ort_run(sess, {"input_ids": ids, "attention_mask": mask, "position_ids": pos, **empty_past, **lora})

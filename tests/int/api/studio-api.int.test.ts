@@ -226,7 +226,7 @@ describe.each(transports)('StudioApi over $name', (transport) => {
     expect(noDefault.code).toBe('not_found');
     const info = await api.engine.loadBundle({ dir: FIXTURE_BUNDLE });
     covered.add('engine.loadBundle');
-    expect(info).toMatchObject({ loaded: true, id: 'tiny-random', format: 'pskills.bundle/1' });
+    expect(info).toMatchObject({ loaded: true, id: 'tiny-random', format: 'pskills.bundle/2' });
     expect((await api.engine.info({})).architecture?.layers).toBe(2);
     const deltas: string[] = [];
     const res = await api.engine.generate(

@@ -91,9 +91,9 @@ describe('loadBundle rejects a broken bundle, naming what is wrong', () => {
 
   it('an unknown format version', async () => {
     const dir = copyFixture();
-    editManifest(dir, (m) => (m.format = 'pskills.bundle/2'));
+    editManifest(dir, (m) => (m.format = 'pskills.bundle/3'));
     await expect(loadBundle(dir)).rejects.toThrow(
-      /"pskills\.bundle\/2" is not supported; this studio reads "pskills\.bundle\/1"/,
+      /"pskills\.bundle\/3" is not supported; this studio reads "pskills\.bundle\/1" and "pskills\.bundle\/2"/,
     );
   });
 

@@ -6,7 +6,18 @@ import { checkAdapterFits, engineAdapter, foldAdapter, LoraFeedCache, loraFeeds 
 import { parseManifest } from '../../../main/engine/manifest';
 import { FIXTURE_DIR } from '../../int/engine/fixture';
 
-const manifest = parseManifest(JSON.parse(readFileSync(join(FIXTURE_DIR, 'bundle.json'), 'utf8')));
+const json = JSON.parse(readFileSync(join(FIXTURE_DIR, 'bundle.json'), 'utf8'));
+const manifest = parseManifest(json);
+/** The same bundle as written before LoRA groups: one lora.{i}.{module} pair per target. */
+const perTarget = parseManifest({
+  ...json,
+  format: 'pskills.bundle/1',
+  lora: { ...json.lora, groups: undefined },
+  io: {
+    ...json.io,
+    lm: { ...json.io.lm, inputs: json.io.lm.inputs.map((t: string) => t.replace('{group}', '{module}')) },
+  },
+});
 
 /** Entries numbered from `start` so every value says where it came from. */
 const seq = (n: number, start: number) => Float32Array.from({ length: n }, (_, i) => start + i);
@@ -17,12 +28,12 @@ const pair = (dIn: number, dOut: number, r: number, start: number): LoraPair => 
   B: seq(r * dOut, -start),
 });
 
-describe('loraFeeds', () => {
+describe('loraFeeds (per target)', () => {
   it('zero-pads each row to the batch rank; no adapter and rank 0 rows are all zero', () => {
     const r2 = engineAdapter(2, new Map<TargetKey, LoraPair>([['1.k', pair(64, 32, 2, 1000)]]));
     const r3 = engineAdapter(3, new Map<TargetKey, LoraPair>([['1.k', pair(64, 32, 3, 5000)]]));
     const empty = engineAdapter(0, new Map());
-    const feeds = loraFeeds(manifest, [r2, null, r3, empty]);
+    const feeds = loraFeeds(perTarget, [r2, null, r3, empty]);
     const A = feeds['lora.1.k.A']!;
     const B = feeds['lora.1.k.B']!;
     expect(A.dims).toEqual([4, 64, 3]);
@@ -46,13 +57,45 @@ describe('loraFeeds', () => {
     const feeds = loraFeeds(manifest, [null, null]);
     expect(feeds['lora.0.down.A']!.dims).toEqual([2, 128, 0]);
     expect(feeds['lora.0.down.B']!.dims).toEqual([2, 0, 64]);
+    expect(feeds['lora.0.qkv.B']!.dims).toEqual([2, 0, 128]);
+  });
+});
+
+describe('loraFeeds (groups)', () => {
+  it('packs q, k and v into qkv: member j in rank slots j·R…, its B rows at its column offset', () => {
+    const r2 = engineAdapter(
+      2,
+      new Map<TargetKey, LoraPair>([
+        ['1.q', pair(64, 64, 2, 3000)],
+        ['1.k', pair(64, 32, 2, 1000)],
+      ]),
+    );
+    const r3 = engineAdapter(3, new Map<TargetKey, LoraPair>([['1.v', pair(64, 32, 3, 5000)]]));
+    const feeds = loraFeeds(manifest, [r2, null, r3]);
+    expect(Object.keys(feeds)).toHaveLength(2 * 2 * 5); // qkv, o, gate, up, down per layer
+    const A = feeds['lora.1.qkv.A']!;
+    const B = feeds['lora.1.qkv.B']!;
+    expect(A.dims).toEqual([3, 64, 9]); // R = 3, three members
+    expect(B.dims).toEqual([3, 9, 128]); // q 0…63, k 64…95, v 96…127
+    const a = A.data as Float32Array;
+    const b = B.data as Float32Array;
+    const slots = (row: number, i: number) => Array.from(a.subarray((row * 64 + i) * 9, (row * 64 + i + 1) * 9));
+    expect(slots(0, 5)).toEqual([3010, 3011, 0, 1010, 1011, 0, 0, 0, 0]);
+    expect(slots(1, 5)).toEqual(Array(9).fill(0));
+    expect(slots(2, 5)).toEqual([0, 0, 0, 0, 0, 0, 5015, 5016, 5017]);
+    const bRow = (row: number, slot: number) => b.subarray((row * 9 + slot) * 128, (row * 9 + slot + 1) * 128);
+    expect(bRow(0, 0)).toEqual(Float32Array.from([...seq(64, -3000), ...Array(64).fill(0)]));
+    expect(bRow(0, 4)).toEqual(Float32Array.from([...Array(64).fill(0), ...seq(32, -968), ...Array(32).fill(0)]));
+    expect(bRow(0, 2).every((v) => v === 0)).toBe(true); // rank slot past the row's r
+    expect(bRow(2, 8)).toEqual(Float32Array.from([...Array(96).fill(0), ...seq(32, -4936)]));
+    expect((feeds['lora.0.qkv.A']!.data as Float32Array).every((v) => v === 0)).toBe(true); // layer 0: none
   });
 });
 
 describe('loraFeeds of a single row', () => {
   it("wraps the adapter's own arrays (no copy); targets it lacks are zeros of its rank", () => {
     const p = pair(64, 32, 2, 1000);
-    const feeds = loraFeeds(manifest, [engineAdapter(2, new Map<TargetKey, LoraPair>([['1.k', p]]))]);
+    const feeds = loraFeeds(perTarget, [engineAdapter(2, new Map<TargetKey, LoraPair>([['1.k', p]]))]);
     expect(feeds['lora.1.k.A']!.data).toBe(p.A);
     expect(feeds['lora.1.k.B']!.data).toBe(p.B);
     expect(feeds['lora.1.k.A']!.dims).toEqual([1, 64, 2]);
@@ -81,7 +124,7 @@ describe('LoraFeedCache', () => {
     const one = cache.feeds([null]);
     expect(cache.feeds([engineAdapter(0, new Map())])).toBe(one);
     const two = cache.feeds([null, null]);
-    expect(two['lora.0.q.A']!.dims).toEqual([2, 64, 0]);
+    expect(two['lora.0.qkv.A']!.dims).toEqual([2, 64, 0]);
     expect(cache.feeds([null, null])).toBe(two);
   });
 

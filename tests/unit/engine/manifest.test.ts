@@ -20,8 +20,8 @@ describe('parseManifest', () => {
   });
 
   it('refuses other formats and versions with a clear message', () => {
-    expect(withEdit((m) => (m.format = 'pskills.bundle/2'))).toThrow(
-      'bundle.json: bundle format "pskills.bundle/2" is not supported; this studio reads "pskills.bundle/1"',
+    expect(withEdit((m) => (m.format = 'pskills.bundle/3'))).toThrow(
+      'bundle.json: bundle format "pskills.bundle/3" is not supported; this studio reads "pskills.bundle/1" and "pskills.bundle/2"',
     );
     expect(() => parseManifest({ name: 'x' })).toThrow(/not a pskills bundle manifest \(format is undefined/);
   });
@@ -77,5 +77,30 @@ describe('parseManifest', () => {
   it('accepts a plain (LoRA-free) input list and refuses file names that leave the folder', () => {
     expect(() => withEdit((m) => (m.io.lm.inputs = m.io.lm.inputs.slice(0, 5)))()).not.toThrow();
     expect(withEdit((m) => (m.io.lm.file = '../lm.onnx'))).toThrow(/io\.lm\.file: a plain file name/);
+  });
+
+  it('reads LoRA groups in format 2 and the per-target layout of format 1', () => {
+    expect(parseManifest(fixture()).lora.groups?.map((g) => g.name)).toEqual(['qkv', 'o', 'gate', 'up', 'down']);
+    const v1 = fixture();
+    v1.format = 'pskills.bundle/1';
+    v1.io.lm.inputs = v1.io.lm.inputs.map((t: string) => t.replace('{group}', '{module}'));
+    expect(parseManifest(v1).lora.groups).toBeUndefined(); // a format 1 reader ignores the field
+    expect(withEdit((m) => (m.format = 'pskills.bundle/1'))).toThrow(
+      /io\.lm\.inputs: lora\.\{i\}\.\{group\} inputs are format pskills\.bundle\/2/,
+    );
+    expect(withEdit((m) => delete m.lora.groups)).toThrow(/lora\.groups: required/);
+  });
+
+  it('refuses groups that do not cover the targets exactly, naming the member', () => {
+    expect(withEdit((m) => (m.lora.groups[0].modules[1].module = 'down'))).toThrow(
+      /lora\.groups\.0\.modules\.1: module down: d_in 128, the group has 64/,
+    );
+    expect(withEdit((m) => (m.lora.groups[0].modules[2].offset = 100))).toThrow(
+      /lora\.groups\.0\.modules\.2: module v: columns 100…132 pass the group's d_out 128/,
+    );
+    expect(withEdit((m) => m.lora.groups.pop())).toThrow(/lora\.groups: target down is in no group/);
+    expect(withEdit((m) => m.lora.groups[1].modules.push({ module: 'q', offset: 0 }))).toThrow(
+      /module q is in two groups/,
+    );
   });
 });

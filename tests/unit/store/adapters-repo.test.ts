@@ -135,6 +135,32 @@ describe('insert / get / list', () => {
     expect(count('bundles')).toBe(3);
   });
 
+  it('registerBundle keeps the identity across a re-export that says so, and only then', () => {
+    const v1 = {
+      format: 'pskills.bundle/1',
+      id: 'm',
+      files: { 'lm.onnx': { sha256: 'l1', bytes: 9 }, 'hypernet.onnx': { sha256: 'h', bytes: 3 } },
+      lora: { targets: [{ module: 'q' }] },
+      io: { lm: { inputs: ['lora.{i}.{module}.A'] } },
+      training_card: { steps: 5 },
+    };
+    const first = repo.registerBundle(SHA_B, v1, '/v1');
+    const v2 = {
+      ...v1,
+      format: 'pskills.bundle/2',
+      files: { ...v1.files, 'lm.onnx': { sha256: 'l2', bytes: 7 } },
+      lora: { ...v1.lora, groups: [{ name: 'qkv' }] },
+      io: { lm: { inputs: ['lora.{i}.{group}.A'] } },
+    };
+    // without the note new graph files are another model
+    expect(repo.registerBundle('c'.repeat(64), v2, '/v2').id).not.toBe(first.id);
+    const note = { ...v2, training_card: { steps: 5, reexport: { of: SHA_B, logits_max_abs_diff: 0 } } };
+    expect(repo.registerBundle('d'.repeat(64), note, '/v3')).toEqual(first);
+    // the note does not cover other weights (here the hypernetwork)
+    const other = { ...note, files: { ...note.files, 'hypernet.onnx': { sha256: 'h2', bytes: 3 } } };
+    expect(repo.registerBundle('e'.repeat(64), other, '/v4').id).not.toBe(first.id);
+  });
+
   it('refuses an invalid adapter and unknown lineage, writing nothing', () => {
     const adapter = randomAdapter({ seed: 4 });
     const bad = {

@@ -17,7 +17,7 @@ from torch import Tensor
 
 from ..model.config import ModelConfig
 from ..model.llama import LlamaLM
-from ..model.lora import LoraInputs
+from ..model.lora import LoraInputs, group_lora
 
 KV = tuple[Tensor, Tensor]
 
@@ -74,14 +74,17 @@ class OrtBackend:
         for i in range(cfg.num_layers):
             feed[f"past_key_values.{i}.key"] = past[i][0].numpy() if past else empty
             feed[f"past_key_values.{i}.value"] = past[i][1].numpy() if past else empty
+        rank = max((a.shape[2] for a, _ in (lora or {}).values()), default=0)
+        full: LoraInputs = {}
         for i in self.layers:
             for m in cfg.lora_targets:
-                if f"lora.{i}.{m}.A" not in self.inputs:
-                    continue
+                d_in, d_out = cfg.lora_dims(m)
                 pair = (lora or {}).get((i, m))
-                if pair is None:
-                    d_in, d_out = cfg.lora_dims(m)
-                    pair = (torch.zeros(b, d_in, 0), torch.zeros(b, 0, d_out))
+                full[(i, m)] = pair if pair is not None else (torch.zeros(b, d_in, rank), torch.zeros(b, rank, d_out))
+        if "groups" in self.manifest["lora"]:  # lm.onnx takes grouped pairs (docs/bundle-format.md)
+            full = group_lora(cfg, full)
+        for (i, m), pair in full.items():
+            if f"lora.{i}.{m}.A" in self.inputs:
                 feed[f"lora.{i}.{m}.A"] = pair[0].float().numpy()
                 feed[f"lora.{i}.{m}.B"] = pair[1].float().numpy()
         out = dict(zip(self.outputs, self.sess.run(self.outputs, feed), strict=True))

@@ -105,7 +105,7 @@ def check_graph(path: Path, manifest: dict[str, Any]) -> None:
     """The exported graph's I/O names are exactly what bundle.json's io templates expand to."""
     graph = onnx.load(str(path), load_external_data=False).graph
     num_layers, lora = manifest["architecture"]["layers"], manifest["lora"]
-    modules = [t["module"] for t in lora["targets"]]
+    modules = [g["name"] for g in lora["groups"]] if "groups" in lora else [t["module"] for t in lora["targets"]]
     io = manifest["io"]["lm"]
     for kind, templates, actual in (("inputs", io["inputs"], graph.input), ("outputs", io["outputs"], graph.output)):
         want, got = expand_names(templates, num_layers, lora["layers"], modules), {v.name for v in actual}

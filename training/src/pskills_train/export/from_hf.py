@@ -155,7 +155,9 @@ def check_shapes(path: Path, manifest: dict[str, Any]) -> None:
     numbers and the others are symbolic (docs/bundle-format.md, `lm.onnx`)."""
     a = manifest["architecture"]
     kv, hd = a["kv_heads"], a["head_dim"]
-    dims = {t["module"]: (t["d_in"], t["d_out"]) for t in manifest["lora"]["targets"]}
+    lora = manifest["lora"]
+    dims = ({g["name"]: (g["d_in"], g["d_out"]) for g in lora["groups"]} if "groups" in lora
+            else {t["module"]: (t["d_in"], t["d_out"]) for t in lora["targets"]})
     graph = onnx.load(str(path), load_external_data=False).graph
     for v in list(graph.input) + list(graph.output):
         n = v.name
@@ -187,10 +189,9 @@ def ort_feeds(cfg: ModelConfig, ids: np.ndarray) -> dict[str, np.ndarray]:
     for i in range(cfg.num_layers):
         for kind in ("key", "value"):
             feeds[f"past_key_values.{i}.{kind}"] = np.zeros((1, cfg.num_kv_heads, 0, cfg.head_dim), np.float32)
-        for m in cfg.lora_targets:
-            d_in, d_out = cfg.lora_dims(m)
-            feeds[f"lora.{i}.{m}.A"] = np.zeros((1, d_in, 0), np.float32)
-            feeds[f"lora.{i}.{m}.B"] = np.zeros((1, 0, d_out), np.float32)
+        for g in cfg.lora_groups():
+            feeds[f"lora.{i}.{g.name}.A"] = np.zeros((1, g.d_in, 0), np.float32)
+            feeds[f"lora.{i}.{g.name}.B"] = np.zeros((1, 0, g.d_out), np.float32)
     return feeds
 
 

@@ -1,4 +1,4 @@
-"""bundle.json, format pskills.bundle/1 (docs/bundle-format.md is the contract; keep the two in step)."""
+"""bundle.json, format pskills.bundle/2 (docs/bundle-format.md is the contract; keep the two in step)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,14 @@ from typing import Any
 
 from ..model.config import ModelConfig
 
-FORMAT = "pskills.bundle/1"
+FORMAT = "pskills.bundle/2"  # 1 = the same without lora.groups (one LoRA pair per target)
 MANIFEST = "bundle.json"
 
-# Name templates of lm.onnx's graph I/O; `{i}` = layer, `{module}` = LoRA target short name.
+# Name templates of lm.onnx's graph I/O; `{i}` = layer, `{group}` = LoRA group (lora.groups). Bundles
+# written before groups existed have one pair per target, `lora.{i}.{module}.A|B` (LM_LORA_INPUTS_V1).
 LM_INPUTS = ["input_ids", "attention_mask", "position_ids", "past_key_values.{i}.key", "past_key_values.{i}.value"]
-LM_LORA_INPUTS = ["lora.{i}.{module}.A", "lora.{i}.{module}.B"]
+LM_LORA_INPUTS = ["lora.{i}.{group}.A", "lora.{i}.{group}.B"]
+LM_LORA_INPUTS_V1 = ["lora.{i}.{module}.A", "lora.{i}.{module}.B"]
 LM_OUTPUTS = ["logits", "present.{i}.key", "present.{i}.value", "hidden_states"]
 
 
@@ -67,13 +69,19 @@ def architecture(cfg: ModelConfig) -> dict[str, Any]:
     }
 
 
+def groups_entry(cfg: ModelConfig) -> list[dict[str, Any]]:
+    """bundle.json `lora.groups`: how the engine packs each target's factors into lm.onnx's inputs."""
+    return [{"name": g.name, "d_in": g.d_in, "d_out": g.d_out,
+             "modules": [{"module": m, "offset": off} for m, off in g.members]} for g in cfg.lora_groups()]
+
+
 def expand_names(templates: list[str], num_layers: int, lora_layers: list[int], modules: list[str]) -> set[str]:
     """The graph names templates stand for: `{i}` over all layers (LoRA names: over `lora_layers`),
-    `{module}` over the targets."""
+    `{group}` / `{module}` over `modules` (the group names, or the targets of a V1 bundle)."""
     names: set[str] = set()
     for t in templates:
-        if "{module}" in t:
-            names |= {t.format(i=i, module=m) for i in lora_layers for m in modules}
+        if "{group}" in t or "{module}" in t:
+            names |= {t.replace("{group}", "{module}").format(i=i, module=m) for i in lora_layers for m in modules}
         elif "{i}" in t:
             names |= {t.format(i=i) for i in range(num_layers)}
         else:
@@ -94,6 +102,7 @@ def build_manifest(cfg: ModelConfig, spec: BundleSpec, files: dict[str, dict[str
             "targets": [{"module": m, "d_in": cfg.lora_dims(m)[0], "d_out": cfg.lora_dims(m)[1]}
                         for m in cfg.lora_targets],
             "layers": list(range(cfg.num_layers)),
+            **({"groups": groups_entry(cfg)} if spec.lora_inputs else {}),
             "default_rank": spec.default_rank,
             "alpha": spec.alpha,
         },

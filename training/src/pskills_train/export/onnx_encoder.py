@@ -38,6 +38,7 @@ from torch import Tensor
 from ..model.layers import attention_mask_4d
 from ..model.llama import LlamaLM
 from .manifest import MANIFEST, file_table
+from .onnx_lm import fused_projections
 from .onnx_weights import save_graph, to_fp16_storage
 from .shared_weights import external_locations, share_weights, uses_fp16_storage
 from .staging import staged_folder
@@ -91,7 +92,8 @@ def export_encoder(lm: LlamaLM, path: str | os.PathLike, share_with: str | None 
     # A scratch folder: past 2 GB the exporter writes one file per tensor beside the graph.
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".export-") as scratch:
         raw = Path(scratch) / path.name
-        with torch.no_grad(), warnings.catch_warnings():
+        # Fused q|k|v as in lm.onnx, so the encoder's weights are lm.onnx's bytes and can be shared.
+        with torch.no_grad(), warnings.catch_warnings(), fused_projections(lm):
             warnings.simplefilter("ignore", DeprecationWarning)  # the TorchScript exporter, as onnx_lm.py
             torch.onnx.export(graph, (ids, mask, pos), str(raw), input_names=ENCODER_INPUTS,
                               output_names=ENCODER_OUTPUTS, dynamic_axes=axes, opset_version=OPSET, dynamo=False,

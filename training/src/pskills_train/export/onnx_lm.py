@@ -4,7 +4,8 @@ Inputs   input_ids [batch, sequence_length] int64
          attention_mask [batch, total_sequence_length] int64
          position_ids [batch, sequence_length] int64
          past_key_values.{i}.key|value [batch, kv_heads, past_sequence_length, head_dim]
-         lora.{i}.{module}.A [batch, d_in, lora_rank]   lora.{i}.{module}.B [batch, lora_rank, d_out]
+         lora.{i}.{group}.A [batch, d_in, rank]   lora.{i}.{group}.B [batch, rank, d_out]
+           (groups: ModelConfig.lora_groups; q, k and v share the fused projection's "qkv" pair)
 Outputs  logits [batch, sequence_length, vocab]
          present.{i}.key|value [batch, kv_heads, total_sequence_length, head_dim]
          hidden_states [batch, sequence_length, hidden]   (the encoder layer, ModelConfig.encoder_layer)
@@ -20,15 +21,22 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import onnx
 import torch
 import torch.nn as nn
+from onnx import helper, numpy_helper
 from torch import Tensor
 
 from ..model.config import ModelConfig
+from ..model.layers import Attention
 from ..model.llama import LlamaLM
+from ..model.lora import LoraInputs, group_lora
 
 
 @dataclass
@@ -48,7 +56,7 @@ class LMGraphNames:
     inputs: list[str]
     outputs: list[str]
     dynamic_axes: dict[str, dict[int, str]]
-    lora_keys: list[tuple[int, str]]  # order of the lora.* inputs, A then B per key
+    lora_keys: list[tuple[int, str]]  # (layer, group) order of the lora.* inputs, A then B per key
 
 
 def graph_names(cfg: ModelConfig, lora_inputs: bool = True) -> LMGraphNames:
@@ -64,11 +72,13 @@ def graph_names(cfg: ModelConfig, lora_inputs: bool = True) -> LMGraphNames:
         for kind in ("key", "value"):
             inputs.append(f"past_key_values.{i}.{kind}")
             axes[inputs[-1]] = {0: batch, 2: past}
-    lora_keys = [(i, m) for i in range(cfg.num_layers) for m in cfg.lora_targets] if lora_inputs else []
+    groups = cfg.lora_groups() if lora_inputs else []
+    lora_keys = [(i, g.name) for i in range(cfg.num_layers) for g in groups]
+    ranks = {g.name: rank if len(g.members) == 1 else f"{rank}_{g.name}" for g in groups}  # qkv: n·r
     for i, m in lora_keys:
         inputs += [f"lora.{i}.{m}.A", f"lora.{i}.{m}.B"]
-        axes[f"lora.{i}.{m}.A"] = {0: batch, 2: rank}
-        axes[f"lora.{i}.{m}.B"] = {0: batch, 1: rank}
+        axes[f"lora.{i}.{m}.A"] = {0: batch, 2: ranks[m]}
+        axes[f"lora.{i}.{m}.B"] = {0: batch, 1: ranks[m]}
     outputs = ["logits"]
     axes["logits"] = {0: batch, 1: seq}
     for i in range(cfg.num_layers):
@@ -95,6 +105,37 @@ class FlatLM(nn.Module):
         lora = {key: (flat_lora[2 * j], flat_lora[2 * j + 1]) for j, key in enumerate(self.names.lora_keys)}
         logits, present, hidden = self.lm(input_ids, attention_mask, position_ids, past, lora)
         return (logits, *[t for kv in present for t in kv], hidden)
+
+
+@contextmanager
+def fused_projections(lm: LlamaLM) -> Iterator[LlamaLM]:
+    """The exported graphs compute q|k|v as one product (layers.Attention._fused_qkv): same numbers,
+    fewer nodes and inputs per decode step. Training keeps the separate projections."""
+    attns = [m for m in lm.modules() if isinstance(m, Attention)]
+    for a in attns:
+        a.fuse_qkv = True
+    try:
+        yield lm
+    finally:
+        for a in attns:
+            a.fuse_qkv = False
+
+
+def lora_graph_feeds(cfg: ModelConfig, lora: LoraInputs) -> dict[str, Tensor]:
+    """Per-module LoRA inputs (one rank for all, `stack_rows`) -> lm.onnx's lora.{i}.{group}.A|B feeds."""
+    return {f"lora.{i}.{g}.{ab}": t for (i, g), pair in group_lora(cfg, lora).items()
+            for ab, t in zip("AB", pair, strict=True)}
+
+
+def graph_feeds(cfg: ModelConfig, feeds: dict[str, Tensor]) -> dict[str, Tensor]:
+    """`example_feeds`-style feeds (lora.{i}.{module}.A|B) -> the graph's (lora.{i}.{group}.A|B)."""
+    def is_module(k: str) -> bool:  # group names that are not targets ("qkv") pass through
+        return k.startswith("lora.") and k.split(".")[2] in cfg.lora_targets
+
+    per_module = {(int(k.split(".")[1]), k.split(".")[2]): (feeds[k], feeds[k[:-1] + "B"])
+                  for k in feeds if is_module(k) and k.endswith(".A")}
+    rest = {k: v for k, v in feeds.items() if not is_module(k)}
+    return {**rest, **(lora_graph_feeds(cfg, per_module) if per_module else {})}
 
 
 def example_feeds(cfg: ModelConfig, batch: int, seq: int, past: int, rank: int,
@@ -125,12 +166,37 @@ def export_lm(lm: LlamaLM, path: str | os.PathLike, ecfg: LMExportConfig | None 
     flat = FlatLM(lm, ecfg.lora_inputs).eval()
     names = flat.names
     feeds = example_feeds(lm.cfg, ecfg.trace_batch, ecfg.trace_seq, ecfg.trace_past, ecfg.trace_rank, ecfg.dtype)
+    feeds = graph_feeds(lm.cfg, feeds)
     args = tuple(feeds[n] for n in names.inputs)  # drops the lora.* feeds when the graph has none
     tmp = path.with_name(path.name + ".tmp")
-    with torch.no_grad(), warnings.catch_warnings():
+    with torch.no_grad(), warnings.catch_warnings(), fused_projections(lm):
         warnings.simplefilter("ignore", DeprecationWarning)  # the TorchScript exporter is chosen on purpose
         torch.onnx.export(flat, args, str(tmp), input_names=names.inputs, output_names=names.outputs,
                           dynamic_axes=names.dynamic_axes, opset_version=ecfg.opset, dynamo=False,
                           do_constant_folding=True)
+    if lm.cfg.tie_embeddings and not any(tmp.parent.glob("*.data")):  # under 2 GB: one protobuf
+        model = onnx.load(str(tmp))
+        if dedupe_tied_head(model):
+            onnx.save(model, str(tmp))
     os.replace(tmp, path)
     return path
+
+
+def dedupe_tied_head(model: onnx.ModelProto, embed: str = "lm.model.embed_tokens.weight") -> bool:
+    """The tracer folds a tied head's Wᵀ into a second initializer, a full copy of the embedding. Store
+    W once and Transpose it in the graph instead (onnxruntime folds that at load). True if one was."""
+    g = model.graph
+    inits = {t.name: t for t in g.initializer}
+    if embed not in inits:
+        return False
+    w = numpy_helper.to_array(inits[embed])  # [V, d]
+    for t in g.initializer:
+        if list(t.dims) == [w.shape[1], w.shape[0]] and np.array_equal(numpy_helper.to_array(t), w.T):
+            name = t.name
+            g.initializer.remove(t)
+            nodes = [helper.make_node("Transpose", [embed], [name], perm=[1, 0], name="tied_head_transpose"),
+                     *g.node]
+            del g.node[:]
+            g.node.extend(nodes)
+            return True
+    return False

@@ -62,11 +62,12 @@ def to_fp16_storage(model: onnx.ModelProto) -> int:
 
 
 def round_weights_fp16(module: torch.nn.Module) -> None:
-    """Round every parameter of FP16_MIN_ELEMENTS or more to the nearest float16 (kept as float32),
-    so the exported graph's weights are exactly what its float16 storage holds."""
+    """Round every matrix and every parameter of FP16_MIN_ELEMENTS or more to the nearest float16 (kept
+    as float32), so the exported graph's weights are exactly what its float16 storage holds. Matrices of
+    any size: the exporters concatenate q, k and v into one initializer (export/onnx_lm.py)."""
     with torch.no_grad():
         for p in module.parameters():
-            if p.numel() >= FP16_MIN_ELEMENTS and p.dtype == torch.float32:
+            if (p.numel() >= FP16_MIN_ELEMENTS or p.dim() >= 2) and p.dtype == torch.float32:
                 p.copy_(p.to(torch.float16).to(torch.float32))
 
 

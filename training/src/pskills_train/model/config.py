@@ -9,6 +9,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+
+@dataclass(frozen=True)
+class LoraGroup:
+    """One lora.{i}.{name}.A|B input pair: A [b, d_in, R·len(members)], B [b, R·len(members), d_out];
+    member j's factors fill rank slots j·R … and B's columns offset … offset + its d_out."""
+
+    name: str
+    d_in: int
+    d_out: int
+    members: tuple[tuple[str, int], ...]  # (module, column offset)
+
+
 # LoRA target short names (DESIGN §3 `lora.{i}.{module}.A|B`) -> submodule path inside a decoder layer.
 # The paths are the Hugging Face key names, so PEFT adapters map one to one.
 LORA_MODULES: dict[str, str] = {
@@ -79,6 +91,19 @@ class ModelConfig:
         q, kv = self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim
         dims = {"q": (d, q), "k": (d, kv), "v": (d, kv), "o": (q, d), "gate": (d, f), "up": (d, f), "down": (f, d)}
         return dims[module]
+
+    def lora_groups(self) -> list[LoraGroup]:
+        """How lm.onnx takes the LoRA factors (docs/bundle-format.md "LoRA groups"): the targets among
+        q, k, v share one input pair on the fused q|k|v projection; every other target is its own group."""
+        d, q, kv = self.hidden_size, self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim
+        offsets = {"q": 0, "k": q, "v": q + kv}
+        fused = tuple((m, offsets[m]) for m in self.lora_targets if m in offsets)
+        groups = [LoraGroup("qkv", d, q + 2 * kv, fused)] if fused else []
+        for m in self.lora_targets:
+            if m not in offsets:
+                d_in, d_out = self.lora_dims(m)
+                groups.append(LoraGroup(m, d_in, d_out, ((m, 0),)))
+        return groups
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -39,21 +39,30 @@ def load_onnx_lm(bundle: str | Path) -> LlamaLM:
     path = bundle / manifest["io"]["lm"]["file"]
     graph = onnx.load(str(path)).graph
     inits = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
-    named = {k.removeprefix("lm."): v for k, v in inits.items() if k.startswith("lm.")}
+    # The exporter stores equal weights once and aliases the rest with Identity nodes (untrained norms).
+    aliases = {n.output[0]: inits[n.input[0]] for n in graph.node if n.op_type == "Identity" and n.input[0] in inits}
+    named = {k.removeprefix("lm."): v for k, v in {**inits, **aliases}.items() if k.startswith("lm.")}
     seen: list[str] = []
     for node in graph.node:
         if node.op_type in ("MatMul", "Gemm") and len(node.input) > 1:
             w = node.input[1]
             if w in inits and w not in named and w not in seen:
                 seen.append(w)
-    want = cfg.num_layers * len(PROJ) + (0 if cfg.tie_embeddings else 1)
+    # Bundles with lora.groups hold q|k|v as one fused [d, q + 2kv] weight (docs/bundle-format.md).
+    fused = "groups" in manifest["lora"]
+    per_layer = len(PROJ) - 2 if fused else len(PROJ)
+    want = cfg.num_layers * per_layer + (0 if cfg.tie_embeddings else 1)
     # A tied head still appears as one transposed copy of the embedding at the end.
     if len(seen) not in (want, want + 1):
         raise ValueError(f"{path}: {len(seen)} projection weights, expected {want} for {cfg.num_layers} layers")
     state: dict[str, torch.Tensor] = {k: torch.from_numpy(np.array(v)) for k, v in named.items()}
+    q, kv = cfg.num_heads * cfg.head_dim, cfg.num_kv_heads * cfg.head_dim
     for i in range(cfg.num_layers):
-        for j, proj in enumerate(PROJ):
-            state[f"model.layers.{i}.{proj}.weight"] = torch.from_numpy(np.array(inits[seen[i * len(PROJ) + j]].T))
+        ws = [np.array(inits[seen[i * per_layer + j]].T) for j in range(per_layer)]  # [d_out, d_in] each
+        if fused:
+            ws = [ws[0][:q], ws[0][q:q + kv], ws[0][q + kv:], *ws[1:]]
+        for proj, w in zip(PROJ, ws, strict=True):
+            state[f"model.layers.{i}.{proj}.weight"] = torch.from_numpy(np.ascontiguousarray(w))
     if not cfg.tie_embeddings:
         state["lm_head.weight"] = torch.from_numpy(np.array(inits[seen[want - 1]].T))
     lm = LlamaLM(cfg)

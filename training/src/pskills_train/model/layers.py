@@ -86,6 +86,7 @@ class Attention(nn.Module):
         self.k_proj = LoRALinear(d, self.kv * self.hd, bias=cfg.qkv_bias)
         self.v_proj = LoRALinear(d, self.kv * self.hd, bias=cfg.qkv_bias)
         self.o_proj = LoRALinear(self.h * self.hd, d, bias=cfg.o_bias)
+        self.fuse_qkv = False  # set by the exporters (export/onnx_lm.py `fused_projections`)
 
     def forward(
         self,
@@ -97,9 +98,13 @@ class Attention(nn.Module):
         lora: dict[str, LoraPair],
     ) -> tuple[Tensor, KV]:
         b, s, _ = x.shape
-        q = self.q_proj(x, lora.get("q")).view(b, s, self.h, self.hd).transpose(1, 2)  # [b, h, s, hd]
-        k = self.k_proj(x, lora.get("k")).view(b, s, self.kv, self.hd).transpose(1, 2)  # [b, kv, s, hd]
-        v = self.v_proj(x, lora.get("v")).view(b, s, self.kv, self.hd).transpose(1, 2)  # [b, kv, s, hd]
+        if self.fuse_qkv:
+            q, k, v = self._fused_qkv(x, lora.get("qkv"))
+        else:
+            q, k, v = self.q_proj(x, lora.get("q")), self.k_proj(x, lora.get("k")), self.v_proj(x, lora.get("v"))
+        q = q.view(b, s, self.h, self.hd).transpose(1, 2)  # [b, h, s, hd]
+        k = k.view(b, s, self.kv, self.hd).transpose(1, 2)  # [b, kv, s, hd]
+        v = v.view(b, s, self.kv, self.hd).transpose(1, 2)  # [b, kv, s, hd]
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         if past is not None:
             k = torch.cat((past[0], k), dim=2)  # [b, kv, t, hd]
@@ -115,6 +120,19 @@ class Attention(nn.Module):
         y = torch.matmul(att.view(b, self.kv, rep * s, t), v)  # [b, kv, rep*s, hd]
         y = y.view(b, self.h, s, self.hd).transpose(1, 2).reshape(b, s, self.h * self.hd)  # [b, s, h*hd]
         return self.o_proj(y, lora.get("o")), present
+
+
+    def _fused_qkv(self, x: Tensor, group: LoraPair | None) -> tuple[Tensor, Tensor, Tensor]:
+        """One product for q|k|v and one LoRA pair for all three (export: a node per projection and two
+        inputs per target cost more than the arithmetic at decode; the cat folds into one initializer)."""
+        projs = (self.q_proj, self.k_proj, self.v_proj)
+        w = torch.cat([p.weight for p in projs])  # [q + 2kv, d]
+        bias = torch.cat([p.bias for p in projs]) if self.q_proj.bias is not None else None
+        y = F.linear(x, w, bias)  # [b, s, q + 2kv]
+        if group is not None:
+            y = y + torch.matmul(torch.matmul(x, group[0]), group[1])  # A [b, d, R], B [b, R, q + 2kv]
+        q, k, v = y.split([self.h * self.hd, self.kv * self.hd, self.kv * self.hd], dim=-1)
+        return q, k, v
 
 
 class SwiGLU(nn.Module):

@@ -102,8 +102,9 @@ class LlamaLM(nn.Module):
 
     def _split_lora(self, lora: LoraInputs | None) -> list[dict[str, LoraPair]]:
         per_layer: list[dict[str, LoraPair]] = [{} for _ in range(self.cfg.num_layers)]
+        known = {*self.cfg.lora_targets, *(g.name for g in self.cfg.lora_groups())}  # groups: fused export
         for (i, m), pair in (lora or {}).items():
-            if m not in self.cfg.lora_targets:
+            if m not in known:
                 raise KeyError(f"lora module {m!r} is not a target of this model ({self.cfg.lora_targets})")
             per_layer[i][m] = pair
         return per_layer

@@ -81,6 +81,31 @@ def stack_rows(cfg: ModelConfig, rows: list[dict[tuple[int, str], LoraPair] | No
     return out
 
 
+def group_lora(cfg: ModelConfig, lora: LoraInputs) -> LoraInputs:
+    """Per-module inputs (one rank R for all, as `stack_rows` makes them) -> the grouped inputs of an
+    exported lm.onnx, keyed (layer, group name) (`ModelConfig.lora_groups`). Exact: member j's A fills
+    rank slots j·R…, its B the same rows at its column offset, zeros elsewhere."""
+    out: LoraInputs = {}
+    layers = sorted({i for i, _ in lora})
+    for i in layers:
+        for g in cfg.lora_groups():
+            pairs = [(lora.get((i, m)), off) for m, off in g.members]
+            ref = next((p for p, _ in pairs if p is not None), None)
+            if ref is None:
+                continue
+            b, rank = ref[0].shape[0], ref[0].shape[2]
+            big_a = ref[0].new_zeros(b, g.d_in, rank * len(pairs))  # [b, d_in, R·n]
+            big_b = ref[0].new_zeros(b, rank * len(pairs), g.d_out)  # [b, R·n, d_out]
+            for j, (pair, off) in enumerate(pairs):
+                if pair is None:
+                    continue
+                a, bb = pair  # [b, d_in, R], [b, R, d_m]
+                big_a[:, :, j * rank:(j + 1) * rank] = a
+                big_b[:, j * rank:(j + 1) * rank, off:off + bb.shape[2]] = bb
+            out[(i, g.name)] = (big_a, big_b)
+    return out
+
+
 def from_peft(state: dict[str, Tensor], scale: float, num_layers: int) -> dict[tuple[int, str], LoraPair]:
     """One PEFT adapter state dict -> one row's {(layer, module): (A [d_in, r], B [r, d_out])}.
 
