@@ -11,6 +11,7 @@ import { APP_ROOT } from '../main/paths';
 
 const RANK = 8;
 const NEW_TOKENS = 64;
+const LONG_PROMPT = 1000;
 const REPS = 9;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -26,18 +27,24 @@ function randomAdapter(b: Bundle, seed: number): EngineAdapter {
   return engineAdapter(RANK, targets);
 }
 
-/** ms per generated token (wall) of one generation of `rows` rows; the tokens, to check both agree. */
-async function run(b: Bundle, adapters: (EngineAdapter | null)[]) {
+interface Case {
+  adapters: (EngineAdapter | null)[];
+  prompt: number;
+  newTokens: number;
+}
+
+/** ms per generated token (wall) of one generation; the tokens, to check both bundles agree. */
+async function run(b: Bundle, { adapters, prompt, newTokens }: Case) {
   const requests = adapters.map((adapter, i) => ({
-    prompt: Array.from({ length: 16 }, (_, k) => 10 + ((k * 7 + i * 3) % 1000)),
+    prompt: Array.from({ length: prompt }, (_, k) => 10 + ((k * 7 + i * 3) % 1000)),
     adapter,
-    maxNewTokens: NEW_TOKENS,
+    maxNewTokens: newTokens,
     stopTokenIds: [],
   }));
   const tokens: number[][] = adapters.map(() => []);
   const t0 = performance.now();
   for await (const e of generateBatch(b, requests)) tokens[e.row]!.push(e.tokenId);
-  return { ms: (performance.now() - t0) / NEW_TOKENS, tokens };
+  return { ms: (performance.now() - t0) / newTokens, tokens };
 }
 
 async function main() {
@@ -49,10 +56,18 @@ async function main() {
     Object.entries(bundles).map(([k, b]) => [k, [1, 2, 3, 4].map((s) => randomAdapter(b, s))]),
   ) as Record<'old' | 'new', EngineAdapter[]>;
   type Side = 'old' | 'new';
-  const cases: Record<string, (k: Side) => (EngineAdapter | null)[]> = {
-    'batch 1, no adapter': () => [null],
-    [`batch 1, r = ${RANK}`]: (k: Side) => [ads[k][0]!],
-    [`batch 4, four r = ${RANK} adapters`]: (k: Side) => ads[k],
+  const decode = (adapters: (EngineAdapter | null)[]): Case => ({ adapters, prompt: 16, newTokens: NEW_TOKENS });
+  // A long prompt and one token: the time to the first token, where logits for every position cost most.
+  const longPrompt = Math.min(LONG_PROMPT, bundles.old.manifest.architecture.max_positions - 1);
+  const cases: Record<string, (k: Side) => Case> = {
+    'batch 1, no adapter': () => decode([null]),
+    [`batch 1, r = ${RANK}`]: (k) => decode([ads[k][0]!]),
+    [`batch 4, four r = ${RANK} adapters`]: (k) => decode(ads[k]),
+    [`first token of a ${longPrompt}-token prompt, r = ${RANK}`]: (k) => ({
+      adapters: [ads[k][0]!],
+      prompt: longPrompt,
+      newTokens: 1,
+    }),
   };
   // Every case on both bundles once (warm-up, and the tokens to compare), then REPS rounds of all of them.
   const names = Object.keys(cases);
@@ -75,8 +90,9 @@ async function main() {
     };
   await bundles.old.dispose();
   await bundles.new.dispose();
-  const w = Math.max(...Object.keys(rows).map((k) => k.length));
-  console.log(`${'decode ms per step (median)'.padEnd(w)}  old     new     new/old  same tokens`);
+  const head = 'ms per step (median; a 1-token case: the whole call)';
+  const w = Math.max(head.length, ...Object.keys(rows).map((k) => k.length));
+  console.log(`${head.padEnd(w)}  old     new     new/old  same tokens`);
   for (const [k, r] of Object.entries(rows))
     console.log(
       `${k.padEnd(w)}  ${r.old_ms_per_step!.toFixed(2).padEnd(7)} ${r.new_ms_per_step!.toFixed(2).padEnd(7)} ${(r.new_ms_per_step! / r.old_ms_per_step!).toFixed(3)}    ${r.same_tokens ? 'yes' : 'NO'}`,

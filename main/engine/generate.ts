@@ -68,9 +68,10 @@ export async function* generateBatch(
   let step = prefill.step;
   let cache = KvCache.empty(bundle.manifest, batch);
   while (!signal?.aborted && rows.some((r) => !r.done)) {
-    const out = await bundle.lm.forward({ batch, ...step, cache, lora });
+    // Only the last position's logits: a long prompt never materialises [b, s, vocab] (format 2).
+    const out = await bundle.lm.forward({ batch, ...step, cache, lora, logitsToKeep: 1 });
     cache = out.cache;
-    const seq = step.inputIds.length / batch;
+    const seq = out.logitsPerRow;
     for (const [i, row] of rows.entries()) {
       if (row.done || signal?.aborted) continue;
       const last = ((i + 1) * seq - 1) * vocab; // logits of this row's last position

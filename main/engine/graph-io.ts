@@ -9,7 +9,16 @@ export const LM_INPUTS_V1 = [
   'past_key_values.{i}.value',
 ] as const;
 export const LM_LORA_INPUTS_V1 = ['lora.{i}.{module}.A', 'lora.{i}.{module}.B'] as const;
-/** With bundle.json lora.groups: one pair per group (q, k, v share the fused projection's "qkv"). */
+/** Format 2: `logits_to_keep` [1] (logits of the last n positions, 0 = all) after the positions, and
+ * with bundle.json lora.groups one pair per group (q, k, v share the fused projection's "qkv"). */
+export const LM_INPUTS_V2 = [
+  'input_ids',
+  'attention_mask',
+  'position_ids',
+  'logits_to_keep',
+  'past_key_values.{i}.key',
+  'past_key_values.{i}.value',
+] as const;
 export const LM_LORA_GROUP_INPUTS = ['lora.{i}.{group}.A', 'lora.{i}.{group}.B'] as const;
 export const LM_OUTPUTS_V1 = ['logits', 'present.{i}.key', 'present.{i}.value', 'hidden_states'] as const;
 /** encoder.onnx (optional): tokens → the encoder layer's states, no past, no LoRA, no logits. */
@@ -24,13 +33,17 @@ export const loraName = (layer: number, module: string, factor: 'A' | 'B') => `l
 
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
-/** v1 allows three input lists: LoRA pairs per group or per target, or none (a plain export). */
+/** The input lists formats 1 and 2 allow: with LoRA pairs (per target in 1, per group in 2), or
+ * without them (a plain export). */
 export function lmInputsKind(inputs: readonly string[]): 'lora' | 'plain' | null {
-  if (sameList(inputs, [...LM_INPUTS_V1, ...LM_LORA_GROUP_INPUTS])) return 'lora';
+  if (sameList(inputs, [...LM_INPUTS_V2, ...LM_LORA_GROUP_INPUTS])) return 'lora';
   if (sameList(inputs, [...LM_INPUTS_V1, ...LM_LORA_INPUTS_V1])) return 'lora';
-  if (sameList(inputs, LM_INPUTS_V1)) return 'plain';
+  if (sameList(inputs, LM_INPUTS_V1) || sameList(inputs, LM_INPUTS_V2)) return 'plain';
   return null;
 }
+
+/** Whether lm.onnx takes `logits_to_keep` (format 2). */
+export const keepsLogits = (inputs: readonly string[]) => inputs.includes('logits_to_keep');
 
 export const lmOutputsValid = (outputs: readonly string[]) => sameList(outputs, LM_OUTPUTS_V1);
 export const encoderIOValid = (inputs: readonly string[], outputs: readonly string[]) =>

@@ -2,7 +2,7 @@
 import { LoraFeedCache, type EngineAdapter } from './adapter';
 import { padRows, unpadStates, type StateEncoder } from './encoder';
 import { EngineError, invalid } from './errors';
-import { lmInputsKind } from './graph-io';
+import { keepsLogits, lmInputsKind } from './graph-io';
 import { KvCache } from './kv-cache';
 import type { BundleManifest } from './manifest';
 import { floats, int64, type Session, type Tensor } from './ort';
@@ -15,11 +15,15 @@ export interface StepInput {
   readonly attentionMask: readonly number[];
   readonly cache: KvCache;
   readonly lora: Readonly<Record<string, Tensor>>;
+  /** Logits of each row's last n positions only (generation reads 1); 0 or absent = all. A format 1
+   * graph has no such input and always returns all: read `logitsPerRow`. */
+  readonly logitsToKeep?: number;
 }
 
 export interface StepOutput {
-  /** [batch, seq, vocab] row-major. */
+  /** [batch, logitsPerRow, vocab] row-major: the last `logitsPerRow` positions of each row. */
   readonly logits: Float32Array;
+  readonly logitsPerRow: number;
   readonly cache: KvCache;
   /** [batch, seq, hidden] of the encoder layer, when asked for. */
   readonly hidden?: Float32Array;
@@ -27,6 +31,8 @@ export interface StepOutput {
 
 export class LanguageModel implements StateEncoder {
   readonly takesLora: boolean;
+  /** Format 2: the graph computes logits only for the positions asked for (`logits_to_keep`). */
+  readonly keepsLogits: boolean;
   private readonly fetch: string[];
   private readonly lora: LoraFeedCache;
 
@@ -35,6 +41,7 @@ export class LanguageModel implements StateEncoder {
     readonly manifest: BundleManifest,
   ) {
     this.takesLora = lmInputsKind(manifest.io.lm.inputs) === 'lora';
+    this.keepsLogits = keepsLogits(manifest.io.lm.inputs);
     this.fetch = ['logits', ...KvCache.outputNames(manifest)];
     this.lora = new LoraFeedCache(manifest, session.provider === 'webgpu' ? 1 : 0);
   }
@@ -70,6 +77,7 @@ export class LanguageModel implements StateEncoder {
     const { batch: b, width, feeds } = padRows(this.manifest, rows);
     const all = {
       ...feeds,
+      ...(this.keepsLogits ? { logits_to_keep: int64([1], [1]) } : {}),
       ...KvCache.empty(this.manifest, b).feeds(),
       ...this.loraFeeds(rows.map(() => null)),
     };
@@ -87,16 +95,19 @@ export class LanguageModel implements StateEncoder {
         `attention mask has ${t} slots per row; past ${step.cache.length} + sequence ${s} = ${step.cache.length + s}`,
       );
     }
+    const keep = this.keepsLogits ? (step.logitsToKeep ?? 0) : 0;
     const feeds = {
       input_ids: int64(step.inputIds, [b, s]),
       attention_mask: int64(step.attentionMask, [b, t]),
       position_ids: int64(step.positionIds, [b, s]),
+      ...(this.keepsLogits ? { logits_to_keep: int64([keep], [1]) } : {}),
       ...step.cache.feeds(),
       ...step.lora,
     };
     const out = await this.session.run(feeds, hidden ? [...this.fetch, 'hidden_states'] : this.fetch);
     return {
       logits: floats(out.logits!),
+      logitsPerRow: keep > 0 ? Math.min(keep, s) : s,
       cache: KvCache.fromOutputs(this.manifest, out),
       ...(hidden ? { hidden: floats(out.hidden_states!) } : {}),
     };

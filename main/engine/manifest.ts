@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { nameProblem } from '../../common/api/skill-schemas';
 import { invalid } from './errors';
-import { encoderIOValid, lmInputsKind, lmOutputsValid } from './graph-io';
+import { encoderIOValid, keepsLogits, lmInputsKind, lmOutputsValid } from './graph-io';
 
 export const FORMAT_V1 = 'pskills.bundle/1';
 /** 2 = 1 with LoRA groups: lm.onnx takes lora.{i}.{group}.A|B (docs/bundle-format.md "LoRA groups"). */
@@ -182,13 +182,19 @@ export const BundleManifest = z
           );
       }
     }
-    if (lmInputsKind(m.io.lm.inputs) === null)
-      issue(['io', 'lm', 'inputs'], 'not the format v1 input list (see docs/bundle-format.md)');
-    else if (m.io.lm.inputs.some((t) => t.includes('{group}'))) {
-      if (m.format !== FORMAT_V2) issue(['io', 'lm', 'inputs'], `lora.{i}.{group} inputs are format ${FORMAT_V2}`);
-      else if (!m.lora.groups) issue(['lora', 'groups'], 'required: lm.onnx takes lora.{i}.{group}.A|B');
-    } else if (m.io.lm.inputs.some((t) => t.includes('{module}')) && m.format === FORMAT_V2)
-      issue(['io', 'lm', 'inputs'], `format ${FORMAT_V2} takes lora.{i}.{group}.A|B, not one pair per module`);
+    const kind = lmInputsKind(m.io.lm.inputs);
+    const v2 = keepsLogits(m.io.lm.inputs);
+    if (kind === null)
+      issue(['io', 'lm', 'inputs'], 'not an input list of format 1 or 2 (see docs/bundle-format.md)');
+    else if (v2 !== (m.format === FORMAT_V2))
+      issue(
+        ['io', 'lm', 'inputs'],
+        v2
+          ? `logits_to_keep and lora.{i}.{group} inputs are format ${FORMAT_V2}`
+          : `format ${FORMAT_V2} lists logits_to_keep and lora.{i}.{group}.A|B (one pair per group)`,
+      );
+    else if (kind === 'lora' && v2 && !m.lora.groups)
+      issue(['lora', 'groups'], 'required: lm.onnx takes lora.{i}.{group}.A|B');
     if (!lmOutputsValid(m.io.lm.outputs))
       issue(['io', 'lm', 'outputs'], 'not the format v1 output list (see docs/bundle-format.md)');
     const enc = m.io.encoder;

@@ -53,6 +53,8 @@ const lmSpec: SpecOf = (m, template, target) => {
     case 'attention_mask':
     case 'position_ids':
       return { type: 'int64', dims: [null, null] };
+    case 'logits_to_keep':
+      return { type: 'int64', dims: [1] };
     case 'past_key_values.{i}.key':
     case 'past_key_values.{i}.value':
     case 'present.{i}.key':

@@ -43,7 +43,7 @@ def prefill_feeds(m: dict, ids: np.ndarray) -> dict[str, np.ndarray]:
     """Feeds for one uncached step over `ids` [1, s]: empty past, no lora.* inputs."""
     a = m["architecture"]
     feeds = {"input_ids": ids, "attention_mask": np.ones(ids.shape, np.int64),
-             "position_ids": np.arange(ids.shape[1])[None]}
+             "position_ids": np.arange(ids.shape[1])[None], "logits_to_keep": np.zeros(1, np.int64)}
     for i in range(a["layers"]):
         for kind in ("key", "value"):
             feeds[f"past_key_values.{i}.{kind}"] = np.zeros((1, a["kv_heads"], 0, a["head_dim"]), np.float32)

@@ -145,7 +145,7 @@ def test_fixture_oracle_through_onnxruntime():
             m = e - s
             feeds = {"input_ids": np.array([skill["ids"][s:e]], dtype=np.int64),
                      "attention_mask": np.ones((1, m), dtype=np.int64),
-                     "position_ids": np.arange(m, dtype=np.int64)[None]}
+                     "position_ids": np.arange(m, dtype=np.int64)[None], "logits_to_keep": np.zeros(1, np.int64)}
             for i in range(arch["layers"]):
                 for kv in ("key", "value"):
                     empty = np.zeros((1, arch["kv_heads"], 0, arch["head_dim"]), np.float32)

@@ -41,7 +41,8 @@ def torch_run(lm: LlamaLM, f: dict[str, torch.Tensor]):
 
 
 def ort_run(sess, f: dict[str, torch.Tensor]) -> list[np.ndarray]:
-    return sess.run(None, {k: v.numpy() for k, v in graph_feeds(CFG, f).items()})
+    return sess.run(None, {"logits_to_keep": np.zeros(1, np.int64),  # every position
+                           **{k: v.numpy() for k, v in graph_feeds(CFG, f).items()}})
 
 
 def test_graph_io_follows_the_bundle_contract(exported):
@@ -56,7 +57,8 @@ def test_graph_io_follows_the_bundle_contract(exported):
     assert ins["lora.0.qkv.B"].shape == ["batch", "lora_rank_qkv", 64 + 2 * 32]  # the fused q|k|v columns
     assert ins["lora.1.down.B"].shape == ["batch", "lora_rank", 64]
     assert not any(n.startswith(("lora.0.q.", "lora.0.k.", "lora.0.v.")) for n in ins)  # grouped
-    assert outs["logits"].shape == ["batch", "sequence_length", 128]
+    assert ins["logits_to_keep"].shape == [1] and ins["logits_to_keep"].type == "tensor(int64)"
+    assert outs["logits"].shape == ["batch", "logits_length", 128]
     assert outs["present.0.key"].shape == ["batch", 2, "total_sequence_length", 16]
     assert outs["hidden_states"].shape == ["batch", "sequence_length", 64]
 
@@ -98,3 +100,13 @@ def test_cached_decoding_in_onnxruntime_equals_uncached(exported):
                            **{k: v[:, :, :0] if k.endswith(".A") else v[:, :0] for k, v in lora.items()}})
     assert np.abs(plain[0][0][real[0]] - full[0][0][real[0]]).max() < TOL  # row 0 had no adapter
     assert np.abs(plain[0][1][real[1]] - full[0][1][real[1]]).max() > 1e-2  # row 1 had one
+
+
+@pytest.mark.parametrize("keep,want", [(0, 4), (1, 1), (3, 3), (9, 4)])
+def test_logits_to_keep_returns_the_last_positions(exported, keep, want):
+    _, sess = exported
+    f = {k: v.numpy() for k, v in graph_feeds(CFG, example_feeds(CFG, batch=2, seq=4, past=3, rank=2, seed=7)).items()}
+    full = sess.run(["logits"], f)[0]  # example_feeds keeps every position
+    kept = sess.run(["logits"], {**f, "logits_to_keep": np.array([keep], np.int64)})[0]
+    assert kept.shape == (2, want, CFG.vocab_size)
+    assert np.abs(kept - full[:, -want:]).max() == 0

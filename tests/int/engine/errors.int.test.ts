@@ -188,6 +188,7 @@ describe('the session checks each feed against the graph', () => {
       input_ids: int64([5, 6], [1, 2]),
       attention_mask: int64([1, 1], [1, 2]),
       position_ids: int64([0, 1], [1, 2]),
+      logits_to_keep: int64([0], [1]),
       ...bundle.lm.loraFeeds([null]),
     };
     for (const i of [0, 1])
@@ -236,6 +237,7 @@ it('an onnxruntime failure on feeds that fit the metadata names the graph, logs 
     input_ids: int64([5, 99999], [1, 2]),
     attention_mask: int64([1, 1], [1, 2]),
     position_ids: int64([0, 1], [1, 2]),
+    logits_to_keep: int64([0], [1]),
     ...past,
     ...bundle.lm.loraFeeds([null]),
   };

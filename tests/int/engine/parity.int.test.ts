@@ -107,7 +107,7 @@ describe('a left-padded batch with a different adapter per row', () => {
     const reqs = requests();
     const width = Math.max(...reqs.map((r) => r.prompt.length));
     const V = bundle.lm.vocab;
-    const out = await bundle.lm.forward({
+    const step = {
       batch: reqs.length,
       inputIds: reqs.flatMap((r) => [...Array<number>(width - r.prompt.length).fill(oracle.batch.pad), ...r.prompt]),
       positionIds: reqs.flatMap((r) => [
@@ -117,9 +117,14 @@ describe('a left-padded batch with a different adapter per row', () => {
       attentionMask: reqs.flatMap((r) => [...Array<number>(width - r.prompt.length).fill(0), ...r.prompt.map(() => 1)]),
       cache: KvCache.empty(bundle.manifest, reqs.length),
       lora: bundle.lm.loraFeeds(reqs.map((r) => r.adapter)),
-    });
+    };
+    const out = await bundle.lm.forward(step);
+    // what generation asks for: only the last position's logits (format 2's logits_to_keep)
+    const kept = await bundle.lm.forward({ ...step, logitsToKeep: 1 });
+    expect([out.logitsPerRow, kept.logitsPerRow, kept.logits.length]).toEqual([width, 1, reqs.length * V]);
     for (const [row, req] of reqs.entries()) {
       const last = out.logits.subarray(((row + 1) * width - 1) * V, (row + 1) * width * V);
+      expect(kept.logits.subarray(row * V, (row + 1) * V)).toEqual(last);
       expect(maxAbsDiff(last, oracle.batch.last_logits[row]!)).toBeLessThan(oracle.tolerance);
       const alone = await promptLogits([...req.prompt], oracle.batch.rows[row]!.adapter ?? 'none');
       expect(maxAbsDiff(last, alone(req.prompt.length - 1))).toBeLessThan(oracle.tolerance);

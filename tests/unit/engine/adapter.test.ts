@@ -15,7 +15,12 @@ const perTarget = parseManifest({
   lora: { ...json.lora, groups: undefined },
   io: {
     ...json.io,
-    lm: { ...json.io.lm, inputs: json.io.lm.inputs.map((t: string) => t.replace('{group}', '{module}')) },
+    lm: {
+      ...json.io.lm,
+      inputs: json.io.lm.inputs
+        .filter((t: string) => t !== 'logits_to_keep')
+        .map((t: string) => t.replace('{group}', '{module}')),
+    },
   },
 });
 

@@ -48,7 +48,7 @@ describe('parseManifest', () => {
     expect(withEdit((m) => delete m.files['tokenizer.json'])).toThrow(
       /tokenizer\.file: tokenizer\.json is not listed in files/,
     );
-    expect(withEdit((m) => m.io.lm.inputs.pop())).toThrow(/io\.lm\.inputs: not the format v1 input list/);
+    expect(withEdit((m) => m.io.lm.inputs.pop())).toThrow(/io\.lm\.inputs: not an input list of format 1 or 2/);
   });
 
   it('requires the hypernet and its ablation files to be listed in files', () => {
@@ -75,7 +75,7 @@ describe('parseManifest', () => {
   });
 
   it('accepts a plain (LoRA-free) input list and refuses file names that leave the folder', () => {
-    expect(() => withEdit((m) => (m.io.lm.inputs = m.io.lm.inputs.slice(0, 5)))()).not.toThrow();
+    expect(() => withEdit((m) => (m.io.lm.inputs = m.io.lm.inputs.slice(0, 6)))()).not.toThrow();
     expect(withEdit((m) => (m.io.lm.file = '../lm.onnx'))).toThrow(/io\.lm\.file: a plain file name/);
   });
 
@@ -83,10 +83,12 @@ describe('parseManifest', () => {
     expect(parseManifest(fixture()).lora.groups?.map((g) => g.name)).toEqual(['qkv', 'o', 'gate', 'up', 'down']);
     const v1 = fixture();
     v1.format = 'pskills.bundle/1';
-    v1.io.lm.inputs = v1.io.lm.inputs.map((t: string) => t.replace('{group}', '{module}'));
+    v1.io.lm.inputs = v1.io.lm.inputs
+      .filter((t: string) => t !== 'logits_to_keep')
+      .map((t: string) => t.replace('{group}', '{module}'));
     expect(parseManifest(v1).lora.groups).toBeUndefined(); // a format 1 reader ignores the field
     expect(withEdit((m) => (m.format = 'pskills.bundle/1'))).toThrow(
-      /io\.lm\.inputs: lora\.\{i\}\.\{group\} inputs are format pskills\.bundle\/2/,
+      /io\.lm\.inputs: logits_to_keep and lora\.\{i\}\.\{group\} inputs are format pskills\.bundle\/2/,
     );
     expect(withEdit((m) => delete m.lora.groups)).toThrow(/lora\.groups: required/);
   });

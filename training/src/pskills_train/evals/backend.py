@@ -70,6 +70,8 @@ class OrtBackend:
         cfg, b = self.cfg, ids.shape[0]
         feed: dict[str, np.ndarray] = {"input_ids": ids.numpy(), "attention_mask": mask.numpy(),
                                        "position_ids": pos.numpy()}
+        if "logits_to_keep" in self.inputs:  # format 2: 0 = every position's logits
+            feed["logits_to_keep"] = np.zeros(1, np.int64)
         empty = np.zeros((b, cfg.num_kv_heads, 0, cfg.head_dim), np.float32)
         for i in range(cfg.num_layers):
             feed[f"past_key_values.{i}.key"] = past[i][0].numpy() if past else empty

@@ -163,6 +163,8 @@ def check_shapes(path: Path, manifest: dict[str, Any]) -> None:
         n = v.name
         if n in ("input_ids", "attention_mask", "position_ids"):
             want: list[int | None] = [None, None]
+        elif n == "logits_to_keep":
+            want = [1]
         elif n.startswith(("past_key_values.", "present.")):
             want = [None, kv, None, hd]
         elif n.startswith("lora."):
@@ -185,7 +187,8 @@ def check_shapes(path: Path, manifest: dict[str, Any]) -> None:
 def ort_feeds(cfg: ModelConfig, ids: np.ndarray) -> dict[str, np.ndarray]:
     """One unpadded row, no past, LoRA rank 0 (what compile's encoder run feeds)."""
     s = ids.shape[1]
-    feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "position_ids": np.arange(s)[None].astype(np.int64)}
+    feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "position_ids": np.arange(s)[None].astype(np.int64),
+             "logits_to_keep": np.zeros(1, np.int64)}
     for i in range(cfg.num_layers):
         for kind in ("key", "value"):
             feeds[f"past_key_values.{i}.{kind}"] = np.zeros((1, cfg.num_kv_heads, 0, cfg.head_dim), np.float32)

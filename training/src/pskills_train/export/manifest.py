@@ -14,7 +14,8 @@ MANIFEST = "bundle.json"
 
 # Name templates of lm.onnx's graph I/O; `{i}` = layer, `{group}` = LoRA group (lora.groups). Bundles
 # written before groups existed have one pair per target, `lora.{i}.{module}.A|B` (LM_LORA_INPUTS_V1).
-LM_INPUTS = ["input_ids", "attention_mask", "position_ids", "past_key_values.{i}.key", "past_key_values.{i}.value"]
+LM_INPUTS = ["input_ids", "attention_mask", "position_ids", "logits_to_keep", "past_key_values.{i}.key",
+             "past_key_values.{i}.value"]
 LM_LORA_INPUTS = ["lora.{i}.{group}.A", "lora.{i}.{group}.B"]
 LM_LORA_INPUTS_V1 = ["lora.{i}.{module}.A", "lora.{i}.{module}.B"]
 LM_OUTPUTS = ["logits", "present.{i}.key", "present.{i}.value", "hidden_states"]

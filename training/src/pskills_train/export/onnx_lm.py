@@ -1,12 +1,13 @@
 """Export the base LM to lm.onnx with the I/O names of DESIGN §3 (docs/bundle-format.md).
 
 Inputs   input_ids [batch, sequence_length] int64
+         logits_to_keep [1] int64: logits of the last n positions only (generation: 1); 0 = all
          attention_mask [batch, total_sequence_length] int64
          position_ids [batch, sequence_length] int64
          past_key_values.{i}.key|value [batch, kv_heads, past_sequence_length, head_dim]
          lora.{i}.{group}.A [batch, d_in, rank]   lora.{i}.{group}.B [batch, rank, d_out]
            (groups: ModelConfig.lora_groups; q, k and v share the fused projection's "qkv" pair)
-Outputs  logits [batch, sequence_length, vocab]
+Outputs  logits [batch, logits_length, vocab]   (sequence_length, or the last logits_to_keep of it)
          present.{i}.key|value [batch, kv_heads, total_sequence_length, head_dim]
          hidden_states [batch, sequence_length, hidden]   (the encoder layer, ModelConfig.encoder_layer)
 
@@ -62,7 +63,7 @@ class LMGraphNames:
 def graph_names(cfg: ModelConfig, lora_inputs: bool = True) -> LMGraphNames:
     batch, seq, rank = "batch", "sequence_length", "lora_rank"
     past, total = "past_sequence_length", "total_sequence_length"
-    inputs = ["input_ids", "attention_mask", "position_ids"]
+    inputs = ["input_ids", "attention_mask", "position_ids", "logits_to_keep"]
     axes: dict[str, dict[int, str]] = {
         "input_ids": {0: batch, 1: seq},
         "attention_mask": {0: batch, 1: total},
@@ -80,7 +81,7 @@ def graph_names(cfg: ModelConfig, lora_inputs: bool = True) -> LMGraphNames:
         axes[f"lora.{i}.{m}.A"] = {0: batch, 2: ranks[m]}
         axes[f"lora.{i}.{m}.B"] = {0: batch, 1: ranks[m]}
     outputs = ["logits"]
-    axes["logits"] = {0: batch, 1: seq}
+    axes["logits"] = {0: batch, 1: "logits_length"}  # sequence_length, or logits_to_keep of it
     for i in range(cfg.num_layers):
         for kind in ("key", "value"):
             outputs.append(f"present.{i}.{kind}")
@@ -98,12 +99,13 @@ class FlatLM(nn.Module):
         self.lm = lm
         self.names = graph_names(lm.cfg, lora_inputs)
 
-    def forward(self, input_ids: Tensor, attention_mask: Tensor, position_ids: Tensor, *rest: Tensor):
+    def forward(self, input_ids: Tensor, attention_mask: Tensor, position_ids: Tensor, logits_to_keep: Tensor,
+                *rest: Tensor):
         n_layers = self.lm.cfg.num_layers
         past = [(rest[2 * i], rest[2 * i + 1]) for i in range(n_layers)]
         flat_lora = rest[2 * n_layers:]
         lora = {key: (flat_lora[2 * j], flat_lora[2 * j + 1]) for j, key in enumerate(self.names.lora_keys)}
-        logits, present, hidden = self.lm(input_ids, attention_mask, position_ids, past, lora)
+        logits, present, hidden = self.lm(input_ids, attention_mask, position_ids, past, lora, logits_to_keep)
         return (logits, *[t for kv in present for t in kv], hidden)
 
 
@@ -146,6 +148,7 @@ def example_feeds(cfg: ModelConfig, batch: int, seq: int, past: int, rank: int,
         "input_ids": torch.randint(0, cfg.vocab_size, (batch, seq), generator=g),  # [b, s]
         "attention_mask": torch.ones(batch, past + seq, dtype=torch.int64),  # [b, t]
         "position_ids": torch.arange(past, past + seq).expand(batch, seq).contiguous(),  # [b, s]
+        "logits_to_keep": torch.zeros(1, dtype=torch.int64),  # [1]: 0 = every position's logits
     }
     for i in range(cfg.num_layers):
         for kind in ("key", "value"):

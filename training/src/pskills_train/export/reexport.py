@@ -43,7 +43,8 @@ def _feeds(sess, cfg, manifest: dict[str, Any], ids: np.ndarray, past: dict[str,
     b, s = ids.shape
     p = 0 if past is None else next(iter(past.values())).shape[2]
     feeds: dict[str, np.ndarray] = {"input_ids": ids, "attention_mask": np.ones((b, p + s), np.int64),
-                                    "position_ids": np.arange(p, p + s, dtype=np.int64)[None].repeat(b, 0)}
+                                    "position_ids": np.arange(p, p + s, dtype=np.int64)[None].repeat(b, 0),
+                                    "logits_to_keep": np.zeros(1, np.int64)}
     for i in range(cfg.num_layers):
         for kind in ("key", "value"):
             name = f"past_key_values.{i}.{kind}"

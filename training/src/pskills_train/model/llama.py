@@ -74,6 +74,7 @@ class LlamaLM(nn.Module):
         position_ids: Tensor | None = None,  # [b, s] int64
         past_key_values: list[KV] | None = None,  # L x ([b, kv, p, hd], [b, kv, p, hd])
         lora: LoraInputs | None = None,  # (layer, module) -> (A [b, d_in, r], B [b, r, d_out]), scale folded
+        logits_to_keep: Tensor | None = None,  # [1] int64: logits of the last n positions only; 0 = all
     ) -> tuple[Tensor, list[KV], Tensor]:
         cfg = self.cfg
         b, s = input_ids.shape
@@ -97,7 +98,11 @@ class LlamaLM(nn.Module):
         x = self.model.norm(x)  # [b, s, d]
         if hidden is None:  # encoder layer = num_layers: HF's last hidden state is post-norm
             hidden = x
-        logits = self.lm_head(x)  # [b, s, V]
+        if logits_to_keep is not None:  # generation reads one position: no [b, s, V] for a long prompt
+            n = logits_to_keep.reshape(())
+            start = (s - n).clamp(min=0) * (n > 0).to(n.dtype)
+            x = x[:, start:]  # [b, kept, d]
+        logits = self.lm_head(x)  # [b, s or kept, V]
         return logits, present, hidden
 
     def _split_lora(self, lora: LoraInputs | None) -> list[dict[str, LoraPair]]:
