@@ -184,8 +184,7 @@ export const BundleManifest = z
     }
     const kind = lmInputsKind(m.io.lm.inputs);
     const v2 = keepsLogits(m.io.lm.inputs);
-    if (kind === null)
-      issue(['io', 'lm', 'inputs'], 'not an input list of format 1 or 2 (see docs/bundle-format.md)');
+    if (kind === null) issue(['io', 'lm', 'inputs'], 'not an input list of format 1 or 2 (see docs/bundle-format.md)');
     else if (v2 !== (m.format === FORMAT_V2))
       issue(
         ['io', 'lm', 'inputs'],
