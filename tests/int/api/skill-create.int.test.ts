@@ -2,36 +2,16 @@
 // skill template with provenance `template`, a taken name refused with nothing written, a bad name
 // refused at the boundary naming the field, and the first edit saved as version 2. Then the Library's
 // New skill logic (renderer/src/lib/new-skill.ts) over the in-memory transport.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { memoryPair } from '../../../main/api/transports/memory';
+import { describe, expect, it } from 'vitest';
 import { DESCRIPTION_PLACEHOLDER } from '../../../main/skills/template';
 import { createSkill, newSkillNameProblem } from '../../../renderer/src/lib/new-skill';
-import { failure, transports } from './transports';
+import { failure, studioSuite, transports } from './transports';
 
 describe.each(transports)('skills.create over $name', (transport) => {
-  let dataDir: string;
-  let studio: Studio;
-  let api: StudioApi;
-  let close: () => Promise<void> | void;
-
-  beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'pskills-create-'));
-    studio = createStudio({ dataDir, defaultBundleDir: null });
-    ({ api, close } = await transport.open(studio));
-  });
-  afterAll(async () => {
-    await close();
-    await studio.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const s = studioSuite(transport, 'pskills-create-');
 
   it('writes version 1 from the template, written in the studio', async () => {
-    const d = await api.skills.create({ name: 'review-prs' });
+    const d = await s.api.skills.create({ name: 'review-prs' });
     expect(d).toMatchObject({
       name: 'review-prs',
       description: DESCRIPTION_PLACEHOLDER,
@@ -40,20 +20,20 @@ describe.each(transports)('skills.create over $name', (transport) => {
     });
     expect(d.content).toMatch(/^---\nname: review-prs\ndescription: /);
     expect(d.parsed.diagnostics.map((x) => x.code)).toEqual(['description-placeholder']);
-    expect((await api.skills.list({})).map((s) => s.name)).toContain('review-prs');
+    expect((await s.api.skills.list({})).map((s) => s.name)).toContain('review-prs');
   });
 
   it('refuses a name that exists with conflict, and writes nothing', async () => {
-    const edited = (await api.skills.get({ name: 'review-prs' })).content.replace(
+    const edited = (await s.api.skills.get({ name: 'review-prs' })).content.replace(
       DESCRIPTION_PLACEHOLDER,
       'Review pull requests.',
     );
-    await api.skills.save({ name: 'review-prs', content: edited });
-    const before = await api.skills.get({ name: 'review-prs' });
-    const err = await failure(api.skills.create({ name: 'review-prs' }));
+    await s.api.skills.save({ name: 'review-prs', content: edited });
+    const before = await s.api.skills.get({ name: 'review-prs' });
+    const err = await failure(s.api.skills.create({ name: 'review-prs' }));
     expect(err.code).toBe('conflict');
     expect(err.message).toContain('a skill named "review-prs" already exists');
-    const after = await api.skills.get({ name: 'review-prs' });
+    const after = await s.api.skills.get({ name: 'review-prs' });
     expect(after.history).toEqual(before.history);
     expect(after.content).toBe(edited);
   });
@@ -63,17 +43,17 @@ describe.each(transports)('skills.create over $name', (transport) => {
     [' padded', 'no leading or trailing whitespace'],
     ['tab\there', 'control character U+0009'],
   ])('refuses the name %j at the boundary, naming the field', async (name, why) => {
-    const skills = (await api.app.info({})).skills;
-    const err = await failure(api.skills.create({ name }));
+    const skills = (await s.api.app.info({})).skills;
+    const err = await failure(s.api.skills.create({ name }));
     expect(err.code).toBe('invalid_input');
     expect(err.message).toContain('skills.create: invalid input at "name"');
     expect(err.message).toContain(why);
-    expect((await api.app.info({})).skills).toBe(skills);
+    expect((await s.api.app.info({})).skills).toBe(skills);
   });
 
   it('the first edit saved is version 2, edited in the studio', async () => {
-    const d = await api.skills.create({ name: 'Git Commit Helper' });
-    const saved = await api.skills.save({
+    const d = await s.api.skills.create({ name: 'Git Commit Helper' });
+    const saved = await s.api.skills.save({
       name: d.name,
       content: d.content.replace(DESCRIPTION_PLACEHOLDER, 'Write commit messages.'),
     });
@@ -81,7 +61,7 @@ describe.each(transports)('skills.create over $name', (transport) => {
       created: true,
       version: { version: 2, parentVersion: 1, provenance: { kind: 'manual' } },
     });
-    expect((await api.skills.get({ name: d.name })).history.map((v) => v.provenance.kind)).toEqual([
+    expect((await s.api.skills.get({ name: d.name })).history.map((v) => v.provenance.kind)).toEqual([
       'manual',
       'template',
     ]);
@@ -89,19 +69,7 @@ describe.each(transports)('skills.create over $name', (transport) => {
 });
 
 describe('the Library’s New skill logic', () => {
-  let dataDir: string;
-  let studio: Studio;
-  let api: StudioApi;
-
-  beforeAll(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'pskills-create-ui-'));
-    studio = createStudio({ dataDir, defaultBundleDir: null });
-    api = memoryPair(studioContract, studio.dispatcher).api;
-  });
-  afterAll(async () => {
-    await studio.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const s = studioSuite(transports[0]!, 'pskills-create-ui-'); // the in-memory pair
 
   it('says what is wrong with a name in a sentence that names the field, by the API’s rule', () => {
     expect(newSkillNameProblem('review-prs')).toBeNull();
@@ -113,16 +81,16 @@ describe('the Library’s New skill logic', () => {
   });
 
   it('creates, then refuses the same name under the field, and never calls the API for a bad name', async () => {
-    expect(await createSkill(api, 'notes')).toEqual({ ok: true, name: 'notes' });
-    const again = await createSkill(api, 'notes');
+    expect(await createSkill(s.api, 'notes')).toEqual({ ok: true, name: 'notes' });
+    const again = await createSkill(s.api, 'notes');
     expect(again).toMatchObject({ ok: false, field: 'name', error: { code: 'conflict' } });
     if (!again.ok) expect(again.error.message).toMatch(/^Name: a skill named “notes” already exists\./);
     const calls: string[] = [];
     const spy = {
-      skills: { ...api.skills, create: (i: { name: string }) => (calls.push(i.name), api.skills.create(i)) },
+      skills: { ...s.api.skills, create: (i: { name: string }) => (calls.push(i.name), s.api.skills.create(i)) },
     };
     expect(await createSkill(spy, ' notes')).toMatchObject({ ok: false, field: 'name' });
     expect(calls).toEqual([]);
-    expect((await api.skills.get({ name: 'notes' })).history).toHaveLength(1);
+    expect((await s.api.skills.get({ name: 'notes' })).history).toHaveLength(1);
   });
 });

@@ -1,9 +1,12 @@
 // The two ways a test reaches the real StudioApi: the in-memory pair and the web host (HTTP + WebSocket).
 // Suites run `describe.each(transports)` so every method is checked over both.
-import { expect } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { studioContract, type StudioApi } from '../../../common/api/contract';
 import { StudioError } from '../../../common/errors';
-import type { Studio } from '../../../main/api/root';
+import { createStudio, type Studio } from '../../../main/api/root';
 import { memoryPair } from '../../../main/api/transports/memory';
 import { startWebHost } from '../../../main/api/transports/web-host';
 import { webClient } from './web-client';
@@ -34,3 +37,28 @@ export const failure = (p: Promise<unknown>): Promise<StudioError> =>
       return e as StudioError;
     },
   );
+
+export interface StudioSuite {
+  readonly dataDir: string;
+  readonly studio: Studio;
+  readonly api: StudioApi;
+}
+
+/** A studio on a fresh data folder (no default bundle) reached over `transport`, opened before the
+ * suite's tests and closed and removed after them. Read its fields inside tests. */
+export function studioSuite(transport: Transport, prefix: string): StudioSuite {
+  const s = {} as { -readonly [K in keyof StudioSuite]: StudioSuite[K] } & { close(): Promise<void> | void };
+  beforeAll(async () => {
+    s.dataDir = mkdtempSync(join(tmpdir(), prefix));
+    s.studio = createStudio({ dataDir: s.dataDir, defaultBundleDir: null });
+    const opened = await transport.open(s.studio);
+    s.api = opened.api;
+    s.close = opened.close;
+  });
+  afterAll(async () => {
+    await s.close();
+    await s.studio.dispose();
+    rmSync(s.dataDir, { recursive: true, force: true });
+  });
+  return s;
+}
