@@ -27,10 +27,11 @@ import torch
 
 from ..model.from_onnx import load_onnx_lm, parity
 from ..model.llama import LlamaLM
+from ..model.lora import LoraInputs
 from .bundle import check_graph
 from .manifest import FORMAT, LM_INPUTS, LM_LORA_INPUTS, MANIFEST, file_table, groups_entry
 from .onnx_encoder import ENCODER_FILE, export_encoder
-from .onnx_lm import LMExportConfig, export_lm
+from .onnx_lm import LMExportConfig, export_lm, lora_graph_feeds
 from .staging import staged_folder
 
 TOL = 1e-4
@@ -39,7 +40,7 @@ GRAPHS = ("lm.onnx", "lm.onnx.data", ENCODER_FILE)
 
 def _feeds(sess, cfg, manifest: dict[str, Any], ids: np.ndarray, past: dict[str, np.ndarray] | None,
            adapter: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] | None) -> dict[str, np.ndarray]:
-    """Feeds for either layout: per target (format 1) or per group (manifest lora.groups)."""
+    """Feeds for either layout: a pair per target (format 1) or per group (manifest lora.groups)."""
     b, s = ids.shape
     p = 0 if past is None else next(iter(past.values())).shape[2]
     feeds: dict[str, np.ndarray] = {"input_ids": ids, "attention_mask": np.ones((b, p + s), np.int64),
@@ -50,20 +51,17 @@ def _feeds(sess, cfg, manifest: dict[str, Any], ids: np.ndarray, past: dict[str,
             name = f"past_key_values.{i}.{kind}"
             feeds[name] = past[name] if past else np.zeros((b, cfg.num_kv_heads, 0, cfg.head_dim), np.float32)
     r = next(iter(adapter.values()))[0].shape[1] if adapter else 0
-    groups = manifest["lora"].get("groups") or [
-        {"name": t["module"], "d_in": t["d_in"], "d_out": t["d_out"], "modules": [{"module": t["module"], "offset": 0}]}
-        for t in manifest["lora"]["targets"]]
+    lora: LoraInputs = {}
     for i in manifest["lora"]["layers"]:
-        for g in groups:
-            n = len(g["modules"]) if len(g["modules"]) > 1 or manifest["lora"].get("groups") else 1
-            a = np.zeros((b, g["d_in"], n * r), np.float32)
-            bb = np.zeros((b, n * r, g["d_out"]), np.float32)
-            for j, member in enumerate(g["modules"]):
-                if adapter and (i, member["module"]) in adapter:
-                    fa, fb = adapter[(i, member["module"])]
-                    a[:, :, j * r:(j + 1) * r] = fa
-                    bb[:, j * r:(j + 1) * r, member["offset"]:member["offset"] + fb.shape[1]] = fb
-            feeds[f"lora.{i}.{g['name']}.A"], feeds[f"lora.{i}.{g['name']}.B"] = a, bb
+        for m in cfg.lora_targets:
+            d_in, d_out = cfg.lora_dims(m)
+            a, bb = adapter[(i, m)] if adapter else (np.zeros((d_in, r), np.float32), np.zeros((r, d_out), np.float32))
+            lora[(i, m)] = (torch.from_numpy(a)[None].expand(b, -1, -1), torch.from_numpy(bb)[None].expand(b, -1, -1))
+    if "groups" in manifest["lora"]:
+        feeds.update({k: v.numpy() for k, v in lora_graph_feeds(cfg, lora).items()})
+    else:
+        feeds.update({f"lora.{i}.{m}.{ab}": t.contiguous().numpy()
+                      for (i, m), pair in lora.items() for ab, t in zip("AB", pair, strict=True)})
     wanted = {x.name for x in sess.get_inputs()}
     return {k: v for k, v in feeds.items() if k in wanted}
 
@@ -110,7 +108,6 @@ def reexport(old: Path, out: Path, force: bool = False) -> dict[str, Any]:
             export_lm(lm, tmp / "lm.onnx", LMExportConfig(lora_inputs=True))
             if ENCODER_FILE in manifest["files"]:
                 export_encoder(lm, tmp / ENCODER_FILE)
-        (tmp / MANIFEST).write_text(json.dumps(manifest))  # the old one, for logits_diff's feeds
         tmp_manifest = {**manifest, "format": FORMAT,
                         "lora": {**manifest["lora"], "groups": groups_entry(lm.cfg)},
                         "io": {**manifest["io"], "lm": {**manifest["io"]["lm"],
