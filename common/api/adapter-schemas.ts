@@ -91,7 +91,14 @@ export const GetAdapterInput = z
   .object({ id: AdapterId, singularValues: z.number().int().min(0).max(256).optional() })
   .strict();
 export const ImportAdapterInput = z.object({ dir: AbsoluteDir }).strict();
-export const ExportAdapterInput = z.object({ id: AdapterId, dir: AbsoluteDir }).strict();
+export const ExportAdapterInput = z
+  .object({
+    id: AdapterId,
+    dir: AbsoluteDir,
+    /** Replace an earlier export's three files (else such a folder is refused, untouched): docs/security.md. */
+    overwrite: z.boolean().optional(),
+  })
+  .strict();
 export const ExportResult = z.object({ dir: z.string(), files: z.array(z.string()) });
 
 export const MergeInput = z

@@ -138,6 +138,8 @@ export const AbsoluteFile = z.string().min(1).max(4096).refine(isAbsolutePath, {
 
 export const TrajectoryExportInput = TrajectoryFilter.extend({
   file: AbsoluteFile,
+  /** Replace a file that exists (else it is refused, untouched): docs/security.md "Writing where the user says". */
+  overwrite: z.boolean().optional(),
   /** Only what stage 2 should learn from: a skill, an assistant turn last, rated up or passed by a verifier, never rated down. */
   stage2: z.boolean().optional(),
 }).strict();

@@ -7,7 +7,7 @@ import type { CliContext, Io } from './context';
 import { usageError } from './usage';
 
 // Every adapters subcommand has taken both (--bundle loads that bundle first).
-const OPTIONS = { out: { type: 'string' }, bundle: { type: 'string' } } as const;
+const OPTIONS = { out: { type: 'string' }, bundle: { type: 'string' }, force: { type: 'boolean' } } as const;
 
 const recipeText = (a: AdapterSummary): string =>
   a.recipe.kind === 'merge' ? `merge:${a.recipe.method}` : a.recipe.kind;
@@ -56,12 +56,12 @@ export const adaptersShow: Command = {
 
 export const adaptersExport: Command = {
   name: 'adapters export',
-  usage: '<id> --out DIR',
-  summary: 'a PEFT folder; DIR new, empty, or an earlier export',
+  usage: '<id> --out DIR [--force]',
+  summary: 'a PEFT folder; DIR new or empty (an earlier export only with --force)',
   async run(argv, ctx) {
     const { values, arg: id } = oneArgument(adaptersExport, argv, ctx);
     if (!values.out) throw usageError(adaptersExport);
-    const r = await ctx.withStudio(values, (api) => api.adapters.export({ id, dir: resolve(values.out!) }));
+    const r = await ctx.withStudio(values, (api) => api.adapters.export({ id, dir: resolve(values.out!), ...(values.force && { overwrite: true }) }));
     ctx.io.out(values.json ? JSON.stringify(r) : `exported ${id} to ${r.dir}`);
   },
 };

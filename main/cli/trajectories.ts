@@ -145,7 +145,7 @@ export const trajectoriesRate: Command = {
 
 export const trajectoriesExport: Command = {
   name: 'trajectories export',
-  usage: `[--jsonl] [--out FILE] [--stage2] ${FILTER_USAGE}`,
+  usage: `[--jsonl] [--out FILE [--force]] [--stage2] ${FILTER_USAGE}`,
   summary:
     'JSONL for the stage-2 trainer ({skill, skill_text, messages, source, …}), to FILE or stdout; --stage2: successes only',
   async run(argv, { io, flags, withStudio }) {
@@ -153,6 +153,7 @@ export const trajectoriesExport: Command = {
       ...FILTER_OPTIONS,
       jsonl: { type: 'boolean', default: false },
       out: { type: 'string' },
+      force: { type: 'boolean', default: false },
       stage2: { type: 'boolean', default: false },
     });
     if (positionals.length) throw usageError(trajectoriesExport);
@@ -164,7 +165,10 @@ export const trajectoriesExport: Command = {
       });
       return;
     }
-    const r = await withStudio(values, (api) => api.trajectories.export({ ...filter, file: resolve(values.out!) }));
+    // An existing FILE is refused, untouched, unless --force (docs/security.md).
+    const r = await withStudio(values, (api) =>
+      api.trajectories.export({ ...filter, file: resolve(values.out!), ...(values.force && { overwrite: true }) }),
+    );
     io.out(values.json ? JSON.stringify(r) : `${r.count} trajectories → ${r.file} (${r.bytes} bytes)`);
   },
 };

@@ -143,7 +143,7 @@ export class AdapterService {
     const dir = resolve(input.dir);
     if (!existsSync(dir)) throw new StudioError('not_found', `${dir}: no such folder`);
     const { adapter } = await readPeftDir(dir).catch((err: Error) => {
-      throw new StudioError('invalid_input', err.message);
+      throw err instanceof StudioError ? err : new StudioError('invalid_input', err.message);
     });
     const { bundle, rowId } = await this.bundles.current();
     checkAdapterFits(bundle.manifest, foldAdapter(adapter));
@@ -153,7 +153,7 @@ export class AdapterService {
   }
 
   /** PEFT folder + pskills.json (skill hash, bundle hash, recipe, lineage by key). */
-  async export(input: { id: string; dir: string }): Promise<{ dir: string; files: string[] }> {
+  async export(input: { id: string; dir: string; overwrite?: boolean }): Promise<{ dir: string; files: string[] }> {
     const row = this.repo.resolve(input.id);
     const dir = resolve(input.dir);
     const sidecar = {
@@ -165,9 +165,11 @@ export class AdapterService {
       recipe: row.recipe,
       lineage: row.lineage.map((l) => ({ key: l.key, weight: l.weight })),
     };
-    await writePeftDir(dir, this.repo.load(row.rowId), sidecar, row.bundle.id).catch((err: Error) => {
-      throw new StudioError('invalid_input', err.message);
-    });
+    await writePeftDir(dir, this.repo.load(row.rowId), sidecar, row.bundle.id, input.overwrite ?? false).catch(
+      (err: Error) => {
+        throw err instanceof StudioError ? err : new StudioError('invalid_input', err.message);
+      },
+    );
     return { dir, files: [PEFT_CONFIG, PEFT_WEIGHTS, SIDECAR] };
   }
 

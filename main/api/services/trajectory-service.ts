@@ -2,7 +2,7 @@
 // OpenAI endpoint ran (when the `storeTrajectories` setting allows), listing, rating, and JSONL
 // export/import in the stage-2 trainer's format (common/api/trajectory-schemas.ts TrajectoryLine).
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, lstatSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import {
   TrajectoryLine,
@@ -22,6 +22,7 @@ import {
   type Verdict,
 } from '../../../common/api/trajectory-schemas';
 import { StudioError } from '../../../common/errors';
+import { readGatedSync } from '../../files/read-gate';
 import type { SettingsRepo } from '../../store/settings-repo';
 import type { SkillsRepo } from '../../store/skills-repo';
 import {
@@ -45,8 +46,10 @@ export interface RecordInput {
   details?: Record<string, unknown>;
 }
 
-/** The largest file `trajectories.import` reads. */
-export const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
+const exists = (file: string) =>
+  new StudioError('conflict', `${file} exists; not overwritten (pass --force, or overwrite: true in the API)`, {
+    file,
+  });
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 const newUid = () => randomBytes(16).toString('hex');
@@ -138,11 +141,18 @@ export class TrajectoryService {
     for (const row of this.repo.iterate(filter)) yield toLine(row);
   }
 
-  /** Writes the export to a temporary file beside `file`, then renames it into place. */
+  /**
+   * Writes the export to a temporary file beside `file`, then moves it into place: a failure never
+   * leaves half a file. A `file` that exists is refused, untouched, unless `overwrite`; without it the
+   * move is a hard link, which fails when a file appeared meanwhile (docs/security.md).
+   */
   export(input: TrajectoryExportInput): { file: string; count: number; bytes: number } {
-    const { file, ...filter } = input;
-    if (statSync(file, { throwIfNoEntry: false })?.isDirectory())
-      throw new StudioError('invalid_input', `${file} is a folder; name a file`);
+    const { file, overwrite, ...filter } = input;
+    const existing = lstatSync(file, { throwIfNoEntry: false });
+    if (existing?.isDirectory()) throw new StudioError('invalid_input', `${file} is a folder; name a file`);
+    if (existing && !existing.isFile() && !existing.isSymbolicLink())
+      throw new StudioError('invalid_input', `${file} exists and is not a regular file; not replaced`);
+    if (existing && !overwrite) throw exists(file);
     const tmp = join(dirname(file), `.${basename(file)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
     let fd: number;
     try {
@@ -159,7 +169,15 @@ export class TrajectoryService {
       }
       fsyncSync(fd);
       closeSync(fd);
-      renameSync(tmp, file);
+      if (overwrite) renameSync(tmp, file);
+      else {
+        try {
+          linkSync(tmp, file);
+        } catch (err) {
+          throw (err as NodeJS.ErrnoException).code === 'EEXIST' ? exists(file) : err;
+        }
+        rmSync(tmp, { force: true });
+      }
     } catch (err) {
       try {
         closeSync(fd);
@@ -172,19 +190,12 @@ export class TrajectoryService {
     return { file, count, bytes };
   }
 
-  /** trajectories.import: the file's bytes, checked whole before anything is written. */
+  /** trajectories.import: the file's bytes through the read gate (main/files/read-gate.ts), checked whole before anything is written. */
   importFile(input: { file: string }): TrajectoryImportResult {
-    const size = statSync(input.file, { throwIfNoEntry: false });
-    if (!size) throw new StudioError('not_found', `no file ${input.file}`);
-    if (!size.isFile()) throw new StudioError('invalid_input', `${input.file} is not a file`);
-    if (size.size > MAX_IMPORT_BYTES)
-      throw new StudioError(
-        'invalid_input',
-        `${input.file} is ${size.size} bytes; at most ${MAX_IMPORT_BYTES} bytes are imported at once (split it)`,
-      );
+    const bytes = readGatedSync(input.file, 'trajectories JSONL');
     let text: string;
     try {
-      text = new TextDecoder('utf-8', { fatal: true }).decode(readFileSync(input.file));
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
     } catch {
       throw new StudioError('invalid_input', `${input.file} is not UTF-8 text`);
     }

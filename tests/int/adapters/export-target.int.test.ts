@@ -1,5 +1,6 @@
-// Where an adapter export may write (issue 16, defect 1): a new folder, an empty one, or a previous
-// export of ours (its pskills.json). Anything else is refused and left exactly as it was.
+// Where an adapter export may write: a new folder, an empty one, or (only with overwrite: true /
+// --force) a previous export of ours (its pskills.json). Anything else is refused and left exactly as
+// it was; a folder that cannot be created fails at once, naming it (docs/security.md).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -105,15 +106,26 @@ describe('adapters.export target folder', () => {
     }
   });
 
-  it('re-exports over its previous export, replacing only its three files', async () => {
+  it('re-exports over its previous export only with overwrite: true, replacing only its three files', async () => {
     const dir = join(work, 'again');
     await api.adapters.export({ id, dir });
     writeFileSync(join(dir, 'README.md'), 'the user added this');
     writeFileSync(join(dir, 'adapter_config.json'), '{"stale": true}');
-    await api.adapters.export({ id, dir });
+    const before = snapshot(dir);
+    const refused = await failure(api.adapters.export({ id, dir }));
+    expect(refused.code).toBe('conflict');
+    expect(refused.message).toMatch(/earlier adapter export; not overwritten/);
+    expect(snapshot(dir)).toEqual(before);
+    await api.adapters.export({ id, dir, overwrite: true });
     expect(readdirSync(dir).sort()).toEqual(['README.md', ...OURS]);
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe('the user added this');
     expect((await readPeftDir(dir)).adapter.rank).toBe(4);
+  });
+
+  it('fails at once, naming the folder, where a parent cannot be created (/proc/nope)', async () => {
+    const err = await failure(api.adapters.export({ id, dir: '/proc/nope/x' }));
+    expect(err.code).toBe('invalid_input');
+    expect(err.message).toMatch(/cannot create folder \/proc\/nope \(ENOENT\)/);
   });
 
   it('refuses a relative path at the API', async () => {
@@ -151,5 +163,16 @@ describe('pskills adapters export --out', () => {
     expect(JSON.parse(pskills('adapters', 'list', '--json').stdout)).toHaveLength(1);
     expect(pskills('adapters', 'export', id, '--out', 'fresh').status).toBe(0);
     expect(readdirSync(join(work, 'fresh')).sort()).toEqual(OURS);
+    const again = pskills('adapters', 'export', id, '--out', 'fresh');
+    expect(again.status).toBe(1);
+    expect(again.stderr).toMatch(/not overwritten \(pass --force/);
+    expect(pskills('adapters', 'export', id, '--out', 'fresh', '--force').status).toBe(0);
+  });
+
+  it('returns at once with /proc/nope/x, naming the folder it cannot create', () => {
+    const r = pskills('adapters', 'export', id, '--out', '/proc/nope/x');
+    expect(r.error).toBeUndefined(); // not killed by the timeout
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/cannot create folder \/proc\/nope/);
   });
 });
