@@ -110,14 +110,18 @@ function isForeignKeyFailure(err: unknown): boolean {
 }
 
 /** JSON with object keys sorted at every level: the same value always hashes the same. */
-/** What makes two bundle.json files the same model: everything but encoder.onnx's files entry (a graph
- * derived from lm.onnx, whose hash bundle.json also lists). */
+const isTrainStepFile = (name: string) => name.startsWith('train_step');
+
+/** What makes two bundle.json files the same model: everything but the entries of graphs derived from
+ * lm.onnx, whose hash bundle.json also lists: encoder.onnx, and the train-step graphs with their
+ * `train_step` entry (docs/bundle-format.md "train_step"). */
 function modelIdentity(manifest: unknown): string {
   if (typeof manifest !== 'object' || manifest === null) return canonicalJson(manifest);
   const m = manifest as { files?: Record<string, unknown> };
   const files = { ...(m.files ?? {}) };
   delete files['encoder.onnx'];
-  return canonicalJson({ ...m, files });
+  for (const f of Object.keys(files)) if (isTrainStepFile(f)) delete files[f];
+  return canonicalJson({ ...m, files, train_step: undefined });
 }
 
 const GRAPH_FILES = ['lm.onnx', 'lm.onnx.data', 'encoder.onnx'];
@@ -135,11 +139,13 @@ function reexportIdentity(manifest: unknown): string | null {
   if (!m || typeof m !== 'object') return null;
   const files = { ...(m.files ?? {}) };
   for (const f of GRAPH_FILES) delete files[f];
+  for (const f of Object.keys(files)) if (isTrainStepFile(f)) delete files[f];
   const { reexport: _, ...card } = m.training_card ?? {};
   const io = { ...m.io, lm: { ...m.io?.lm, inputs: undefined } };
   return canonicalJson({
     ...m,
     format: undefined,
+    train_step: undefined,
     files,
     lora: { ...m.lora, groups: undefined },
     io,

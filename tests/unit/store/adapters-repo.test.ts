@@ -135,6 +135,17 @@ describe('insert / get / list', () => {
     expect(count('bundles')).toBe(3);
   });
 
+  it('registerBundle keeps the identity when train-step graphs are added to a stored bundle', () => {
+    const base = { id: 't', files: { 'lm.onnx': { sha256: 'l1', bytes: 9 } } };
+    const first = repo.registerBundle('e'.repeat(64), base, '/t1');
+    const withStep = {
+      ...base,
+      files: { ...base.files, 'train_step-8x64.onnx': { sha256: 's', bytes: 4 } },
+      train_step: { rank: 8, buckets: [{ batch: 8, length: 64, file: 'train_step-8x64.onnx' }] },
+    };
+    expect(repo.registerBundle('f'.repeat(64), withStep, '/t2')).toEqual(first);
+  });
+
   it('registerBundle keeps the identity across a re-export that says so, and only then', () => {
     const v1 = {
       format: 'pskills.bundle/1',

@@ -28,6 +28,7 @@ from .manifest import MANIFEST, BundleSpec, build_manifest, expand_names, file_t
 from .onnx_encoder import ENCODER_FILE, check_encoder_graph, check_encoder_parity, export_encoder, with_encoder
 from .onnx_lm import LMExportConfig, export_lm
 from .staging import staged_folder
+from .train_step import DEFAULT_BUCKETS, add_train_step_files, parse_buckets
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,9 @@ def write_bundle(lm: LlamaLM, tok: Tokenizer, tcfg: dict[str, Any], out: str | o
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         if spec.encoder_graph:
             check_encoder_parity(tmp)
+        if spec.train_buckets and spec.lora_inputs:
+            manifest = add_train_step_files(tmp, lm, list(spec.train_buckets))
+            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return out
 
 
@@ -153,8 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-lora-inputs", action="store_true", help="plain graph without lora.* inputs (benchmarks)")
     ap.add_argument("--no-encoder-graph", action="store_true",
                     help="skip encoder.onnx (compile then runs the whole lm.onnx for the encoder states)")
+    ap.add_argument("--train-step-buckets", default=",".join(f"{b}x{s}" for b, s in DEFAULT_BUCKETS),
+                    help="train_step graphs BATCHxLENGTH,… (export/train_step.py), or none (default %(default)s)")
     ap.add_argument("--force", action="store_true", help="replace --out if it exists")
     a = ap.parse_args(argv)
+    buckets = () if a.train_step_buckets == "none" else tuple(parse_buckets(a.train_step_buckets))
 
     if a.random_config:
         lm, tok = random_model(a.random_config, a.seed, a.sharpen)
@@ -170,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         bundle_id = a.id or a.checkpoint.name
     spec = BundleSpec(id=bundle_id, created=a.created or created_now(), default_rank=a.rank, alpha=a.alpha,
                       token_budget=a.token_budget, chunk_overlap=a.chunk_overlap,
-                      lora_inputs=not a.no_lora_inputs, encoder_graph=not a.no_encoder_graph,
+                      lora_inputs=not a.no_lora_inputs, encoder_graph=not a.no_encoder_graph, train_buckets=buckets,
                       training_card={"model": lm.cfg.to_dict(), **card})
     out = write_bundle(lm, tok, tcfg, a.out, spec, force=a.force)
     total = sum(p.stat().st_size for p in out.iterdir())

@@ -41,6 +41,7 @@ from .manifest import MANIFEST, BundleSpec, build_manifest, file_table, sha256_f
 from .onnx_lm import LMExportConfig, export_lm
 from .onnx_weights import EXTERNAL_DATA_BYTES, round_weights_fp16, save_graph, to_fp16_storage
 from .staging import staged_folder
+from .train_step import DEFAULT_BUCKETS, add_train_step_files, parse_buckets
 
 DTYPES = ("fp32", "fp16")
 VERIFY_TOL = 1e-3  # onnxruntime vs PyTorch on the check prompt (tests hold tiny models to 1e-4)
@@ -62,6 +63,8 @@ class FromHfOptions:
     force: bool = False
     extra_card: dict[str, Any] = field(default_factory=dict)
     steps: int = 4  # progress lines count to this (5 when a hypernetwork is attached after the base)
+    # train_step graphs (export/train_step.py), (batch, length) each; the command line asks for the defaults
+    train_buckets: tuple[tuple[int, int], ...] = ()
 
 
 def progress(step: int, steps: int, what: str) -> None:
@@ -250,6 +253,10 @@ def write_base_bundle(folder: Path, out: Path, opts: FromHfOptions) -> Path:
         check_graph(tmp / "lm.onnx", manifest)
         check_shapes(tmp / "lm.onnx", manifest)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        if opts.train_buckets:
+            progress(4, opts.steps, "exporting the train-step graphs (distilling in the studio)")
+            manifest = add_train_step_files(tmp, lm, list(opts.train_buckets))
+            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return out
 
 
@@ -326,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--id", help="bundle id (default: the checkpoint folder's name)")
     ap.add_argument("--created", help="ISO 8601 time (default: now, or SOURCE_DATE_EPOCH)")
     ap.add_argument("--external-data-bytes", type=int, default=EXTERNAL_DATA_BYTES, help=argparse.SUPPRESS)
+    ap.add_argument("--train-step-buckets", default=",".join(f"{b}x{s}" for b, s in DEFAULT_BUCKETS),
+                    help="train_step graphs BATCHxLENGTH,… (export/train_step.py), or none (default %(default)s)")
     ap.add_argument("--force", action="store_true", help="replace --out if it exists")
     a = ap.parse_args(argv)
     targets = tuple(t.strip() for t in a.lora_targets.split(",") if t.strip())
@@ -335,7 +344,9 @@ def main(argv: list[str] | None = None) -> int:
     opts = FromHfOptions(dtype=a.dtype, lora_targets=targets, encoder_layer=a.encoder_layer, rank=a.rank,
                          alpha=a.alpha, bundle_id=a.id, created=a.created, force=a.force,
                          chat_template=a.chat_template.read_text(encoding="utf-8") if a.chat_template else None,
-                         external_threshold=a.external_data_bytes)
+                         external_threshold=a.external_data_bytes,
+                         train_buckets=() if a.train_step_buckets == "none"
+                         else tuple(parse_buckets(a.train_step_buckets)))
     try:
         out = create_bundle(a.from_hf, a.out, opts, a.hypernet, a.hyper_config)
     except (FileNotFoundError, FileExistsError, ValueError, KeyError) as e:

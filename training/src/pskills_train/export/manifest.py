@@ -33,6 +33,8 @@ class BundleSpec:
     chunk_overlap: int = 64
     lora_inputs: bool = True
     encoder_graph: bool = False  # also write encoder.onnx (export/onnx_encoder.py)
+    # (batch, length) shapes of the train-step graphs to write (export/train_step.py); none: no graph
+    train_buckets: tuple[tuple[int, int], ...] = ()
     training_card: dict[str, Any] = field(default_factory=dict)
 
 

@@ -2,7 +2,8 @@
 
     python -m pskills_train.export.reexport OLD_BUNDLE --out NEW_BUNDLE [--force]
 
-lm.onnx and encoder.onnx are written again from the weights lm.onnx holds (model/from_onnx.py), so a
+lm.onnx, encoder.onnx and the train-step graphs (export/train_step.py: the old bundle's buckets, else the
+defaults) are written again from the weights lm.onnx holds (model/from_onnx.py), so a
 bundle gains what the exporter learned since (format 2's LoRA groups, attention without copying the
 cache, a tied head stored once); every other file is copied as is. Before anything is written the old
 and new lm.onnx run side by side in onnxruntime, with and without an adapter, from an empty and a
@@ -33,6 +34,7 @@ from .manifest import FORMAT, LM_INPUTS, LM_LORA_INPUTS, MANIFEST, file_table, g
 from .onnx_encoder import ENCODER_FILE, export_encoder
 from .onnx_lm import LMExportConfig, export_lm, lora_graph_feeds
 from .staging import staged_folder
+from .train_step import DEFAULT_BUCKETS, add_train_step_files, parse_buckets
 
 TOL = 1e-4
 GRAPHS = ("lm.onnx", "lm.onnx.data", ENCODER_FILE)
@@ -94,21 +96,26 @@ def logits_diff(old: Path, new: Path, lm: LlamaLM, seed: int = 0) -> float:
     return worst
 
 
-def reexport(old: Path, out: Path, force: bool = False) -> dict[str, Any]:
+def reexport(old: Path, out: Path, force: bool = False,
+             train_buckets: list[tuple[int, int]] | None = None) -> dict[str, Any]:
+    """`train_buckets`: None = the old bundle's train-step shapes, else the defaults; [] = no graphs."""
     manifest = json.loads((old / MANIFEST).read_text())
+    if train_buckets is None:
+        old_buckets = manifest.get("train_step", {}).get("buckets", [])
+        train_buckets = [(b["batch"], b["length"]) for b in old_buckets] or list(DEFAULT_BUCKETS)
     lm = load_onnx_lm(old)
     recovered = parity(lm, old)
     if recovered > TOL:
         raise AssertionError(f"{old}/lm.onnx: the recovered model differs from it by {recovered:.2e}")
     with staged_folder(out, force) as tmp:
         for name in manifest["files"]:
-            if name not in GRAPHS:
+            if name not in GRAPHS and not name.startswith("train_step"):
                 shutil.copyfile(old / name, tmp / name)
         with torch.no_grad():
             export_lm(lm, tmp / "lm.onnx", LMExportConfig(lora_inputs=True))
             if ENCODER_FILE in manifest["files"]:
                 export_encoder(lm, tmp / ENCODER_FILE)
-        tmp_manifest = {**manifest, "format": FORMAT,
+        tmp_manifest = {**{k: v for k, v in manifest.items() if k != "train_step"}, "format": FORMAT,
                         "lora": {**manifest["lora"], "groups": groups_entry(lm.cfg)},
                         "io": {**manifest["io"], "lm": {**manifest["io"]["lm"],
                                                         "inputs": LM_INPUTS + LM_LORA_INPUTS}}}
@@ -121,6 +128,9 @@ def reexport(old: Path, out: Path, force: bool = False) -> dict[str, Any]:
         new = {**tmp_manifest, "files": file_table(tmp), "training_card": card}
         check_graph(tmp / "lm.onnx", new)
         (tmp / MANIFEST).write_text(json.dumps(new, indent=2) + "\n")
+        if train_buckets:  # they read lm.onnx's bytes at fixed offsets, so they follow the new lm.onnx
+            new = add_train_step_files(tmp, lm, train_buckets)
+            (tmp / MANIFEST).write_text(json.dumps(new, indent=2) + "\n")
     return new
 
 
@@ -129,8 +139,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("bundle", type=Path)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--force", action="store_true", help="replace --out if it exists")
+    ap.add_argument("--train-step-buckets", help="train_step graphs BATCHxLENGTH,… or none (default: the old "
+                    f"bundle's, else {','.join(f'{b}x{s}' for b, s in DEFAULT_BUCKETS)})")
     args = ap.parse_args(argv)
-    new = reexport(args.bundle, args.out, args.force)
+    buckets = None if args.train_step_buckets is None else \
+        [] if args.train_step_buckets == "none" else parse_buckets(args.train_step_buckets)
+    new = reexport(args.bundle, args.out, args.force, buckets)
     sizes = {k: v["bytes"] for k, v in new["files"].items() if k in GRAPHS}
     print(f"wrote {args.out} ({new['format']}; logits max abs diff "
           f"{new['training_card']['reexport']['logits_max_abs_diff']:.1e}; {sizes})")
