@@ -71,6 +71,19 @@ const Hypernet = z.object({
   ablations: z.record(z.string(), fileName).optional(),
 });
 
+/** Optional: one distillation step as an inference graph per static (batch, length) bucket
+ * (docs/bundle-format.md "train_step"). Absent: the bundle offers Instant compile only. */
+const TrainStepEntry = z.object({
+  rank: count,
+  top_k: count,
+  ce_weight: z.number(),
+  max_norm: z.number(),
+  inputs: z.array(z.string()),
+  outputs: z.array(z.string()),
+  buckets: z.array(z.object({ batch: count, length: count, file: fileName })).min(1),
+});
+export type TrainStepEntry = z.infer<typeof TrainStepEntry>;
+
 const GraphIO = z.object({
   file: fileName,
   float_dtype: z.literal('float32'),
@@ -112,6 +125,7 @@ export const BundleManifest = z
     io: z.object({ lm: GraphIO, encoder: GraphIO.optional() }),
     // null in a base-only bundle; a reader that only generates ignores it.
     hypernet: Hypernet.nullable(),
+    train_step: TrainStepEntry.optional(),
     training_card: z.record(z.string(), z.unknown()),
   })
   .superRefine((m, ctx) => {
@@ -231,6 +245,9 @@ export const BundleManifest = z
       ...(m.hypernet ? ([[m.hypernet.file, ['hypernet', 'file']]] as [string, (string | number)[]][]) : []),
       ...Object.entries(m.hypernet?.ablations ?? {}).map(
         ([name, file]) => [file, ['hypernet', 'ablations', name]] as [string, (string | number)[]],
+      ),
+      ...(m.train_step?.buckets ?? []).map(
+        (b, j) => [b.file, ['train_step', 'buckets', j, 'file']] as [string, (string | number)[]],
       ),
     ];
     for (const [file, path] of referenced) if (!(file in m.files)) issue(path, `${file} is not listed in files`);

@@ -125,3 +125,20 @@ def test_default_bundle_grows_less_than_ten_percent():
     for f in step_files:
         g = onnx.load(str(DEFAULT / f), load_external_data=False).graph
         assert {ExternalDataInfo(t).location for t in g.initializer if uses_external_data(t)} == {"lm.onnx"}
+
+
+def test_committed_train_fixture_is_what_the_script_makes(tmp_path):
+    """Fails when the exporter or objective changed without regenerating tests/fixtures/bundle-tiny-train
+    (the TypeScript parity test's graph and oracle)."""
+    import subprocess
+    import sys
+
+    from test_bundle import assert_json_close
+
+    committed = ROOT / "tests/fixtures/bundle-tiny-train"
+    script = ROOT / "training/scripts/make_fixture_train_step.py"
+    subprocess.run([sys.executable, str(script), "--out", str(tmp_path / "b")], check=True, capture_output=True)
+    fresh = json.loads((tmp_path / "b/bundle.json").read_text())
+    assert fresh["files"] == json.loads((committed / "bundle.json").read_text())["files"]
+    assert_json_close(json.loads((tmp_path / "b/train_oracle.json").read_text()),
+                      json.loads((committed / "train_oracle.json").read_text()), "train_oracle.json")

@@ -1,0 +1,152 @@
+// One distillation step through a bundle's train-step graph (docs/bundle-format.md "train_step"): the
+// graph takes the LoRA factors, Adam's moments, step, lr, the student rows and the teacher's top-k, and
+// returns the updated factors and moments and the loss. Shapes are static, one graph per bucket.
+import { svdTruncate } from '../adapters/svd';
+import type { LoraPair, TargetKey } from '../adapters/types';
+import { engineAdapter, type EngineAdapter } from './adapter';
+import { invalid } from './errors';
+import type { BundleManifest, TrainStepEntry } from './manifest';
+import { float32, floats, int64, Session, type SessionOptions, type Tensor } from './ort';
+
+export interface Bucket {
+  readonly batch: number;
+  readonly length: number;
+  readonly file: string;
+}
+
+/** Student rows and the teacher's top-k, row-major, exactly one bucket's shape. */
+export interface TrainBatch {
+  readonly inputIds: ArrayLike<number>; // [batch, length]
+  readonly attentionMask: ArrayLike<number>; // [batch, length]
+  readonly positionIds: ArrayLike<number>; // [batch, length]
+  readonly answerMask: Float32Array; // [batch, length]
+  readonly teacherIds: ArrayLike<number>; // [batch, length, k]
+  readonly teacherLogp: Float32Array; // [batch, length, k]
+}
+
+/** Factors and Adam moments by graph input name (`lora.{i}.{module}.A`, `m.…`, `v.…`). */
+export type TrainState = ReadonlyMap<string, Float32Array>;
+
+export function trainStepEntry(manifest: BundleManifest): TrainStepEntry {
+  const entry = manifest.train_step;
+  if (!entry)
+    throw invalid(
+      `bundle ${manifest.id} has no train-step graph, so it can compile Instant only (re-export it: python -m pskills_train.export.train_step BUNDLE)`,
+    );
+  return entry;
+}
+
+/** The smallest bucket whose length holds `tokens`, else null. */
+export function bucketFor(manifest: BundleManifest, tokens: number): Bucket | null {
+  const buckets = [...trainStepEntry(manifest).buckets].sort((a, b) => a.length - b.length);
+  return buckets.find((b) => b.length >= tokens) ?? null;
+}
+
+function targets(manifest: BundleManifest): { key: TargetKey; dIn: number; dOut: number }[] {
+  return manifest.lora.layers.flatMap((i) =>
+    manifest.lora.targets.map((t) => ({ key: `${i}.${t.module}` as TargetKey, dIn: t.d_in, dOut: t.d_out })),
+  );
+}
+
+/** mulberry32: a small seeded generator, so the zero init is the same on every run of a seed. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Factors of rank r to start from: the init adapter (cut to r by svd when larger; its extra slots filled
+ * as in zero init, which keeps ΔW and lets them learn), or zero: A uniform(±1/√d_in) seeded, B = 0.
+ * Moments zero. */
+export function initState(manifest: BundleManifest, from: EngineAdapter | null, seed = 0): TrainState {
+  const r = trainStepEntry(manifest).rank;
+  let init = from;
+  if (init && init.rank > r) init = engineAdapter(r, svdTruncate({ ...init, alpha: init.rank }, r).targets);
+  const rand = seeded(seed);
+  const state = new Map<string, Float32Array>();
+  for (const { key, dIn, dOut } of targets(manifest)) {
+    const A = new Float32Array(dIn * r);
+    const B = new Float32Array(r * dOut);
+    const bound = 1 / Math.sqrt(dIn);
+    for (let k = 0; k < A.length; k++) A[k] = (2 * rand() - 1) * bound;
+    const pair = init?.targets.get(key);
+    if (pair && init!.rank > 0) {
+      const ri = init!.rank;
+      for (let d = 0; d < dIn; d++) for (let j = 0; j < ri; j++) A[d * r + j] = pair.A[d * ri + j]!;
+      B.set(pair.B.subarray(0, ri * dOut));
+    }
+    state.set(`lora.${key}.A`, A);
+    state.set(`lora.${key}.B`, B);
+    for (const p of ['m', 'v']) {
+      state.set(`${p}.${key}.A`, new Float32Array(A.length));
+      state.set(`${p}.${key}.B`, new Float32Array(B.length));
+    }
+  }
+  return state;
+}
+
+/** The factors of a state as an adapter (scale folded, rank r). */
+export function stateAdapter(manifest: BundleManifest, state: TrainState): EngineAdapter {
+  const r = trainStepEntry(manifest).rank;
+  const map = new Map<TargetKey, LoraPair>();
+  for (const { key, dIn, dOut } of targets(manifest))
+    map.set(key, { dIn, dOut, A: state.get(`lora.${key}.A`)!, B: state.get(`lora.${key}.B`)! });
+  return engineAdapter(r, map);
+}
+
+export class TrainStepGraph {
+  private constructor(
+    readonly session: Session,
+    readonly manifest: BundleManifest,
+    readonly bucket: Bucket,
+  ) {}
+
+  static async open(
+    dir: string,
+    manifest: BundleManifest,
+    bucket: Bucket,
+    options: SessionOptions = {},
+  ): Promise<TrainStepGraph> {
+    // Graph files are opened by path: their weights are external data ranges of lm.onnx beside them.
+    return new TrainStepGraph(await Session.open(`${dir}/${bucket.file}`, options), manifest, bucket);
+  }
+
+  /** One step; `step` is 1-based. Returns the new state (new arrays) and the loss before the update. */
+  async run(
+    state: TrainState,
+    batch: TrainBatch,
+    step: number,
+    lr: number,
+  ): Promise<{ state: TrainState; loss: number }> {
+    const { batch: b, length: s } = this.bucket;
+    const k = trainStepEntry(this.manifest).top_k;
+    const feeds: Record<string, Tensor> = {};
+    const r = trainStepEntry(this.manifest).rank;
+    for (const { key, dIn, dOut } of targets(this.manifest))
+      for (const p of ['lora', 'm', 'v']) {
+        feeds[`${p}.${key}.A`] = float32(state.get(`${p}.${key}.A`)!, [dIn, r]);
+        feeds[`${p}.${key}.B`] = float32(state.get(`${p}.${key}.B`)!, [r, dOut]);
+      }
+    feeds.step = float32(new Float32Array([step]), []);
+    feeds.lr = float32(new Float32Array([lr]), []);
+    feeds.input_ids = int64(batch.inputIds, [b, s]);
+    feeds.attention_mask = int64(batch.attentionMask, [b, s]);
+    feeds.position_ids = int64(batch.positionIds, [b, s]);
+    feeds.answer_mask = float32(batch.answerMask, [b, s]);
+    feeds.teacher_ids = int64(batch.teacherIds, [b, s, k]);
+    feeds.teacher_logp = float32(batch.teacherLogp, [b, s, k]);
+    const out = await this.session.run(feeds);
+    const next = new Map<string, Float32Array>();
+    for (const name of state.keys()) next.set(name, floats(out[`new_${name}`]!));
+    return { state: next, loss: floats(out.loss!)[0]! };
+  }
+
+  async dispose(): Promise<void> {
+    await this.session.dispose();
+  }
+}
