@@ -61,7 +61,9 @@ export const adaptersExport: Command = {
   async run(argv, ctx) {
     const { values, arg: id } = oneArgument(adaptersExport, argv, ctx);
     if (!values.out) throw usageError(adaptersExport);
-    const r = await ctx.withStudio(values, (api) => api.adapters.export({ id, dir: resolve(values.out!), ...(values.force && { overwrite: true }) }));
+    const r = await ctx.withStudio(values, (api) =>
+      api.adapters.export({ id, dir: resolve(values.out!), ...(values.force && { overwrite: true }) }),
+    );
     ctx.io.out(values.json ? JSON.stringify(r) : `exported ${id} to ${r.dir}`);
   },
 };

@@ -1,17 +1,18 @@
 // `pskills verify` and `pskills tests show|set`: a skill version's verifier tests (SkillWorld checker
 // specs, or prompts with expect exact / contains / regex / json_schema) and their pass rate.
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { VerifierTest, VerifyMode, VerifyRunResult } from '../../common/api/verify-schemas';
 import { StudioError } from '../../common/errors';
+import { GateError, readGatedSync } from '../files/read-gate';
 import type { Command } from './command';
 import { usageError } from './usage';
 
 function readJson(file: string, what: string): unknown {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readGatedSync(file, 'tests JSON').toString('utf8');
   } catch (err) {
+    if (err instanceof GateError && err.code !== 'not_found') throw err;
     throw new StudioError('not_found', `cannot read ${what} ${file}: ${(err as Error).message}`);
   }
   try {
@@ -26,8 +27,9 @@ export function skillworldTests(dir: string, skill: string): VerifierTest[] {
   const file = join(dir, 'tasks.jsonl');
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readGatedSync(file, 'tests JSON').toString('utf8');
   } catch (err) {
+    if (err instanceof GateError && err.code !== 'not_found') throw err;
     throw new StudioError('not_found', `${dir}: not a SkillWorld folder (${(err as Error).message})`);
   }
   const tests: VerifierTest[] = [];

@@ -1,9 +1,10 @@
 // A bundle folder's card for the Models page: bundle.json read and checked (no ONNX session is
 // opened), the base model's parameter count from its architecture, and the folder's size on disk.
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ModelCard, ModelOrigin } from '../../common/api/model-schemas';
-import { MANIFEST_FILE, parseManifest, type BundleManifest } from '../engine/manifest';
+import type { BundleManifest } from '../engine/manifest';
+import { readBundleManifest } from '../files/bundle-gate';
 
 /** Weights of a Llama-family base: embeddings, per-layer attention and MLP (biases where the
  *  architecture has them), RMSNorm weights, and the LM head unless it is tied. */
@@ -29,16 +30,8 @@ const textOf = (v: unknown): string | null => (typeof v === 'string' ? v : null)
 
 /** The card of the bundle in `dir`; throws (naming bundle.json and the field) when it is not one. */
 export async function readCard(dir: string, origin: ModelOrigin, active: boolean): Promise<ModelCard> {
-  const file = join(dir, MANIFEST_FILE);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(await readFile(file, 'utf8'));
-  } catch (err) {
-    throw new Error(`${file}: ${err instanceof SyntaxError ? `not JSON (${err.message})` : 'cannot be read'}`, {
-      cause: err,
-    });
-  }
-  const m = parseManifest(raw, file);
+  // bundle.json through the read gate (main/files/read-gate.ts): a FIFO or /dev/zero never opened.
+  const { manifest: m } = await readBundleManifest(dir);
   const a = m.architecture;
   const card = m.training_card;
   return {

@@ -1,10 +1,10 @@
 // The engine's current bundle as the adapter library knows it: the bundle, its sha256 (of
 // bundle.json, which lists the sha256 of every other file) and its row in `bundles`. One registry
 // shared by the adapter, compile and model services, so they agree on the bundle and hash it once.
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StudioError } from '../../../common/errors';
 import type { Bundle } from '../../engine';
+import { readGated } from '../../files/read-gate';
 import { MANIFEST_FILE } from '../../engine/manifest';
 import { sha256Hex } from '../../store/adapter-tensors';
 import type { AdaptersRepo } from '../../store/adapters-repo';
@@ -49,7 +49,7 @@ export class BundleRegistry {
   }
 
   private async register(bundle: Bundle): Promise<{ sha256: string; rowId: number }> {
-    const file = sha256Hex(await readFile(join(bundle.dir, MANIFEST_FILE)));
+    const file = sha256Hex(await readGated(join(bundle.dir, MANIFEST_FILE), 'bundle.json'));
     const { id, sha256 } = this.repo.registerBundle(file, bundle.manifest, bundle.dir);
     return { sha256, rowId: id };
   }

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { EngineInfo, GenerateInput, GenerateResult, TokenDelta } from '../../../common/api/engine-schemas';
 import { StudioError } from '../../../common/errors';
 import { sharedEngine } from '../../engine/engine-client';
+import { gateBundleFolder } from '../../files/bundle-gate';
 import {
   checkPromptBytes,
   loadBundle,
@@ -32,7 +33,10 @@ export class EngineService {
   async load(dir?: string): Promise<EngineInfo> {
     const target = dir ? resolve(dir) : this.defaultDir();
     const provider = this.opts.providerOf?.() ?? this.opts.provider;
-    const next = loadBundle(target, { ...this.opts, ...(provider ? { provider } : {}) });
+    // Every file of the folder passes the read gate before the engine opens one (docs/security.md).
+    const next = gateBundleFolder(target).then(() =>
+      loadBundle(target, { ...this.opts, ...(provider ? { provider } : {}) }),
+    );
     this.loading = next;
     try {
       const bundle = await next;

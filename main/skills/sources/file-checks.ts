@@ -1,8 +1,9 @@
 // Per-file checks shared by every source: size, binary content, strict UTF-8; and the per-import
 // caps that keep a hostile archive or folder from exhausting memory.
 import { StudioError } from '../../../common/errors';
+import { byteText as limitText, READ_LIMITS } from '../../files/read-gate';
 
-export const MAX_SKILL_BYTES = 1024 * 1024;
+export const MAX_SKILL_BYTES = READ_LIMITS['SKILL.md'];
 
 export interface ImportLimits {
   entries: number; // archive entries or folder entries seen, of any kind
@@ -50,8 +51,11 @@ const byteText = (n: number) => (n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)}
 
 export type FileCheck = { ok: true; text: string } | { ok: false; reason: string };
 
+/** The read gate's words (main/files/read-gate.ts), for archive entries that never touch the disk. */
 export function tooLarge(size: number): string | null {
-  return size > MAX_SKILL_BYTES ? `file over 1 MiB (${size} bytes)` : null;
+  return size > MAX_SKILL_BYTES
+    ? `${size.toLocaleString('en-US')} bytes, over the ${limitText(MAX_SKILL_BYTES)} limit for a SKILL.md; not read`
+    : null;
 }
 
 export function decodeSkillFile(bytes: Uint8Array): FileCheck {

@@ -2,12 +2,13 @@
 // never followed (an in-root target is walked where it lives), and a file symlink is read only
 // when its real path lies inside the root. Only regular files are opened (a FIFO would block the
 // open forever), and the walk is refused past the import caps on entries and bytes.
-import { constants, type Dirent, type Stats } from 'node:fs';
-import { open, opendir, realpath, stat } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import { opendir, realpath, stat } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import { StudioError } from '../../../common/errors';
 import { throwIfAborted } from '../abort';
-import { decodeSkillFile, ImportBudget, tooLarge } from './file-checks';
+import { GateError, openGated } from '../../files/read-gate';
+import { decodeSkillFile, ImportBudget } from './file-checks';
 import { folderOf, isSkillFile, type Candidate, type ScanOptions, type SourceScan } from './types';
 
 const SKIP_DIRS = new Set(['node_modules', '.git']);
@@ -94,57 +95,35 @@ async function listDir(dir: string, budget: ImportBudget): Promise<Dirent[]> {
 }
 
 /**
- * Reads a regular file of at most 1 MiB within the import byte cap. The type is checked before
- * opening, and O_NONBLOCK keeps a FIFO swapped in after the check from blocking the open; O_NOFOLLOW
- * refuses a last-moment symlink swap.
+ * Reads a SKILL.md through the read gate (main/files/read-gate.ts: lstat, regular files only, the
+ * 1 MiB limit, opened O_NOFOLLOW | O_NONBLOCK and checked again) within the import byte cap. A
+ * refusal of the gate is this file's skip reason; the byte cap refuses the whole import.
  */
 async function readCapped(
   path: string,
   budget: ImportBudget,
 ): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
-  let handle;
+  let opened;
   try {
-    const special = notRegular(await stat(path));
-    if (special) return { ok: false, reason: special };
-    handle = await open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    opened = await openGated(path, 'SKILL.md');
   } catch (e) {
-    return { ok: false, reason: `not readable: ${errText(e)}` };
+    return { ok: false, reason: e instanceof GateError ? e.reason : `not readable: ${errText(e)}` };
   }
+  const { handle, size } = opened;
   try {
-    const info = await handle.stat();
-    const special = notRegular(info);
-    if (special) return { ok: false, reason: special };
-    const large = tooLarge(info.size);
-    if (large) return { ok: false, reason: large };
-    const over = budget.take(info.size);
+    const over = budget.take(size);
     if (over) throw over;
     // One byte past the size shows a file that grew since the stat; never more than that is read.
-    const buffer = Buffer.alloc(info.size + 1);
+    const buffer = Buffer.alloc(size + 1);
     let got = 0;
     for (let n = 1; n > 0 && got < buffer.length; got += n)
       n = (await handle.read(buffer, got, buffer.length - got, got)).bytesRead;
-    return got > info.size
+    return got > size
       ? { ok: false, reason: 'file changed while it was read' }
       : decodeSkillFile(buffer.subarray(0, got));
   } finally {
     await handle.close();
   }
-}
-
-function notRegular(info: Stats): string | null {
-  if (info.isFile()) return null;
-  const kind = info.isFIFO()
-    ? 'FIFO'
-    : info.isSocket()
-      ? 'socket'
-      : info.isCharacterDevice()
-        ? 'character device'
-        : info.isBlockDevice()
-          ? 'block device'
-          : info.isDirectory()
-            ? 'folder'
-            : 'special file';
-  return `not a regular file (${kind}); not opened`;
 }
 
 function errText(e: unknown): string {

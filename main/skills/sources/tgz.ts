@@ -2,12 +2,12 @@
 // nothing is extracted to disk. One absolute or '..' entry path rejects the whole archive, and
 // link entries are never followed. Only SKILL.md and package.json bodies are buffered, within the
 // import byte cap; everything else streams past.
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Parser, type ReadEntry } from 'tar';
 import type { SkipRecord } from '../../../common/api/skill-schemas';
 import { StudioError } from '../../../common/errors';
+import { GateError, openGated } from '../../files/read-gate';
 import { abortError } from '../abort';
 import { decodeSkillFile, ImportBudget, tooLarge, type FileCheck } from './file-checks';
 import { folderOf, isSkillFile, type ProvenanceBase, type ScanOptions, type SourceScan } from './types';
@@ -30,7 +30,7 @@ interface RawArchive {
 }
 
 export async function scanTgz(file: string, opts: TgzOptions = {}): Promise<SourceScan & { pkg: PackageInfo }> {
-  const raw = await readArchive(file, await archiveSize(file), opts);
+  const raw = await readArchive(file, await openArchive(file), opts);
   const prefix = commonTopFolder(raw.paths);
   const strip = (p: string) => (prefix && p.startsWith(prefix) ? p.slice(prefix.length) : p);
   const pkg = packageInfo(raw.files.get(`${prefix}package.json`));
@@ -62,13 +62,17 @@ export async function scanTgz(file: string, opts: TgzOptions = {}): Promise<Sour
   return scan;
 }
 
-function readArchive(file: string, size: number, opts: ScanOptions): Promise<RawArchive> {
+function readArchive(
+  file: string,
+  { handle, size }: { handle: FileHandle; size: number },
+  opts: ScanOptions,
+): Promise<RawArchive> {
   const raw: RawArchive = { files: new Map(), skipped: [], paths: [] };
   const budget = new ImportBudget(file, 'SKILL.md and package.json files', opts.limits);
   return new Promise((resolve, reject) => {
     let settled = false;
     // Small reads: deflate expands up to ~1000:1, and each read is inflated in one go.
-    const stream = createReadStream(file, { highWaterMark: 16 * 1024 });
+    const stream = handle.createReadStream({ highWaterMark: 16 * 1024 });
     const parser = new Parser({ strict: true });
     const settle = () => {
       settled = true;
@@ -137,15 +141,16 @@ function readArchive(file: string, size: number, opts: ScanOptions): Promise<Raw
   });
 }
 
-async function archiveSize(file: string): Promise<number> {
+/** The archive, opened through the read gate (main/files/read-gate.ts): a regular file (symlinks
+ *  resolved and re-checked) within the archive limit; a FIFO or device is never opened. The stream
+ *  reads this handle, so what was checked is what is read. */
+async function openArchive(file: string): Promise<{ handle: FileHandle; size: number }> {
   try {
-    const info = await stat(file);
-    if (!info.isFile()) throw new Error('not a file');
-    return info.size;
+    return await openGated(file, 'skill archive (.tgz)');
   } catch (e) {
     throw new StudioError(
       'import_failed',
-      `cannot read archive ${file}: ${e instanceof Error ? e.message : String(e)}`,
+      `cannot read archive ${e instanceof GateError ? e.message : `${file}: ${e instanceof Error ? e.message : String(e)}`}`,
     );
   }
 }

@@ -48,7 +48,7 @@ describe('scanFolder', () => {
     const scan = await scanFolder(root);
     expect(scan.candidates.map((c) => c.relPath)).toEqual(['max/SKILL.md']);
     expect(scan.skipped).toEqual([
-      { path: 'big/SKILL.md', reason: 'file over 1 MiB (1048577 bytes)' },
+      { path: 'big/SKILL.md', reason: '1,048,577 bytes, over the 1 MiB limit for a SKILL.md; not read' },
       { path: 'bin/SKILL.md', reason: 'binary file (NUL byte at offset 4)' },
       { path: 'latin1/SKILL.md', reason: 'invalid UTF-8 at byte offset 13' },
     ]);

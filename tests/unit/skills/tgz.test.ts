@@ -100,7 +100,7 @@ describe('scanTgz', () => {
     const scan = await scanTgz(file);
     expect(scan.candidates.map((c) => c.relPath)).toEqual(['skills/review/SKILL.md']);
     expect(scan.skipped).toEqual([
-      { path: 'big/SKILL.md', reason: 'file over 1 MiB (1048581 bytes)' },
+      { path: 'big/SKILL.md', reason: '1,048,581 bytes, over the 1 MiB limit for a SKILL.md; not read' },
       { path: 'bin/SKILL.md', reason: 'binary file (NUL byte at offset 1)' },
       { path: 'bad/SKILL.md', reason: 'invalid UTF-8 at byte offset 2' },
     ]);
