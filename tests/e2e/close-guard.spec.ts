@@ -35,7 +35,7 @@ describe('close guard: the renderer reports unsaved text to the window', { timeo
   });
 
   test('typing reports the skill, saving reports nothing unsaved, leaving the view clears it', async () => {
-    await page.goto(host.url); // the launch token becomes a cookie
+    await page.goto(host.url); // the page moves the launch token to sessionStorage
     await page.getByTestId('skill-table').waitFor();
     await page.goto(`${host.origin}/#/skill/${SKILL}/edit`);
     const editor = page.locator('[data-testid="monaco-host"] .monaco-editor');

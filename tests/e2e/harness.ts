@@ -30,7 +30,7 @@ export function ensureRendererBuilt(): void {
 }
 
 export interface Host {
-  /** The address the host printed, with ?token=… */
+  /** The address the host printed, with #token=… */
   url: string;
   origin: string;
   dataDir: string;
@@ -54,7 +54,7 @@ export async function startHost(prepare?: (dataDir: string) => void): Promise<Ho
     const timer = setTimeout(() => reject(new Error(`pskills serve printed no address in 60 s\n${stderr}`)), 60_000);
     child.stdout?.on('data', (d: Buffer) => {
       stdout += d.toString();
-      const m = /studio: (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(stdout);
+      const m = /studio: (http:\/\/127\.0\.0\.1:\d+\/#token=\S+)/.exec(stdout);
       if (m?.[1]) {
         clearTimeout(timer);
         resolveUrl(m[1]);
@@ -159,7 +159,7 @@ export async function openStudio(prepare?: (dataDir: string) => void): Promise<S
  * test setup that the page under test then shows. Rejects with the API's code and message.
  */
 export async function apiCall<T = unknown>(host: Host, method: string, input: unknown = {}): Promise<T> {
-  const token = new URL(host.url).searchParams.get('token') ?? '';
+  const token = new URLSearchParams(new URL(host.url).hash.slice(1)).get('token') ?? '';
   const res = await fetch(`${host.origin}/api/call/${method}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },

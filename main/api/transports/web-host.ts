@@ -8,10 +8,9 @@ import { WebSocketServer } from 'ws';
 import { MAX_STREAM_MESSAGE_BYTES } from '../../../common/api/wire';
 import { toEnvelope } from '../../../common/errors';
 import { sendJson } from './http-util';
-import { WebAuth } from './web-auth';
+import { STREAM_PROTOCOL, WebAuth } from './web-auth';
 import { route, serveSocket, type RouteOptions } from './web-routes';
 
-export { TOKEN_COOKIE } from './web-auth';
 export type { Route } from './web-routes';
 
 export interface WebHostOptions extends RouteOptions {
@@ -21,7 +20,7 @@ export interface WebHostOptions extends RouteOptions {
 }
 
 export interface WebHost {
-  url: string; // with ?token=…, what the user opens
+  url: string; // with #token=… (the fragment, never sent to a server), what the user opens
   origin: string;
   port: number;
   token: string;
@@ -43,7 +42,12 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
     });
   });
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_STREAM_MESSAGE_BYTES });
+  // A browser offers [pskills, pskills.token.<T>]: the answer names only `pskills`, never the token.
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_STREAM_MESSAGE_BYTES,
+    handleProtocols: (offered) => (offered.has(STREAM_PROTOCOL) ? STREAM_PROTOCOL : false),
+  });
   // Nothing one client sends may throw out of these handlers: an uncaught error here ends the process.
   server.on('upgrade', (req, socket, head) => {
     socket.on('error', () => socket.destroy());
@@ -68,7 +72,7 @@ export async function startWebHost(opts: WebHostOptions): Promise<WebHost> {
   auth.listening(host, port);
 
   return {
-    url: `${auth.origin}/?token=${encodeURIComponent(auth.token)}`,
+    url: auth.launchUrl,
     origin: auth.origin,
     port,
     token: auth.token,

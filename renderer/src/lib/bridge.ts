@@ -1,5 +1,8 @@
 // The renderer's one way to the studio: Electron's preload (window.studio) when present,
-// otherwise the web host (HTTP for calls, a WebSocket for streams; the launch token is a cookie).
+// otherwise the web host (HTTP for calls, a WebSocket for streams). The launch token arrives in the
+// address's fragment, is moved to sessionStorage (this origin and port only) and dropped from the
+// address bar; calls send it as `Authorization: Bearer`, streams as a WebSocket subprotocol. No cookie
+// ever holds it (docs/security.md "The launch token").
 import { bridgeLink, createClient, type Link } from '../../../common/api/client';
 import { studioContract, type StudioApi, type StudioBridge } from '../../../common/api/contract';
 import type { StudioWindowBridge } from '../../../common/api/ipc-channels';
@@ -19,7 +22,23 @@ declare global {
   }
 }
 
+const TOKEN_KEY = 'pskills.token';
+
+/** The launch token: taken from `#token=…` once (then removed from the address), else sessionStorage. */
+export function launchToken(): string | null {
+  const hash = new URLSearchParams(location.hash.replace(/^#/, ''));
+  const given = hash.get('token');
+  if (given) {
+    sessionStorage.setItem(TOKEN_KEY, given);
+    hash.delete('token');
+    const rest = hash.toString();
+    history.replaceState(history.state, '', `${location.pathname}${location.search}${rest ? `#${rest}` : ''}`);
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
 function webLink(): Link {
+  const token = launchToken() ?? '';
   let socket: WebSocket | null = null;
   let ready: Promise<WebSocket> | null = null;
   const queue: ClientMessage[] = [];
@@ -28,7 +47,10 @@ function webLink(): Link {
   const connect = (): Promise<WebSocket> => {
     if (ready) return ready;
     ready = new Promise((resolve, reject) => {
-      const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/stream`);
+      const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/stream`, [
+        'pskills',
+        `pskills.token.${token}`,
+      ]);
       ws.onopen = () => {
         socket = ws;
         for (const m of queue.splice(0)) ws.send(JSON.stringify(m));
@@ -79,9 +101,9 @@ function webLink(): Link {
     async call(method, input) {
       const res = await fetch(`/api/call/${method}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
         body: JSON.stringify(input ?? {}),
-        credentials: 'same-origin',
+        credentials: 'omit',
       });
       const body = (await res.json().catch(() => null)) as CallOutcome | null;
       if (!body) throw new StudioError('internal', `HTTP ${res.status} from ${method}`);

@@ -165,13 +165,13 @@ describe('pskills', () => {
         let buf = '';
         child.stdout.on('data', (d: Buffer) => {
           buf += d.toString();
-          const m = /studio: (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(buf);
+          const m = /studio: (http:\/\/127\.0\.0\.1:\d+\/#token=\S+)/.exec(buf);
           if (m) resolve(m[1]!);
         });
         child.once('exit', (code) => reject(new Error(`serve exited ${code}`)));
       });
       const url = new URL(line);
-      const token = url.searchParams.get('token')!;
+      const token = new URLSearchParams(url.hash.slice(1)).get('token')!;
       const res = await fetch(`${url.origin}/api/call/skills.list`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token}` },

@@ -1,9 +1,9 @@
-// The web host's checks on their own (web-auth.ts): Host and Origin, the token by header or cookie,
-// the launch URL, and the shape of each refusal. The same checks over a real server are in
+// The web host's checks on their own (web-auth.ts): Host and Origin, the token by header (any case of
+// the scheme) or WebSocket subprotocol, never by cookie, and the shape of each refusal. The same checks over a real server are in
 // tests/int/api/web-host*.int.test.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { parseCookies, TOKEN_COOKIE, WebAuth } from '../../../main/api/transports/web-auth';
+import { bearerToken, WebAuth } from '../../../main/api/transports/web-auth';
 
 const TOKEN = 'tok-123';
 const auth = new WebAuth(TOKEN);
@@ -29,10 +29,24 @@ function answer(
 }
 
 describe('WebAuth', () => {
-  it('admits the token as a Bearer header or as the cookie, next to cookies that do not decode', () => {
-    expect(answer(req({ authorization: `Bearer ${TOKEN}` }), '/api/call/app.info').admitted).toBe(true);
-    expect(answer(req({ cookie: `other=100%; ${TOKEN_COOKIE}=${TOKEN}; x=%ZZ` }), '/').admitted).toBe(true);
-    expect(parseCookies('a=1; b=%ZZ; d; c=%41')).toEqual({ a: '1', c: 'A' });
+  it('admits the token as a Bearer header, the scheme in any case (RFC 7235), never as a cookie', () => {
+    for (const scheme of ['Bearer', 'bearer', 'BEARER', 'bEaReR'])
+      expect(answer(req({ authorization: `${scheme} ${TOKEN}` }), '/api/call/app.info').admitted, scheme).toBe(true);
+    expect(answer(req({ cookie: `pskills_token=${TOKEN}` }), '/api/call/app.info')).toMatchObject({
+      admitted: false,
+      status: 401,
+    });
+    expect(bearerToken('Basic abc')).toBeUndefined();
+    expect(bearerToken('bearer  tok ')).toBe('tok');
+  });
+
+  it('lets static files through without a token, and sets no cookie anywhere', () => {
+    for (const path of ['/', '/index.html', '/assets/app.js', `/?token=${TOKEN}`]) {
+      const a = answer(req({}), path);
+      expect(a.admitted, path).toBe(true);
+      expect(a.headers, path).toBeUndefined();
+    }
+    expect(auth.launchUrl).toBe(`http://127.0.0.1:4000/#token=${TOKEN}`);
   });
 
   it('refuses another Host or Origin with 403, even with the token', () => {
@@ -64,20 +78,14 @@ describe('WebAuth', () => {
     });
   });
 
-  it('the launch URL sets the cookie and redirects; a wrong token there is 401', () => {
-    const ok = answer(req({}), `/?token=${TOKEN}`);
-    expect(ok).toMatchObject({ admitted: false, status: 302, headers: { location: '/' } });
-    expect(ok.headers!['set-cookie']).toBe(`${TOKEN_COOKIE}=${TOKEN}; HttpOnly; SameSite=Strict; Path=/`);
-    expect(answer(req({}), '/?token=wrong')).toMatchObject({
-      admitted: false,
-      status: 401,
-      body: { error: { message: 'wrong token' } },
-    });
-  });
-
   it('gives a WebSocket upgrade its refusal status line', () => {
     expect(auth.upgradeRefusal(req({ authorization: `Bearer ${TOKEN}` }))).toBeNull();
     expect(auth.upgradeRefusal(req({}))).toBe('401 Unauthorized');
+    expect(auth.upgradeRefusal(req({ 'sec-websocket-protocol': `pskills, pskills.token.${TOKEN}` }))).toBeNull();
+    expect(auth.upgradeRefusal(req({ 'sec-websocket-protocol': 'pskills, pskills.token.nope' }))).toBe(
+      '401 Unauthorized',
+    );
+    expect(auth.upgradeRefusal(req({ cookie: `pskills_token=${TOKEN}` }))).toBe('401 Unauthorized');
     expect(auth.upgradeRefusal(req({ authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example' }))).toBe(
       '403 Forbidden',
     );
