@@ -27,6 +27,9 @@ export interface CollectedImport {
   skipped: SkipRecord[];
 }
 
+const SLICE_MS = 8;
+const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
+
 export async function collectImport(source: string, opts: ImportOptions): Promise<CollectedImport> {
   throwIfAborted(opts.signal);
   const emit = opts.onProgress ?? (() => undefined);
@@ -47,7 +50,15 @@ export async function collectImport(source: string, opts: ImportOptions): Promis
   const seenBodies = new Map<string, string>(); // body hash → path of the first skill with it
   const seenNames = new Map<string, string>(); // name → path of the first skill with it
   const total = scan.candidates.length;
-  scan.candidates.forEach((candidate, i) => {
+  // Judging (parse, language detection) is pure JS at ~1 ms a skill: it runs in slices of at most
+  // SLICE_MS and yields between them, so 10,000 skills never hold the event loop (docs/security.md
+  // "A frozen server"; bench/event-loop.ts measures import_10k).
+  let sliceStart = performance.now();
+  for (const [i, candidate] of scan.candidates.entries()) {
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await yieldToLoop();
+      sliceStart = performance.now();
+    }
     throwIfAborted(opts.signal);
     const path = candidate.relPath;
     const result = judge(candidate, seenBodies, seenNames, opts.isKnownBody);
@@ -59,7 +70,7 @@ export async function collectImport(source: string, opts: ImportOptions): Promis
       versions.push(result);
       emit({ phase: 'parse', done: i + 1, total, path });
     }
-  });
+  }
   return { versions, skipped };
 }
 

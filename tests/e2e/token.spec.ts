@@ -54,7 +54,7 @@ describe('the launch token in the browser', { timeout: 300_000 }, () => {
     await page.goto(host.url);
     await page.getByTestId('library-empty').waitFor(); // an API call with the token
     await until(async () => !page.url().includes('token'), 'the token leaves the address bar');
-    assert.equal(await page.evaluate(() => sessionStorage.getItem('pskills.token')), token);
+    assert.equal(await page.evaluate("sessionStorage.getItem('pskills.token')"), token);
     // A stream over the WebSocket, the token as its subprotocol: an import of a one-skill folder.
     await page.getByTestId('nav-import').click();
     await page.getByTestId('import-source').fill(join(host.dataDir, 'src'));

@@ -62,6 +62,8 @@ const usageOf = (r: GenerateResult) => ({
   total_tokens: r.promptTokens + r.completionTokens,
 });
 
+const ROUTE_METHODS: Record<string, string[]> = { '/v1/models': ['GET'], '/v1/chat/completions': ['POST'] };
+
 /** `recorder`: keeps completions whose request says `"store": true` as trajectories. */
 export function openAiRoute(
   engine: EngineService,
@@ -78,6 +80,23 @@ export function openAiRoute(
         owned_by: 'pskills',
       }));
       sendJson(res, 200, { object: 'list', data });
+      return true;
+    }
+    // A known path asked with another method is 405 with the methods it takes (RFC 9110 §15.5.6).
+    const allow = ROUTE_METHODS[url.pathname];
+    if (allow && !allow.includes(req.method ?? '')) {
+      sendJson(
+        res,
+        405,
+        openAiBody({
+          status: 405,
+          message: `${req.method} ${url.pathname}: method not allowed (use ${allow.join(', ')})`,
+          type: 'invalid_request_error',
+          param: null,
+          code: 'method_not_allowed',
+        }),
+        { allow: allow.join(', ') },
+      );
       return true;
     }
     if (url.pathname !== '/v1/chat/completions' || req.method !== 'POST') {
