@@ -10,7 +10,9 @@ import type { Bundle } from './bundle';
 import type { CompiledSkill, CompileOptions } from './compile';
 import type { BundleRef, EngineReply, EngineRequest } from './engine-worker';
 import { EngineError } from './errors';
+import type { DistillOptions, DistillResult } from './distill';
 import type { GenerateOptions, GenerateRequest, RowResult, RowTokenEvent } from './generate';
+import type { PracticeQuestion } from '../../common/distill/practice';
 
 type Listener = (m: EngineReply) => void;
 
@@ -25,6 +27,8 @@ export class EngineWorker {
   private readonly jobs = new Map<number, { onReply: Listener; onLost: (err: EngineError) => void }>();
   private readonly tokens = new WeakMap<Bundle, number>();
   private readonly adapterIds = new WeakMap<EngineAdapter, number>();
+  /** Skills being distilled (the caller's key, e.g. name@version): a second one at once is refused. */
+  private readonly distilling = new Set<string>();
   private nextToken = 1;
   private nextId = 1;
 
@@ -52,6 +56,49 @@ export class EngineWorker {
           }
         },
         reject,
+      );
+    });
+  }
+
+  /** distillSkill(bundle, skill, questions, options), run in the worker. `key` names the skill: while one
+   * distillation of it runs, another is refused with a reason (two would race to store an adapter). */
+  distill(
+    bundle: Bundle,
+    key: string,
+    skill: string,
+    questions: readonly PracticeQuestion[],
+    options: DistillOptions = {},
+  ): Promise<DistillResult> {
+    const { signal, onProgress, init = null, ...rest } = options;
+    if (signal?.aborted) return Promise.reject(new EngineError('cancelled', 'distillation cancelled'));
+    if (this.distilling.has(key))
+      return Promise.reject(
+        new EngineError('conflict', `${key} is already being distilled; wait for it to finish or cancel it first`),
+      );
+    this.distilling.add(key);
+    return new Promise<DistillResult>((resolve, reject) => {
+      const done = (fn: () => void) => {
+        this.distilling.delete(key);
+        fn();
+      };
+      const id = this.start(
+        {
+          type: 'distill',
+          id: this.nextId,
+          bundle: this.ref(bundle),
+          skill,
+          questions: [...questions],
+          init,
+          options: rest,
+        },
+        signal,
+        (m) => {
+          if (m.type === 'distill-progress') return onProgress?.(m.progress);
+          this.end(id, signal);
+          if (m.type === 'error') return done(() => reject(rebuild(m.error)));
+          if (m.type === 'distilled') done(() => resolve(m.value));
+        },
+        (err) => done(() => reject(err)),
       );
     });
   }

@@ -7,8 +7,10 @@ import { ownedBuffers } from '../threads';
 import type { EngineAdapter } from './adapter';
 import { loadBundle, type Bundle } from './bundle';
 import { compileSkill, type CompiledSkill } from './compile';
+import { distillSkill, type DistillProgress, type DistillResult } from './distill';
 import { generateBatch, type GenerateRequest, type RowResult, type RowTokenEvent } from './generate';
 import type { Provider } from './ort';
+import type { PracticeQuestion } from '../../common/distill/practice';
 
 export interface BundleRef {
   token: number;
@@ -23,6 +25,15 @@ export type WireRequest = Omit<GenerateRequest, 'adapter'> & { adapter: { id: nu
 export type EngineRequest =
   | { type: 'compile'; id: number; bundle: BundleRef; text: string }
   | { type: 'generate'; id: number; bundle: BundleRef; requests: WireRequest[] }
+  | {
+      type: 'distill';
+      id: number;
+      bundle: BundleRef;
+      skill: string;
+      questions: PracticeQuestion[];
+      init: EngineAdapter | null;
+      options: { steps?: number; lr?: number; seed?: number; maxAnswerTokens?: number };
+    }
   | { type: 'cancel'; id: number };
 
 export type CompiledOffThread = Omit<CompiledSkill, 'engine'>;
@@ -32,6 +43,8 @@ export type EngineReply =
   | { type: 'token'; id: number; event: RowTokenEvent }
   | { type: 'compiled'; id: number; value: CompiledOffThread }
   | { type: 'generated'; id: number; value: RowResult[] }
+  | { type: 'distill-progress'; id: number; progress: DistillProgress }
+  | { type: 'distilled'; id: number; value: DistillResult }
   | { type: 'error'; id: number; error: { name: string; code?: string; message: string; details?: unknown } };
 
 const port = parentPort;
@@ -87,11 +100,24 @@ async function generate(m: Extract<EngineRequest, { type: 'generate' }>, signal:
   }
 }
 
+async function distill(m: Extract<EngineRequest, { type: 'distill' }>, signal: AbortSignal): Promise<void> {
+  const bundle = await bundleFor(m.bundle);
+  const value = await distillSkill(bundle, m.skill, m.questions, {
+    ...m.options,
+    init: m.init,
+    signal,
+    onProgress: (progress) => post({ type: 'distill-progress', id: m.id, progress }),
+  });
+  post({ type: 'distilled', id: m.id, value });
+}
+
+const JOBS = { compile, generate, distill } as const;
+
 port.on('message', (m: EngineRequest) => {
   if (m.type === 'cancel') return running.get(m.id)?.abort();
   const ctl = new AbortController();
   running.set(m.id, ctl);
-  (m.type === 'compile' ? compile(m, ctl.signal) : generate(m, ctl.signal))
+  (JOBS[m.type] as (req: typeof m, signal: AbortSignal) => Promise<void>)(m, ctl.signal)
     .catch((err: unknown) => {
       const e = err as Error & { code?: string; details?: unknown };
       post({ type: 'error', id: m.id, error: { name: e.name, code: e.code, message: e.message, details: e.details } });

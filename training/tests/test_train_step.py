@@ -142,3 +142,27 @@ def test_committed_train_fixture_is_what_the_script_makes(tmp_path):
     assert fresh["files"] == json.loads((committed / "bundle.json").read_text())["files"]
     assert_json_close(json.loads((tmp_path / "b/train_oracle.json").read_text()),
                       json.loads((committed / "train_oracle.json").read_text()), "train_oracle.json")
+
+
+def test_zero_init_step_is_finite_and_leaves_a_untouched(bundle):
+    """Zero init has B = 0, so A's gradient is exactly 0 and Adam divides 0 by √0 + ε: the graph must keep
+    the ε (an optimizer that drops `+ 1e-8` as an add of zero makes that NaN)."""
+    manifest = json.loads((bundle / "bundle.json").read_text())
+    lm = load_onnx_lm(bundle)
+    layers = manifest["lora"]["layers"]
+    spec = StepSpec(*BUCKET, manifest["train_step"]["rank"])
+    keys = lora_keys(lm.cfg, layers)
+    ins, outs = io_names(lm.cfg, layers)
+    from pskills_train.export.train_step import example_inputs
+
+    x = example_inputs(lm.cfg, keys, spec, seed=3)
+    for j in range(len(keys)):
+        x[2 * j + 1].zero_()  # B = 0
+    sess = ort.InferenceSession(str(bundle / spec.file), providers=["CPUExecutionProvider"])
+    got = sess.run(outs, {n: t.numpy() for n, t in zip(ins, x, strict=True)})
+    want = torch_step(lm, keys, spec, x)
+    assert all(np.isfinite(g).all() for g in got)
+    for j in range(len(keys)):
+        assert np.array_equal(got[2 * j], x[2 * j].numpy())  # A unchanged
+    n_f = 2 * len(keys)
+    assert max(float(np.abs(g - w.numpy()).max()) for g, w in zip(got[:n_f], want[:n_f], strict=True)) <= PARITY_TOL

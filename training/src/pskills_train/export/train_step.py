@@ -31,7 +31,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +38,8 @@ from typing import Any
 
 import numpy as np
 import onnx
+import onnx_ir
+import onnxscript.optimizer
 import torch
 from onnx import TensorProto, helper, numpy_helper
 from onnx.external_data_helper import ExternalDataInfo, set_external_data, uses_external_data
@@ -323,14 +324,17 @@ def export_train_step(lm: LlamaLM, bundle: Path, spec: StepSpec, layers: list[in
     finally:
         for p in frozen:
             p.requires_grad_(True)
-    with tempfile.TemporaryDirectory(dir=bundle, prefix=".export-") as scratch, warnings.catch_warnings():
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         prog = torch.onnx.export(gm, tuple(args), dynamo=True, input_names=[*w_names, *ins], output_names=outs,
-                                 opset_version=OPSET, optimize=True, verbose=False)
-        assert prog is not None
-        tmp = Path(scratch) / "step.onnx"
-        prog.save(str(tmp))
-        model = onnx.load(str(tmp))
+                                 opset_version=OPSET, optimize=False, verbose=False)
+    assert prog is not None
+    # Constant folding only: the exporter's full optimizer (optimize=True) drops Adam's `sqrt(v̂) + 1e-8` as
+    # an add of zero, which turns a zero gradient (B = 0 at zero init) into 0/0 = NaN.
+    irm = prog.model
+    onnxscript.optimizer.fold_constants(irm)
+    onnxscript.optimizer.remove_unused_nodes(irm)
+    model = onnx_ir.serde.serialize_model(irm)
     _weights_as_initializers(model, weights, w_names, bundle / lm_file)
     _slim(model)
     model.producer_name, model.producer_version = "pskills_train.export.train_step", "1"

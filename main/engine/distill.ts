@@ -1,0 +1,276 @@
+// Distilling a skill in the engine (docs/bundle-format.md "train_step"): the teacher is the base with the
+// skill as its system message (cut to fit, as the in_context condition), answering each practice
+// question greedily; its top-k log-probabilities on that answer are the target. The student is the base
+// plus the adapter, without the skill. K steps of the train-step graph move the adapter toward the teacher.
+import type { PracticeQuestion } from '../../common/distill/practice';
+import type { EngineAdapter } from './adapter';
+import type { Bundle } from './bundle';
+import { EngineError, invalid } from './errors';
+import { generateAll } from './generate';
+import { KvCache } from './kv-cache';
+import type { BundleManifest } from './manifest';
+import {
+  bucketFor,
+  initState,
+  stateAdapter,
+  TrainStepGraph,
+  trainStepEntry,
+  type TrainBatch,
+  type TrainState,
+} from './train-step';
+
+/** One practice row: the student's ids and, per answer position, the teacher's top-k. */
+export interface TeacherRow {
+  readonly ids: readonly number[];
+  /** Index of the first position whose next token is an answer token. */
+  readonly answerFrom: number;
+  /** [answer tokens, k] each */
+  readonly topIds: Int32Array;
+  readonly topLogp: Float32Array;
+  readonly answer: string;
+}
+
+export interface DistillProgress {
+  readonly phase: 'teacher' | 'train';
+  readonly step: number;
+  readonly steps: number;
+  readonly loss: number | null;
+  readonly secondsLeft: number | null;
+}
+
+export interface DistillOptions {
+  readonly steps?: number;
+  readonly lr?: number;
+  readonly seed?: number;
+  /** Start from this adapter (e.g. the instant one); null = zero init. */
+  readonly init?: EngineAdapter | null;
+  readonly maxAnswerTokens?: number;
+  readonly signal?: AbortSignal;
+  readonly onProgress?: (p: DistillProgress) => void;
+}
+
+export interface DistillResult {
+  readonly adapter: EngineAdapter;
+  readonly losses: number[];
+  readonly steps: number;
+  readonly seconds: number;
+  readonly teacherSeconds: number;
+  readonly rows: number;
+}
+
+export const DEFAULT_STEPS = 40;
+export const DEFAULT_LR = 3e-3;
+
+function checkAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new EngineError('cancelled', 'distillation cancelled; nothing was stored');
+}
+
+/** The skill text cut (at a token boundary) so the teacher's prompt and answer fit the context. */
+function fitSystem(bundle: Bundle, skill: string, question: string, room: number): string {
+  const render = (system: string) =>
+    bundle.chat.render([
+      { role: 'system', content: system },
+      { role: 'user', content: question },
+    ]);
+  const limit = bundle.manifest.architecture.max_positions - room;
+  const count = (system: string) => bundle.tokenizer.encode(render(system)).length;
+  if (count(skill) <= limit) return skill;
+  const ids = bundle.tokenizer.encode(skill);
+  let keep = Math.max(0, limit - count(''));
+  while (keep > 0) {
+    const cut = bundle.tokenizer.decode(ids.slice(0, keep)).replace(/\uFFFD/g, '');
+    const over = count(cut) - limit;
+    if (over <= 0) return cut;
+    keep -= over;
+  }
+  return '';
+}
+
+/** log-softmax top-k of one logits row (descending). */
+function topK(logits: Float32Array, k: number): { ids: number[]; logp: number[] } {
+  let max = -Infinity;
+  for (const x of logits) if (x > max) max = x;
+  let sum = 0;
+  for (const x of logits) sum += Math.exp(x - max);
+  const lse = max + Math.log(sum);
+  const idx = Array.from({ length: logits.length }, (_, i) => i);
+  idx.sort((a, b) => logits[b]! - logits[a]! || a - b);
+  const ids = idx.slice(0, k);
+  return { ids, logp: ids.map((i) => logits[i]! - lse) };
+}
+
+/** The teacher pass: a greedy answer per question with the skill in context, then the teacher's top-k on it. */
+export async function teacherRows(
+  bundle: Bundle,
+  skill: string,
+  questions: readonly PracticeQuestion[],
+  { maxAnswerTokens = 48, signal }: { maxAnswerTokens?: number; signal?: AbortSignal } = {},
+): Promise<TeacherRow[]> {
+  const m = bundle.manifest;
+  const k = trainStepEntry(m).top_k;
+  const maxLen = Math.max(...trainStepEntry(m).buckets.map((b) => b.length));
+  const rows: TeacherRow[] = [];
+  for (const q of questions) {
+    checkAborted(signal);
+    const system = fitSystem(bundle, skill, q.question, maxAnswerTokens + 1);
+    const prompt = bundle.tokenizer.encode(
+      bundle.chat.render([
+        { role: 'system', content: system },
+        { role: 'user', content: q.question },
+      ]),
+    );
+    const [res] = await generateAll(bundle, [{ prompt, maxNewTokens: maxAnswerTokens }], { signal });
+    const answer = [...res!.tokens];
+    if (res!.finishReason === 'eos') answer.push(m.special_tokens.eos);
+    const student = bundle.tokenizer.encode(bundle.chat.render([{ role: 'user', content: q.question }]));
+    const n = Math.min(answer.length, maxLen - student.length);
+    if (n < 1) continue; // the question alone fills the largest bucket
+    const ans = answer.slice(0, n);
+    // Positions prompt−1 … prompt+n−2 predict the n answer tokens.
+    const ids = [...prompt, ...ans];
+    const out = await bundle.lm.forward({
+      batch: 1,
+      inputIds: ids,
+      positionIds: ids.map((_, i) => i),
+      attentionMask: ids.map(() => 1),
+      cache: KvCache.empty(m, 1),
+      lora: bundle.lm.loraFeeds([null]),
+      logitsToKeep: n + 1,
+    });
+    const V = m.architecture.vocab;
+    const first = out.logitsPerRow - (n + 1);
+    const topIds = new Int32Array(n * k);
+    const topLogp = new Float32Array(n * k);
+    for (let j = 0; j < n; j++) {
+      const t = topK(out.logits.subarray((first + j) * V, (first + j + 1) * V), k);
+      topIds.set(t.ids, j * k);
+      topLogp.set(t.logp, j * k);
+    }
+    rows.push({
+      ids: [...student, ...ans],
+      answerFrom: student.length - 1,
+      topIds,
+      topLogp,
+      answer: bundle.tokenizer.decode(ans),
+    });
+  }
+  return rows;
+}
+
+/** Rows → one bucket's batch: left-padded (mask 0, positions from each row's first real token), rows
+ * beyond the list all padding. */
+export function packBatch(
+  manifest: BundleManifest,
+  rows: readonly TeacherRow[],
+  batch: number,
+  length: number,
+): TrainBatch {
+  const k = trainStepEntry(manifest).top_k;
+  const pad = manifest.special_tokens.pad;
+  const inputIds = new Array<number>(batch * length).fill(pad);
+  const attentionMask = new Array<number>(batch * length).fill(0);
+  const positionIds = new Array<number>(batch * length).fill(0);
+  const answerMask = new Float32Array(batch * length);
+  const teacherIds = new Array<number>(batch * length * k).fill(0);
+  const teacherLogp = new Float32Array(batch * length * k).fill(Math.log(1 / k));
+  rows.slice(0, batch).forEach((row, b) => {
+    const off = length - row.ids.length; // left padding
+    row.ids.forEach((id, t) => {
+      inputIds[b * length + off + t] = id;
+      attentionMask[b * length + off + t] = 1;
+      positionIds[b * length + off + t] = t;
+    });
+    const n = row.topIds.length / k;
+    for (let j = 0; j < n; j++) {
+      const pos = b * length + off + row.answerFrom + j;
+      answerMask[pos] = 1;
+      for (let c = 0; c < k; c++) {
+        teacherIds[pos * k + c] = row.topIds[j * k + c]!;
+        teacherLogp[pos * k + c] = row.topLogp[j * k + c]!;
+      }
+    }
+  });
+  return { inputIds, attentionMask, positionIds, answerMask, teacherIds, teacherLogp };
+}
+
+/** K steps of the train-step graph over the teacher rows (batches drawn in a seeded order, one bucket for
+ * the longest row). Cancel is checked before every step; a non-finite loss stops at that step. Nothing
+ * here stores anything: the caller stores the result. */
+export async function distillRows(
+  bundle: Bundle,
+  rows: readonly TeacherRow[],
+  options: DistillOptions = {},
+): Promise<Omit<DistillResult, 'teacherSeconds'>> {
+  const m = bundle.manifest;
+  const steps = options.steps ?? DEFAULT_STEPS;
+  const lr = options.lr ?? DEFAULT_LR;
+  if (rows.length === 0) throw invalid('no practice rows to distil from');
+  const longest = Math.max(...rows.map((r) => r.ids.length));
+  const bucket = bucketFor(m, longest);
+  if (!bucket) throw invalid(`practice rows of ${longest} tokens are longer than every train-step bucket`);
+  const graph = await TrainStepGraph.open(bundle.dir, m, bucket, { provider: bundle.provider.used });
+  const started = performance.now();
+  const losses: number[] = [];
+  let state: TrainState = initState(m, options.init ?? null, options.seed ?? 0);
+  // A seeded permutation per pass over the rows.
+  let rng = (options.seed ?? 0) + 1;
+  const next = () => (rng = (Math.imul(rng, 1664525) + 1013904223) >>> 0) / 4294967296;
+  let order: TeacherRow[] = [];
+  try {
+    for (let step = 1; step <= steps; step++) {
+      checkAborted(options.signal);
+      const picked: TeacherRow[] = [];
+      while (picked.length < Math.min(bucket.batch, rows.length)) {
+        if (order.length === 0) {
+          order = [...rows];
+          for (let i = order.length - 1; i > 0; i--) {
+            const j = Math.floor(next() * (i + 1));
+            [order[i], order[j]] = [order[j]!, order[i]!];
+          }
+        }
+        picked.push(order.pop()!);
+      }
+      const out = await graph.run(state, packBatch(m, picked, bucket.batch, bucket.length), step, lr);
+      if (!Number.isFinite(out.loss))
+        throw new EngineError(
+          'invalid_input',
+          `distillation stopped at step ${step}: the loss is ${out.loss}; nothing was stored (try a lower learning rate)`,
+        );
+      state = out.state;
+      losses.push(out.loss);
+      const perStep = (performance.now() - started) / 1000 / step;
+      options.onProgress?.({ phase: 'train', step, steps, loss: out.loss, secondsLeft: perStep * (steps - step) });
+    }
+  } finally {
+    await graph.dispose();
+  }
+  return {
+    adapter: stateAdapter(m, state),
+    losses,
+    steps,
+    seconds: (performance.now() - started) / 1000,
+    rows: rows.length,
+  };
+}
+
+/** Teacher pass, then K steps. */
+export async function distillSkill(
+  bundle: Bundle,
+  skill: string,
+  questions: readonly PracticeQuestion[],
+  options: DistillOptions = {},
+): Promise<DistillResult> {
+  trainStepEntry(bundle.manifest);
+  const t0 = performance.now();
+  options.onProgress?.({
+    phase: 'teacher',
+    step: 0,
+    steps: options.steps ?? DEFAULT_STEPS,
+    loss: null,
+    secondsLeft: null,
+  });
+  const rows = await teacherRows(bundle, skill, questions, options);
+  const teacherSeconds = (performance.now() - t0) / 1000;
+  const result = await distillRows(bundle, rows, options);
+  return { ...result, teacherSeconds, seconds: (performance.now() - t0) / 1000 };
+}
