@@ -6,14 +6,20 @@ export const NAME_MAX_CHARS = 128;
 
 // C0, DEL and C1 controls (\p{Cc}) and the bidi controls that reorder what a terminal or a list shows
 // (LRM/RLM/ALM, embeddings and overrides U+202A–202E, isolates U+2066–2069).
-const NAME_FORBIDDEN = /[\p{Cc}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+const NAME_CONTROL = /[\p{Cc}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+// Characters that show as nothing, so two names that look the same differ (docs/security.md "Names"):
+// format characters (\p{Cf}: U+00AD soft hyphen, U+200B–200D zero widths, U+2060–2064, U+FEFF BOM, …),
+// the line and paragraph separators U+2028/2029, and lone surrogates (\p{Cs}: not text at all).
+const NAME_INVISIBLE = /[\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
 
 const codePoint = (ch: string) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 
 /** Why `name` cannot be a name, or null. Never quotes the name: it may be what does the harm. */
 export function nameProblem(name: string): string | null {
-  const bad = NAME_FORBIDDEN.exec(name);
+  const bad = NAME_CONTROL.exec(name);
   if (bad) return `has the control character ${codePoint(bad[0])} at position ${bad.index + 1}`;
+  const hidden = NAME_INVISIBLE.exec(name);
+  if (hidden) return `has the invisible character ${codePoint(hidden[0])} at position ${hidden.index + 1}`;
   const chars = [...name].length;
   if (chars > NAME_MAX_CHARS) return `has ${chars.toLocaleString('en-US')} characters (at most ${NAME_MAX_CHARS})`;
   return null;

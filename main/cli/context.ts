@@ -39,6 +39,8 @@ export interface CliContext {
   };
   /** The studio on --data-dir (default: the studio's user-data folder); the caller disposes it. */
   openStudio(values: StudioFlags): OpenStudio;
+  /** The data folder --data-dir names (default: the studio's user-data folder), without opening it. */
+  dataDir(values: StudioFlags): string;
   /** openStudio, then --bundle loaded when given, then `f`; the studio is disposed afterwards. */
   withStudio<T>(values: StudioFlags, f: (api: StudioApi, studio: Studio) => Promise<T>): Promise<T>;
   /** Ctrl-C calls `cancel` until the returned function is called. */
@@ -46,10 +48,11 @@ export interface CliContext {
 }
 
 export function createContext(io: Io, dataDir: () => string = defaultDataDir): CliContext {
+  const dataDirOf = (values: StudioFlags): string => (values['data-dir'] ? resolve(values['data-dir']) : dataDir());
   const openStudio = (values: StudioFlags): OpenStudio => {
     const provider = values.provider === undefined ? undefined : parseProvider(values.provider);
     const studio = createStudio({
-      dataDir: values['data-dir'] ? resolve(values['data-dir']) : dataDir(),
+      dataDir: dataDirOf(values),
       ...(provider ? { provider } : {}),
     });
     return { studio, api: directClient(studioContract, studio.dispatcher) };
@@ -58,6 +61,7 @@ export function createContext(io: Io, dataDir: () => string = defaultDataDir): C
     io,
     flags: { parse, number: parseNumber, integer: parseInteger, skillRef: parseSkillRef },
     openStudio,
+    dataDir: dataDirOf,
     async withStudio(values, f) {
       const { studio, api } = openStudio(values);
       try {

@@ -14,6 +14,7 @@ import { importCommand } from './import';
 import { mergeCommand } from './merge';
 import { serveCommand } from './serve';
 import { settingsSet, settingsShow } from './settings';
+import { doctorCommand } from './doctor';
 import { skillsCreate, skillsList, skillsShow } from './skills';
 import { skillsExport } from './skills-export';
 import { skillworldGenerate } from './skillworld';
@@ -58,5 +59,6 @@ export const COMMANDS: readonly Command[] = [
   trajectoriesImport,
   settingsShow,
   settingsSet,
+  doctorCommand,
   serveCommand,
 ];

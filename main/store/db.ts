@@ -61,7 +61,11 @@ export function openDatabase(file: string): Database {
   }
 }
 
-const ADVICE = 'nothing was written to it. Restore it from a backup, or move it aside to start a new library';
+const NOT_A_DATABASE = 'file is not a database';
+
+/** What to tell a user whose library is damaged. */
+export const DAMAGED_ADVICE = 'Restore it from a backup, or move it aside to start a new library';
+const ADVICE = `nothing was written to it. ${DAMAGED_ADVICE}`;
 
 function ensureIntactOrCreate(file: string): void {
   let size: number;
@@ -79,18 +83,32 @@ function ensureIntactOrCreate(file: string): void {
   if (why) throw new DatabaseOpenError(file, `${why}; ${ADVICE}`);
 }
 
-/** Null when the file passes PRAGMA quick_check on a read-only connection, else what is wrong. */
+/** Null when the file passes PRAGMA integrity_check on a read-only connection, else what is wrong.
+ *  integrity_check, not quick_check: only it compares every index with its table, and a damaged
+ *  UNIQUE index lets a second row with the same name in (docs/store.md "Opening a library"). */
 function checkReadOnly(file: string): string | null {
+  const found = integrityProblems(file);
+  if (found.length === 0) return null;
+  if (found[0] === NOT_A_DATABASE) return NOT_A_DATABASE;
+  return `it is damaged (integrity_check: ${found.join('; ').replace(/\s+/g, ' ')})`;
+}
+
+/** PRAGMA integrity_check's findings on a read-only connection (at most `max`); [] when intact. A file
+ *  that is not a database, or that SQLite refuses as corrupt, is one finding. Used at open and by
+ *  `pskills doctor`. */
+export function integrityProblems(file: string, max = 3): string[] {
   let db: Database | undefined;
   try {
     db = connect(file, { readonly: true, fileMustExist: true });
-    const found = db.prepare('PRAGMA quick_check(3)').pluck().all() as string[];
-    if (found.length === 1 && found[0] === 'ok') return null;
-    return `it is damaged (quick_check: ${found.join('; ').replace(/\s+/g, ' ')})`;
+    const found = db
+      .prepare(`PRAGMA integrity_check(${Math.max(1, Math.floor(max))})`)
+      .pluck()
+      .all() as string[];
+    return found.length === 1 && found[0] === 'ok' ? [] : found;
   } catch (err) {
     const code = (err as { code?: string }).code ?? '';
-    if (code.startsWith('SQLITE_NOTADB')) return 'file is not a database';
-    if (code.startsWith('SQLITE_CORRUPT')) return `it is damaged (quick_check: ${errText(err)})`;
+    if (code.startsWith('SQLITE_NOTADB')) return [NOT_A_DATABASE];
+    if (code.startsWith('SQLITE_CORRUPT')) return [errText(err)];
     throw new DatabaseOpenError(file, errText(err), { cause: err });
   } finally {
     db?.close();

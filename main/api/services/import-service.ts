@@ -1,7 +1,8 @@
 // Imports a source (npm spec, folder, .tgz): collect and filter first, then one transaction,
 // so a failed or cancelled import leaves nothing behind.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import {
   MAX_UPLOAD_BYTES,
@@ -10,6 +11,7 @@ import {
   type ImportUploadInput,
 } from '../../../common/api/skill-schemas';
 import { StudioError } from '../../../common/errors';
+import { makeDirs } from '../../files/make-dirs';
 import { collectImport } from '../../skills/importer';
 import type { SkillsRepo } from '../../store/skills-repo';
 
@@ -60,9 +62,11 @@ export class ImportService {
     if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b)
       throw new StudioError('import_failed', `${name} is not a gzip archive (a .tgz starts with the bytes 1f 8b)`);
     const dir = join(this.cacheDir, 'uploads');
-    await mkdir(dir, { recursive: true });
+    await makeDirs(dir);
     const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 16);
     const file = join(dir, `${hash}-${name}`);
+    // An earlier upload of the same bytes may be named by skills' provenance: that file is never removed.
+    const known = existsSync(file);
     const part = `${file}.${randomBytes(4).toString('hex')}.part`;
     try {
       await writeFile(part, bytes);
@@ -70,6 +74,15 @@ export class ImportService {
     } finally {
       await rm(part, { force: true });
     }
-    return this.run({ source: file }, ctx);
+    // A rejected, failed or cancelled upload, or one that stored nothing, leaves nothing in cache/uploads.
+    let result: ImportResult;
+    try {
+      result = await this.run({ source: file }, ctx);
+    } catch (err) {
+      if (!known) await rm(file, { force: true });
+      throw err;
+    }
+    if (!known && result.imported === 0 && result.unchanged === 0) await rm(file, { force: true });
+    return result;
   }
 }

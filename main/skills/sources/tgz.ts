@@ -62,6 +62,13 @@ export async function scanTgz(file: string, opts: TgzOptions = {}): Promise<Sour
   return scan;
 }
 
+/** Tar entry types that are not files, folders or links (docs/security.md "Files a user points us at"). */
+const SPECIAL_ENTRY: Record<string, string> = {
+  CharacterDevice: 'character device',
+  BlockDevice: 'block device',
+  FIFO: 'FIFO',
+};
+
 function readArchive(
   file: string,
   { handle, size }: { handle: FileHandle; size: number },
@@ -104,6 +111,9 @@ function readArchive(
       if (entry.type === 'SymbolicLink' || entry.type === 'Link') {
         const kind = entry.type === 'Link' ? 'hard link' : 'symbolic link';
         raw.skipped.push({ path, reason: `${kind} entry (→ ${entry.linkpath ?? '?'}) not followed` });
+      } else if (SPECIAL_ENTRY[entry.type]) {
+        // Nothing is extracted, but the archive said a device or FIFO is there: the user sees it skipped.
+        raw.skipped.push({ path, reason: `${SPECIAL_ENTRY[entry.type]} entry; not a regular file, not read` });
       } else if (entry.type === 'File' || entry.type === 'OldFile' || entry.type === 'ContiguousFile') {
         const wanted = isSkillFile(name) || /^([^/]+\/)?package\.json$/.test(path);
         const large = tooLarge(entry.size);

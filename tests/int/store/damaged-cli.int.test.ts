@@ -42,7 +42,7 @@ it('a damaged studio.db: import and skills show refuse it and write nothing', ()
     expect(r.code, args.join(' ')).not.toBe(0);
     expect(r.err).toMatch(
       new RegExp(
-        `^pskills: cannot open database ${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: it is damaged \\(quick_check: .+\\); nothing was written to it\\. Restore it from a backup, or move it aside to start a new library`,
+        `^pskills: cannot open database ${db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: it is damaged \\(integrity_check: .+\\); nothing was written to it\\. Restore it from a backup, or move it aside to start a new library`,
       ),
     );
     expect(r.err.trim().split('\n')).toHaveLength(1);

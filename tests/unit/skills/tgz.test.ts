@@ -89,6 +89,23 @@ describe('scanTgz', () => {
     ]);
   });
 
+  it('records device and FIFO entries as skipped, never dropping them silently', async () => {
+    const file = await archive([
+      PKG,
+      SKILL,
+      { path: 'package/skills/zero/SKILL.md', type: 'chardev' },
+      { path: 'package/dev/sda', type: 'blockdev' },
+      { path: 'package/skills/pipe/SKILL.md', type: 'fifo' },
+    ]);
+    const scan = await scanTgz(file);
+    expect(scan.candidates.map((c) => c.relPath)).toEqual(['skills/review/SKILL.md']);
+    expect(scan.skipped).toEqual([
+      { path: 'skills/zero/SKILL.md', reason: 'character device entry; not a regular file, not read' },
+      { path: 'dev/sda', reason: 'block device entry; not a regular file, not read' },
+      { path: 'skills/pipe/SKILL.md', reason: 'FIFO entry; not a regular file, not read' },
+    ]);
+  });
+
   it('skips oversized, binary and invalid UTF-8 entries and keeps the rest', async () => {
     const file = await archive([
       PKG,

@@ -36,7 +36,7 @@ it('refuses a library whose pages are damaged, naming the check, and leaves the 
   expect(err).toBeInstanceOf(DatabaseOpenError);
   expect(err?.message).toMatch(
     new RegExp(
-      `^cannot open database ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: it is damaged \\(quick_check: .+\\); ${advice}`,
+      `^cannot open database ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: it is damaged \\(integrity_check: .+\\); ${advice}`,
     ),
   );
   expect(err?.message).not.toContain('\n'); // the CLI prints the first line only
