@@ -78,7 +78,7 @@ const IMPORT_SKILLS = 10_000;
 const importSkill = (i: number) =>
   `---\nname: import-${i}\ndescription: Check release ${i} before it ships.\n---\n\n# Release check ${i}\n\n` +
   Array.from(
-    { length: 60 },
+    { length: 72 },
     (_, k) => `${k + 1}. Confirm that step ${k} of release ${i} has a named owner and a written rollback plan.\n`,
   ).join('');
 
