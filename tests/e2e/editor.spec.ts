@@ -191,7 +191,7 @@ describe('skill editor: versions, diff and the unsaved-changes guard', { timeout
   test('closing the window asks first; cancelled, the window stays, and the text is kept either way', async () => {
     const second = await page.context().newPage();
     const secondProblems = collectProblems(second);
-    await second.goto(skillUrl('/edit'));
+    await second.goto(`${host.url}#/skill/${SKILL}/edit`); // a new tab: the token comes with its address
     await typeAtEnd(second, 'From the second window.');
     const answers: string[] = [];
     second.on('dialog', (d) => {

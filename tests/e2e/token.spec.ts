@@ -80,6 +80,11 @@ describe('the launch token in the browser', { timeout: 300_000 }, () => {
       assert.equal(res?.status(), 200);
       const call = await context.request.post(studio!.host.origin + '/api/call/app.info', { data: {} });
       assert.equal(call.status(), 401);
+      // The printed address with a route after the token opens that route in a new tab, the token dropped.
+      const tab = await context.newPage();
+      await tab.goto(`${studio!.host.url}#/library`);
+      await tab.getByTestId('library-count').waitFor();
+      await until(async () => new URL(tab.url()).hash === '#/library', 'the route stays, the token goes');
     } finally {
       await context.close();
     }

@@ -24,15 +24,22 @@ declare global {
 
 const TOKEN_KEY = 'pskills.token';
 
-/** The launch token: taken from `#token=…` once (then removed from the address), else sessionStorage. */
+const safeDecode = (s: string): string => {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s; // not percent-encoded as we print it: taken as is, and the host says whether it is right
+  }
+};
+
+/** The launch token: taken from `#token=…` once (then removed from the address), else sessionStorage.
+ *  A route may follow it (`#token=T#/adapters/x`): it stays as the address's hash. */
 export function launchToken(): string | null {
-  const hash = new URLSearchParams(location.hash.replace(/^#/, ''));
-  const given = hash.get('token');
-  if (given) {
-    sessionStorage.setItem(TOKEN_KEY, given);
-    hash.delete('token');
-    const rest = hash.toString();
-    history.replaceState(history.state, '', `${location.pathname}${location.search}${rest ? `#${rest}` : ''}`);
+  const m = /^#token=([^#&]*)&?(.*)$/.exec(location.hash);
+  if (m?.[1]) {
+    sessionStorage.setItem(TOKEN_KEY, safeDecode(m[1]));
+    const rest = m[2] ? (m[2].startsWith('#') ? m[2] : `#${m[2]}`) : '';
+    history.replaceState(history.state, '', `${location.pathname}${location.search}${rest}`);
   }
   return sessionStorage.getItem(TOKEN_KEY);
 }
