@@ -38,6 +38,18 @@ export const AdapterRecipe = z.discriminatedUnion('kind', [
   }),
   // A skill version through the bundle's hypernetwork; the skill and bundle hashes are in the key.
   z.object({ kind: z.literal('compile'), hypernet: z.enum(['perceiver', 't2l']), combine: z.literal('mean') }),
+  // A skill version distilled through the bundle's train-step graph (docs/bundle-format.md "train_step"):
+  // from the instant adapter (its lineage) or zero; practice questions counted by source; the run's outcome.
+  z.object({
+    kind: z.literal('distill'),
+    from: z.enum(['instant', 'zero']),
+    steps: z.number().int().positive(),
+    lr: z.number().positive(),
+    seed: z.number().int(),
+    questions: z.record(z.string(), z.number().int().nonnegative()),
+    finalLoss: z.number(),
+    seconds: z.number().nonnegative(),
+  }),
 ]);
 export type AdapterRecipe = z.infer<typeof AdapterRecipe>;
 
@@ -254,6 +266,45 @@ export type SkillRef = z.infer<typeof SkillRef>;
 
 export const SkillVersionRef = z.object({ name: z.string(), version: z.number().int().positive() });
 export type SkillVersionRef = z.infer<typeof SkillVersionRef>;
+
+export const DistillInput = z
+  .object({
+    skill: SkillRef,
+    steps: z.number().int().min(1).max(10_000).optional(),
+    from: z.enum(['instant', 'zero']).optional(),
+    lr: z.number().positive().max(1).optional(),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31)
+      .optional(),
+  })
+  .strict();
+export type DistillInput = z.infer<typeof DistillInput>;
+
+/** adapters.distill events: the teacher pass (step 0), then each step with its loss and the time left. */
+export const DistillProgressEvent = z.object({
+  skill: SkillVersionRef,
+  phase: z.enum(['teacher', 'train']),
+  step: z.number().int().nonnegative(),
+  steps: z.number().int().positive(),
+  loss: z.number().nullable(),
+  secondsLeft: z.number().nullable(),
+});
+export type DistillProgressEvent = z.infer<typeof DistillProgressEvent>;
+
+export const DistillResultSchema = z.object({
+  adapter: AdapterSummary,
+  rank: z.number().int().positive(),
+  skill: SkillVersionRef,
+  steps: z.number().int().positive(),
+  losses: z.array(z.number()),
+  seconds: z.number().nonnegative(),
+  teacherSeconds: z.number().nonnegative(),
+  questions: z.array(z.object({ question: z.string(), source: z.string() })),
+});
+export type DistillResultSchema = z.infer<typeof DistillResultSchema>;
 
 /** adapters.compile events: chunks done so far (0 before the first) of `chunks`. */
 export const CompileProgress = z.object({

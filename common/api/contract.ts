@@ -10,6 +10,9 @@ import {
   AdapterWritten,
   CompileProgress,
   CompileResult,
+  DistillInput,
+  DistillProgressEvent,
+  DistillResultSchema,
   DeprecatedCompareResult,
   EmaHistory,
   EmaUpdated,
@@ -173,6 +176,13 @@ export const studioContract = {
      * chunk; cached by (skill version sha256, bundle sha256): the same input returns the stored adapter.
      */
     compile: stream(SkillRef, CompileProgress, CompileResult),
+    /**
+     * A skill version distilled into an adapter with the current bundle's train-step graph (teacher:
+     * the skill in context on practice questions), from its instant adapter or zero; progress per step;
+     * nothing is stored when cancelled, failed or non-finite. A second one of the same version at once
+     * is refused (conflict).
+     */
+    distill: stream(DistillInput, DistillProgressEvent, DistillResultSchema),
   },
   compare: {
     /** none / in_context / parametric / wrong_skill side by side, in one batch (per-row adapters). */

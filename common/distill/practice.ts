@@ -37,7 +37,7 @@ function exampleQuestions(body: string): string[] {
   const unlisted = (l: string) => l.replace(MARKER, '').replace(/^\s*>\s*/, '');
   const asked = lines.filter((l) => ASKED.test(unlisted(l))).map((l) => unlisted(l).replace(ASKED, ''));
   const picked = asked.length > 0 ? asked : lines.filter((l) => MARKER.test(l) || /^\s*>/.test(l)).map(unlisted);
-  return picked.map((l) => l.replace(/^["“'`]+|["”'`]+$/g, '').trim()).filter((q) => q.length >= 3);
+  return picked.map((l) => l.replace(/^["“'`]+|["”'`]+$/g, '').trim()).filter((q) => q.length >= 2);
 }
 
 /** Questions from tests (their prompts), the Examples section and a cloze per non-empty section, in that

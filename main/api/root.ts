@@ -16,6 +16,7 @@ import { AdapterService } from './services/adapter-service';
 import { BundleRegistry } from './services/bundle-registry';
 import { CompareService } from './services/compare-service';
 import { CompileService } from './services/compile-service';
+import { DistillService } from './services/distill-service';
 import { EngineService } from './services/engine-service';
 import { GenerationService } from './services/generation-service';
 import { ModelService } from './services/model-service';
@@ -79,6 +80,7 @@ export function createStudio(opts: StudioOptions): Studio {
   const generation = new GenerationService(engine, adaptersRepo, bundles, adapterCache, compiler);
   const playground = new PlaygroundService(generation, bundles, adaptersRepo, trajectories);
   const skillTests = new SkillTestsRepo(db);
+  const distiller = new DistillService(compiler, skillTests, adaptersRepo, bundles, adapterCache);
   const verify = new VerifyService(compiler, skillTests, adaptersRepo, adapterCache, bundles, trajectories);
   const evolve = new EvolveService(
     new EvolveRepo(db),
@@ -149,6 +151,7 @@ export function createStudio(opts: StudioOptions): Studio {
       compare: (i) => adapters.compareDeprecated(i), // deprecated alias of similarity, one release
       delete: (i) => adapters.delete(i),
       compile: (i, ctx) => compiler.compile(i, ctx),
+      distill: (i, ctx) => distiller.run(i, ctx),
     },
     compare: {
       run: (i, ctx) => compare.run(i, ctx),

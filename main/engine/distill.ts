@@ -121,7 +121,8 @@ export async function teacherRows(
     );
     const [res] = await generateAll(bundle, [{ prompt, maxNewTokens: maxAnswerTokens }], { signal });
     const answer = [...res!.tokens];
-    if (res!.finishReason === 'eos') answer.push(m.special_tokens.eos);
+    // The teacher ended its turn: the student learns to end it there too.
+    if (res!.finishReason === 'eos' || res!.finishReason === 'stop') answer.push(m.special_tokens.eos);
     const student = bundle.tokenizer.encode(bundle.chat.render([{ role: 'user', content: q.question }]));
     const n = Math.min(answer.length, maxLen - student.length);
     if (n < 1) continue; // the question alone fills the largest bucket
@@ -204,7 +205,10 @@ export async function distillRows(
   const m = bundle.manifest;
   const steps = options.steps ?? DEFAULT_STEPS;
   const lr = options.lr ?? DEFAULT_LR;
-  if (rows.length === 0) throw invalid('no practice rows to distil from');
+  if (rows.length === 0)
+    throw invalid(
+      `no practice rows to distil from: every question with its answer is longer than the largest train-step bucket (${Math.max(...trainStepEntry(m).buckets.map((b) => b.length))} tokens)`,
+    );
   const longest = Math.max(...rows.map((r) => r.ids.length));
   const bucket = bucketFor(m, longest);
   if (!bucket) throw invalid(`practice rows of ${longest} tokens are longer than every train-step bucket`);

@@ -13,7 +13,10 @@ const CLI_ONLY: Record<string, string> = {
 };
 
 // Not in the studio yet (issue 14 stays open while this list is not empty).
-const NOT_YET_IN_STUDIO: Record<string, string> = {};
+const NOT_YET_IN_STUDIO: Record<string, string> = {
+  'adapters.distill':
+    'distilling runs from the CLI (pskills compile --distill); the skill page has no Distilled choice yet',
+};
 
 function rendererText(dir: string): string {
   let out = '';

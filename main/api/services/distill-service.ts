@@ -1,0 +1,114 @@
+// Distilling a skill version into an adapter with the current bundle's train-step graph (docs/bundle-
+// format.md "train_step"), in the engine worker: practice questions from the version's tests, its
+// Examples and its sections; init from the instant adapter (its lineage) or zero. The adapter is stored
+// only when every step finished with a finite loss; a cancel or failure stores nothing.
+import type { DistillInput, DistillProgressEvent, DistillResultSchema } from '../../../common/api/adapter-schemas';
+import { practiceQuestions, type PracticeQuestion } from '../../../common/distill/practice';
+import { StudioError } from '../../../common/errors';
+import { sharedEngine } from '../../engine/engine-client';
+import { DEFAULT_LR, DEFAULT_STEPS, type DistillOptions, type DistillResult } from '../../engine/distill';
+import { trainStepEntry } from '../../engine/train-step';
+import type { Bundle, EngineAdapter } from '../../engine';
+import type { AdaptersRepo } from '../../store/adapters-repo';
+import type { SkillTestsRepo } from '../../store/skill-tests-repo';
+import type { AdapterCache } from './adapter-cache';
+import { summaryOf } from './adapter-service';
+import type { BundleRegistry } from './bundle-registry';
+import type { CompileService } from './compile-service';
+
+type Distill = (
+  bundle: Bundle,
+  key: string,
+  skill: string,
+  questions: readonly PracticeQuestion[],
+  options: DistillOptions,
+) => Promise<DistillResult>;
+
+export class DistillService {
+  constructor(
+    private readonly compiler: Pick<CompileService, 'skill' | 'compileAdapter'>,
+    private readonly tests: Pick<SkillTestsRepo, 'get'>,
+    private readonly repo: AdaptersRepo,
+    private readonly bundles: Pick<BundleRegistry, 'current'>,
+    private readonly cache: Pick<AdapterCache, 'put'>,
+    private readonly distill: Distill = (b, k, s, q, o) => sharedEngine().distill(b, k, s, q, o),
+  ) {}
+
+  /** The questions distilling this version would practise on, each with its source. */
+  questions(ref: DistillInput['skill']): PracticeQuestion[] {
+    const skill = this.compiler.skill(ref);
+    const tests = this.tests.get(skill.name, skill.version.version).tests;
+    try {
+      return practiceQuestions(
+        skill.content,
+        tests.flatMap((t) => (t.prompt ? [{ prompt: t.prompt }] : [])),
+      );
+    } catch (err) {
+      throw new StudioError('invalid_input', (err as Error).message);
+    }
+  }
+
+  async run(
+    input: DistillInput,
+    ctx: { emit(e: DistillProgressEvent): void; signal: AbortSignal },
+  ): Promise<DistillResultSchema> {
+    const skill = this.compiler.skill(input.skill);
+    const who = { name: skill.name, version: skill.version.version };
+    const { bundle, rowId: bundleId } = await this.bundles.current();
+    try {
+      trainStepEntry(bundle.manifest);
+    } catch (err) {
+      throw new StudioError('invalid_input', (err as Error).message);
+    }
+    const questions = this.questions(input.skill);
+    const from = input.from ?? (bundle.manifest.hypernet ? 'instant' : 'zero');
+    let init: EngineAdapter | null = null;
+    let lineage: { rowId: number; weight: number }[] = [];
+    if (from === 'instant') {
+      const instant = await this.compiler.compileAdapter(input.skill, { signal: ctx.signal });
+      init = instant.engine;
+      lineage = [{ rowId: instant.row.rowId, weight: 1 }];
+    }
+    const steps = input.steps ?? DEFAULT_STEPS;
+    const lr = input.lr ?? DEFAULT_LR;
+    const seed = input.seed ?? 0;
+    const res = await this.distill(bundle, `${bundle.dir}:${who.name}@${who.version}`, skill.content, questions, {
+      steps,
+      lr,
+      seed,
+      init,
+      signal: ctx.signal,
+      onProgress: (p) => ctx.emit({ skill: who, ...p }),
+    });
+    if (ctx.signal.aborted) throw new StudioError('cancelled', 'distillation cancelled; nothing was stored');
+    const counts: Record<string, number> = {};
+    for (const q of questions) counts[q.source] = (counts[q.source] ?? 0) + 1;
+    const { adapter: row } = this.repo.insert({
+      bundleId,
+      skillVersionId: skill.rowId,
+      adapter: { rank: res.adapter.rank, alpha: res.adapter.rank, targets: res.adapter.targets },
+      recipe: {
+        kind: 'distill',
+        from,
+        steps,
+        lr,
+        seed,
+        questions: counts,
+        finalLoss: res.losses.at(-1)!,
+        seconds: Math.round(res.seconds * 1000) / 1000,
+      },
+      lineage,
+    });
+    this.cache.put(row.tensorsSha256, res.adapter);
+    return {
+      adapter: summaryOf(row),
+      rank: row.rank,
+      skill: who,
+      steps,
+      losses: res.losses,
+      seconds: res.seconds,
+      teacherSeconds: res.teacherSeconds,
+      questions: questions.map((q) => ({ question: q.question, source: q.source })),
+    };
+  }
+}
