@@ -49,7 +49,7 @@ def skill_tasks(idx: int, skill: Skill, tok: Tokenizer, max_recon: int, max_temp
             recon.append(Task(idx, f"{idx}:recon:{start}", "reconstruction", rest, body, heading=heading))
     rng_for(seed, skill.sha256, "recon").shuffle(recon)
     tmpl = [Task(idx, f"{idx}:tmpl:{i}", f"template:{kind}", text, answer, question=q)
-            for i, (kind, _, q, answer) in enumerate(TemplateSynthesizer(seed=seed).qa_pairs(skill))]
+            for i, (kind, _, q, answer) in enumerate(TemplateSynthesizer(seed=seed, half="eval").qa_pairs(skill))]
     rng_for(seed, skill.sha256, "tmpl").shuffle(tmpl)
     return sorted(recon[:max_recon], key=lambda t: t.task_id) + tmpl[:max_template]
 

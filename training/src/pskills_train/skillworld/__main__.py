@@ -23,12 +23,15 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--filler", type=Path, help="folder of SKILL.md files or a built corpus (default: "
                                                  "training/.cache/corpus, else tests/fixtures/skillworld/filler)")
     g.add_argument("--tasks-per-skill", type=int, default=4)
+    g.add_argument("--practice-per-skill", type=int, default=32,
+                   help="practice questions per skill in practice.jsonl (same rule, instances disjoint from the "
+                        "tasks; never scored). 0: none")
     g.add_argument("--tokenizer", type=Path, help="tokenizer.json for the length buckets (default bundle's)")
     a = ap.parse_args(argv)
-    if a.n < 1 or a.tasks_per_skill < 1:
+    if a.n < 1 or a.tasks_per_skill < 1 or a.practice_per_skill < 0:
         ap.error("--n and --tasks-per-skill must be at least 1")
     try:
-        world = generate(a.split, a.n, a.seed, a.filler, a.tasks_per_skill, a.tokenizer)
+        world = generate(a.split, a.n, a.seed, a.filler, a.tasks_per_skill, a.tokenizer, a.practice_per_skill)
         out = world.write(a.out)
     except (FileNotFoundError, FileExistsError, ValueError) as e:
         print(f"skillworld: {e}", file=sys.stderr)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from . import templates as T
@@ -52,6 +52,21 @@ class Ctx:
     topic: str
     n_tasks: int
     slots_used: set[str] = field(default_factory=set)
+    n_practice: int = 0  # practice drafts after the eval drafts: same rule, new instances (docs/skillworld.md)
+    practice_rng: random.Random | None = None
+
+    def rounds(self) -> Iterator[int]:
+        """Draft indices: n_tasks eval drafts from the world's rng, then n_practice ones from a separate
+        rng, so adding practice never changes a world's skills or its eval tasks. Slots stay unique over
+        both (slots_used), so no practice question repeats an eval instance."""
+        yield from range(self.n_tasks)
+        if not self.n_practice:
+            return
+        main, self.rng = self.rng, self.practice_rng or random.Random(0)
+        try:
+            yield from range(self.n_tasks, self.n_tasks + self.n_practice)
+        finally:
+            self.rng = main
 
     def word(self) -> str:
         return self.lex.draw(self.rng)
@@ -138,7 +153,7 @@ def format_rule(c: Ctx) -> Rule:
     ex = items()
     example = _text_example(question(ex, table[0][2]), answer(ex)[0])
     drafts = []
-    for _ in range(c.n_tasks):
+    for _ in c.rounds():
         its = items()
         qid, qtext, q_unseen = c.pick(table)
         ref, spec = answer(its)
@@ -161,7 +176,7 @@ def codeword_rule(c: Ctx) -> Rule:
     ex = c.slot()
     example = _text_example(c.fill(T.CODEWORD_QUESTIONS[0][2], slot=ex), answer(ex)[0])
     drafts = []
-    for _ in range(c.n_tasks):
+    for _ in c.rounds():
         slot = c.slot()
         qid, qtext, q_unseen = c.pick(T.CODEWORD_QUESTIONS)
         ref, spec = answer(slot)
@@ -179,7 +194,7 @@ def _tool_drafts(c: Ctx, table: list[T.Entry], arg: str, report: str, pick_tool:
     """Single-turn tasks answer with the call; multi-turn ones get the call and the tool's result and
     answer with the report line. pick_tool(j) -> (tool, fields for the question template)."""
     drafts = []
-    for j in range(c.n_tasks):
+    for j in c.rounds():
         slot = c.slot()
         tool, fields = pick_tool(j)
         qid, qtext, q_unseen = c.pick(table)
@@ -213,10 +228,13 @@ def order_rule(c: Ctx) -> Rule:
     listing = "\n".join(f"{i + 1}. {s.capitalize()} {objects[i]}." for i, s in enumerate(steps))
     rid, rtext, r_unseen = c.pick(T.ORDER_RULES)
     drafts = []
-    for _ in range(c.n_tasks):
+    seen: set[str] = set()
+    for j in c.rounds():
         shuffled = steps[:]
-        while shuffled == steps:
+        # practice rounds (j >= n_tasks) also avoid the eval tasks' orders while any of the 23 is left
+        while shuffled == steps or (j >= c.n_tasks and ",".join(shuffled) in seen and len(seen) < 23):
             c.rng.shuffle(shuffled)
+        seen.add(",".join(shuffled))
         qid, qtext, q_unseen = c.pick(T.ORDER_QUESTIONS)
         q = c.fill(qtext, steps=", ".join(shuffled[:-1]) + " and " + shuffled[-1])
         drafts.append(Draft("single", user(q), ", ".join(steps),
@@ -252,7 +270,7 @@ def prohibition_rule(c: Ctx) -> Rule:
         ex = c.slot()
         example = _text_example(c.fill(questions[0][2], slot=ex, banned=banned), answer(ex)[0])
         drafts = []
-        for _ in range(c.n_tasks):
+        for _ in c.rounds():
             slot = c.slot()
             qid, qtext, q_unseen = c.pick(questions)
             ref, spec = answer(slot)

@@ -77,6 +77,7 @@ class World:
     skills: list[SwSkill]
     tasks: list[Task]
     manifest: dict[str, Any]
+    practice: list[Task] = field(default_factory=list)  # per skill: same rule, instances disjoint from tasks
 
     def skill(self, name: str) -> SwSkill:
         return next(s for s in self.skills if s.name == name)
@@ -97,36 +98,45 @@ def _filler(source: str | Path | None, tokenizer: Path) -> Filler:
 
 
 def generate(split: str, n: int, seed: int = 0, filler: str | Path | None = None, tasks_per_skill: int = 4,
-             tokenizer: str | Path | None = None) -> World:
-    """n skills of one split with tasks_per_skill tasks each. filler: see filler.py (None = default)."""
+             tokenizer: str | Path | None = None, practice_per_skill: int = 0) -> World:
+    """n skills of one split with tasks_per_skill tasks each. filler: see filler.py (None = default).
+    practice_per_skill: practice questions per skill (World.practice), drawn from a separate rng after
+    the eval tasks, so the skills and tasks are the same with or without them."""
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    if n < 1 or tasks_per_skill < 1:
-        raise ValueError("n and tasks_per_skill must be >= 1")
+    if n < 1 or tasks_per_skill < 1 or practice_per_skill < 0:
+        raise ValueError("n and tasks_per_skill must be >= 1, practice_per_skill >= 0")
     tok_path = Path(tokenizer) if tokenizer else DEFAULT_TOKENIZER
     fill = _filler(filler, tok_path)
     lex = Lexicon(split, fill.vocabulary | all_words())
     fams = families_for(split)
-    skills, tasks = [], []
+    skills: list[SwSkill] = []
+    tasks: list[Task] = []
+    practice: list[Task] = []
     for i in range(n):
         rng = rng_for(seed, "skillworld", split, i)
         family, k = fams[i % len(fams)], i // len(fams)
         bucket, depth = LENGTH_BUCKETS[(k // 3) % len(LENGTH_BUCKETS)], DEPTHS[k % len(DEPTHS)]
         team, topic = lex.draw(rng), lex.draw(rng)
-        rule = BUILDERS[family](Ctx(rng, split, lex, team, topic, tasks_per_skill))
+        rule = BUILDERS[family](Ctx(rng, split, lex, team, topic, tasks_per_skill, n_practice=practice_per_skill,
+                                    practice_rng=rng_for(seed, "skillworld-practice", split, i)))
         doc = build_document(rng, split, team, topic, rule.sections, bucket, depth, fill, fill.tok)
         name = f"{team}-{topic}"
         skills.append(SwSkill(name, doc.text, family, rule.variant, bucket, depth, doc.tokens, doc.rule_at,
                               {"team": team, "topic": topic, **rule.words}, doc.filler_sources))
         for j, d in enumerate(rule.drafts):
-            tasks.append(Task(
-                f"sw-{split}-s{seed}-{i:05d}-{j}", name, f"skills/{name}/SKILL.md", split, family, rule.variant,
+            into, tid = (tasks, f"sw-{split}-s{seed}-{i:05d}-{j}") if j < tasks_per_skill else \
+                (practice, f"sw-{split}-s{seed}-{i:05d}-p{j - tasks_per_skill}")
+            into.append(Task(
+                tid, name, f"skills/{name}/SKILL.md", split, family, rule.variant,
                 bucket, depth, doc.tokens, doc.rule_at, d.turns, d.messages, d.checker, d.reference,
                 {"description": doc.description_template, "rule": f"{family}.{rule.variant}.{rule.rule_template}",
                  "question": f"{family}.{rule.variant}.{d.question_template}"},
                 {"family": family in TEST_ONLY_FAMILIES, "rule": rule.unseen_rule, "question": d.unseen_question},
                 d.extra))
-    return World(split, seed, skills, tasks, _manifest(split, seed, tasks_per_skill, skills, tasks, fill, tok_path))
+    man = _manifest(split, seed, tasks_per_skill, skills, tasks, fill, tok_path)
+    man["practice_per_skill"] = practice_per_skill
+    return World(split, seed, skills, tasks, man, practice)
 
 
 def _sha256_file(p: Path) -> str:
@@ -171,6 +181,10 @@ def write_world(world: World, out: Path) -> Path:
         with open(tmp / "tasks.jsonl", "w", encoding="utf-8", newline="\n") as f:
             for t in world.tasks:
                 f.write(json.dumps(t.to_json(), ensure_ascii=False) + "\n")
+        if world.practice:  # practice questions: never scored (docs/skillworld.md)
+            with open(tmp / "practice.jsonl", "w", encoding="utf-8", newline="\n") as f:
+                for t in world.practice:
+                    f.write(json.dumps(t.to_json(), ensure_ascii=False) + "\n")
         (tmp / "manifest.json").write_text(json.dumps(world.manifest, indent=1, ensure_ascii=False) + "\n")
         if out.exists():
             old = out.with_name(f".{out.name}.old-{os.getpid()}")
@@ -193,6 +207,9 @@ def load(folder: str | Path) -> World:
         raise ValueError(f"{folder}/manifest.json: not a SkillWorld manifest ({FORMAT})")
     tasks = [Task(**json.loads(line)) for line in (folder / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
              if line.strip()]
+    pf = folder / "practice.jsonl"
+    practice = [Task(**json.loads(line)) for line in pf.read_text(encoding="utf-8").splitlines()
+                if line.strip()] if pf.is_file() else []
     skills = [SwSkill(text=(folder / "skills" / m["name"] / "SKILL.md").read_text(encoding="utf-8"), **m)
               for m in manifest["skills"]]
-    return World(manifest["split"], manifest["seed"], skills, tasks, manifest)
+    return World(manifest["split"], manifest["seed"], skills, tasks, manifest, practice)

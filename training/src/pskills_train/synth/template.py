@@ -83,19 +83,28 @@ class TemplateSynthesizer:
     name = "template"
 
     def __init__(self, seed: int = 0, max_answer_chars: int = 1000, min_answer_chars: int = 20,
-                 multi_turn: int = 2):
-        self.seed, self.max_answer_chars, self.min_answer_chars, self.multi_turn = (
-            seed, max_answer_chars, min_answer_chars, multi_turn)
+                 multi_turn: int = 2, half: str | None = None):
+        """half: None uses every phrasing (training); "eval" the even-indexed phrasings of each kind (the
+        eval's real-skill tasks), "practice" the odd ones (distillation practice), so the two never share
+        a question."""
+        if half not in (None, "eval", "practice"):
+            raise ValueError(f"half must be None, 'eval' or 'practice', got {half!r}")
+        self.seed, self.max_answer_chars, self.min_answer_chars, self.multi_turn, self.half = (
+            seed, max_answer_chars, min_answer_chars, multi_turn, half)
+
+    def _phrasings(self, kind: str) -> tuple[str, ...]:
+        qs = QUESTIONS[kind]
+        return qs if self.half is None else qs[0::2] if self.half == "eval" else qs[1::2]
 
     def qa_pairs(self, skill: Skill) -> list[tuple[str, Section | None, str, str]]:
         """(kind, section or None, question, answer) for each single-turn task, in document order."""
         out: list[tuple[str, Section | None, str, str]] = []
         if skill.description:
-            q = rng_for(self.seed, skill.sha256, "about").choice(QUESTIONS["about"])
+            q = rng_for(self.seed, skill.sha256, "about").choice(self._phrasings("about"))
             out.append(("about", None, q.format(name=skill.name), skill.description))
         for sec in self._answerable(skill):
             kind = section_kind(sec.heading)
-            q = rng_for(self.seed, skill.sha256, sec.start).choice(QUESTIONS[kind])
+            q = rng_for(self.seed, skill.sha256, sec.start).choice(self._phrasings(kind))
             out.append((kind, sec, q.format(name=skill.name, heading=sec.heading),
                         clean_answer(sec.body(skill.text), self.max_answer_chars)))
         return out
