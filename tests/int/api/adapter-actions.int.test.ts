@@ -83,7 +83,8 @@ describe('Adapters page Delete and Import over the in-memory transport', () => {
     const empty = join(dataDir, 'empty');
     mkdirSync(empty);
     expect(await importer.run(empty)).toBe(false);
-    expect(importer.snapshot.error!.code).toBe('invalid_input');
+    // the read gate (docs/security.md) reports the folder's missing file as not found, naming it
+    expect(importer.snapshot.error!.code).toBe('not_found');
     expect(importer.snapshot.error!.message).toMatch(/adapter_config\.json|adapter_model\.safetensors/);
     expect(importer.snapshot.busy).toBe(false);
     expect(await api.adapters.list({})).toHaveLength(2);

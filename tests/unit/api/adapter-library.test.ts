@@ -105,7 +105,7 @@ describe('BundleRegistry', () => {
       { current: async () => b as unknown as Bundle },
       { registerBundle: (sha256: string) => ({ id: 1, sha256 }) },
     );
-    await expect(registry.current()).rejects.toThrow(/ENOENT/);
+    await expect(registry.current()).rejects.toThrow(/no-such-dir/);
     b.dir = FIXTURE_DIR; // the same bundle object: a cached failure would still reject
     expect((await registry.current()).rowId).toBe(1);
   });
