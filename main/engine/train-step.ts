@@ -7,6 +7,7 @@ import { engineAdapter, type EngineAdapter } from './adapter';
 import { invalid } from './errors';
 import type { BundleManifest, TrainStepEntry } from './manifest';
 import { float32, floats, int64, Session, type SessionOptions, type Tensor } from './ort';
+import { seededRng } from './sampler';
 
 export interface Bucket {
   readonly batch: number;
@@ -48,18 +49,6 @@ function targets(manifest: BundleManifest): { key: TargetKey; dIn: number; dOut:
   );
 }
 
-/** mulberry32: a small seeded generator, so the zero init is the same on every run of a seed. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Factors of rank r to start from: the init adapter (cut to r by svd when larger; its extra slots filled
  * as in zero init, which keeps ΔW and lets them learn), or zero: A uniform(±1/√d_in) seeded, B = 0.
  * Moments zero. */
@@ -67,7 +56,7 @@ export function initState(manifest: BundleManifest, from: EngineAdapter | null, 
   const r = trainStepEntry(manifest).rank;
   let init = from;
   if (init && init.rank > r) init = engineAdapter(r, svdTruncate({ ...init, alpha: init.rank }, r).targets);
-  const rand = seeded(seed);
+  const rand = seededRng(seed);
   const state = new Map<string, Float32Array>();
   for (const { key, dIn, dOut } of targets(manifest)) {
     const A = new Float32Array(dIn * r);
