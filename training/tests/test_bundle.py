@@ -13,6 +13,7 @@ import pytest
 from pskills_train.export.bundle import main as bundle_main
 from pskills_train.export.bundle import random_model, write_bundle
 from pskills_train.export.manifest import FORMAT, BundleSpec, expand_names, sha256_file
+from pskills_train.export.train_step import DEFAULT_BUCKETS
 from pskills_train.tokenizer import SPECIAL_TOKENS, synthetic_corpus, tokenizer_config, train_bpe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,7 +59,8 @@ def rank_zero(m: dict) -> dict[str, np.ndarray]:
 def test_manifest_lists_every_file_with_its_sha256(bundle):
     out, m = bundle
     on_disk = {p.name for p in out.iterdir()} - {"bundle.json"}
-    assert set(m["files"]) == on_disk == {"lm.onnx", "encoder.onnx", "tokenizer.json", "tokenizer_config.json"}
+    steps = {f"train_step-{b}x{s}.onnx" for b, s in DEFAULT_BUCKETS}
+    assert set(m["files"]) == on_disk == {"lm.onnx", "encoder.onnx", "tokenizer.json", "tokenizer_config.json", *steps}
     for name, entry in m["files"].items():
         assert entry == {"sha256": sha256_file(out / name), "bytes": (out / name).stat().st_size}, name
 
@@ -173,6 +175,8 @@ def test_committed_fixture_is_what_the_script_makes(tmp_path):
 
 
 def assert_json_close(got, want, where: str, rtol: float = 1e-5, atol: float = 1e-5) -> None:
+    if where.endswith(".min_margin"):
+        atol = 1.5e-4  # the script rounds it to 4 places: float noise may cross one rounding boundary
     if isinstance(want, float) or (isinstance(want, int) and isinstance(got, float)):
         assert isinstance(got, (int, float)) and abs(got - want) <= atol + rtol * abs(want), f"{where}: {got} != {want}"
     elif isinstance(want, dict):

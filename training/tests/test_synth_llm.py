@@ -123,7 +123,7 @@ def _start_studio(data_dir: Path):
 def test_studio_endpoint_end_to_end(tmp_path):
     proc, info = _start_studio(tmp_path / "data")
     try:
-        token = urllib.parse.parse_qs(urllib.parse.urlparse(info["url"]).query)["token"][0]
+        token = urllib.parse.parse_qs(urllib.parse.urlparse(info["url"]).fragment)["token"][0]
         base = f"http://127.0.0.1:{info['port']}"
         req = urllib.request.Request(f"{base}/api/call/engine.loadBundle", method="POST",
                                      data=json.dumps({"dir": str(REPO / "tests/fixtures/bundle-tiny")}).encode(),
