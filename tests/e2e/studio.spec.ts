@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { openStudio, screenshot, until, type Host, type Studio } from './harness';
+import { apiCall, openStudio, screenshot, until, type Host, type Studio } from './harness';
 
 const PACKAGE = process.env.PSKILLS_E2E_PACKAGE ?? '@plaited/development-skills@0.8.1';
 const PACKAGE_NAME = PACKAGE.replace(/@[^@/]+$/, '');
@@ -188,8 +188,7 @@ describe('studio in the browser', { timeout: 600_000 }, () => {
     await screenshot(page, '07-editor');
 
     // A duplicate `name:` key right under the opening `---` breaks the YAML on the original name line.
-    const res = await page.request.post(`${host.origin}/api/call/skills.get`, { data: { name: SKILL } });
-    const { content } = ((await res.json()) as { value: { content: string } }).value;
+    const { content } = await apiCall<{ content: string }>(host, 'skills.get', { name: SKILL });
     const nameLine = content.split('\n').findIndex((l) => /^name:/.test(l)) + 1;
     assert.ok(nameLine > 1, 'frontmatter has a name field');
 

@@ -2,6 +2,7 @@
 // navigation drops unsaved work: a link click, router.go, Back/Forward or an edited address all pass
 // through it. A blocked navigation waits in `pending` until the Leave dialog answers. Several pages'
 // parts may hold unsaved work at once (the skill editor, the Tests tab): each installs its own guard.
+import { launchToken } from './bridge';
 import { formatRoute, parseRoute, type Route } from './routes';
 
 export { formatRoute, parseRoute, type Route, type SkillView } from './routes';
@@ -42,7 +43,12 @@ export class Router {
 
   /** Starts following location.hash; returns the function that stops it. */
   start(): () => void {
-    const onHash = () => this.arrive(location.hash);
+    const onHash = () => {
+      // The launch address opened in a tab that already runs the studio (`#token=T#/route`): only
+      // the hash changes, so the token is taken out here before the route is read.
+      if (location.hash.startsWith('#token=')) launchToken();
+      this.arrive(location.hash);
+    };
     // Capture phase: before a link's own handlers, so a blocked click never pushes a history entry.
     const onClick = (e: MouseEvent) => {
       if (e.defaultPrevented || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
