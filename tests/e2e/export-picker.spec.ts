@@ -3,7 +3,8 @@
 // export-folder); Chromium here has no Electron, so an init script stands in for that one bridge
 // function and returns the folder a person would have chosen. Everything after it is real: the form
 // fills the field, adapters.export writes the PEFT folder on disk. Without the bridge (a browser tab
-// on the web host) there is no Choose button and the path field is the way in.
+// on the web host) there is no Choose button and the path field is the way in. A folder holding an
+// earlier export is replaced only after "Replace existing" is ticked (docs/security.md).
 // Run: node --import tsx --test tests/e2e/export-picker.spec.ts
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,6 +19,7 @@ describe('adapter export with the native folder picker', { timeout: 300_000 }, (
   let studio: Studio | undefined;
   let work: string;
   let id: string;
+  let other: string;
 
   before(async () => {
     work = mkdtempSync(join(tmpdir(), 'pskills-e2e-export-pick-'));
@@ -25,6 +27,8 @@ describe('adapter export with the native folder picker', { timeout: 300_000 }, (
     await apiCall(studio.host, 'engine.loadBundle', { dir: join(ROOT, 'tests/fixtures/bundle-tiny') });
     await writeFixturePeft(join(work, 'peft'), 3);
     id = (await apiCall<AdapterWritten>(studio.host, 'adapters.import', { dir: join(work, 'peft') })).adapter.id;
+    await writeFixturePeft(join(work, 'peft-2'), 7, { rank: 2 });
+    other = (await apiCall<AdapterWritten>(studio.host, 'adapters.import', { dir: join(work, 'peft-2') })).adapter.id;
   });
 
   after(async () => {
@@ -84,4 +88,42 @@ describe('adapter export with the native folder picker', { timeout: 300_000 }, (
       await context.close();
     }
   });
+
+  test('a folder with an earlier export is refused until "Replace existing" is ticked', async () => {
+    const { page, host } = studio!;
+    const dir = join(work, 'exported-twice');
+    await page.goto(`${host.url}#/adapters/${id}`);
+    await page.getByTestId('export-dir').fill(dir);
+    assert.equal(await page.getByTestId('export-overwrite').count(), 0, 'a new folder needs no choice');
+    await page.getByTestId('export-run').click();
+    await page.getByTestId('export-result').waitFor();
+    assert.equal(readConfig(dir).r, 4);
+
+    // Another adapter to the same folder: refused, the earlier export untouched, the choice offered.
+    await page.goto(`${host.url}#/adapters/${other}`);
+    await page.getByTestId('export-dir').fill(dir);
+    await page.getByTestId('export-run').click();
+    await until(
+      async () => (await page.getByTestId('adapter-export').getAttribute('data-status')) === 'failed',
+      'the export is refused',
+    );
+    assert.match(await page.getByTestId('adapter-export').innerText(), /earlier adapter export; not overwritten/);
+    assert.equal(readConfig(dir).r, 4);
+    const replace = page.getByTestId('export-overwrite');
+    assert.equal(await replace.isChecked(), false);
+
+    await replace.check();
+    await page.getByTestId('export-run').click();
+    await page.getByTestId('export-result').waitFor();
+    assert.equal(readConfig(dir).r, 2, 'the second adapter replaced the first');
+    // The choice is one-shot: the next export to this folder asks again.
+    assert.equal(await page.getByTestId('export-overwrite').isChecked(), false);
+    // Typing another folder hides it.
+    await page.getByTestId('export-dir').fill(join(work, 'somewhere-new'));
+    assert.equal(await page.getByTestId('export-overwrite').count(), 0);
+  });
 });
+
+function readConfig(dir: string): { r: number } {
+  return JSON.parse(readFileSync(join(dir, 'adapter_config.json'), 'utf8')) as { r: number };
+}

@@ -23,6 +23,10 @@ export class AdapterExport {
   error = $state.raw<UiError | null>(null);
   /** The adapter the result or error belongs to. */
   forId = $state<string | null>(null);
+  /** The folder holds an earlier export (the API said conflict, or we just wrote one): offer to replace it. */
+  exists = $state(false);
+  /** The person chose to replace that export; asked again for every other folder. */
+  overwrite = $state(false);
 
   /** A new adapter was opened: forget the last outcome, suggest a folder unless one was typed. */
   reset(id: string, suggestion: string | null): void {
@@ -31,12 +35,24 @@ export class AdapterExport {
     this.result = null;
     this.error = null;
     this.forId = id;
-    if (!this.edited && suggestion) this.dir = suggestion;
+    this.overwrite = false;
+    if (!this.edited && suggestion && suggestion !== this.dir) {
+      this.dir = suggestion;
+      this.exists = false;
+    }
   }
 
   setDir(dir: string): void {
+    if (dir !== this.dir) {
+      this.exists = false;
+      this.overwrite = false;
+    }
     this.dir = dir;
     this.edited = true;
+  }
+
+  setOverwrite(on: boolean): void {
+    this.overwrite = on;
   }
 
   async run(id: string): Promise<void> {
@@ -54,11 +70,16 @@ export class AdapterExport {
     }
     this.status = 'running';
     try {
-      this.result = await studio.adapters.export({ id, dir });
+      // Nothing is overwritten without an explicit choice (docs/security.md "Writing where the user says").
+      this.result = await studio.adapters.export(this.overwrite ? { id, dir, overwrite: true } : { id, dir });
       this.status = 'done';
+      this.exists = true;
+      this.overwrite = false;
     } catch (err) {
       this.error = toUiError(err);
       this.status = 'failed';
+      // adapters.export answers conflict only for a folder that holds an earlier export of ours.
+      if (this.error.code === 'conflict') this.exists = true;
     }
   }
 }
