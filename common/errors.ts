@@ -10,6 +10,7 @@ export const ErrorCode = z.enum([
   'cancelled',
   'unauthorized',
   'forbidden', // wrong sender frame or origin
+  'unavailable', // the client could not reach the studio (the web host stopped); never sent by a server
   'internal',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;

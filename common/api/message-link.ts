@@ -1,6 +1,6 @@
 // Client side of the message protocol: streams (and optionally calls) over any duplex
 // message channel — a WebSocket, or the in-memory pair in tests.
-import { StudioError } from '../errors';
+import { StudioError, type ErrorCode } from '../errors';
 import type { StreamHandle } from './define';
 import type { ClientMessage, ServerMessage } from './wire';
 
@@ -53,11 +53,16 @@ export class StreamClient {
       : `the request is ${bytes.toLocaleString('en-US')} bytes; a stream message may have at most ${max.toLocaleString('en-US')} (shorten the text)`;
   }
 
+  /** How many streams wait for their result. */
+  get open(): number {
+    return this.pending.size;
+  }
+
   /** Fails every open stream, e.g. when the socket closes. */
-  failAll(reason: string): void {
+  failAll(reason: string, code: ErrorCode = 'internal'): void {
     for (const [id, p] of this.pending) {
       this.pending.delete(id);
-      p.reject(new StudioError('internal', reason));
+      p.reject(new StudioError(code, reason));
     }
   }
 

@@ -34,17 +34,21 @@ export interface Host {
   url: string;
   origin: string;
   dataDir: string;
-  stop(): Promise<void>;
+  /** Ends the host; the data folder is removed unless `keepData` (to start another on it). */
+  stop(keepData?: boolean): Promise<void>;
 }
 
 /** `pskills serve --port 0` on a temp data folder (`prepare` may fill it first); resolves once it
- * prints its address. */
-export async function startHost(prepare?: (dataDir: string) => void): Promise<Host> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'pskills-e2e-'));
+ * prints its address. `on` names a data folder and port instead (a restart of an earlier host). */
+export async function startHost(
+  prepare?: (dataDir: string) => void,
+  on: { dataDir?: string; port?: number } = {},
+): Promise<Host> {
+  const dataDir = on.dataDir ?? mkdtempSync(join(tmpdir(), 'pskills-e2e-'));
   prepare?.(dataDir);
   const child: ChildProcess = spawn(
     process.execPath,
-    ['bin/pskills.mjs', 'serve', '--data-dir', dataDir, '--port', '0'],
+    ['bin/pskills.mjs', 'serve', '--data-dir', dataDir, '--port', String(on.port ?? 0)],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
@@ -69,14 +73,14 @@ export async function startHost(prepare?: (dataDir: string) => void): Promise<Ho
     url,
     origin: new URL(url).origin,
     dataDir,
-    async stop() {
+    async stop(keepData = false) {
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
         await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
         if (child.exitCode === null) child.kill('SIGKILL');
       }
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

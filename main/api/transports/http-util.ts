@@ -13,6 +13,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   import_failed: 422,
   cancelled: 499,
   internal: 500,
+  unavailable: 503,
 };
 
 export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {

@@ -11,7 +11,8 @@ import { NewSkillDialog } from './new-skill.svelte';
 import { Playground } from './playground.svelte';
 import { Router } from './router.svelte';
 import { SkillLab } from './skill-lab.svelte';
-import { studio } from './bridge';
+import { onServerStopped, studio } from './bridge';
+import { ServerConnection } from './server-connection.svelte';
 import { TrajectoryBrowser } from './trajectories.svelte';
 
 /** The window's localStorage, or null where it is switched off (reading it can throw). */
@@ -42,6 +43,15 @@ export class StudioApp {
     void this.library.refresh(); // each lesson is a skill version
   });
   importOpen = $state(false);
+  /** The web host stopped (a call found nobody): the banner with the restart command and Retry. */
+  readonly server = new ServerConnection(
+    () => studio.app.info({}),
+    onServerStopped,
+    () => {
+      void this.library.refresh();
+      void this.adapters.refresh();
+    },
+  );
   /** Library → New skill: once version 1 exists, the Library lists it and its editor opens. */
   readonly newSkill = new NewSkillDialog(studio, (name) => {
     void this.library.refresh();
@@ -65,10 +75,12 @@ export class StudioApp {
   /** Starts routing and the first load; returns the function that stops everything. */
   start(): () => void {
     const stopRouter = this.router.start();
+    const stopServer = this.server.start();
     void this.library.refresh();
     void this.adapters.refresh();
     return () => {
       stopRouter();
+      stopServer();
       this.library.dispose();
       this.importRun.cancel();
       this.playground.dispose();

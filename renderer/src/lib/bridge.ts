@@ -24,6 +24,20 @@ declare global {
 
 const TOKEN_KEY = 'pskills.token';
 
+const STOPPED = 'the studio server stopped or cannot be reached';
+const stoppedListeners = new Set<() => void>();
+
+/** Calls `listener` whenever a call or stream finds the web host gone; returns the unsubscribe. */
+export function onServerStopped(listener: () => void): () => void {
+  stoppedListeners.add(listener);
+  return () => stoppedListeners.delete(listener);
+}
+
+function serverStopped(): StudioError {
+  for (const listener of stoppedListeners) listener();
+  return new StudioError('unavailable', STOPPED);
+}
+
 const safeDecode = (s: string): string => {
   try {
     return decodeURIComponent(s);
@@ -75,14 +89,17 @@ function webLink(): Link {
       };
       ws.onerror = () => {
         queue.length = 0; // those streams are failed below; never start them on a later connect
-        reject(new StudioError('internal', 'stream connection failed'));
+        reject(serverStopped());
       };
       ws.onclose = (ev) => {
         socket = null;
         ready = null;
-        streams.failAll(
-          ev.code === 1009 ? 'stream connection closed: a message was over the size limit' : 'stream connection closed',
-        );
+        // 1009: our message was too big. Anything else (1006 abnormal, 1001 going away) is the host gone.
+        if (ev.code === 1009) streams.failAll('stream connection closed: a message was over the size limit');
+        else if (streams.open > 0) {
+          serverStopped();
+          streams.failAll(STOPPED, 'unavailable');
+        }
       };
     });
     return ready;
@@ -94,7 +111,7 @@ function webLink(): Link {
         if (socket) socket.send(JSON.stringify(msg));
         else {
           queue.push(msg);
-          connect().catch(() => streams.failAll('stream connection failed'));
+          connect().catch(() => streams.failAll(STOPPED, 'unavailable'));
         }
       },
       onMessage: (r) => {
@@ -106,12 +123,18 @@ function webLink(): Link {
 
   return {
     async call(method, input) {
-      const res = await fetch(`/api/call/${method}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        body: JSON.stringify(input ?? {}),
-        credentials: 'omit',
-      });
+      let res: Response;
+      try {
+        res = await fetch(`/api/call/${method}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: JSON.stringify(input ?? {}),
+          credentials: 'omit',
+        });
+      } catch {
+        // fetch rejects only when no HTTP answer came: the host is not listening any more.
+        throw serverStopped();
+      }
       const body = (await res.json().catch(() => null)) as CallOutcome | null;
       if (!body) throw new StudioError('internal', `HTTP ${res.status} from ${method}`);
       if (!body.ok) throw StudioError.from(body.error);

@@ -32,10 +32,13 @@ const HINTS: Record<string, string> = {
   unauthorized: 'This tab is not signed in to the studio. Open the studio again from the link `pskills serve` printed.',
   forbidden: 'The request came from a window or page the studio does not trust, so it was refused.',
   internal: 'Something unexpected went wrong inside the studio. The details below help a bug report.',
+  unavailable:
+    'Start the studio server again (pskills serve --port PORT keeps this address), then press Retry at the top of the page.',
 };
 
 /** Messages from the transport or the dispatcher that read like logs, rewritten. */
 const REWRITES: ReadonlyArray<[RegExp, (m: RegExpMatchArray) => string]> = [
+  [/^the studio server stopped or cannot be reached$/, () => 'The studio server stopped.'],
   [
     /^stream connection (?:failed|closed)(?:: (.*))?$/,
     (m) => `Lost the connection to the studio${m[1] ? ` (${m[1]})` : ''}.`,

@@ -1,0 +1,28 @@
+// A stopped web host is a server to start again, not a bug: the banner's words and the error hint
+// name the stopped server and the command that brings this tab's address back.
+import { describe, expect, it } from 'vitest';
+import { friendlyError } from '../../../renderer/src/lib/errors';
+import { stoppedNotice } from '../../../renderer/src/lib/server-connection';
+
+describe('the stopped-server notice', () => {
+  it('says the server stopped and gives the restart command with this tab’s port', () => {
+    const n = stoppedNotice('stopped', '41234');
+    expect(n.title).toBe('The studio server stopped.');
+    expect(n.command).toBe('pskills serve --port 41234');
+    expect(n.detail).toMatch(/Retry/);
+    expect(`${n.title} ${n.detail}`).not.toMatch(/bug|internal/i);
+  });
+
+  it('a server back with another token asks for its new address', () => {
+    const n = stoppedNotice('new_token', '41234');
+    expect(n.title).toMatch(/running again, with a new address token/);
+    expect(n.detail).toMatch(/Open the address it printed/);
+  });
+
+  it('an error of code unavailable reads as a stopped server with the restart hint', () => {
+    const f = friendlyError({ code: 'unavailable', message: 'the studio server stopped or cannot be reached' });
+    expect(f.summary).toBe('The studio server stopped.');
+    expect(f.hint).toMatch(/pskills serve --port/);
+    expect(f.hint).not.toMatch(/bug report/);
+  });
+});
