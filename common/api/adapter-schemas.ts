@@ -267,9 +267,20 @@ export type SkillRef = z.infer<typeof SkillRef>;
 export const SkillVersionRef = z.object({ name: z.string(), version: z.number().int().positive() });
 export type SkillVersionRef = z.infer<typeof SkillVersionRef>;
 
+/** Where a practice question came from: the version's tests, its Examples, a cloze per section, or typed
+ *  by the user in the studio's practice panel. */
+export const PracticeSourceSchema = z.enum(['test', 'example', 'cloze', 'user']);
+
+export const PracticeQuestionSchema = z
+  .object({ question: z.string().trim().min(1).max(4000), source: PracticeSourceSchema })
+  .strict();
+export type PracticeQuestionInput = z.infer<typeof PracticeQuestionSchema>;
+
 export const DistillInput = z
   .object({
     skill: SkillRef,
+    /** The questions to practise on (the practice panel's list after add/remove); absent: the version's own. */
+    questions: z.array(PracticeQuestionSchema).min(1).max(512).optional(),
     steps: z.number().int().min(1).max(10_000).optional(),
     from: z.enum(['instant', 'zero']).optional(),
     lr: z.number().positive().max(1).optional(),
@@ -282,6 +293,29 @@ export const DistillInput = z
   })
   .strict();
 export type DistillInput = z.infer<typeof DistillInput>;
+
+/** What the skill page needs before distilling: whether the current bundle can (a reason when not), the
+ *  version's practice questions (or why there are none), seconds per train step measured here on the
+ *  bucket those questions need, and the newest distilled adapter of this version on this bundle. */
+export const DistillPlan = z.object({
+  skill: SkillVersionRef,
+  bundle: z.object({ id: z.string() }),
+  available: z.boolean(),
+  /** Why only Instant is offered (no train-step graph), else null. */
+  reason: z.string().nullable(),
+  questions: z.array(z.object({ question: z.string(), source: PracticeSourceSchema })),
+  /** The message when the version has no practice questions, else null. */
+  questionsError: z.string().nullable(),
+  defaultSteps: z.number().int().positive(),
+  estimate: z
+    .object({
+      bucket: z.object({ batch: z.number().int().positive(), length: z.number().int().positive() }),
+      secondsPerStep: z.number().positive(),
+    })
+    .nullable(),
+  distilled: AdapterSummary.nullable(),
+});
+export type DistillPlan = z.infer<typeof DistillPlan>;
 
 /** adapters.distill events: the teacher pass (step 0), then each step with its loss and the time left. */
 export const DistillProgressEvent = z.object({

@@ -11,6 +11,7 @@ import {
   CompileProgress,
   CompileResult,
   DistillInput,
+  DistillPlan,
   DistillProgressEvent,
   DistillResultSchema,
   DeprecatedCompareResult,
@@ -183,6 +184,9 @@ export const studioContract = {
      * is refused (conflict).
      */
     distill: stream(DistillInput, DistillProgressEvent, DistillResultSchema),
+    /** Before distilling: available or why not, the practice questions with their sources, seconds per step
+     *  measured on this machine, and the version's newest distilled adapter on the current bundle. */
+    distillPlan: method(SkillRef, DistillPlan),
   },
   compare: {
     /** none / in_context / parametric / wrong_skill side by side, in one batch (per-row adapters). */

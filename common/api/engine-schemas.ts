@@ -104,8 +104,9 @@ export const EngineInfo = z.object({
 });
 export type EngineInfo = z.infer<typeof EngineInfo>;
 
-/** Side-by-side conditions of compare.run (names as in `pskills eval`). */
-export const CompareCondition = z.enum(['none', 'in_context', 'parametric', 'wrong_skill']);
+/** Side-by-side conditions of compare.run (names as in `pskills eval`). `parametric` is the instant
+ *  (hypernetwork) adapter, `distilled` the version's newest distilled one (docs/distill.md). */
+export const CompareCondition = z.enum(['none', 'in_context', 'parametric', 'distilled', 'wrong_skill']);
 export type CompareCondition = z.infer<typeof CompareCondition>;
 
 const SkillVersion = z.object({ name: z.string(), version: z.number().int().positive() });
@@ -117,8 +118,9 @@ export const CompareRunInput = z
     /** The user message every column answers. */
     prompt: z.string().min(1).max(100_000),
     maxTokens: z.number().int().min(1).max(MAX_NEW_TOKENS).optional(),
-    /** Default: all four, in this order. */
-    conditions: z.array(CompareCondition).min(1).max(4).optional(),
+    /** Default: none, in_context, parametric, distilled (when the version has a distilled adapter on the
+     *  current bundle), wrong_skill, in this order. */
+    conditions: z.array(CompareCondition).min(1).max(5).optional(),
     /** Default greedy (temperature 0), so the columns differ only by their condition. */
     sampling: Sampling.optional(),
     /** The skill whose adapter the wrong_skill column uses; default: a dissimilar one (common/compare/wrong-skill.ts). */
@@ -134,7 +136,7 @@ export type CompareRunInput = z.infer<typeof CompareRunInput>;
 export const CompareColumnSetup = z.object({
   condition: CompareCondition,
   promptTokens: z.number().int().positive(),
-  /** The adapter this column runs with (parametric, wrong_skill), else null. */
+  /** The adapter this column runs with (parametric, distilled, wrong_skill), else null. */
   adapter: z.string().nullable(),
   /** The skill in its context or weights (null for none). */
   skill: SkillVersion.nullable(),

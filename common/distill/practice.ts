@@ -2,7 +2,8 @@
 // "train_step"): the skill's verifier tests, its Examples section, and one cloze question per section
 // (heading → its body, which the teacher answers with the whole skill in context). Each keeps its source.
 
-export type PracticeSource = 'test' | 'example' | 'cloze';
+// 'user': typed in the studio's practice panel (never derived here).
+export type PracticeSource = 'test' | 'example' | 'cloze' | 'user';
 
 export interface PracticeQuestion {
   readonly question: string;

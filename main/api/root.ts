@@ -75,12 +75,12 @@ export function createStudio(opts: StudioOptions): Studio {
   const adapters = new AdapterService(adaptersRepo, bundles, adapterCache);
   const compiler = new CompileService(repo, adaptersRepo, bundles, adapterCache);
   const trajectories = new TrajectoryService(new TrajectoriesRepo(db), repo, new SettingsRepo(db));
-  const compare = new CompareService(repo, compiler, engine, { trajectories, bundles });
+  const skillTests = new SkillTestsRepo(db);
+  const distiller = new DistillService(compiler, skillTests, adaptersRepo, bundles, adapterCache);
+  const compare = new CompareService(repo, compiler, engine, { trajectories, bundles }, distiller);
   // engine.generate with the adapter the request chooses (library, skill version or global).
   const generation = new GenerationService(engine, adaptersRepo, bundles, adapterCache, compiler);
   const playground = new PlaygroundService(generation, bundles, adaptersRepo, trajectories);
-  const skillTests = new SkillTestsRepo(db);
-  const distiller = new DistillService(compiler, skillTests, adaptersRepo, bundles, adapterCache);
   const verify = new VerifyService(compiler, skillTests, adaptersRepo, adapterCache, bundles, trajectories);
   const evolve = new EvolveService(
     new EvolveRepo(db),
@@ -152,6 +152,7 @@ export function createStudio(opts: StudioOptions): Studio {
       delete: (i) => adapters.delete(i),
       compile: (i, ctx) => compiler.compile(i, ctx),
       distill: (i, ctx) => distiller.run(i, ctx),
+      distillPlan: (i) => distiller.plan(i),
     },
     compare: {
       run: (i, ctx) => compare.run(i, ctx),
@@ -199,7 +200,7 @@ export function createStudio(opts: StudioOptions): Studio {
     routes: [
       openAiRoute(
         engine,
-        new LibraryCatalog(adapters, new SkillModels(repo, compiler, bundles)),
+        new LibraryCatalog(adapters, new SkillModels(repo, compiler, bundles, distiller)),
         new OpenAiRecorder(trajectories, bundles, compiler, adapters),
       ),
     ],

@@ -1,11 +1,11 @@
-// `pskills compare`: one prompt answered with no skill, the skill in context, its adapter and another
-// skill's adapter, in one batch, through the StudioApi.
-import type { CompareCondition, CompareRunResult } from '../../common/api/engine-schemas';
+// `pskills compare`: one prompt answered with no skill, the skill in context, its instant adapter, its
+// distilled adapter (when it has one) and another skill's adapter, in one batch, through the StudioApi.
+import { CompareCondition, type CompareRunResult } from '../../common/api/engine-schemas';
 import { StudioError } from '../../common/errors';
 import type { Command } from './command';
 import { usageError } from './usage';
 
-const CONDITIONS: readonly CompareCondition[] = ['none', 'in_context', 'parametric', 'wrong_skill'];
+const CONDITIONS: readonly CompareCondition[] = CompareCondition.options;
 
 /** The CLI's JSON: the shape issue 6 names (snake_case), plus what the API adds. */
 function compareJson(r: CompareRunResult) {

@@ -15,6 +15,7 @@ import {
   stateAdapter,
   TrainStepGraph,
   trainStepEntry,
+  type Bucket,
   type TrainBatch,
   type TrainState,
 } from './train-step';
@@ -277,4 +278,53 @@ export async function distillSkill(
   const teacherSeconds = (performance.now() - t0) / 1000;
   const result = await distillRows(bundle, rows, options);
   return { ...result, teacherSeconds, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** The bucket a distillation of these questions would most likely run in: the longest student prompt
+ * plus a full teacher answer (an upper bound: answers that end early pick a smaller bucket). */
+export function estimateBucket(
+  bundle: Bundle,
+  questions: readonly PracticeQuestion[],
+  maxAnswerTokens = 48,
+): { batch: number; length: number; file: string } {
+  const m = bundle.manifest;
+  const longest = Math.max(
+    1,
+    ...questions.map(
+      (q) => bundle.tokenizer.encode(bundle.chat.render([{ role: 'user', content: q.question }])).length,
+    ),
+  );
+  const all = [...trainStepEntry(m).buckets].sort((a, b) => a.length - b.length);
+  return bucketFor(m, longest + maxAnswerTokens) ?? all.at(-1)!;
+}
+
+/** Seconds per train step of one bucket on this machine: the median of `runs` timed steps on a padding
+ * batch with one short answer row (the graph's cost depends on its static shape, not on the tokens). */
+export async function timeTrainStep(bundle: Bundle, bucket: Bucket, runs = 3): Promise<number> {
+  const m = bundle.manifest;
+  const k = trainStepEntry(m).top_k;
+  const n = Math.min(4, bucket.length - 1);
+  const row: TeacherRow = {
+    ids: Array.from({ length: n + 1 }, (_, i) => i + 1),
+    answerFrom: 0,
+    topIds: new Int32Array(n * k),
+    topLogp: new Float32Array(n * k).fill(Math.log(1 / k)),
+    answer: '',
+  };
+  const batch = packBatch(m, [row], bucket.batch, bucket.length);
+  const graph = await TrainStepGraph.open(bundle.dir, m, bucket, { provider: bundle.provider.used });
+  try {
+    let state: TrainState = initState(m, null, 0);
+    const times: number[] = [];
+    // The first run also builds the session's kernels: not counted.
+    for (let i = 0; i <= runs; i++) {
+      const t0 = performance.now();
+      state = (await graph.run(state, batch, i + 1, DEFAULT_LR)).state;
+      if (i > 0) times.push((performance.now() - t0) / 1000);
+    }
+    times.sort((a, b) => a - b);
+    return times[Math.floor(times.length / 2)]!;
+  } finally {
+    await graph.dispose();
+  }
 }

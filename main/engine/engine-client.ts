@@ -13,6 +13,7 @@ import { EngineError } from './errors';
 import type { DistillOptions, DistillResult } from './distill';
 import type { GenerateOptions, GenerateRequest, RowResult, RowTokenEvent } from './generate';
 import type { PracticeQuestion } from '../../common/distill/practice';
+import type { Bucket } from './train-step';
 
 type Listener = (m: EngineReply) => void;
 
@@ -99,6 +100,22 @@ export class EngineWorker {
           if (m.type === 'distilled') done(() => resolve(m.value));
         },
         (err) => done(() => reject(err)),
+      );
+    });
+  }
+
+  /** timeTrainStep(bundle, bucket), run in the worker: seconds per train step of that bucket here. */
+  timeTrainStep(bundle: Bundle, bucket: Bucket): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      const id = this.start(
+        { type: 'time-step', id: this.nextId, bundle: this.ref(bundle), bucket },
+        undefined,
+        (m) => {
+          this.end(id, undefined);
+          if (m.type === 'error') return reject(rebuild(m.error));
+          if (m.type === 'step-timed') resolve(m.seconds);
+        },
+        reject,
       );
     });
   }

@@ -7,9 +7,10 @@ import { ownedBuffers } from '../threads';
 import type { EngineAdapter } from './adapter';
 import { loadBundle, type Bundle } from './bundle';
 import { compileSkill, type CompiledSkill } from './compile';
-import { distillSkill, type DistillProgress, type DistillResult } from './distill';
+import { distillSkill, timeTrainStep, type DistillProgress, type DistillResult } from './distill';
 import { generateBatch, type GenerateRequest, type RowResult, type RowTokenEvent } from './generate';
 import type { Provider } from './ort';
+import type { Bucket } from './train-step';
 import type { PracticeQuestion } from '../../common/distill/practice';
 
 export interface BundleRef {
@@ -34,6 +35,7 @@ export type EngineRequest =
       init: EngineAdapter | null;
       options: { steps?: number; lr?: number; seed?: number; maxAnswerTokens?: number };
     }
+  | { type: 'time-step'; id: number; bundle: BundleRef; bucket: Bucket }
   | { type: 'cancel'; id: number };
 
 export type CompiledOffThread = Omit<CompiledSkill, 'engine'>;
@@ -45,6 +47,7 @@ export type EngineReply =
   | { type: 'generated'; id: number; value: RowResult[] }
   | { type: 'distill-progress'; id: number; progress: DistillProgress }
   | { type: 'distilled'; id: number; value: DistillResult }
+  | { type: 'step-timed'; id: number; seconds: number }
   | { type: 'error'; id: number; error: { name: string; code?: string; message: string; details?: unknown } };
 
 const port = parentPort;
@@ -111,7 +114,12 @@ async function distill(m: Extract<EngineRequest, { type: 'distill' }>, signal: A
   post({ type: 'distilled', id: m.id, value });
 }
 
-const JOBS = { compile, generate, distill } as const;
+async function timeStep(m: Extract<EngineRequest, { type: 'time-step' }>): Promise<void> {
+  const bundle = await bundleFor(m.bundle);
+  post({ type: 'step-timed', id: m.id, seconds: await timeTrainStep(bundle, m.bucket) });
+}
+
+const JOBS = { compile, generate, distill, 'time-step': timeStep } as const;
 
 port.on('message', (m: EngineRequest) => {
   if (m.type === 'cancel') return running.get(m.id)?.abort();

@@ -1,12 +1,15 @@
 // Which `model` names the endpoint serves and what each runs: `base`; `global` once the current
-// bundle has a global adapter version; and `base:<skill>@<version>` for skills, compiled on first use
-// through the compile service (docs/api.md "OpenAI-compatible endpoint").
+// bundle has a global adapter version; and `base:<skill>@<version>` for skills: the version's distilled
+// adapter where one exists, else the instant one (compiled on first use); `#instant` / `#distilled`
+// after the name choose (docs/api.md "OpenAI-compatible endpoint", docs/distill.md).
 import { splitSkillRef } from '../../../common/api/skill-schemas';
+import { StudioError } from '../../../common/errors';
 import type { EngineAdapter } from '../../engine';
 import type { SkillsRepo } from '../../store/skills-repo';
 import type { AdapterService } from '../services/adapter-service';
 import type { BundleRegistry } from '../services/bundle-registry';
 import type { CompileService } from '../services/compile-service';
+import type { DistilledLookup } from '../services/compare-service';
 
 export interface ModelEntry {
   id: string;
@@ -43,6 +46,26 @@ export function parseSkillModel(id: string): { name: string; version?: number } 
   return r;
 }
 
+/** Which adapter of a skill model: `#instant`, `#distilled`, or none (distilled where one exists). */
+export type SkillModelKind = 'instant' | 'distilled' | 'auto';
+
+/** `base:<skill>@<n>#kind` → the skill ref and the kind; null when it is not a skill model. A `#` suffix
+ *  other than the two kinds is refused with the reason (it cannot be part of a skill name). */
+export function parseSkillModelKind(
+  id: string,
+): { ref: { name: string; version?: number }; kind: SkillModelKind } | null {
+  const hash = id.indexOf('#');
+  const ref = parseSkillModel(hash < 0 ? id : id.slice(0, hash));
+  if (!ref) return null;
+  if (hash < 0) return { ref, kind: 'auto' };
+  const kind = id.slice(hash + 1);
+  if (kind !== 'instant' && kind !== 'distilled')
+    throw new StudioError('invalid_input', `model "${id}": after "#" write instant or distilled, not "${kind}"`, {
+      field: 'model',
+    });
+  return { ref, kind };
+}
+
 const seconds = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
 /**
@@ -56,6 +79,7 @@ export class SkillModels {
     private readonly skills: Pick<SkillsRepo, 'list' | 'get'>,
     private readonly compiler: Pick<CompileService, 'compileAdapter' | 'compiledFor'>,
     private readonly bundles: Pick<BundleRegistry, 'currentOrNull'>,
+    private readonly distilled: DistilledLookup | null = null,
   ) {}
 
   async list(): Promise<ModelEntry[]> {
@@ -74,11 +98,23 @@ export class SkillModels {
     return [...out.values()];
   }
 
-  /** undefined: not a skill model name, or no such skill version. */
+  /** undefined: not a skill model name, or no such skill version. `#distilled` with no distilled adapter
+   *  is not_found with the reason. */
   async resolve(id: string): Promise<EngineAdapter | undefined> {
-    const ref = parseSkillModel(id);
-    if (!ref || !this.skills.get(ref.name, ref.version)) return undefined;
-    return (await this.compiler.compileAdapter(ref)).engine;
+    const parsed = parseSkillModelKind(id);
+    const found = parsed && this.skills.get(parsed.ref.name, parsed.ref.version);
+    if (!parsed || !found) return undefined;
+    if (parsed.kind !== 'instant' && this.distilled) {
+      const d = await this.distilled.distilledAdapter({ name: found.name, version: found.version.version });
+      if (d) return d.engine;
+    }
+    if (parsed.kind === 'distilled')
+      throw new StudioError(
+        'not_found',
+        `model "${id}": ${found.name}@${found.version.version} has no distilled adapter for the current bundle; distil it first (pskills compile ${found.name}@${found.version.version} --distill, or Distilled on its skill page)`,
+        { field: 'model' },
+      );
+    return (await this.compiler.compileAdapter(parsed.ref)).engine;
   }
 }
 

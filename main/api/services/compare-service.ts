@@ -26,7 +26,21 @@ import type { CompileService } from './compile-service';
 import type { EngineService } from './engine-service';
 import type { TrajectoryService } from './trajectory-service';
 
-export const COMPARE_CONDITIONS: readonly CompareCondition[] = ['none', 'in_context', 'parametric', 'wrong_skill'];
+export const COMPARE_CONDITIONS: readonly CompareCondition[] = [
+  'none',
+  'in_context',
+  'parametric',
+  'distilled',
+  'wrong_skill',
+];
+
+/** Finds a version's newest distilled adapter on the current bundle (DistillService). */
+export interface DistilledLookup {
+  distilledAdapter(ref: { name: string; version: number }): Promise<{
+    row: { key: string; bundle: { rowId: number } };
+    engine: EngineAdapter;
+  } | null>;
+}
 export const DEFAULT_COMPARE_TOKENS = 128;
 
 const REPLACEMENT = /\uFFFD+$/u;
@@ -86,6 +100,7 @@ export class CompareService {
     private readonly compiler: CompileService,
     private readonly engine: EngineService,
     private readonly recording: CompareRecording | null = null,
+    private readonly distilled: DistilledLookup | null = null,
   ) {}
 
   /** The other skill the wrong_skill column uses: the one asked for, else a dissimilar one
@@ -113,13 +128,24 @@ export class CompareService {
     ctx: { emit(e: CompareEvent): void; signal: AbortSignal },
   ): Promise<CompareRunResult> {
     const t0 = performance.now();
-    const conditions = input.conditions ?? COMPARE_CONDITIONS;
+    const asked = input.conditions !== undefined;
     const maxTokens = input.maxTokens ?? DEFAULT_COMPARE_TOKENS;
     const sampling = input.sampling ?? { temperature: 0 };
     const skill = this.compiler.skill({ name: input.name, version: input.version });
     const who = { name: skill.name, version: skill.version.version };
     const bundle = await this.engine.current();
     const skipped: CompareRunResult['skipped'] = [];
+    // The distilled column: by default only when the version has a distilled adapter; asked for and
+    // absent, it is skipped with the reason.
+    const distilled = this.distilled ? await this.distilled.distilledAdapter(who) : null;
+    const conditions = (input.conditions ?? COMPARE_CONDITIONS).filter(
+      (c) => c !== 'distilled' || distilled !== null || asked,
+    );
+    if (conditions.includes('distilled') && !distilled)
+      skipped.push({
+        condition: 'distilled',
+        reason: `${who.name}@${who.version} has no distilled adapter for this bundle; distil it on the skill page or with pskills compile --distill`,
+      });
 
     const compile = async (ref: {
       name: string;
@@ -168,6 +194,13 @@ export class CompareService {
           setup: { condition, promptTokens: 0, adapter: a.id, skill: who, truncated: false },
           request: { ...base, prompt: user, adapter: a.engine },
           adapterKey: a.key,
+        });
+      } else if (condition === 'distilled') {
+        if (!distilled) continue;
+        columns.push({
+          setup: { condition, promptTokens: 0, adapter: distilled.row.key.slice(0, 12), skill: who, truncated: false },
+          request: { ...base, prompt: user, adapter: distilled.engine },
+          adapterKey: distilled.row.key,
         });
       } else if (wrongSkill) {
         const a = await compile(wrongSkill);
@@ -245,7 +278,8 @@ export class CompareService {
       out.map((c, i) => ({
         source: 'compare' as const,
         skill: who,
-        condition: c.condition,
+        // Trajectories name a distilled column's adapter by key (condition `adapter`).
+        condition: c.condition === 'distilled' ? ('adapter' as const) : c.condition,
         adapterKey: columns[i]!.adapterKey,
         bundle: bundleRef,
         sampling,

@@ -2,19 +2,33 @@
 // format.md "train_step"), in the engine worker: practice questions from the version's tests, its
 // Examples and its sections; init from the instant adapter (its lineage) or zero. The adapter is stored
 // only when every step finished with a finite loss; a cancel or failure stores nothing.
-import type { DistillInput, DistillProgressEvent, DistillResultSchema } from '../../../common/api/adapter-schemas';
+import type {
+  DistillInput,
+  DistillPlan,
+  DistillProgressEvent,
+  DistillResultSchema,
+  SkillRef,
+} from '../../../common/api/adapter-schemas';
 import { practiceQuestions, type PracticeQuestion } from '../../../common/distill/practice';
 import { StudioError } from '../../../common/errors';
 import { sharedEngine } from '../../engine/engine-client';
-import { DEFAULT_LR, DEFAULT_STEPS, type DistillOptions, type DistillResult } from '../../engine/distill';
+import {
+  DEFAULT_LR,
+  DEFAULT_STEPS,
+  estimateBucket,
+  type DistillOptions,
+  type DistillResult,
+} from '../../engine/distill';
 import { trainStepEntry } from '../../engine/train-step';
 import type { Bundle, EngineAdapter } from '../../engine';
-import type { AdaptersRepo } from '../../store/adapters-repo';
+import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import type { SkillTestsRepo } from '../../store/skill-tests-repo';
 import type { AdapterCache } from './adapter-cache';
 import { summaryOf } from './adapter-service';
 import type { BundleRegistry } from './bundle-registry';
 import type { CompileService } from './compile-service';
+
+type TimeStep = (bundle: Bundle, bucket: { batch: number; length: number; file: string }) => Promise<number>;
 
 type Distill = (
   bundle: Bundle,
@@ -30,9 +44,79 @@ export class DistillService {
     private readonly tests: Pick<SkillTestsRepo, 'get'>,
     private readonly repo: AdaptersRepo,
     private readonly bundles: Pick<BundleRegistry, 'current'>,
-    private readonly cache: Pick<AdapterCache, 'put'>,
+    private readonly cache: Pick<AdapterCache, 'put' | 'get'>,
     private readonly distill: Distill = (b, k, s, q, o) => sharedEngine().distill(b, k, s, q, o),
+    private readonly timeStep: TimeStep = (b, bucket) => sharedEngine().timeTrainStep(b, bucket),
   ) {}
+
+  /** Seconds per step, measured once per (bundle folder, bucket) in this process. */
+  private readonly stepSeconds = new Map<string, Promise<number>>();
+
+  /** The newest distilled adapter of this skill version on the bundle with this row id, else null. */
+  latestDistilled(skill: { name: string; version: number }, bundleRowId: number): StoredAdapter | null {
+    return (
+      this.repo
+        .list() // newest first
+        .find(
+          (a) =>
+            a.recipe.kind === 'distill' &&
+            a.bundle.rowId === bundleRowId &&
+            a.skill?.name === skill.name &&
+            a.skill.version === skill.version,
+        ) ?? null
+    );
+  }
+
+  /** The version's newest distilled adapter on the current bundle, ready for generation; null when none. */
+  async distilledAdapter(ref: SkillRef): Promise<{ row: StoredAdapter; engine: EngineAdapter } | null> {
+    const skill = this.compiler.skill(ref);
+    const { bundle, rowId } = await this.bundles.current();
+    const row = this.latestDistilled({ name: skill.name, version: skill.version.version }, rowId);
+    return row ? { row, engine: this.cache.get(row, bundle.manifest) } : null;
+  }
+
+  async plan(ref: SkillRef): Promise<DistillPlan> {
+    const skill = this.compiler.skill(ref);
+    const who = { name: skill.name, version: skill.version.version };
+    const { bundle, rowId } = await this.bundles.current();
+    const latest = this.latestDistilled(who, rowId);
+    let questions: PracticeQuestion[] = [];
+    let questionsError: string | null = null;
+    try {
+      questions = this.questions(ref);
+    } catch (err) {
+      questionsError = (err as Error).message;
+    }
+    let reason: string | null = null;
+    try {
+      trainStepEntry(bundle.manifest);
+    } catch (err) {
+      reason = (err as Error).message;
+    }
+    let estimate: DistillPlan['estimate'] = null;
+    if (reason === null) {
+      const bucket = estimateBucket(bundle, questions);
+      const key = `${bundle.dir}:${bucket.file}`;
+      let seconds = this.stepSeconds.get(key);
+      if (!seconds) {
+        seconds = this.timeStep(bundle, bucket);
+        this.stepSeconds.set(key, seconds);
+        seconds.catch(() => this.stepSeconds.delete(key));
+      }
+      estimate = { bucket: { batch: bucket.batch, length: bucket.length }, secondsPerStep: await seconds };
+    }
+    return {
+      skill: who,
+      bundle: { id: bundle.manifest.id },
+      available: reason === null,
+      reason,
+      questions,
+      questionsError,
+      defaultSteps: DEFAULT_STEPS,
+      estimate,
+      distilled: latest ? summaryOf(latest) : null,
+    };
+  }
 
   /** The questions distilling this version would practise on, each with its source. */
   questions(ref: DistillInput['skill']): PracticeQuestion[] {
@@ -60,7 +144,7 @@ export class DistillService {
     } catch (err) {
       throw new StudioError('invalid_input', (err as Error).message);
     }
-    const questions = this.questions(input.skill);
+    const questions: PracticeQuestion[] = input.questions ?? this.questions(input.skill);
     const from = input.from ?? (bundle.manifest.hypernet ? 'instant' : 'zero');
     let init: EngineAdapter | null = null;
     let lineage: { rowId: number; weight: number }[] = [];

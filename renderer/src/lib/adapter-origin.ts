@@ -4,6 +4,8 @@ import type { AdapterSummary } from '../../../common/api/adapter-schemas';
 export interface AdapterOrigin {
   /** 'import', 'merge', 'ema', or whatever kind a newer recipe names (e.g. 'compile'). */
   kind: string;
+  /** The kind in the studio's words: instant (the hypernetwork's compile), distilled, merged, … */
+  label: string;
   /** One line: the method and its numbers. */
   summary: string;
 }
@@ -15,26 +17,38 @@ export function adapterOrigin(a: AdapterSummary): AdapterOrigin {
   const skill = a.skill ? `${a.skill.name}@${a.skill.version}` : null;
   switch (recipe.kind) {
     case 'import':
-      return { kind: 'import', summary: skill ? `PEFT folder, ${skill}` : 'PEFT folder' };
+      return { kind: 'import', label: 'imported', summary: skill ? `PEFT folder, ${skill}` : 'PEFT folder' };
     case 'merge': {
       const r = recipe as Extract<AdapterSummary['recipe'], { kind: 'merge' }>;
       const weights = r.weights.length ? ` · weights ${r.weights.map(num).join(', ')}` : '';
       const rank = r.rank !== null ? ` → rank ${r.rank}` : '';
-      return { kind: 'merge', summary: `${r.method} of ${r.sources.length}${weights}${rank}` };
+      return { kind: 'merge', label: 'merged', summary: `${r.method} of ${r.sources.length}${weights}${rank}` };
     }
     case 'ema': {
       const r = recipe as Extract<AdapterSummary['recipe'], { kind: 'ema' }>;
       return {
         kind: 'ema',
+        label: 'global (EMA)',
         summary: `${r.sources[0] === null ? 'first global version' : 'global update'} · β ${num(r.beta)} · budget ${r.rankBudget}`,
       };
     }
     case 'compile': {
       const r = recipe as Extract<AdapterSummary['recipe'], { kind: 'compile' }>;
-      return { kind: 'compile', summary: `${r.hypernet} hypernetwork · ${r.combine} of chunks` };
+      return { kind: 'compile', label: 'instant', summary: `${r.hypernet} hypernetwork · ${r.combine} of chunks` };
+    }
+    case 'distill': {
+      const r = recipe as Extract<AdapterSummary['recipe'], { kind: 'distill' }>;
+      const sources = Object.entries(r.questions)
+        .map(([s, n]) => `${s} ${n}`)
+        .join(', ');
+      return {
+        kind: 'distill',
+        label: 'distilled',
+        summary: `distilled from ${r.from === 'instant' ? 'the instant adapter' : 'zero'} · ${r.steps} steps · final loss ${num(r.finalLoss)} · ${num(r.seconds)} s · practice ${sources}`,
+      };
     }
     default:
-      return { kind: recipe.kind, summary: skill ?? recipe.kind };
+      return { kind: recipe.kind, label: recipe.kind, summary: skill ?? recipe.kind };
   }
 }
 

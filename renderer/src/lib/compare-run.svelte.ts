@@ -1,6 +1,7 @@
 // One side-by-side comparison (compare.run): the same prompt answered without the skill, with it in
-// the context, with its compiled adapter, and with another skill's adapter, all in one batch. Each
-// column fills with its streamed tokens, then takes its final text and numbers from the result.
+// the context, with its instant adapter, with its distilled adapter (once it has one), and with another
+// skill's adapter, all in one batch. Each column fills with its streamed tokens, then takes its final
+// text and numbers from the result.
 import type { StreamHandle } from '../../../common/api/define';
 import type {
   CompareColumn,
@@ -17,12 +18,18 @@ import { toUiError, type UiError } from './errors';
 
 export type CompareStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
 
-export const CONDITIONS: readonly CompareCondition[] = ['none', 'in_context', 'parametric', 'wrong_skill'];
+export const CONDITIONS: readonly CompareCondition[] = ['none', 'in_context', 'parametric', 'distilled', 'wrong_skill'];
+
+/** The columns shown: the distilled one only once the version has a distilled adapter. */
+export function shownConditions(hasDistilled: boolean): CompareCondition[] {
+  return CONDITIONS.filter((c) => c !== 'distilled' || hasDistilled);
+}
 
 export const CONDITION_LABELS: Record<CompareCondition, { title: string; hint: string }> = {
   none: { title: 'No skill', hint: 'the base model alone' },
   in_context: { title: 'In context', hint: 'SKILL.md in the prompt' },
-  parametric: { title: 'Parametric', hint: 'the compiled adapter' },
+  parametric: { title: 'Parametric', hint: 'the instant adapter (hypernetwork)' },
+  distilled: { title: 'Distilled', hint: 'the distilled adapter' },
   wrong_skill: { title: 'Wrong skill', hint: "another skill's adapter" },
 };
 
@@ -51,7 +58,9 @@ export class CompareRun {
   prompt = $state('');
   maxTokens = $state<number | null>(48);
   status = $state<CompareStatus>('idle');
-  columns = $state.raw<CompareColumnState[]>(CONDITIONS.map((c) => new CompareColumnState(c)));
+  columns = $state.raw<CompareColumnState[]>(shownConditions(false).map((c) => new CompareColumnState(c)));
+  /** The id of the version's newest distilled adapter, null when it has none (no Distilled column). */
+  distilled = $state<string | null>(null);
   /** Set while the run compiles an adapter it needs before generating. */
   compiling = $state.raw<CompileStep | null>(null);
   result = $state.raw<CompareRunResult | null>(null);
@@ -93,7 +102,7 @@ export class CompareRun {
     const prompt = this.prompt.trim();
     if (!prompt || this.running) return;
     this.status = 'running';
-    this.columns = CONDITIONS.map((c) => new CompareColumnState(c));
+    this.columns = shownConditions(this.distilled !== null).map((c) => new CompareColumnState(c));
     this.compiling = null;
     this.result = null;
     this.error = null;
@@ -128,6 +137,15 @@ export class CompareRun {
     this.handle.cancel();
   }
 
+  /** Shows or hides the Distilled column between runs (the skill page learns of a distilled adapter). */
+  setDistilled(id: string | null): void {
+    this.distilled = id;
+    if (this.running) return;
+    const shown = shownConditions(id !== null);
+    if (shown.length !== this.columns.length)
+      this.columns = shown.map((c) => this.column(c) ?? new CompareColumnState(c));
+  }
+
   private column(condition: CompareCondition): CompareColumnState | undefined {
     return this.columns.find((c) => c.condition === condition);
   }
@@ -137,6 +155,12 @@ export class CompareRun {
       this.compiling = { skill: event.skill, chunk: event.chunk, chunks: event.chunks };
     } else if (event.type === 'start') {
       this.compiling = null;
+      // The API decides whether a distilled column runs: follow it.
+      const shown = shownConditions(event.columns.some((c) => c.condition === 'distilled'));
+      if (shown.length !== this.columns.length) {
+        this.columns = shown.map((c) => this.column(c) ?? new CompareColumnState(c));
+        this.distilled = event.columns.find((c) => c.condition === 'distilled')?.adapter ?? null;
+      }
       for (const setup of event.columns) {
         const col = this.column(setup.condition);
         if (col) col.setup = setup;

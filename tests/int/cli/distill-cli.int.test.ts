@@ -1,6 +1,6 @@
 // `pskills compile --distill` as a user runs it: a child process on the tiny bundle with a train-step
 // graph (tests/fixtures/bundle-tiny-train), JSON on stdout with nothing of the progress bar, a stored
-// adapter of kind distilled; a bundle without the graph says so.
+// adapter of kind distilled, compared in the Distilled column; a bundle without the graph says so.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,6 +57,35 @@ describe('pskills compile --distill', () => {
     const list = pskills(['adapters', 'list', '--json']);
     expect(list.code, list.err).toBe(0);
     expect(list.out).toContain('"kind":"distill"');
+  });
+
+  it('compare --conditions takes distilled, and its --json lists that column like the others', () => {
+    const r = pskills([
+      'compare',
+      'greet',
+      '--bundle',
+      TRAIN_BUNDLE,
+      '--prompt',
+      'hi',
+      '--max-tokens',
+      '3',
+      '--conditions',
+      'none,distilled',
+      '--json',
+    ]);
+    expect(r.code, r.err).toBe(0);
+    const out = JSON.parse(r.out) as {
+      columns: { condition: string; adapter: string | null; prompt_tokens: number }[];
+    };
+    expect(out.columns.map((c) => c.condition)).toEqual(['none', 'distilled']);
+    const [none, distilled] = out.columns;
+    expect(none!.adapter).toBeNull();
+    expect(distilled!.adapter).toMatch(/^[0-9a-f]{12}$/);
+    expect(distilled!.prompt_tokens).toBe(none!.prompt_tokens);
+    expect(Object.keys(distilled!).sort()).toEqual(Object.keys(none!).sort());
+    const bad = pskills(['compare', 'greet', '--prompt', 'hi', '--conditions', 'distiled']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toMatch(/"distiled" is not one of none, in_context, parametric, distilled, wrong_skill/);
   });
 
   it('a bundle without train_step is refused with the reason', () => {

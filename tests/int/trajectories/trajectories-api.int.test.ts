@@ -48,7 +48,7 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
     const byCondition = new Map(page.items.map((t) => [t.condition, t]));
     const info = await api.engine.info({});
     for (const c of r.columns) {
-      const t = byCondition.get(c.condition)!;
+      const t = byCondition.get(c.condition === 'distilled' ? 'adapter' : c.condition)!;
       expect(t).toMatchObject({
         source: 'compare',
         skill: { name: 'sql-review', version: 1, linked: true },

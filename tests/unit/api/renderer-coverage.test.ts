@@ -13,10 +13,7 @@ const CLI_ONLY: Record<string, string> = {
 };
 
 // Not in the studio yet (issue 14 stays open while this list is not empty).
-const NOT_YET_IN_STUDIO: Record<string, string> = {
-  'adapters.distill':
-    'distilling runs from the CLI (pskills compile --distill); the skill page has no Distilled choice yet',
-};
+const NOT_YET_IN_STUDIO: Record<string, string> = {};
 
 function rendererText(dir: string): string {
   let out = '';

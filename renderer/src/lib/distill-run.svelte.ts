@@ -1,0 +1,135 @@
+// Distilling one skill version on the skill page (adapters.distillPlan, adapters.distill): the plan
+// (whether the bundle can, the practice questions with their sources, seconds per step measured here),
+// the user's edits to the question list, then one run with its live losses, Cancel and the result.
+import type {
+  DistillPlan,
+  DistillProgressEvent,
+  DistillResultSchema,
+  PracticeQuestionInput,
+  SkillRef,
+} from '../../../common/api/adapter-schemas';
+import type { StreamHandle } from '../../../common/api/define';
+import { studio } from './bridge';
+import { toUiError, type UiError } from './errors';
+
+export type DistillStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
+export type CompileMode = 'instant' | 'distilled';
+
+export const MAX_STEPS = 2000;
+
+export class DistillRun {
+  mode = $state<CompileMode>('instant');
+  plan = $state.raw<DistillPlan | null>(null);
+  planError = $state.raw<UiError | null>(null);
+  loadingPlan = $state(false);
+  /** The questions the next run practises on: the plan's, after the user's adds and removes. */
+  questions = $state.raw<PracticeQuestionInput[]>([]);
+  steps = $state(40);
+  status = $state<DistillStatus>('idle');
+  progress = $state.raw<DistillProgressEvent | null>(null);
+  losses = $state.raw<number[]>([]);
+  result = $state.raw<DistillResultSchema | null>(null);
+  error = $state.raw<UiError | null>(null);
+  cancelling = $state(false);
+
+  private handle: StreamHandle<DistillResultSchema> | null = null;
+  private planFor = '';
+
+  /** onDistilled: a distilled adapter was stored (the library and compare's columns follow). */
+  constructor(private readonly onDistilled: (result: DistillResultSchema) => void = () => {}) {}
+
+  get running(): boolean {
+    return this.status === 'running';
+  }
+
+  /** Steps × measured seconds per step; null until measured. The teacher pass comes on top. */
+  get estimateSeconds(): number | null {
+    const e = this.plan?.estimate;
+    return e && Number.isFinite(this.steps) && this.steps > 0 ? this.steps * e.secondsPerStep : null;
+  }
+
+  get canStart(): boolean {
+    return (
+      !this.running &&
+      this.plan?.available === true &&
+      this.questions.length > 0 &&
+      Number.isInteger(this.steps) &&
+      this.steps >= 1 &&
+      this.steps <= MAX_STEPS
+    );
+  }
+
+  /** The plan of this version on this bundle (null: whichever loads); asked again for the same, it is kept. */
+  async load(ref: { name: string; version: number }, bundleId: string | null): Promise<void> {
+    const key = `${ref.name}@${ref.version}`;
+    const same = this.planFor === key && (bundleId === null || this.plan?.bundle.id === bundleId);
+    if (same && (this.plan || this.loadingPlan)) return;
+    this.planFor = key;
+    this.loadingPlan = true;
+    this.planError = null;
+    try {
+      const plan = await studio.adapters.distillPlan(ref);
+      if (this.planFor !== key) return;
+      const fresh = this.plan?.skill.name !== plan.skill.name || this.plan?.skill.version !== plan.skill.version;
+      this.plan = plan;
+      if (fresh) {
+        this.questions = plan.questions.map((q) => ({ ...q }));
+        this.steps = plan.defaultSteps;
+      }
+      if (!plan.available) this.mode = 'instant';
+    } catch (err) {
+      if (this.planFor === key) this.planError = toUiError(err);
+    } finally {
+      if (this.planFor === key) this.loadingPlan = false;
+    }
+  }
+
+  /** Adds a question of the user's; false when empty or already listed. */
+  add(text: string): boolean {
+    const question = text.trim();
+    if (!question || this.questions.some((q) => q.question === question)) return false;
+    this.questions = [...this.questions, { question, source: 'user' }];
+    return true;
+  }
+
+  remove(index: number): void {
+    this.questions = this.questions.filter((_, i) => i !== index);
+  }
+
+  /** Back to the version's own questions. */
+  resetQuestions(): void {
+    this.questions = (this.plan?.questions ?? []).map((q) => ({ ...q }));
+  }
+
+  async start(ref: SkillRef): Promise<void> {
+    if (!this.canStart) return;
+    this.status = 'running';
+    this.progress = null;
+    this.losses = [];
+    this.result = null;
+    this.error = null;
+    this.cancelling = false;
+    const handle = studio.adapters.distill({ skill: ref, steps: this.steps, questions: this.questions }, (event) => {
+      this.progress = event;
+      if (event.phase === 'train' && event.loss !== null) this.losses = [...this.losses, event.loss];
+    });
+    this.handle = handle;
+    try {
+      this.result = await handle.result;
+      this.status = 'done';
+      this.onDistilled(this.result);
+    } catch (err) {
+      this.error = toUiError(err);
+      this.status = this.error.code === 'cancelled' ? 'cancelled' : 'failed';
+    } finally {
+      this.handle = null;
+      this.cancelling = false;
+    }
+  }
+
+  cancel(): void {
+    if (!this.handle) return;
+    this.cancelling = true;
+    this.handle.cancel();
+  }
+}

@@ -1,0 +1,201 @@
+// Distilling as the studio does it, over both transports and the /v1 endpoint, on the tiny bundle with a
+// train-step graph (tests/fixtures/bundle-tiny-train, no hypernetwork): the plan (questions with their
+// sources, seconds per step measured here; a bundle without the graph says Instant only), the user's own
+// question list, bad input refused at the boundary, the Distilled compare column, and `base:skill@v`
+// choosing the distilled adapter (`#instant` / `#distilled` choose one, with a clear error when absent).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StudioApi } from '../../../common/api/contract';
+import { createStudio, type Studio } from '../../../main/api/root';
+import { startWebHost, type WebHost } from '../../../main/api/transports/web-host';
+import { APP_ROOT } from '../../../main/paths';
+import { failure, transports } from '../api/transports';
+import { TINY_BUNDLE } from '../compile/fixture';
+
+const TRAIN_BUNDLE = join(APP_ROOT, 'tests/fixtures/bundle-tiny-train');
+const SKILL = `---
+name: greet
+description: Answer a greeting with the word tests.
+---
+# Greet
+
+Always answer with the word tests.
+
+## Examples
+- User: hi
+- User: yo
+`;
+const PROMPT = 'hi';
+
+interface V1Reply {
+  error: { message: string };
+  choices: { message: { content: string } }[];
+}
+
+describe.each(transports)('distilling in the studio over $name', (transport) => {
+  let dataDir: string;
+  let studio: Studio;
+  let api: StudioApi;
+  let close: () => Promise<void> | void;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'pskills-distill-studio-'));
+    studio = createStudio({ dataDir, defaultBundleDir: TRAIN_BUNDLE });
+    ({ api, close } = await transport.open(studio));
+    await api.skills.save({ name: 'greet', content: SKILL });
+  });
+  afterAll(async () => {
+    await close();
+    await studio.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('the plan lists the practice questions with their sources and a measured step time', async () => {
+    const plan = await api.adapters.distillPlan({ name: 'greet' });
+    expect(plan).toMatchObject({
+      skill: { name: 'greet', version: 1 },
+      available: true,
+      reason: null,
+      distilled: null,
+    });
+    expect(plan.questions.filter((q) => q.source === 'example').map((q) => q.question)).toEqual(['hi', 'yo']);
+    expect(plan.questions.some((q) => q.source === 'cloze')).toBe(true);
+    expect(plan.questionsError).toBeNull();
+    expect(plan.estimate!.bucket).toEqual({ batch: 2, length: 16 });
+    expect(plan.estimate!.secondsPerStep).toBeGreaterThan(0);
+  });
+
+  it('bad input is refused before any work: an empty question, a source outside the list', async () => {
+    const empty = await failure(
+      api.adapters.distill({ skill: { name: 'greet' }, questions: [{ question: '  ', source: 'user' }] }).result,
+    );
+    expect(empty.code).toBe('invalid_input');
+    const source = await failure(
+      api.adapters.distill({
+        skill: { name: 'greet' },
+        questions: [{ question: 'hi', source: 'web' as 'user' }],
+      }).result,
+    );
+    expect(source.code).toBe('invalid_input');
+    expect((await api.adapters.list({})).length).toBe(0);
+  });
+
+  it('before distilling, compare skips the Distilled column it was asked for, and says why', async () => {
+    const r = await api.compare.run({ name: 'greet', prompt: PROMPT, maxTokens: 4, conditions: ['none', 'distilled'] })
+      .result;
+    expect(r.columns.map((c) => c.condition)).toEqual(['none']);
+    expect(r.skipped).toEqual([{ condition: 'distilled', reason: expect.stringMatching(/no distilled adapter/) }]);
+  });
+
+  it("distils on the user's own questions; the plan, compare and the library follow", async () => {
+    const steps: number[] = [];
+    const res = await api.adapters.distill(
+      {
+        skill: { name: 'greet' },
+        steps: 3,
+        questions: [
+          { question: 'hi', source: 'example' },
+          { question: 'hello there', source: 'user' },
+        ],
+      },
+      (e) => steps.push(e.step),
+    ).result;
+    expect(steps).toEqual([0, 1, 2, 3]);
+    expect(res.questions).toEqual([
+      { question: 'hi', source: 'example' },
+      { question: 'hello there', source: 'user' },
+    ]);
+    expect(res.adapter.recipe).toMatchObject({ kind: 'distill', steps: 3, questions: { example: 1, user: 1 } });
+
+    const plan = await api.adapters.distillPlan({ name: 'greet', version: 1 });
+    expect(plan.distilled?.id).toBe(res.adapter.id);
+
+    // By default the column shows once the version has a distilled adapter; parametric needs a
+    // hypernetwork this bundle lacks, so only the columns it can run are asked for here.
+    const r = await api.compare.run({ name: 'greet', prompt: PROMPT, maxTokens: 4, conditions: ['none', 'distilled'] })
+      .result;
+    expect(r.columns.map((c) => [c.condition, c.adapter])).toEqual([
+      ['none', null],
+      ['distilled', res.adapter.id],
+    ]);
+    expect(r.skipped).toEqual([]);
+  });
+});
+
+describe('a bundle without a train-step graph', () => {
+  it('the plan says Instant only, with the reason, and measures nothing', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'pskills-distill-plain-'));
+    const studio = createStudio({ dataDir, defaultBundleDir: TINY_BUNDLE });
+    try {
+      const { api, close } = await transports[0]!.open(studio);
+      await api.skills.save({ name: 'greet', content: SKILL });
+      const plan = await api.adapters.distillPlan({ name: 'greet' });
+      expect(plan).toMatchObject({ available: false, estimate: null, distilled: null });
+      expect(plan.reason).toMatch(/no train-step graph, so it can compile Instant only/);
+      expect(plan.questions.length).toBeGreaterThan(0);
+      await close();
+    } finally {
+      await studio.dispose();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('/v1 chat completions with a skill model', () => {
+  let dataDir: string;
+  let studio: Studio;
+  let host: WebHost;
+  let api: StudioApi;
+  let close: () => Promise<void> | void;
+  const chat = (model: string) =>
+    fetch(`${host.origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: PROMPT }], max_tokens: 4, temperature: 0 }),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as V1Reply }));
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'pskills-distill-v1-'));
+    studio = createStudio({ dataDir, defaultBundleDir: TRAIN_BUNDLE });
+    host = await startWebHost({ dispatcher: studio.dispatcher, staticDir: null, routes: studio.routes });
+    ({ api, close } = await transports[0]!.open(studio));
+    await api.skills.save({ name: 'greet', content: SKILL });
+  });
+  afterAll(async () => {
+    await close();
+    await host.close();
+    await studio.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('#distilled before there is one: 404 naming the skill and how to distil it', async () => {
+    const r = await chat('base:greet@1#distilled');
+    expect(r.status).toBe(404);
+    expect(r.body.error.message).toMatch(/greet@1 has no distilled adapter for the current bundle; distil it first/);
+  });
+
+  it('a kind other than instant or distilled is refused', async () => {
+    const r = await chat('base:greet@1#fast');
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toMatch(/after "#" write instant or distilled, not "fast"/);
+  });
+
+  it('base:skill@v runs the distilled adapter once there is one; #instant still asks for the instant one', async () => {
+    const res = await api.adapters.distill({ skill: { name: 'greet' }, steps: 4, seed: 3 }).result;
+    const cmp = await api.compare.run({ name: 'greet', prompt: PROMPT, maxTokens: 4, conditions: ['distilled'] })
+      .result;
+    expect(cmp.columns[0]!.adapter).toBe(res.adapter.id);
+    const distilled = await chat('base:greet@1#distilled');
+    expect(distilled.status).toBe(200);
+    expect(distilled.body.choices[0]!.message.content).toBe(cmp.columns[0]!.text);
+    const auto = await chat('base:greet@1');
+    expect(auto.status).toBe(200);
+    expect(auto.body.choices[0]!.message.content).toBe(cmp.columns[0]!.text);
+    // This bundle has no hypernetwork: the instant adapter cannot be made, and the error says so.
+    const instant = await chat('base:greet#instant');
+    expect(instant.status).toBe(400);
+    expect(instant.body.error.message).toMatch(/no hypernetwork/);
+  });
+});
