@@ -8,8 +8,10 @@
 // them. --in-thread measures all three in this thread instead (the old path).
 // import_10k: the lag while `import.run` takes a folder of 10,000 skills of ~6 KiB (scan, judge,
 // one write transaction), as the web host would serve it (docs/security.md "A frozen server").
-// Run: node --import tsx bench/event-loop.ts [--bundle DIR] [--reps N] [--in-thread] [--only import]
-// (--only import measures import_10k alone and keeps the other phases' numbers in the JSON).
+// distill: the lag while `adapters.distill` runs a skill's teacher pass and 40 train steps (engine worker)
+// and stores the adapter, through the studio API as the web host serves it (docs/distill.md).
+// Run: node --import tsx bench/event-loop.ts [--bundle DIR] [--reps N] [--in-thread] [--only import|distill]
+// (--only measures that case alone and keeps the other numbers in the JSON).
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -116,15 +118,95 @@ async function importLag(): Promise<Lag & { skills: number; imported: number; sk
   }
 }
 
+const DISTILL_STEPS = 40;
+/** The compile phases' skill plus an Examples section: eight practice questions besides the clozes. */
+const DISTILL_SKILL =
+  SKILL(0) +
+  '\n## Examples\n' +
+  [
+    'Which lock does adding a column take?',
+    'Can I drop a column in this release?',
+    'Review this migration that renames a table.',
+    'What should I check before adding an index?',
+    'Is it safe to add a NOT NULL column with a default?',
+    'Which tables does this migration touch?',
+    'How do I split a risky migration?',
+    'What lock does CREATE INDEX CONCURRENTLY take?',
+  ]
+    .map((q) => `- User: ${q}\n`)
+    .join('');
+
+/** Lag while one adapters.distill runs (teacher pass, DISTILL_STEPS steps, the store), in-process. */
+async function distillLag(): Promise<Lag & { steps: number; questions: number; skill_tokens: number }> {
+  const work = mkdtempSync(join(tmpdir(), 'pskills-bench-distill-'));
+  try {
+    const studio = createStudio({ dataDir: join(work, 'data'), defaultBundleDir: DIR });
+    const api = directClient(studioContract, studio.dispatcher);
+    await api.skills.save({ name: 'review-0', content: DISTILL_SKILL });
+    const plan = await api.adapters.distillPlan({ name: 'review-0' }); // loads the bundle, times a step
+    const h = monitorEventLoopDelay({ resolution: 10 });
+    h.enable();
+    const t = performance.now();
+    const r = await api.adapters.distill({ skill: { name: 'review-0' }, steps: DISTILL_STEPS, from: 'zero' }, () => {})
+      .result;
+    const ms = performance.now() - t;
+    await new Promise((res) => setTimeout(res, 30));
+    h.disable();
+    const b = await loadBundle(DIR);
+    const skillTokens = b.tokenizer.encode(DISTILL_SKILL).length;
+    await b.dispose();
+    await studio.dispose();
+    const toMs = (ns: number) => ns / 1e6;
+    return {
+      p50: toMs(h.percentile(50)),
+      p99: toMs(h.percentile(99)),
+      max: toMs(h.max),
+      samples: h.count,
+      ms,
+      steps: r.steps,
+      questions: plan.questions.length,
+      skill_tokens: skillTokens,
+    };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function distillResult(lag: Awaited<ReturnType<typeof distillLag>>) {
+  return {
+    date: new Date().toISOString(),
+    load_average: loadavg()[0],
+    steps: lag.steps,
+    questions: lag.questions,
+    skill_tokens: lag.skill_tokens,
+    distill_ms: lag.ms,
+    p50_ms: lag.p50,
+    p99_ms: lag.p99,
+    max_ms: lag.max,
+    samples: lag.samples,
+    target_p99_ms: TARGET_P99_MS,
+    target_met: lag.p99 <= TARGET_P99_MS,
+  };
+}
+
 async function main() {
-  if (values.only === 'import') {
+  if (values.only === 'import' || values.only === 'distill') {
     const out = join(APP_ROOT, 'bench/results/event-loop.json');
-    const lag = await importLag();
-    console.log(
-      `import_10k: ${lag.imported} imported in ${lag.ms.toFixed(0)} ms; lag p50 ${lag.p50.toFixed(1)} p99 ${lag.p99.toFixed(1)} max ${lag.max.toFixed(1)} ms (target ≤ ${TARGET_P99_MS})`,
-    );
     const json = existsSync(out) ? (JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>) : {};
-    json.import_10k = importResult(lag);
+    if (values.only === 'import') {
+      const lag = await importLag();
+      console.log(
+        `import_10k: ${lag.imported} imported in ${lag.ms.toFixed(0)} ms; lag p50 ${lag.p50.toFixed(1)} p99 ${lag.p99.toFixed(1)} max ${lag.max.toFixed(1)} ms (target ≤ ${TARGET_P99_MS})`,
+      );
+      json.import_10k = importResult(lag);
+    } else {
+      const lag = await distillLag();
+      await sharedEngine().dispose();
+      console.log(
+        `distill: ${lag.steps} steps on ${lag.questions} questions in ${lag.ms.toFixed(0)} ms; lag p50 ${lag.p50.toFixed(1)} p99 ${lag.p99.toFixed(1)} max ${lag.max.toFixed(1)} ms (target ≤ ${TARGET_P99_MS})`,
+      );
+      json.distill = distillResult(lag);
+    }
     writeFileSync(`${out}.tmp`, JSON.stringify(json, null, 2) + '\n');
     renameSync(`${out}.tmp`, out);
     console.log(`wrote ${out}`);
@@ -191,6 +273,7 @@ async function main() {
     },
     results: { lag_ms: lag, worst_p99_ms: worst, target_p99_ms: TARGET_P99_MS, target_met: worst <= TARGET_P99_MS },
     import_10k: importResult(await importLag()),
+    distill: distillResult(await distillLag()),
   };
   writeFileSync(`${out}.tmp`, JSON.stringify(json, null, 2) + '\n');
   renameSync(`${out}.tmp`, out);
