@@ -3,6 +3,7 @@
 // JSON Schema the answer, parsed as JSON, must satisfy (converted with zod's fromJSONSchema).
 import { z } from 'zod';
 import { CheckerSpecSchema, check, normalizeAnswer, type CheckerSpec } from '../skillworld/check';
+import { describeExpect } from './describe';
 
 export interface JsonSchemaExpect {
   kind: 'json_schema';
@@ -57,10 +58,7 @@ export interface ExpectOutcome {
   reason: string | null;
 }
 
-const short = (v: unknown) => {
-  const s = JSON.stringify(v);
-  return s.length > 160 ? `${s.slice(0, 157)}…` : s;
-};
+const short = (s: string) => (s.length > 160 ? `${s.slice(0, 157)}…` : s);
 
 /** Whether answer meets expect. */
 export function checkExpect(expect: Expect, answer: string): ExpectOutcome {
@@ -77,5 +75,5 @@ export function checkExpect(expect: Expect, answer: string): ExpectOutcome {
   }
   return check(expect, answer)
     ? { passed: true, reason: null }
-    : { passed: false, reason: `does not pass ${short(expect)}` };
+    : { passed: false, reason: `does not pass: ${short(describeExpect(expect))}` };
 }

@@ -126,6 +126,12 @@ describe('the Tests tab in the browser', { timeout: 600_000 }, () => {
       await page.locator('[data-testid="verify-result"][data-test-id="never"]').getAttribute('data-passed'),
       'false',
     );
+    // The reason names the rule in words, not the checker spec's JSON.
+    assert.match(
+      await page.locator('[data-testid="verify-result"][data-test-id="never"]').innerText(),
+      /does not pass: is exactly "no random model says 4711"/,
+    );
+    assert.doesNotMatch(await page.getByTestId('verify-panel').innerText(), /\{"/);
     assert.match(await page.getByTestId('verify-summary').innerText(), /passed \([1-2] of 3\) · skill in context · v1/);
 
     await page.getByTestId('verify-mode').selectOption('parametric');
@@ -207,6 +213,20 @@ describe('the Tests tab in the browser', { timeout: 600_000 }, () => {
     assert.equal(await page.getByTestId('tests-source').innerText(), 'No tests yet: Add test makes one.');
     await page.getByTestId('tests-add').click();
     await until(async () => (await rows().count()) === 1, 'the new row');
+    // Blank and untouched: neutral, not red, until someone types or saves.
+    assert.equal(await page.getByTestId('tests-problems').count(), 0);
+    assert.equal(await rows().nth(0).getByTestId('test-problems').count(), 0);
+    assert.equal(
+      await rows()
+        .nth(0)
+        .evaluate((el) => el.classList.contains('bad')),
+      false,
+    );
+    await rows().nth(0).getByTestId('test-prompt').fill('What lists a tar archive?');
+    await until(
+      async () => (await page.getByTestId('tests-problems').count()) === 1,
+      'typed in: the empty value is named',
+    );
     assert.equal(await page.getByTestId('tests-source').innerText(), 'Not saved yet: Save tests stores them with v1.');
     // leave without storing it
     await page.getByTestId('nav-library').click();

@@ -12,6 +12,7 @@ import {
 import type { StreamHandle } from '../../../common/api/define';
 import type { StudioApi } from '../../../common/api/contract';
 import { toUiError, type UiError } from './errors';
+import { labelledIssue } from './field-words';
 
 export type ContinualStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
 
@@ -75,7 +76,7 @@ export function continualInput(form: ContinualForm): { input: ContinualRunInput 
   return {
     problems: parsed.error.issues.map((i) => {
       const field = String(i.path[0] ?? '');
-      return `${FIELD_LABELS[field] ?? field}: ${i.message}`;
+      return labelledIssue(FIELD_LABELS[field] ?? field, i.message);
     }),
   };
 }

@@ -1,5 +1,7 @@
 // One shape for every failure the UI shows: the StudioError envelope (code + message) when the API
 // sent one, otherwise the thrown value described as an internal error. Nothing is swallowed.
+import { issueSentence } from './field-words';
+
 export interface UiError {
   code: string;
   message: string;
@@ -48,9 +50,9 @@ const REWRITES: ReadonlyArray<[RegExp, (m: RegExpMatchArray) => string]> = [
     /^[\w]+\.[\w]+: handler returned invalid (?:output|result)$/,
     () => 'The studio sent back a reply it should not have.',
   ],
-  // The dispatcher's zod failures: `skills.get: invalid input at "name": Too small` → `“name”: Too small`.
-  [/^[\w]+\.[\w]+: invalid input at "([^"]+)": (.*)$/s, (m) => `The value of “${m[1]}” was not accepted: ${m[2]}`],
-  [/^[\w]+\.[\w]+: invalid input: (.*)$/s, (m) => `The request was not accepted: ${m[1]}`],
+  // The dispatcher's zod failures, as the field in words and a sentence (field-words.ts).
+  [/^[\w]+\.[\w]+: invalid input at "([^"]+)": (.*)$/s, (m) => issueSentence(m[1]!, m[2]!)],
+  [/^[\w]+\.[\w]+: invalid input: (.*)$/s, (m) => issueSentence('', m[1]!)],
 ];
 
 export function friendlyError(error: UiError): FriendlyError {

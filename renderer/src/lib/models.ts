@@ -14,6 +14,7 @@ import {
 } from '../../../common/api/model-schemas';
 import { formatBytes } from './adapter-origin';
 import { toUiError, type UiError } from './errors';
+import { labelledIssue } from './field-words';
 
 export interface CreateForm {
   source: string;
@@ -54,7 +55,7 @@ export function createInput(form: CreateForm): { input: ModelCreateInput } | { e
   if (parsed.success) return { input: parsed.data };
   const issue = parsed.error.issues[0]!;
   const field = String(issue.path[0] ?? '');
-  return { error: `${FIELD_LABELS[field] ?? field}: ${issue.message}` };
+  return { error: labelledIssue(FIELD_LABELS[field] ?? field, issue.message) };
 }
 
 /** "1.2 B", "494.0 M", "98.3 K" parameters. */

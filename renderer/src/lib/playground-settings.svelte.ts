@@ -3,6 +3,7 @@
 // checked against the contract's GenerateInput schema before it is sent.
 import { GenerateInput, type AdapterChoice, type ChatMessage } from '../../../common/api/engine-schemas';
 import { chatMessages } from './chat';
+import { issueSentence, labelledIssue } from './field-words';
 
 export type PromptMode = 'chat' | 'raw';
 
@@ -75,6 +76,9 @@ export class GenerationSettings {
     }
     const issue = parsed.error.issues[0]!;
     const field = [...issue.path].reverse().find((p): p is string => typeof p === 'string' && p in LABELS);
-    return { ok: false, message: `${field ? `${LABELS[field]}: ` : ''}${issue.message}` };
+    return {
+      ok: false,
+      message: field ? labelledIssue(LABELS[field]!, issue.message) : issueSentence('', issue.message),
+    };
   }
 }

@@ -30,6 +30,8 @@ export class SkillTestsEditor {
     notice: null,
   };
   private baseline = rowsSignature([]);
+  /** Rows added and not yet typed in: their (certain) problems wait for an edit or a Save. */
+  private readonly fresh = new Set<number>();
   private nextKey = 1;
   private seq = 0;
 
@@ -62,15 +64,18 @@ export class SkillTestsEditor {
 
   add(): TestRow {
     const row = blankRow(this.nextKey++, this.s.rows);
+    this.fresh.add(row.key);
     this.edit([...this.s.rows, row]);
     return row;
   }
 
   update(key: number, patch: Partial<Omit<TestRow, 'key' | 'fixed'>>): void {
+    this.fresh.delete(key);
     this.edit(this.s.rows.map((r) => (r.key === key ? { ...r, ...patch } : r)));
   }
 
   remove(key: number): void {
+    this.fresh.delete(key);
     this.edit(this.s.rows.filter((r) => r.key !== key));
   }
 
@@ -84,6 +89,7 @@ export class SkillTestsEditor {
   async save(): Promise<boolean> {
     const skill = this.s.skill;
     if (!skill || this.s.busy) return false;
+    this.fresh.clear(); // Save shows every problem, typed in or not
     const { tests, problems } = validateRows(this.s.rows);
     if (!tests) {
       this.set({ problems });
@@ -111,6 +117,7 @@ export class SkillTestsEditor {
 
   private reset(skill: TestsSnapshot['skill'], from: number | null, rows: TestRow[]): void {
     this.baseline = rowsSignature(rows);
+    this.fresh.clear();
     this.set({ skill, from, rows, dirty: false, problems: [], busy: null, error: null });
   }
 
@@ -118,7 +125,7 @@ export class SkillTestsEditor {
     this.set({
       rows,
       dirty: rowsSignature(rows) !== this.baseline,
-      problems: validateRows(rows).problems,
+      problems: validateRows(rows).problems.filter((p) => !this.fresh.has(rows[p.row]?.key ?? -1)),
       notice: null,
     });
   }

@@ -3,6 +3,7 @@
 // what verify.setTests would, naming the row and the field. Tests the form cannot edit (chat
 // messages, SkillWorld checkers such as tool_call or order) ride along unchanged as `fixed`.
 import { TestSet, type VerifierTest } from '../../../common/api/verify-schemas';
+import { describeExpect } from '../../../common/verify/describe';
 import type { Expect } from '../../../common/verify/expect';
 
 export const EDITABLE_KINDS = ['exact', 'contains', 'regex', 'json_schema'] as const;
@@ -161,27 +162,7 @@ export function rowsSignature(rows: readonly TestRow[]): string {
 }
 
 /** What a test expects, in a line (for the results and the read-only rows). */
-export function expectSummary(e: Expect): string {
-  switch (e.kind) {
-    case 'exact':
-    case 'contains':
-      return `${KIND_LABELS[e.kind]} ${JSON.stringify(e.value)}${'ignore_case' in e && e.ignore_case ? ' (any case)' : ''}`;
-    case 'regex':
-      return `matches /${e.pattern}/${e.flags ?? ''}`;
-    case 'json_schema':
-      return 'is JSON matching a schema';
-    case 'tool_call':
-      return `calls ${e.name}(${Object.keys(e.args).join(', ')})`;
-    case 'order':
-      return `names ${e.items.map((s) => JSON.stringify(s)).join(' then ')}`;
-    case 'min_words':
-      return `has at least ${e.n} words`;
-    case 'not':
-      return `not: ${expectSummary(e.of)}`;
-    default:
-      return `${e.kind} of ${e.of.length} checks`;
-  }
-}
+export const expectSummary = describeExpect;
 
 /** The task of a test in a line: its prompt, or its chat's last user message. */
 export function taskSummary(t: VerifierTest): string {

@@ -55,6 +55,8 @@ describe('the Tests tab editor', () => {
 
     const added = editor.add();
     expect(editor.snapshot.dirty).toBe(true);
+    expect(editor.snapshot.problems).toEqual([]); // a blank new row is not an error before anyone types
+    editor.update(added.key, { id: 'regex' });
     expect(editor.snapshot.problems.map((p) => p.field)).toEqual(['prompt', 'expect.value']);
     editor.update(added.key, { id: 'regex', prompt: 'Which command lists it?', kind: 'regex', value: 'tar (' });
     expect(await editor.save()).toBe(false);

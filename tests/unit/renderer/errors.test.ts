@@ -16,7 +16,7 @@ describe('friendlyError', () => {
       code: 'invalid_input',
       message: 'adapters.merge: invalid input at "sources.0.weight": Expected number, received string',
     });
-    expect(f.summary).toBe('The value of “sources.0.weight” was not accepted: Expected number, received string');
+    expect(f.summary).toBe('The field “weight” of source 1 must be a number, not text.');
     expect(f.summary).not.toMatch(/adapters\.merge/);
     expect(friendlyError({ code: 'invalid_input', message: 'skills.get: invalid input: bad value' }).summary).toBe(
       'The request was not accepted: bad value',
