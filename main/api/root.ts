@@ -201,7 +201,7 @@ export function createStudio(opts: StudioOptions): Studio {
       openAiRoute(
         engine,
         new LibraryCatalog(adapters, new SkillModels(repo, compiler, bundles, distiller)),
-        new OpenAiRecorder(trajectories, bundles, compiler, adapters),
+        new OpenAiRecorder(trajectories, bundles, compiler, adapters, distiller),
       ),
     ],
     dispose: async () => {

@@ -36,8 +36,8 @@ export const COMPARE_CONDITIONS: readonly CompareCondition[] = [
 
 /** Finds a version's newest distilled adapter on the current bundle (DistillService). */
 export interface DistilledLookup {
-  distilledAdapter(ref: { name: string; version: number }): Promise<{
-    row: { key: string; bundle: { rowId: number } };
+  distilledAdapter(ref: { name: string; version?: number }): Promise<{
+    row: { key: string; skill: { name: string; version: number } | null };
     engine: EngineAdapter;
   } | null>;
 }

@@ -1,11 +1,13 @@
 // Keeps a chat completion of the OpenAI-compatible endpoint as a trajectory (source `openai`), only
 // when the request says `"store": true` (OpenAI's own parameter) and the studio keeps trajectories.
 // The model name says what ran: `base` (no adapter), `global` (the global adapter's newest version),
-// `base:<skill>@<n>` (that version's compiled adapter, found in the compile cache).
+// `base:<skill>@<n>` (its distilled adapter where it has one, condition `adapter` with that key; else
+// the compiled one, `parametric`, found in the compile cache); `#instant` / `#distilled` as served.
 import type { GenerateInput, GenerateResult } from '../../../common/api/engine-schemas';
-import { parseSkillModel } from '../openai/models';
+import { parseSkillModelKind } from '../openai/models';
 import type { AdapterService } from './adapter-service';
 import type { BundleRegistry } from './bundle-registry';
+import type { DistilledLookup } from './compare-service';
 import type { CompileService } from './compile-service';
 import { conversationOf } from './playground-service';
 import type { RecordInput, TrajectoryService } from './trajectory-service';
@@ -24,6 +26,7 @@ export class OpenAiRecorder {
     private readonly bundles: Pick<BundleRegistry, 'current'>,
     private readonly compiler: Pick<CompileService, 'compileAdapter'>,
     private readonly adapters: Pick<AdapterService, 'globalHead'>,
+    private readonly distilled: DistilledLookup | null = null,
   ) {}
 
   /** Never throws: a completion already sent must not fail because its record could not be kept. */
@@ -35,8 +38,16 @@ export class OpenAiRecorder {
         condition: 'none',
         adapterKey: null,
       };
-      const ref = parseSkillModel(c.model);
-      if (ref) {
+      const parsed = parseSkillModelKind(c.model);
+      const ref = parsed?.ref;
+      const distilled =
+        parsed && parsed.kind !== 'instant' && this.distilled
+          ? await this.distilled.distilledAdapter(parsed.ref)
+          : null;
+      if (distilled) {
+        const s = distilled.row.skill;
+        who = { skill: s && { name: s.name, version: s.version }, condition: 'adapter', adapterKey: distilled.row.key };
+      } else if (ref) {
         const compiled = await this.compiler.compileAdapter(ref); // the adapter it ran with: cached by now
         who = {
           skill: { name: compiled.result.skill.name, version: compiled.result.skill.version },

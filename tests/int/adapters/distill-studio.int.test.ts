@@ -149,11 +149,17 @@ describe('/v1 chat completions with a skill model', () => {
   let host: WebHost;
   let api: StudioApi;
   let close: () => Promise<void> | void;
-  const chat = (model: string) =>
+  const chat = (model: string, store = false) =>
     fetch(`${host.origin}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model, messages: [{ role: 'user', content: PROMPT }], max_tokens: 4, temperature: 0 }),
+      body: JSON.stringify({
+        model,
+        messages: [{ role: 'user', content: PROMPT }],
+        max_tokens: 4,
+        temperature: 0,
+        ...(store && { store: true }),
+      }),
     }).then(async (r) => ({ status: r.status, body: (await r.json()) as V1Reply }));
 
   beforeAll(async () => {
@@ -162,6 +168,7 @@ describe('/v1 chat completions with a skill model', () => {
     host = await startWebHost({ dispatcher: studio.dispatcher, staticDir: null, routes: studio.routes });
     ({ api, close } = await transports[0]!.open(studio));
     await api.skills.save({ name: 'greet', content: SKILL });
+    await api.settings.set({ storeTrajectories: true });
   });
   afterAll(async () => {
     await close();
@@ -190,9 +197,14 @@ describe('/v1 chat completions with a skill model', () => {
     const distilled = await chat('base:greet@1#distilled');
     expect(distilled.status).toBe(200);
     expect(distilled.body.choices[0]!.message.content).toBe(cmp.columns[0]!.text);
-    const auto = await chat('base:greet@1');
+    const auto = await chat('base:greet@1', true);
     expect(auto.status).toBe(200);
     expect(auto.body.choices[0]!.message.content).toBe(cmp.columns[0]!.text);
+    // Kept as a trajectory naming the distilled adapter that ran.
+    const kept = await api.trajectories.list({ source: 'openai' });
+    expect(kept.items.map((t) => [t.condition, t.adapter, t.skill?.name])).toEqual([
+      ['adapter', res.adapter.key, 'greet'],
+    ]);
     // This bundle has no hypernetwork: the instant adapter cannot be made, and the error says so.
     const instant = await chat('base:greet#instant');
     expect(instant.status).toBe(400);
