@@ -1,0 +1,540 @@
+"""A bundle from a GGUF file (llama.cpp, LM Studio, Ollama): `pskills bundle create --from-gguf`.
+
+    python -m pskills_train.export.from_gguf FILE --out DIR [--dtype fp32|fp16] [--lora-targets …]
+        [--encoder-layer K] [--chat-template FILE] [--id ID] [--force]
+
+The file's metadata gives the architecture (llama, qwen2; llama.cpp stores Mistral as llama), the
+sizes, RoPE, the tokenizer (tokens, merges, pre-tokenizer) and the chat template; its tensors are
+dequantized to float32 with the `gguf` package (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and the
+k-quants Q2_K … Q6_K), mapped onto LlamaLM by llama.cpp's tensor names and written by the same writer
+as `--from-hf` (from_hf.write_loaded_bundle): lm.onnx, tokenizer.json, tokenizer_config.json,
+train_step graphs, no hypernetwork. The file is checked before any weight is read: every tensor
+must lie inside it, have a supported type and the shape the metadata implies, and the machine must
+have the memory and disk the float32 model needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
+
+from ..model import LlamaLM
+from ..model.config import LORA_MODULES, ModelConfig
+from ..model.layers import rope_inv_freq
+from .from_hf import DTYPES, FromHfOptions, LoadedBase, progress, write_loaded_bundle
+from .manifest import MANIFEST
+from .onnx_weights import EXTERNAL_DATA_BYTES
+from .train_step import DEFAULT_BUCKETS, parse_buckets
+
+ARCHITECTURES = ("llama", "qwen2")
+# Types whose dequantization the gguf package implements and tests/test_from_gguf.py checks.
+SUPPORTED_TYPES = ("F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
+                   "Q6_K")
+# Peak memory while building, measured on SmolLM2-135M (0.54 GB of float32 weights, vocabulary 49,152):
+# 3.0 GB through lm.onnx (the dequantized state, the traced graph and its serialization), 17.8 GB with the
+# default train-step graphs, whose tracing holds ~40 float32 [b, s, vocab] tensors of the largest bucket.
+# Disk: lm.onnx plus the exporter's scratch copy.
+MEMORY_PER_WEIGHT_BYTE = 6.0
+MEMORY_PER_LOGIT = 40 * 4
+DISK_FACTOR = 2.0
+GB = 1e9
+
+# llama.cpp's tensor names (gguf-py tensor_mapping) -> LlamaLM's (= Hugging Face's) names.
+_GLOBAL = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
+           "output.weight": "lm_head.weight"}
+_LAYER = {"attn_norm.weight": "input_layernorm.weight", "ffn_norm.weight": "post_attention_layernorm.weight",
+          "attn_q.weight": "self_attn.q_proj.weight", "attn_k.weight": "self_attn.k_proj.weight",
+          "attn_v.weight": "self_attn.v_proj.weight", "attn_output.weight": "self_attn.o_proj.weight",
+          "attn_q.bias": "self_attn.q_proj.bias", "attn_k.bias": "self_attn.k_proj.bias",
+          "attn_v.bias": "self_attn.v_proj.bias", "attn_output.bias": "self_attn.o_proj.bias",
+          "ffn_gate.weight": "mlp.gate_proj.weight", "ffn_up.weight": "mlp.up_proj.weight",
+          "ffn_down.weight": "mlp.down_proj.weight"}
+
+# Pre-tokenizer splits by `tokenizer.ggml.pre` (llama.cpp's names; regexes from the models' tokenizer.json).
+_LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                 r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+_QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+PRE_TOKENIZERS = ("default", "gpt2", "smollm", "llama-bpe", "llama3", "qwen2")
+
+
+class GGUFError(ValueError):
+    """A file the importer refuses; the message names the file and the key or tensor."""
+
+
+# --------------------------------------------------------------------------------------------------
+# reading
+
+
+def _open_reader(path: Path) -> Any:
+    """gguf.GGUFReader with errors that name the metadata key or tensor being read when the file ends."""
+    from gguf import GGUFReader
+
+    size = path.stat().st_size
+
+    class Reader(GGUFReader):
+        reading = "the header"
+
+        def _build_fields(self, offs: int, count: int) -> int:
+            for _ in range(int(count)):  # one at a time, so that a failure names its key
+                self.reading = f"metadata key {self._peek_str(offs)!r}"
+                offs = super()._build_fields(offs, 1)
+            self.reading = "the tensor table"
+            return offs
+
+        def _get_tensor_info_field(self, orig_offs: int) -> Any:
+            self.reading = f"the tensor table entry {self._peek_str(orig_offs)!r}"
+            return super()._get_tensor_info_field(orig_offs)
+
+        def _build_tensors(self, start_offs: int, fields: list[Any]) -> None:
+            from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+            for f in fields:  # the data of every tensor must lie inside the file
+                name = bytes(f.parts[1]).decode("utf-8", "replace")
+                self.reading = f"tensor {name!r}"
+                try:
+                    qtype = GGMLQuantizationType(int(f.parts[4][0]))
+                except ValueError:
+                    raise GGUFError(f"{path}: tensor {name!r} has ggml type {int(f.parts[4][0])}, which this "
+                                    f"gguf package does not know") from None
+                block, type_size = GGML_QUANT_SIZES[qtype]
+                end = start_offs + int(f.parts[5][0]) + int(np.prod(f.parts[3])) * type_size // block
+                if end > size:
+                    raise GGUFError(f"{path}: truncated: tensor {name!r} ends at byte {end:,}, the file has "
+                                    f"{size:,} bytes")
+            super()._build_tensors(start_offs, fields)
+
+        def _peek_str(self, offs: int) -> str:
+            """The name stored at `offs` (a key or a tensor), checked to lie inside the file."""
+            n = int(self.data[offs:offs + 8].view(np.uint64)[0]) if offs + 8 <= size else None
+            if n is None or offs + 8 + n > size:
+                raise GGUFError(f"{path}: truncated at byte {size:,}, in the name that follows {self.reading} "
+                                f"(at byte {offs:,})")
+            return bytes(self.data[offs + 8:offs + 8 + n]).decode("utf-8", "replace")
+
+    if size < 24:
+        raise GGUFError(f"{path}: {size} bytes, too short for a GGUF header")
+    with open(path, "rb") as fh:
+        if fh.read(4) != b"GGUF":
+            raise GGUFError(f"{path}: not a GGUF file (no GGUF magic)")
+    reader: Any = None
+    try:
+        reader = Reader.__new__(Reader)
+        Reader.__init__(reader, path)
+    except GGUFError:
+        raise
+    except Exception as e:  # the gguf package's own errors say little about where: add it
+        where = getattr(reader, "reading", "the header")
+        raise GGUFError(f"{path}: truncated or corrupt in {where} ({type(e).__name__}: {e})") from None
+    return reader
+
+
+@dataclass
+class Meta:
+    path: Path
+    fields: dict[str, Any]
+    arch: str
+
+    def get(self, key: str, default: Any = None) -> Any:
+        f = self.fields.get(key.replace("{arch}", self.arch))
+        return default if f is None else f.contents()
+
+    def need(self, key: str) -> Any:
+        key = key.replace("{arch}", self.arch)
+        if key not in self.fields:
+            raise GGUFError(f"{self.path}: metadata key {key!r} missing")
+        return self.fields[key].contents()
+
+
+def read_meta(reader: Any, path: Path) -> Meta:
+    fields = dict(reader.fields)
+    if "general.architecture" not in fields:
+        raise GGUFError(f"{path}: metadata key 'general.architecture' missing")
+    arch = fields["general.architecture"].contents()
+    if arch not in ARCHITECTURES:
+        raise GGUFError(f"{path}: general.architecture {arch!r} is not supported (supported: "
+                        f"{', '.join(ARCHITECTURES)}; Mistral files are 'llama')")
+    return Meta(path, fields, arch)
+
+
+def _llama3_rope(meta: Meta, cfg: ModelConfig, factors: np.ndarray) -> dict[str, Any]:
+    """llama.cpp stores Llama 3.1's RoPE scaling as per-frequency divisors (`rope_freqs.weight`), not as
+    parameters: find the `llama3` parameters that give exactly those divisors, or refuse."""
+    orig = meta.get("{arch}.rope.scaling.original_context_length", 8192)
+    base = rope_inv_freq(cfg).numpy()
+    factor = float(factors.max())
+    for lo, hi, ctx in [(1.0, 4.0, orig), (1.0, 4.0, 8192)]:
+        sc = {"rope_type": "llama3", "factor": factor, "low_freq_factor": lo, "high_freq_factor": hi,
+              "original_max_position_embeddings": int(ctx)}
+        got = base / rope_inv_freq(ModelConfig(**{**cfg.to_dict(), "rope_scaling": sc})).numpy()
+        if got.shape == factors.shape and np.allclose(got, factors, rtol=1e-4):
+            return sc
+    raise GGUFError(f"{meta.path}: tensor 'rope_freqs.weight' holds RoPE factors that match no llama3 scaling")
+
+
+def config_from_gguf(meta: Meta, tensors: dict[str, Any], opts: FromHfOptions) -> ModelConfig:
+    """ModelConfig from the metadata, with shapes taken from the tensors where the metadata may omit them."""
+    if "token_embd.weight" not in tensors:
+        raise GGUFError(f"{meta.path}: tensor 'token_embd.weight' missing")
+    hidden = int(meta.need("{arch}.embedding_length"))
+    heads = int(meta.need("{arch}.attention.head_count"))
+    kv = meta.get("{arch}.attention.head_count_kv", heads)
+    if isinstance(kv, list):
+        raise GGUFError(f"{meta.path}: {meta.arch}.attention.head_count_kv varies by layer, which is not supported")
+    head_dim = int(meta.get("{arch}.attention.key_length", 0) or meta.get("{arch}.rope.dimension_count", 0)
+                   or hidden // heads)
+    vocab = int(tensors["token_embd.weight"].shape[1])  # ggml order: [hidden, vocab]
+    scaling_type = meta.get("{arch}.rope.scaling.type", "none")
+    scaling: dict[str, Any] | None = None
+    if scaling_type == "linear":
+        scaling = {"rope_type": "linear", "factor": float(meta.need("{arch}.rope.scaling.factor"))}
+    elif scaling_type not in ("none", None):
+        raise GGUFError(f"{meta.path}: {meta.arch}.rope.scaling.type {scaling_type!r} is not supported "
+                        f"(none, linear, and llama3 as rope_freqs.weight)")
+    name = str(meta.get("general.name", "") or meta.get("general.basename", ""))
+    family = "qwen2" if meta.arch == "qwen2" else "mistral" if re.search("mistral", name, re.I) else "llama"
+    cfg = ModelConfig(
+        vocab_size=vocab,
+        hidden_size=hidden,
+        num_layers=int(meta.need("{arch}.block_count")),
+        num_heads=heads,
+        num_kv_heads=int(kv),
+        head_dim=head_dim,
+        intermediate_size=int(meta.need("{arch}.feed_forward_length")),
+        rms_eps=float(meta.need("{arch}.attention.layer_norm_rms_epsilon")),
+        rope_theta=float(meta.get("{arch}.rope.freq_base", 10000.0)),
+        rope_scaling=scaling,
+        max_positions=int(meta.get("{arch}.context_length", 2048)),
+        tie_embeddings="output.weight" not in tensors,
+        qkv_bias="blk.0.attn_q.bias" in tensors,
+        o_bias="blk.0.attn_output.bias" in tensors,
+        sliding_window=None,  # llama.cpp runs every family with full causal attention
+        family=family,
+        encoder_layer=opts.encoder_layer,
+        lora_targets=opts.lora_targets,
+    )
+    if "rope_freqs.weight" in tensors:
+        factors = np.asarray(dequantize(meta.path, tensors["rope_freqs.weight"]), np.float32)
+        cfg = ModelConfig(**{**cfg.to_dict(), "rope_scaling": _llama3_rope(meta, cfg, factors)})
+    return cfg
+
+
+def dequantize(path: Path, t: Any) -> np.ndarray:
+    """A tensor as float32 in numpy (row-major) order, i.e. ggml's dims reversed."""
+    from gguf.quants import dequantize as gguf_dequantize
+
+    if t.tensor_type.name not in SUPPORTED_TYPES:
+        raise GGUFError(f"{path}: tensor {t.name!r} has quantization type {t.tensor_type.name}, which is not "
+                        f"supported (supported: {', '.join(SUPPORTED_TYPES)})")
+    out = gguf_dequantize(t.data, t.tensor_type).astype(np.float32, copy=False)
+    return out.reshape(tuple(int(d) for d in reversed(t.shape.tolist())))
+
+
+def _unpermute(w: np.ndarray, n_head: int) -> np.ndarray:
+    """llama.cpp's converter reorders Llama's q/k rows for its interleaved RoPE; undo it (HF's layout)."""
+    return w.reshape(n_head, w.shape[0] // n_head // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def check_tensors(meta: Meta, tensors: dict[str, Any], cfg: ModelConfig) -> None:
+    """Every tensor LlamaLM needs is present with a supported type and its shape; nothing unknown."""
+    with torch.device("meta"):
+        want = {k: tuple(p.shape) for k, p in LlamaLM(cfg).state_dict().items()}
+    if cfg.tie_embeddings:
+        want.pop("lm_head.weight")
+    seen: set[str] = set()
+    for name, t in tensors.items():
+        if name == "rope_freqs.weight":
+            continue
+        hf = hf_name(name)
+        if hf is None or hf not in want:
+            raise GGUFError(f"{meta.path}: tensor {name!r} is not part of a {meta.arch} model this importer "
+                            f"builds ({cfg.num_layers} layers)")
+        shape = tuple(int(d) for d in reversed(t.shape.tolist()))
+        if shape != want[hf]:
+            raise GGUFError(f"{meta.path}: tensor {name!r} has shape {shape}, the metadata implies {want[hf]}")
+        if t.tensor_type.name not in SUPPORTED_TYPES:
+            raise GGUFError(f"{meta.path}: tensor {name!r} has quantization type {t.tensor_type.name}, which is "
+                            f"not supported (supported: {', '.join(SUPPORTED_TYPES)})")
+        seen.add(hf)
+    missing = sorted(set(want) - seen)
+    if missing:
+        gg = {v: k for k, v in _GLOBAL.items()}
+        first = gg.get(missing[0]) or re.sub(r"^model\.layers\.(\d+)\.(.*)$",
+                                             lambda m: f"blk.{m[1]}." + {v: k for k, v in _LAYER.items()}[m[2]],
+                                             missing[0])
+        raise GGUFError(f"{meta.path}: tensor {first!r} missing ({len(missing)} of {len(want)} missing)")
+
+
+def hf_name(name: str) -> str | None:
+    if name in _GLOBAL:
+        return _GLOBAL[name]
+    m = re.fullmatch(r"blk\.(\d+)\.(.+)", name)
+    if m and m[2] in _LAYER:
+        return f"model.layers.{m[1]}.{_LAYER[m[2]]}"
+    return None
+
+
+def build_lm(meta: Meta, tensors: dict[str, Any], cfg: ModelConfig) -> LlamaLM:
+    state: dict[str, torch.Tensor] = {}
+    for name, t in tensors.items():
+        hf = hf_name(name)
+        if hf is None:
+            continue
+        w = dequantize(meta.path, t)
+        if meta.arch == "llama" and name.endswith(("attn_q.weight", "attn_q.bias")):
+            w = _unpermute(w, cfg.num_heads)
+        elif meta.arch == "llama" and name.endswith(("attn_k.weight", "attn_k.bias")):
+            w = _unpermute(w, cfg.num_kv_heads)
+        state[hf] = torch.from_numpy(np.array(w, np.float32, order="C"))  # a copy: the file is mapped read-only
+    with torch.device("meta"):
+        lm = LlamaLM(cfg)
+    lm.load_state_dict(state, strict=False, assign=True)
+    if cfg.tie_embeddings:  # assign=True replaced embed_tokens' Parameter: tie lm_head to the new one
+        lm.lm_head.weight = lm.model.embed_tokens.weight
+    return lm.eval()
+
+
+# --------------------------------------------------------------------------------------------------
+# tokenizer
+
+TOKEN_CONTROL, TOKEN_USER_DEFINED = 3, 4  # llama.cpp's token types
+
+
+def _bpe_tokenizer(meta: Meta, tokens: list[str]) -> Tokenizer:
+    """Byte-level BPE (`tokenizer.ggml.model` gpt2): vocab and merges as stored, pre-tokenizer by name."""
+    merges = meta.need("tokenizer.ggml.merges")
+    pre = meta.get("tokenizer.ggml.pre", "default")
+    if pre not in PRE_TOKENIZERS:
+        raise GGUFError(f"{meta.path}: tokenizer.ggml.pre {pre!r} is not supported (supported: "
+                        f"{', '.join(PRE_TOKENIZERS)})")
+    vocab = {t: i for i, t in enumerate(tokens)}
+    pairs = [tuple(m.split(" ", 1)) for m in merges]
+    tok = Tokenizer(models.BPE(vocab, pairs, ignore_merges=pre in ("llama-bpe", "llama3")))
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=True)
+    if pre in ("llama-bpe", "llama3", "qwen2"):
+        split = pre_tokenizers.Split(Regex(_QWEN2_SPLIT if pre == "qwen2" else _LLAMA3_SPLIT), behavior="isolated")
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            split, pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=False, use_regex=False)])
+    elif pre == "smollm":
+        tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
+    else:
+        tok.pre_tokenizer = byte_level
+    if pre == "qwen2":
+        tok.normalizer = normalizers.NFC()
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def _spm_tokenizer(meta: Meta, tokens: list[str]) -> Tokenizer:
+    """SentencePiece BPE (`tokenizer.ggml.model` llama: Llama 2, Mistral): merges rebuilt from the scores,
+    as Hugging Face's converter does, byte fallback for unknown bytes."""
+    scores = meta.need("tokenizer.ggml.scores")
+    vocab = {t: i for i, t in enumerate(tokens)}
+    merges: list[tuple[float, int, int, str, str]] = []
+    for piece, i in vocab.items():
+        for k in range(1, len(piece)):
+            left, right = piece[:k], piece[k:]
+            if left in vocab and right in vocab:
+                merges.append((-float(scores[i]), vocab[left], vocab[right], left, right))
+    merges.sort()
+    unk = meta.get("tokenizer.ggml.unknown_token_id")
+    tok = Tokenizer(models.BPE(vocab, [(m[3], m[4]) for m in merges], unk_token=None if unk is None else tokens[unk],
+                               fuse_unk=True, byte_fallback=True))
+    if meta.get("tokenizer.ggml.add_space_prefix", True):
+        tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+        strip = [decoders.Strip(" ", 1, 0)]
+    else:
+        tok.normalizer = normalizers.Replace(" ", "▁")
+        strip = []
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), *strip])
+    return tok
+
+
+def tokenizer_from_gguf(meta: Meta, vocab_rows: int, chat_template: str | None) -> tuple[
+        Tokenizer, dict[str, Any], dict[str, Any]]:
+    """(tokenizer, tokenizer_config.json, special ids) from the `tokenizer.*` metadata."""
+    kind = meta.need("tokenizer.ggml.model")
+    tokens = meta.need("tokenizer.ggml.tokens")
+    if len(tokens) > vocab_rows:
+        raise GGUFError(f"{meta.path}: tokenizer.ggml.tokens has {len(tokens)} tokens, more than the "
+                        f"{vocab_rows} rows of token_embd.weight")
+    if kind == "gpt2":
+        tok = _bpe_tokenizer(meta, tokens)
+    elif kind == "llama":
+        tok = _spm_tokenizer(meta, tokens)
+    else:
+        raise GGUFError(f"{meta.path}: tokenizer.ggml.model {kind!r} is not supported (gpt2, llama)")
+    types = meta.get("tokenizer.ggml.token_type") or []
+    tok.add_special_tokens([AddedToken(tokens[i], special=True, normalized=False)
+                            for i, t in enumerate(types) if t == TOKEN_CONTROL])
+    tok.add_tokens([AddedToken(tokens[i], special=False, normalized=False)
+                    for i, t in enumerate(types) if t == TOKEN_USER_DEFINED])
+    if tok.get_vocab_size() != len(tokens):
+        raise GGUFError(f"{meta.path}: tokenizer.ggml.tokens has {len(tokens)} tokens but the rebuilt tokenizer "
+                        f"has {tok.get_vocab_size()} (duplicate tokens?)")
+
+    def tid(key: str) -> int | None:
+        v = meta.get(key)
+        if v is None:
+            return None
+        if not 0 <= int(v) < len(tokens):
+            raise GGUFError(f"{meta.path}: {key} = {v} is outside the {len(tokens)} tokens")
+        return int(v)
+
+    eos = tid("tokenizer.ggml.eos_token_id")
+    if eos is None:
+        raise GGUFError(f"{meta.path}: metadata key 'tokenizer.ggml.eos_token_id' missing")
+    bos, pad = tid("tokenizer.ggml.bos_token_id"), tid("tokenizer.ggml.padding_token_id")
+    stop = [eos]
+    extra = [tid("tokenizer.ggml.eot_token_id"), tid("tokenizer.ggml.eom_token_id"),
+             *(tok.token_to_id(t) for t in ("<|im_end|>", "<|eot_id|>", "<|endoftext|>"))]
+    stop += [i for i in extra if i is not None and i not in stop]
+    template = chat_template if chat_template is not None else meta.get("tokenizer.chat_template")
+    if not isinstance(template, str):
+        raise GGUFError(f"{meta.path}: metadata key 'tokenizer.chat_template' missing; a base model without one "
+                        f"needs --chat-template FILE")
+    tcfg: dict[str, Any] = {"chat_template": template, "eos_token": tokens[eos],
+                            "bos_token": None if bos is None else tokens[bos],
+                            "pad_token": tokens[eos if pad is None else pad],
+                            "add_bos_token": bool(meta.get("tokenizer.ggml.add_bos_token", False)),
+                            "clean_up_tokenization_spaces": False,
+                            "model_max_length": int(meta.get("{arch}.context_length", 2048))}
+    special = {"bos": bos, "eos": eos, "pad": eos if pad is None else pad, "stop": stop}
+    return tok, tcfg, special
+
+
+# --------------------------------------------------------------------------------------------------
+# resources
+
+
+def mem_available() -> int:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def check_resources(path: Path, out: Path, n_params: int, logits: int = 0, free_memory: int | None = None,
+                    free_disk: int | None = None) -> None:
+    """Refuse before any work when the float32 model (and `logits` = b·s·vocab of the largest train-step
+    bucket) will not fit in the available memory, or the bundle beside `out` on disk."""
+    fp32 = 4 * n_params
+    parent = out.resolve().parent
+    while not parent.exists():
+        parent = parent.parent
+    disk = shutil.disk_usage(parent).free if free_disk is None else free_disk
+    mem = mem_available() if free_memory is None else free_memory
+    need_mem, need_disk = int(MEMORY_PER_WEIGHT_BYTE * fp32 + MEMORY_PER_LOGIT * logits), int(DISK_FACTOR * fp32)
+    head = f"{path.name}: {n_params / 1e6:,.1f} M parameters ({fp32 / GB:.2f} GB as float32)"
+    if need_mem > mem:
+        steps = " with its train-step graphs (fewer or smaller --train-step-buckets need less)" if logits else ""
+        raise GGUFError(f"{head}: building the bundle{steps} needs about {need_mem / GB:.2f} GB of memory, "
+                        f"{mem / GB:.2f} GB is available")
+    if need_disk > disk:
+        raise GGUFError(f"{head}: the bundle needs about {need_disk / GB:.2f} GB of disk in {parent}, "
+                        f"{disk / GB:.2f} GB is free")
+
+
+# --------------------------------------------------------------------------------------------------
+
+
+def source_card(path: Path, meta: Meta, lm: LlamaLM, tensors: dict[str, Any], opts: FromHfOptions) -> dict[str, Any]:
+    types: dict[str, int] = {}
+    for t in tensors.values():
+        types[t.tensor_type.name] = types.get(t.tensor_type.name, 0) + 1
+    file_type = meta.get("general.file_type")
+    return {"kind": "gguf", "source": path.name, "source_bytes": path.stat().st_size,
+            "gguf": {"architecture": meta.arch, "name": meta.get("general.name"), "file_type": file_type,
+                     "tensor_types": dict(sorted(types.items())),
+                     "tokenizer": meta.get("tokenizer.ggml.model"), "pre": meta.get("tokenizer.ggml.pre")},
+            "model": lm.cfg.to_dict(), "dtype": opts.dtype, "parameters": lm.num_params(), "steps": 0, "data": [],
+            "dequantized": "float32, gguf.quants.dequantize", **opts.extra_card}
+
+
+def load_gguf(path: Path, out: Path, opts: FromHfOptions, check_space: bool = True) -> LoadedBase:
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    reader = _open_reader(path)
+    meta = read_meta(reader, path)
+    tensors = {t.name: t for t in reader.tensors}
+    cfg = config_from_gguf(meta, tensors, opts)
+    check_tensors(meta, tensors, cfg)
+    n_params = sum(int(t.n_elements) for n, t in tensors.items() if n != "rope_freqs.weight")
+    if check_space:
+        largest = max((b * n for b, n in opts.train_buckets), default=0)
+        check_resources(path, out, n_params, largest * cfg.vocab_size)
+    tok, tcfg, special = tokenizer_from_gguf(meta, cfg.vocab_size, opts.chat_template)
+    lm = build_lm(meta, tensors, cfg)
+    return LoadedBase(lm=lm, tokenizer_json=tok.to_str(pretty=True).encode("utf-8"), tokenizer_config=tcfg,
+                      special=special, card=source_card(path, meta, lm, tensors, opts),
+                      default_id=re.sub(r"[^A-Za-z0-9._-]+", "-", path.stem).strip("-") or "gguf")
+
+
+def write_gguf_bundle(path: Path, out: Path, opts: FromHfOptions) -> Path:
+    if opts.dtype not in DTYPES:
+        raise ValueError(f"--dtype: {opts.dtype!r} is not one of {DTYPES}")
+    if out.exists() and not opts.force:  # before minutes of dequantizing
+        raise FileExistsError(f"{out} exists (pass --force to replace it)")
+    progress(1, opts.steps, f"reading and dequantizing {path.name}")
+    return write_loaded_bundle(load_gguf(path, out, opts), out, opts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pskills_train.export.from_gguf", description=__doc__.split("\n")[0])
+    ap.add_argument("gguf", type=Path, help="a .gguf file (Llama, Qwen2, Mistral)")
+    ap.add_argument("--out", type=Path, help="bundle folder (default: the file's name without .gguf, beside it)")
+    ap.add_argument("--dtype", choices=DTYPES, default="fp32", help="weight storage (graph I/O stays float32)")
+    ap.add_argument("--lora-targets", default=",".join(LORA_MODULES), help="comma-separated, of " +
+                    ",".join(LORA_MODULES))
+    ap.add_argument("--encoder-layer", type=int, help="residual stream the encoder reads (default: the middle)")
+    ap.add_argument("--chat-template", type=Path, help="jinja file replacing the file's chat template")
+    ap.add_argument("--rank", type=int, default=8)
+    ap.add_argument("--alpha", type=float, default=16.0)
+    ap.add_argument("--id", help="bundle id (default: the file's name)")
+    ap.add_argument("--created", help="ISO 8601 time (default: now, or SOURCE_DATE_EPOCH)")
+    ap.add_argument("--external-data-bytes", type=int, default=EXTERNAL_DATA_BYTES, help=argparse.SUPPRESS)
+    ap.add_argument("--train-step-buckets", default=",".join(f"{b}x{s}" for b, s in DEFAULT_BUCKETS),
+                    help="train_step graphs BATCHxLENGTH,… (export/train_step.py), or none (default %(default)s)")
+    ap.add_argument("--force", action="store_true", help="replace --out if it exists")
+    a = ap.parse_args(argv)
+    targets = tuple(t.strip() for t in a.lora_targets.split(",") if t.strip())
+    unknown = [t for t in targets if t not in LORA_MODULES]
+    if unknown or not targets:
+        ap.error(f"--lora-targets: unknown {unknown or 'none given'}; known: {','.join(LORA_MODULES)}")
+    out = a.out or a.gguf.with_suffix("")
+    opts = FromHfOptions(dtype=a.dtype, lora_targets=targets, encoder_layer=a.encoder_layer, rank=a.rank,
+                         alpha=a.alpha, bundle_id=a.id, created=a.created, force=a.force,
+                         chat_template=a.chat_template.read_text(encoding="utf-8") if a.chat_template else None,
+                         external_threshold=a.external_data_bytes,
+                         train_buckets=() if a.train_step_buckets == "none"
+                         else tuple(parse_buckets(a.train_step_buckets)))
+    try:
+        write_gguf_bundle(a.gguf, out, opts)
+    except (FileNotFoundError, FileExistsError, ValueError, KeyError) as e:
+        print(f"error: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
+        return 1
+    manifest = json.loads((out / MANIFEST).read_text())
+    total = sum(p.stat().st_size for p in out.iterdir())
+    card = manifest["training_card"]
+    print(f"wrote {out}: {manifest['architecture']['family']} from {a.gguf.name} "
+          f"({', '.join(card['gguf']['tensor_types'])}), {card['parameters'] / 1e6:.1f} M parameters, "
+          f"{a.dtype}, {total / 1e6:.1f} MB, files {sorted(manifest['files'])}, hypernet none")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
