@@ -185,7 +185,14 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
       await page.getByTestId('compare-column').evaluateAll((els) => els.map((e) => e.getAttribute('data-condition'))),
       ['none', 'in_context', 'parametric', 'distilled', 'wrong_skill'],
     );
-    const outcomes: { task: string; none: boolean; distilled: boolean; parametric: boolean; text: string }[] = [];
+    const outcomes: {
+      task: string;
+      none: boolean;
+      in_context: boolean;
+      parametric: boolean;
+      distilled: boolean;
+      text: string;
+    }[] = [];
     for (const task of TASKS) {
       await page.getByTestId('compare-prompt').fill(task.messages[0]!.content);
       await page.getByTestId('compare-run').click();
@@ -202,6 +209,7 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
       outcomes.push({
         task: task.task_id,
         none: check(task.checker, await text('none')),
+        in_context: check(task.checker, await text('in_context')),
         parametric: check(task.checker, await text('parametric')),
         distilled: check(task.checker, distilled),
         text: distilled,
