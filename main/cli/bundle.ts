@@ -1,11 +1,13 @@
-// `pskills bundle create --from-hf`: a model bundle from a local Hugging Face checkpoint (Llama,
-// Qwen2, Mistral), written by the Python exporter (`python -m pskills_train.export.from_hf`) in the
-// training venv; its progress and errors pass straight through.
+// `pskills bundle create --from-hf | --from-gguf`: a model bundle from a local Hugging Face checkpoint
+// or a GGUF file (Llama, Qwen2, Mistral), written by the Python exporter (`python -m
+// pskills_train.export.from_hf` / `from_gguf`) in the training venv; its progress and errors pass
+// straight through.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StudioError } from '../../common/errors';
 import { LORA_MODULES } from '../../common/api/model-schemas';
 import { fromHfArgs } from '../models/from-hf';
+import { fromGgufArgs } from '../models/from-gguf';
 import type { Command } from './command';
 import { runTrainingModule } from './training-venv';
 import { usageError } from './usage';
@@ -16,11 +18,12 @@ const MODULES: readonly string[] = LORA_MODULES;
 export const bundleCreate: Command = {
   name: 'bundle create',
   usage:
-    '--from-hf DIR --out DIR [--dtype fp32|fp16] [--lora-targets q,k,v,o,gate,up,down] [--encoder-layer K] [--hypernet none|init|CKPT] [--hyper-config FILE] [--chat-template FILE] [--id ID] [--force]',
-  summary: 'a bundle from a local Llama / Qwen2 / Mistral checkpoint (training/.venv)',
+    '(--from-hf DIR --out DIR | --from-gguf FILE [--out DIR]) [--dtype fp32|fp16] [--lora-targets q,k,v,o,gate,up,down] [--encoder-layer K] [--hypernet none|init|CKPT] [--hyper-config FILE] [--chat-template FILE] [--id ID] [--force]',
+  summary: 'a bundle from a local Llama / Qwen2 / Mistral checkpoint or GGUF file (training/.venv)',
   async run(argv, { io, flags }) {
     const { values, positionals } = flags.parse(argv, {
       'from-hf': { type: 'string' },
+      'from-gguf': { type: 'string' },
       out: { type: 'string' },
       dtype: { type: 'string' },
       'lora-targets': { type: 'string' },
@@ -31,9 +34,15 @@ export const bundleCreate: Command = {
       id: { type: 'string' },
       force: { type: 'boolean', default: false },
     });
-    if (positionals.length || !values['from-hf'] || !values.out) throw usageError(bundleCreate);
-    const from = resolve(values['from-hf']);
-    if (!existsSync(join(from, 'config.json')))
+    const gguf = values['from-gguf'];
+    if (positionals.length || !values['from-hf'] === !gguf || (!gguf && !values.out)) throw usageError(bundleCreate);
+    if (gguf && !existsSync(resolve(gguf)))
+      throw new StudioError('not_found', `--from-gguf: ${resolve(gguf)}: no such file`);
+    // A GGUF brings no hypernetwork and none is trained for a new base here: its skills compile by distillation.
+    if (gguf && (values.hypernet || values['hyper-config']))
+      throw new StudioError('invalid_input', '--hypernet and --hyper-config go with --from-hf only');
+    const from = resolve(values['from-hf'] ?? '.');
+    if (!gguf && !existsSync(join(from, 'config.json')))
       throw new StudioError('not_found', `--from-hf: ${join(from, 'config.json')}: missing (not a checkpoint folder)`);
     const dtype = values.dtype ?? 'fp32';
     if (!DTYPES.includes(dtype))
@@ -55,18 +64,29 @@ export const bundleCreate: Command = {
       if (!existsSync(full)) throw new StudioError('not_found', `${flag}: ${full}: no such file`);
       return full;
     };
-    const args = fromHfArgs({
-      from,
-      out: resolve(values.out),
-      dtype,
-      ...(targets ? { loraTargets: targets } : {}),
-      ...(layer !== undefined ? { encoderLayer: layer } : {}),
-      hypernet: hypernet === 'none' || hypernet === 'init' ? hypernet : file('--hypernet', hypernet),
-      ...(values['hyper-config'] ? { hyperConfig: file('--hyper-config', values['hyper-config']) } : {}),
-      ...(values['chat-template'] ? { chatTemplate: file('--chat-template', values['chat-template']) } : {}),
-      ...(values.id ? { id: values.id } : {}),
-      force: values.force,
-    });
+    const args = gguf
+      ? fromGgufArgs({
+          file: resolve(gguf),
+          ...(values.out ? { out: resolve(values.out) } : {}),
+          dtype,
+          ...(targets ? { loraTargets: targets } : {}),
+          ...(layer !== undefined ? { encoderLayer: layer } : {}),
+          ...(values['chat-template'] ? { chatTemplate: file('--chat-template', values['chat-template']) } : {}),
+          ...(values.id ? { id: values.id } : {}),
+          force: values.force,
+        })
+      : fromHfArgs({
+          from,
+          out: resolve(values.out!),
+          dtype,
+          ...(targets ? { loraTargets: targets } : {}),
+          ...(layer !== undefined ? { encoderLayer: layer } : {}),
+          hypernet: hypernet === 'none' || hypernet === 'init' ? hypernet : file('--hypernet', hypernet),
+          ...(values['hyper-config'] ? { hyperConfig: file('--hyper-config', values['hyper-config']) } : {}),
+          ...(values['chat-template'] ? { chatTemplate: file('--chat-template', values['chat-template']) } : {}),
+          ...(values.id ? { id: values.id } : {}),
+          force: values.force,
+        });
     const code = await runTrainingModule(args);
     if (code !== 0) {
       io.err(`pskills: bundle create exited with status ${code} (its message is above)`);

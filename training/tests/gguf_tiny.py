@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from hf_tiny import CHATML, build_tokenizer
+from hf_tiny import CHATML, build_tokenizer  # beside this file: tests/ is on sys.path either way
 
 HIDDEN, HEADS, KV_HEADS, LAYERS, CONTEXT = 64, 4, 2, 2, 256
 HEAD_DIM = HIDDEN // HEADS
@@ -124,3 +124,13 @@ def write_gguf(path: Path, variant: str = "llama", seed: int = 0, arch: str | No
     w.write_tensors_to_file()
     w.close()
     return path
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description="write a tiny random GGUF (the TS suite's --from-gguf fixture)")
+    ap.add_argument("--variant", choices=VARIANTS, default="llama")
+    ap.add_argument("--out", type=Path, required=True)
+    a = ap.parse_args()
+    print(write_gguf(a.out, a.variant))

@@ -1,0 +1,27 @@
+// A bundle from a GGUF file (llama.cpp, LM Studio, Ollama): the Python importer (`python -m
+// pskills_train.export.from_gguf` in training/.venv) with its arguments built in one place, for
+// `pskills bundle create --from-gguf`.
+
+export interface FromGgufOptions {
+  file: string;
+  /** default: the file's path without .gguf */
+  out?: string;
+  dtype?: string;
+  loraTargets?: readonly string[];
+  encoderLayer?: number;
+  chatTemplate?: string;
+  id?: string;
+  force?: boolean;
+}
+
+export function fromGgufArgs(o: FromGgufOptions): string[] {
+  const args = ['-m', 'pskills_train.export.from_gguf', o.file];
+  if (o.out) args.push('--out', o.out);
+  args.push('--dtype', o.dtype ?? 'fp32');
+  if (o.loraTargets) args.push('--lora-targets', o.loraTargets.join(','));
+  if (o.encoderLayer !== undefined) args.push('--encoder-layer', String(o.encoderLayer));
+  if (o.chatTemplate) args.push('--chat-template', o.chatTemplate);
+  if (o.id) args.push('--id', o.id);
+  if (o.force) args.push('--force');
+  return args;
+}
