@@ -5,7 +5,8 @@
 // questions with their sources (remove, add), cancels a long run with nothing stored, then distils with
 // a live loss chart and step counter. The compare page then shows a Distilled column, scored with the
 // skill's SkillWorld checker on the world's eval tasks (disjoint from the practice questions) against
-// None; the Adapters page shows the adapter's kind and lineage.
+// None; the Adapters page shows the adapter's kind and lineage; a bundle without the train-step graph
+// offers Instant only.
 // Run: node --import tsx --test tests/e2e/distill.spec.ts
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -241,6 +242,23 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     assert.equal(await parent.count(), 1);
     assert.match(await parent.innerText(), /init adapter\s+instant · brotro-mixtus@1/);
     await screenshot(page, 'distill-04-lineage');
+  });
+
+  test('on a bundle without a train-step graph the page says so and offers Instant only', async () => {
+    await apiCall(host, 'engine.loadBundle', { dir: join(ROOT, 'tests/fixtures/bundle-hyper') });
+    await page.goto(`${host.origin}/#/skill/${SKILL}/compare`);
+    await page.getByTestId('distill-unavailable').waitFor();
+    assert.match(
+      await page.getByTestId('distill-unavailable').innerText(),
+      /tiny-random-hyper has no train-step graph, so it can compile Instant only/,
+    );
+    assert.ok(await page.getByTestId('mode-distilled').isDisabled());
+    assert.equal(await page.getByTestId('compile-mode').getAttribute('data-mode'), 'instant');
+    assert.equal(await page.getByTestId('compile-panel').count(), 1);
+    assert.equal(await page.getByTestId('distill-panel').count(), 0);
+    // The distilled adapter belongs to the default bundle: no Distilled column on this one.
+    await until(async () => (await column('distilled').count()) === 0, 'the Distilled column goes');
+    await screenshot(page, 'distill-05-instant-only');
   });
 
   test('no console errors, page errors or failed requests', () => {
