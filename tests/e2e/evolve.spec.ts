@@ -110,11 +110,17 @@ describe('evolve in the browser', { timeout: 600_000 }, () => {
     const first = await rows.nth(0).getAttribute('data-id');
     await rows.nth(0).click();
     await until(async () => (await page.getByTestId('evolve-chosen').getAttribute('data-id')) === first, 'chosen');
+    // The heading names the highlighted row as the table does (It. and #), and sits below the table.
+    const [it, index] = await rows.nth(0).evaluate((e) => [e.children[0]!.textContent!, e.children[1]!.textContent!]);
+    const title = page.getByTestId('evolve-chosen-title');
+    assert.equal(await title.innerText(), `Iteration ${it}, candidate #${index}`);
+    const table = (await page.getByTestId('evolve-candidates-table').boundingBox())!;
+    assert.ok((await title.boundingBox())!.y >= table.y + table.height, 'the heading does not sit on a row');
     await page.getByTestId('evolve-accept').click();
     await page.getByTestId('evolve-notice').waitFor();
     assert.match(
       await page.getByTestId('evolve-notice').innerText(),
-      /is now version 2, compiled \(adapter [0-9a-f]{12}\)/,
+      new RegExp(`^Iteration ${it}, candidate #${index} is now version 2, compiled \\(adapter [0-9a-f]{12}\\)`),
     );
     await until(async () => (await page.getByTestId('skill-version').innerText()) === 'v2', 'the header shows v2');
     assert.match(await rows.nth(0).innerText(), /accepted\s*\(v2\)/);

@@ -58,7 +58,7 @@ describe('global adapter timeline', { timeout: 300_000 }, () => {
     assert.equal(await version(1).getByTestId('global-current').count(), 0);
     assert.equal(await version(2).getByTestId('global-beta').innerText(), '0.25');
     assert.equal(await version(2).getByTestId('global-rank').innerText(), '6');
-    assert.equal(await version(1).getByTestId('global-beta').innerText(), '1');
+    assert.equal(await version(1).getByTestId('global-beta').innerText(), '1 · first');
     assert.match(await version(2).getByTestId('global-source').innerText(), new RegExp(`merged ${imported[1]!.id}`));
     assert.match(await version(1).getByTestId('global-source').innerText(), new RegExp(`merged ${imported[0]!.id}`));
     assert.equal(await version(2).getByTestId('global-rollback').count(), 0, 'no rollback to the current version');

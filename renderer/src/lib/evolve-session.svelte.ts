@@ -111,12 +111,18 @@ export class EvolveSession {
     this.handle.cancel();
   }
 
+  /** A candidate as the table names it (its iteration and its # there), not by its internal id. */
+  label(candidate: number): string {
+    const c = this.detail?.candidates.find((x) => x.id === candidate);
+    return c ? `Iteration ${c.iteration}, candidate #${c.index}` : `Candidate ${candidate}`;
+  }
+
   async accept(candidate: number): Promise<void> {
     const run = this.detail?.id;
     if (!run) return;
     await this.act(async () => {
       const r = await studio.evolve.accept({ run, candidate });
-      this.notice = `Candidate ${candidate} is now version ${r.version.version}${r.adapter ? `, compiled (adapter ${r.adapter})` : ''}.`;
+      this.notice = `${this.label(candidate)} is now version ${r.version.version}${r.adapter ? `, compiled (adapter ${r.adapter})` : ''}.`;
       this.onVersion();
     });
   }
@@ -126,7 +132,7 @@ export class EvolveSession {
     if (!run) return;
     await this.act(async () => {
       await studio.evolve.reject({ run, candidate });
-      this.notice = `Candidate ${candidate} rejected.`;
+      this.notice = `${this.label(candidate)} rejected.`;
     });
   }
 

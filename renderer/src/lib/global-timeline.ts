@@ -9,6 +9,8 @@ export interface TimelineRow {
   adapter: string;
   kind: GlobalVersion['kind'];
   beta: number;
+  /** β as shown: the first version is the adapter itself, whatever β was asked for. */
+  betaText: string;
   rank: number;
   /** Where the version came from: the adapter merged in, or the version a rollback brought back. */
   source: string;
@@ -22,6 +24,9 @@ export interface TimelineRow {
 }
 
 const short = (key: string) => key.slice(0, 12);
+
+/** β as typed (0.1, 0.25), not 0.30000000000000004. */
+export const formatBeta = (beta: number): string => String(Number(beta.toPrecision(4)));
 
 function sourceOf(
   v: GlobalVersion,
@@ -51,6 +56,7 @@ export function timelineRows(
     adapter: short(v.adapter),
     kind: v.kind,
     beta: v.beta,
+    betaText: v.kind !== 'rollback' && v.parentVersion === null ? `${formatBeta(v.beta)} · first` : formatBeta(v.beta),
     rank: v.rank,
     ...sourceOf(v, find),
     createdAt: v.createdAt,

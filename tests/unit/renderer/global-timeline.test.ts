@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AdapterSummary, GlobalVersion } from '../../../common/api/adapter-schemas';
-import { timelineRows } from '../../../renderer/src/lib/global-timeline';
+import { formatBeta, timelineRows } from '../../../renderer/src/lib/global-timeline';
 
 const key = (c: string) => c.repeat(64);
 const v = (n: number, adapter: string, extra: Partial<GlobalVersion> = {}): GlobalVersion => ({
@@ -53,6 +53,12 @@ describe('global adapter timeline rows', () => {
 
   it('keeps β, rank and time', () => {
     expect(rows[2]).toMatchObject({ beta: 1, rank: 6, createdAt: '2026-12-01T10:00:00.000Z', kind: 'ema' });
+  });
+
+  it('shows β as entered, and says the first version is the adapter itself', () => {
+    expect(rows.map((r) => r.betaText)).toEqual(['0.25', '0.25', '1 · first']);
+    expect(formatBeta(0.1 + 0.2)).toBe('0.3');
+    expect(formatBeta(0.1)).toBe('0.1');
   });
 
   it('offers rollback only for older versions whose adapter differs from the current one', () => {

@@ -1,0 +1,21 @@
+// One line of help per term of art the pages show, in words a skill author knows. The formulas are
+// those of ema.update in docs/api.md (the blend, then a truncated SVD) and PEFT's LoRA scale.
+
+export const GLOSSARY = {
+  beta:
+    'β, the blend weight of the new lesson: the global adapter becomes (1 − β) × itself + β × the new adapter. ' +
+    'Small β (0.1) keeps most of what it knew; 1 replaces it. The first version is the adapter itself (β = 1).',
+  rankBudget:
+    'Rank budget, the size of the merged adapter: its rank after the update, cut to the strongest directions (SVD). ' +
+    'More keeps more detail and costs more memory; empty keeps the current size.',
+  rankAlpha:
+    'Rank: how many independent directions the adapter adds to each weight matrix (its size). ' +
+    'α: its strength; the change is multiplied by α / rank (the scale).',
+  scale:
+    'Scale = α / rank: how strongly the adapter’s change (ΔW = B·A) is added to the base weights. 1 applies it as made.',
+  encoder:
+    'How the skill became an adapter: the hypernetwork (perceiver or t2l) read the skill in chunks that fit the ' +
+    'encoder, made one adapter per chunk, and took their mean.',
+} as const;
+
+export type GlossaryTerm = keyof typeof GLOSSARY;
