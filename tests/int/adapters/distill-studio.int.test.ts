@@ -67,6 +67,15 @@ describe.each(transports)('distilling in the studio over $name', (transport) => 
     expect(plan.estimate!.secondsPerStep).toBeGreaterThan(0);
   });
 
+  it('a version with no practice questions: the plan says which sources were tried; its own list is used', async () => {
+    await api.skills.save({ name: 'bare', content: '---\nname: bare\ndescription: Nothing to ask.\n---\n# Bare\n' });
+    const plan = await api.adapters.distillPlan({ name: 'bare' });
+    expect(plan.questions).toEqual([]);
+    expect(plan.questionsError).toMatch(/no practice questions: tried the skill's tests/);
+    const refused = await failure(api.adapters.distill({ skill: { name: 'bare' }, steps: 1 }).result);
+    expect(refused.code).toBe('invalid_input');
+  });
+
   it('bad input is refused before any work: an empty question, a source outside the list', async () => {
     const empty = await failure(
       api.adapters.distill({ skill: { name: 'greet' }, questions: [{ question: '  ', source: 'user' }] }).result,
