@@ -48,7 +48,7 @@ describe('the Continual page in the browser', { timeout: 600_000 }, () => {
 
     await page.getByTestId('continual-episodes').fill('0');
     await page.getByTestId('continual-start').click();
-    assert.match(await page.getByTestId('continual-problems').innerText(), /^Episodes: /);
+    assert.match(await page.getByTestId('continual-problems').innerText(), /^Episodes must be at least 1\./);
     assert.equal(await status(), 'idle');
   });
 

@@ -181,7 +181,7 @@ describe('playground in the browser', { timeout: 300_000 }, () => {
   test('an out-of-range setting is named before anything is sent', async () => {
     await setNumber(page, 'gen-top-p', 0);
     await page.getByTestId('gen-generate').click();
-    assert.match(await page.getByTestId('gen-form-error').innerText(), /^Top-p: /);
+    assert.match(await page.getByTestId('gen-form-error').innerText(), /^Top-p must be more than 0\.$/);
     assert.equal(await page.getByTestId('gen-output-panel').getAttribute('data-status'), 'done');
     await setNumber(page, 'gen-top-p', 0.95);
   });
