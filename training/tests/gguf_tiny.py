@@ -43,9 +43,31 @@ def _kquant_bytes(qtype: Any, rows: int, cols: int, rng: np.random.Generator) ->
     return raw.reshape(rows, cols // block * size)
 
 
+def spm_vocab() -> tuple[list[str], list[float], list[int]]:
+    """A SentencePiece-style BPE vocabulary as Llama 2 / Mistral GGUFs store it: <unk> <s> </s>, the 256
+    byte pieces, characters, then merged pieces scored by merge order (earlier = higher)."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+    from hf_tiny import corpus
+
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="never")  # training only: no piece spans words
+    tok.train_from_iterator(corpus(), trainers.BpeTrainer(vocab_size=120, show_progress=False))
+    model = json.loads(tok.to_str())["model"]
+    merged = ["".join(m if isinstance(m, list) else m.split(" ")) for m in model["merges"]]
+    chars = [t for t in sorted(model["vocab"], key=model["vocab"].get) if t not in merged]
+    tokens = ["<unk>", "<s>", "</s>", *(f"<0x{b:02X}>" for b in range(256)), *chars, *merged]
+    scores = [0.0] * (3 + 256) + [-1e4 - i for i in range(len(chars))] + [-float(i) for i in range(len(merged))]
+    types = [2, 3, 3] + [6] * 256 + [1] * (len(chars) + len(merged))
+    return tokens, scores, types
+
+
 def write_gguf(path: Path, variant: str = "llama", seed: int = 0, arch: str | None = None,
-               tensor_type: dict[str, Any] | None = None) -> Path:
-    """Write a tiny GGUF; `arch` and `tensor_type` (name -> GGMLQuantizationType) override for bad-input tests."""
+               tensor_type: dict[str, Any] | None = None, spm: bool = False,
+               rope_freqs: np.ndarray | None = None) -> Path:
+    """Write a tiny GGUF; `arch` and `tensor_type` (name -> GGMLQuantizationType) override for bad-input tests,
+    `spm` writes a SentencePiece tokenizer (Llama 2 / Mistral) instead, `rope_freqs` Llama 3.1's RoPE factors."""
     import gguf
     from gguf import GGMLQuantizationType as Q
 
@@ -61,6 +83,9 @@ def write_gguf(path: Path, variant: str = "llama", seed: int = 0, arch: str | No
     specials = {a["content"] for a in tj["added_tokens"]}
     types = [3 if t in specials else 1 for t in tokens]
 
+    if spm:
+        tokens, scores, types = spm_vocab()
+    rows = max(VOCAB, len(tokens) + 16)
     w = gguf.GGUFWriter(str(path), arch or ("qwen2" if qwen else "llama"))
     w.add_name(f"tiny-{variant}")
     w.add_context_length(CONTEXT)
@@ -73,14 +98,24 @@ def write_gguf(path: Path, variant: str = "llama", seed: int = 0, arch: str | No
     w.add_rope_freq_base(1e6 if qwen else 1e4)
     if not qwen:
         w.add_rope_dimension_count(HEAD_DIM)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("qwen2" if qwen else "default")
-    w.add_token_list(tokens)
-    w.add_token_types(types)
-    w.add_token_merges(merges)
-    w.add_eos_token_id(tokens.index("<|im_end|>"))
-    w.add_pad_token_id(tokens.index("<|endoftext|>"))
-    w.add_add_bos_token(False)
+    if spm:
+        w.add_tokenizer_model("llama")
+        w.add_token_list(tokens)
+        w.add_token_scores(scores)
+        w.add_token_types(types)
+        w.add_bos_token_id(1)
+        w.add_eos_token_id(2)
+        w.add_unk_token_id(0)
+        w.add_add_bos_token(True)
+    else:
+        w.add_tokenizer_model("gpt2")
+        w.add_tokenizer_pre("qwen2" if qwen else "default")
+        w.add_token_list(tokens)
+        w.add_token_types(types)
+        w.add_token_merges(merges)
+        w.add_eos_token_id(tokens.index("<|im_end|>"))
+        w.add_pad_token_id(tokens.index("<|endoftext|>"))
+        w.add_add_bos_token(False)
     w.add_chat_template(CHATML)
 
     def randn(*shape: int, std: float = STD) -> np.ndarray:
@@ -96,7 +131,7 @@ def write_gguf(path: Path, variant: str = "llama", seed: int = 0, arch: str | No
             w.add_tensor(name, gguf.quants.quantize(arr, qtype), raw_dtype=qtype)
 
     q, kv = HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM
-    add("token_embd.weight", randn(VOCAB, HIDDEN), Q.F16)
+    add("token_embd.weight", randn(rows, HIDDEN), Q.F16)
     for i in range(LAYERS):
         p = f"blk.{i}."
         wq, wk = randn(q, HIDDEN), randn(kv, HIDDEN)
@@ -117,8 +152,10 @@ def write_gguf(path: Path, variant: str = "llama", seed: int = 0, arch: str | No
         down = {"kquant": Q.Q4_K if i == 0 else Q.Q6_K, "qwen2": Q.Q8_0}.get(variant, Q.Q8_0)
         add(p + "ffn_down.weight", randn(HIDDEN, ffn), down)
     add("output_norm.weight", 1 + randn(HIDDEN, std=0.1))
+    if rope_freqs is not None:
+        add("rope_freqs.weight", rope_freqs.astype(np.float32))
     if not qwen:
-        add("output.weight", randn(VOCAB, HIDDEN), Q.BF16)
+        add("output.weight", randn(rows, HIDDEN), Q.BF16)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

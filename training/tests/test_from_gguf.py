@@ -177,3 +177,37 @@ def test_refused_before_dequantizing(tmp_path, monkeypatch):
     monkeypatch.setattr(fg, "build_lm", lambda *a: pytest.fail("dequantized before the resource check"))
     with pytest.raises(GGUFError, match=r"GB of memory, 0\.00 GB is available"):
         load_gguf(path, tmp_path / "out", FromHfOptions())
+
+
+def test_sentencepiece_tokenizer_equals_transformers(tmp_path):
+    """Llama 2 / Mistral GGUFs carry a SentencePiece vocabulary with scores and no merges."""
+    import transformers
+
+    path = write_gguf(tmp_path / "s.gguf", "llama", spm=True)
+    src = load_gguf(path, tmp_path / "out", FromHfOptions())
+    ours = Tokenizer.from_str(src.tokenizer_json.decode())
+    theirs = transformers.AutoTokenizer.from_pretrained(str(tmp_path), gguf_file=path.name)
+    for text in ["review the branch before merge.", " check  tests", "Zebra café 🙂\nok", "answer<s>rule</s>"]:
+        assert ours.encode(text).ids == theirs(text, add_special_tokens=False)["input_ids"], text
+    assert ours.decode(ours.encode("Zebra café 🙂\nok").ids) == "Zebra café 🙂\nok"  # byte fallback round trip
+    assert src.special == {"bos": 1, "eos": 2, "pad": 2, "stop": [2]}
+    assert src.tokenizer_config["add_bos_token"] is True
+
+
+def test_llama3_rope_recovered_from_rope_freqs(tmp_path):
+    """llama.cpp stores Llama 3.1's RoPE scaling only as per-frequency factors (rope_freqs.weight)."""
+    from dataclasses import replace
+
+    from pskills_train.model.layers import rope_inv_freq
+
+    sc = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+          "original_max_position_embeddings": 8192}
+    base = ModelConfig(hidden_size=64, num_heads=4, num_kv_heads=2, head_dim=16, rope_theta=1e4)
+    factors = (rope_inv_freq(base) / rope_inv_freq(replace(base, rope_scaling=sc))).numpy()
+    assert 1.0 < factors.max() and factors.min() == 1.0  # some frequencies scaled, some not
+    path = write_gguf(tmp_path / "r.gguf", "llama", rope_freqs=factors)
+    src = load_gguf(path, tmp_path / "out", FromHfOptions())
+    assert src.lm.cfg.rope_scaling == sc
+    bad = write_gguf(tmp_path / "bad.gguf", "llama", rope_freqs=factors[::-1].copy())
+    with pytest.raises(GGUFError, match=r"tensor 'rope_freqs\.weight' holds RoPE factors that match no llama3"):
+        load_gguf(bad, tmp_path / "out", FromHfOptions())
