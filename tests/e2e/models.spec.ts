@@ -45,7 +45,10 @@ describe('models page', { timeout: 400_000 }, () => {
     assert.equal(await page.getByTestId('palette-option').first().getAttribute('data-command'), 'go:models');
     await page.keyboard.press('Enter');
     await until(async () => page.url().endsWith('#/models'), 'the Models page opens');
-    assert.match((await page.getByTestId('nav-models').getAttribute('class')) ?? '', /\bactive\b/);
+    await until(
+      async () => /\bactive\b/.test((await page.getByTestId('nav-models').getAttribute('class')) ?? ''),
+      'the Models link is marked active',
+    );
     await until(async () => (await page.getByTestId('model-card').count()) >= 1, 'a card');
     const first = page.getByTestId('model-card').first();
     const id = (await first.getAttribute('data-id'))!;

@@ -66,3 +66,14 @@ def test_skillworld_practice_leaves_the_world_unchanged_and_is_disjoint():
     assert len(b.practice) == 12 * 8
     scored = {(t.skill, t.messages[0]["content"]) for t in b.tasks}
     assert not scored & {(t.skill, t.messages[0]["content"]) for t in b.practice}
+
+
+def test_a_limit_takes_the_users_own_questions_first_and_keeps_synthesized_ones():
+    skill = skill_from_text(SKILL, "ship-notes/SKILL.md")
+    tests = [{"prompt": f"Notes for ticket {i}"} for i in range(40)]
+    qs = gather(skill, ("tests", "examples", "template", "cloze", "requests"), tests=tests, limit=20)
+    c = counts(qs)
+    assert len(qs) == 20 and c["tests"] + c["examples"] == 15  # three quarters owned
+    assert [q.source for q in qs[:2]] == ["tests", "examples"]  # round-robin inside the owned group
+    few = gather(skill, ("tests", "cloze"), tests=tests[:2], limit=20)
+    assert counts(few)["tests"] == 2 and len(few) == 2 + min(18, counts(few)["cloze"])  # synthesized ones fill

@@ -14,6 +14,7 @@ from pskills_train.evals import CONDITIONS, Providers, Settings, evaluate, paire
 from pskills_train.evals.__main__ import main as eval_main
 from pskills_train.evals.adapters import derangement, random_text
 from pskills_train.evals.backend import OrtBackend, TorchBackend
+from pskills_train.evals.conditions import DISTILLED
 from pskills_train.evals.score import Item, score_all, score_batch
 from pskills_train.evals.tasks import Prompter, skill_tasks
 from pskills_train.export.bundle import random_model
@@ -171,7 +172,8 @@ def test_evaluate_report_schema(tiny):
     json.dumps(res)
     assert res["n_skills"] == 4
     assert list(res["conditions"]) == [c for c in CONDITIONS if c != "t2l_baseline"]
-    assert res["skipped"] == {"t2l_baseline": "no --t2l-checkpoint given"}
+    assert res["skipped"] == {"t2l_baseline": "no --t2l-checkpoint given",
+                              **{c: "no --distill-steps given" for c in DISTILLED}}
     for row in res["conditions"].values():
         assert set(row) >= {"nll", "bpb", "f1", "rougeL"} and all(math.isfinite(row[m]) for m in ("nll", "bpb"))
         assert row["n_tasks"] == 8

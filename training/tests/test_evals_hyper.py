@@ -52,6 +52,7 @@ def test_checkpoint_provider_equals_compile_skill(tmp_path, kind):
 
 def test_cli_all_eight_conditions(tmp_path):
     from pskills_train.evals.__main__ import main as eval_main
+    from pskills_train.evals.conditions import DISTILLED
     from pskills_train.evals.run import CONDITIONS
 
     lm, _ = random_model("tiny", 0, 7.0)
@@ -69,7 +70,8 @@ def test_cli_all_eight_conditions(tmp_path):
                       "--t2l-checkpoint", str(tmp_path / "t2l" / "ckpt.pt"),
                       "--max-answer-tokens", "8", "--max-gen-tokens", "4", "--no-per-task"]) == 0
     res = json.loads(out.read_text())
-    assert list(res["conditions"]) == list(CONDITIONS) and res["skipped"] == {}
+    assert list(res["conditions"]) == list(CONDITIONS)
+    assert set(res["skipped"]) == set(DISTILLED)  # no --distill-steps
     pairs = {(c["a"], c["b"]) for c in res["comparisons"]}
     assert {("stage1_only", "parametric"), ("t2l_baseline", "parametric")} <= pairs
     assert "per_task" not in res

@@ -23,6 +23,7 @@ from ..synth.skill import Skill
 from ..synth.template import QUESTIONS, TemplateSynthesizer, clean_answer, rng_for, section_kind
 
 SOURCES = ("tests", "examples", "trajectories", "template", "cloze", "requests")
+OWNED = ("tests", "examples", "trajectories")  # what the user wrote or ran; the rest is synthesized
 
 
 @dataclass
@@ -159,8 +160,10 @@ def from_trajectories(rows: list[dict[str, Any]]) -> list[Question]:
 
 def gather(skill: Skill, sources: tuple[str, ...], tests: list[dict[str, Any]] | None = None,
            trajectories: list[dict[str, Any]] | None = None, n_requests: int = 24, seed: int = 0,
-           limit: int | None = None) -> list[Question]:
-    """Questions from the named sources, in SOURCES order, at most `limit` (spread over the sources)."""
+           limit: int | None = None, owned_share: float = 0.75) -> list[Question]:
+    """Questions from the named sources, at most `limit`: the user's own (tests, examples,
+    trajectories) first, up to `owned_share` of the limit, then the synthesized ones; each group
+    round-robin over its sources."""
     unknown = set(sources) - set(SOURCES)
     if unknown:
         raise ValueError(f"unknown practice sources {sorted(unknown)}; known: {', '.join(SOURCES)}")
@@ -172,18 +175,24 @@ def gather(skill: Skill, sources: tuple[str, ...], tests: list[dict[str, Any]] |
         "cloze": cloze(skill, seed) if "cloze" in sources else [],
         "requests": requests(skill, n_requests, seed) if "requests" in sources else [],
     }
-    per = [made[s] for s in SOURCES if made[s]]
-    if not per:
+    if not any(made.values()):
         tried = ", ".join(s for s in SOURCES if s in sources)
         raise NoPractice(f"{skill.name}: no usable practice question; tried {tried}"
                          " (add tests, an Examples section with Request:/Reply: pairs, or sections with text)")
+    owned = _round_robin([made[s] for s in OWNED])
+    synth = _round_robin([made[s] for s in SOURCES if s not in OWNED])
+    if limit is None:
+        return owned + synth
+    # The user's own questions first (they use the skill as the user does), up to owned_share of the
+    # limit; the synthesizer fills the rest, so every section still gets a question.
+    n_owned = min(len(owned), max(limit - len(synth), round(limit * owned_share)))
+    return owned[:n_owned] + synth[:limit - n_owned]
+
+
+def _round_robin(per: list[list[Question]]) -> list[Question]:
     out: list[Question] = []
-    i = 0
-    while any(i < len(p) for p in per) and (limit is None or len(out) < limit):  # round-robin over sources
-        for p in per:
-            if i < len(p) and (limit is None or len(out) < limit):
-                out.append(p[i])
-        i += 1
+    for i in range(max((len(p) for p in per), default=0)):
+        out += [p[i] for p in per if i < len(p)]
     return out
 
 

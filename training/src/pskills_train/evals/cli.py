@@ -33,6 +33,7 @@ from .adapters import checkpoint_provider, onnx_provider
 from .backend import OrtBackend, TorchBackend
 from .conditions import trained_context
 from .core import Part, Suite
+from .distilled import make_slot, read_practice
 from .run import Providers, Settings, SkillsSuite, table
 
 SW_GEN = 48
@@ -75,7 +76,28 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--threads", type=int, default=1, help="onnxruntime / torch threads per process")
     ap.add_argument("--workers", type=int, default=1, help="processes, each with its share of the skills")
     ap.add_argument("--no-per-task", action="store_true", help="leave per-task rows out of the JSON")
+    ap.add_argument("--distill-steps", type=int,
+                    help="run the distilled conditions with K steps (docs/distill.md; recipe: --distill-recipe)")
+    ap.add_argument("--distill-recipe", type=Path, help="default training/configs/distill.json")
+    ap.add_argument("--length-buckets", help="skillworld: only skills of these length buckets, e.g. 256,512")
+    ap.add_argument("--conditions", help="comma-separated: run only these conditions (and their curve points)")
     return ap
+
+
+def _only(suite: Suite, names: str | None) -> None:
+    """--conditions: keep the named conditions (a distilled one keeps its curve points too)."""
+    if not names:
+        return
+    want = [c.strip() for c in names.split(",") if c.strip()]
+    from .conditions import CONDITIONS, DISTILLED
+
+    unknown = [c for c in want if c not in CONDITIONS + DISTILLED]
+    if unknown:
+        raise SystemExit(f"--conditions: unknown {unknown}; known: {', '.join(CONDITIONS + DISTILLED)}")
+    skipped = [c for c in want if c in suite.skipped]
+    if skipped:
+        raise SystemExit(f"--conditions: {skipped[0]} cannot run: {suite.skipped[skipped[0]]}")
+    suite.conds = [c for c in suite.conds if c.partition("@")[0] in want]
 
 
 def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
@@ -113,14 +135,31 @@ def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
     st = Settings(a.max_tasks_per_skill, a.max_answer_tokens, gen, a.seed, trained_context=ctx,
                   retrieval_k=a.retrieval_k)
     stop = set(manifest["special_tokens"]["stop"])
+    suite: Suite
     if a.suite == "skills":
         skills = load_skills(a.skills)[:a.max_skills]
         if not skills:
             raise SystemExit(f"{a.skills}: no SKILL.md files")
-        return SkillsSuite(backend, tok, chat_template, stop, skills, prov, st, log), manifest
-    skills, tasks = sw_suite.load(a.skillworld_dir, a.max_skills, a.max_tasks_per_skill)
-    return sw_suite.SkillWorldSuite(backend, tok, chat_template, stop, skills, tasks, prov, st,
-                                    sw_suite.default_check(), log), manifest
+        _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, [[] for _ in skills], prov)
+        suite = SkillsSuite(backend, tok, chat_template, stop, skills, prov, st, log)
+    else:
+        buckets = {int(b) for b in a.length_buckets.split(",")} if a.length_buckets else None
+        skills, tasks = sw_suite.load(a.skillworld_dir, a.max_skills, a.max_tasks_per_skill, buckets)
+        practice = read_practice(a.skillworld_dir, [s.name for s in skills])
+        _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, practice, prov)
+        suite = sw_suite.SkillWorldSuite(backend, tok, chat_template, stop, skills, tasks, prov, st,
+                                         sw_suite.default_check(), log)
+    _only(suite, a.conditions)
+    return suite, manifest
+
+
+def _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, practice, prov: Providers) -> None:
+    if a.distill_steps is None:
+        return
+    if a.distill_steps < 1:
+        raise SystemExit("--distill-steps must be >= 1")
+    prov.distill = make_slot(backend, tok, chat_template, manifest, a.bundle, ctx, a.distill_steps, skills, practice,
+                             prov.parametric, a.seed, a.distill_recipe)
 
 
 def _part(argv: list[str], indices: list[int], worker: int) -> Part:

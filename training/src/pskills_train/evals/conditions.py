@@ -20,6 +20,8 @@ from .tasks import Task
 
 CONDITIONS = ("none", "in_context", "in_context_full", "parametric", "parametric_in_context", "wrong_skill",
               "random_text", "stage1_only", "t2l_baseline", "answer_in_context", "adapter_from_answer")
+# docs/distill.md; evals/distilled.py runs them (--distill-steps)
+DISTILLED = ("distilled", "distilled_zero", "distilled_synth", "distilled_wrong")
 WITH_CONTEXT = ("in_context", "in_context_full", "parametric_in_context", "answer_in_context")
 # condition -> the hypernetwork it needs
 NEEDS = {"parametric": "parametric", "parametric_in_context": "parametric", "wrong_skill": "parametric",
@@ -32,6 +34,7 @@ class Providers:
     parametric: Provider | None = None
     stage1: Provider | None = None
     t2l: Provider | None = None
+    distill: Any = None  # evals.distilled.DistillSlot: the distilled conditions (--distill-steps)
     why_missing: dict[str, str] = field(default_factory=dict)  # provider slot -> reason
 
 
@@ -40,6 +43,13 @@ def skipped_conditions(prov: Providers, n_skills: int) -> dict[str, str]:
            for c, src in NEEDS.items() if getattr(prov, src) is None}
     if "wrong_skill" not in why and n_skills < 2:
         why["wrong_skill"] = "needs at least 2 skills"
+    if prov.distill is None:
+        why.update({c: prov.why_missing.get("distill", "no --distill-steps given") for c in DISTILLED})
+    else:
+        if prov.parametric is None:
+            why["distilled"] = "needs a hypernetwork for its instant init (distilled_zero is the same from zero)"
+        if n_skills < 2:
+            why["distilled_wrong"] = "needs at least 2 skills"
     return why
 
 
@@ -115,8 +125,13 @@ class Plan:
             return self.full_adapter(task.skill)
         return _need(self.prov.parametric, "parametric")(task.source)
 
-    def spec(self, cond: str, task: Task) -> tuple[str | None, int, Row | None]:
+    def spec(self, cond: str, task: Task) -> tuple[str | None, int, Row | None] | None:
+        """None: the condition has no row for this task (a distilled adapter of a part of a skill)."""
         full, fit = self.max_positions, self.trained
+        if cond.partition("@")[0] in DISTILLED:
+            if task.source != self.texts[task.skill]:
+                return None
+            return None, full, self.prov.distill.adapter(cond, task.skill)
         if cond == "none":
             return None, full, None
         if cond == "in_context":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .conditions import Plan
@@ -37,7 +37,10 @@ def run_conditions(backend, prompter: Prompter, plan: Plan, tasks: list[Task], c
             continue
         g = gen_len(target)
         for c in conds:
-            context, limit, adapter = plan.spec(c, task)
+            spec = plan.spec(c, task)
+            if spec is None:
+                continue
+            context, limit, adapter = spec
             ids, cut = prompter.fit(task, context, limit - max(len(target), g))
             items.append(Item(ids, target, g, adapter))
             keys.append((task, c, cut))
@@ -90,6 +93,7 @@ class Part:
     random: dict[int, dict]
     seconds: dict[str, float]
     compile_seconds: dict[str, float]
+    distill: dict[str, dict[str, Any]] = field(default_factory=dict)  # "<condition>:<skill>" -> its record
 
 
 def _numpy(row) -> dict:
@@ -103,14 +107,21 @@ class Suite:
 
     def __init__(self, backend, tok, chat_template: str, stop_ids: set[int], prov, st, texts: list[str],
                  groups: list[str | None], names: list[str], log=print):
-        from .conditions import CONDITIONS, Plan, draw_wrong, skipped_conditions
+        from .conditions import CONDITIONS, DISTILLED, Plan, draw_wrong, skipped_conditions
+        from .distilled import curve_conditions
 
         self.backend, self.tok, self.stop_ids, self.prov, self.st, self.log = backend, tok, stop_ids, prov, st, log
         self.names, self.groups = names, groups
         self.skipped = skipped_conditions(prov, len(texts))
-        self.conds = [c for c in CONDITIONS if c not in self.skipped]
+        self.conds = [c for c in CONDITIONS + DISTILLED if c not in self.skipped]
         max_pos = backend.cfg.max_positions
         wrong = draw_wrong(groups, st.seed) if len(texts) >= 2 else None
+        if prov.distill is not None:
+            prov.distill.wrong = wrong
+            if prov.parametric is None:
+                prov.distill.wrong_base = "distilled_zero"
+            self.curve = curve_conditions(prov.distill.plan.recipe.steps, prov.distill.curve)
+            self.conds += [c for c in self.curve if c.partition("@")[0] not in self.skipped]
         self.plan = Plan(prov, tok, texts, wrong, min(st.trained_context or max_pos, max_pos), max_pos, st.seed)
         self.prompter = Prompter(tok, chat_template, max_pos)
         self.cands = candidates(len(texts), st.retrieval_k, st.seed) if wrong and prov.parametric else None
@@ -157,7 +168,8 @@ class Suite:
         has = self.prov.parametric is not None
         return Part(rows, ranked, {i: _numpy(self.plan.full[i]) for i in indices} if has else {},
                     {i: _numpy(self.plan.random[i]) for i in indices if i in self.plan.random}, secs,
-                    {p.label: p.seconds for p in (self.prov.parametric, self.prov.stage1, self.prov.t2l) if p})
+                    {p.label: p.seconds for p in (self.prov.parametric, self.prov.stage1, self.prov.t2l) if p},
+                    self.prov.distill.records() if self.prov.distill is not None else {})
 
     def merge(self, parts: list[Part]) -> dict[str, Any]:
         """The entries every report has: diversity, retrieval, wrong_skill, timing (summed over workers)."""

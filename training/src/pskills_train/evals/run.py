@@ -13,12 +13,16 @@ from ..synth.skill import Skill
 from .conditions import CONDITIONS, WITH_CONTEXT, Providers, skill_group
 from .core import Done, Part, Suite
 from .metrics import bits_per_byte, rouge_l, token_f1
-from .report import SHORT, common_lines, comparisons, conditions, context_cuts, fmt, grouped
+from .report import SHORT, common_lines, comparisons, conditions, context_cuts, delta, fmt, grouped
 from .tasks import Task, skill_tasks
 
 __all__ = ["CONDITIONS", "COMPARISONS", "Providers", "Settings", "SkillsSuite", "evaluate", "table"]
 
 # (a, b): delta = a - b. For nll/bpb negative favours a; for f1/rougeL/accuracy positive does.
+# distilled rows exist on template tasks only (evals/distilled.py): these pairs are compared there
+DISTILLED_PAIRS = (("distilled", "none"), ("distilled", "in_context"), ("distilled", "distilled_wrong"),
+                   ("distilled_zero", "none"), ("distilled_zero", "distilled_wrong"), ("distilled_synth", "none"),
+                   ("distilled", "wrong_skill"), ("in_context", "none"))
 COMPARISONS = (("parametric", "none"), ("parametric", "wrong_skill"), ("parametric", "random_text"),
                ("parametric", "in_context"), ("parametric", "in_context_full"), ("in_context", "none"),
                ("in_context_full", "none"), ("parametric_in_context", "in_context"), ("wrong_skill", "none"),
@@ -70,7 +74,18 @@ class SkillsSuite(Suite):
 
     def assemble(self, parts: list[Part], seconds: float) -> dict[str, Any]:
         rows = [r for p in parts for r in p.rows]
-        return {**report(rows, self.conds, self.skipped, self.st, seconds), **self.merge(parts)}
+        out = report(rows, [c for c in self.conds if "@" not in c], self.skipped, self.st, seconds)
+        if self.prov.distill is not None:  # distilled rows exist on template tasks only: compare there
+            from .distilled import extras  # distill -> evals.score: evals/__init__ must not import it
+
+            tmpl = lambda r: r["task_type"] == "template"  # noqa: E731
+            out["distilled_on_template"] = [
+                x for a, b in DISTILLED_PAIRS if a in self.conds and b in self.conds
+                for m in ("nll", "f1") if (x := delta(rows, a, b, m, self.st.bootstrap, self.st.seed, tmpl))]
+            records = {k: v for p in parts for k, v in p.distill.items()}
+            tmpl_rows = [r for r in rows if tmpl(r)]
+            out.update(extras(tmpl_rows, self.conds, records, "nll", self.prov.distill.plan.recipe.steps))
+        return {**out, **self.merge(parts)}
 
 
 def evaluate(backend, tok: Tokenizer, chat_template: str, stop_ids: set[int], skills: list[Skill], prov: Providers,

@@ -20,29 +20,36 @@ from tokenizers import Tokenizer
 from ..synth.skill import Skill, skill_from_text
 from .conditions import WITH_CONTEXT, Providers
 from .core import Done, Part, Suite
+from .distilled import extras
 from .metrics import bits_per_byte
 from .report import SHORT, common_lines, comparisons, conditions, context_cuts, fmt, grouped
 from .run import Settings
 from .tasks import Task
 
 METRICS = ("accuracy", "nll", "bpb")
+PRACTICE = 32  # practice questions per world (practice.jsonl): the distilled conditions' tests
 GROUPS = (("by_family", "family"), ("by_length", "length_bucket"), ("by_depth", "depth"), ("by_turns", "turns"))
 META = ("family", "length_bucket", "depth", "turns")
 CMP_EXTRA = (("parametric", "wrong_skill"), ("parametric", "random_text"), ("parametric", "in_context"),
              ("parametric_in_context", "in_context"), ("adapter_from_answer", "wrong_skill"),
-             ("stage1_only", "parametric"), ("t2l_baseline", "parametric"))
+             ("stage1_only", "parametric"), ("t2l_baseline", "parametric"), ("distilled", "in_context"),
+             ("distilled", "distilled_wrong"), ("distilled", "wrong_skill"), ("distilled_zero", "in_context"),
+             ("distilled_zero", "distilled_wrong"), ("distilled", "distilled_zero"), ("distilled", "parametric"))
 
 
 def generate(out: Path, n: int, seed: int, split: str = "test") -> Path:
     """A SkillWorld split written to `out` (skills/<name>/SKILL.md, tasks.jsonl, manifest.json)."""
     from ..skillworld import generate as sw_generate
 
-    return sw_generate(split, n, seed).write(out)
+    return sw_generate(split, n, seed, practice_per_skill=PRACTICE).write(out)
 
 
-def load(folder: Path, max_skills: int | None, max_tasks: int) -> tuple[list[Skill], list[list[Task]]]:
-    """Skills (sorted by name) and their tasks, at most `max_tasks` each in file order."""
+def load(folder: Path, max_skills: int | None, max_tasks: int,
+         buckets: set[int] | None = None) -> tuple[list[Skill], list[list[Task]]]:
+    """Skills (sorted by name) and their tasks, at most `max_tasks` each in file order; `buckets`:
+    only skills of these length buckets."""
     rows = [json.loads(line) for line in (folder / "tasks.jsonl").read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if buckets is None or r["length_bucket"] in buckets]
     by_skill: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_skill.setdefault(r["skill"], []).append(r)
@@ -91,7 +98,7 @@ class SkillWorldSuite(Suite):
 
     def assemble(self, parts: list[Part], seconds: float) -> dict[str, Any]:
         rows, st, conds = [r for p in parts for r in p.rows], self.st, self.conds
-        pairs = [(c, "none") for c in conds if c != "none"] + list(CMP_EXTRA)
+        pairs = [(c, "none") for c in conds if c != "none" and "@" not in c] + list(CMP_EXTRA)
         out: dict[str, Any] = {
             "suite": "skillworld",
             "n_skills": len({r["skill_index"] for r in rows}), "n_tasks": len({r["task"] for r in rows}),
@@ -104,8 +111,10 @@ class SkillWorldSuite(Suite):
         }
         out["accuracy"] = {c: r["accuracy"] for c, r in out["conditions"].items()}
         for name, key in GROUPS:
-            out[name] = grouped(rows, key, conds, "accuracy", st.bootstrap, st.seed)
-        return {**out, **self.merge(parts), "per_task": rows}
+            out[name] = grouped(rows, key, [c for c in conds if "@" not in c], "accuracy", st.bootstrap, st.seed)
+        steps = self.prov.distill.plan.recipe.steps if self.prov.distill is not None else None
+        records = {k: v for p in parts for k, v in p.distill.items()}
+        return {**out, **extras(rows, conds, records, "accuracy", steps), **self.merge(parts), "per_task": rows}
 
 
 def evaluate(backend, tok: Tokenizer, chat_template: str, stop_ids: set[int], skills: list[Skill],
@@ -117,7 +126,7 @@ def evaluate(backend, tok: Tokenizer, chat_template: str, stop_ids: set[int], sk
 
 
 def table(res: dict[str, Any]) -> str:
-    conds = list(res["conditions"])
+    conds = [c for c in res["conditions"] if "@" not in c]  # curve points: the conditions table and `curve`
     lines = [f"SkillWorld: {res['n_skills']} skills, {res['n_tasks']} tasks, {res['seconds']}s",
              f"{'condition':<22}" + "".join(f"{m:>9}" for m in METRICS)]
     for c, r in res["conditions"].items():

@@ -1,0 +1,120 @@
+"""The student: the base plus one LoRA (every target of the bundle's layers), no skill in context,
+moved toward the teacher's top-k by K Adam steps (`objective`, the same update as train_step.onnx).
+
+Init: the instant adapter (the hypernetwork's output, its own rank) or zero (A uniform ±1/√d_in, B 0,
+drawn from the seed). Batches are drawn in a seeded permutation per pass over the teacher rows, so a
+run is a function of (seed, rows, recipe).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from ..model.llama import LlamaLM
+from .objective import adam_update, distill_loss
+from .teacher import TeacherRow
+
+Row = dict[tuple[int, str], tuple[Tensor, Tensor]]  # (layer, module) -> (A [d_in, r], B [r, d_out])
+
+
+class NonFinite(RuntimeError):
+    """The loss went non-finite: the step is named and nothing is kept."""
+
+
+@dataclass
+class Recipe:
+    steps: int = 40
+    lr: float = 3e-3
+    batch: int = 8
+    ce_weight: float = 0.0
+    max_norm: float = 1.0
+    top_k: int = 16
+    max_answer: int = 48
+    snapshots: tuple[int, ...] = ()  # steps after which the adapter is also returned (curves)
+
+
+@dataclass
+class Result:
+    adapter: Row
+    losses: list[float]
+    seconds: float
+    snapshots: dict[int, Row] = field(default_factory=dict)
+
+
+def zero_init(lm: LlamaLM, layers: list[int], rank: int, seed: int) -> Row:
+    g = torch.Generator().manual_seed(seed)
+    out: Row = {}
+    for i in layers:
+        for m in lm.cfg.lora_targets:
+            d_in, d_out = lm.cfg.lora_dims(m)
+            bound = 1.0 / math.sqrt(d_in)
+            out[(i, m)] = ((torch.rand(d_in, rank, generator=g) * 2 - 1) * bound, torch.zeros(rank, d_out))
+    return out
+
+
+def _batch(rows: list[TeacherRow], k: int) -> tuple[Tensor, ...]:
+    """Right-padded student rows (causal: real tokens never see the pads) with the teacher's top-k
+    aligned to the positions that predict each answer token."""
+    b, width = len(rows), max(len(r.student) for r in rows)
+    ids = torch.zeros(b, width, dtype=torch.int64)
+    mask = torch.zeros(b, width, dtype=torch.int64)
+    ans = torch.zeros(b, width)
+    top_ids = torch.zeros(b, width, k, dtype=torch.int64)
+    top_logp = torch.full((b, width, k), math.log(1.0 / k))
+    for r, row in enumerate(rows):
+        n, a0 = len(row.student), row.answer_from
+        ids[r, :n] = torch.tensor(row.student)
+        mask[r, :n] = 1
+        ans[r, a0 - 1:n - 1] = 1.0
+        top_ids[r, a0 - 1:n - 1] = row.top_ids[:, :k]
+        top_logp[r, a0 - 1:n - 1] = row.top_logp[:, :k]
+    pos = torch.arange(width)[None].expand(b, -1)
+    return ids, mask, pos, ans, top_ids, top_logp
+
+
+def distill(lm: LlamaLM, rows: list[TeacherRow], init: Row, recipe: Recipe, seed: int = 0) -> Result:
+    if not rows:
+        raise ValueError("no teacher rows to distill from")
+    keys = sorted(init)
+    params = [t.detach().clone().float() for k in keys for t in init[k]]
+    m = [torch.zeros_like(p) for p in params]
+    v = [torch.zeros_like(p) for p in params]
+    for p in lm.parameters():
+        p.requires_grad_(False)
+    gen = torch.Generator().manual_seed(seed + 1)
+    order: list[int] = []
+    losses: list[float] = []
+    snaps: dict[int, Row] = {}
+    t0 = time.perf_counter()
+
+    def as_row(ps: list[Tensor]) -> Row:
+        return {k: (ps[2 * j].detach().clone(), ps[2 * j + 1].detach().clone()) for j, k in enumerate(keys)}
+
+    for step in range(1, recipe.steps + 1):
+        picked = []
+        while len(picked) < min(recipe.batch, len(rows)):
+            if not order:
+                order = torch.randperm(len(rows), generator=gen).tolist()
+            picked.append(rows[order.pop()])
+        ids, mask, pos, ans, top_ids, top_logp = _batch(picked, recipe.top_k)
+        b = ids.shape[0]
+        leaf = [p.requires_grad_(True) for p in params]
+        lora = {k: (leaf[2 * j].expand(b, -1, -1), leaf[2 * j + 1].expand(b, -1, -1)) for j, k in enumerate(keys)}
+        logits, _, _ = lm(ids, mask, pos, None, lora)
+        loss = distill_loss(logits, top_ids, top_logp, ans, recipe.ce_weight)
+        if not torch.isfinite(loss):
+            raise NonFinite(f"distillation stopped at step {step}: the loss is {float(loss.detach())}; "
+                            "nothing was kept (try a lower learning rate)")
+        grads = list(torch.autograd.grad(loss, leaf))
+        with torch.no_grad():
+            params, m, v = adam_update([p.detach() for p in leaf], grads, m, v, torch.tensor(float(step)),
+                                       torch.tensor(recipe.lr), recipe.max_norm)
+        losses.append(float(loss.detach()))
+        if step in recipe.snapshots:
+            snaps[step] = as_row(params)
+    return Result(as_row(params), losses, time.perf_counter() - t0, snaps)

@@ -1,0 +1,126 @@
+"""The teacher pass: the base with the skill as its system message answers each practice question.
+
+The skill is cut to fit the base's trained context exactly as the eval's in_context condition cuts it
+(`Prompter.fit`). A question without an answer is answered greedily; a question with one is
+teacher-forced on it. Per answer token the teacher's top-k log-probabilities (log-softmax over the
+whole vocabulary) are kept; they are the student's target (`objective.distill_loss`).
+
+A skill longer than the context is read chunk by chunk (docs/distill.md, "Long skills"): per question,
+every chunk in context gives a greedy answer, and the chunk whose answer has the highest mean
+log-probability under its own teacher gives the target. It needs no labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ..evals.score import Item, score_all
+from ..evals.tasks import Prompter, Task
+from .practice import Question
+
+
+@dataclass
+class TeacherRow:
+    student: list[int]  # the prompt without the skill, then the answer
+    answer_from: int  # index of the first answer token in `student`
+    top_ids: Tensor  # [n, k] int64: position j predicts answer token j
+    top_logp: Tensor  # [n, k] float32
+    answer: list[int]
+    source: str
+    mean_logp: float  # the teacher's mean log-probability of its own answer
+    chunk: int | None = None
+
+
+def _task(q: Question) -> Task:
+    return Task(0, "practice", "practice", "", "", messages=q.messages)
+
+
+def chunk_texts(prompter: Prompter, text: str, budget: int, overlap: int = 32) -> list[str]:
+    """`text` cut at token boundaries into pieces of at most `budget` tokens, `overlap` shared."""
+    enc = prompter.tok.encode(text, add_special_tokens=False)
+    n = len(enc.ids)
+    if n <= budget:
+        return [text]
+    out, start = [], 0
+    while start < n:
+        end = min(n, start + budget)
+        out.append(text[enc.offsets[start][0]:enc.offsets[end - 1][1]])
+        if end == n:
+            break
+        start = end - overlap
+    return out
+
+
+class Teacher:
+    def __init__(self, backend, prompter: Prompter, stop_ids: set[int], eos: int, context: int, k: int = 16,
+                 max_answer: int = 48, batch: int = 8):
+        self.backend, self.prompter, self.stop_ids, self.eos = backend, prompter, stop_ids, eos
+        self.context, self.k, self.max_answer, self.batch = context, k, max_answer, batch
+
+    def _answers(self, prompts: list[list[int]], forced: list[list[int] | None]) -> list[list[int]]:
+        """Greedy answers (with the end-of-turn token when the teacher stopped) or the forced ones."""
+        gen = [i for i, f in enumerate(forced) if f is None]
+        out: list[list[int]] = [list(f) if f is not None else [] for f in forced]
+        items = [Item(prompts[i], [self.eos], self.max_answer, None) for i in gen]
+        for i, sc in zip(gen, score_all(self.backend, items, self.stop_ids), strict=True):
+            out[i] = sc.generated + ([self.eos] if len(sc.generated) < self.max_answer else [])
+        return out
+
+    @torch.no_grad()
+    def _topk(self, prompts: list[list[int]], answers: list[list[int]]) -> list[tuple[Tensor, Tensor, float]]:
+        """Per row: top-k ids and log-probabilities at the positions that predict the answer, and the
+        mean log-probability of the answer itself."""
+        res: list[tuple[Tensor, Tensor, float]] = []
+        for s in range(0, len(prompts), self.batch):
+            ps, ans = prompts[s:s + self.batch], answers[s:s + self.batch]
+            width = max(len(p) + len(a) for p, a in zip(ps, ans, strict=True))
+            b = len(ps)
+            ids = torch.zeros(b, width, dtype=torch.int64)
+            mask = torch.zeros(b, width, dtype=torch.int64)
+            for r, (p, a) in enumerate(zip(ps, ans, strict=True)):  # left padding, as score_batch
+                row = p + a
+                ids[r, width - len(row):] = torch.tensor(row)
+                mask[r, width - len(row):] = 1
+            pos = (mask.cumsum(-1) - 1).clamp(min=0)
+            logits, _, _ = self.backend.forward(ids, mask, pos, None, None)
+            for r, a in enumerate(ans):
+                n = len(a)
+                pred = F.log_softmax(logits[r, width - n - 1:width - 1].float(), -1)  # [n, V]
+                top = pred.topk(self.k, -1)
+                own = pred.gather(-1, torch.tensor(a)[:, None])[:, 0]
+                res.append((top.indices, top.values, float(own.mean())))
+        return res
+
+    def _pass(self, context: str | None, questions: list[Question]) -> list[TeacherRow]:
+        room = self.max_answer + 1
+        prompts = [self.prompter.fit(_task(q), context, self.context - room)[0] for q in questions]
+        forced = [None if q.answer is None else self.prompter.ids(q.answer)[:self.max_answer] + [self.eos]
+                  for q in questions]
+        answers = self._answers(prompts, forced)
+        rows = []
+        for q, a, (ti, tl, ml) in zip(questions, answers, self._topk(prompts, answers), strict=True):
+            student = self.prompter.fit(_task(q), None, 1 << 30)[0]
+            rows.append(TeacherRow(student + a, len(student), ti, tl, a, q.source, ml))
+        return rows
+
+    def rows(self, skill: str, questions: list[Question], chunked: bool = True) -> list[TeacherRow]:
+        """One row per question with a non-empty answer. `chunked`: a skill too long for the context
+        is read chunk by chunk (the most confident chunk per question); else it is cut, as in_context."""
+        budget = self.context - self.max_answer - 1 - self._longest_question(questions) - 16
+        chunks = chunk_texts(self.prompter, skill, max(64, budget)) if chunked else [skill]
+        if len(chunks) == 1:
+            return [r for r in self._pass(skill, questions) if r.answer]
+        best: list[TeacherRow | None] = [None] * len(questions)
+        for c, text in enumerate(chunks):
+            for i, r in enumerate(self._pass(text, questions)):
+                r.chunk = c
+                if r.answer and (best[i] is None or r.mean_logp > best[i].mean_logp):  # type: ignore[union-attr]
+                    best[i] = r
+        return [r for r in best if r is not None]
+
+    def _longest_question(self, questions: list[Question]) -> int:
+        return max((len(self.prompter.fit(_task(q), None, 1 << 30)[0]) for q in questions), default=0)

@@ -1,0 +1,129 @@
+"""The distilled conditions (`--distill-steps K`, docs/distill.md):
+
+- `distilled`: the instant adapter (the hypernetwork's) as init, K steps;
+- `distilled_zero`: zero init, K steps;
+- `distilled_synth`: no tests and no Examples, only the synthesizer's questions (template, cloze,
+  requests), instant init where there is a hypernetwork;
+- `distilled_wrong`: another skill's `distilled` adapter on this skill's tasks (the control);
+- `<condition>@<steps>`: the same run's adapter after fewer steps, for the curves.
+
+Only tasks whose adapter is the whole skill get a distilled row (a real skill's reconstruction tasks
+compile the skill without a section, which would need one distillation per task).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..distill.run import Distilled, Distiller, Plan, load_recipe
+from ..distill.teacher import Teacher
+from ..synth.skill import Skill
+from .adapters import Provider, Row
+from .tasks import Prompter
+
+CURVE_OF = ("distilled", "distilled_zero")
+CURVE_STEPS = (0, 5, 10, 20, 40)
+
+
+@dataclass
+class DistillSlot:
+    """Runs and caches each (condition, skill) distillation of one eval process."""
+    distiller: Distiller
+    plan: Plan
+    skills: list[Skill]
+    practice: list[list[dict[str, Any]]]  # per skill: its test rows (a SkillWorld world's practice.jsonl)
+    instant: Provider | None
+    curve: tuple[int, ...]
+    wrong: list[int] | None = None
+    wrong_base: str = "distilled"  # distilled_zero where there is no hypernetwork
+    done: dict[tuple[str, int], Distilled] = field(default_factory=dict)
+
+    def run(self, base: str, i: int) -> Distilled:
+        key = (base, i)
+        if key not in self.done:
+            skill = self.skills[i]
+            sources = self.plan.synth_sources if base == "distilled_synth" else self.plan.sources
+            init = self.instant(skill.text) if self.instant is not None and base != "distilled_zero" else None
+            snaps = self.curve if base in CURVE_OF else ()
+            self.done[key] = self.distiller(skill, sources, init, tests=self.practice[i], snapshots=snaps)
+        return self.done[key]
+
+    def adapter(self, cond: str, i: int) -> Row:
+        base, _, steps = cond.partition("@")
+        if base == "distilled_wrong":
+            if self.wrong is None:
+                raise ValueError("distilled_wrong needs at least 2 skills")
+            return self.run(self.wrong_base, self.wrong[i]).result.adapter
+        d = self.run(base, i)
+        return d.result.snapshots[int(steps)] if steps else d.result.adapter
+
+    def records(self) -> dict[str, dict[str, Any]]:
+        return {f"{base}:{self.skills[i].name}": d.record for (base, i), d in sorted(self.done.items())}
+
+
+def curve_conditions(steps: int, curve: tuple[int, ...]) -> list[str]:
+    return [f"{c}@{s}" for c in CURVE_OF for s in curve if s < steps]
+
+
+def make_slot(backend, tok, chat_template: str, manifest: dict[str, Any], bundle: Path, context: int,
+              steps: int, skills: list[Skill], practice: list[list[dict[str, Any]]], instant: Provider | None,
+              seed: int, recipe: Path | None = None, curve: tuple[int, ...] = CURVE_STEPS) -> DistillSlot:
+    from ..model.from_onnx import load_onnx_lm
+
+    lm = backend.lm if hasattr(backend, "lm") else load_onnx_lm(bundle)
+    plan = load_recipe(recipe, steps=steps) if recipe else load_recipe(steps=steps)
+    rec = plan.recipe
+    prompter = Prompter(tok, chat_template, manifest["architecture"]["max_positions"])
+    stop = set(manifest["special_tokens"]["stop"])
+    teacher = Teacher(backend, prompter, stop, manifest["special_tokens"]["eos"], context, rec.top_k,
+                      rec.max_answer, rec.batch)
+    distiller = Distiller(lm.eval(), teacher, list(manifest["lora"]["layers"]), manifest["lora"]["default_rank"],
+                          plan, seed)
+    torch.manual_seed(seed)
+    return DistillSlot(distiller, plan, skills, practice, instant, tuple(s for s in curve if s < steps))
+
+
+def read_practice(folder: Path, names: list[str]) -> list[list[dict[str, Any]]]:
+    """A SkillWorld folder's practice.jsonl rows per skill (empty lists where there is none)."""
+    pf = folder / "practice.jsonl"
+    rows = [json.loads(line) for line in pf.read_text().splitlines() if line.strip()] if pf.is_file() else []
+    by: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        by.setdefault(r["skill"], []).append(r)
+    return [by.get(n, []) for n in names]
+
+
+def extras(rows: list[dict[str, Any]], conds: list[str], records: dict[str, dict[str, Any]], metric: str,
+           steps: int | None) -> dict[str, Any]:
+    """The report's `curve.<condition>.<steps>` (the metric after each number of steps) and `distill`
+    (per condition: mean wall seconds per skill, practice sources; every run's record)."""
+    from .report import mean, per_skill
+
+    if steps is None:
+        return {}
+    curve: dict[str, dict[str, float | None]] = {}
+    for c in CURVE_OF:
+        if c not in conds:
+            continue
+        pts = sorted({int(x.partition("@")[2]) for x in conds if x.startswith(f"{c}@")})
+        curve[c] = {**{str(s): mean(per_skill(rows, f"{c}@{s}", metric)) for s in pts},
+                    str(steps): mean(per_skill(rows, c, metric))}
+    per: dict[str, dict[str, Any]] = {}
+    for key, rec in records.items():
+        base = key.partition(":")[0]
+        e = per.setdefault(base, {"skills": 0, "seconds": 0.0, "teacher_seconds": 0.0, "sources": {}})
+        e["skills"] += 1
+        e["seconds"] += rec["seconds"]
+        e["teacher_seconds"] += rec["teacher_seconds"]
+        for s, n in rec["sources"].items():
+            e["sources"][s] = e["sources"].get(s, 0) + n
+    summary = {b: {"skills": e["skills"], "seconds_per_skill": round(e["seconds"] / e["skills"], 2),
+                   "teacher_seconds_per_skill": round(e["teacher_seconds"] / e["skills"], 2),
+                   "questions_per_skill": {s: round(n / e["skills"], 1) for s, n in e["sources"].items()}}
+               for b, e in per.items()}
+    return {"curve": curve, "distill": {"steps": steps, "by_condition": summary, "records": records}}

@@ -1,0 +1,139 @@
+"""Distillation in the training package (docs/distill.md): the teacher pass, the student loop, the
+recipe file, and the eval's distilled conditions with their curves."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from pskills_train.distill.practice import Question, gather
+from pskills_train.distill.run import RECIPE, load_recipe
+from pskills_train.distill.student import NonFinite, Recipe, distill, zero_init
+from pskills_train.distill.teacher import Teacher, chunk_texts
+from pskills_train.evals.__main__ import main as eval_main
+from pskills_train.evals.backend import OrtBackend
+from pskills_train.evals.conditions import DISTILLED
+from pskills_train.evals.distilled import CURVE_STEPS
+from pskills_train.evals.tasks import Prompter
+from pskills_train.model.from_onnx import load_onnx_lm
+from pskills_train.synth import skill_from_text
+
+torch.set_num_threads(1)
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ROOT / "tests/fixtures/bundle-tiny"
+HYPER = ROOT / "tests/fixtures/bundle-hyper"
+SKILL = """---
+name: zorp-notes
+description: Write release notes the zorp way.
+---
+# Zorp notes
+
+## Steps
+1. Start every note with the word zorp.
+2. End with the ticket number in brackets.
+
+## Examples
+Request: Notes for ticket 12
+Reply: zorp: faster search [12]
+"""
+
+
+@pytest.fixture(scope="module")
+def parts():
+    m = json.loads((TINY / "bundle.json").read_text())
+    backend = OrtBackend(TINY)
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(TINY / m["tokenizer"]["file"]))
+    chat = json.loads((TINY / m["tokenizer"]["config"]).read_text())["chat_template"]
+    prompter = Prompter(tok, chat, m["architecture"]["max_positions"])
+    teacher = Teacher(backend, prompter, set(m["special_tokens"]["stop"]), m["special_tokens"]["eos"],
+                      m["architecture"]["max_positions"], k=8, max_answer=6, batch=4)
+    return m, load_onnx_lm(TINY).eval(), prompter, teacher
+
+
+def rows_for(teacher, text=SKILL):
+    skill = skill_from_text(text, "zorp-notes/SKILL.md")
+    qs = gather(skill, ("tests", "examples", "cloze"), tests=[{"prompt": f"Notes for ticket {i}"} for i in range(6)])
+    return teacher.rows(skill.text, qs)
+
+
+def test_teacher_rows_align_the_top_k_with_the_answer(parts):
+    _, _, prompter, teacher = parts
+    rows = rows_for(teacher)
+    assert rows and all(r.top_ids.shape == (len(r.answer), 8) == r.top_logp.shape for r in rows)
+    for r in rows:
+        assert r.student[r.answer_from:] == r.answer and r.mean_logp <= 0
+        assert torch.all(r.top_logp[:, :-1] >= r.top_logp[:, 1:])  # descending
+    forced = [r for r in rows if r.source == "examples"]
+    assert forced and prompter.tok.decode(forced[0].answer[:-1]).strip().startswith("zorp")  # teacher-forced
+
+
+def test_a_skill_longer_than_the_context_is_read_by_chunks(parts):
+    _, _, prompter, teacher = parts
+    long = SKILL + "\n## Notes\n" + " ".join(f"word{i}" for i in range(600)) + "\n"
+    chunks = chunk_texts(prompter, long, 100, 10)
+    assert len(chunks) > 2 and chunks[0] in long and chunks[-1] in long
+    rows = rows_for(teacher, long)
+    assert rows and {r.chunk for r in rows} <= set(range(len(chunks) + 8)) and all(r.chunk is not None for r in rows)
+
+
+def test_the_student_is_deterministic_and_moves_toward_the_teacher(parts):
+    m, lm, _, teacher = parts
+    rows = rows_for(teacher)
+    init = zero_init(lm, m["lora"]["layers"], 4, seed=3)
+    rec = Recipe(steps=12, lr=1e-2, batch=4, top_k=8, snapshots=(5,))
+    a, b = distill(lm, rows, init, rec, seed=3), distill(lm, rows, init, rec, seed=3)
+    assert a.losses == b.losses and all(torch.equal(a.adapter[k][1], b.adapter[k][1]) for k in a.adapter)
+    assert sum(a.losses[-3:]) < sum(a.losses[:3])
+    assert set(a.snapshots) == {5} and not torch.equal(a.snapshots[5][(0, "q")][1], a.adapter[(0, "q")][1])
+    assert torch.equal(init[(0, "q")][1], torch.zeros_like(init[(0, "q")][1]))  # the init is not modified
+
+
+def test_a_non_finite_loss_stops_at_its_step(parts):
+    m, lm, _, teacher = parts
+    rows = rows_for(teacher)
+    init = zero_init(lm, m["lora"]["layers"], 4, seed=0)
+    with pytest.raises(NonFinite, match="step 2"):
+        distill(lm, rows, init, Recipe(steps=5, lr=math.inf, batch=4, top_k=8), seed=0)
+
+
+def test_the_recipe_file_is_the_one_place():
+    plan = load_recipe()
+    assert plan.recipe.steps == json.loads(RECIPE.read_text())["steps"] and "tests" in plan.sources
+    assert "tests" not in plan.synth_sources and "examples" not in plan.synth_sources
+    assert load_recipe(steps=5).recipe.steps == 5
+
+
+def test_eval_runs_the_distilled_conditions_with_curves(tmp_path):
+    sw = pytest.importorskip("pskills_train.skillworld")
+    folder = sw.generate("test", 4, 0, tasks_per_skill=2, practice_per_skill=4).write(tmp_path / "w")
+    out = tmp_path / "d.json"
+    assert eval_main(["--bundle", str(HYPER), "--suite", "skillworld", "--skillworld-dir", str(folder), "--out",
+                      str(out), "--max-answer-tokens", "8", "--max-gen-tokens", "4", "--distill-steps", "6",
+                      "--conditions", "none,in_context,parametric,distilled,distilled_zero,distilled_synth,"
+                      "distilled_wrong"]) == 0
+    res = json.loads(out.read_text())
+    base = [c for c in res["conditions"] if "@" not in c]
+    assert base == ["none", "in_context", "parametric", *DISTILLED]
+    assert set(res["curve"]) == {"distilled", "distilled_zero"}
+    assert list(res["curve"]["distilled"]) == [str(s) for s in CURVE_STEPS if s < 6] + ["6"]
+    # 0 steps from the instant adapter is the instant adapter: the same accuracy as parametric
+    assert res["curve"]["distilled"]["0"] == res["conditions"]["parametric"]["accuracy"]
+    by = res["distill"]["by_condition"]
+    assert set(by) == {"distilled", "distilled_zero", "distilled_synth"}
+    assert by["distilled"]["questions_per_skill"]["tests"] == 4 and "tests" not in by["distilled_synth"][
+        "questions_per_skill"]
+    rec = next(iter(res["distill"]["records"].values()))
+    assert rec["steps"] == 6 and rec["seconds"] >= rec["teacher_seconds"] and math.isfinite(rec["final_loss"])
+    with pytest.raises(SystemExit, match="unknown"):
+        eval_main(["--bundle", str(HYPER), "--suite", "skillworld", "--skillworld-dir", str(folder), "--out",
+                   str(out), "--conditions", "distiled"])
+
+
+def test_questions_without_text_are_not_questions():
+    assert Question([{"role": "user", "content": "x"}], "tests").answer is None
