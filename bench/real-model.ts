@@ -210,7 +210,7 @@ function section(r: {
       ` (dequantized to float32, ${r.bundle_mb} MB bundle), run by the studio's engine on ${THREADS} threads` +
       ` (${r.cpu ?? 'unknown CPU'}, measured ${r.measured}; bench/results/real-model.json).`,
     '',
-    `- Decode: **${r.decode.decode_tokens_per_s} tokens/s** (${DECODE_TOKENS} tokens after a ${r.decode.prompt_tokens}-token prompt, median of the runs ${JSON.stringify(r.decode.decode_tokens_per_s_runs ?? [])}; the shared machine's load average ${r.loadavg.map((x) => x.toFixed(1)).join(' ')} at the end of the run; first token ${r.decode.ttft_s} s); RSS ${r.rss_mb} MB at the end of the run.`,
+    `- Decode: **${r.decode.decode_tokens_per_s} tokens/s** (${DECODE_TOKENS} tokens after a ${r.decode.prompt_tokens}-token prompt, ${r.decode.decode_tokens_per_s_runs ? `median of the runs ${JSON.stringify(r.decode.decode_tokens_per_s_runs)}` : 'one run'}; the shared machine's load average ${r.loadavg.map((x) => x.toFixed(1)).join(' ')} at the end of the run; first token ${r.decode.ttft_s} s); RSS ${r.rss_mb} MB at the end of the run.`,
     `- Distillation: ${STEPS} steps (\`distillSkill\`, the bundle's train-step graphs) on half of each skill's practice questions; the other half is held out.`,
     "- NLL: mean per-token NLL, on the held-out questions, of the teacher's greedy answer (the base with the skill in its context), under each condition. In context is the floor by construction (it wrote those answers).",
     '',
