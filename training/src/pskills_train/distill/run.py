@@ -35,7 +35,8 @@ def load_recipe(path: Path = RECIPE, **override: Any) -> Plan:
     unknown = set(raw) - known - {"questions", "sources", "synth_sources"}
     if unknown:
         raise ValueError(f"{path}: unknown fields {sorted(unknown)}")
-    rec = Recipe(**{k: (tuple(v) if k == "snapshots" else v) for k, v in raw.items() if k in known})
+    args: dict[str, Any] = {k: (tuple(v) if k == "snapshots" else v) for k, v in raw.items() if k in known}
+    rec = Recipe(**args)
     return Plan(rec, int(raw["questions"]), tuple(raw["sources"]), tuple(raw["synth_sources"]))
 
 

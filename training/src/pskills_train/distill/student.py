@@ -96,7 +96,7 @@ def distill(lm: LlamaLM, rows: list[TeacherRow], init: Row, recipe: Recipe, seed
         return {k: (ps[2 * j].detach().clone(), ps[2 * j + 1].detach().clone()) for j, k in enumerate(keys)}
 
     for step in range(1, recipe.steps + 1):
-        picked = []
+        picked: list[TeacherRow] = []
         while len(picked) < min(recipe.batch, len(rows)):
             if not order:
                 order = torch.randperm(len(rows), generator=gen).tolist()
