@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
 
 const out = mkdtempSync(join(tmpdir(), 'pskills-build-'));
@@ -19,6 +20,7 @@ it('builds with no warning, every renderer chunk under 500 kB', () => {
   // A folder outside the project is not emptied first: Vite says so, which npm start never sees.
   const said = `${r.stdout}\n${r.stderr}`
     .split('\n')
+    .map((l) => stripVTControlCharacters(l)) // colour codes alone are not a warning
     .filter((l) => l.trim() && !/is not inside project root and will not be emptied|--emptyOutDir/.test(l));
   expect(said).toEqual([]);
   const assets = join(out, 'renderer', 'assets');

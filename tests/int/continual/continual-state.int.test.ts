@@ -75,7 +75,7 @@ describe('the Continual page state', () => {
     const runner = new ContinualRunner(api, () => {});
     expect(await runner.start({ ...FORM, episodes: 0 })).toBe(false);
     expect(runner.snapshot.status).toBe('idle');
-    expect(runner.snapshot.problems).toEqual([expect.stringMatching(/^Episodes: /)]);
+    expect(runner.snapshot.problems).toEqual([expect.stringMatching(/^Episodes must be at least 1/)]);
   });
 
   it('the service refusal shows as the run failing (more episodes than worlds)', async () => {
