@@ -32,7 +32,10 @@ ROOT = Path(__file__).resolve().parents[2]
 CREATED = "2025-01-01T00:00:00Z"
 SHARPEN = 7.0
 TOKEN_BUDGET, OVERLAP = 16, 4
-NET = NetConfig(kind="perceiver", rank=2, width=16, heads=2, blocks=1, mlp_ratio=2, seed=3)
+# the fixture's architecture, pinned (the query readout, layer norm, no shared adapter), so the committed
+# oracle stays what this script makes whatever NetConfig's defaults become
+NET = NetConfig(kind="perceiver", rank=2, width=16, heads=2, blocks=1, mlp_ratio=2, seed=3, shared_rank=0,
+                readout="query", norm="layer", slot_clip=0.0)
 # (n ids, budget, overlap): boundaries of the chunk rule, for a pure-arithmetic test
 CHUNK_CASES = [(1, 16, 4), (16, 16, 4), (17, 16, 4), (28, 16, 4), (29, 16, 4), (45, 16, 4), (10, 4, 0), (9, 4, 3)]
 SKILLS = {

@@ -140,7 +140,7 @@ def test_cli_with_fresh_hypernet_and_two_targets(tmp_path, capsys):
     outs = dict(zip([o.name for o in sess.get_outputs()],
                     sess.run(None, {"states": np.ones((1, 3, 64), np.float32), "mask": np.ones((1, 3), np.float32)}),
                     strict=True))
-    assert outs["B.q"].shape == (2, 8, 64) and not outs["B.q"].any()  # fresh: ΔW = 0
+    assert outs["B.q"].shape == (2, 12, 64) and not outs["B.q"].any()  # rank 8 + shared 4; fresh: ΔW = 0
     assert main(["--from-hf", str(folder), "--out", str(tmp_path / "b")]) == 1
     assert "b exists (pass" in capsys.readouterr().err
 

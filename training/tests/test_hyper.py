@@ -132,6 +132,7 @@ def test_compile_skill_shapes_and_mean_combine(tiny):
     lm, tok = tiny
     net = build_hypernet(lm.cfg, SMALL)
     perturb(net, 1)
+    net.eval()  # compile_ids is called directly below: running statistics, as compile_skill uses
     ids = encode_ids(tok, SKILL)
     spans = chunk_spans(len(ids), 16, 4)
     adapter = compile_skill(lm, net, tok, SKILL, 16, 4)
@@ -139,7 +140,8 @@ def test_compile_skill_shapes_and_mean_combine(tiny):
     assert k >= 3
     assert set(adapter) == {(i, m) for i in range(lm.cfg.num_layers) for m in lm.cfg.lora_targets}
     a, b = adapter[(1, "down")]
-    assert a.shape == (lm.cfg.intermediate_size, k * 2) and b.shape == (k * 2, lm.cfg.hidden_size)
+    r = SMALL.rank + SMALL.shared_rank  # read slots plus the shared adapter, per chunk
+    assert a.shape == (lm.cfg.intermediate_size, k * r) and b.shape == (k * r, lm.cfg.hidden_size)
     # ΔW is the mean of the chunk ΔWs
     chunk_dw = [compile_ids(lm, net, ids[s:e], 16, 4)[(1, "down")] for s, e in spans]
     mean = sum(ca @ cb for ca, cb in chunk_dw) / k
@@ -150,6 +152,7 @@ def test_batch_adapters_is_compile_skill_with_grad(tiny):
     lm, tok = tiny
     net = build_hypernet(lm.cfg, SMALL)
     perturb(net, 2)
+    net.eval()  # the slot batch norm's running statistics, as compile uses them
     texts = [SKILL, "# Steps\nRun the tests.", SKILL[:120]]
     sources = [encode_ids(tok, t) for t in texts]
     lora = batch_adapters(lm, net, sources, 16, 4)
@@ -277,24 +280,16 @@ def test_stage2_starts_from_stage1_and_runs(tiny, tmp_path):
     assert ck["stage"] == 2 and ck["history"][0]["stage"] == 1
 
 
-def test_answer_only_share_cuts_the_question_from_training_episodes_only(tiny, tmp_path):
-    lm, tok = tiny
-    cfg = tiny_cfg(tmp_path)
-    cfg.run2.init = ""
-    traj = [{"skill": f"s{i}", "skill_text": SKILL,
-             "messages": [{"role": "user", "content": "How do I review?"},
-                          {"role": "assistant", "content": "Check the tests first."}]} for i in range(3)]
-
-    def texts(share: float) -> tuple[list[str], list[str]]:
-        cfg.stage2.answer_only_share = share
-        tr = HyperTrainer(cfg, 2, base=(lm, tok, CHAT_TEMPLATE), train_items=traj, val_items=traj)
-        train = [tok.decode(e.prompt + e.target) for e in tr.micro_examples(0, 0)]
-        return train, [tok.decode(e.prompt + e.target) for e in tr.val["chat"]]
-
-    kept, val0 = texts(0.0)
-    cut, val1 = texts(1.0)
-    assert all("How do I review?" in t for t in kept)
-    assert all("How do I review?" not in t and "Check the tests first." in t for t in cut)
-    assert val1 == val0 and all("How do I review?" in t for t in val1)  # validation keeps its questions
-    with pytest.raises(ValueError, match="answer_only_share"):
-        HyperConfig.from_dict({"stage2": {"answer_only_share": 1.5}})
+def test_retired_experiments_load_at_their_off_value_and_are_refused_on(tmp_path):
+    """Configs and bundle cards written before the null experiments were removed still load when
+    those keys hold the value that meant off; switched on, they name the removal."""
+    card = json.loads((ROOT / "resources/bundles/default/bundle.json").read_text())["training_card"]["hypernet"]
+    cfg = HyperConfig.from_dict(card["config"])
+    assert cfg.net == NetConfig(), "NetConfig's defaults are the shipped hypernetwork's"
+    old = {"net": {"readout": "content", "center": False, "keys": "read", "copy_gain_init": 0.0},
+           "stage2": {"answer_only_share": 0.0}}
+    assert HyperConfig.from_dict(old).net.readout == "content"
+    for bad in ({"net": {"center": True}}, {"net": {"keys": "learned"}}, {"net": {"readout": "transition"}},
+                {"net": {"readout": "copy"}}, {"net": {"copy_gain_init": 0.5}}, {"stage2": {"answer_only_share": 0.3}}):
+        with pytest.raises(ValueError, match="removed"):
+            HyperConfig.from_dict(bad)

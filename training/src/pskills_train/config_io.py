@@ -1,10 +1,14 @@
-"""JSON configs with `--set section.field=value` overrides, read into dataclasses with unknown keys refused.
+"""JSON configs read into dataclasses with unknown keys refused.
 
-Shared by the pretraining and hypernetwork configs; keys starting with "_" are comments.
+Shared by the pretraining and hypernetwork configs. The recipe of a run is its config file alone;
+`--set section.field=value` overrides exist for experiments and are recorded next to the file's hash
+(`config_record`), so a training card says which file and which changes made the weights. Keys
+starting with "_" are tolerated in files written before the notes moved to training/configs/README.md.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import fields
@@ -37,6 +41,17 @@ def build(cls: type, raw: dict[str, Any], where: str) -> Any:
     if unknown:
         raise ValueError(f"{where}: unknown fields {unknown}")
     return cls(**{k: v for k, v in raw.items() if k in known})
+
+
+def config_record(path: str | Path, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """What a training card keeps of the config a run read: its path (repository-relative when it can
+    be), the sha256 of its bytes and any `--set` overrides."""
+    p = Path(path).resolve()
+    shown = str(p.relative_to(REPO)) if p.is_relative_to(REPO) else str(path)
+    out: dict[str, Any] = {"path": shown, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+    if overrides:
+        out["set"] = list(overrides)
+    return out
 
 
 def repo_path(p: str | Path) -> Path:

@@ -4,8 +4,8 @@
         --out resources/bundles/default [--created 2026-12-02T00:00:00Z] [--force]
 
 The card (bundle.json `training_card`) records what reproduces the weights: the full pretrain config,
-seed, steps and tokens seen, sha256 of the corpus manifest and the tokenizer, the last held-out
-metrics and the compression baselines of the same held-out bytes.
+the config file's path and sha256, seed, steps and tokens seen, sha256 of the corpus manifest and the
+tokenizer, the last held-out metrics and the compression baselines of the same held-out bytes.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 
 from tokenizers import Tokenizer
 
+from ..config_io import config_record
 from ..model import LORA_MODULES, load_hf
 from ..train.checkpoint import CKPT, load_checkpoint
 from ..train.config import PretrainConfig
@@ -37,9 +38,9 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
 
 
 def training_card(cfg: PretrainConfig, source: str | Path, rows: list[dict[str, Any]],
-                  phases: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
-    """`source`: the config file `cfg` was loaded from; `phases`: the earlier runs this one continued
-    (run.init_from), each {config, from_step, to_step}."""
+                  phases: Sequence[dict[str, Any]] = (), overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """`source`: the config file `cfg` was loaded from (its hash goes in the card's `config_file`);
+    `phases`: the earlier runs this one continued (run.init_from), each {config, from_step, to_step}."""
     evals = [r for r in rows if "val_bpb_docs_val" in r]
     if not evals:
         raise ValueError("metrics.jsonl has no evaluation rows")
@@ -58,6 +59,7 @@ def training_card(cfg: PretrainConfig, source: str | Path, rows: list[dict[str, 
     return {
         "kind": "pretrained",
         "config": cfg.to_dict(),
+        "config_file": config_record(source, overrides),
         "earlier_phases": list(phases),
         "seed": cfg.run.seed,
         "steps": last["step"],
@@ -98,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     tok = Tokenizer.from_file(str(tok_file))
     tcfg = json.loads((tok_file.parent / "tokenizer_config.json").read_text())
     phases = load_checkpoint(run).get("phases", []) if (run / CKPT).exists() else []
-    card = training_card(cfg, a.config, read_metrics(run / "metrics.jsonl"), phases)
+    card = training_card(cfg, a.config, read_metrics(run / "metrics.jsonl"), phases, a.set)
     spec = BundleSpec(id=a.id, created=a.created or created_now(), default_rank=DEFAULT_RANK, alpha=float(DEFAULT_RANK),
                       token_budget=cfg.data.seq_len, chunk_overlap=cfg.data.seq_len // 8, encoder_graph=True,
                       training_card={"model": lm.cfg.to_dict(), **card})

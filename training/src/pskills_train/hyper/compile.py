@@ -131,8 +131,7 @@ def batch_adapters(lm: LlamaLM, hypernet: torch.nn.Module, sources: list[list[in
     x, mask = x.to(dev), mask.to(dev)
     states = encode_states(lm, x, mask)  # [C, m, d]
     h = as_hypernet(getattr(hypernet, "module", hypernet))  # DDP wraps it
-    extra = (lm.model.embed_tokens(x).detach(),) if h.cfg.readout == "copy" else ()  # the copy readout's values
-    out = hypernet(states, mask.float(), *extra)  # module -> A [C, L, d_in, r], B [C, L, r, d_out]
+    out = hypernet(states, mask.float())  # module -> A [C, L, d_in, r], B [C, L, r, d_out]
     counts = torch.bincount(torch.tensor(owner), minlength=len(sources))
     max_rank = int(counts.max()) * h.rank
     lora: LoraInputs = {}

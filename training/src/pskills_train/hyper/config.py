@@ -16,9 +16,9 @@ from ..config_io import build, read_config, repo_path
 
 @dataclass
 class NetConfig:
-    kind: str = "perceiver"  # perceiver | t2l
+    kind: str = "perceiver"  # perceiver | t2l (the ablation)
     rank: int = 8  # r of one chunk's adapter read from the skill
-    shared_rank: int = 0  # rank of the learned adapter every skill shares (added to `rank` in the output)
+    shared_rank: int = 4  # rank of the learned adapter every skill shares (added to `rank` in the output)
     width: int = 128  # query / hidden width
     heads: int = 4  # attention heads of the cross-attention (perceiver)
     blocks: int = 2  # cross-attention blocks (perceiver) / MLP layers (t2l)
@@ -29,26 +29,19 @@ class NetConfig:
     # std 1/sqrt(d_in)). Under Adam a head weight moves by ~lr per step, so an output moves by
     # ~lr·|z|₁·out_scale ≈ lr·width·out_scale: 1/width makes the factors move at ~lr, as LoRA weights do.
     out_scale: float = 0.01
-    # perceiver: where a slot's factors come from. "query": the slot's query after the blocks (its
-    # learned embedding plus what it read), so a generic adapter is the easy optimum; "content": one
-    # more attention read whose result (a mix of projected skill states, no query residual) is the
-    # slot, so every factor is made of the skill's own states and the queries only choose where to look.
-    # "transition": the content read, but B's slot from the state one position later (net.py
-    # TransitionReadout): each rank slot can store one "after token t comes token t+1" of the skill.
-    # "copy": the content read plus the skill's token embeddings into o's and down's B (CopyReadout;
-    # trains, does not export); copy_gain_init is where its per-layer gain starts.
-    readout: str = "query"
-    copy_gain_init: float = 0.0
-    center: bool = False  # content readout: values from states minus the chunk's mean state
-    # Normalisation of the slots before the heads. "layer": LayerNorm per slot. "batch": each slot
-    # feature centred and scaled over the batch (running statistics when compiling), so what all
-    # skills share is removed before the heads and the read part is O(1) apart between skills; the
-    # shared adapter (shared_rank) is then the only place for the generic part.
-    norm: str = "layer"
+    # perceiver: where a slot's factors come from. "content": one more attention read whose result (a
+    # mix of projected skill states, no query residual) is the slot, so every factor is made of the
+    # skill's own states and the queries only choose where to look. "query": the slot's query after
+    # the blocks (its learned embedding plus what it read), so a generic adapter is the easy optimum.
+    readout: str = "content"
+    # Normalisation of the slots before the heads. "batch": each slot feature centred and scaled over
+    # the batch (running statistics when compiling), so what all skills share is removed before the
+    # heads and the read part is O(1) apart between skills; the shared adapter (shared_rank) is then
+    # the only place for the generic part. "layer": LayerNorm per slot.
+    norm: str = "batch"
     # > 0: each normalised slot's norm is capped at slot_clip·sqrt(width), so the slots of a chunk
     # unlike the training population (random text, a one-line skill) cannot blow up the adapter
-    slot_clip: float = 0.0
-    keys: str = "read"  # "read": A and B from the slots; "learned": A a learned matrix, B from the slots
+    slot_clip: float = 3.0
     seed: int = 0
 
 
@@ -95,9 +88,6 @@ class Stage2Config:
     # skills of a micro-batch; empty = every skill equally likely (4,000 SkillWorld worlds then drown
     # ~500 real skills). With shares, validation is reported per source as well (val_loss_chat_<source>).
     source_shares: dict[str, float] = field(default_factory=dict)
-    # Share of training episodes cut to their last assistant turn (no question): the adapter alone has
-    # to start the answer, with the skill's own words (hyper/train.py _answer_only). Validation is unchanged.
-    answer_only_share: float = 0.0
     # With source_shares: every micro-batch from one source (drawn by share), so batch-normalised slots
     # are centred among skills of one kind, not by the SkillWorld-vs-real difference.
     stratify: bool = False
@@ -132,6 +122,36 @@ class RunConfig:
 
 SECTIONS = ("net", "encoder", "data", "stage1", "stage2", "run1", "run2")
 
+# Settings of experiments measured null and removed (docs/results.md, "Removed experiments", names the
+# commit whose code still runs them). Configs and bundle training cards written before keep them at the
+# value that meant "off"; that value is accepted and dropped, any other is refused.
+RETIRED: dict[str, dict[str, Any]] = {
+    "net": {"center": False, "keys": "read", "copy_gain_init": 0.0},
+    "stage2": {"answer_only_share": 0.0},
+}
+RETIRED_READOUTS = ("transition", "copy")
+
+
+def drop_retired(section: str, raw: dict[str, Any], where: str) -> dict[str, Any]:
+    """`raw` without the retired keys of `section`; a retired experiment switched on is an error."""
+    out = dict(raw)
+    for key, off in RETIRED.get(section, {}).items():
+        if key in out:
+            value = out.pop(key)
+            if value != off:
+                raise ValueError(f"{where}.{key} = {value!r}: that experiment was measured null and removed "
+                                 f"(docs/results.md, Removed experiments); only {off!r} is accepted")
+    if section == "net" and out.get("readout") in RETIRED_READOUTS:
+        raise ValueError(f"{where}.readout {out['readout']!r}: that readout was measured null and removed "
+                         "(docs/results.md, Removed experiments); use content or query")
+    return out
+
+
+def net_config(raw: dict[str, Any], where: str = "net") -> NetConfig:
+    """NetConfig from a checkpoint's or a training card's `net` dict (retired keys at their off value)."""
+    out: NetConfig = build(NetConfig, drop_retired("net", raw, where), where)
+    return out
+
 
 @dataclass
 class HyperConfig:
@@ -150,7 +170,8 @@ class HyperConfig:
             raise ValueError(f"{where}: unknown sections {unknown}")
         types = {"net": NetConfig, "encoder": EncoderConfig, "data": DataConfig, "stage1": Stage1Config,
                  "stage2": Stage2Config, "run1": RunConfig, "run2": RunConfig}
-        built = {s: build(t, raw[s], f"{where}.{s}") for s, t in types.items() if s in raw}
+        built = {s: build(t, drop_retired(s, raw[s], f"{where}.{s}"), f"{where}.{s}")
+                 for s, t in types.items() if s in raw}
         out = cls(**built)
         out.check()
         return out
@@ -165,10 +186,10 @@ class HyperConfig:
     def check(self) -> None:
         if self.net.kind not in ("perceiver", "t2l"):
             raise ValueError(f"net.kind must be perceiver or t2l, got {self.net.kind!r}")
-        if not 0.0 <= self.stage2.answer_only_share <= 1.0:
-            raise ValueError(f"stage2.answer_only_share must be in 0 .. 1, got {self.stage2.answer_only_share}")
-        if self.net.readout not in ("query", "content", "transition", "copy"):
-            raise ValueError(f"net.readout must be query, content, transition or copy, got {self.net.readout!r}")
+        if self.net.readout not in ("content", "query"):
+            raise ValueError(f"net.readout must be content or query, got {self.net.readout!r}")
+        if self.net.norm not in ("batch", "layer"):
+            raise ValueError(f"net.norm must be batch or layer, got {self.net.norm!r}")
         if not 0 <= self.encoder.chunk_overlap < self.encoder.token_budget:
             raise ValueError("encoder.chunk_overlap must be in 0 .. token_budget - 1")
         for run in (self.run1, self.run2):

@@ -44,7 +44,7 @@ from ..export.onnx_encoder import (
 )
 from ..export.staging import staged_folder
 from ..model.config import ModelConfig
-from .config import NetConfig
+from .config import net_config
 from .net import build_hypernet
 from .protocol import as_hypernet
 
@@ -177,7 +177,7 @@ def write_hyper_bundle(base: str | os.PathLike, net: nn.Module, out: str | os.Pa
 def load_hypernet(ckpt: dict[str, Any], kind: str | None = None) -> tuple[nn.Module, ModelConfig, dict[str, Any]]:
     """(hypernet in eval mode, the base LM's config, the hyper config dict) from a training checkpoint."""
     cfg = ckpt["config"]
-    net_cfg = NetConfig(**cfg["net"])
+    net_cfg = net_config(cfg["net"], "checkpoint config.net")
     if kind is not None and kind != net_cfg.kind:
         raise ValueError(f"--kind {kind} but the checkpoint holds a {net_cfg.kind} hypernetwork")
     lm_cfg = ModelConfig.from_dict(ckpt["lm_config"])
@@ -192,6 +192,8 @@ def training_card(ckpt: dict[str, Any]) -> dict[str, Any]:
             "history": ckpt.get("history", []),
             "config": {k: cfg[k] for k in ("net", "encoder", "data", "stage1", "stage2") if k in cfg},
             "run": cfg.get(f"run{ckpt.get('stage', 1)}"), "metrics": ckpt.get("last_metrics", {})}
+    if "config_file" in ckpt:  # the file the run read and its sha256 (config_io.config_record)
+        card["config_file"] = ckpt["config_file"]
     if "recalibrated" in ckpt:  # hyper.recalibrate: the batch-norm statistics the bundle compiles with
         card["recalibrated"] = ckpt["recalibrated"]
     return card

@@ -6,7 +6,7 @@ Both kinds share one interface (and one ONNX I/O contract, docs/bundle-format.md
 
 and produce *folded* factors (the LM computes y += (x·A)·B, no α/r).
 
-- `PerceiverHypernet` (DESIGN §1, the default): one learned query per (layer, module, rank slot);
+- `PerceiverHypernet` (the default, docs/design.md): one learned query per (layer, module, rank slot);
   `blocks` cross-attention blocks let the queries read the masked states; per-module heads turn each
   slot's query into one row of A (d_in) and one column of B (d_out).
 - `T2LHypernet` (the ablation): masked mean of the states -> MLP over layer + module + slot
@@ -74,9 +74,6 @@ class _Base(nn.Module):
         self.dims = {m: lm_cfg.lora_dims(m) for m in self.modules_}
         w = cfg.width
         self.out_norm = nn.LayerNorm(w) if cfg.norm == "layer" else SlotBatchNorm(self.num_slots, w)
-        # transition readout: B's slots are read apart from A's, so they get their own normalisation
-        self.out_norm_b = (nn.LayerNorm(w) if cfg.norm == "layer" else SlotBatchNorm(self.num_slots, w)) \
-            if cfg.readout == "transition" else None
         self.head_a = nn.ModuleDict({m: nn.Linear(w, d_in) for m, (d_in, _) in self.dims.items()})
         self.head_b = nn.ModuleDict({m: nn.Linear(w, d_out) for m, (_, d_out) in self.dims.items()})
         # The generic part, made explicit: one learned adapter every skill gets (rank-concatenated, so
@@ -84,16 +81,8 @@ class _Base(nn.Module):
         r0, L = cfg.shared_rank, lm_cfg.num_layers
         self.shared_a = nn.ParameterDict({m: nn.Parameter(torch.randn(L, d_in, r0) / math.sqrt(d_in))
                                           for m, (d_in, _) in self.dims.items()} if r0 else {})
-        # net.keys "learned": A of the read slots is a learned matrix, only B is read from the skill, so
-        # ΔW is linear in the (centred) slots; with both read, A·B is bilinear and has a mean every
-        # skill shares even when the slots are centred.
-        self.key_a = nn.ParameterDict({m: nn.Parameter(torch.randn(L, d_in, cfg.rank) / math.sqrt(d_in))
-                                       for m, (d_in, _) in self.dims.items()} if cfg.keys == "learned" else {})
         self.shared_b = nn.ParameterDict({m: nn.Parameter(torch.zeros(L, r0, d_out))
                                           for m, (_, d_out) in self.dims.items()} if r0 else {})
-        # copy readout: per layer, how much of the copied token embedding each residual-writing B takes
-        self.copy_gain = nn.ParameterDict({m: nn.Parameter(torch.full((L,), cfg.copy_gain_init)) for m in self.dims
-                                           if m in ("o", "down")} if cfg.readout == "copy" else {})
 
     @torch.no_grad()
     def _init_heads(self, g: torch.Generator) -> None:
@@ -109,31 +98,23 @@ class _Base(nn.Module):
     def num_slots(self) -> int:
         return self.num_layers * len(self.modules_) * self.spec_rank
 
-    def _slots(self, z: Tensor, norm: nn.Module) -> Tensor:
+    def _slots(self, z: Tensor) -> Tensor:
         """Normalise (and cap) slots [b, L*M*r, w] -> [b, L, M, r, w]."""
-        z = norm(z)
+        z = self.out_norm(z)
         if self.cfg.slot_clip > 0:  # cap each slot's norm (out-of-distribution chunks)
             cap = self.cfg.slot_clip * math.sqrt(z.shape[-1])
             z = z * torch.clamp(cap / z.norm(dim=-1, keepdim=True).clamp(min=1e-6), max=1.0)
         return z.view(z.shape[0], self.num_layers, len(self.modules_), self.spec_rank, -1)
 
-    def heads(self, z: Tensor, z_b: Tensor | None = None, copied: Tensor | None = None) -> Factors:
-        """z [b, L*M*r, w] (slot order layer, module, rank) -> per-module folded factors; with z_b, B's
-        slots come from z_b (the transition readout) and A's from z; `copied` [b, L*M*r, d] is added to
-        the B rows of residual-writing modules, scaled by copy_gain (the copy readout)."""
+    def heads(self, z: Tensor) -> Factors:
+        """z [b, L*M*r, w] (slot order layer, module, rank) -> per-module folded factors."""
         b = z.shape[0]
-        cp = copied.view(b, self.num_layers, len(self.modules_), self.spec_rank, -1) if copied is not None else None
-        za = self._slots(z, self.out_norm)
-        zb = za if z_b is None else self._slots(z_b, cast(nn.Module, self.out_norm_b))
+        zs = self._slots(z)
         out: Factors = {}
         for j, m in enumerate(self.modules_):
             s = self.cfg.out_scale
-            a = self.head_a[m](za[:, :, j]).transpose(-1, -2) * s  # [b, L, d_in, r]
-            bb = self.head_b[m](zb[:, :, j]) * s  # [b, L, r, d_out]
-            if cp is not None and m in self.copy_gain:
-                bb = bb + self.copy_gain[m][None, :, None, None] * cp[:, :, j]
-            if self.cfg.keys == "learned":
-                a = self.key_a[m].expand(b, -1, -1, -1)
+            a = self.head_a[m](zs[:, :, j]).transpose(-1, -2) * s  # [b, L, d_in, r]
+            bb = self.head_b[m](zs[:, :, j]) * s  # [b, L, r, d_out]
             if self.cfg.shared_rank:
                 a = torch.cat([a, self.shared_a[m].expand(b, -1, -1, -1)], dim=-1)  # [b, L, d_in, r + r0]
                 bb = torch.cat([bb, self.shared_b[m].expand(b, -1, -1, -1)], dim=-2)  # [b, L, r + r0, d_out]
@@ -181,38 +162,7 @@ class CrossAttentionBlock(nn.Module):
 
 
 class ContentReadout(nn.Module):
-    """Attention read with no residual: slot = o(softmax(q·k) · v(states)). With `center` the values are
-    taken from the states minus their masked mean, so what every chunk shares cancels."""
-
-    def __init__(self, w: int, d_enc: int, heads: int, center: bool):
-        super().__init__()
-        self.heads, self.center, self.scale = heads, center, 1.0 / math.sqrt(w // heads)
-        self.norm_q = nn.LayerNorm(w)
-        self.q = nn.Linear(w, w, bias=False)
-        self.k = nn.Linear(d_enc, w, bias=False)
-        self.v = nn.Linear(d_enc, w, bias=False)
-        self.o = nn.Linear(w, w)
-
-    def forward(self, z: Tensor, kv_in: Tensor, bias: Tensor, mask: Tensor) -> Tensor:
-        b, nq, w = z.shape
-        n, h = kv_in.shape[1], self.heads
-        vals = kv_in
-        if self.center:
-            m = mask.unsqueeze(-1)  # [b, n, 1]
-            vals = kv_in - (kv_in * m).sum(1, keepdim=True) / m.sum(1, keepdim=True).clamp(min=1.0)
-        q = self.q(self.norm_q(z)).view(b, nq, h, w // h).transpose(1, 2)  # [b, h, Q, dh]
-        k = self.k(kv_in).view(b, n, h, w // h).transpose(1, 2)  # [b, h, n, dh]
-        v = self.v(vals).view(b, n, h, w // h).transpose(1, 2)
-        att = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * self.scale + bias, dim=-1)  # [b, h, Q, n]
-        return self.o(torch.matmul(att, v).transpose(1, 2).reshape(b, nq, w))  # [b, Q, w]
-
-
-class TransitionReadout(nn.Module):
-    """A content readout that reads two positions per slot: A's slot from the attended position t, B's
-    from t + 1. A LoRA pair is a key -> value memory (x·A matches a key, B writes a value), so a slot
-    that attends to a token of the skill can store "after this, that": the next token of a made-up
-    word the base has no weights for. The attention, keys and A-values are the content readout's
-    (same parameter names, so a content-readout checkpoint loads into it); `v_next`/`o_next` read B."""
+    """Attention read with no residual: slot = o(softmax(q·k) · v(states))."""
 
     def __init__(self, w: int, d_enc: int, heads: int):
         super().__init__()
@@ -222,45 +172,15 @@ class TransitionReadout(nn.Module):
         self.k = nn.Linear(d_enc, w, bias=False)
         self.v = nn.Linear(d_enc, w, bias=False)
         self.o = nn.Linear(w, w)
-        self.v_next = nn.Linear(d_enc, w, bias=False)
-        self.o_next = nn.Linear(w, w)
 
-    def forward(self, z: Tensor, kv_in: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+    def forward(self, z: Tensor, kv_in: Tensor, bias: Tensor) -> Tensor:
         b, nq, w = z.shape
         n, h = kv_in.shape[1], self.heads
-        # position t may be read only when t + 1 is a real token too
-        nxt = torch.cat([kv_in[:, 1:], kv_in[:, :1] * 0.0], dim=1)  # [b, n, d_enc]: state of t + 1 at t
-        mask_t = torch.cat([mask[:, 1:], mask[:, :1] * 0.0], dim=1) * mask  # [b, n]
-        bias = ((mask_t - 1.0) * 1e9).view(b, 1, 1, n)
         q = self.q(self.norm_q(z)).view(b, nq, h, w // h).transpose(1, 2)  # [b, h, Q, dh]
         k = self.k(kv_in).view(b, n, h, w // h).transpose(1, 2)  # [b, h, n, dh]
+        v = self.v(kv_in).view(b, n, h, w // h).transpose(1, 2)
         att = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * self.scale + bias, dim=-1)  # [b, h, Q, n]
-
-        def read(vals: Tensor, v: nn.Linear, o: nn.Linear) -> Tensor:
-            vv = v(vals).view(b, n, h, w // h).transpose(1, 2)
-            return o(torch.matmul(att, vv).transpose(1, 2).reshape(b, nq, w))  # [b, Q, w]
-
-        return read(kv_in, self.v, self.o), read(nxt, self.v_next, self.o_next)
-
-
-class CopyReadout(ContentReadout):
-    """The content readout plus a copy path (an experiment, issue 12): a second attention per slot whose
-    values are the skill's token embeddings, not encoder states, so a slot that attends to a made-up word
-    hands B (modules writing the residual stream, d_out = hidden) that token's embedding, which the tied
-    LM head reads as the token. hypernet.onnx's contract carries no tokens, so it trains but does not
-    export."""
-
-    def __init__(self, w: int, d_enc: int, heads: int, center: bool):
-        super().__init__(w, d_enc, heads, center)
-        self.cnorm = nn.LayerNorm(w)
-        self.cq = nn.Linear(w, w, bias=False)
-        self.ck = nn.Linear(d_enc, w, bias=False)
-
-    def copy(self, z: Tensor, kv_in: Tensor, bias: Tensor, tokens: Tensor) -> Tensor:
-        q = self.cq(self.cnorm(z))  # [b, Q, w]
-        att = torch.softmax(torch.matmul(q, self.ck(kv_in).transpose(-1, -2)) / math.sqrt(q.shape[-1])
-                            + bias[:, 0], dim=-1)  # [b, Q, n]
-        return torch.matmul(att, tokens)  # [b, Q, d]
+        return self.o(torch.matmul(att, v).transpose(1, 2).reshape(b, nq, w))  # [b, Q, w]
 
 
 class PerceiverHypernet(_Base):
@@ -273,13 +193,7 @@ class PerceiverHypernet(_Base):
         self.queries = nn.Parameter(torch.zeros(self.num_slots, w))  # [L*M*r, w]
         self.blocks = nn.ModuleList(CrossAttentionBlock(w, self.d_enc, cfg.heads, cfg.mlp_ratio)
                                     for _ in range(cfg.blocks))
-        self.readout: nn.Module | None = None
-        if cfg.readout == "content":
-            self.readout = ContentReadout(w, self.d_enc, cfg.heads, cfg.center)
-        elif cfg.readout == "transition":
-            self.readout = TransitionReadout(w, self.d_enc, cfg.heads)
-        elif cfg.readout == "copy":
-            self.readout = CopyReadout(w, self.d_enc, cfg.heads, cfg.center)
+        self.readout = ContentReadout(w, self.d_enc, cfg.heads) if cfg.readout == "content" else None
         g = torch.Generator().manual_seed(cfg.seed)
         with torch.no_grad():
             self.queries.normal_(0.0, 1.0, generator=g)
@@ -292,22 +206,16 @@ class PerceiverHypernet(_Base):
                     lin.bias.zero_()
         self._init_heads(g)
 
-    def forward(self, states: Tensor, mask: Tensor, tokens: Tensor | None = None) -> Factors:
-        # states [b, n, d_enc], mask [b, n] (float 1 = real), tokens [b, n, d] embeddings (copy readout)
+    def forward(self, states: Tensor, mask: Tensor) -> Factors:
+        # states [b, n, d_enc], mask [b, n] (float 1 = real)
         b = states.shape[0]
         kv_in = self.norm_in(states)  # [b, n, d_enc]
         bias = ((mask - 1.0) * 1e9).view(b, 1, 1, -1)  # [b, 1, 1, n]: 0 real, -1e9 padding
         z = self.queries.unsqueeze(0).expand(b, -1, -1)  # [b, Q, w]
         for blk in self.blocks:
             z = blk(z, kv_in, bias)
-        if isinstance(self.readout, TransitionReadout):
-            return self.heads(*self.readout(z, kv_in, mask))
-        if isinstance(self.readout, CopyReadout):
-            if tokens is None:
-                raise ValueError("net.readout 'copy' reads token embeddings, which hypernet.onnx's inputs do not carry")
-            return self.heads(self.readout(z, kv_in, bias, mask), copied=self.readout.copy(z, kv_in, bias, tokens))
         if self.readout is not None:
-            z = self.readout(z, kv_in, bias, mask)
+            z = self.readout(z, kv_in, bias)
         return self.heads(z)
 
 
@@ -343,29 +251,6 @@ class T2LHypernet(_Base):
         for mlp in self.mlps:
             z = z + mlp(z)
         return self.heads(z)
-
-
-# transition readout's own parameters -> the content readout's they start from
-_TRANSITION_FROM = {"readout.v_next.": "readout.v.", "readout.o_next.": "readout.o.", "out_norm_b.": "out_norm."}
-_COPY_NEW = ("readout.cnorm.", "readout.cq.", "readout.ck.", "copy_gain.")  # copy readout's own parameters
-
-
-def load_init(net: nn.Module, state: dict[str, Tensor]) -> list[str]:
-    """Load a checkpoint to start from; a content-readout checkpoint into a transition-readout net starts
-    B's read as a copy of A's (so the run begins at the checkpoint's adapters, moved one position).
-    Returns the keys filled that way; anything else missing or unexpected is an error, as in strict."""
-    state, filled = dict(state), []
-    own = net.state_dict()
-    for key in own:
-        src = next((key.replace(new, old, 1) for new, old in _TRANSITION_FROM.items() if key.startswith(new)), None)
-        if key not in state and src is not None and src in state:
-            state[key] = state[src].clone()
-            filled.append(key)
-        elif key not in state and key.startswith(_COPY_NEW):  # the copy path starts fresh (gain 0: no change)
-            state[key] = own[key].clone()
-            filled.append(key)
-    net.load_state_dict(state)
-    return filled
 
 
 def build_hypernet(lm_cfg: ModelConfig, cfg: NetConfig) -> _Base:

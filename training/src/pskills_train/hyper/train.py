@@ -32,7 +32,7 @@ import torch.nn.functional as F
 from tokenizers import Tokenizer
 from tqdm import tqdm
 
-from ..config_io import repo_path
+from ..config_io import config_record, repo_path
 from ..model import LlamaLM, ModelConfig, load_hf
 from ..tokenizer import CHAT_TEMPLATE
 from ..train.checkpoint import load_checkpoint, save_checkpoint, set_rng_state
@@ -43,7 +43,7 @@ from ..train.optim import lr_at, make_optimizer
 from .compile import batch_adapters
 from .config import HyperConfig, RunConfig
 from .examples import OBJECTIVES, Example, Stage1Builder, chat_example, read_skills
-from .net import build_hypernet, load_init
+from .net import build_hypernet
 from .placement import Placement, resolve
 from .similarity import mean_cosine
 
@@ -130,10 +130,12 @@ class HyperTrainer:
     def __init__(self, cfg: HyperConfig, stage: int, resume: bool = False, *,
                  base: tuple[LlamaLM, Tokenizer, str] | None = None,
                  train_items: list[Any] | None = None, val_items: list[Any] | None = None,
-                 placement: Placement | None = None):
+                 placement: Placement | None = None, config_file: dict[str, Any] | None = None):
+        """`config_file`: config_io.config_record of the file `cfg` came from; the checkpoint keeps it
+        and hyper.export copies it into the bundle's training card."""
         if stage not in (1, 2):
             raise ValueError(f"stage must be 1 or 2, got {stage}")
-        self.cfg, self.stage = cfg, stage
+        self.cfg, self.stage, self.config_file = cfg, stage, config_file
         self.run: RunConfig = cfg.run1 if stage == 1 else cfg.run2
         self.out = self.run.out_path()
         if self.run.threads:
@@ -201,10 +203,7 @@ class HyperTrainer:
                 raise FileNotFoundError(f"{init}: no checkpoint to start stage {stage} from (run --stage 1 first, "
                                         f"or --set run{stage}.init= to start from scratch)")
             ck = torch.load(init, map_location=self.place.device, weights_only=False)
-            filled = load_init(self.net, ck["model"])
-            if filled and self.place.main:
-                print(f"init {init}: {len(filled)} tensors it lacks start as copies of the content readout's "
-                      "(transition) or fresh (copy)")
+            self.net.load_state_dict(ck["model"])
             self.history = [{"stage": ck.get("stage", 1), "steps": ck.get("step"), "metrics": ck.get("last_metrics")}]
         self.model = self.place.wrap(self.net)  # DDP under torchrun; the net itself alone
         self.metrics = MetricsLog(self.out / "metrics.jsonl", self.step if resume else None) if self.place.main \
@@ -272,26 +271,14 @@ class HyperTrainer:
             for name in self._pick_skills(rng):
                 idx = self.by_skill[name]
                 recs.append(self.train_items[idx[rng.randrange(len(idx))]])
-            return self._chats(self._answer_only(recs, rng))
+            return self._chats(recs)
         if self.stage == 2:
-            return self._chats(self._answer_only([self.train_items[rng.randrange(len(self.train_items))]
-                                                  for _ in range(self.run.micro_batch)], rng))
+            return self._chats([self.train_items[rng.randrange(len(self.train_items))]
+                                for _ in range(self.run.micro_batch)])
         out = []  # stage 1: draws interleaved as before, so runs and resumes keep their data
         for _ in range(self.run.micro_batch):
             item = self.train_items[rng.randrange(len(self.train_items))]
             out.append(self.builder.build(rng.choices(self.objectives, self.weights)[0], item, rng))
-        return out
-
-    def _answer_only(self, recs: list[dict[str, Any]], rng: random.Random) -> list[dict[str, Any]]:
-        """stage2.answer_only_share of the episodes keep only their last assistant turn: the adapter alone
-        must start the answer with the skill's words, whatever was asked."""
-        share = self.cfg.stage2.answer_only_share
-        if share <= 0:
-            return recs
-        out = []
-        for r in recs:
-            last = [m for m in r["messages"] if m["role"] == "assistant"][-1:]
-            out.append({**r, "messages": last} if last and rng.random() < share else r)
         return out
 
     def _pick_skills(self, rng: random.Random) -> list[str]:
@@ -409,7 +396,8 @@ class HyperTrainer:
             return
         save_checkpoint(self.out, self.net, self.opt, self.step, 0, self.cfg.to_dict(),
                         extra={"lm_config": self.lm.cfg.to_dict(), "stage": self.stage, "history": self.history,
-                               "last_metrics": self.last_metrics, "params": self.net.num_params()})
+                               "last_metrics": self.last_metrics, "params": self.net.num_params(),
+                               **({"config_file": self.config_file} if self.config_file else {})})
 
     def fit(self, progress: bool = True) -> dict[str, float]:
         run = self.run
@@ -471,7 +459,8 @@ def main(argv: list[str] | None = None) -> None:
     cfg = HyperConfig.load(args.config, args.set)
     run = cfg.run1 if args.stage == 1 else cfg.run2
     place = resolve(run.device, run.bf16, args.backend)
-    trainer = HyperTrainer(cfg, args.stage, args.resume, placement=place)
+    trainer = HyperTrainer(cfg, args.stage, args.resume, placement=place,
+                           config_file=config_record(args.config, args.set))
     try:
         _fit(trainer, cfg, args.resume)
     finally:
