@@ -50,6 +50,7 @@ import {
   VersionMeta,
 } from './skill-schemas';
 import { AbsoluteDir } from './paths';
+import { ExampleSet } from './example-schemas';
 import { ModelCard, ModelCreateInput, ModelCreateProgress, ModelList } from './model-schemas';
 import {
   AbsoluteFile,
@@ -129,6 +130,9 @@ export const studioContract = {
     /** A .tgz as bytes (a browser tab's dropped file has no path): kept content-addressed under the
      *  data folder's cache/uploads (so provenance names a file that exists), then imported as `run`. */
     upload: stream(ImportUploadInput, ImportProgress, ImportResult),
+    /** "Try an example": the SkillWorld example skills with their practice questions as tests (only
+     *  where a version has none) and their held-out tasks, to run on the compare page. */
+    example: method(Empty, ExampleSet),
   },
   engine: {
     /** Loads a bundle folder (absent: the default bundle) and makes it current. */

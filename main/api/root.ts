@@ -23,6 +23,7 @@ import { ModelService } from './services/model-service';
 import { readActive } from '../models/active';
 import type { Route } from './transports/web-host';
 import { ImportService } from './services/import-service';
+import { ExampleService } from './services/example-service';
 import { SkillService } from './services/skill-service';
 import { OpenAiRecorder } from './services/openai-recorder';
 import { PlaygroundService } from './services/playground-service';
@@ -82,6 +83,7 @@ export function createStudio(opts: StudioOptions): Studio {
   const generation = new GenerationService(engine, adaptersRepo, bundles, adapterCache, compiler);
   const playground = new PlaygroundService(generation, bundles, adaptersRepo, trajectories);
   const verify = new VerifyService(compiler, skillTests, adaptersRepo, adapterCache, bundles, trajectories);
+  const examples = new ExampleService(imports, verify);
   const evolve = new EvolveService(
     new EvolveRepo(db),
     repo,
@@ -128,6 +130,7 @@ export function createStudio(opts: StudioOptions): Studio {
     import: {
       run: (i, ctx) => imports.run(i, ctx),
       upload: (i, ctx) => imports.upload(i, ctx),
+      example: () => examples.load(),
     },
     engine: {
       loadBundle: (i) => engine.load(i.dir),

@@ -4,6 +4,7 @@ import { AdapterLibrary } from './adapter-library.svelte';
 import { BatchCompile } from './batch-compile.svelte';
 import { ContinualPageState } from './continual-run.svelte';
 import { DraftStore, type KeyValueStore } from './drafts';
+import { ExampleState } from './example.svelte';
 import { ImportRun } from './import-run.svelte';
 import { Library } from './library.svelte';
 import { ModelsPage } from './models.svelte';
@@ -42,6 +43,8 @@ export class StudioApp {
     void this.adapters.refresh();
     void this.library.refresh(); // each lesson is a skill version
   });
+  /** "Try an example": the SkillWorld example skills, their held-out prompts and checkers. */
+  readonly example = new ExampleState();
   importOpen = $state(false);
   /** The web host stopped (a call found nobody): the banner with the restart command and Retry. */
   readonly server = new ServerConnection(
@@ -96,6 +99,20 @@ export class StudioApp {
     this.drafts.remove(name);
     this.labs.get(name)?.dispose();
     this.labs.delete(name);
+  }
+
+  /** Imports the example skills and opens the first on the compare page with a held-out prompt;
+   *  every example skill's compare page knows its held-out prompts' checkers. */
+  async tryExample(): Promise<void> {
+    const set = await this.example.load();
+    if (!set) return;
+    void this.library.refresh();
+    for (const s of set.skills) {
+      const compare = this.lab(s.name).compare;
+      compare.addChecks(s.tasks.map((t) => ({ prompt: t.prompt, expect: t.expect, source: 'held-out task' })));
+      if (!compare.prompt.trim() && s.tasks[0]) compare.prompt = s.tasks[0].prompt;
+    }
+    this.router.go({ page: 'skill', name: set.open, version: null, view: 'compare' });
   }
 
   openNewSkill(): void {

@@ -13,6 +13,8 @@ import type {
 } from '../../../common/api/engine-schemas';
 import type { SkillSummary } from '../../../common/api/skill-schemas';
 import { pickWrongSkill } from '../../../common/compare/wrong-skill';
+import { describeExpect } from '../../../common/verify/describe';
+import { checkExpect, type Expect } from '../../../common/verify/expect';
 import { studio } from './bridge';
 import { toUiError, type UiError } from './errors';
 
@@ -25,13 +27,34 @@ export function shownConditions(hasDistilled: boolean): CompareCondition[] {
   return CONDITIONS.filter((c) => c !== 'distilled' || hasDistilled);
 }
 
+/** Each column's title and the line under it that says where the skill is (docs/guide.md). */
 export const CONDITION_LABELS: Record<CompareCondition, { title: string; hint: string }> = {
   none: { title: 'No skill', hint: 'the base model alone' },
-  in_context: { title: 'In context', hint: 'SKILL.md in the prompt' },
-  parametric: { title: 'Parametric', hint: 'the instant adapter (hypernetwork)' },
-  distilled: { title: 'Distilled', hint: 'the distilled adapter' },
+  in_context: { title: 'In context', hint: 'skill in the prompt' },
+  parametric: { title: 'Instant', hint: 'skill in the weights, one pass' },
+  distilled: { title: 'Distilled', hint: 'skill in the weights, distilled' },
   wrong_skill: { title: 'Wrong skill', hint: "another skill's adapter" },
 };
+
+/** A prompt whose answers a checker can mark: a test of the skill, or an example's held-out task. */
+export interface CompareCheck {
+  prompt: string;
+  expect: Expect;
+  /** Where the check comes from, for the tooltip ("test p3", "held-out task"). */
+  source: string;
+}
+
+/** ✓/✗ of one answer, with a rule a person reads (never the spec's JSON). */
+export interface ColumnVerdict {
+  passed: boolean;
+  rule: string;
+  reason: string | null;
+}
+
+export function verdictOf(check: CompareCheck, answer: string): ColumnVerdict {
+  const outcome = checkExpect(check.expect, answer);
+  return { passed: outcome.passed, rule: describeExpect(check.expect), reason: outcome.reason };
+}
 
 /** One column: what the stream has said about its condition so far. */
 export class CompareColumnState {
@@ -70,6 +93,10 @@ export class CompareRun {
   wrongSkill = $state('');
   /** The library, for the wrong-skill picker. */
   library = $state.raw<SkillSummary[]>([]);
+  /** Prompts a checker can mark (the skill's tests, an example's tasks); the run's prompt picks one. */
+  checks = $state.raw<CompareCheck[]>([]);
+  /** The check of the last run's prompt, fixed when it starts (editing the prompt keeps the marks). */
+  ranCheck = $state.raw<CompareCheck | null>(null);
 
   private handle: StreamHandle<CompareRunResult> | null = null;
 
@@ -102,6 +129,7 @@ export class CompareRun {
     const prompt = this.prompt.trim();
     if (!prompt || this.running) return;
     this.status = 'running';
+    this.ranCheck = this.checkFor(prompt);
     this.columns = shownConditions(this.distilled !== null).map((c) => new CompareColumnState(c));
     this.compiling = null;
     this.result = null;
@@ -129,6 +157,38 @@ export class CompareRun {
       this.compiling = null;
       this.onFinished();
     }
+  }
+
+  /** The check whose prompt is `prompt` (surrounding space ignored), if any. */
+  checkFor(prompt: string): CompareCheck | null {
+    const p = prompt.trim();
+    return this.checks.find((c) => c.prompt.trim() === p) ?? null;
+  }
+
+  /** Adds checks (an example's held-out tasks) ahead of the ones known; the same prompt once. */
+  addChecks(checks: CompareCheck[]): void {
+    const fresh = checks.filter((c) => !this.checks.some((k) => k.prompt.trim() === c.prompt.trim()));
+    this.checks = [...fresh, ...this.checks];
+  }
+
+  /** The skill's tests with one user message become checks (their prompt may be compared as is). */
+  async loadChecks(skill: { name: string; version: number }): Promise<void> {
+    try {
+      const set = await studio.verify.tests(skill);
+      this.addChecks(
+        set.tests
+          .filter((t) => t.prompt !== undefined)
+          .map((t) => ({ prompt: t.prompt!, expect: t.expect, source: `test ${t.id}` })),
+      );
+    } catch {
+      // Without tests the columns simply carry no ✓/✗.
+    }
+  }
+
+  /** The mark of one column of the last run, once its answer is final. */
+  verdict(column: CompareColumnState): ColumnVerdict | null {
+    if (!this.ranCheck || !column.final) return null;
+    return verdictOf(this.ranCheck, column.final.text);
   }
 
   stop(): void {

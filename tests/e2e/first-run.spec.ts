@@ -1,0 +1,118 @@
+// The first-run path (docs/guide.md, "Try an example"), in Chromium against `pskills serve` on a fresh
+// data folder and the real default bundle: the empty Library offers "Try an example"; one click
+// imports the SkillWorld example skills with their tests and opens one on the compare page with a
+// held-out prompt; "Run the example" distils it and compares. Every column says what it is, and the
+// prompt's checker marks each answer: No skill fails, In context and Distilled pass. Two clicks from
+// the first screen; the target is three at most.
+// Run: node --import tsx --test tests/e2e/first-run.spec.ts
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { apiCall, openStudio, screenshot, until, type Host, type Studio } from './harness';
+
+const SKILL = 'brotro-mixtus';
+const HINTS: Record<string, string> = {
+  none: 'the base model alone',
+  in_context: 'skill in the prompt',
+  parametric: 'skill in the weights, one pass',
+  distilled: 'skill in the weights, distilled',
+};
+
+describe('first run: Try an example', { timeout: 900_000 }, () => {
+  let studio: Studio | undefined;
+  let host: Host;
+  let page: Page;
+  let problems: string[];
+  let clicks = 0;
+  const click = async (testid: string) => {
+    clicks += 1;
+    await page.getByTestId(testid).click();
+  };
+  const column = (condition: string) => page.locator(`[data-testid="compare-column"][data-condition="${condition}"]`);
+
+  before(async () => {
+    studio = await openStudio();
+    ({ host, page, problems } = studio);
+  });
+
+  after(async () => {
+    await studio?.close();
+  });
+
+  test('a fresh data folder opens on a Library that offers Try an example', async () => {
+    await page.goto(host.url);
+    await page.getByTestId('first-run').waitFor();
+    assert.match(await page.getByTestId('first-run').innerText(), /Try an example/);
+    await screenshot(page, 'first-run-01-library');
+  });
+
+  test('one click imports the example skills with their tests and opens the compare page', async () => {
+    await click('library-try-example');
+    await page.getByTestId('example-guide').waitFor({ timeout: 60_000 });
+    assert.equal(await page.getByTestId('example-guide').getAttribute('data-skill'), SKILL);
+    assert.match(page.url(), new RegExp(`#/skill/${SKILL}/compare$`));
+    assert.match(await page.getByTestId('example-guide').innerText(), /VESSOR:/);
+    // A held-out prompt with a checker, never one of the practice questions (the tests).
+    const prompt = await page.getByTestId('compare-prompt').inputValue();
+    assert.ok(prompt.length > 0, 'the prompt is filled in');
+    const tests = await apiCall<{ tests: { prompt?: string }[] }>(host, 'verify.tests', { name: SKILL });
+    assert.equal(tests.tests.length, 32, 'the practice questions are the tests');
+    assert.ok(!tests.tests.some((t) => t.prompt === prompt), 'the compare prompt is held out');
+    assert.match(await page.getByTestId('compare-check-state').innerText(), /checker marks each answer/);
+    const skills = await apiCall<{ name: string }[]>(host, 'skills.list', {});
+    assert.deepEqual(skills.map((s) => s.name).sort(), ['brikmux-pexsur', 'brotro-mixtus', 'glistam-puxgu']);
+    // The note on what the default model can and cannot do, and how to bring a real checkpoint.
+    const note = await page.getByTestId('default-model-note').innerText();
+    assert.match(note, /5 M parameters/);
+    assert.match(note, /--from-hf/);
+    assert.match(note, /--from-gguf/);
+    assert.match(note, /docs\/guide\.md/);
+  });
+
+  test('Run the example distils, compares, and the checker marks each column', async () => {
+    await click('example-run');
+    await until(
+      async () => (await page.getByTestId('compare-panel').getAttribute('data-status')) === 'done',
+      'the example distils and compares',
+      600_000,
+    );
+    assert.deepEqual(
+      await page.getByTestId('compare-column').evaluateAll((els) => els.map((e) => e.getAttribute('data-condition'))),
+      ['none', 'in_context', 'parametric', 'distilled', 'wrong_skill'],
+    );
+    for (const [condition, hint] of Object.entries(HINTS))
+      assert.equal(await column(condition).locator('.hint').innerText(), hint, condition);
+    const passed = async (c: string) =>
+      (await column(c).getByTestId('column-verdict').getAttribute('data-passed')) === 'true';
+    const texts: Record<string, string> = {};
+    for (const c of Object.keys(HINTS)) texts[c] = await column(c).getByTestId('column-output').innerText();
+    console.log(`# example answers: ${JSON.stringify(texts)}`);
+    assert.equal(await passed('none'), false, 'No skill fails');
+    assert.equal(await passed('in_context'), true, 'In context passes');
+    assert.equal(await passed('distilled'), true, 'Distilled passes');
+    assert.match(await column('distilled').getByTestId('column-verdict').innerText(), /✓/);
+    assert.match(await column('none').getByTestId('column-verdict').innerText(), /✗/);
+    assert.ok(clicks <= 3, `${clicks} clicks from the first screen`);
+    console.log(`# clicks from the first screen to a checked comparison: ${clicks}`);
+    await page.getByTestId('compare-panel').scrollIntoViewIfNeeded();
+    await screenshot(page, 'first-run-02-compare');
+  });
+
+  test('trying the example again keeps the skills and their tests as they are', async () => {
+    await apiCall(host, 'verify.setTests', {
+      name: SKILL,
+      tests: [{ id: 'mine', prompt: 'Log badge 1.', expect: { kind: 'contains', value: 'VESSOR' } }],
+    });
+    const again = await apiCall<{ imported: number; skills: { name: string; tests: number }[] }>(
+      host,
+      'import.example',
+      {},
+    );
+    assert.equal(again.imported, 0);
+    assert.equal(again.skills.find((s) => s.name === SKILL)!.tests, 1, "the user's own tests are kept");
+  });
+
+  test('no console errors, page errors or failed requests', () => {
+    assert.deepEqual(problems, []);
+  });
+});
