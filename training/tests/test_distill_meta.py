@@ -1,0 +1,71 @@
+"""distill.meta: the hypernetwork learns from the distiller's teacher rows (docs/distill.md, "Teaching the
+hypernetwork"): the KL falls, a cut run resumes where it stopped, and the exported bundle computes
+what was trained."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer
+
+from pskills_train.distill.meta import MetaConfig, MetaTrainer, export
+from pskills_train.distill.practice import Question
+from pskills_train.distill.teacher import Teacher
+from pskills_train.evals.backend import OrtBackend
+from pskills_train.evals.tasks import Prompter
+from pskills_train.hyper.compile import encode_ids
+from pskills_train.hyper.from_onnx import load_onnx_hypernet, parity
+from test_hyper_from_onnx import hyper_bundle  # noqa: F401  (the fixture: a tiny bundle with a card)
+
+SKILLS = {
+    "zorp": "# Zorp notes\nStart every note with the word zorp, then the ticket in brackets.\n",
+    "quib": "# Quib replies\nAnswer in capitals and end each reply with QUIB-7.\n",
+    "mell": "# Mell lists\nNumber every line and put mell before each number.\n",
+}
+QUESTIONS = ["Notes for ticket 12", "Reply to the review", "List the steps", "Summarise the change"]
+
+
+def _items(bundle: Path) -> list:
+    m = json.loads((bundle / "bundle.json").read_text())
+    tok = Tokenizer.from_file(str(bundle / m["tokenizer"]["file"]))
+    chat = json.loads((bundle / m["tokenizer"]["config"]).read_text())["chat_template"]
+    prompter = Prompter(tok, chat, m["architecture"]["max_positions"])
+    teacher = Teacher(OrtBackend(bundle), prompter, set(m["special_tokens"]["stop"]), m["special_tokens"]["eos"],
+                      m["architecture"]["max_positions"], k=8, max_answer=6, batch=4)
+    qs = [Question([{"role": "user", "content": q}], "tests") for q in QUESTIONS]
+    return [(name, encode_ids(tok, text), teacher.rows(text, qs)) for name, text in SKILLS.items()]
+
+
+def _cfg(steps: int) -> MetaConfig:
+    return MetaConfig(steps=steps, lr=3e-3, min_lr=3e-3, warmup=0, skills_per_step=3, rows_per_skill=4,
+                      val_skills=3, val_rows=4, eval_every=1000, ckpt_every=2)
+
+
+def test_meta_training_lowers_the_kl_resumes_and_exports(hyper_bundle, tmp_path):  # noqa: F811
+    bundle = hyper_bundle[0]
+    items = _items(bundle)
+    assert all(rows for _, _, rows in items)
+    tr = MetaTrainer(bundle, items, items, tmp_path / "run", _cfg(12))
+    before = tr.evaluate()
+    tr.fit(log=lambda _: None)
+    after = tr.evaluate()
+    assert after["val_kl_own"] < before["val_kl_own"] - 1e-3, (before, after)
+    assert before["val_kl_none"] == after["val_kl_none"]  # the base is frozen
+
+    # resume: a run cut at its last checkpoint continues from there with the same weights
+    more = MetaTrainer(bundle, items, items, tmp_path / "run", _cfg(14), resume=True)
+    assert more.step == 12
+    for k, v in tr.net.state_dict().items():
+        assert torch.equal(v, more.net.state_dict()[k]), k
+    more.fit(log=lambda _: None)
+    assert more.step == 14
+
+    out = export(more, tmp_path / "bundle", {"steps": more.step})
+    net, _, _ = load_onnx_hypernet(out)
+    assert parity(net, out) < 1e-4
+    for k, v in more.net.state_dict().items():
+        assert torch.allclose(v, net.state_dict()[k], atol=1e-5), k
+    card = json.loads((out / "bundle.json").read_text())["training_card"]["hypernet"]
+    assert card["history"][-1] == {"stage": "distill_meta", "steps": 14}
