@@ -69,8 +69,23 @@ export const AdapterSummary = z.object({
   bytes: z.number().int().nonnegative(),
   tensorsSha256: Sha256,
   createdAt: z.string(),
+  /** The name it was given (a merge's, or a rename); null: the studio names it from its skill and tier
+   *  (common/adapters/name.ts). */
+  name: z.string().nullable(),
 });
 export type AdapterSummary = z.infer<typeof AdapterSummary>;
+
+/** A name a person gives an adapter: trimmed, one line. */
+export const AdapterName = z
+  .string()
+  .trim()
+  .min(1, 'give the adapter a name')
+  .max(120, 'at most 120 characters')
+  .regex(/^[^\p{Cc}]+$/u, 'one line, no control characters');
+
+/** adapters.rename: a new name, or null for the one made from its skill and tier. */
+export const RenameAdapterInput = z.object({ id: AdapterId, name: AdapterName.nullable() }).strict();
+export type RenameAdapterInput = z.infer<typeof RenameAdapterInput>;
 
 export const TargetValue = z.object({ layer: z.number().int().nonnegative(), module: z.string(), value: z.number() });
 
@@ -119,6 +134,8 @@ export const MergeInput = z
     method: MergeMethod,
     weights: z.array(Weight).optional(),
     rank: z.number().int().min(1).max(4096).optional(),
+    /** The merged adapter's name; absent: made from its parts' names ("a@1 + b@2 (cat)"). */
+    name: AdapterName.optional(),
   })
   .strict()
   .refine((v) => v.weights === undefined || v.weights.length === v.ids.length, {

@@ -25,6 +25,7 @@ import {
   ImportAdapterInput,
   MergeInput,
   MergePreview,
+  RenameAdapterInput,
   SimilarityInput,
   SimilarityResult,
   SkillRef,
@@ -176,6 +177,9 @@ export const studioContract = {
     compare: method(SimilarityInput, DeprecatedCompareResult),
     /** Refused (conflict) while a merge's lineage or a global version names the adapter. */
     delete: method(z.object({ id: AdapterId }).strict(), z.object({ deleted: z.string() })),
+    /** Gives an adapter the name every list shows (null: the one made from its skill and tier); its id,
+     *  key and bytes stay as they are. */
+    rename: method(RenameAdapterInput, AdapterSummary),
     /**
      * A skill version → adapter through the current bundle's hypernetwork, with progress per encoder
      * chunk; cached by (skill version sha256, bundle sha256): the same input returns the stored adapter.

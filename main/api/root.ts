@@ -153,6 +153,7 @@ export function createStudio(opts: StudioOptions): Studio {
       similarity: (i) => adapters.similarity(i),
       compare: (i) => adapters.compareDeprecated(i), // deprecated alias of similarity, one release
       delete: (i) => adapters.delete(i),
+      rename: (i) => adapters.rename(i),
       compile: (i, ctx) => compiler.compile(i, ctx),
       distill: (i, ctx) => distiller.run(i, ctx),
       distillPlan: (i) => distiller.plan(i),

@@ -28,6 +28,8 @@ export interface StoredAdapter {
   tensorsSha256: string;
   storage: 'inline' | 'file';
   createdAt: string;
+  /** The name a person gave it (null: named from its skill and tier). */
+  name: string | null;
 }
 
 export interface NewAdapter {
@@ -36,6 +38,8 @@ export interface NewAdapter {
   adapter: Adapter;
   recipe: AdapterRecipe;
   lineage?: { rowId: number; weight: number }[];
+  /** A merge's name (not part of the key: renaming never changes what the adapter is). */
+  name?: string | null;
 }
 
 export interface GlobalRow {
@@ -69,13 +73,14 @@ interface Row {
   tensors_path: string | null;
   tensors_sha256: string;
   created_at: string;
+  name: string | null;
 }
 
 // One statement per lookup or listing, parents included: the subquery reads adapter_parents by its
 // primary key (child_id, position), so a list of n adapters is one query, not one per parent.
 const SELECT = `SELECT a.id, a.key, a.rank, a.alpha, a.recipe, a.bundle_id, json_extract(b.manifest, '$.id') AS bundle_name,
   b.sha256 AS bundle_sha, s.name AS skill_name, v.n AS skill_n, v.sha256 AS skill_sha, a.tensors_bytes,
-  a.tensors_path, a.tensors_sha256, a.created_at,
+  a.tensors_path, a.tensors_sha256, a.created_at, a.name,
   (SELECT json_group_array(json_object('id', p.parent_id, 'key', pa.key, 'weight', p.weight) ORDER BY p.position)
      FROM adapter_parents p JOIN adapters pa ON pa.id = p.parent_id WHERE p.child_id = a.id) AS parents
   FROM adapters a JOIN bundles b ON b.id = a.bundle_id
@@ -197,9 +202,10 @@ function prepare(db: Database) {
     byBytes: db.prepare(`${SELECT} WHERE a.bundle_id = ? AND a.tensors_sha256 = ? AND a.skill_version_id IS ? LIMIT 1`),
     list: db.prepare(`${SELECT} ORDER BY a.id DESC`),
     keyOf: db.prepare('SELECT key FROM adapters WHERE id = ?'),
+    rename: db.prepare('UPDATE adapters SET name = ? WHERE id = ?'),
     insert: db.prepare(
-      `INSERT INTO adapters (skill_version_id, bundle_id, key, rank, alpha, recipe, tensors, tensors_path, tensors_sha256, tensors_bytes, created_at)
-       VALUES (@skill, @bundle, @key, @rank, @alpha, @recipe, @tensors, @path, @sha, @bytes, @at)`,
+      `INSERT INTO adapters (skill_version_id, bundle_id, key, rank, alpha, recipe, tensors, tensors_path, tensors_sha256, tensors_bytes, created_at, name)
+       VALUES (@skill, @bundle, @key, @rank, @alpha, @recipe, @tensors, @path, @sha, @bytes, @at, @name)`,
     ),
     insertParent: db.prepare('INSERT INTO adapter_parents (child_id, position, parent_id, weight) VALUES (?, ?, ?, ?)'),
     tensors: db.prepare('SELECT tensors, tensors_path, tensors_sha256 FROM adapters WHERE id = ?'),
@@ -321,6 +327,7 @@ export class AdaptersRepo {
           sha,
           bytes: bytes.byteLength,
           at: this.now(),
+          name: input.name ?? null,
         });
         const rowId = Number(lastInsertRowid);
         (input.lineage ?? []).forEach((l, i) => this.sql.insertParent.run(rowId, i, l.rowId, l.weight));
@@ -338,6 +345,17 @@ export class AdaptersRepo {
     writeFileSync(tmp, bytes);
     renameSync(tmp, abs);
     return rel;
+  }
+
+  /** Gives the adapter a name, or takes it back (null); one transaction. Its key never changes. */
+  rename(rowId: number, name: string | null): StoredAdapter {
+    return this.db
+      .transaction(() => {
+        if (this.sql.rename.run(name, rowId).changes === 0)
+          throw new StudioError('not_found', `no adapter with row id ${rowId}`);
+        return this.get(rowId)!;
+      })
+      .immediate();
   }
 
   get(rowId: number): StoredAdapter | null {
@@ -524,6 +542,7 @@ export class AdaptersRepo {
       tensorsSha256: r.tensors_sha256,
       storage: r.tensors_path ? 'file' : 'inline',
       createdAt: r.created_at,
+      name: r.name ?? null,
     };
   }
 }

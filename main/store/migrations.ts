@@ -359,6 +359,12 @@ CREATE TABLE continual_episodes (
 );
 `;
 
+// Version 7: an adapter's name, given by a person (a merge's, or a rename; docs/store.md). Null for
+// every existing row: the studio names those from their skill and tier, so old libraries keep working.
+const adapterNames = `
+ALTER TABLE adapters ADD COLUMN name TEXT CHECK (name IS NULL OR (length(name) BETWEEN 1 AND 120));
+`;
+
 export const migrations: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(initialSchema) },
   { version: 2, name: 'global adapter per bundle', up: migrateGlobalPerBundle },
@@ -366,6 +372,7 @@ export const migrations: readonly Migration[] = [
   { version: 4, name: 'trajectories, settings and skill tests', up: (db) => db.exec(trajectoriesV4) },
   { version: 5, name: 'evolve runs and candidates', up: (db) => db.exec(evolveRuns) },
   { version: 6, name: 'continual runs and episodes', up: (db) => db.exec(continualRuns) },
+  { version: 7, name: 'adapter names', up: (db) => db.exec(adapterNames) },
 ];
 
 /** The schema version this build writes; a database above it was written by a newer build. */

@@ -84,7 +84,7 @@ describe('the Continual page in the browser', { timeout: 600_000 }, () => {
 
   test('the timeline link opens the Adapters page with those versions; the run stays on the page', async () => {
     await page.getByTestId('continual-timeline-link').click();
-    await until(async () => page.url().endsWith('#/adapters'), 'the Adapters page opens');
+    await until(async () => page.url().endsWith('#/adapters/global'), "the Adapters page's Global adapter tab opens");
     await until(async () => (await page.getByTestId('global-version').count()) === 2, 'the timeline lists both');
     assert.deepEqual(
       await page.getByTestId('global-version').evaluateAll((els) => els.map((e) => e.getAttribute('data-version'))),

@@ -33,6 +33,7 @@ describe('global adapter timeline', { timeout: 300_000 }, () => {
     ({ host, page, problems } = studio);
     await page.goto(host.url);
     await page.getByTestId('nav-adapters').click();
+    await page.getByTestId('adapters-tab-global').click();
     await page.getByTestId('global-no-bundle').waitFor(); // no bundle: nothing is loaded for the page
     await apiCall(host, 'engine.loadBundle', { dir: BUNDLE });
     imported = [];
@@ -59,8 +60,12 @@ describe('global adapter timeline', { timeout: 300_000 }, () => {
     assert.equal(await version(2).getByTestId('global-beta').innerText(), '0.25');
     assert.equal(await version(2).getByTestId('global-rank').innerText(), '6');
     assert.equal(await version(1).getByTestId('global-beta').innerText(), '1 · first');
-    assert.match(await version(2).getByTestId('global-source').innerText(), new RegExp(`merged ${imported[1]!.id}`));
-    assert.match(await version(1).getByTestId('global-source').innerText(), new RegExp(`merged ${imported[0]!.id}`));
+    // The source by its name, the hash beside it.
+    assert.match(
+      await version(2).getByTestId('global-source').innerText(),
+      new RegExp(`^merged imported PEFT adapter ${imported[1]!.id}$`),
+    );
+    assert.match(await version(1).getByTestId('global-source').innerText(), new RegExp(`merged .+ ${imported[0]!.id}`));
     assert.equal(await version(2).getByTestId('global-rollback').count(), 0, 'no rollback to the current version');
   });
 
@@ -104,7 +109,7 @@ describe('global adapter timeline', { timeout: 300_000 }, () => {
     // the source names the merged adapter once the adapter list (refreshed after the history) has the new version's
     await until(
       async () =>
-        new RegExp(`merged ${imported[1]!.id}`).test(await version(4).getByTestId('global-source').innerText()),
+        new RegExp(`merged .+ ${imported[1]!.id}`).test(await version(4).getByTestId('global-source').innerText()),
       'the source names the merged adapter',
     );
     const history = await apiCall<EmaHistory>(host, 'ema.history');

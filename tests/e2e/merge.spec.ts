@@ -120,9 +120,11 @@ describe('merge workbench and visualizer', { timeout: 300_000 }, () => {
     await previewed();
     await page.getByTestId('merge-save').click();
     await page.getByTestId('merge-saved').waitFor();
-    assert.match(await page.getByTestId('merge-saved').innerText(), /^Saved [0-9a-f]{12} \(rank 8\)$/);
+    assert.match(await page.getByTestId('merge-saved').innerText(), /^Saved .+ \(cat\) [0-9a-f]{12} \(rank 8\)$/);
     const list = await apiCall<AdapterSummary[]>(host, 'adapters.list');
     saved = list.find((a) => a.recipe.kind === 'merge')!;
+    // No name typed: the merge is named from its parts.
+    assert.equal(saved.name, 'imported PEFT adapter + imported PEFT adapter (cat)');
     assert.deepEqual(saved.lineage, [
       { id: imported[0]!.id, weight: 1 },
       { id: imported[1]!.id, weight: -0.5 },

@@ -54,6 +54,7 @@ describe('plain words', { timeout: 300_000 }, () => {
 
   test('the first global version records β 1 and the form says so; later ones show β as typed', async () => {
     const { page } = studio!;
+    await page.getByTestId('adapters-tab-global').click();
     await page.getByTestId('global-empty').waitFor();
     const beta = page.getByTestId('global-update-beta');
     assert.equal(await beta.inputValue(), '1');

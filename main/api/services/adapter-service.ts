@@ -14,9 +14,11 @@ import {
   type GlobalVersion,
   type MergeInput,
   type MergePreview,
+  type RenameAdapterInput,
   type SimilarityInput,
   type SimilarityResult,
 } from '../../../common/api/adapter-schemas';
+import { mergeName } from '../../../common/adapters/name';
 import { StudioError } from '../../../common/errors';
 import { sharedAlgebra, type AlgebraWorker } from '../../adapters/algebra-client';
 import type { AlgebraArg, AlgebraOp, AlgebraResult, MergeJob } from '../../adapters/algebra-ops';
@@ -71,6 +73,7 @@ export function summaryOf(a: StoredAdapter): AdapterSummary {
     bytes: a.bytes,
     tensorsSha256: a.tensorsSha256,
     createdAt: a.createdAt,
+    name: a.name,
   };
 }
 
@@ -184,8 +187,15 @@ export class AdapterService {
       adapter: merged,
       recipe: plan.recipe,
       lineage,
+      name: input.name ?? mergeName(plan.rows, input.method),
     });
     return { adapter: summaryOf(adapter), created };
+  }
+
+  /** adapters.rename: a name a person reads in every list; null goes back to the made-up one. */
+  rename(input: RenameAdapterInput): AdapterSummary {
+    const row = this.repo.resolve(input.id);
+    return summaryOf(this.repo.rename(row.rowId, input.name));
   }
 
   /** adapters.mergePreview: the same computation as merge, measured against the exact sum, not stored. */

@@ -73,6 +73,9 @@ export function normHeatmapOption(perTarget: readonly TargetValue[], theme: Char
       left: 'center',
       bottom: 0,
       itemHeight: 120,
+      // The legend's two ends in numbers (high on the right): a colour ramp alone says no value.
+      text: [fmt(g.max || 1), '0'],
+      textGap: 6,
       textStyle: { color: theme.muted, fontSize: 10 },
       inRange: { color: theme.ramp },
       formatter: (v: number) => fmt(v),
@@ -170,7 +173,8 @@ export function spectrumOption(s: AdapterVisual['spectra'][number], theme: Chart
 export function targetBarsOption(values: readonly TargetValue[], name: string, theme: ChartTheme): EChartsCoreOption {
   return {
     ...base(theme),
-    grid: { left: 48, right: 12, top: 12, bottom: 56 },
+    // Room above for the y axis's name and below for the rotated target labels: neither is clipped.
+    grid: { left: 48, right: 12, top: 30, bottom: 64 },
     xAxis: axis(theme, { type: 'category', data: values.map(targetLabel), axisLabel: { rotate: 60, fontSize: 9 } }),
     yAxis: axis(theme, { type: 'value', name }),
     tooltip: tooltip(theme, { trigger: 'axis' }),
@@ -288,6 +292,11 @@ export function lineageOption(
         type: 'graph',
         layout: 'none',
         roam: true,
+        // The nodes' two-line labels sit below them and their ids run wide: keep both inside the box.
+        left: 64,
+        right: 64,
+        top: 24,
+        bottom: 44,
         data,
         edges: g.edges.map((e) => ({
           source: e.from,

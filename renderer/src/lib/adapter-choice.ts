@@ -4,6 +4,7 @@
 import type { AdapterSummary, GlobalVersion } from '../../../common/api/adapter-schemas';
 import type { AdapterChoice } from '../../../common/api/engine-schemas';
 import type { SkillSummary } from '../../../common/api/skill-schemas';
+import { adapterName } from '../../../common/adapters/name';
 
 export interface AdapterOption {
   value: string;
@@ -86,7 +87,8 @@ export function adapterOptions(ctx: PickerContext): AdapterOptions {
       const other = ctx.bundleId !== null && a.bundle.id !== ctx.bundleId;
       return {
         value: `library:${a.id}`,
-        label: `${a.id} · ${adapterOrigin(a)} · rank ${a.rank}${other ? ` (bundle ${a.bundle.id})` : ''}`,
+        // The name first, the hash last (docs/guide.md, "Adapter names").
+        label: `${adapterName(a)} · rank ${a.rank} · ${a.id}${other ? ` (bundle ${a.bundle.id})` : ''}`,
         disabled: other,
         title: other
           ? `Made for bundle ${a.bundle.id}: load that bundle to use it`

@@ -1,7 +1,7 @@
 // The global (EMA) adapter's timeline on the Adapters page, in words: each version of the current
 // bundle's global adapter with its β, rank, source and time, newest first, the current one marked.
 import type { AdapterSummary, GlobalVersion } from '../../../common/api/adapter-schemas';
-import { adapterOrigin } from './adapter-origin';
+import { adapterName } from '../../../common/adapters/name';
 
 export interface TimelineRow {
   version: number;
@@ -12,7 +12,7 @@ export interface TimelineRow {
   /** β as shown: the first version is the adapter itself, whatever β was asked for. */
   betaText: string;
   rank: number;
-  /** Where the version came from: the adapter merged in, or the version a rollback brought back. */
+  /** Where the version came from: the adapter merged in (by its name), or the version a rollback brought back. */
   source: string;
   /** The adapter merged in (an EMA update whose adapter is in the library), for a link. */
   sourceId: string | null;
@@ -40,8 +40,7 @@ function sourceOf(
   if (key === null) return { source: v.parentVersion === null ? 'first version' : 'update', sourceId: null };
   const merged = find(key);
   if (!merged) return { source: `merged ${short(key)}`, sourceId: null };
-  const skill = merged.skill ? ` ${merged.skill.name}@${merged.skill.version}` : '';
-  return { source: `merged ${merged.id} (${adapterOrigin(merged).kind}${skill})`, sourceId: merged.id };
+  return { source: `merged ${adapterName(merged)}`, sourceId: merged.id };
 }
 
 /** The rows, newest first; `find` looks an adapter up in the library (by short id or key). */

@@ -16,6 +16,15 @@ export const GLOSSARY = {
   encoder:
     'How the skill became an adapter: the hypernetwork (perceiver or t2l) read the skill in chunks that fit the ' +
     'encoder, made one adapter per chunk, and took their mean.',
+  mergeCat:
+    'cat: the exact weighted sum of the adapters, kept whole by stacking them (its rank is the sum of theirs). ' +
+    'Use it by default: nothing is lost, at the cost of a bigger adapter.',
+  mergeSvd:
+    'svd: the same exact sum, then cut to the rank you give, keeping its strongest directions. ' +
+    'Use it when the merged adapter must stay small; the preview shows how much is kept.',
+  mergeLinear:
+    'linear: adds the adapters’ A and B factors separately, which mixes in cross terms that were in neither. ' +
+    'A baseline to compare against, not for real merges; equal ranks only.',
 } as const;
 
 export type GlossaryTerm = keyof typeof GLOSSARY;

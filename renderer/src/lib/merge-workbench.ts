@@ -4,6 +4,7 @@
 // it over the in-memory transport; merge-workbench.svelte.ts makes its snapshots reactive.
 import type { AdapterSummary, MergeMethod, MergePreview, SimilarityResult } from '../../../common/api/adapter-schemas';
 import type { StudioApi } from '../../../common/api/contract';
+import { adapterName, mergeNameOf, mergePart } from '../../../common/adapters/name';
 import { adapterOrigin } from './adapter-origin';
 import { toUiError, type UiError } from './errors';
 
@@ -11,6 +12,10 @@ export interface MergePick {
   id: string;
   rank: number;
   weight: number;
+  /** The adapter's name as lists show it (its id when not known). */
+  label: string;
+  /** How the merge's default name calls it (common/adapters/name.ts). */
+  part: string;
 }
 
 export interface WorkbenchSnapshot {
@@ -25,6 +30,16 @@ export interface WorkbenchSnapshot {
   busy: 'preview' | 'save' | null;
   saved: { adapter: AdapterSummary; created: boolean } | null;
   error: UiError | null;
+  /** The name typed for the merge ('' = the default made from its parts). */
+  name: string;
+}
+
+/** The name a merge of these picks gets when none is typed. */
+export function defaultMergeName(picks: readonly MergePick[], method: MergeMethod): string {
+  return mergeNameOf(
+    picks.map((p) => p.part),
+    method,
+  );
 }
 
 export interface AdapterFilter {
@@ -39,7 +54,14 @@ export function filterAdapters(list: readonly AdapterSummary[], f: AdapterFilter
   return list.filter((a) => {
     const origin = adapterOrigin(a);
     if (f.kind !== 'all' && origin.kind !== f.kind) return false;
-    const text = [a.key, a.skill ? `${a.skill.name}@${a.skill.version}` : '', a.bundle.id, origin.kind, origin.summary]
+    const text = [
+      a.key,
+      adapterName(a),
+      a.skill ? `${a.skill.name}@${a.skill.version}` : '',
+      a.bundle.id,
+      origin.kind,
+      origin.summary,
+    ]
       .join(' ')
       .toLowerCase();
     return words.every((w) => text.includes(w));
@@ -47,7 +69,11 @@ export function filterAdapters(list: readonly AdapterSummary[], f: AdapterFilter
 }
 
 /** Why these picks cannot be merged as asked, checked before any call; null when they can. */
-export function mergeProblem(picks: readonly MergePick[], method: MergeMethod, rank: number): string | null {
+export function mergeProblem(
+  picks: readonly Pick<MergePick, 'id' | 'rank' | 'weight'>[],
+  method: MergeMethod,
+  rank: number,
+): string | null {
   if (picks.length < 2) return 'pick at least two adapters';
   const bad = picks.find((p) => !Number.isFinite(p.weight));
   if (bad) return `the weight of ${bad.id} is not a number`;
@@ -69,6 +95,7 @@ export class MergeWorkbench {
     busy: null,
     saved: null,
     error: null,
+    name: '',
   };
   private seq = 0;
 
@@ -87,11 +114,26 @@ export class MergeWorkbench {
   }
 
   /** Adds the adapter with weight 1, or removes it when picked. */
-  toggle(a: Pick<AdapterSummary, 'id' | 'rank'>): void {
+  toggle(a: Pick<AdapterSummary, 'id' | 'rank'> & Partial<Pick<AdapterSummary, 'name' | 'recipe' | 'skill'>>): void {
+    const named = a.recipe ? { name: a.name ?? null, recipe: a.recipe, skill: a.skill ?? null } : null;
     const picks = this.has(a.id)
       ? this.s.picks.filter((p) => p.id !== a.id)
-      : [...this.s.picks, { id: a.id, rank: a.rank, weight: 1 }];
+      : [
+          ...this.s.picks,
+          {
+            id: a.id,
+            rank: a.rank,
+            weight: 1,
+            label: named ? adapterName(named) : a.id,
+            part: named ? mergePart(named) : a.id,
+          },
+        ];
     this.edit({ picks });
+  }
+
+  /** The merge's name ('' = the default made from its parts); the preview stays valid. */
+  setName(name: string): void {
+    this.set({ name, saved: null });
   }
 
   setWeight(id: string, weight: number): void {
@@ -149,11 +191,13 @@ export class MergeWorkbench {
 
   private input() {
     const { picks, method, rank } = this.s;
+    const name = this.s.name.trim();
     return {
       ids: picks.map((p) => p.id),
       method,
       weights: picks.map((p) => p.weight),
       ...(method === 'svd' ? { rank } : {}),
+      ...(name ? { name } : {}),
     };
   }
 

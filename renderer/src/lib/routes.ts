@@ -22,7 +22,8 @@ export type Route =
   | { page: 'library' }
   | { page: 'playground' }
   | { page: 'models' }
-  | { page: 'adapters'; id: string | null }
+  /** tab 'global': the global adapter's timeline, a tab of its own beside the list. */
+  | { page: 'adapters'; id: string | null; tab?: 'global' }
   | { page: 'trajectories'; id: string | null }
   | { page: 'continual' }
   | { page: 'settings' }
@@ -47,8 +48,10 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'playground') return { page: 'playground' };
   if (parts[0] === 'continual') return { page: 'continual' };
   if (parts[0] === 'settings') return { page: 'settings' };
-  if (parts[0] === 'adapters')
+  if (parts[0] === 'adapters') {
+    if (parts[1] === 'global') return { page: 'adapters', id: null, tab: 'global' };
     return { page: 'adapters', id: parts[1] && /^[0-9a-f]+$/.test(parts[1]) ? parts[1] : null };
+  }
   if (parts[0] === 'trajectories')
     return { page: 'trajectories', id: parts[1] && /^[0-9a-f]{6,32}$/.test(parts[1]) ? parts[1] : null };
   return { page: 'library' };
@@ -60,7 +63,8 @@ export function formatRoute(route: Route): string {
   if (route.page === 'playground') return '#/playground';
   if (route.page === 'continual') return '#/continual';
   if (route.page === 'settings') return '#/settings';
-  if (route.page === 'adapters') return route.id ? `#/adapters/${route.id}` : '#/adapters';
+  if (route.page === 'adapters')
+    return route.tab === 'global' ? '#/adapters/global' : route.id ? `#/adapters/${route.id}` : '#/adapters';
   if (route.page === 'trajectories') return route.id ? `#/trajectories/${route.id}` : '#/trajectories';
   let hash = `#/skill/${encodeURIComponent(route.name)}`;
   if (route.view === 'diff') {

@@ -119,6 +119,22 @@ describe.each(transports)('adapter library over $name', (transport) => {
     expect((await failure(api.adapters.merge({ ids, method: 'cat', weights: [1] }))).code).toBe('invalid_input');
   });
 
+  it('adapters.rename names an adapter and takes the name back; a merge is named from its parts', async () => {
+    const merged = (await api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] })).adapter;
+    expect(merged.name).toBe('imported PEFT adapter + imported PEFT adapter (cat)');
+    const renamed = await api.adapters.rename({ id: merged.id, name: '  review + pdf ' });
+    covered.add('adapters.rename');
+    expect(renamed).toMatchObject({ id: merged.id, key: merged.key, name: 'review + pdf' });
+    expect((await api.adapters.list({})).find((a) => a.id === merged.id)!.name).toBe('review + pdf');
+    expect((await api.adapters.rename({ id: merged.id, name: null })).name).toBeNull();
+    const empty = await failure(api.adapters.rename({ id: merged.id, name: '   ' }));
+    expect(empty.code).toBe('invalid_input');
+    expect(empty.message).toMatch(/give the adapter a name/);
+    expect((await failure(api.adapters.rename({ id: 'abcdef123456', name: 'x' }))).code).toBe('not_found');
+    const named = await api.adapters.merge({ ids: ids.slice(0, 2), method: 'svd', rank: 1, name: 'small pair' });
+    expect(named.adapter.name).toBe('small pair');
+  });
+
   it('adapters.mergePreview measures what adapters.merge would store, and stores nothing', async () => {
     const before = (await api.adapters.list({})).length;
     const c = await api.adapters.mergePreview({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] });

@@ -8,6 +8,7 @@ import { lossChart } from '../../../renderer/src/lib/distill-chart';
 
 const sha = (c: string) => c.repeat(64);
 const summary = (recipe: AdapterSummary['recipe']): AdapterSummary => ({
+  name: null,
   id: 'a'.repeat(12),
   key: sha('a'),
   rank: 12,

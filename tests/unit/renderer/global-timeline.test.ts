@@ -44,7 +44,7 @@ describe('global adapter timeline rows', () => {
   it('names the source: the adapter merged in, its kind and skill, or the version a rollback restored', () => {
     expect(rows[0]!.source).toBe('rollback to v1');
     expect(rows[0]!.sourceId).toBeNull();
-    expect(rows[2]!.source).toBe(`merged ${key('1').slice(0, 12)} (import review-prs@2)`);
+    expect(rows[2]!.source).toBe('merged review-prs@2 · import');
     expect(rows[2]!.sourceId).toBe(key('1').slice(0, 12));
     // The merged adapter is not in the library (deleted): its short key still shows.
     expect(rows[1]!.source).toBe(`merged ${key('2').slice(0, 12)}`);

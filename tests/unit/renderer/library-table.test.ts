@@ -31,6 +31,7 @@ const adapter = (
 ): AdapterSummary => {
   const key = (++n).toString(16).padStart(64, '0');
   return {
+    name: null,
     id: key.slice(0, 12),
     key,
     rank: 8,

@@ -23,6 +23,7 @@ const skill = (name: string, latestVersion = 1): SkillSummary => ({
   updatedAt: '2026-01-01T00:00:00Z',
 });
 const adapter = (id: string, bundle: string, over: Partial<AdapterSummary> = {}): AdapterSummary => ({
+  name: null,
   id,
   key: id.padEnd(64, '0'),
   rank: 4,
@@ -90,9 +91,9 @@ describe('adapter picker', () => {
       global: null,
     });
     expect(opts.library.map((o) => [o.label, o.disabled])).toEqual([
-      ['aaaaaaaaaaaa · pdf@2 · rank 4', false],
-      ['bbbbbbbbbbbb · pdf@2 · rank 4 (bundle other)', true],
-      ['cccccccccccc · svd merge of 2 · rank 4', false],
+      ['pdf@2 · instant · rank 4 · aaaaaaaaaaaa', false],
+      ['pdf@2 · instant · rank 4 · bbbbbbbbbbbb (bundle other)', true],
+      ['svd merge of 2 · rank 4 · cccccccccccc', false],
     ]);
     expect(adapterOrigin(adapter('x', 'b', { skill: null, recipe: { kind: 'import', tensorsSha256: sha('1') } }))).toBe(
       'imported',

@@ -1,0 +1,141 @@
+// Adapters by name (docs/guide.md, "Adapter names"), in Chromium against `pskills serve` on the tiny
+// fixture bundle: the Adapters table, the merge workbench's picker and picks, the global timeline and
+// the Playground's adapter picker show each adapter's name with its hash second; a merge is named
+// from its parts unless given a name; the side panel renames an adapter (its hash, copyable, stays).
+// Run: node --import tsx --test tests/e2e/adapter-names.spec.ts
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import type { AdapterSummary, AdapterWritten } from '../../common/api/adapter-schemas';
+import { writeFixturePeft } from '../int/adapters/fixture';
+import { apiCall, openStudio, ROOT, until, type Host, type Studio } from './harness';
+
+const BUNDLE = join(ROOT, 'tests/fixtures/bundle-tiny');
+
+describe('adapters by name', { timeout: 300_000 }, () => {
+  let studio: Studio | undefined;
+  let host: Host;
+  let page: Page;
+  let problems: string[];
+  let work: string;
+  let imported: AdapterSummary[];
+  let merged: AdapterSummary;
+  const row = (id: string) => page.locator(`[data-testid="adapter-row"][data-adapter-id="${id}"]`);
+
+  before(async () => {
+    work = mkdtempSync(join(tmpdir(), 'pskills-e2e-names-'));
+    studio = await openStudio();
+    ({ host, page, problems } = studio);
+    await apiCall(host, 'engine.loadBundle', { dir: BUNDLE });
+    imported = [];
+    for (const seed of [1, 2]) {
+      const dir = join(work, `peft-${seed}`);
+      await writeFixturePeft(dir, seed);
+      imported.push((await apiCall<AdapterWritten>(host, 'adapters.import', { dir })).adapter);
+    }
+    await page.goto(host.url);
+    await page.getByTestId('nav-adapters').click();
+    await until(async () => (await page.getByTestId('adapter-row').count()) === 2, 'two adapters listed');
+  });
+
+  after(async () => {
+    await studio?.close();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  test('the table shows each name with its hash second', async () => {
+    for (const a of imported) {
+      assert.equal(await row(a.id).getByTestId('adapter-name').innerText(), 'imported PEFT adapter');
+      assert.equal(await row(a.id).getByTestId('adapter-hash').innerText(), a.id);
+    }
+  });
+
+  test('the merge workbench lists names; a typed name names the merge', async () => {
+    await page.getByTestId('merge-open').click();
+    const names = await page.getByTestId('merge-candidate-name').allInnerTexts();
+    assert.deepEqual(names, ['imported PEFT adapter', 'imported PEFT adapter']);
+    for (const a of imported)
+      await page.locator(`[data-testid="merge-candidate"][data-adapter-id="${a.id}"]`).locator('input').check();
+    assert.deepEqual(await page.getByTestId('merge-pick-name').allInnerTexts(), [
+      'imported PEFT adapter',
+      'imported PEFT adapter',
+    ]);
+    assert.equal(
+      await page.getByTestId('merge-name').getAttribute('placeholder'),
+      'imported PEFT adapter + imported PEFT adapter (cat)',
+      'the default name, from the parts',
+    );
+    await page.getByTestId('merge-name').fill('review + pdf');
+    await page.getByTestId('merge-save').click();
+    await page.getByTestId('merge-saved').waitFor();
+    assert.equal(await page.getByTestId('merge-saved-link').innerText(), 'review + pdf');
+    merged = (await apiCall<AdapterSummary[]>(host, 'adapters.list')).find((a) => a.recipe.kind === 'merge')!;
+    assert.equal(merged.name, 'review + pdf');
+    await until(async () => (await row(merged.id).count()) === 1, 'the merge is listed');
+    assert.equal(await row(merged.id).getByTestId('adapter-name').innerText(), 'review + pdf');
+  });
+
+  test('the side panel renames the adapter; its hash stays, with Copy', async () => {
+    await row(merged.id).getByTestId('adapter-name').click();
+    await page.getByTestId('adapter-panel-name').waitFor();
+    assert.equal(await page.getByTestId('adapter-panel-name').innerText(), 'review + pdf');
+    assert.equal(await page.getByTestId('adapter-panel-id').innerText(), merged.id);
+    assert.equal(await page.getByTestId('adapter-panel-tier').innerText(), 'merge');
+    assert.equal(await page.getByTestId('adapter-copy-hash').count(), 1);
+    await page.getByTestId('adapter-rename').click();
+    await page.getByTestId('adapter-rename-input').fill('two reviewers');
+    await page.getByTestId('adapter-rename-save').click();
+    await until(
+      async () => (await row(merged.id).getByTestId('adapter-name').innerText()) === 'two reviewers',
+      'the table follows the rename',
+    );
+    assert.equal(await page.getByTestId('adapter-panel-name').innerText(), 'two reviewers');
+    const after = (await apiCall<AdapterSummary[]>(host, 'adapters.list')).find((a) => a.id === merged.id)!;
+    assert.equal(after.key, merged.key, 'the rename leaves the key');
+    assert.equal(after.tensorsSha256, merged.tensorsSha256);
+    // Back to the name made from its recipe.
+    await page.getByTestId('adapter-rename').click();
+    await page.getByTestId('adapter-rename-reset').click();
+    await until(
+      async () => (await row(merged.id).getByTestId('adapter-name').innerText()) === 'cat merge of 2',
+      'back to the made-up name',
+    );
+  });
+
+  test('the global timeline names the adapter merged in', async () => {
+    await apiCall(host, 'adapters.rename', { id: merged.id, name: 'two reviewers' });
+    // Version 1 is the adapter itself (listed by its name); version 2 merges the renamed one in.
+    await apiCall(host, 'ema.update', { adapterId: imported[0]!.id });
+    await apiCall(host, 'ema.update', { adapterId: merged.id, beta: 0.5 });
+    await page.getByTestId('adapters-tab-global').click();
+    await page.getByTestId('adapters-refresh').click();
+    const version = (n: number) => page.locator(`[data-testid="global-version"][data-version="${n}"]`);
+    const source = version(2).getByTestId('global-source');
+    await until(async () => /merged two reviewers/.test(await source.innerText().catch(() => '')), 'named source');
+    assert.match(await source.innerText(), new RegExp(`^merged two reviewers ${merged.id}$`));
+    // Each version's own adapter by its name too, the hash beside it.
+    assert.match(await version(1).getByTestId('global-adapter').innerText(), /^\D.* [0-9a-f]{12}$/);
+  });
+
+  test("the Playground's adapter picker lists names, hashes last", async () => {
+    await page.getByTestId('nav-playground').click();
+    const options = page.getByTestId('adapter-select').locator('option');
+    await until(async () => (await options.count()) >= 5, 'the picker lists the library');
+    const labels = await page
+      .getByTestId('adapter-select')
+      .locator('option')
+      .evaluateAll((els) => els.map((e) => e.textContent?.trim() ?? ''));
+    assert.ok(
+      labels.some((l) => l === `two reviewers · rank 8 · ${merged.id}`),
+      `the merge by name: ${labels.join(' | ')}`,
+    );
+    assert.ok(labels.some((l) => l === `imported PEFT adapter · rank 4 · ${imported[0]!.id}`));
+  });
+
+  test('no console errors, page errors or failed requests', () => {
+    assert.deepEqual(problems, []);
+  });
+});
