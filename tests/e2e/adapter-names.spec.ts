@@ -2,6 +2,8 @@
 // fixture bundle: the Adapters table, the merge workbench's picker and picks, the global timeline and
 // the Playground's adapter picker show each adapter's name with its hash second; a merge is named
 // from its parts unless given a name; the side panel renames an adapter (its hash, copyable, stays).
+// And the page's layout (docs/guide.md, "The Adapters page"): master–detail, the timeline in its own
+// tab, the heatmap legend in numbers, help on the encoder and each merge method.
 // Run: node --import tsx --test tests/e2e/adapter-names.spec.ts
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -103,6 +105,36 @@ describe('adapters by name', { timeout: 300_000 }, () => {
       async () => (await row(merged.id).getByTestId('adapter-name').innerText()) === 'cat merge of 2',
       'back to the made-up name',
     );
+  });
+
+  test('master–detail: the list stays beside the open adapter; charts have numbered legends; terms carry help', async () => {
+    await page.goto(`${host.origin}/#/adapters/${merged.id}`);
+    await page.getByTestId('adapter-panel-name').waitFor();
+    const master = (await page.getByTestId('adapters-master').boundingBox())!;
+    const detail = (await page.getByTestId('adapter-panel').boundingBox())!;
+    assert.ok(master.x + master.width <= detail.x + 1, 'the detail is beside the list, not below it');
+    assert.ok(Math.abs(master.y - detail.y) < 2, 'both start at the top');
+    assert.equal(await page.getByTestId('global-timeline').count(), 0, 'the timeline is in its own tab');
+    // The ‖ΔW‖ heatmap's legend says what its colours are worth: 0 and the largest norm.
+    const heatmap = page.getByTestId('viz-heatmap-chart');
+    await until(async () => (await heatmap.locator('svg text').count()) > 0, 'the heatmap draws');
+    const words = await heatmap.locator('svg text').allTextContents();
+    assert.ok(words.includes('0'), `the legend's low end: ${words.join(' ')}`);
+    assert.ok(
+      words.some((w) => /^\d+(\.\d+)?$/.test(w) && Number(w) > 0),
+      `the legend's high end: ${words.join(' ')}`,
+    );
+    // One line of help for the encoder (the list's Source column) and each merge method.
+    await page.goto(`${host.origin}/#/adapters`);
+    assert.match((await page.getByTestId('help-encoder').first().getAttribute('title'))!, /hypernetwork/);
+    // The workbench may still be open from the merge above.
+    if ((await page.getByTestId('merge-workbench').count()) === 0) await page.getByTestId('merge-open').click();
+    assert.match((await page.getByTestId('help-mergeCat').getAttribute('title'))!, /Use it by default/);
+    assert.match((await page.getByTestId('help-mergeSvd').getAttribute('title'))!, /must stay small/);
+    assert.match((await page.getByTestId('help-mergeLinear').getAttribute('title'))!, /baseline/);
+    await page.getByTestId('adapters-tab-global').click();
+    await page.getByTestId('global-timeline').waitFor();
+    assert.match(page.url(), /#\/adapters\/global$/);
   });
 
   test('the global timeline names the adapter merged in', async () => {
