@@ -38,6 +38,10 @@ interface Shot {
   ready: string;
   /** Runs after the page is there, before the scans (opens a dialog, triggers an error notice). */
   act?: (page: Page) => Promise<void>;
+  /** Runs after the screenshot (closes what `act` opened). */
+  cleanup?: (page: Page) => Promise<void>;
+  /** Light only: a state the dark pass would repeat for nothing. */
+  once?: boolean;
 }
 
 describe('every page: axe, raw messages, screenshots in light and dark', { timeout: 900_000 }, () => {
@@ -121,6 +125,22 @@ describe('every page: axe, raw messages, screenshots in light and dark', { timeo
     { name: 'trajectories', route: '#/trajectories', ready: 'nav-trajectories' },
     { name: 'continual', route: '#/continual', ready: 'continual-page' },
     { name: 'settings', route: '#/settings', ready: 'settings-page' },
+    {
+      name: 'new-skill-taken',
+      route: '#/library',
+      ready: 'skill-row',
+      once: true,
+      act: async (p) => {
+        await p.getByTestId('library-new-skill').click();
+        await p.getByTestId('new-skill-name').fill(SKILL);
+        await p.getByTestId('new-skill-create').click();
+        await p.getByTestId('new-skill-name-error').waitFor();
+      },
+      cleanup: async (p) => {
+        await p.keyboard.press('Escape');
+        await p.getByTestId('new-skill-dialog').waitFor({ state: 'hidden' });
+      },
+    },
   ];
 
   before(async () => {
@@ -148,7 +168,7 @@ describe('every page: axe, raw messages, screenshots in light and dark', { timeo
       for (const shot of shots) {
         if (shot.name === 'library' && theme === 'light') await apiCall(host, 'import.example', {});
         if (shot.name === 'library-empty' && theme === 'dark') continue; // the library is no longer empty
-        if (shot.name === 'import-error' && theme === 'dark') continue;
+        if ((shot.name === 'import-error' || shot.once) && theme === 'dark') continue;
         const route = shot.name === 'adapter-detail' ? `#/adapters/${adapterId}` : shot.route;
         if (route !== null) {
           await page.goto(`${host.origin}/${route}`);
@@ -160,6 +180,7 @@ describe('every page: axe, raw messages, screenshots in light and dark', { timeo
         await new Promise((r) => setTimeout(r, 400)); // charts and fonts settle
         await scan(shot.name, theme);
         await page.screenshot({ path: join(PAGES_DIR, `${shot.name}-${theme}.png`) });
+        await shot.cleanup?.(page);
       }
     });
   }
