@@ -53,6 +53,7 @@ def test_meta_training_lowers_the_kl_resumes_and_exports(hyper_bundle, tmp_path)
     after = tr.evaluate()
     assert after["val_kl_own"] < before["val_kl_own"] - 1e-3, (before, after)
     assert before["val_kl_none"] == after["val_kl_none"]  # the base is frozen
+    assert tr.best[1] == 12 and tr.best[0] < before["val_kl_own"]  # evaluated at the end: kept as best.pt
 
     # resume: a run cut at its last checkpoint continues from there with the same weights
     more = MetaTrainer(bundle, items, items, tmp_path / "run", _cfg(14), resume=True)
@@ -62,6 +63,10 @@ def test_meta_training_lowers_the_kl_resumes_and_exports(hyper_bundle, tmp_path)
     more.fit(log=lambda _: None)
     assert more.step == 14
 
+    last = {k: v.clone() for k, v in more.net.state_dict().items()}
+    assert more.load_best() == more.best[1]  # the export takes the best weights (the last where best)
+    if more.best[1] == 12:
+        assert any(not torch.equal(v, more.net.state_dict()[k]) for k, v in last.items())
     out = export(more, tmp_path / "bundle", {"steps": more.step})
     net, _, _ = load_onnx_hypernet(out)
     assert parity(net, out) < 1e-4

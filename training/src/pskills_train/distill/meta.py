@@ -126,11 +126,13 @@ class MetaTrainer:
         self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         self.ocfg = OptimConfig(lr=cfg.lr, min_lr=cfg.min_lr, warmup_steps=cfg.warmup)
         self.step = 0
+        self.best: tuple[float, int] = (float("inf"), 0)  # (val KL of the own adapter, step): best.pt
         if resume and (out / "ckpt.pt").exists():
             ck = torch.load(out / "ckpt.pt", weights_only=False)
             self.net.load_state_dict(ck["net"])
             self.opt.load_state_dict(ck["opt"])
             self.step = ck["step"]
+            self.best = tuple(ck.get("best", self.best))
         self.metrics = MetricsLog(out / "metrics.jsonl", self.step if resume else None)
 
     def loss(self, items: list, rows_per: list[list[TeacherRow]], roll: int = 0) -> Tensor:
@@ -181,14 +183,30 @@ class MetaTrainer:
     def save(self) -> None:
         tmp = self.out / "ckpt.tmp"
         torch.save({"net": self.net.state_dict(), "opt": self.opt.state_dict(), "step": self.step,
-                    "config": asdict(self.cfg), "hyper": self.hcfg}, tmp)
+                    "config": asdict(self.cfg), "hyper": self.hcfg, "best": list(self.best)}, tmp)
         tmp.replace(self.out / "ckpt.pt")
+
+    def _keep_best(self, rec: dict[str, float]) -> None:
+        """best.pt: the weights with the lowest val KL so far. With a few hundred training skills the
+        hypernetwork overfits after a few epochs (docs/results.md): the export takes these."""
+        if rec["val_kl_own"] < self.best[0]:
+            self.best = (rec["val_kl_own"], self.step)
+            tmp = self.out / "best.tmp"
+            torch.save({"net": self.net.state_dict(), "step": self.step, "val_kl_own": rec["val_kl_own"]}, tmp)
+            tmp.replace(self.out / "best.pt")
+
+    def load_best(self) -> int:
+        """The net takes best.pt's weights; returns its step."""
+        ck = torch.load(self.out / "best.pt", weights_only=False)
+        self.net.load_state_dict(ck["net"])
+        return int(ck["step"])
 
     def fit(self, log=print) -> dict[str, float]:
         cfg = self.cfg
         last: dict[str, float] = {}
         if self.step == 0:
             last = {"step": 0, **self.evaluate()}
+            self._keep_best(last)
             self.metrics.write(last)
             log(json.dumps(last))
         t0, timed = time.perf_counter(), 0
@@ -199,6 +217,7 @@ class MetaTrainer:
                 rec = {"step": self.step, **rec, "s_per_step": (time.perf_counter() - t0) / timed}
                 if self.step % cfg.eval_every == 0 or self.step == cfg.steps:
                     rec.update(self.evaluate())
+                    self._keep_best(rec)
                     log(json.dumps(rec))
                 self.metrics.write(rec)
                 last, t0, timed = rec, time.perf_counter(), 0
@@ -231,24 +250,34 @@ def export(trainer: MetaTrainer, out: Path, card: dict[str, Any]) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pskills_train.distill.meta", description=__doc__.split("\n\n")[0])
     ap.add_argument("--bundle", type=Path, required=True)
-    ap.add_argument("--train", type=Path, required=True, help="SkillWorld folder with practice.jsonl (train split)")
+    ap.add_argument("--train", type=Path, required=True, action="append",
+                    help="SkillWorld folder with practice.jsonl (train split); repeat for more")
     ap.add_argument("--val", type=Path, required=True, help="SkillWorld folder (val split)")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--steps", type=int)
     ap.add_argument("--lr", type=float)
-    ap.add_argument("--max-train-skills", type=int)
+    ap.add_argument("--max-train-skills", type=int, help="per --train folder")
+    ap.add_argument("--eval-every", type=int)
+    ap.add_argument("--rows-only", action="store_true", help="compute and cache the teacher rows, then stop")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--export", type=Path, help="write the bundle with the trained hypernetwork here")
     a = ap.parse_args(argv)
-    cfg = MetaConfig(**{k: v for k, v in {"steps": a.steps, "lr": a.lr}.items() if v is not None})
+    given = {"steps": a.steps, "lr": a.lr, "eval_every": a.eval_every}
+    cfg = MetaConfig(**{k: v for k, v in given.items() if v is not None})
     a.out.mkdir(parents=True, exist_ok=True)
-    train = teacher_rows(a.bundle, a.train, a.out / "rows-train.pt", cfg.buckets, a.max_train_skills, cfg.seed)
+    train = [item for n, folder in enumerate(a.train) for item in teacher_rows(
+        a.bundle, folder, a.out / ("rows-train.pt" if n == 0 else f"rows-train{n + 1}.pt"), cfg.buckets,
+        a.max_train_skills, cfg.seed)]
+    if a.rows_only:
+        return 0
     val = teacher_rows(a.bundle, a.val, a.out / "rows-val.pt", cfg.buckets, cfg.val_skills, cfg.seed)
     print(f"{len(train)} training skills, {len(val)} val skills, {cfg.steps} steps")
     tr = MetaTrainer(a.bundle, train, val, a.out, cfg, a.resume)
     last = tr.fit()
     if a.export:
-        card = {"steps": tr.step, "config": asdict(cfg), "train_skills": len(train), "metrics": last}
+        best = tr.load_best()
+        card = {"steps": tr.step, "best_step": best, "config": asdict(cfg), "train_skills": len(train),
+                "metrics": last, "best_val_kl_own": tr.best[0]}
         print(f"bundle: {export(tr, a.export, card)}")
     return 0
 
