@@ -142,6 +142,9 @@ def test_eval_runs_the_distilled_conditions_with_curves(tmp_path):
     assert set(by) == {"distilled", "distilled_zero", "distilled_synth"}
     assert by["distilled"]["questions_per_skill"]["tests"] == 4 and "tests" not in by["distilled_synth"][
         "questions_per_skill"]
+    da = res["distilled_adapters"]  # diversity and retrieval of the distilled adapters, as for instant ones
+    assert da["condition"] == "distilled" and da["diversity"]["n"] == 4 and da["diversity"]["cos_mean"] < 1
+    assert da["retrieval"]["k"] == 4 and da["retrieval"]["n_skills"] == 4 and len(da["retrieval"]["ranks"]) == 4
     rec = next(iter(res["distill"]["records"].values()))
     assert rec["steps"] == 6 and rec["seconds"] >= rec["teacher_seconds"] and math.isfinite(rec["final_loss"])
     with pytest.raises(SystemExit, match="unknown"):

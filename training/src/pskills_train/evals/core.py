@@ -94,6 +94,7 @@ class Part:
     seconds: dict[str, float]
     compile_seconds: dict[str, float]
     distill: dict[str, dict[str, Any]] = field(default_factory=dict)  # "<condition>:<skill>" -> its record
+    distilled: dict[int, dict] = field(default_factory=dict)  # skill -> its distilled adapter (numpy)
 
 
 def _numpy(row) -> dict:
@@ -169,7 +170,8 @@ class Suite:
         return Part(rows, ranked, {i: _numpy(self.plan.full[i]) for i in indices} if has else {},
                     {i: _numpy(self.plan.random[i]) for i in indices if i in self.plan.random}, secs,
                     {p.label: p.seconds for p in (self.prov.parametric, self.prov.stage1, self.prov.t2l) if p},
-                    self.prov.distill.records() if self.prov.distill is not None else {})
+                    self.prov.distill.records() if self.prov.distill is not None else {},
+                    self.prov.distill.adapters(indices, _numpy) if self.prov.distill is not None else {})
 
     def merge(self, parts: list[Part]) -> dict[str, Any]:
         """The entries every report has: diversity, retrieval, wrong_skill, timing (summed over workers)."""
@@ -193,6 +195,11 @@ class Suite:
                   "share_other_group": sum(self.groups[i] is not None and self.groups[j] != self.groups[i]
                                            for i, j in enumerate(w)) / len(w),
                   "pairs": {self.names[i]: self.names[j] for i, j in enumerate(w)}} if w else {})
-        return {"diversity": div, "retrieval": ret, "wrong_skill": wrong,
+        extra = {}
+        if self.prov.distill is not None:
+            from .distilled import adapter_figures  # distill -> evals.score: evals/__init__ must not import it
+
+            extra["distilled_adapters"] = adapter_figures(self, parts)
+        return {**extra, "diversity": div, "retrieval": ret, "wrong_skill": wrong,
                 "timing_seconds": {k: round(v, 1) for k, v in secs.items()},
                 "compile_seconds": {k: round(v, 1) for k, v in comp.items()}}

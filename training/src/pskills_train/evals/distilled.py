@@ -62,6 +62,12 @@ class DistillSlot:
         d = self.run(base, i)
         return d.result.snapshots[int(steps)] if steps else d.result.adapter
 
+    def adapters(self, indices: list[int], convert) -> dict[int, Any]:
+        """The distilled adapter (the `wrong_base` condition: instant init where there is a hypernetwork)
+        of each skill of `indices` that this process distilled, through `convert`."""
+        return {i: convert(self.done[(self.wrong_base, i)].result.adapter) for i in indices
+                if (self.wrong_base, i) in self.done}
+
     def records(self) -> dict[str, dict[str, Any]]:
         return {f"{base}:{self.skills[i].name}": d.record for (base, i), d in sorted(self.done.items())}
 
@@ -127,3 +133,47 @@ def extras(rows: list[dict[str, Any]], conds: list[str], records: dict[str, dict
                    "questions_per_skill": {s: round(n / e["skills"], 1) for s, n in e["sources"].items()}}
                for b, e in per.items()}
     return {"curve": curve, "distill": {"steps": steps, "by_condition": summary, "records": records}}
+
+
+def adapter_figures(suite, parts: list) -> dict[str, Any]:
+    """Diversity and retrieval of the distilled adapters, as the report gives them for the instant ones:
+    ΔW cosines between skills, and per skill the rank of its own adapter among K candidates by the mean
+    answer NLL of the skill's distilled-scored tasks (the own NLL is the row already scored)."""
+    from .core import candidates, rank_metrics, target_ids
+    from .diversity import diversity
+    from .score import Item, score_all
+
+    slot: DistillSlot = suite.prov.distill
+    base = slot.wrong_base
+    ads = {i: a for p in parts for i, a in p.distilled.items()}
+    out: dict[str, Any] = {"condition": base}
+    if len(ads) < 2:
+        why = "needs 2 skills with a distilled adapter"
+        return {**out, "diversity": {"n": len(ads), "skipped": why}, "retrieval": {"k": 0, "skipped": why}}
+    out["diversity"] = diversity([ads[i] for i in sorted(ads)])
+    idx = sorted(ads)
+    own: dict[int, dict[str, float]] = {}
+    for r in (r for p in parts for r in p.rows if r["condition"] == base):
+        own.setdefault(r["skill_index"], {})[r["task"]] = r["nll"]
+    torch_ads = {i: {k: (torch.from_numpy(a), torch.from_numpy(b)) for k, (a, b) in ads[i].items()} for i in idx}
+    st, prompter = suite.st, suite.prompter
+    ranked = []
+    for pos, cands in enumerate(candidates(len(idx), st.retrieval_k, st.seed)):
+        i = idx[pos]
+        tasks = [t for t in suite.tasks(i) if t.task_id in own.get(i, {})]
+        if not tasks:
+            continue
+        items, keys = [], []
+        for t in tasks:
+            target = target_ids(prompter, t, st.max_answer_tokens, suite.plan.max_positions)
+            prompt = prompter.fit(t, None, 1 << 30)[0]
+            for n, c in enumerate(cands[1:], 1):
+                items.append(Item(prompt, target, 0, torch_ads[idx[c]]))
+                keys.append(n)
+        sums: list[list[float]] = [[own[i][t.task_id] for t in tasks]] + [[] for _ in cands[1:]]
+        for n, sc in zip(keys, score_all(suite.backend, items, suite.stop_ids), strict=True):
+            sums[n].append(sc.nll_sum / max(1, sc.n_tokens))
+        ranked.append([sum(v) / len(v) for v in sums])
+    out["retrieval"] = {**rank_metrics(ranked), "tasks": "the tasks scored with the distilled adapter"}
+    return out
+

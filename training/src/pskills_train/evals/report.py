@@ -90,15 +90,19 @@ def fmt(x: Any, w: int = 8, p: int = 3) -> str:
 def common_lines(res: dict[str, Any]) -> list[str]:
     """Diversity, retrieval, cuts, skipped conditions and the comparisons, as printed by both suites."""
     lines = []
-    d = res.get("diversity") or {}
-    if d.get("cos_mean") is not None:
-        extra = (f", random-text adapter vs mean {d['others_cos_to_mean']:.3f}" if "others_cos_to_mean" in d else "")
-        lines.append(f"diversity ({d['n']} adapters): pairwise cos mean {d['cos_mean']:.3f}, p95 {d['cos_p95']:.3f}; "
-                     f"specific share {d['specific_share']:.3f}; cos to mean {d['cos_to_mean']:.3f}{extra}")
-    r = res.get("retrieval") or {}
-    if r.get("top1") is not None:
-        lines.append(f"retrieval ({r['n_skills']} skills, K={r['k']}, chance {r['chance_top1']:.3f}): "
-                     f"top1 {r['top1']:.3f}, MRR {r['mrr']:.3f}")
+    dist = res.get("distilled_adapters") or {}
+    for label, part in (("", res), (f" of {dist.get('condition')} adapters", dist)):
+        d = part.get("diversity") or {}
+        if d.get("cos_mean") is not None:
+            extra = (f", random-text adapter vs mean {d['others_cos_to_mean']:.3f}" if "others_cos_to_mean" in d
+                     else "")
+            lines.append(f"diversity{label} ({d['n']} adapters): pairwise cos mean {d['cos_mean']:.3f}, p95 "
+                         f"{d['cos_p95']:.3f}; specific share {d['specific_share']:.3f}; cos to mean "
+                         f"{d['cos_to_mean']:.3f}{extra}")
+        r = part.get("retrieval") or {}
+        if r.get("top1") is not None:
+            lines.append(f"retrieval{label} ({r['n_skills']} skills, K={r['k']}, chance {r['chance_top1']:.3f}): "
+                         f"top1 {r['top1']:.3f}, MRR {r['mrr']:.3f}")
     for c, cut in (res.get("context_cut") or {}).items():
         lines.append(f"{c}: {cut['mean_cut_tokens']:.0f} context tokens cut per task on average "
                      f"({cut['share_tasks_cut']:.0%} of tasks cut)")
