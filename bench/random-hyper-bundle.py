@@ -1,5 +1,5 @@
 """A random bundle of the bench-10m shape (d 256, 8 layers, vocab 8192, 2048 positions) with a random,
-perturbed Perceiver hypernetwork shaped like configs/hyper.json (rank 8, width 128, 2 blocks; encoder
+perturbed Perceiver hypernetwork shaped like configs/hyper/hyper9.json (rank 8, width 128, 2 blocks; encoder
 budget 512, overlap 64): what `npm run bench:compile -- --random` measures until the default bundle
 has a trained hypernetwork. Not a fixture; written under .cache/, never committed.
 

@@ -33,9 +33,9 @@ base=$pack/base
 [[ -d $base ]] || { base=$work/base; $py -m pskills_train.model.from_onnx "$bundle" "$base" 2>&1 | tee -a "$log"; }
 init=$pack/init.pt
 [[ -f $init ]] || { init=$work/init.pt; $py -m pskills_train.hyper.from_onnx "$bundle" "$init" 2>&1 | tee -a "$log"; }
-# round 5's stage-2 settings (train_default_bundle.sh r3/r5) on the pack's files
-args=(--config training/configs/hyper.json --stage 2 --set net.slot_clip=3.0
-  --set 'stage2.source_shares={"real":0.5,"skillworld":0.5}' --set stage2.stratify=true
+# the shipped hypernetwork's recipe (configs/hyper/hyper9.json); the overrides are this machine's paths,
+# device, batch and time, recorded beside the file's hash in the checkpoint
+args=(--config training/configs/hyper/hyper9.json --stage 2
   --set "data.base=$base" --set "data.tokenizer=$base/tokenizer.json"
   --set "data.trajectories_train=$pack/train.jsonl.xz" --set "data.trajectories_val=$pack/val.jsonl.xz"
   --set "run2.init=$init" --set "run2.device=$device" --set "run2.bf16=${BF16:-auto}"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -20,6 +23,11 @@ def random_row(cfg: ModelConfig, rank: int, seed: int, targets=None):
             d_in, d_out = cfg.lora_dims(m)
             row[(i, m)] = (torch.randn(d_in, rank, generator=g), torch.randn(rank, d_out, generator=g))
     return row
+
+
+def test_defaults_are_the_shipped_base():
+    card = json.loads((Path(__file__).resolve().parents[2] / "resources/bundles/default/bundle.json").read_text())
+    assert ModelConfig.from_dict(card["training_card"]["model"]) == ModelConfig()
 
 
 def test_config_rejects_what_the_model_cannot_build():

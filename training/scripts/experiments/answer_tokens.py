@@ -15,7 +15,7 @@ from pskills_train.model import stack_rows
 from pskills_train.tokenizer import CHAT_TEMPLATE
 torch.set_num_threads(1)
 ck_path = sys.argv[1]; extra = [a for a in sys.argv[2:] if a != '--set']
-cfg = HyperConfig.load(str(ROOT / 'training/configs/hyper.json'), ['net.slot_clip=3.0'] + extra)
+cfg = HyperConfig.load(str(ROOT / 'training/configs/hyper/hyper9.json'), extra)
 lm, tok, _ = load_base(os.environ.get('BASE', str(ROOT / 'training/.cache/runs/base5/model')), str(ROOT / 'training/.cache/tokenizer/tokenizer.json'))
 net = build_hypernet(lm.cfg, cfg.net); ck = torch.load(ck_path, map_location='cpu', weights_only=False)
 net.load_state_dict(ck['model']); net.eval()

@@ -16,7 +16,7 @@ from pskills_train.tokenizer import CHAT_TEMPLATE
 torch.set_num_threads(1)
 N = int(sys.argv[1]); R = int(sys.argv[2]); alphas = [float(a) for a in sys.argv[3].split(',')]; layers = [int(x) for x in sys.argv[4].split(',')]
 center = len(sys.argv) > 5 and sys.argv[5] == 'center'
-cfg = HyperConfig.load(str(ROOT / 'training/configs/hyper.json'), ['net.slot_clip=3.0'])
+cfg = HyperConfig.load(str(ROOT / 'training/configs/hyper/hyper9.json'))
 lm, tok, _ = load_base(os.environ.get('BASE', str(ROOT / 'training/.cache/runs/base5/model')), str(ROOT / 'training/.cache/tokenizer/tokenizer.json'))
 net = build_hypernet(lm.cfg, cfg.net); net.load_state_dict(torch.load(str(ROOT / 'training/.cache/runs/hyper7/recal.pt'), map_location='cpu', weights_only=False)['model']); net.eval()
 recs = [json.loads(l) for l in open(str(ROOT / 'training/.cache/episodes/sw-real-val/stage2.jsonl'))]

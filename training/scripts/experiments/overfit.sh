@@ -23,8 +23,8 @@ with open("training/.cache/overfit/unseen.jsonl", "w") as f:
     f.writelines(l for l in open("training/.cache/episodes/sw-real-val/stage2.jsonl")
                  if json.loads(l)["source"].startswith("skillworld"))
 PY
-common=(--config training/configs/hyper.json --stage 2 --set net.slot_clip=3.0
-  --set 'stage2.source_shares={"skillworld":1.0}' --set stage2.stratify=true
+common=(--config training/configs/hyper/hyper9.json --stage 2
+  --set 'stage2.source_shares={"skillworld":1.0}'
   --set data.base=$c/runs/base-default --set data.tokenizer=$c/runs/base-default/tokenizer.json
   --set data.trajectories_train=$c/overfit/train.jsonl --set run2.batch_size=8 --set run2.micro_batch=4
   --set stage2.cos_check_step=0 --set run2.threads=1)

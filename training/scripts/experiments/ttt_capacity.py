@@ -16,7 +16,7 @@ from pskills_train.model import stack_rows
 from pskills_train.tokenizer import CHAT_TEMPLATE
 torch.set_num_threads(1); torch.manual_seed(0)
 N, K, LR, RANK = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), 8
-cfg = HyperConfig.load(str(ROOT / 'training/configs/hyper.json'), ['net.slot_clip=3.0'])
+cfg = HyperConfig.load(str(ROOT / 'training/configs/hyper/hyper9.json'))
 lm, tok, _ = load_base(os.environ.get('BASE', str(ROOT / 'training/.cache/runs/base5/model')), str(ROOT / 'training/.cache/tokenizer/tokenizer.json'))
 for p in lm.parameters(): p.requires_grad_(False)
 net = build_hypernet(lm.cfg, cfg.net); net.load_state_dict(torch.load(str(ROOT / 'training/.cache/runs/hyper7/recal.pt'), map_location='cpu', weights_only=False)['model']); net.eval()

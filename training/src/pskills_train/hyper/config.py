@@ -1,7 +1,8 @@
-"""HyperConfig (configs/hyper.json): the hypernetwork, the encoder chunking, the data, both stages' runs.
+"""HyperConfig (configs/hyper/<run>.json): the hypernetwork, the encoder chunking, the data, the stages' runs.
 
-Keys starting with '_' are notes and are ignored; any other unknown key is an error. `--set
-stage1.max_steps=20` overrides one field (the value is parsed as JSON when it can be).
+The defaults are the shipped hypernetwork's (configs/hyper/hyper9.json). Any unknown key is an error,
+except the removed experiments' keys at their off value (`RETIRED`). `--set stage1.max_steps=20`
+overrides one field for an experiment (the value is parsed as JSON when it can be).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Re-estimate a stage-2 checkpoint's slot batch-norm statistics over a chosen population of skills.
 
-    python -m pskills_train.hyper.recalibrate --config training/configs/hyper.json \
+    python -m pskills_train.hyper.recalibrate --config training/configs/hyper/hyper9.json \
         --checkpoint runs/hyper5/ckpt.pt --sources real,skillworld --batches 64 [--out runs/hyper5/recal.pt]
 
 Compile normalises each slot with running statistics. Trained with stratified micro-batches
@@ -66,7 +66,7 @@ def recalibrate(tr: HyperTrainer, sources: list[str], batches: int, seed: int = 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m pskills_train.hyper.recalibrate", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--config", type=Path, default=Path("training/configs/hyper.json"),
+    ap.add_argument("--config", type=Path, default=Path("training/configs/hyper/hyper9.json"),
                     help="only for a checkpoint without its config")
     ap.add_argument("--checkpoint", required=True, type=Path)
     ap.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",

@@ -1,7 +1,7 @@
 """Train the hypernetwork: stage 1 (skill reconstruction) or stage 2 (skill exploitation), DESIGN §1.
 
-    python -m pskills_train.hyper.train --config training/configs/hyper.json --stage 1|2 [--resume]
-        [--set run1.max_steps=20]
+    python -m pskills_train.hyper.train --config training/configs/hyper/hyper9.json --stage 1|2 [--resume]
+        [--set run1.max_steps=20]   (an experiment's override; the checkpoint records it beside the file's hash)
     torchrun --nproc_per_node N -m pskills_train.hyper.train ...   (DDP; hyper/placement.py)
 
 The base LM is frozen (requires_grad False); gradients reach the hypernetwork through the LoRA

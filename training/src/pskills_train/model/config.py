@@ -39,18 +39,20 @@ ROPE_TYPES = ("default", "linear", "llama3")
 
 @dataclass
 class ModelConfig:
+    """Defaults: the shipped base (resources/bundles/default, configs/pretrain*.json, 5.05 M parameters)."""
+
     vocab_size: int = 8192
     hidden_size: int = 256
     num_layers: int = 4
-    num_heads: int = 8
-    num_kv_heads: int = 4
-    head_dim: int = 32
+    num_heads: int = 4
+    num_kv_heads: int = 2
+    head_dim: int = 64
     intermediate_size: int = 704
     rms_eps: float = 1e-5
     rope_theta: float = 10000.0
     # {"rope_type": "linear"|"llama3", "factor": ..., ...} as in HF `rope_parameters`; None = default.
     rope_scaling: dict[str, Any] | None = None
-    max_positions: int = 2048
+    max_positions: int = 1024
     tie_embeddings: bool = True
     qkv_bias: bool = False  # Qwen2 has biases on q, k, v
     o_bias: bool = False  # Llama `attention_bias: true` puts one on o_proj too
