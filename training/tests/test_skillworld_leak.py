@@ -1,7 +1,9 @@
 """No test-pool nonce word reaches anything training reads.
 
 Always (no build needed): SkillWorld train and val worlds, with the filler fixture and the default filler;
-the committed text a fresh clone trains on (the filler fixture, the templates); the lexicon's reserved words.
+the committed text a fresh clone trains on (the filler fixture, the templates); the lexicon's reserved words;
+and the whole screen below on training data the test builds itself (SkillWorld train / val folders and
+the episodes train/build_episodes.py makes of them), so CI runs it on a fresh clone.
 
 With training/.cache built, every text source training reads, only the fields a model sees:
 - the corpus splits: docs_train and skills_train (pretraining's train.bin, the tokenizer, stage-1 skills),
@@ -138,7 +140,7 @@ def test_committed_training_text_holds_no_drawable_test_word():
 def training_files() -> list[Path]:
     """Every built JSON-lines file training reads, and the SKILL.md files of the train / val worlds."""
     corpora, named = {DEFAULT_CORPUS}, set()
-    for cfg in sorted(CONFIGS.glob("*.json")):
+    for cfg in sorted(CONFIGS.glob("**/*.json")):
         data = json.loads(cfg.read_text(encoding="utf-8")).get("data", {})
         if data.get("corpus"):
             corpora.add(REPO / data["corpus"])
@@ -188,11 +190,42 @@ def screen(files: list[Path]) -> dict[str, Path]:
     return found
 
 
+def world_files(root: Path) -> list[Path]:
+    """The tasks and SKILL.md files of every SkillWorld train / val folder under `root`."""
+    files: set[Path] = set()
+    for m in root.glob("**/manifest.json"):
+        manifest = json.loads(m.read_text(encoding="utf-8"))
+        if isinstance(manifest, dict) and manifest.get("format") == FORMAT and manifest.get("split") != "test":
+            files |= {m.parent / "tasks.jsonl", *m.parent.glob("skills/*/SKILL.md")}
+    return sorted(files)
+
+
+def test_training_data_built_here_holds_no_drawable_test_word(tmp_path):
+    """The screen on data built now, from the committed filler: what CI checks on a fresh clone."""
+    from pskills_train.skillworld.__main__ import main as skillworld
+    from pskills_train.train.build_episodes import main as build_episodes
+
+    sw = tmp_path / "sw"
+    for split, n in (("train", 24), ("val", 8)):
+        assert skillworld(["generate", "--split", split, "--n", str(n), "--seed", "0", "--out", str(sw / split),
+                           "--filler", str(DEFAULT_FIXTURE), "--practice-per-skill", "2"]) == 0
+    assert build_episodes(["--out-dir", str(tmp_path / "episodes"), "--skillworld", str(sw / "train"),
+                           "--skillworld", str(sw / "val")]) == 0
+    files = world_files(sw) + sorted((tmp_path / "episodes").glob("*.jsonl"))
+    assert len(files) > 30
+    assert_no_drawable_test_word(files)
+
+
+@pytest.mark.needs_data
 def test_nothing_training_reads_holds_a_drawable_test_word():
     files = training_files()
     if not files:
-        pytest.skip("training/.cache is not built (no corpus, episodes, trajectories or SkillWorld train/val "
-                    "folders): nothing training reads to screen; the checks above cover the committed text")
+        pytest.skip("data-dependent: training/.cache is not built (no corpus, episodes, trajectories or SkillWorld "
+                    "train/val folders); test_training_data_built_here_... screens data built at test time")
+    assert_no_drawable_test_word(files)
+
+
+def assert_no_drawable_test_word(files: list[Path]) -> None:
     t0 = time.perf_counter()
     found = screen(files)
     leaked = {w: f for w, f in found.items() if w not in never_drawn()}
