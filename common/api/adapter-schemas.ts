@@ -286,7 +286,7 @@ export type SkillVersionRef = z.infer<typeof SkillVersionRef>;
 
 /** Where a practice question came from: the version's tests, its Examples, a cloze per section, or typed
  *  by the user in the studio's practice panel. */
-export const PracticeSourceSchema = z.enum(['test', 'example', 'cloze', 'user']);
+export const PracticeSourceSchema = z.enum(['test', 'example', 'cloze', 'user', 'trajectory']);
 
 export const PracticeQuestionSchema = z
   .object({ question: z.string().trim().min(1).max(4000), source: PracticeSourceSchema })

@@ -32,6 +32,11 @@ export const ContinualRunInput = z.strictObject({
   /** template: the offline summariser; llm: the configured endpoint (error when none is).
    *  Default: llm when an endpoint is configured, else template. */
   summariser: z.enum(['template', 'llm']).optional(),
+  /** How each lesson is compiled: distilled (default; the bundle's train-step graph, practising on the
+   *  tasks of the trajectories it summarises, docs/distill.md) or instant (the hypernetwork, one pass). */
+  tier: z.enum(['distilled', 'instant']).optional(),
+  /** distilled: train steps per lesson (default 40). */
+  steps: z.number().int().min(1).max(1000).optional(),
 });
 export type ContinualRunInput = z.infer<typeof ContinualRunInput>;
 
@@ -104,6 +109,9 @@ export const ContinualRunResult = z.object({
     demos: z.number().int(),
     tasks: z.number().int(),
     maxTokens: z.number().int(),
+    /** How the lessons were compiled, and the distillation steps per lesson (null for instant). */
+    tier: z.enum(['distilled', 'instant']),
+    steps: z.number().int().nullable(),
     summariser: z.string(),
   }),
   episodes: z.array(ContinualEpisode),
@@ -112,3 +120,83 @@ export const ContinualRunResult = z.object({
   ms: z.number().nonnegative(),
 });
 export type ContinualRunResult = z.infer<typeof ContinualRunResult>;
+
+/** Where a run stands. interrupted: stored as running, but no process here is running it (killed or
+ *  closed mid-run); Resume goes on with it. */
+export const ContinualRunStatus = z.enum(['running', 'interrupted', 'cancelled', 'failed', 'done']);
+export type ContinualRunStatus = z.infer<typeof ContinualRunStatus>;
+
+export const ContinualPoint = z.object({
+  episode: z.number().int().positive(),
+  passRate: z.number().min(0).max(1),
+  globalVersion: z.number().int().positive().nullable(),
+});
+
+/** One run workspace as the Continual page lists it (docs/store.md "Run workspaces"). */
+export const ContinualRunSummary = z.object({
+  run: ContinualRunId,
+  mode: ContinualMode.nullable(),
+  seed: z.number().int().nullable(),
+  episodes: z.number().int().nonnegative(),
+  tier: z.enum(['distilled', 'instant']),
+  status: ContinualRunStatus,
+  /** Why it failed or stopped, in words; null when it did not. */
+  error: z.string().nullable(),
+  createdAt: z.string().nullable(),
+  updatedAt: z.string().nullable(),
+  points: z.array(ContinualPoint),
+  finalPassRate: z.number().min(0).max(1).nullable(),
+});
+export type ContinualRunSummary = z.infer<typeof ContinualRunSummary>;
+
+export const ContinualLesson = z.object({
+  episode: z.number().int().positive(),
+  world: z.string(),
+  name: z.string(),
+  version: z.number().int().positive(),
+  text: z.string(),
+  /** The lesson's adapter in the workspace (short id) and its tier; null when not compiled yet. */
+  adapter: z.string().nullable(),
+  tier: z.enum(['distilled', 'instant']).nullable(),
+});
+export type ContinualLesson = z.infer<typeof ContinualLesson>;
+
+export const ContinualRunDetail = ContinualRunSummary.extend({
+  lessons: z.array(ContinualLesson),
+  /** The workspace's global-adapter versions, newest last. */
+  globals: z.array(z.object({ version: z.number().int().positive(), adapter: z.string(), episode: z.number().int() })),
+  /** The workspace folder (under the data folder's runs/). */
+  dir: z.string(),
+});
+export type ContinualRunDetail = z.infer<typeof ContinualRunDetail>;
+
+/** Adopt a lesson (by episode) or the run's global adapter (at an episode; default its newest). */
+export const ContinualAdoptInput = z.strictObject({
+  run: ContinualRunId,
+  what: z.enum(['lesson', 'global']),
+  episode: z.number().int().positive().optional(),
+  /** lesson: the Library skill's name (default the lesson's); global: the adopted item's name
+   *  (default global-<run>). A lesson name that exists is refused: nothing is overwritten. */
+  name: z
+    .string()
+    .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'name: lowercase letters, digits and single hyphens')
+    .max(64)
+    .optional(),
+});
+export type ContinualAdoptInput = z.infer<typeof ContinualAdoptInput>;
+
+export const ContinualAdoption = z.object({
+  name: z.string(),
+  version: z.number().int().positive(),
+  kind: z.enum(['lesson', 'global']),
+  run: z.string(),
+  episode: z.number().int().positive(),
+  /** The adapter in the Library (short id). */
+  adapter: z.string(),
+  /** lesson: the Library skill version made. */
+  skill: z.object({ name: z.string(), version: z.number().int().positive() }).nullable(),
+  /** What it was in the workspace: lesson name@version, or the global version. */
+  from: z.string(),
+  createdAt: z.string(),
+});
+export type ContinualAdoption = z.infer<typeof ContinualAdoption>;

@@ -68,7 +68,16 @@ import {
   TrajectoryRef,
 } from './trajectory-schemas';
 import { SkillTests, TestSet, VerifyEvent, VerifyRunInput, VerifyRunResult } from './verify-schemas';
-import { ContinualEvent, ContinualResumeInput, ContinualRunInput, ContinualRunResult } from './continual-schemas';
+import {
+  ContinualAdoptInput,
+  ContinualAdoption,
+  ContinualEvent,
+  ContinualResumeInput,
+  ContinualRunDetail,
+  ContinualRunInput,
+  ContinualRunResult,
+  ContinualRunSummary,
+} from './continual-schemas';
 import {
   EvolveAccepted,
   EvolveCandidate,
@@ -260,6 +269,16 @@ export const studioContract = {
     run: stream(ContinualRunInput, ContinualEvent, ContinualRunResult),
     /** Goes on with a stopped run (killed, cancelled or failed): measured episodes are kept as stored. */
     resume: stream(ContinualResumeInput, ContinualEvent, ContinualRunResult),
+    /** The run workspaces (data folder runs/), newest first, each with its status and curve. */
+    list: method(Empty, z.object({ runs: z.array(ContinualRunSummary) })),
+    /** One run: its curve, lessons and global-adapter versions. */
+    get: method(ContinualResumeInput, ContinualRunDetail),
+    /** Copies a lesson or the run's global adapter into the Library, named and versioned. */
+    adopt: method(ContinualAdoptInput, ContinualAdoption),
+    /** What was adopted into the Library, newest first. */
+    adoptions: method(Empty, z.object({ adoptions: z.array(ContinualAdoption) })),
+    /** Removes the run's workspace and nothing else. */
+    delete: method(ContinualResumeInput, z.object({ run: z.string(), deleted: z.boolean() })),
   },
 } as const;
 

@@ -76,6 +76,9 @@ export const Provenance = z.discriminatedUnion('kind', [
     world: z.string(),
     trajectories: z.array(z.string()),
     summariser: z.string(),
+    /** Set when the lesson was adopted into the Library from its run's workspace (docs/store.md
+     *  "Run workspaces"): the lesson's name@version there; the trajectories stay in the workspace. */
+    adoptedFrom: z.string().optional(),
   }),
 ]);
 export type Provenance = z.infer<typeof Provenance>;

@@ -2,12 +2,15 @@
 // "train_step"): the skill's verifier tests, its Examples section, and one cloze question per section
 // (heading → its body, which the teacher answers with the whole skill in context). Each keeps its source.
 
-// 'user': typed in the studio's practice panel (never derived here).
-export type PracticeSource = 'test' | 'example' | 'cloze' | 'user';
+// 'user': typed in the studio's practice panel (never derived here). 'trajectory': the task of a
+// verified trajectory (a continual lesson's, docs/continual.md).
+export type PracticeSource = 'test' | 'example' | 'cloze' | 'user' | 'trajectory';
 
 export interface PracticeQuestion {
   readonly question: string;
   readonly source: PracticeSource;
+  /** An answer to teacher-force (one the verifier passed); absent: the teacher answers greedily. */
+  readonly answer?: string;
 }
 
 interface Section {

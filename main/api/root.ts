@@ -32,7 +32,8 @@ import { VerifyService } from './services/verify-service';
 import { EvolveService } from './services/evolve-service';
 import { EvolveRepo } from '../store/evolve-repo';
 import { ContinualService } from './services/continual-service';
-import { ContinualRepo } from '../store/continual-repo';
+import { AdoptionsRepo } from '../store/adoptions-repo';
+import { RUNS_DIR } from '../continual/workspace';
 import { APP_VERSION, DEFAULT_BUNDLE_DIR } from '../paths';
 import type { Provider } from '../engine';
 
@@ -94,16 +95,13 @@ export function createStudio(opts: StudioOptions): Studio {
     new SettingsRepo(db),
     trajectories,
   );
+  // Continual runs write only their own workspaces under runs/ (main/continual/workspace.ts); the
+  // Library is written by adopt alone.
   const continual = new ContinualService(
     {
-      bundles,
-      skills: repo,
-      compiler,
-      adapters,
-      repo: adaptersRepo,
-      cache: adapterCache,
-      trajectories,
-      store: new ContinualRepo(db),
+      runsDir: join(opts.dataDir, RUNS_DIR),
+      engine,
+      library: { skills: repo, repo: adaptersRepo, bundles, adoptions: new AdoptionsRepo(db) },
     },
     () => trajectories.settings(),
   );
@@ -194,6 +192,11 @@ export function createStudio(opts: StudioOptions): Studio {
     continual: {
       run: (i, ctx) => continual.run(i, ctx),
       resume: (i, ctx) => continual.resume(i, ctx),
+      list: () => continual.list(),
+      get: (i) => continual.get(i),
+      adopt: (i) => continual.adopt(i),
+      adoptions: () => continual.adoptions(),
+      delete: (i) => continual.delete(i),
     },
   };
   return {
@@ -209,6 +212,7 @@ export function createStudio(opts: StudioOptions): Studio {
       ),
     ],
     dispose: async () => {
+      continual.dispose();
       await engine.dispose();
       db.close();
     },

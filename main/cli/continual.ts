@@ -43,6 +43,8 @@ export function continualJson(r: ContinualRunResult) {
       demos: r.settings.demos,
       tasks: r.settings.tasks,
       max_tokens: r.settings.maxTokens,
+      tier: r.settings.tier,
+      steps: r.settings.steps,
       summariser: r.settings.summariser,
     },
     ms: Math.round(r.ms),
@@ -51,7 +53,7 @@ export function continualJson(r: ContinualRunResult) {
 
 export const continualRun: Command = {
   name: 'continual run',
-  usage: `(--suite skillworld --episodes N --mode ${CONTINUAL_MODES.join('|')} [--seed S] [--beta B] [--rank K] [--demos D] [--tasks T] [--max-tokens N] [--world DIR] [--summariser template|llm] | --resume RUN) [--bundle DIR]`,
+  usage: `(--suite skillworld --episodes N --mode ${CONTINUAL_MODES.join('|')} [--seed S] [--beta B] [--rank K] [--demos D] [--tasks T] [--max-tokens N] [--world DIR] [--summariser template|llm] [--tier distilled|instant] [--steps K] | --resume RUN) [--bundle DIR]`,
   summary: "lessons from verified SkillWorld episodes into the bundle's global adapter; pass rate per episode",
   async run(argv, { io, flags, withStudio, onInterrupt }) {
     const { values, positionals } = flags.parse(argv, {
@@ -66,15 +68,31 @@ export const continualRun: Command = {
       'max-tokens': { type: 'string' },
       world: { type: 'string' },
       summariser: { type: 'string' },
+      tier: { type: 'string' },
+      steps: { type: 'string' },
       bundle: { type: 'string' },
       resume: { type: 'string' },
     });
     const resume = values.resume;
     if (positionals.length) throw usageError(continualRun);
     if (resume !== undefined) {
-      const { suite, episodes, mode, seed, beta, rank, demos, tasks, world, summariser } = values;
+      const { suite, episodes, mode, seed, beta, rank, demos, tasks, world, summariser, tier, steps } = values;
       if (
-        [suite, episodes, mode, seed, beta, rank, demos, tasks, values['max-tokens'], world, summariser].some(Boolean)
+        [
+          suite,
+          episodes,
+          mode,
+          seed,
+          beta,
+          rank,
+          demos,
+          tasks,
+          values['max-tokens'],
+          world,
+          summariser,
+          tier,
+          steps,
+        ].some(Boolean)
       )
         throw new StudioError(
           'invalid_input',
@@ -90,6 +108,8 @@ export const continualRun: Command = {
       throw new StudioError('invalid_input', `--mode: "${values.mode}" is not one of ${CONTINUAL_MODES.join(', ')}`);
     if (values.summariser !== undefined && values.summariser !== 'template' && values.summariser !== 'llm')
       throw new StudioError('invalid_input', `--summariser: "${values.summariser}" is not one of template, llm`);
+    if (values.tier !== undefined && values.tier !== 'distilled' && values.tier !== 'instant')
+      throw new StudioError('invalid_input', `--tier: "${values.tier}" is not one of distilled, instant`);
     const count = (text: string | undefined, flag: string) =>
       text === undefined ? undefined : flags.integer(text, flag, { min: 1, expected: 'a whole number ≥ 1' });
     const input: ContinualRunInput = {
@@ -104,6 +124,8 @@ export const continualRun: Command = {
       maxTokens: count(values['max-tokens'], '--max-tokens'),
       world: values.world === undefined ? undefined : resolve(values.world),
       summariser: values.summariser as ContinualRunInput['summariser'],
+      tier: values.tier as ContinualRunInput['tier'],
+      steps: count(values.steps, '--steps'),
     };
     return report(await go((api, onEvent) => api.continual.run(input, onEvent)));
 

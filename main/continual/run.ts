@@ -1,8 +1,10 @@
 // One continual run (issue 13 items 4-5): for each episode, the world's demo tasks are solved by
 // its verified reference answers (the 5 M base passes no SkillWorld task itself, docs/results.md),
 // kept as trajectories, summarised into a lesson, saved as a skill version (provenance `lesson`),
-// compiled with the loaded bundle and absorbed by the mode; then the held-out tasks of every lesson
-// so far are measured. The run and its episodes are stored (main/store/continual-repo.ts): a run that
+// compiled with the loaded bundle (distilled by default: docs/distill.md, practising on the episode's
+// tasks with the verifier's passing answers as forced targets; or instant) and absorbed by the mode;
+// then the held-out tasks of every lesson so far are measured. Everything is written to the run's
+// workspace (main/continual/workspace.ts), never to the Library. The run and its episodes are stored (main/store/continual-repo.ts): a run that
 // was killed or cancelled goes on from its rows, and no lesson is absorbed or measured twice.
 import type { ContinualEpisode, ContinualEvent, ContinualRunResult } from '../../common/api/continual-schemas';
 import { StudioError } from '../../common/errors';
@@ -11,6 +13,8 @@ import type { AdapterCache } from '../api/services/adapter-cache';
 import type { AdapterService } from '../api/services/adapter-service';
 import type { BundleRegistry } from '../api/services/bundle-registry';
 import type { CompileService } from '../api/services/compile-service';
+import type { DistillService } from '../api/services/distill-service';
+import { practiceQuestions, type PracticeQuestion } from '../../common/distill/practice';
 import type { TrajectoryService } from '../api/services/trajectory-service';
 import type { Adapter } from '../adapters/types';
 import type { BundleManifest } from '../engine/manifest';
@@ -24,7 +28,16 @@ import { measure, type Condition } from './measure';
 import { lessonName, type LessonInput } from './summarise';
 import { DEFAULT_SUITE_DIR, loadWorlds, planEpisodes, type Episode, type SuiteTask } from './suite';
 
-export const CONTINUAL_DEFAULTS = { seed: 0, beta: 0.1, rankBudget: 16, demos: 4, tasks: 4, maxTokens: 48 };
+export const CONTINUAL_DEFAULTS = {
+  seed: 0,
+  beta: 0.1,
+  rankBudget: 16,
+  demos: 4,
+  tasks: 4,
+  maxTokens: 48,
+  tier: 'distilled' as 'distilled' | 'instant',
+  steps: 40,
+};
 
 export interface Summariser {
   /** 'template', or the model that wrote the lesson. */
@@ -36,8 +49,9 @@ export interface ContinualDeps {
   bundles: Pick<BundleRegistry, 'current'>;
   skills: Pick<SkillsRepo, 'save'>;
   compiler: Pick<CompileService, 'compileAdapter' | 'skill'>;
+  distiller: Pick<DistillService, 'run' | 'latestDistilled'>;
   adapters: Pick<AdapterService, 'emaStepOffThread' | 'mergeCopies'>;
-  repo: Pick<AdaptersRepo, 'load' | 'globalHead' | 'globalHistory' | 'appendEma' | 'get'>;
+  repo: Pick<AdaptersRepo, 'load' | 'globalHead' | 'globalHistory' | 'appendEma' | 'get' | 'findByKey'>;
   cache: Pick<AdapterCache, 'get'>;
   trajectories: Pick<TrajectoryService, 'record'>;
   store: Pick<ContinualRepo, 'episodes' | 'absorb' | 'measured'>;
@@ -68,6 +82,7 @@ export async function runContinual(
   const { bundle, sha256, rowId: bundleId } = await deps.bundles.current();
   const bundleRef = { id: bundle.manifest.id, sha256 };
   const row = modeRow(input.mode);
+  const tier: Tier = { tier: s.tier, steps: s.steps, seed: s.seed, bundleRowId: bundleId };
   const loaded = new Map<number, Adapter>();
   const ops: GlobalOps = {
     ema: async (lesson) => {
@@ -111,13 +126,13 @@ export async function runContinual(
     let globalVersion: number | null;
     if (before) {
       if (before.lesson) {
-        lesson = await storedLesson(deps, ep.episode, before.lesson, ctx.signal);
+        lesson = await storedLesson(deps, ep.episode, before.lesson, tier, ctx.signal);
         writers.add(before.lesson.summariser);
       }
       globalVersion = before.globalVersion;
     } else {
       ctx.emit({ type: 'episode', episode: ep.episode, episodes: plan.length, world: ep.world.name });
-      const made = await learn(deps, run.id, ep, bundleRef, ctx);
+      const made = await learn(deps, run.id, ep, bundleRef, tier, ctx);
       cancelled();
       if (made) {
         lesson = made.lesson;
@@ -189,6 +204,8 @@ export async function runContinual(
       demos: s.demos,
       tasks: s.tasks,
       maxTokens: s.maxTokens,
+      tier: s.tier,
+      steps: s.tier === 'distilled' ? s.steps : null,
       summariser: others.length
         ? `${deps.summariser.name}, ${others.join(', ')} after a failure`
         : deps.summariser.name,
@@ -206,6 +223,7 @@ async function learn(
   run: string,
   ep: Episode,
   bundle: { id: string; sha256: string },
+  tier: Tier,
   ctx: { emit(e: ContinualEvent): void; signal: AbortSignal },
 ): Promise<{ lesson: Lesson; by: string } | null> {
   const solved = ep.demos.map((t) => ({
@@ -242,7 +260,7 @@ async function learn(
     text = await deps.fallback.lesson(lessonInput, ctx.signal);
   }
   if (ctx.signal.aborted) throw new StudioError('cancelled', 'continual run cancelled');
-  const lesson = await addLesson(deps, ep.episode, ep.world.name, text, {
+  const lesson = await addLesson(deps, ep.episode, ep.world.name, text, tier, lessonPractice(passed), ctx.signal, {
     kind: 'lesson',
     run,
     episode: ep.episode,
@@ -278,15 +296,61 @@ function answerer(
   return { cond: { adapter: null, system: null }, adapter: null };
 }
 
-/** A stored episode's lesson: its skill version's text and compiled adapter (found, not compiled again). */
+/** How lessons are compiled: the tier, and for distilled the steps and seed. */
+interface Tier {
+  tier: 'distilled' | 'instant';
+  steps: number;
+  seed: number;
+  bundleRowId: number;
+}
+
+/** A distilled lesson practises on the tasks it was summarised from: each single-turn task asked as is
+ *  (the teacher answers with the lesson in context) and again with the verifier's passing answer as a
+ *  forced target (docs/distill.md). Multi-turn tasks (a tool result in the chat) have no single question. */
+export function lessonPractice(passed: readonly { task: SuiteTask }[]): PracticeQuestion[] {
+  const out: PracticeQuestion[] = [];
+  for (const { task } of passed) {
+    if (task.messages.length !== 1 || task.messages[0]!.role !== 'user') continue;
+    const question = task.messages[0]!.content;
+    out.push({ question, source: 'trajectory' }, { question, source: 'trajectory', answer: task.reference });
+  }
+  return out;
+}
+
+type LessonRow = Pick<Lesson, 'rowId' | 'key' | 'tensorsSha256'>;
+
+/** The lesson version compiled by the run's tier; `practice` empty: the lesson's own Examples and sections. */
+async function compileLesson(
+  deps: ContinualDeps,
+  ref: { name: string; version: number },
+  text: string,
+  tier: Tier,
+  practice: readonly PracticeQuestion[],
+  signal: AbortSignal,
+): Promise<LessonRow> {
+  if (tier.tier === 'instant') return (await deps.compiler.compileAdapter(ref, { signal })).row;
+  const questions = practice.length ? [...practice] : practiceQuestions(text);
+  const res = await deps.distiller.run(
+    { skill: ref, questions, steps: tier.steps, seed: tier.seed },
+    { emit: () => {}, signal },
+  );
+  const row = deps.repo.findByKey(res.adapter.key);
+  if (!row) throw new StudioError('not_found', `the distilled adapter of ${ref.name}@${ref.version} was not stored`);
+  return row;
+}
+
+/** A stored episode's lesson: its skill version's text and adapter (found, or compiled again when the run
+ *  was killed between storing the episode and its adapter). */
 async function storedLesson(
   deps: ContinualDeps,
   episode: number,
   ref: { name: string; version: number },
+  tier: Tier,
   signal: AbortSignal,
 ): Promise<Lesson> {
   const text = deps.compiler.skill(ref).content;
-  const { row } = await deps.compiler.compileAdapter(ref, { signal });
+  const found = tier.tier === 'distilled' ? deps.distiller.latestDistilled(ref, tier.bundleRowId) : null;
+  const row = found ?? (await compileLesson(deps, ref, text, tier, [], signal));
   return { episode, ...ref, text, rowId: row.rowId, key: row.key, tensorsSha256: row.tensorsSha256 };
 }
 
@@ -296,6 +360,9 @@ async function addLesson(
   episode: number,
   world: string,
   text: string,
+  tier: Tier,
+  practice: readonly PracticeQuestion[],
+  signal: AbortSignal,
   provenance: Parameters<SkillsRepo['save']>[3],
 ): Promise<Lesson> {
   const parsed = parseSkillMd(text);
@@ -310,14 +377,7 @@ async function addLesson(
     provenance,
     bodyHash(parsed.body),
   );
-  const compiled = await deps.compiler.compileAdapter({ name, version: version.version });
-  return {
-    episode,
-    name,
-    version: version.version,
-    text,
-    rowId: compiled.row.rowId,
-    key: compiled.row.key,
-    tensorsSha256: compiled.row.tensorsSha256,
-  };
+  const ref = { name, version: version.version };
+  const row = await compileLesson(deps, ref, text, tier, practice, signal);
+  return { episode, ...ref, text, rowId: row.rowId, key: row.key, tensorsSha256: row.tensorsSha256 };
 }

@@ -136,9 +136,9 @@ export class ContinualRepo {
     };
   }
 
-  create(input: ContinualRunInput, bundleSha256: string): StoredContinualRun {
+  /** `uid`: the run workspace's id (its folder), else a new one. */
+  create(input: ContinualRunInput, bundleSha256: string, uid = randomBytes(6).toString('hex')): StoredContinualRun {
     const now = this.clock().toISOString();
-    const uid = randomBytes(6).toString('hex');
     this.db
       .transaction(() => this.sql.insertRun.run(uid, input.mode, JSON.stringify(input), bundleSha256, now, now))
       .immediate();
@@ -150,6 +150,11 @@ export class ContinualRepo {
     const row = this.sql.byUid.get(id);
     if (!row) throw new StudioError('not_found', `no continual run "${id}"`, { run: id });
     return toRun(row);
+  }
+
+  /** Every run stored here, oldest first (a run workspace holds one). */
+  all(): StoredContinualRun[] {
+    return (this.db.prepare('SELECT * FROM continual_runs ORDER BY id').all() as RunRow[]).map(toRun);
   }
 
   episodes(run: StoredContinualRun): StoredEpisode[] {

@@ -359,6 +359,26 @@ CREATE TABLE continual_episodes (
 );
 `;
 
+// Version 8: what was adopted into the Library from a continual run's workspace (docs/store.md
+// "adoptions"): a lesson (a new skill and its adapter) or a run's global adapter, under a name and a
+// version, with the run, episode and source it came from. Written in the transaction that copies it.
+const adoptions = `
+CREATE TABLE adoptions (
+  id               INTEGER PRIMARY KEY,
+  name             TEXT NOT NULL,
+  version          INTEGER NOT NULL CHECK (version >= 1),
+  kind             TEXT NOT NULL CHECK (kind IN ('lesson', 'global')),
+  run_uid          TEXT NOT NULL CHECK (length(run_uid) = 12),
+  episode          INTEGER NOT NULL CHECK (episode >= 1),
+  source           TEXT NOT NULL CHECK (json_valid(source) AND json_type(source) = 'object'),
+  adapter_id       INTEGER NOT NULL REFERENCES adapters(id),
+  skill_version_id INTEGER REFERENCES skill_versions(id),
+  created_at       TEXT NOT NULL,
+  UNIQUE (name, version),
+  CHECK ((kind = 'lesson') = (skill_version_id IS NOT NULL))
+);
+`;
+
 // Version 7: an adapter's name, given by a person (a merge's, or a rename; docs/store.md). Null for
 // every existing row: the studio names those from their skill and tier, so old libraries keep working.
 const adapterNames = `
@@ -373,6 +393,7 @@ export const migrations: readonly Migration[] = [
   { version: 5, name: 'evolve runs and candidates', up: (db) => db.exec(evolveRuns) },
   { version: 6, name: 'continual runs and episodes', up: (db) => db.exec(continualRuns) },
   { version: 7, name: 'adapter names', up: (db) => db.exec(adapterNames) },
+  { version: 8, name: 'adoptions from continual runs', up: (db) => db.exec(adoptions) },
 ];
 
 /** The schema version this build writes; a database above it was written by a newer build. */

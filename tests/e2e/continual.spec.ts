@@ -1,7 +1,8 @@
 // The Continual page in Chromium against `pskills serve`, on the tiny hypernetwork fixture bundle: opened
 // from the command palette, a bad form refused with the field named, a 2-episode merge run with
-// progress, the pass rate per episode drawn and listed, the two global-adapter versions it wrote, and
-// the link to the global timeline on the Adapters page, which shows them; a cancelled run resumed.
+// progress, the pass rate per episode drawn and listed, the two global-adapter versions it wrote; the
+// run in its own workspace (listed with its curve and lessons, the Library and its global timeline
+// untouched); a lesson adopted, a taken name asking for another; a cancelled run resumed.
 // Run: node --import tsx --test tests/e2e/continual.spec.ts
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -56,6 +57,7 @@ describe('the Continual page in the browser', { timeout: 600_000 }, () => {
     await page.getByTestId('continual-episodes').fill('2');
     await page.getByTestId('continual-seed').fill('0');
     await page.getByTestId('continual-mode').selectOption('merge');
+    await page.getByTestId('continual-tier').selectOption('instant'); // the fixture has no train-step graph
     await page.locator('details.more summary').click();
     await page.getByTestId('continual-demos').fill('2');
     await page.getByTestId('continual-tasks').fill('2');
@@ -82,21 +84,55 @@ describe('the Continual page in the browser', { timeout: 600_000 }, () => {
     await screenshot(page, 'continual-01-run');
   });
 
-  test('the timeline link opens the Adapters page with those versions; the run stays on the page', async () => {
-    await page.getByTestId('continual-timeline-link').click();
-    await until(async () => page.url().endsWith('#/adapters/global'), "the Adapters page's Global adapter tab opens");
-    await until(async () => (await page.getByTestId('global-version').count()) === 2, 'the timeline lists both');
-    assert.deepEqual(
-      await page.getByTestId('global-version').evaluateAll((els) => els.map((e) => e.getAttribute('data-version'))),
-      ['2', '1'],
+  test('the run lives in its workspace: listed with its lessons; the Library stays empty until Adopt', async () => {
+    const row = page.getByTestId('continual-run').first();
+    await row.waitFor();
+    assert.equal(await row.getAttribute('data-status'), 'done');
+    const run = (await row.getAttribute('data-run'))!;
+    await row.locator('button.link').click();
+    await page.getByTestId('continual-detail').waitFor();
+    assert.equal(await page.getByTestId('continual-lesson').count(), 2);
+    // Nothing of the run is in the Library or its global timeline.
+    assert.deepEqual(await apiCall(host, 'skills.list', {}), []);
+    assert.deepEqual((await apiCall<{ versions: unknown[] }>(host, 'ema.history', {})).versions, []);
+
+    await page.getByTestId('continual-adopt-lesson').first().click();
+    await page.getByTestId('continual-adopted').waitFor();
+    assert.match(
+      await page.getByTestId('continual-adopted').innerText(),
+      new RegExp(`lesson-[\\w-]+ v1 .* of run ${run}`),
     );
-    await page.getByTestId('nav-continual').click();
-    await until(async () => (await status()) === 'done', 'the finished run is still shown');
-    assert.equal(await page.getByTestId('continual-episode').count(), 2);
+    assert.equal((await apiCall<unknown[]>(host, 'skills.list', {})).length, 1);
+
+    // The same lesson again: its name is taken; the page asks for another and overwrites nothing.
+    await page.getByTestId('continual-adopt-lesson').first().click();
+    await page.getByTestId('continual-adopt-error').waitFor();
+    assert.match(
+      await page.getByTestId('continual-adopt-error').innerText(),
+      /is already in the Library; choose another name/,
+    );
+    await page.getByTestId('continual-adopt-name').fill('my-first-lesson');
+    await page.getByTestId('continual-adopt-rename').click();
+    await until(
+      async () => /my-first-lesson v1/.test(await page.getByTestId('continual-adopted').innerText()),
+      'adopted under the new name',
+    );
+    assert.equal((await apiCall<unknown[]>(host, 'skills.list', {})).length, 2);
+    await page.getByTestId('continual-adopt-global').click();
+    await until(
+      async () => new RegExp(`global-${run} v1`).test(await page.getByTestId('continual-adopted').innerText()),
+      'the global adapter adopted',
+    );
+    // The refused adopt is the 409 the page turned into its question; nothing else went wrong.
+    const refused = problems.filter((p) => /409 \(Conflict\).*continual\.adopt/.test(p));
+    assert.equal(refused.length, 1);
+    problems.splice(problems.indexOf(refused[0]!), 1);
+    await screenshot(page, 'continual-02-workspace');
   });
 
   test('Cancel keeps the run; Resume finishes it under the same id', async () => {
     await page.getByTestId('continual-mode').selectOption('cat');
+    await page.getByTestId('continual-tier').selectOption('instant');
     await page.getByTestId('continual-episodes').fill('6');
     await page.getByTestId('continual-seed').fill('1');
     // Cancel from inside the page the moment the first episode's row is drawn: later episodes take

@@ -34,6 +34,8 @@ export interface ContinualForm {
   demos: number | null;
   tasks: number | null;
   maxTokens: number | null;
+  /** How lessons are compiled: distilled (default) or instant. */
+  tier: 'distilled' | 'instant';
 }
 
 export const DEFAULT_FORM: ContinualForm = {
@@ -45,6 +47,12 @@ export const DEFAULT_FORM: ContinualForm = {
   demos: null,
   tasks: null,
   maxTokens: null,
+  tier: 'distilled',
+};
+
+export const TIER_LABELS: Record<ContinualForm['tier'], string> = {
+  distilled: 'distilled: trained on the episode’s tasks (slower, answers)',
+  instant: 'instant: the hypernetwork, one pass (fast)',
 };
 
 const FIELD_LABELS: Record<string, string> = {
@@ -56,6 +64,7 @@ const FIELD_LABELS: Record<string, string> = {
   demos: 'Demos per episode',
   tasks: 'Tasks per lesson',
   maxTokens: 'Tokens per answer',
+  tier: 'Lessons compiled',
 };
 
 /** The request the form makes, checked with the contract's schema; or its problems, by field. */
@@ -70,6 +79,7 @@ export function continualInput(form: ContinualForm): { input: ContinualRunInput 
     suite: 'skillworld',
     episodes: form.episodes,
     mode: form.mode,
+    tier: form.tier,
     ...optional,
   });
   if (parsed.success) return { input: parsed.data };
@@ -170,7 +180,14 @@ export class ContinualRunner {
   /** Goes on with the cancelled or failed run shown: its measured episodes are kept as stored. */
   async resume(): Promise<boolean> {
     const run = this.s.run;
-    if (!run || this.s.status === 'running' || this.s.status === 'done') return false;
+    if (!run || this.s.status === 'done') return false;
+    return this.resumeRun(run);
+  }
+
+  /** Goes on with a listed run (killed, cancelled or failed), shown here as it goes. */
+  async resumeRun(run: string): Promise<boolean> {
+    if (this.s.status === 'running') return false;
+    if (run !== this.s.run) this.set({ run, points: [], lessons: [], warnings: [], result: null });
     this.set({ status: 'running', progress: null, error: null, cancelling: false });
     await this.drive(this.api.continual.resume({ run }, (e) => this.onEvent(e)));
     return true;

@@ -89,6 +89,9 @@ export function provenanceFields(p: Provenance): ProvenanceField[] {
         { label: 'World', value: p.world, mono: true },
         { label: 'Summariser', value: p.summariser },
         { label: 'Trajectories', value: String(p.trajectories.length) },
+        ...(p.adoptedFrom
+          ? [{ label: 'Adopted from', value: `${p.adoptedFrom} in the run's workspace`, mono: true }]
+          : []),
       ];
     case 'evolve':
       return [

@@ -6,11 +6,35 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HYPER_BUNDLE } from '../compile/fixture';
+import Database from 'better-sqlite3';
 import { inLibrary, killWhen, pskillsIn } from './spawn-cli';
 
 let dataDir: string;
 const pskills = pskillsIn(() => dataDir, 120_000);
-const small = ['--suite', 'skillworld', '--episodes', '2', '--demos', '1', '--tasks', '1', '--max-tokens', '4'];
+// The fixture has no train-step graph: lessons compile instantly.
+const small = [
+  '--suite',
+  'skillworld',
+  '--episodes',
+  '2',
+  '--demos',
+  '1',
+  '--tasks',
+  '1',
+  '--max-tokens',
+  '4',
+  '--tier',
+  'instant',
+];
+/** The run's own database (its workspace under the data folder's runs/). */
+function inRun<T>(run: string, look: (db: Database.Database) => T): T {
+  const db = new Database(join(dataDir, 'runs', run, 'run.db'), { readonly: true });
+  try {
+    return look(db);
+  } finally {
+    db.close();
+  }
+}
 
 beforeAll(() => {
   dataDir = mkdtempSync(join(tmpdir(), 'pskills-continual-cli-'));
@@ -35,8 +59,9 @@ describe('pskills continual run', () => {
     ]);
     for (const e of j.episodes) expect(e.pass_rate).toBeGreaterThanOrEqual(0);
     expect(j.final_pass_rate).toBe(j.episodes[1]!.pass_rate);
+    // The global versions are the run's own; the Library's timeline stays empty.
     const h = pskills('ema', 'history', '--bundle', HYPER_BUNDLE, '--json');
-    expect((JSON.parse(h.out) as { versions: unknown[] }).versions).toHaveLength(2);
+    expect((JSON.parse(h.out) as { versions: unknown[] }).versions).toHaveLength(0);
   });
 
   it('prints a table per episode without --json, progress on stderr', () => {
@@ -63,25 +88,29 @@ describe('pskills continual run', () => {
   });
 
   it('killed with SIGKILL mid-run leaves an intact library; --resume keeps the stored episodes and finishes', async () => {
-    const history = pskills('ema', 'history', '--bundle', HYPER_BUNDLE, '--json');
-    const g0 = (JSON.parse(history.out) as { versions: unknown[] }).versions.length;
+    const g0 = 0; // a run's workspace starts with no global adapter
     const args = ['continual', 'run', ...small, '--episodes', '4', '--mode', 'merge', '--seed', '5'];
     const err = await killWhen(dataDir, /^episode 2\/4: /m, [...args, '--bundle', HYPER_BUNDLE]);
     const run = /started run ([0-9a-f]{12})/.exec(err)![1]!;
-    const rows = (db: Parameters<Parameters<typeof inLibrary>[1]>[0]) =>
+    const rows = (db: Database.Database) =>
       db
         .prepare(
           `SELECT e.episode, e.global_version, e.absorbed_at, e.measured_at FROM continual_episodes e
            JOIN continual_runs r ON r.id = e.run_id WHERE r.uid = ? ORDER BY e.episode`,
         )
         .all(run) as { episode: number; global_version: number; absorbed_at: string; measured_at: string | null }[];
-    const globals = (db: Parameters<Parameters<typeof inLibrary>[1]>[0]) =>
+    const globals = (db: Database.Database) =>
       (db.prepare('SELECT count(*) AS n FROM global_adapter_versions').get() as { n: number }).n;
 
-    const before = inLibrary(dataDir, (db) => {
+    const before = inRun(run, (db) => {
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
       expect(db.prepare('SELECT status FROM continual_runs WHERE uid = ?').get(run)).toEqual({ status: 'running' });
       return { episodes: rows(db), globals: globals(db) };
+    });
+    // The Library's own database has no trace of the run.
+    inLibrary(dataDir, (db) => {
+      expect(db.prepare('SELECT count(*) AS n FROM global_adapter_versions').get()).toEqual({ n: 0 });
+      expect(db.prepare('SELECT count(*) AS n FROM skills').get()).toEqual({ n: 0 });
     });
     // Episode 1 was measured before episode 2 began; the kill came before the run's end.
     expect(before.episodes[0]).toMatchObject({ episode: 1, measured_at: expect.any(String) });
@@ -96,7 +125,7 @@ describe('pskills continual run', () => {
     expect(j.episodes.map((e) => e.episode)).toEqual([1, 2, 3, 4]);
     expect(j.episodes.map((e) => e.global_version)).toEqual([g0 + 1, g0 + 2, g0 + 3, g0 + 4]);
 
-    inLibrary(dataDir, (db) => {
+    inRun(run, (db) => {
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
       expect(db.prepare('SELECT status FROM continual_runs WHERE uid = ?').get(run)).toEqual({ status: 'done' });
       const after = rows(db);

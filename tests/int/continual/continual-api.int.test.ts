@@ -4,7 +4,7 @@
 // OpenAI-compatible server.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -12,24 +12,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContinualEvent, ContinualMode, ContinualRunResult } from '../../../common/api/continual-schemas';
 import { studioContract, type StudioApi } from '../../../common/api/contract';
 import { createStudio, type Studio } from '../../../main/api/root';
-import { AdapterCache } from '../../../main/api/services/adapter-cache';
-import { AdapterService } from '../../../main/api/services/adapter-service';
 import { BundleRegistry } from '../../../main/api/services/bundle-registry';
-import { CompileService } from '../../../main/api/services/compile-service';
 import { ContinualService } from '../../../main/api/services/continual-service';
 import { EngineService } from '../../../main/api/services/engine-service';
-import { TrajectoryService } from '../../../main/api/services/trajectory-service';
 import { memoryPair } from '../../../main/api/transports/memory';
 import { AdaptersRepo } from '../../../main/store/adapters-repo';
-import { ContinualRepo } from '../../../main/store/continual-repo';
+import { AdoptionsRepo } from '../../../main/store/adoptions-repo';
 import { openDatabase } from '../../../main/store/db';
-import { SettingsRepo } from '../../../main/store/settings-repo';
 import { SkillsRepo } from '../../../main/store/skills-repo';
-import { TrajectoriesRepo } from '../../../main/store/trajectories-repo';
 import { failure, transports } from '../api/transports';
 import { HYPER_BUNDLE } from '../compile/fixture';
 
-const RUN = { suite: 'skillworld', episodes: 2, seed: 0, demos: 2, tasks: 2, maxTokens: 8 } as const;
+const RUN = { suite: 'skillworld', episodes: 2, seed: 0, demos: 2, tasks: 2, maxTokens: 8, tier: 'instant' } as const;
 
 let dataDir: string;
 let studio: Studio;
@@ -49,67 +43,67 @@ async function run(mode: ContinualMode, events: ContinualEvent[] = []): Promise<
   return api.continual.run({ ...RUN, mode }, (e) => events.push(e)).result;
 }
 
-describe('continual.run, 2 episodes per mode', () => {
-  it('merge: each lesson is an EMA step of the global adapter; rollback restores an earlier version', async () => {
+/** The tables the Library keeps, dumped whole: a run must leave them as they were. */
+function library(): string {
+  const db = new Database(join(dataDir, 'studio.db'), { readonly: true });
+  try {
+    return ['skills', 'skill_versions', 'adapters', 'adapter_parents', 'global_adapter_versions', 'trajectories']
+      .map((t) => JSON.stringify(db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).all()))
+      .join('\n');
+  } finally {
+    db.close();
+  }
+}
+
+describe('continual.run, 2 episodes per mode, each in its own workspace', () => {
+  let untouched = '';
+  beforeAll(async () => {
+    await api.skills.list({}); // the Library exists before any run
+    untouched = library();
+  });
+
+  it("merge: each lesson is an EMA step of the run's own global adapter; the Library is untouched", async () => {
     const events: ContinualEvent[] = [];
     const r = await run('merge', events);
     expect(r.mode).toBe('merge');
+    expect(r.settings.tier).toBe('instant');
     expect(r.episodes.map((e) => e.globalVersion)).toEqual([1, 2]);
     expect(r.episodes.map((e) => e.n)).toEqual([2, 4]); // the held-out tasks of every lesson so far
-    for (const e of r.episodes) {
-      expect(e.passRate).toBeGreaterThanOrEqual(0);
-      expect(e.passRate).toBeLessThanOrEqual(1);
-      expect(e.passRate).toBe(e.passed / e.n);
-    }
+    for (const e of r.episodes) expect(e.passRate).toBe(e.passed / e.n);
     expect(r.finalPassRate).toBe(r.episodes[1]!.passRate);
     expect(events.filter((e) => e.type === 'measured').map((e) => e.episode)).toEqual([1, 2]);
 
-    const history = await api.ema.history({});
-    const [v2, v1] = history.versions;
-    expect([v2!.version, v1!.version]).toEqual([2, 1]);
-    expect(v2!.beta).toBe(0.1);
-    expect(v2!.rank).toBeLessThanOrEqual(16);
-    expect(r.episodes[1]!.adapter).toBe(v2!.adapter);
+    const detail = await api.continual.get({ run: r.run });
+    expect(detail.status).toBe('done');
+    expect(detail.dir).toBe(join(dataDir, 'runs', r.run));
+    expect(detail.globals.map((g) => g.version)).toEqual([1, 2]);
+    expect(detail.globals[1]!.adapter).toBe(r.episodes[1]!.adapter);
+    expect(detail.points.map((p) => p.passRate)).toEqual(r.episodes.map((e) => e.passRate));
+    expect(detail.lessons.map((l) => l.name)).toEqual(r.episodes.map((e) => e.lesson!.name));
+    expect(detail.lessons[0]!.tier).toBe('instant');
+    expect(detail.lessons[0]!.text).toMatch(/^---\nname: lesson-/);
 
-    const back = await api.ema.rollback({ version: 1 });
-    expect(back).toMatchObject({ version: 3, kind: 'rollback', restoresVersion: 1, adapter: v1!.adapter });
+    expect((await api.ema.history({})).versions).toEqual([]);
+    expect(await api.skills.list({})).toEqual([]);
+    expect(library()).toBe(untouched); // byte for byte
   });
 
-  it('stores each lesson as a skill version (provenance lesson) made from stored, verified trajectories', async () => {
-    const r = await run('independent');
-    const lesson = r.episodes[0]!.lesson!;
-    const skill = await api.skills.get(lesson);
-    const p = skill.version.provenance;
-    expect(p).toMatchObject({ kind: 'lesson', episode: 1, world: r.episodes[0]!.world, summariser: 'template' });
-    expect(skill.content).toMatch(/^---\nname: lesson-/);
-    if (p.kind !== 'lesson') throw new Error('not a lesson');
-    expect(p.trajectories).toHaveLength(RUN.demos);
-    for (const id of p.trajectories) {
-      const t = await api.trajectories.show({ id });
-      expect(t.source).toBe('synth');
-      expect(t.verdict?.passed).toBe(true);
-      expect(t.messages.at(-1)!.role).toBe('assistant');
-    }
-  });
+  it.each(['cat', 'linear', 'independent', 'in_context'] as const)(
+    '%s: runs in its own workspace and leaves the Library as it was',
+    async (mode) => {
+      const r = await run(mode);
+      expect(r.episodes.map((e) => e.globalVersion)).toEqual(
+        mode === 'cat' || mode === 'linear' ? [1, 2] : [null, null],
+      );
+      expect(r.episodes.map((e) => e.n)).toEqual([2, 4]);
+      expect(library()).toBe(untouched);
+    },
+  );
 
-  it.each(['cat', 'linear'] as const)('%s: each episode appends the mean of the lessons so far', async (mode) => {
-    const before = (await api.ema.history({})).versions[0]?.version ?? 0;
-    const r = await run(mode);
-    expect(r.episodes.map((e) => e.globalVersion)).toEqual([before + 1, before + 2]);
-    const [head] = (await api.ema.history({})).versions;
-    expect(head!.beta).toBe(0.5); // the newest of two lessons weighs 1/2
-    const detail = await api.adapters.get({ id: head!.adapter });
-    expect(detail.recipe).toMatchObject({ kind: 'merge', method: mode, weights: [0.5, 0.5] });
-    expect(detail.lineage).toHaveLength(2);
-  });
-
-  it.each(['independent', 'in_context'] as const)('%s: leaves the global adapter alone', async (mode) => {
-    const before = (await api.ema.history({})).versions.length;
-    const r = await run(mode);
-    expect(r.episodes.map((e) => e.globalVersion)).toEqual([null, null]);
-    expect(r.episodes.map((e) => e.n)).toEqual([2, 4]);
-    expect(r.episodes[1]!.adapter).toEqual(mode === 'independent' ? expect.any(String) : null);
-    expect((await api.ema.history({})).versions).toHaveLength(before);
+  it('lists every run, newest first, with its curve', async () => {
+    const { runs } = await api.continual.list({});
+    expect(runs.length).toBeGreaterThanOrEqual(5);
+    expect(runs.every((x) => x.status === 'done' && x.points.length === 2 && x.finalPassRate !== null)).toBe(true);
   });
 
   it('refuses more episodes than the suite has worlds, and a missing world folder', async () => {
@@ -119,30 +113,97 @@ describe('continual.run, 2 episodes per mode', () => {
     const m = await failure(api.continual.run({ ...RUN, mode: 'merge', world: join(dataDir, 'nope') }).result);
     expect(m.code).toBe('not_found');
     expect(m.message).toMatch(/not a SkillWorld folder/);
+    // Each failed run is listed with its reason.
+    const failed = (await api.continual.list({})).runs.filter((x) => x.status === 'failed');
+    expect(failed.map((x) => x.error)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/33 asked/), expect.stringMatching(/not a SkillWorld folder/)]),
+    );
+  });
+});
+
+describe('adopt and delete', () => {
+  let runId = '';
+  it('adopts a lesson as a new Library skill with its adapter and provenance', async () => {
+    const r = await run('merge');
+    runId = r.run;
+    const a = await api.continual.adopt({ run: runId, what: 'lesson', episode: 1 });
+    expect(a).toMatchObject({ kind: 'lesson', version: 1, run: runId, episode: 1 });
+    expect(a.name).toBe(r.episodes[0]!.lesson!.name);
+    const skill = await api.skills.get({ name: a.name });
+    expect(skill.version.provenance).toMatchObject({ kind: 'lesson', run: runId, episode: 1, adoptedFrom: a.from });
+    const adapter = await api.adapters.get({ id: a.adapter });
+    expect(adapter.skill).toMatchObject({ name: a.name, version: 1 });
+  });
+
+  it('a lesson whose name exists is refused, naming the field; nothing is overwritten; a new name works', async () => {
+    const before = library();
+    const e = await failure(api.continual.adopt({ run: runId, what: 'lesson', episode: 1 }));
+    expect(e.code).toBe('conflict');
+    expect(e.message).toMatch(/^name: a skill named "lesson-.*" is already in the Library; choose another name/);
+    expect(library()).toBe(before);
+    const b = await api.continual.adopt({ run: runId, what: 'lesson', episode: 1, name: 'my-lesson' });
+    expect(b).toMatchObject({ name: 'my-lesson', version: 1 });
+    expect((await api.skills.get({ name: 'my-lesson' })).content).toMatch(/^---\nname: my-lesson\n/);
+  });
+
+  it("adopts the run's global adapter under a name, versioned; the Library's global timeline stays", async () => {
+    const g1 = await api.continual.adopt({ run: runId, what: 'global', episode: 1 });
+    const g2 = await api.continual.adopt({ run: runId, what: 'global' });
+    expect([g1.name, g1.version, g1.from]).toEqual([`global-${runId}`, 1, 'global v1']);
+    expect([g2.version, g2.from]).toEqual([2, 'global v2']);
+    expect((await api.adapters.get({ id: g2.adapter })).recipe.kind).toBe('import');
+    expect((await api.ema.history({})).versions).toEqual([]);
+    const { adoptions } = await api.continual.adoptions({});
+    expect(adoptions.map((x) => `${x.name}@${x.version}`).slice(0, 2)).toEqual([
+      `global-${runId}@2`,
+      `global-${runId}@1`,
+    ]);
+    const none = await failure(api.continual.adopt({ run: runId, what: 'lesson', episode: 9 }));
+    expect(none.message).toMatch(/^episode: /);
+  });
+
+  it('a run stored as running that no process runs is listed as interrupted, with why', async () => {
+    const r = await run('independent');
+    const db = new Database(join(dataDir, 'runs', r.run, 'run.db'));
+    db.prepare("UPDATE continual_runs SET status = 'running'").run();
+    db.close();
+    const listed = (await api.continual.list({})).runs.find((x) => x.run === r.run)!;
+    expect(listed.status).toBe('interrupted');
+    expect(listed.error).toMatch(/Resume goes on/);
+    expect((await api.continual.resume({ run: r.run }).result).episodes).toHaveLength(2);
+    expect((await api.continual.get({ run: r.run })).status).toBe('done');
+  });
+
+  it('deleting a run removes its workspace and nothing else', async () => {
+    const before = library();
+    expect(await api.continual.delete({ run: runId })).toEqual({ run: runId, deleted: true });
+    expect(existsSync(join(dataDir, 'runs', runId))).toBe(false);
+    expect(library()).toBe(before);
+    expect((await api.skills.get({ name: 'my-lesson' })).name).toBe('my-lesson'); // adopted copies stay
+    expect((await failure(api.continual.get({ run: runId }))).code).toBe('not_found');
   });
 });
 
 describe('cancel over the web host, then resume', () => {
   let run = '';
-  let before = 0;
   it('stops after the episode it is in; finished episodes stay whole and the database is intact', async () => {
     const web = transports.find((t) => t.name === 'web host')!;
     const { api: remote, close } = await web.open(studio);
     try {
-      before = (await remote.ema.history({})).versions[0]?.version ?? 0;
       const handle = remote.continual.run({ ...RUN, episodes: 3, seed: 7, mode: 'merge' }, (e) => {
         if (e.type === 'run') run = e.run;
         if (e.type === 'measured' && e.episode === 1) handle.cancel();
       });
       const err = await failure(handle.result);
       expect(err.code).toBe('cancelled');
-      const head = (await remote.ema.history({})).versions[0]!.version;
-      expect(head - before).toBeGreaterThanOrEqual(1);
-      expect(head - before).toBeLessThan(3);
+      const d = await remote.continual.get({ run });
+      expect(d.status).toBe('cancelled');
+      expect(d.globals.length).toBeGreaterThanOrEqual(1);
+      expect(d.globals.length).toBeLessThan(3);
     } finally {
       await close();
     }
-    const db = new Database(join(dataDir, 'studio.db'), { readonly: true });
+    const db = new Database(join(dataDir, 'runs', run, 'run.db'), { readonly: true });
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     db.close();
   });
@@ -152,8 +213,7 @@ describe('cancel over the web host, then resume', () => {
     const r = await api.continual.resume({ run }, (e) => events.push(e)).result;
     expect(events[0]).toMatchObject({ type: 'run', run, resumed: true, done: expect.any(Number) });
     expect(r.run).toBe(run);
-    expect(r.episodes.map((e) => e.globalVersion)).toEqual([before + 1, before + 2, before + 3]);
-    expect((await api.ema.history({})).versions[0]!.version).toBe(before + 3);
+    expect(r.episodes.map((e) => e.globalVersion)).toEqual([1, 2, 3]);
     // Episodes measured before the cancel are read back, not played again.
     const played = events.filter((e) => e.type === 'episode').map((e) => e.episode);
     expect(played).not.toContain(1);
@@ -190,17 +250,10 @@ describe('the LLM summariser', () => {
     engine = new EngineService({ defaultBundleDir: HYPER_BUNDLE });
     const repo = new AdaptersRepo(db, mkdtempSync(join(tmpdir(), 'pskills-continual-llm-')));
     const bundles = new BundleRegistry(engine, repo);
-    const cache = new AdapterCache(repo);
-    const trajectories = new TrajectoryService(new TrajectoriesRepo(db), skills, new SettingsRepo(db));
     const deps = {
-      bundles,
-      skills,
-      compiler: new CompileService(skills, repo, bundles, cache),
-      adapters: new AdapterService(repo, bundles, cache),
-      repo,
-      cache,
-      trajectories,
-      store: new ContinualRepo(db),
+      runsDir: join(mkdtempSync(join(tmpdir(), 'pskills-continual-llm-runs-')), 'runs'),
+      engine,
+      library: { skills, repo, bundles, adoptions: new AdoptionsRepo(db) },
     };
     service = (settings) => new ContinualService(deps, () => settings);
   });
@@ -254,8 +307,8 @@ describe('the LLM summariser', () => {
     try {
       const r = await api.continual.run({ ...RUN, episodes: 1, seed: 11, mode: 'independent' }).result;
       expect(r.settings.summariser).toBe('llm tiny');
-      const skill = await api.skills.get(r.episodes[0]!.lesson!);
-      expect(skill.content).toContain('- Start with it.');
+      const lesson = (await api.continual.get({ run: r.run })).lessons[0]!;
+      expect(lesson.text).toContain('- Start with it.');
     } finally {
       await api.settings.set({ llmBaseUrl: null, llmModel: null });
     }

@@ -11,25 +11,20 @@ import { sharedAlgebra } from '../../../main/adapters/algebra-client';
 import { emaStep } from '../../../main/adapters/ema';
 import { cat, linearBaseline } from '../../../main/adapters/merge';
 import type { Adapter } from '../../../main/adapters/types';
-import { AdapterCache } from '../../../main/api/services/adapter-cache';
-import { AdapterService } from '../../../main/api/services/adapter-service';
 import { BundleRegistry } from '../../../main/api/services/bundle-registry';
-import { CompileService } from '../../../main/api/services/compile-service';
 import { ContinualService } from '../../../main/api/services/continual-service';
 import { EngineService } from '../../../main/api/services/engine-service';
-import { TrajectoryService } from '../../../main/api/services/trajectory-service';
 import { padRank } from '../../../main/continual/absorb';
 import { sharedEngine } from '../../../main/engine/engine-client';
 import { encodeAdapter, sha256Hex } from '../../../main/store/adapter-tensors';
 import { AdaptersRepo } from '../../../main/store/adapters-repo';
-import { ContinualRepo } from '../../../main/store/continual-repo';
+import { AdoptionsRepo } from '../../../main/store/adoptions-repo';
+import { RUNS_DIR, RunWorkspace } from '../../../main/continual/workspace';
 import { openDatabase } from '../../../main/store/db';
-import { SettingsRepo } from '../../../main/store/settings-repo';
 import { SkillsRepo } from '../../../main/store/skills-repo';
-import { TrajectoriesRepo } from '../../../main/store/trajectories-repo';
 import { HYPER_BUNDLE } from '../compile/fixture';
 
-const RUN = { suite: 'skillworld', episodes: 2, seed: 0, demos: 2, tasks: 2, maxTokens: 8 } as const;
+const RUN = { suite: 'skillworld', episodes: 2, seed: 0, demos: 2, tasks: 2, maxTokens: 8, tier: 'instant' } as const;
 
 let dir: string;
 let db: Database;
@@ -51,22 +46,18 @@ beforeAll(() => {
   engine = new EngineService({ defaultBundleDir: HYPER_BUNDLE });
   repo = new AdaptersRepo(db, dir);
   bundles = new BundleRegistry(engine, repo);
-  const cache = new AdapterCache(repo);
   service = new ContinualService(
     {
-      bundles,
-      skills,
-      compiler: new CompileService(skills, repo, bundles, cache),
-      adapters: new AdapterService(repo, bundles, cache),
-      repo,
-      cache,
-      trajectories: new TrajectoryService(new TrajectoriesRepo(db), skills, new SettingsRepo(db)),
-      store: new ContinualRepo(db),
+      runsDir: join(dir, RUNS_DIR),
+      engine,
+      library: { skills, repo, bundles, adoptions: new AdoptionsRepo(db) },
     },
     () => ({}),
   );
 });
 afterAll(async () => {
+  ws?.close();
+  service.dispose();
   generate.mockRestore();
   algebra.mockRestore();
   await engine.dispose();
@@ -78,17 +69,22 @@ async function run(mode: ContinualMode): Promise<ContinualRunResult> {
   generate.mockClear();
   algebra.mockClear();
   const signal = new AbortController().signal;
-  return service.run({ ...RUN, mode }, { emit: () => undefined, signal });
+  const r = await service.run({ ...RUN, mode }, { emit: () => undefined, signal });
+  ws?.close();
+  ws = RunWorkspace.open(join(dir, RUNS_DIR), r.run, engine);
+  return r;
 }
+/** The last run's workspace, where its lessons and global versions are. */
+let ws: RunWorkspace | undefined;
 
 const tensorsSha = (a: Adapter) => sha256Hex(encodeAdapter(a));
-const head = async () => repo.globalHead((await bundles.current()).rowId)!;
+const head = async () => ws!.repo.globalHead((await ws!.bundles.current()).rowId)!;
 const sources = (rowId: number) => {
-  const r = repo.get(rowId)!.recipe;
+  const r = ws!.repo.get(rowId)!.recipe;
   if (r.kind !== 'ema' && r.kind !== 'merge') throw new Error(`recipe ${r.kind}`);
   return r.sources;
 };
-const load = (key: string) => repo.load(repo.resolve(key).rowId);
+const load = (key: string) => ws!.repo.load(ws!.repo.resolve(key).rowId);
 
 describe('continual.run off the main thread', () => {
   it('merge: one EMA step per lesson in the algebra worker, stored as the in-thread step computes it', async () => {
@@ -106,7 +102,7 @@ describe('continual.run off the main thread', () => {
 
   it.each(['cat', 'linear'] as const)('%s: the mean of the lessons in the worker, the same tensors', async (mode) => {
     const r = await run(mode);
-    expect(r.episodes.map((e) => e.globalVersion)).toEqual([3, 4].map((n) => n + (mode === 'linear' ? 2 : 0)));
+    expect(r.episodes.map((e) => e.globalVersion)).toEqual([1, 2]); // each run has its own global adapter
     expect(jobs()).toEqual([`merge:${mode}`, `merge:${mode}`]);
     expect(generate).toHaveBeenCalledTimes(2);
 

@@ -140,10 +140,10 @@ describe('routes of the Tests tab and the Continual page', () => {
 describe('the continual form', () => {
   it('makes the request with only the fields given', () => {
     expect(continualInput({ ...DEFAULT_FORM, episodes: 2, seed: 7, mode: 'cat' })).toEqual({
-      input: { suite: 'skillworld', episodes: 2, seed: 7, mode: 'cat' },
+      input: { suite: 'skillworld', episodes: 2, seed: 7, mode: 'cat', tier: 'distilled' },
     });
     expect(continualInput({ ...DEFAULT_FORM, episodes: 2, beta: 0.5, demos: 2 })).toEqual({
-      input: { suite: 'skillworld', episodes: 2, seed: 0, mode: 'merge', beta: 0.5, demos: 2 },
+      input: { suite: 'skillworld', episodes: 2, seed: 0, mode: 'merge', beta: 0.5, demos: 2, tier: 'distilled' },
     });
   });
 

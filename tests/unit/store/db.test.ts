@@ -17,6 +17,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 const tables = [
   'adapter_parents',
   'adapters',
+  'adoptions',
   'bundles',
   'continual_episodes',
   'continual_runs',

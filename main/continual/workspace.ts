@@ -1,0 +1,79 @@
+// A continual run's workspace (docs/store.md "Run workspaces"): the data folder's runs/<id>/ holds the
+// run's own database (its run and episode rows, lesson skills, trajectories, adapters and global
+// adapter versions) and its file-backed tensors. The loop's services are built over it exactly as the
+// studio builds them over the Library, so a run never writes the user's skills, adapters or global
+// timeline; only Adopt copies from it, and deleting the run removes the folder and nothing else.
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { StudioError } from '../../common/errors';
+import { AdapterCache } from '../api/services/adapter-cache';
+import { AdapterService } from '../api/services/adapter-service';
+import { BundleRegistry } from '../api/services/bundle-registry';
+import { CompileService } from '../api/services/compile-service';
+import { DistillService } from '../api/services/distill-service';
+import type { EngineService } from '../api/services/engine-service';
+import { TrajectoryService } from '../api/services/trajectory-service';
+import { AdaptersRepo } from '../store/adapters-repo';
+import { ContinualRepo } from '../store/continual-repo';
+import { openDatabase, type Database } from '../store/db';
+import { SettingsRepo } from '../store/settings-repo';
+import { SkillTestsRepo } from '../store/skill-tests-repo';
+import { SkillsRepo } from '../store/skills-repo';
+import { TrajectoriesRepo } from '../store/trajectories-repo';
+
+export const RUNS_DIR = 'runs';
+export const WORKSPACE_DB = 'run.db';
+export const RUN_ID = /^[0-9a-f]{12}$/;
+
+export class RunWorkspace {
+  readonly db: Database;
+  readonly skills: SkillsRepo;
+  readonly repo: AdaptersRepo;
+  readonly bundles: BundleRegistry;
+  readonly cache: AdapterCache;
+  readonly adapters: AdapterService;
+  readonly compiler: CompileService;
+  readonly distiller: DistillService;
+  readonly trajectories: TrajectoryService;
+  readonly store: ContinualRepo;
+
+  private constructor(
+    readonly id: string,
+    readonly dir: string,
+    engine: Pick<EngineService, 'current'>,
+  ) {
+    this.db = openDatabase(join(dir, WORKSPACE_DB));
+    this.skills = new SkillsRepo(this.db);
+    this.repo = new AdaptersRepo(this.db, dir);
+    this.bundles = new BundleRegistry(engine, this.repo);
+    this.cache = new AdapterCache(this.repo);
+    this.adapters = new AdapterService(this.repo, this.bundles, this.cache);
+    this.compiler = new CompileService(this.skills, this.repo, this.bundles, this.cache);
+    this.distiller = new DistillService(
+      this.compiler,
+      new SkillTestsRepo(this.db),
+      this.repo,
+      this.bundles,
+      this.cache,
+    );
+    const settings = new SettingsRepo(this.db);
+    // The lessons are made from the episode's trajectories: the workspace always keeps them.
+    if (!settings.get().storeTrajectories) settings.set({ storeTrajectories: true });
+    this.trajectories = new TrajectoryService(new TrajectoriesRepo(this.db), this.skills, settings);
+    this.store = new ContinualRepo(this.db);
+  }
+
+  /** The workspace folder of run `id` under `runsDir`; `create` makes the folder, else it must exist. */
+  static open(runsDir: string, id: string, engine: Pick<EngineService, 'current'>, create = false): RunWorkspace {
+    if (!RUN_ID.test(id)) throw new StudioError('invalid_input', `run: "${id}" is not a run id (12 hex digits)`);
+    const dir = join(runsDir, id);
+    if (create) mkdirSync(dir, { recursive: true });
+    else if (!existsSync(join(dir, WORKSPACE_DB)))
+      throw new StudioError('not_found', `no continual run "${id}" (no workspace at ${dir})`, { run: id });
+    return new RunWorkspace(id, dir, engine);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
