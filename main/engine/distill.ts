@@ -120,10 +120,17 @@ export async function teacherRows(
         { role: 'user', content: q.question },
       ]),
     );
-    const [res] = await generateAll(bundle, [{ prompt, maxNewTokens: maxAnswerTokens }], { signal });
-    const answer = [...res!.tokens];
-    // The teacher ended its turn: the student learns to end it there too.
-    if (res!.finishReason === 'eos' || res!.finishReason === 'stop') answer.push(m.special_tokens.eos);
+    let answer: number[];
+    if (q.answer !== undefined) {
+      // A given answer (e.g. one the verifier passed) is teacher-forced: the target is the teacher's
+      // distribution along it, ending the turn after it (docs/distill.md "The Python distiller").
+      answer = [...bundle.tokenizer.encode(q.answer), m.special_tokens.eos];
+    } else {
+      const [res] = await generateAll(bundle, [{ prompt, maxNewTokens: maxAnswerTokens }], { signal });
+      answer = [...res!.tokens];
+      // The teacher ended its turn: the student learns to end it there too.
+      if (res!.finishReason === 'eos' || res!.finishReason === 'stop') answer.push(m.special_tokens.eos);
+    }
     const student = bundle.tokenizer.encode(bundle.chat.render([{ role: 'user', content: q.question }]));
     const n = Math.min(answer.length, maxLen - student.length);
     if (n < 1) continue; // the question alone fills the largest bucket
