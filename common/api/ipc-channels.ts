@@ -6,8 +6,15 @@ export const IPC_UNSAVED = 'studio:unsaved';
 /** Renderer → main (invoke): show a native open dialog of one PickKind; answers a path or null. */
 export const IPC_PICK = 'studio:pick';
 
-/** What a native picker asks for: a folder to import from, a .tgz to import, a bundle folder, a folder to write into. */
-export const PICK_KINDS = ['import-folder', 'import-tgz', 'bundle-folder', 'hf-folder', 'export-folder'] as const;
+/** What a native picker asks for: a folder to import from, a .tgz to import, a bundle folder, a checkpoint folder or GGUF file, a folder to write into. */
+export const PICK_KINDS = [
+  'import-folder',
+  'import-tgz',
+  'bundle-folder',
+  'hf-folder',
+  'gguf-file',
+  'export-folder',
+] as const;
 export type PickKind = (typeof PICK_KINDS)[number];
 
 /** What the preload exposes besides the API (window.studioWindow): window-level state for main. */

@@ -1,5 +1,6 @@
 // DTOs of the Models page: the bundles the studio knows with their cards, which one is active, and
-// a bundle made from a local Hugging Face checkpoint (the code of `pskills bundle create --from-hf`).
+// a bundle made from a local Hugging Face checkpoint or GGUF file (the code of `pskills bundle create
+// --from-hf | --from-gguf`), and the GGUF files LM Studio and Ollama keep on this computer.
 import { z } from 'zod';
 import { AbsoluteDir } from './paths';
 
@@ -42,10 +43,35 @@ export const ModelCard = z.object({
   /** The hypernetwork's kind (perceiver, t2l) or null: a base-only bundle generates but cannot compile. */
   hypernet: z.string().nullable(),
   encoder: z.boolean(),
-  /** The checkpoint folder's name for a bundle made from one. */
+  /** The checkpoint folder's or GGUF file's name for a bundle made from one. */
   source: z.string().nullable(),
+  /** A GGUF bundle: the file's quantization (Q4_K_M), its weights dequantized into the bundle. */
+  quantization: z.string().nullable(),
+  /** The chat template's format (ChatML, Llama 3, …, custom) from tokenizer_config.json; null when unreadable. */
+  chatTemplate: z.string().nullable(),
 });
 export type ModelCard = z.infer<typeof ModelCard>;
+
+/** A GGUF file found in LM Studio's or Ollama's models folder, described from its header. */
+export const LocalModel = z.object({
+  app: z.enum(['lmstudio', 'ollama']),
+  /** The .gguf file (an Ollama blob has no extension). */
+  path: z.string(),
+  /** publisher/model/file.gguf (LM Studio) or model:tag (Ollama). */
+  label: z.string(),
+  /** The bundle id an import uses unless another is given. */
+  suggestedId: z.string(),
+  bytes: z.number().int().nonnegative(),
+  family: z.string().nullable(),
+  name: z.string().nullable(),
+  parameters: z.number().int().nonnegative().nullable(),
+  quantization: z.string().nullable(),
+  context: z.number().int().nullable(),
+  chatTemplate: z.string().nullable(),
+  /** Why the importer would refuse it (an unsupported architecture or quantization, a truncated file). */
+  problem: z.string().nullable(),
+});
+export type LocalModel = z.infer<typeof LocalModel>;
 
 export const ModelList = z.object({
   bundles: z.array(ModelCard),
@@ -53,6 +79,9 @@ export const ModelList = z.object({
   problems: z.array(z.object({ dir: z.string(), message: z.string() })),
   /** Where bundles made in the studio are written (<data folder>/bundles). */
   userDir: z.string(),
+  /** GGUF files in LM Studio's and Ollama's folders that exist (`searched`), ready to import. */
+  found: z.array(LocalModel),
+  searched: z.array(z.string()),
 });
 export type ModelList = z.infer<typeof ModelList>;
 
@@ -66,7 +95,8 @@ export const BundleFolderId = z
 
 export const ModelCreateInput = z
   .object({
-    /** A Llama, Qwen2 or Mistral checkpoint folder: config.json, safetensors, tokenizer files. */
+    /** A Llama, Qwen2 or Mistral checkpoint folder (config.json, safetensors, tokenizer files), or a
+     *  GGUF file of one (LM Studio, Ollama, llama.cpp): no hypernetwork, skills compile by distillation. */
     source: AbsoluteDir,
     dtype: BundleDtype.optional(),
     /** Default: all seven modules. */

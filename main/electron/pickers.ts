@@ -36,6 +36,13 @@ export function pickDialogOptions(kind: PickKind): PickDialogOptions {
         buttonLabel: 'Choose',
         properties: ['openDirectory'],
       };
+    case 'gguf-file':
+      return {
+        title: 'A GGUF model file (llama.cpp, LM Studio, Ollama)',
+        buttonLabel: 'Choose',
+        properties: ['openFile'],
+        filters: [{ name: 'GGUF models', extensions: ['gguf'] }],
+      };
     case 'export-folder':
       return {
         title: 'Export into a folder',

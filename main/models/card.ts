@@ -1,10 +1,11 @@
 // A bundle folder's card for the Models page: bundle.json read and checked (no ONNX session is
 // opened), the base model's parameter count from its architecture, and the folder's size on disk.
-import { readdir, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ModelCard, ModelOrigin } from '../../common/api/model-schemas';
 import type { BundleManifest } from '../engine/manifest';
 import { readBundleManifest } from '../files/bundle-gate';
+import { chatTemplateKind, fileTypeName } from './gguf';
 
 /** Weights of a Llama-family base: embeddings, per-layer attention and MLP (biases where the
  *  architecture has them), RMSNorm weights, and the LM head unless it is tied. */
@@ -27,6 +28,26 @@ async function folderBytes(dir: string): Promise<number> {
 }
 
 const textOf = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** The chat template's format, from the bundle's tokenizer_config.json (null when it cannot be read). */
+async function templateKind(dir: string, file: string): Promise<string | null> {
+  try {
+    const cfg = JSON.parse(await readFile(join(dir, file), 'utf8')) as { chat_template?: unknown };
+    return typeof cfg.chat_template === 'string' ? chatTemplateKind(cfg.chat_template) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A GGUF bundle's quantization: the file's type name, else its tensor types. */
+function quantizationOf(card: Record<string, unknown>): string | null {
+  if (card.kind !== 'gguf') return null;
+  const g = (card.gguf ?? {}) as { file_type?: unknown; tensor_types?: unknown };
+  const named = fileTypeName(g.file_type);
+  if (named) return named;
+  const types = g.tensor_types && typeof g.tensor_types === 'object' ? Object.keys(g.tensor_types) : [];
+  return types.length ? types.join(', ') : null;
+}
 
 /** The card of the bundle in `dir`; throws (naming bundle.json and the field) when it is not one. */
 export async function readCard(dir: string, origin: ModelOrigin, active: boolean): Promise<ModelCard> {
@@ -55,6 +76,8 @@ export async function readCard(dir: string, origin: ModelOrigin, active: boolean
     bytes: await folderBytes(dir),
     hypernet: m.hypernet?.kind ?? null,
     encoder: m.io.encoder !== undefined,
-    source: card.kind === 'hf checkpoint' ? textOf(card.source) : null,
+    source: card.kind === 'hf checkpoint' || card.kind === 'gguf' ? textOf(card.source) : null,
+    quantization: quantizationOf(card),
+    chatTemplate: await templateKind(dir, m.tokenizer.config),
   };
 }

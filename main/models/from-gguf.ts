@@ -1,6 +1,8 @@
 // A bundle from a GGUF file (llama.cpp, LM Studio, Ollama): the Python importer (`python -m
 // pskills_train.export.from_gguf` in training/.venv) with its arguments built in one place, for
-// `pskills bundle create --from-gguf`.
+// `pskills bundle create --from-gguf` (stdio inherited) and the Models page (progress read from stderr).
+import type { ModelCreateProgress } from '../../common/api/model-schemas';
+import { runExporter } from './from-hf';
 
 export interface FromGgufOptions {
   file: string;
@@ -24,4 +26,12 @@ export function fromGgufArgs(o: FromGgufOptions): string[] {
   if (o.id) args.push('--id', o.id);
   if (o.force) args.push('--force');
   return args;
+}
+
+/** Runs the importer with progress and Cancel as runFromHf does (its staging folder goes on SIGINT). */
+export function runFromGguf(
+  opts: FromGgufOptions & { out: string },
+  ctx: { signal: AbortSignal; onProgress(p: ModelCreateProgress): void },
+): Promise<void> {
+  return runExporter(fromGgufArgs(opts), { from: opts.file, out: opts.out }, ctx);
 }

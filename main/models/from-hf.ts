@@ -44,13 +44,22 @@ const KEEP_LINES = 20;
  * message (invalid_input: the checkpoint or an option is wrong). On abort the exporter gets SIGINT,
  * so its staging folder is removed before it exits (nothing half-written is left).
  */
-export async function runFromHf(
+export function runFromHf(
   opts: FromHfOptions,
+  ctx: { signal: AbortSignal; onProgress(p: ModelCreateProgress): void },
+): Promise<void> {
+  return runExporter(fromHfArgs(opts), { from: opts.from, out: opts.out }, ctx);
+}
+
+/** The exporter module in `args` run as runFromHf describes (also `from_gguf`: the same output lines). */
+export async function runExporter(
+  args: string[],
+  opts: { from: string; out: string },
   ctx: { signal: AbortSignal; onProgress(p: ModelCreateProgress): void },
 ): Promise<void> {
   const python = requireTrainingPython();
   if (ctx.signal.aborted) throw cancelled(opts);
-  const child = spawn(python, fromHfArgs(opts), {
+  const child = spawn(python, args, {
     cwd: APP_ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, PYTHONUNBUFFERED: '1' },
@@ -96,5 +105,5 @@ export async function runFromHf(
   }
 }
 
-const cancelled = (o: FromHfOptions) =>
+const cancelled = (o: { from: string; out: string }) =>
   new StudioError('cancelled', `bundle create from ${o.from} cancelled; nothing was written to ${o.out}`);

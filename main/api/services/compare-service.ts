@@ -141,6 +141,18 @@ export class CompareService {
     const conditions = (input.conditions ?? COMPARE_CONDITIONS).filter(
       (c) => c !== 'distilled' || distilled !== null || asked,
     );
+    // Without a hypernetwork (a GGUF or base-only bundle) no instant adapter exists, for this skill or
+    // another: those columns are skipped with the reason, and the distilled one stands for the skill.
+    if (!bundle.manifest.hypernet)
+      for (const c of ['parametric', 'wrong_skill'] as const) {
+        const at = conditions.indexOf(c);
+        if (at < 0) continue;
+        conditions.splice(at, 1);
+        skipped.push({
+          condition: c,
+          reason: `bundle ${bundle.manifest.id} has no hypernetwork, so ${c === 'parametric' ? 'this skill has' : 'other skills have'} no instant adapter; its skills compile by distillation`,
+        });
+      }
     if (conditions.includes('distilled') && !distilled)
       skipped.push({
         condition: 'distilled',

@@ -1,8 +1,10 @@
 // The Models page: the bundles the studio knows (the shipped default, those made into
 // <data folder>/bundles, and folders loaded from elsewhere that the store remembers), which one the
-// engine runs, making one active, and a new bundle from a local Hugging Face checkpoint.
-import { existsSync } from 'node:fs';
-import { mkdir, readdir } from 'node:fs/promises';
+// engine runs, making one active, and a new bundle from a local Hugging Face checkpoint or GGUF file
+// (those LM Studio and Ollama keep are listed).
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, readdir, rm, statfs } from 'node:fs/promises';
+import { freemem, homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type {
   ModelCard,
@@ -17,6 +19,9 @@ import { MANIFEST_FILE } from '../../engine/manifest';
 import { writeActive } from '../../models/active';
 import { readCard } from '../../models/card';
 import { runFromHf, type FromHfOptions } from '../../models/from-hf';
+import { runFromGguf } from '../../models/from-gguf';
+import { readGgufHeader, type GgufSummary } from '../../models/gguf';
+import { findLocalModels, idFrom, modelFolders, type HeaderCache } from '../../models/local-models';
 import type { AdaptersRepo } from '../../store/adapters-repo';
 import type { EngineService } from './engine-service';
 
@@ -26,10 +31,41 @@ export interface ModelServiceOptions {
   defaultDir: string | null;
   /** The remembered choice the engine loads first (main/models/active.ts). */
   startupDir?: () => string | null;
+  /** Where LM Studio's and Ollama's folders are looked for (default: the user's home). */
+  home?: string;
+  /** Free memory and disk (where `dir` is), bytes; tests give small numbers. */
+  freeSpace?: (dir: string) => Promise<{ memory: number; disk: number }>;
+}
+
+const GB = 1e9;
+
+async function freeSpace(dir: string): Promise<{ memory: number; disk: number }> {
+  const fs = await statfs(dir);
+  return { memory: freemem(), disk: fs.bavail * fs.bsize };
+}
+
+/** Refuses a GGUF whose float32 weights (what the importer holds and writes) do not fit, with the numbers.
+ *  The importer's own check (pskills_train.export.from_gguf check_resources) adds its working memory. */
+export function checkGgufSpace(g: GgufSummary, free: { memory: number; disk: number }, dir: string): void {
+  const fp32 = 4 * g.parameters;
+  const head = `${basename(g.path)}: ${(g.parameters / 1e6).toFixed(1)} M parameters, ${(fp32 / GB).toFixed(2)} GB as float32`;
+  if (fp32 > free.memory)
+    throw new StudioError(
+      'invalid_input',
+      `${head}: more than the ${(free.memory / GB).toFixed(2)} GB of free memory; nothing was started`,
+      { needBytes: fp32, freeMemoryBytes: free.memory },
+    );
+  if (2 * fp32 > free.disk)
+    throw new StudioError(
+      'invalid_input',
+      `${head}: the bundle needs about ${((2 * fp32) / GB).toFixed(2)} GB of disk in ${dir}, ${(free.disk / GB).toFixed(2)} GB is free; nothing was started`,
+      { needBytes: 2 * fp32, freeDiskBytes: free.disk },
+    );
 }
 
 export class ModelService {
   private creating = false;
+  private readonly headers: HeaderCache = new Map();
 
   constructor(
     private readonly engine: Pick<EngineService, 'load' | 'info'>,
@@ -58,7 +94,9 @@ export class ModelService {
     for (const dir of await this.userFolders()) await add(dir, 'user');
     for (const dir of this.repo.bundlePaths()) await add(dir, 'loaded');
     if (active) await add(active, 'loaded');
-    return { bundles, problems, userDir: this.opts.userDir };
+    const folders = modelFolders(this.opts.home ?? homedir()).filter((f) => existsSync(f.dir));
+    const found = findLocalModels(folders, this.headers);
+    return { bundles, problems, userDir: this.opts.userDir, found, searched: folders.map((f) => f.dir) };
   }
 
   /** Loads the bundle in `dir` into the engine (the old one is released once the new one works) and
@@ -71,12 +109,15 @@ export class ModelService {
     return this.list();
   }
 
-  /** Runs the HF exporter into <data folder>/bundles/<id>; the new bundle's card. */
+  /** Runs the HF exporter (a folder) or the GGUF importer (a file) into <data folder>/bundles/<id>;
+   *  the new bundle's card. The exporters write a staging folder and rename it at the end. */
   async create(
     input: ModelCreateInput,
     ctx: { emit(p: ModelCreateProgress): void; signal: AbortSignal },
   ): Promise<ModelCard> {
-    if (!existsSync(input.source)) throw new StudioError('not_found', `source: ${input.source}: no such folder`);
+    if (!existsSync(input.source))
+      throw new StudioError('not_found', `source: ${input.source}: no such folder or file`);
+    if (statSync(input.source).isFile()) return this.createFromGguf(input, ctx);
     if (!existsSync(join(input.source, 'config.json')))
       throw new StudioError(
         'not_found',
@@ -105,6 +146,62 @@ export class ModelService {
       return await readCard(out, 'user', false);
     } finally {
       this.creating = false;
+    }
+  }
+
+  private async createFromGguf(
+    input: ModelCreateInput,
+    ctx: { emit(p: ModelCreateProgress): void; signal: AbortSignal },
+  ): Promise<ModelCard> {
+    if (input.hypernet === 'init')
+      throw new StudioError(
+        'invalid_input',
+        'hypernet: a GGUF bundle has no hypernetwork (its skills compile by distillation); choose none',
+      );
+    // The header first: a wrong file is refused in milliseconds, naming the key or tensor.
+    const header = readGgufHeader(input.source);
+    const id = input.id ?? idFrom(basename(input.source));
+    const out = join(this.opts.userDir, id);
+    if (existsSync(out))
+      throw new StudioError('conflict', `id: a bundle named "${id}" already exists (${out}); choose another id`);
+    if (this.creating)
+      throw new StudioError('conflict', 'a bundle is already being created; wait for it or cancel it first');
+    this.creating = true;
+    try {
+      await mkdir(this.opts.userDir, { recursive: true });
+      checkGgufSpace(header, await (this.opts.freeSpace ?? freeSpace)(this.opts.userDir), this.opts.userDir);
+      await this.removeStaleStaging(id);
+      ctx.emit({ step: 0, steps: 4, message: `starting the importer (training/.venv) on ${basename(input.source)}` });
+      await runFromGguf(
+        {
+          file: input.source,
+          out,
+          id,
+          dtype: input.dtype ?? 'fp32',
+          ...(input.loraTargets ? { loraTargets: input.loraTargets } : {}),
+        },
+        { signal: ctx.signal, onProgress: (p) => ctx.emit(p) },
+      );
+      return await readCard(out, 'user', false);
+    } finally {
+      this.creating = false;
+    }
+  }
+
+  /** Staging folders of `id` left by an importer that was killed (the exporters name them
+   *  .<id>.tmp-<pid>); only those whose process is gone. */
+  private async removeStaleStaging(id: string): Promise<void> {
+    const prefix = `.${id}.tmp-`;
+    for (const name of await readdir(this.opts.userDir)) {
+      if (!name.startsWith(prefix)) continue;
+      const pid = Number(name.slice(prefix.length));
+      let alive: boolean;
+      try {
+        alive = Number.isInteger(pid) && pid > 0 && process.kill(pid, 0);
+      } catch {
+        alive = false; // ESRCH: the process is gone
+      }
+      if (!alive) await rm(join(this.opts.userDir, name), { recursive: true, force: true });
     }
   }
 

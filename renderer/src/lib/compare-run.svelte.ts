@@ -22,9 +22,12 @@ export type CompareStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed'
 
 export const CONDITIONS: readonly CompareCondition[] = ['none', 'in_context', 'parametric', 'distilled', 'wrong_skill'];
 
-/** The columns shown: the distilled one only once the version has a distilled adapter. */
-export function shownConditions(hasDistilled: boolean): CompareCondition[] {
-  return CONDITIONS.filter((c) => c !== 'distilled' || hasDistilled);
+/** The columns shown: the distilled one only once the version has a distilled adapter; the instant
+ *  and wrong-skill ones only where the bundle has a hypernetwork to compile them. */
+export function shownConditions(hasDistilled: boolean, hasInstant = true): CompareCondition[] {
+  return CONDITIONS.filter(
+    (c) => (c !== 'distilled' || hasDistilled) && (hasInstant || (c !== 'parametric' && c !== 'wrong_skill')),
+  );
 }
 
 /** Each column's title and the line under it that says where the skill is (docs/guide.md). */
@@ -84,6 +87,8 @@ export class CompareRun {
   columns = $state.raw<CompareColumnState[]>(shownConditions(false).map((c) => new CompareColumnState(c)));
   /** The id of the version's newest distilled adapter, null when it has none (no Distilled column). */
   distilled = $state<string | null>(null);
+  /** Whether the bundle has a hypernetwork (Instant and Wrong skill columns); set by the skill page. */
+  instant = $state(true);
   /** Set while the run compiles an adapter it needs before generating. */
   compiling = $state.raw<CompileStep | null>(null);
   result = $state.raw<CompareRunResult | null>(null);
@@ -130,7 +135,7 @@ export class CompareRun {
     if (!prompt || this.running) return;
     this.status = 'running';
     this.ranCheck = this.checkFor(prompt);
-    this.columns = shownConditions(this.distilled !== null).map((c) => new CompareColumnState(c));
+    this.columns = shownConditions(this.distilled !== null, this.instant).map((c) => new CompareColumnState(c));
     this.compiling = null;
     this.result = null;
     this.error = null;
@@ -200,9 +205,19 @@ export class CompareRun {
   /** Shows or hides the Distilled column between runs (the skill page learns of a distilled adapter). */
   setDistilled(id: string | null): void {
     this.distilled = id;
+    this.reshape();
+  }
+
+  /** Shows or hides the Instant and Wrong skill columns between runs (the bundle has a hypernetwork or not). */
+  setInstant(on: boolean): void {
+    this.instant = on;
+    this.reshape();
+  }
+
+  private reshape(): void {
     if (this.running) return;
-    const shown = shownConditions(id !== null);
-    if (shown.length !== this.columns.length)
+    const shown = shownConditions(this.distilled !== null, this.instant);
+    if (shown.join() !== this.columns.map((c) => c.condition).join())
       this.columns = shown.map((c) => this.column(c) ?? new CompareColumnState(c));
   }
 
@@ -216,8 +231,11 @@ export class CompareRun {
     } else if (event.type === 'start') {
       this.compiling = null;
       // The API decides whether a distilled column runs: follow it.
-      const shown = shownConditions(event.columns.some((c) => c.condition === 'distilled'));
-      if (shown.length !== this.columns.length) {
+      const shown = shownConditions(
+        event.columns.some((c) => c.condition === 'distilled'),
+        event.columns.some((c) => c.condition === 'parametric' || c.condition === 'wrong_skill'),
+      );
+      if (shown.join() !== this.columns.map((c) => c.condition).join()) {
         this.columns = shown.map((c) => this.column(c) ?? new CompareColumnState(c));
         this.distilled = event.columns.find((c) => c.condition === 'distilled')?.adapter ?? null;
       }

@@ -1,7 +1,8 @@
 // The Models page's state, kept by StudioApp so a running create survives leaving the page: the plain
 // ModelShelf (models.ts) over the studio API, its snapshots made reactive, and the add form's fields.
 import type { StudioApi } from '../../../common/api/contract';
-import { emptyForm, ModelShelf, type CreateForm, type ModelsSnapshot } from './models';
+import type { LocalModel } from '../../../common/api/model-schemas';
+import { emptyForm, formFor, ModelShelf, type CreateForm, type ModelsSnapshot } from './models';
 
 export class ModelsPage {
   state = $state.raw<ModelsSnapshot>(null as unknown as ModelsSnapshot);
@@ -28,6 +29,12 @@ export class ModelsPage {
 
   create(): Promise<void> {
     return this.shelf.create($state.snapshot(this.form));
+  }
+
+  /** Fills the form with a GGUF found in LM Studio's or Ollama's folder and imports it. */
+  importFound(m: LocalModel): Promise<void> {
+    this.form = formFor(m);
+    return this.create();
   }
 
   cancel(): void {

@@ -7,6 +7,7 @@ import {
   LORA_MODULES,
   ModelCreateInput,
   type BundleDtype,
+  type LocalModel,
   type LoraModule,
   type ModelCard,
   type ModelCreateProgress,
@@ -17,6 +18,8 @@ import { toUiError, type UiError } from './errors';
 import { labelledIssue } from './field-words';
 
 export interface CreateForm {
+  /** hf: a checkpoint folder; gguf: a GGUF file (no hypernetwork: skills compile by distillation). */
+  kind: 'hf' | 'gguf';
   source: string;
   dtype: BundleDtype;
   targets: LoraModule[];
@@ -26,6 +29,7 @@ export interface CreateForm {
 }
 
 export const emptyForm = (): CreateForm => ({
+  kind: 'hf',
   source: '',
   dtype: 'fp32',
   targets: [...LORA_MODULES],
@@ -43,19 +47,51 @@ const FIELD_LABELS: Record<string, string> = {
 
 /** The request the form makes, or the first problem named by its field's label. */
 export function createInput(form: CreateForm): { input: ModelCreateInput } | { error: string } {
+  const gguf = form.kind === 'gguf';
   const raw = {
     source: form.source.trim(),
     dtype: form.dtype,
     loraTargets: LORA_MODULES.filter((m) => form.targets.includes(m)),
-    hypernet: form.hypernet,
+    // A GGUF brings no hypernetwork, and none is made for it: its skills compile by distillation.
+    ...(gguf ? {} : { hypernet: form.hypernet }),
     ...(form.id.trim() ? { id: form.id.trim() } : {}),
   };
-  if (!raw.source) return { error: `${FIELD_LABELS.source}: give the folder of a Hugging Face checkpoint` };
+  const labels = gguf ? { ...FIELD_LABELS, source: 'GGUF file' } : FIELD_LABELS;
+  if (!raw.source)
+    return {
+      error: gguf
+        ? `${labels.source}: give the path of a .gguf file`
+        : `${labels.source}: give the folder of a Hugging Face checkpoint`,
+    };
   const parsed = ModelCreateInput.safeParse(raw);
   if (parsed.success) return { input: parsed.data };
   const issue = parsed.error.issues[0]!;
   const field = String(issue.path[0] ?? '');
-  return { error: labelledIssue(FIELD_LABELS[field] ?? field, issue.message) };
+  return { error: labelledIssue(labels[field] ?? field, issue.message) };
+}
+
+/** The form filled to import a GGUF found in LM Studio's or Ollama's folder. */
+export const formFor = (m: LocalModel): CreateForm => ({
+  ...emptyForm(),
+  kind: 'gguf',
+  source: m.path,
+  id: m.suggestedId,
+});
+
+export const APP_NAMES: Record<LocalModel['app'], string> = { lmstudio: 'LM Studio', ollama: 'Ollama' };
+
+/** A found GGUF's line: family · parameters · quantization · context · template · size. */
+export function localModelFacts(m: LocalModel): string {
+  return [
+    m.family,
+    m.parameters !== null ? `${formatParameters(m.parameters)} parameters` : null,
+    m.quantization,
+    m.context !== null ? `${m.context.toLocaleString('en-US')} context` : null,
+    m.chatTemplate !== null ? `${m.chatTemplate} template` : null,
+    formatBytes(m.bytes),
+  ]
+    .filter((x): x is string => x !== null)
+    .join(' · ');
 }
 
 /** "1.2 B", "494.0 M", "98.3 K" parameters. */
@@ -71,13 +107,17 @@ export function cardRows(c: ModelCard): [string, string][] {
   return [
     ['Base model', `${c.family}${c.source ? ` (from ${c.source})` : ''}`],
     ['Parameters', formatParameters(c.parameters)],
+    ...(c.quantization !== null
+      ? [['Quantization', `${c.quantization} (dequantized to ${c.dtype})`] as [string, string]]
+      : []),
     ['Layers × hidden', `${c.layers} × ${c.hidden} (${c.heads} heads, ${c.kvHeads} kv)`],
     ['Vocabulary', c.vocab.toLocaleString('en-US')],
     ['Context', `${c.maxPositions.toLocaleString('en-US')} tokens`],
     ['LoRA targets', `${c.loraTargets.join(', ')} (r ${c.rank}, α ${c.alpha})`],
     ['Weights', c.dtype],
+    ['Chat template', c.chatTemplate ?? 'unreadable'],
     ['Size on disk', formatBytes(c.bytes)],
-    ['Hypernetwork', c.hypernet ?? 'none: generates, cannot compile skills'],
+    ['Hypernetwork', c.hypernet ?? 'none: Instant is unavailable; skills compile by distillation'],
     ['Encoder graph', c.encoder ? 'encoder.onnx' : 'lm.onnx (full model)'],
   ];
 }

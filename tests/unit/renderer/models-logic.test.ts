@@ -4,7 +4,15 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelCard } from '../../../common/api/model-schemas';
 import { parameterCount } from '../../../main/models/card';
-import { cardRows, createInput, emptyForm, formatParameters, progressFraction } from '../../../renderer/src/lib/models';
+import {
+  cardRows,
+  createInput,
+  emptyForm,
+  formatParameters,
+  formFor,
+  localModelFacts,
+  progressFraction,
+} from '../../../renderer/src/lib/models';
 import { formatRoute, parseRoute } from '../../../renderer/src/lib/routes';
 
 const card = (over: Partial<ModelCard> = {}): ModelCard => ({
@@ -29,6 +37,8 @@ const card = (over: Partial<ModelCard> = {}): ModelCard => ({
   hypernet: null,
   encoder: false,
   source: 'Qwen2.5-0.5B-Instruct',
+  quantization: null,
+  chatTemplate: 'ChatML',
   ...over,
 });
 
@@ -74,7 +84,11 @@ describe('Models page', () => {
     expect(rows['LoRA targets']).toBe('q, v (r 8, α 16)');
     expect(rows['Weights']).toBe('fp16');
     expect(rows['Size on disk']).toBe('3.0 MiB');
-    expect(rows['Hypernetwork']).toMatch(/^none: generates, cannot compile/);
+    expect(rows['Hypernetwork']).toMatch(/^none: Instant is unavailable; skills compile by distillation/);
+    expect(rows['Chat template']).toBe('ChatML');
+    expect(rows['Quantization']).toBeUndefined();
+    const gguf = Object.fromEntries(cardRows(card({ quantization: 'Q4_K_M', dtype: 'fp32', source: 'm.gguf' })));
+    expect([gguf['Quantization'], gguf['Base model']]).toEqual(['Q4_K_M (dequantized to fp32)', 'qwen2 (from m.gguf)']);
     expect(Object.fromEntries(cardRows(card({ hypernet: 'perceiver', encoder: true })))['Encoder graph']).toBe(
       'encoder.onnx',
     );
@@ -83,6 +97,32 @@ describe('Models page', () => {
       '98.3 K',
       '12',
     ]);
+  });
+
+  it('makes a GGUF request without a hypernetwork, and fills the form from a found model', () => {
+    expect(createInput({ ...emptyForm(), kind: 'gguf', source: '/m/x.gguf', hypernet: 'init' })).toEqual({
+      input: { source: '/m/x.gguf', dtype: 'fp32', loraTargets: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] },
+    });
+    const err = createInput({ ...emptyForm(), kind: 'gguf', source: 'x.gguf' });
+    expect('error' in err && err.error).toMatch(/^GGUF file: must be an absolute path/);
+    const found = {
+      app: 'ollama' as const,
+      path: '/h/.ollama/models/blobs/sha256-ab',
+      label: 'smollm2:135m',
+      suggestedId: 'smollm2-135m',
+      bytes: 2 * 1024 * 1024,
+      family: 'llama',
+      name: 'SmolLM2',
+      parameters: 134_515_008,
+      quantization: 'Q4_1',
+      context: 8192,
+      chatTemplate: 'ChatML',
+      problem: null,
+    };
+    expect(formFor(found)).toMatchObject({ kind: 'gguf', source: found.path, id: 'smollm2-135m' });
+    expect(localModelFacts(found)).toBe(
+      'llama · 134.5 M parameters · Q4_1 · 8,192 context · ChatML template · 2.0 MiB',
+    );
   });
 
   it('turns exporter steps into a fraction', () => {
