@@ -83,7 +83,7 @@ export interface Shortcut {
   action: string;
 }
 
-/** Every keyboard shortcut in the studio: shown in the palette's "Keyboard shortcuts" and the README. */
+/** Every keyboard shortcut in the studio: shown in the palette's "Keyboard shortcuts" and docs/guide.md. */
 export const SHORTCUTS: readonly Shortcut[] = [
   { keys: 'Ctrl+K / ⌘K', action: 'Open or close the command palette' },
   { keys: '↑ ↓, Enter', action: 'Palette: move through the commands, run the highlighted one' },
