@@ -100,6 +100,15 @@ export const EvolveRunSummary = z.object({
   best: z.object({ candidate: z.number().int().positive(), score: z.number() }).nullable(),
   /** The version the run made when it ended (null: none beat the baseline, or accept was off). */
   resultVersion: z.number().int().positive().nullable(),
+  /** The best version compiled with the tier the skill uses (distilled when the starting version has a
+   *  distilled adapter on this bundle): its adapter and, distilled, its pass rate on the skill's tests. */
+  bestCompiled: z
+    .object({
+      tier: z.enum(['instant', 'distilled']),
+      adapter: z.string().nullable(),
+      accuracy: z.number().min(0).max(1).nullable(),
+    })
+    .nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -119,6 +128,9 @@ export const EvolveResult = z.object({
   best: z.object({ version: z.number().int().positive(), score: z.number().min(0).max(1) }),
   /** The best version's compiled adapter (null: the bundle has no hypernetwork). */
   adapter: z.string().nullable(),
+  /** The tier it was compiled with, and for distilled its adapter's pass rate on the skill's tests. */
+  tier: z.enum(['instant', 'distilled']),
+  accuracy: z.number().min(0).max(1).nullable(),
 });
 export type EvolveResult = z.infer<typeof EvolveResult>;
 

@@ -94,6 +94,10 @@ export function createStudio(opts: StudioOptions): Studio {
     bundles,
     new SettingsRepo(db),
     trajectories,
+    undefined,
+    distiller,
+    adaptersRepo,
+    adapterCache,
   );
   // Continual runs write only their own workspaces under runs/ (main/continual/workspace.ts); the
   // Library is written by adopt alone.

@@ -37,6 +37,8 @@ export interface StoredRun extends RunSettings {
   status: RunStatus;
   error: string | null;
   resultVersion: number | null;
+  /** The best version compiled with the tier the skill uses; null until compiled. */
+  bestCompiled: BestCompiled | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -88,8 +90,18 @@ interface RunRow {
   status: RunStatus;
   error: string | null;
   result_version: number | null;
+  best_tier: 'instant' | 'distilled' | null;
+  best_adapter: string | null;
+  best_accuracy: number | null;
   created_at: string;
   updated_at: string;
+}
+
+export interface BestCompiled {
+  tier: 'instant' | 'distilled';
+  adapter: string | null;
+  /** distilled: the adapter's pass rate on the skill's tests; null for instant. */
+  accuracy: number | null;
 }
 
 interface CandidateRow {
@@ -130,6 +142,8 @@ function toRun(r: RunRow): StoredRun {
     status: r.status,
     error: r.error,
     resultVersion: r.result_version,
+    bestCompiled:
+      r.best_tier === null ? null : { tier: r.best_tier, adapter: r.best_adapter, accuracy: r.best_accuracy },
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -165,6 +179,7 @@ export class EvolveRepo {
     status: Statement<[RunStatus, string | null, string, number]>;
     finish: Statement<[number | null, string, number]>;
     mark: Statement<[CandidateStatus, number | null, number, number]>;
+    best: Statement<[string, string | null, number | null, number]>;
   };
 
   constructor(
@@ -192,6 +207,7 @@ export class EvolveRepo {
         `UPDATE evolve_runs SET status = 'done', error = NULL, result_version = ?, updated_at = ? WHERE id = ?`,
       ),
       mark: db.prepare('UPDATE evolve_candidates SET status = ?, version = ? WHERE id = ? AND run_id = ?'),
+      best: db.prepare('UPDATE evolve_runs SET best_tier = ?, best_adapter = ?, best_accuracy = ? WHERE id = ?'),
     };
   }
 
@@ -259,6 +275,11 @@ export class EvolveRepo {
 
   setStatus(run: StoredRun, status: Exclude<RunStatus, 'done'>, error: string | null = null): void {
     this.db.transaction(() => this.sql.status.run(status, error, this.clock().toISOString(), run.rowId)).immediate();
+  }
+
+  /** Stores how the best version was compiled (tier, adapter, distilled accuracy on the skill's tests). */
+  setBest(run: StoredRun, best: BestCompiled): void {
+    this.db.transaction(() => this.sql.best.run(best.tier, best.adapter, best.accuracy, run.rowId)).immediate();
   }
 
   /**

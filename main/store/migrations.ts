@@ -385,6 +385,14 @@ const adapterNames = `
 ALTER TABLE adapters ADD COLUMN name TEXT CHECK (name IS NULL OR (length(name) BETWEEN 1 AND 120));
 `;
 
+// Version 9: an evolve run's best version as compiled with the tier the skill uses (docs/store.md
+// "evolve_runs"): instant or distilled, the adapter, and for distilled its accuracy on the skill's tests.
+const evolveBest = `
+ALTER TABLE evolve_runs ADD COLUMN best_tier TEXT CHECK (best_tier IN ('instant', 'distilled'));
+ALTER TABLE evolve_runs ADD COLUMN best_adapter TEXT;
+ALTER TABLE evolve_runs ADD COLUMN best_accuracy REAL CHECK (best_accuracy >= 0 AND best_accuracy <= 1);
+`;
+
 export const migrations: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(initialSchema) },
   { version: 2, name: 'global adapter per bundle', up: migrateGlobalPerBundle },
@@ -394,6 +402,7 @@ export const migrations: readonly Migration[] = [
   { version: 6, name: 'continual runs and episodes', up: (db) => db.exec(continualRuns) },
   { version: 7, name: 'adapter names', up: (db) => db.exec(adapterNames) },
   { version: 8, name: 'adoptions from continual runs', up: (db) => db.exec(adoptions) },
+  { version: 9, name: "evolve runs' best version compiled", up: (db) => db.exec(evolveBest) },
 ];
 
 /** The schema version this build writes; a database above it was written by a newer build. */

@@ -26,12 +26,15 @@ import { runScores } from '../../evolve/summary';
 import { CandidateVerifier, type Scored } from '../../evolve/verifier';
 import { bodyHash } from '../../skills/normalize';
 import { parseSkillMd } from '../../skills/parse';
-import type { EvolveRepo, StoredCandidate, StoredRun } from '../../store/evolve-repo';
+import type { BestCompiled, EvolveRepo, StoredCandidate, StoredRun } from '../../store/evolve-repo';
 import type { SettingsRepo } from '../../store/settings-repo';
 import type { SkillTestsRepo } from '../../store/skill-tests-repo';
 import type { SkillsRepo } from '../../store/skills-repo';
 import type { BundleRegistry, CurrentBundle } from './bundle-registry';
 import type { CompileService } from './compile-service';
+import type { DistillService } from './distill-service';
+import type { AdapterCache } from './adapter-cache';
+import type { AdaptersRepo } from '../../store/adapters-repo';
 import type { VerifyService } from './verify-service';
 
 type Ctx = { emit(e: EvolveEvent): void; signal: AbortSignal };
@@ -106,6 +109,10 @@ export class EvolveService {
     private readonly settings: Pick<SettingsRepo, 'get'>,
     private readonly trajectories: Pick<TrajectoryService, 'record'>,
     private readonly fetchFn: typeof fetch = (...args) => fetch(...args),
+    /** Distils the best version when the skill uses the distilled tier (docs/distill.md). */
+    private readonly distiller: Pick<DistillService, 'latestDistilled' | 'run'> | null = null,
+    private readonly adapterRows: Pick<AdaptersRepo, 'findByKey'> | null = null,
+    private readonly cache: Pick<AdapterCache, 'get'> | null = null,
   ) {}
 
   /** evolve.run: a new run from a skill version. */
@@ -220,21 +227,62 @@ export class EvolveService {
     return this.result(run.id, ctx.signal);
   }
 
-  /** The finished run's scores, and its best version compiled (cached after the first time). */
+  /** The finished run's scores, and its best version compiled with the skill's tier (stored once). */
   private async result(id: string, signal: AbortSignal): Promise<EvolveResult> {
-    const run = this.repo.get(id);
+    let run = this.repo.get(id);
     const candidates = this.repo.candidates(run);
     const scores = runScores(candidates, run.iterations, true);
     const version = run.resultVersion ?? run.skill.version;
     const score = run.resultVersion !== null ? scores.best!.score! : scores.baseline!.score!;
-    const adapter = await this.compileVersion(run.skill.name, version, signal);
+    if (!run.bestCompiled) {
+      this.repo.setBest(run, await this.compileBest(run, version, signal));
+      run = this.repo.get(id);
+    }
+    const best = run.bestCompiled!;
     return {
       run: this.summary(run, candidates),
       baselineScore: scores.baseline!.score!,
       iterations: scores.iterations,
       best: { version, score },
-      adapter,
+      adapter: best.adapter,
+      tier: best.tier,
+      accuracy: best.accuracy,
     };
+  }
+
+  /** The tier the skill uses: distilled when the version the run started from has a distilled adapter on
+   *  this bundle; then the best version is distilled with the same recipe and scored on its tests. */
+  private async compileBest(run: StoredRun, version: number, signal: AbortSignal): Promise<BestCompiled> {
+    const { bundle, rowId } = await this.bundles.current();
+    const start = this.distiller?.latestDistilled({ name: run.skill.name, version: run.skill.version }, rowId);
+    if (!start || !this.distiller || !this.adapterRows || !this.cache || start.recipe.kind !== 'distill')
+      return { tier: 'instant', adapter: await this.compileVersion(run.skill.name, version, signal), accuracy: null };
+    const ref = { name: run.skill.name, version };
+    let row = this.distiller.latestDistilled(ref, rowId);
+    if (!row) {
+      const r = await this.distiller.run(
+        {
+          skill: ref,
+          steps: start.recipe.steps,
+          lr: start.recipe.lr,
+          seed: start.recipe.seed,
+          from: start.recipe.from,
+        },
+        { emit: () => {}, signal },
+      );
+      row = this.adapterRows.findByKey(r.adapter.key);
+    }
+    if (!row) throw new StudioError('not_found', `the distilled adapter of ${ref.name}@${version} was not stored`);
+    const tests = this.tests.get(ref.name, version).tests;
+    const results = await this.verify.runTests(bundle, tests, {
+      mode: 'adapter',
+      skillText: this.compiler.skill(ref).content,
+      maxTokens: run.maxTokens,
+      adapter: this.cache.get(row, bundle.manifest),
+      signal,
+    });
+    const accuracy = results.length ? results.filter((r) => r.passed).length / results.length : 0;
+    return { tier: 'distilled', adapter: row.key.slice(0, 12), accuracy };
   }
 
   private async compileVersion(name: string, version: number, signal?: AbortSignal): Promise<string | null> {
@@ -279,6 +327,7 @@ export class EvolveService {
       iterationsDone: s.iterationsDone,
       best: s.best && s.best.score !== null ? { candidate: s.best.rowId, score: s.best.score } : null,
       resultVersion: run.resultVersion,
+      bestCompiled: run.bestCompiled,
       createdAt: run.createdAt,
       updatedAt: run.updatedAt,
     };
