@@ -1,4 +1,4 @@
-// Import boundaries follow DESIGN.md §2: folder = where it runs.
+// Import boundaries follow docs/design.md §2: folder = where it runs.
 import js from '@eslint/js';
 import svelte from 'eslint-plugin-svelte';
 import globals from 'globals';

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12's studio check, as a new user would: import two packages never trained on (agent-flutter,
+# The studio check on held-out skills, as a new user would: import two packages never trained on (agent-flutter,
 # blueprint-os; their .tgz files from the corpus build in training/.cache/npm), take 10 of their skills
 # spread over the sorted names, run `pskills compare` on each with one prompt, and count the skills
 # whose parametric column differs from the wrong-skill column. Prints a table, writes

@@ -1,4 +1,4 @@
-// bench/continual: the continual experiment (issue 13 item 5), the HumanEval analogue on SkillWorld.
+// bench/continual: the continual experiment, the HumanEval analogue on SkillWorld.
 // Every mode runs `continual.run` (the code the studio and `pskills continual run` use) on the same
 // episodes, each in a fresh data folder, one after another in this process (its generations in the
 // engine worker, its merges and EMA steps in the algebra worker; process CPU time counts both):

@@ -1,5 +1,5 @@
 // bench/event-loop: how long the main process's event loop stalls while the engine works in it
-// (DESIGN §6; issue 15 item 5: over 50 ms at p99 would call for a worker). perf_hooks'
+// (docs/design.md §5; over 50 ms at p99 would call for a worker). perf_hooks'
 // monitorEventLoopDelay samples the loop every 10 ms during each phase: compile (a ~600-token skill,
 // 2 chunks), generate (64 greedy tokens with the compiled adapter) and merge (svd of 4 compiled
 // adapters to rank 16, then an EMA step), each repeated; a timer that should fire every 10 ms is the

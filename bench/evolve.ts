@@ -1,4 +1,4 @@
-// bench/evolve: issue 13's "evolve raises the in-context verifier pass rate for at least 7 of 10
+// bench/evolve: the target "evolve raises the in-context verifier pass rate for at least 7 of 10
 // SkillWorld test skills whose rule sits at the end of a ~2k-token skill (seeded, offline operators)".
 // The Python package generates the SkillWorld test split (fixture filler, seed 0); the first 10 skills
 // of the 2048-token bucket with depth `end` are saved in a fresh data folder with their tasks as

@@ -1,5 +1,5 @@
-// bench/import-bomb: peak RSS of importing a highly compressible .tgz of 1,500 entries of ~1 MiB
-// (issue 16, defect 4). Each case runs the real import (createStudio, import.run, a fresh data dir)
+// bench/import-bomb: peak RSS of importing a highly compressible .tgz of 1,500 entries of ~1 MiB.
+// Each case runs the real import (createStudio, import.run, a fresh data dir)
 // in its own child process, so the peak RSS it reports is that import's alone.
 // Run: npm run bench:import-bomb   (target: peak RSS under 300 MB, import refused or capped)
 import { spawnSync } from 'node:child_process';

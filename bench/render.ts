@@ -1,5 +1,5 @@
 // bench/render: how long the Library and Adapters pages take to render with 1,000 skills and 1,000
-// adapters in the library (issue 14: under 200 ms). The library is written into a fresh data folder
+// adapters in the library (under 200 ms). The library is written into a fresh data folder
 // (tests/e2e/scale-library.ts), `pskills serve` opens it and Chromium loads the studio. Each round
 // clicks the sidebar link of one page, then of the other; a sample is the time from the click to the
 // first frame that shows the page's table (drawn), and to the frame after the page's own refresh of

@@ -1,5 +1,5 @@
 // DTOs for the adapter library: stored adapters, their statistics, merges, comparisons and the
-// EMA global adapter's history (DESIGN.md §1).
+// EMA global adapter's history (docs/design.md §1).
 import { z } from 'zod';
 import { AbsoluteDir } from './paths';
 import { SkillName } from './skill-schemas';

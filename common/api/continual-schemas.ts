@@ -1,4 +1,4 @@
-// Continual learning into the global adapter (issue 13 items 4-5): `continual.run` plays SkillWorld
+// Continual learning into the global adapter: `continual.run` plays SkillWorld
 // episodes; each verified episode is summarised into a lesson (a short SKILL.md), compiled and
 // absorbed by the mode; after each episode the held-out tasks of every lesson so far are measured.
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// Evolve (issue 13 item 3): the text-space loop. A generator proposes revised SKILL.md candidates, the
+// Evolve: the text-space loop. A generator proposes revised SKILL.md candidates, the
 // verifier scores each with the skill's tests in context and compiled, and the best becomes a new
 // skill version (provenance `evolve`). Runs and candidates are stored; a run resumes by its id.
 import { z } from 'zod';

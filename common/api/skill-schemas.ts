@@ -51,7 +51,7 @@ export const Provenance = z.discriminatedUnion('kind', [
     path: z.string(), // path of SKILL.md inside the package
   }),
   z.object({ kind: z.literal('folder'), root: z.string(), path: z.string() }),
-  /** Made by an evolve run (issue 13 item 3): the run, the candidate, its score, the version evolved. */
+  /** Made by an evolve run: the run, the candidate, its score, the version evolved. */
   z.object({
     kind: z.literal('evolve'),
     run: z.string(),
@@ -67,7 +67,7 @@ export const Provenance = z.discriminatedUnion('kind', [
     license: z.string().nullable(),
     path: z.string(),
   }),
-  // Summarised from verified trajectories by the continual loop (issue 13 item 4): its run, its
+  // Summarised from verified trajectories by the continual loop: its run, its
   // episode, the SkillWorld world whose tasks it came from, the trajectory uids and the summariser.
   z.object({
     kind: z.literal('lesson'),

@@ -1,4 +1,4 @@
-// Trajectories (issue 13): what compare, the Playground, the OpenAI endpoint, evaluations and the
+// Trajectories: what compare, the Playground, the OpenAI endpoint, evaluations and the
 // self-evolving loop ran, kept with the skill version, adapter, bundle and sampling they ran with,
 // the verifier's outcome and the user's rating. The API shapes (camelCase) and the JSONL line of
 // export/import (snake_case, read by the Python stage-2 trainer), and the studio settings.

@@ -1,4 +1,4 @@
-// Verifier tests stored with a skill version, and verify.run (issue 13 item 2): each test is a task
+// Verifier tests stored with a skill version, and verify.run: each test is a task
 // (a prompt, or chat messages) and what the answer must meet (common/verify/expect.ts).
 import { z } from 'zod';
 import { AdapterId } from './adapter-schemas';

@@ -1,4 +1,4 @@
-// Global adapter by exponential moving average (DESIGN.md §1): ΔW_g ← (1−β)·ΔW_g + β·ΔW_new,
+// Global adapter by exponential moving average (docs/design.md §1): ΔW_g ← (1−β)·ΔW_g + β·ΔW_new,
 // done as cat of the two then svd back to the rank budget. Versions are stored by the caller.
 import { svdMerge, svdTruncate } from './svd';
 import type { Adapter } from './types';

@@ -1,4 +1,4 @@
-// Adapter shapes (DESIGN.md §1): for one (layer, module), ΔW = (α/r)·A·B with A d_in×r, B r×d_out,
+// Adapter shapes (docs/design.md §1): for one (layer, module), ΔW = (α/r)·A·B with A d_in×r, B r×d_out,
 // both row-major. PEFT stores A as r×d_in and B as d_out×r; the transpose happens on I/O, not here.
 
 /** `${layer}.${module}`; the module name may itself contain dots, the layer never does. */

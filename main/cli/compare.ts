@@ -7,7 +7,7 @@ import { usageError } from './usage';
 
 const CONDITIONS: readonly CompareCondition[] = CompareCondition.options;
 
-/** The CLI's JSON: the shape issue 6 names (snake_case), plus what the API adds. */
+/** The CLI's JSON: its stable shape (snake_case), plus what the API adds. */
 function compareJson(r: CompareRunResult) {
   return {
     skill: r.skill,

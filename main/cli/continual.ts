@@ -15,7 +15,7 @@ import { StudioError } from '../../common/errors';
 import type { Command } from './command';
 import { usageError } from './usage';
 
-/** The CLI's JSON: the shape issue 13 names (snake_case), then the rest. */
+/** The CLI's JSON: its stable shape (snake_case), then the rest. */
 export function continualJson(r: ContinualRunResult) {
   return {
     mode: r.mode,

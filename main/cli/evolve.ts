@@ -1,4 +1,4 @@
-// `pskills evolve`: the text-space loop on a skill (issue 13 item 3). Candidates from the offline edit
+// `pskills evolve`: the text-space loop on a skill. Candidates from the offline edit
 // operators or the configured LLM endpoint, scored with the skill's tests in context and compiled; the
 // best becomes a new version. `--resume RUN` goes on with a run that was killed or cancelled.
 import type { EvolveEvent, EvolveGeneratorKind, EvolveMode, EvolveResult } from '../../common/api/evolve-schemas';
@@ -7,7 +7,7 @@ import { StudioError } from '../../common/errors';
 import type { Command } from './command';
 import { usageError } from './usage';
 
-/** The CLI's JSON: the shape issue 13 names, then what the API adds. */
+/** The CLI's JSON: its stable shape, then what the API adds. */
 export function evolveJson(r: EvolveResult) {
   return {
     skill: r.run.skill.name,

@@ -96,7 +96,7 @@ export const testsSet: Command = {
   },
 };
 
-/** The CLI's JSON (snake_case, the shape issue 13 names, plus what the API adds). */
+/** The CLI's JSON (snake_case, its stable shape, plus what the API adds). */
 function verifyJson(r: VerifyRunResult) {
   return {
     pass_rate: r.passRate,

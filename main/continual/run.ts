@@ -1,4 +1,4 @@
-// One continual run (issue 13 items 4-5): for each episode, the world's demo tasks are solved by
+// One continual run: for each episode, the world's demo tasks are solved by
 // its verified reference answers (the 5 M base passes no SkillWorld task itself, docs/results.md),
 // kept as trajectories, summarised into a lesson, saved as a skill version (provenance `lesson`),
 // compiled with the loaded bundle (distilled by default: docs/distill.md, practising on the episode's

@@ -1,4 +1,4 @@
-// Lessons: a short SKILL.md summarised from an episode's verified trajectories (issue 13 item 4). The
+// Lessons: a short SKILL.md summarised from an episode's verified trajectories. The
 // template summariser works offline and is deterministic: each assistant turn is generalised (spans
 // copied from the request become <item>, from a tool result <value>), equal forms are counted, and
 // the lesson states the forms, what the requests said that no answer repeated, and a few examples.

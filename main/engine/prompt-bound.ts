@@ -1,4 +1,4 @@
-// A cheap refusal before tokenizing (issue 16: a 3.6 MB prompt held the event loop for 20 s). No token
+// A cheap refusal before tokenizing (a 3.6 MB prompt held the event loop for 20 s). No token
 // stands for more bytes of text than tokenizer.maxTokenBytes, so a text longer than max_positions ×
 // that cannot fit the context, whatever it tokenizes to; and what is tokenized stays small.
 import type { Bundle } from './bundle';

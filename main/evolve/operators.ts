@@ -1,4 +1,4 @@
-// The offline generator's edit operators (issue 13 item 3): each rewrites the body of a SKILL.md and
+// The offline generator's edit operators: each rewrites the body of a SKILL.md and
 // never its frontmatter, deterministically for a given text, test words and random stream. An operator
 // that has nothing to change returns null.
 import { framed, itemLines, itemText, readSkill, settle, writeSkill, type SkillSection } from './skill-text';

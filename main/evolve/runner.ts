@@ -1,4 +1,4 @@
-// The evolve loop (issue 13 item 3): the baseline scored, then per iteration the generator's candidates
+// The evolve loop: the baseline scored, then per iteration the generator's candidates
 // from the best text so far, each stored (text and diff) before it is scored and its scores stored as
 // it finishes; at the end the best candidate, when it beats the baseline, becomes a skill version.
 // The loop reads its state from the store on every start, so a resumed run picks up exactly where the

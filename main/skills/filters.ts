@@ -1,4 +1,4 @@
-// Import filters (DESIGN.md §4): English skills only, and none whose licence forbids reuse.
+// Import filters (docs/design.md §5): English skills only, and none whose licence forbids reuse.
 import { francAll } from 'franc-min';
 
 const MIN_WORDS = 20; // below this there is too little prose to judge; keep the skill

@@ -202,7 +202,7 @@ function migrateAdapterParents(db: Database): void {
   db.exec('ALTER TABLE adapters DROP COLUMN lineage');
 }
 
-// Version 4 (issue 13): trajectories as the studio records them, settings, and verifier tests.
+// Version 4: trajectories as the studio records them, settings, and verifier tests.
 // `trajectories` is rebuilt: a row may have no skill (Playground, the `base` model) and names the
 // skill version it ran with by snapshot (name, n, sha256) as well as by link, so a row imported from
 // another library keeps its skill's text (`skill_text`, only when there is no link). Rows of version
@@ -272,7 +272,7 @@ CREATE TABLE skill_tests (
 );
 `;
 
-// Version 5 (issue 13 item 3): evolve runs and every candidate they scored. A candidate row is written
+// Version 5: evolve runs and every candidate they scored. A candidate row is written
 // (with its text and its diff against its parent) before it is scored; its scores land in one later
 // write, so a row has all of them or none, and a resumed run scores exactly the rows without.
 const evolveRuns = `
@@ -319,7 +319,7 @@ CREATE TABLE evolve_candidates (
 );
 `;
 
-// Version 6 (issue 13): continual runs and their episodes. An episode row is written with the global
+// Version 6: continual runs and their episodes. An episode row is written with the global
 // version its lesson made, in the same transaction as that write, and its measurement lands in one
 // later write: a resumed run neither absorbs a lesson twice nor measures a measured episode again.
 const continualRuns = `

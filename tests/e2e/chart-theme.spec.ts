@@ -1,4 +1,4 @@
-// Charts follow the theme (issue 14 polish): the visualizer's charts are drawn in the light theme's
+// Charts follow the theme: the visualizer's charts are drawn in the light theme's
 // colours, redrawn in the dark theme's when the sidebar toggle switches, and back again, without a
 // reload. Colours are read from the ECharts SVG (fill and stroke attributes of its text and lines).
 // Run: node --import tsx --test tests/e2e/chart-theme.spec.ts

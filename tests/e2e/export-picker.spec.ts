@@ -1,4 +1,4 @@
-// Choosing the export folder with the native picker (issue 14 polish). Under Electron the preload's
+// Choosing the export folder with the native picker. Under Electron the preload's
 // window.studioWindow.pickPath opens dialog.showOpenDialog (main/electron/pickers.ts, kind
 // export-folder); Chromium here has no Electron, so an init script stands in for that one bridge
 // function and returns the folder a person would have chosen. Everything after it is real: the form

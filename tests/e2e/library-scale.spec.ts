@@ -1,4 +1,4 @@
-// The Library and Adapters pages with 1,000 skills and 1,000 adapters (issue 14): the library is
+// The Library and Adapters pages with 1,000 skills and 1,000 adapters: the library is
 // written into the data folder before `pskills serve` opens it (scale-library.ts). Each page lists
 // every row (data-total), draws only the rows in view, and scrolling or sorting brings any row into
 // the DOM. The render time of each page (render-timing.ts) is recorded as a test diagnostic, not

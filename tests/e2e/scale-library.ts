@@ -1,4 +1,4 @@
-// A large library for the render-time check (issue 14: 1,000 skills and 1,000 adapters): written
+// A large library for the render-time check (1,000 skills and 1,000 adapters): written
 // straight into a data folder's studio.db through the store's own repositories, before the web host
 // opens it. Seeded, so every run builds the same library. Adapters are rank 1 on two targets of the
 // tiny fixture bundle (about 1 KB each, kept inline in SQLite), so the whole folder stays small.

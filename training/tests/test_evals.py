@@ -1,4 +1,4 @@
-"""Evaluation (DESIGN §6): metrics, bootstrap, derangement, truncation, batched scoring, the report schema."""
+"""Evaluation (docs/design.md §5): metrics, bootstrap, derangement, truncation, batched scoring, the report schema."""
 
 from __future__ import annotations
 

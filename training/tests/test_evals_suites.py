@@ -1,4 +1,4 @@
-"""Issue 11 eval plumbing: the trained-context cut, the wrong-skill draw, retrieval, both suites' schema."""
+"""Eval plumbing: the trained-context cut, the wrong-skill draw, retrieval, both suites' schema."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ CACHE = REPO / "training/.cache"
 CONFIGS = REPO / "training/configs"
 CORPUS_SPLITS = ("docs_train", "skills_train", "docs_val", "skills_val")
 READ_FIELDS = ("text", "skill_text", "reference")  # plus messages[*].content; ids, names and checkers are not read
-# Test words that did occur in docs_train before the lexicon screened with reserved_words.txt (issue 11).
+# Test words that did occur in docs_train before the lexicon screened with reserved_words.txt.
 FOUND_IN_DOCS = ("gero", "kalle", "lefi", "linger", "rambus", "semen")
 _WORD = re.compile(r"[A-Za-z]+")  # the words of Filler.vocabulary
 _REGEX_ESCAPE = re.compile(r"\\[A-Za-z]")

@@ -1,4 +1,4 @@
-"""Template synthesizer, section parsing and trajectory JSONL (stage-2 data, DESIGN §1)."""
+"""Template synthesizer, section parsing and trajectory JSONL (stage-2 data, docs/design.md §1)."""
 
 from __future__ import annotations
 

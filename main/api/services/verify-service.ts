@@ -1,4 +1,4 @@
-// Verifier tests of a skill version and verify.run (issue 13 item 2): each test's task answered
+// Verifier tests of a skill version and verify.run: each test's task answered
 // greedily through the engine, the way compare.run answers (generateBatch with per-row adapters, the
 // skill text as the system message for in_context, cut to fit), and judged by its `expect`
 // (common/verify/expect.ts). Each answer is kept as a trajectory (source `eval`) with its verdict.

@@ -1,5 +1,5 @@
 // Which rows of a long table to put in the DOM: those in the scroll viewport plus a margin, so a page
-// of 1,000 skills or adapters draws a few dozen rows instead of all of them (issue 14: under 200 ms).
+// of 1,000 skills or adapters draws a few dozen rows instead of all of them (under 200 ms).
 // Pure, so the arithmetic is unit-tested without a DOM; VirtualRows (row-window.svelte.ts) feeds it.
 
 /** Lists up to this long are drawn whole: no blank gaps in the page, and the browser's find works. */

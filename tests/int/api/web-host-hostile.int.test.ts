@@ -1,4 +1,4 @@
-// Hostile traffic against `pskills serve` as a real child process (issue 16, defects 2 and 3): bad
+// Hostile traffic against `pskills serve` as a real child process: bad
 // cookies and bad WebSocket frames close that request or socket only; the server keeps answering.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

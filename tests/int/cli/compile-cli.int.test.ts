@@ -1,5 +1,5 @@
 // `pskills compile`, `pskills compare` and `pskills eval` as a user runs them: a child process,
-// JSON on stdout (issue 6's shapes), progress on stderr, one-line errors.
+// JSON on stdout (the stable shapes), progress on stderr, one-line errors.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

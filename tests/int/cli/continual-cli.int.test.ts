@@ -1,5 +1,5 @@
 // `pskills continual run` as a user runs it: a child process on the bundle-hyper fixture, the JSON
-// shape issue 13 names on stdout, a table without --json, one-line errors for bad flags, and a run
+// stable shape on stdout, a table without --json, one-line errors for bad flags, and a run
 // killed with SIGKILL that `--resume RUN` finishes without redoing what was stored.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

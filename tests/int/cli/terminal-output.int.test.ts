@@ -1,4 +1,4 @@
-// What `pskills` prints cannot drive the terminal (issue 16, defect 9): names with control or bidi
+// What `pskills` prints cannot drive the terminal: names with control or bidi
 // characters are not imported, and every other text it prints (descriptions, SKILL.md bodies, skip
 // reasons, paths) reaches stdout/stderr with those characters escaped. --json keeps the exact data.
 import { spawnSync } from 'node:child_process';

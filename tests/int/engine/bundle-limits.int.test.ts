@@ -1,5 +1,5 @@
 // bundle.json claims that the model does not back, and tokenizer files that are not tokenizers, are
-// refused at load with an error naming the file and field (issue 16, defect 10).
+// refused at load with an error naming the file and field.
 import { createHash } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 // `pskills evolve` as a user runs it, on the bundle-hyper fixture: killed with SIGKILL in the middle
 // of a run, the library passes PRAGMA integrity_check, and `--resume RUN` goes on from the stored rows
-// (what was scored is not scored again) and prints the JSON shape issue 13 names.
+// (what was scored is not scored again) and prints the stable JSON shape.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

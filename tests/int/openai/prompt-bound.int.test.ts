@@ -1,5 +1,5 @@
-// A prompt far over the context is refused from its byte length, before it is tokenized (issue 16,
-// defect 6: a 3.6 MB chat request held the server for 14–22 s), and the server answers the next one.
+// A prompt far over the context is refused from its byte length, before it is tokenized (a
+// 3.6 MB chat request held the server for 14–22 s), and the server answers the next one.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Issue 16, defect 8, as a user meets it: `import` and `skills show` on a damaged or empty studio.db
+// A damaged data folder as a user meets it: `import` and `skills show` on a damaged or empty studio.db
 // exit non-zero with one line saying what to do, and the file keeps every byte.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';

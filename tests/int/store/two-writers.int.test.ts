@@ -1,4 +1,4 @@
-// Issue 16, defect 7: two processes importing into one data dir at once must both succeed. A
+// Two processes importing into one data dir at once must both succeed. A
 // deferred transaction that reads and then writes got SQLITE_BUSY_SNAPSHOT ("database is locked"),
 // which busy_timeout does not cover; and two openers of a new data dir raced on its creation.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

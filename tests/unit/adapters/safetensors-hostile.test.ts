@@ -1,5 +1,5 @@
 // Hostile safetensors headers fail with an error naming the file and what is wrong, before any
-// tensor memory is allocated (issue 16, defect 10).
+// tensor memory is allocated.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

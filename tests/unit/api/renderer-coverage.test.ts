@@ -12,7 +12,7 @@ const CLI_ONLY: Record<string, string> = {
   'trajectories.import': 'pskills trajectories import: JSONL from another machine',
 };
 
-// Not in the studio yet (issue 14 stays open while this list is not empty).
+// Not in the studio yet (this list should end empty).
 const NOT_YET_IN_STUDIO: Record<string, string> = {};
 
 function rendererText(dir: string): string {

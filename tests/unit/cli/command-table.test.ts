@@ -1,5 +1,5 @@
 // The pskills command table: USAGE, --help and usage errors come from its rows, and main/cli has no
-// import cycle (issue 16, item 3).
+// import cycle.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

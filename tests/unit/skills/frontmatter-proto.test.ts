@@ -1,4 +1,4 @@
-// `__proto__` in frontmatter is an ordinary key (issue 16, defect 10): kept in `extra` and in
+// `__proto__` in frontmatter is an ordinary key: kept in `extra` and in
 // `metadata` with its value, through the parser and through the API's schemas, and no object's
 // prototype changes.
 import { mkdtempSync, rmSync } from 'node:fs';

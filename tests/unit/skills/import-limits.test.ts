@@ -1,4 +1,4 @@
-// Import size caps (issue 16, defect 4): an archive or folder past the entry or byte cap is refused
+// Import size caps: an archive or folder past the entry or byte cap is refused
 // as a whole, before more than the cap is held in memory.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,5 @@
-// Names refuse control characters (C0, DEL, C1), bidi controls and lengths over 128 (issue 16,
-// defect 9): in SKILL.md (an error diagnostic, so the importer skips the file) and at the API.
+// Names refuse control characters (C0, DEL, C1), bidi controls and lengths over 128: in
+// SKILL.md (an error diagnostic, so the importer skips the file) and at the API.
 import { describe, expect, it } from 'vitest';
 import { CompareRunInput } from '../../../common/api/engine-schemas';
 import { NAME_MAX_CHARS, nameProblem, SkillName } from '../../../common/api/skill-schemas';

@@ -1,4 +1,4 @@
-// Issue 16, defect 5: a SKILL.md that is (a link to) a FIFO or socket must be skipped, not opened.
+// A SKILL.md that is (a link to) a FIFO or socket must be skipped, not opened.
 // Opening a FIFO for reading blocks until a writer comes, so the old code hung here forever.
 import { execFileSync } from 'node:child_process';
 import { closeSync, constants, openSync } from 'node:fs';

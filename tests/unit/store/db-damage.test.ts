@@ -1,4 +1,4 @@
-// Issue 16, defect 8: a damaged, empty or foreign studio.db is refused when opened, with what to do,
+// A damaged, empty or foreign studio.db is refused when opened, with what to do,
 // and not a byte of it is changed. Only a missing file starts a new library.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

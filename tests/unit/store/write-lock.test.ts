@@ -1,4 +1,4 @@
-// Issue 16, defect 7: a write transaction must hold the write lock from its first statement
+// A write transaction must hold the write lock from its first statement
 // (BEGIN IMMEDIATE). A deferred one reads first; if another connection commits before its first
 // write, SQLite fails that write with SQLITE_BUSY_SNAPSHOT, which busy_timeout never retries.
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12 diagnostic: can the Perceiver store a skill's made-up words at all? Stage 2 from the shipped
+# Diagnostic: can the Perceiver store a skill's made-up words at all? Stage 2 from the shipped
 # hypernetwork (hyper.from_onnx) on 8 SkillWorld worlds (32 episodes), validated on the same 32, then the
 # checkpoint scored on 64 unseen validation episodes. Needs the episodes (train_default_bundle.sh steps
 # 1 and 3). Run from the repository root: bash training/scripts/experiments/overfit.sh [STEPS]

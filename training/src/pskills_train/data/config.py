@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[4]  # .../training/src/pskills_train/dat
 class CorpusConfig:
     debian_list: str = "../shared/data/debian-doc-packages.txt"  # relative to the repository root
     skills_list: str = "../shared/data/skill-packages.txt"
-    # Held out by package, never by file (DESIGN §4: near-duplicates leak across files of one package).
+    # Held out by package, never by file (docs/design.md §5: near-duplicates leak across files of one package).
     val_debian: list[str] = field(default_factory=list)
     val_skills: list[str] = field(default_factory=list)  # npm names without the version
     # Path fragments (regex, searched in 'pkg/relative/path') that are never text worth keeping:

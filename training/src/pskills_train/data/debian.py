@@ -1,6 +1,6 @@
 """Debian documentation packages: `apt-get download` into a cache, `dpkg-deb -x` beside it.
 
-Never `apt-get install` (DESIGN §4: nodejs-doc would remove the machine's Node). The unpacked tree
+Never `apt-get install` (docs/design.md §5: nodejs-doc would remove the machine's Node). The unpacked tree
 is reused while its `.unpacked` marker names the same .deb file.
 """
 

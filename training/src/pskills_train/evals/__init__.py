@@ -1,4 +1,4 @@
-"""Evaluation of compiled skills against in-context skills (DESIGN §6); `python -m pskills_train.evals`."""
+"""Evaluation of compiled skills against in-context skills (docs/design.md §5); `python -m pskills_train.evals`."""
 
 from .conditions import CONDITIONS, Providers
 from .metrics import paired_bootstrap, rouge_l, token_f1

@@ -1,4 +1,4 @@
-"""The eval conditions (DESIGN §6, issue 11): what each one puts in context and which adapter it uses.
+"""The eval conditions (docs/design.md §5): what each one puts in context and which adapter it uses.
 
 Context limits: `in_context` and `parametric_in_context` cut the skill so prompt + answer fit the
 base's *trained* context (training card config.data.seq_len); `in_context_full` and the answer

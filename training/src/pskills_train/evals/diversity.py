@@ -1,4 +1,4 @@
-"""Adapter diversity from LoRA factors (DESIGN §6): Gram matrix of ΔW = A·B across adapters.
+"""Adapter diversity from LoRA factors (docs/design.md §5): Gram matrix of ΔW = A·B across adapters.
 
 ⟨ΔWi, ΔWj⟩ = Σ over (layer, module) of tr((AiᵀAj)(BjBiᵀ)); only [r_i, R] products are formed, never a
 d_in × d_out matrix. An adapter is {(layer, module): (A [d_in, r], B [r, d_out])}; a missing key is ΔW = 0.

@@ -1,4 +1,4 @@
-"""The real-skill suite (DESIGN §6, `--skills DIR`): every condition on every task of every skill, answer
+"""The real-skill suite (docs/design.md §5, `--skills DIR`): every condition on every task of every skill, answer
 NLL / bpb / greedy F1 / ROUGE-L, paired bootstrap CIs over skills, adapter diversity and retrieval."""
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""ONNX export of the bundle graphs (DESIGN §3)."""
+"""ONNX export of the bundle graphs (docs/design.md §4)."""

@@ -1,4 +1,4 @@
-"""Write a model bundle folder (DESIGN §3, docs/bundle-format.md): lm.onnx, tokenizer, bundle.json.
+"""Write a model bundle folder (docs/design.md §4, docs/bundle-format.md): lm.onnx, tokenizer, bundle.json.
 
     python -m pskills_train.export.bundle --out DIR --random-config tiny
     python -m pskills_train.export.bundle --out DIR --checkpoint HF_FOLDER [--chat-template FILE]

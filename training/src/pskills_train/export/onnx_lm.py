@@ -1,4 +1,4 @@
-"""Export the base LM to lm.onnx with the I/O names of DESIGN §3 (docs/bundle-format.md).
+"""Export the base LM to lm.onnx with the I/O names of docs/design.md §4 (docs/bundle-format.md).
 
 Inputs   input_ids [batch, sequence_length] int64
          logits_to_keep [1] int64: logits of the last n positions only (generation: 1); 0 = all

@@ -1,4 +1,4 @@
-"""Training examples for the hypernetwork (DESIGN §1, "Training").
+"""Training examples for the hypernetwork (docs/design.md §1, "Training").
 
 Every example is (source, prompt, target): φ = h(g(source)) is the only way the skill reaches the
 LM; the LM sees prompt + target (teacher forcing) and the loss is on the target tokens only. The

@@ -119,7 +119,7 @@ def check_hypernet_graph(path: Path, manifest: dict[str, Any]) -> None:
             raise AssertionError(f"{path.name} {v.name} shape {shape(v)} != {want}")
 
 
-ABLATIONS = ("stage1_only", "t2l_baseline")  # the evaluation's hypernetwork conditions (DESIGN §6)
+ABLATIONS = ("stage1_only", "t2l_baseline")  # the evaluation's hypernetwork conditions (docs/design.md §5)
 
 
 def write_hyper_bundle(base: str | os.PathLike, net: nn.Module, out: str | os.PathLike, token_budget: int,

@@ -1,4 +1,4 @@
-"""Train the hypernetwork: stage 1 (skill reconstruction) or stage 2 (skill exploitation), DESIGN §1.
+"""Train the hypernetwork: stage 1 (skill reconstruction) or stage 2 (skill exploitation), docs/design.md §1.
 
     python -m pskills_train.hyper.train --config training/configs/hyper/hyper9.json --stage 1|2 [--resume]
         [--set run1.max_steps=20]   (an experiment's override; the checkpoint records it beside the file's hash)

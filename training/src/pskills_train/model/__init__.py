@@ -1,4 +1,4 @@
-"""Llama-family base LM with LoRA adapters as per-row inputs (DESIGN §1, §3)."""
+"""Llama-family base LM with LoRA adapters as per-row inputs (docs/design.md §1, §4)."""
 
 from .config import LORA_MODULES, ModelConfig
 from .hf_load import load_hf, save_hf

@@ -1,6 +1,6 @@
 """Architecture of the base LM: one dataclass, shared by our own small model and loaded HF checkpoints.
 
-The field names follow DESIGN §3 (bundle.json `base model architecture`); `hf_load.config_from_hf`
+The field names follow docs/design.md §4 (bundle.json `base model architecture`); `hf_load.config_from_hf`
 maps a Hugging Face config.json onto it.
 """
 
@@ -21,7 +21,7 @@ class LoraGroup:
     members: tuple[tuple[str, int], ...]  # (module, column offset)
 
 
-# LoRA target short names (DESIGN §3 `lora.{i}.{module}.A|B`) -> submodule path inside a decoder layer.
+# LoRA target short names (docs/design.md §4 `lora.{i}.{module}.A|B`) -> submodule path inside a decoder layer.
 # The paths are the Hugging Face key names, so PEFT adapters map one to one.
 LORA_MODULES: dict[str, str] = {
     "q": "self_attn.q_proj",
@@ -58,7 +58,7 @@ class ModelConfig:
     o_bias: bool = False  # Llama `attention_bias: true` puts one on o_proj too
     sliding_window: int | None = None  # Mistral v0.1; None = full causal attention
     family: str = "llama"
-    # Which residual stream the model also returns as `hidden_states` (the encoder g of DESIGN §1):
+    # Which residual stream the model also returns as `hidden_states` (the encoder g of docs/design.md §1):
     # k = state after k decoder layers; 0 = embeddings; num_layers = after the final norm (as HF's
     # `output_hidden_states[k]`). None = the middle layer, num_layers // 2.
     encoder_layer: int | None = None

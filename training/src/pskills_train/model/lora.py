@@ -1,12 +1,12 @@
 """LoRA as *inputs*: every batch row brings its own adapter, the base weights never change.
 
-Convention (the one the LM graph and DESIGN §3 use):
+Convention (the one the LM graph and docs/design.md §4 use):
 
     y = x·W0ᵀ (+ bias) + (x·A)·B          A: [b, d_in, r]   B: [b, r, d_out]
 
 The LoRA scale is **folded into the tensors by whoever produces them**: the model computes exactly
 ΔW = A·B and takes no alpha. Folding lets one batch mix adapters of different rank and alpha (rows
-are zero-padded to a common r) and is what DESIGN's `cat` merge produces (scale 1, α = r). The
+are zero-padded to a common r) and is what the studio's `cat` merge produces (scale 1, α = r). The
 helpers here fold the scale into A, as `cat` does.
 
 PEFT semantics: PEFT stores lora_A.weight [r, d_in] and lora_B.weight [d_out, r] and computes

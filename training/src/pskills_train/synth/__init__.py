@@ -1,4 +1,4 @@
-"""Stage-2 trajectory synthesizers (DESIGN §1): template (offline) and LLM (OpenAI-compatible endpoint)."""
+"""Stage-2 trajectory synthesizers (docs/design.md §1): template (offline) and LLM (OpenAI-compatible endpoint)."""
 
 from .llm import Limits, LLMSynthesizer, validate_trajectory
 from .skill import Section, Skill, find_sections, load_skills, skill_from_text
