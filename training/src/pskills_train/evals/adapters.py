@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnxruntime as ort
 import torch
 from tokenizers import Tokenizer
 from torch import Tensor
 
 from ..hyper.compile import chunk_spans, encode_ids  # the compile contract's chunking and text -> ids
+from ..hyper.export import load_hypernet
 
 Row = dict[tuple[int, str], tuple[Tensor, Tensor]]
 Provider = Callable[[str], Row]
@@ -105,7 +107,6 @@ class HypernetProvider:
 def onnx_provider(backend: Any, tok: Tokenizer, path: str | Path, manifest: dict[str, Any], label: str,
                   threads: int = 1) -> HypernetProvider:
     """hypernet.onnx (inputs states, mask; outputs A.{module}, B.{module}) with the bundle's encoder settings."""
-    import onnxruntime as ort
 
     opts = ort.SessionOptions()
     opts.intra_op_num_threads, opts.inter_op_num_threads = threads, 1
@@ -127,7 +128,6 @@ def onnx_provider(backend: Any, tok: Tokenizer, path: str | Path, manifest: dict
 def checkpoint_provider(backend: Any, tok: Tokenizer, path: str | Path, manifest: dict[str, Any] | None,
                         label: str) -> HypernetProvider:
     """A pskills_train.hyper training checkpoint (ckpt.pt, or its run folder)."""
-    from ..hyper.export import load_hypernet  # the hypernetwork package; only needed for checkpoints
 
     path = Path(path)
     ckpt = torch.load(path / "ckpt.pt" if path.is_dir() else path, map_location="cpu", weights_only=False)

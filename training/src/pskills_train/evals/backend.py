@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnxruntime as ort
 import torch
 from torch import Tensor
 
@@ -50,7 +51,6 @@ class OrtBackend:
     name = "onnxruntime"
 
     def __init__(self, bundle: str | Path, threads: int = 1):
-        import onnxruntime as ort
 
         bundle = Path(bundle)
         self.manifest = json.loads((bundle / "bundle.json").read_text())

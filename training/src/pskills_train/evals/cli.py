@@ -28,13 +28,13 @@ import torch
 from tokenizers import Tokenizer
 
 from ..synth.skill import load_skills
-from . import sw_suite
+from . import sw_suite, table
 from .adapters import checkpoint_provider, onnx_provider
 from .backend import OrtBackend, TorchBackend
 from .conditions import trained_context
-from .core import Part, Suite
+from .core import Part, Settings, Suite
 from .distilled import make_slot, read_practice
-from .run import Providers, Settings, SkillsSuite, table
+from .run import Providers, SkillsSuite
 
 SW_GEN = 48
 

@@ -15,6 +15,19 @@ from .tasks import Prompter, Task
 
 
 @dataclass
+class Settings:
+    """How much of each suite to run and how to compare (`pskills eval` flags)."""
+
+    max_tasks_per_skill: int = 6  # half reconstruction, half template questions
+    max_answer_tokens: int = 128
+    max_gen_tokens: int = 32
+    seed: int = 0
+    bootstrap: int = 2000
+    trained_context: int | None = None  # None: the model's max_positions
+    retrieval_k: int = 20
+
+
+@dataclass
 class Done:
     task: Task
     cond: str

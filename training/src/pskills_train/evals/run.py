@@ -4,14 +4,13 @@ NLL / bpb / greedy F1 / ROUGE-L, paired bootstrap CIs over skills, adapter diver
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from tokenizers import Tokenizer
 
 from ..synth.skill import Skill
 from .conditions import CONDITIONS, WITH_CONTEXT, Providers, skill_group
-from .core import Done, Part, Suite
+from .core import Done, Part, Settings, Suite
 from .metrics import bits_per_byte, rouge_l, token_f1
 from .report import SHORT, common_lines, comparisons, conditions, context_cuts, delta, fmt, grouped
 from .tasks import Task, skill_tasks
@@ -29,17 +28,6 @@ COMPARISONS = (("parametric", "none"), ("parametric", "wrong_skill"), ("parametr
                ("stage1_only", "parametric"), ("t2l_baseline", "parametric"), ("answer_in_context", "none"),
                ("adapter_from_answer", "wrong_skill"), ("adapter_from_answer", "none"))
 METRICS = ("nll", "bpb", "f1", "rougeL")
-
-
-@dataclass
-class Settings:
-    max_tasks_per_skill: int = 6  # half reconstruction, half template questions
-    max_answer_tokens: int = 128
-    max_gen_tokens: int = 32
-    seed: int = 0
-    bootstrap: int = 2000
-    trained_context: int | None = None  # None: the model's max_positions
-    retrieval_k: int = 20
 
 
 class SkillsSuite(Suite):
@@ -116,9 +104,7 @@ def report(per_task: list[dict[str, Any]], conds: list[str], skipped: dict[str, 
 
 
 def table(res: dict[str, Any]) -> str:
-    if res.get("suite") == "skillworld":
-        from .sw_suite import table as sw_table
-        return sw_table(res)
+    """The skills suite's result as text (the SkillWorld suite's: sw_suite.table; evals.table picks)."""
     lines = [f"{res['n_skills']} skills, {res['n_tasks']} tasks, {res['seconds']}s",
              f"{'condition':<22}" + "".join(f"{m:>8}" for m in METRICS)]
     for c, r in res["conditions"].items():

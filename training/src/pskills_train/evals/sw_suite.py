@@ -17,13 +17,14 @@ from typing import Any
 
 from tokenizers import Tokenizer
 
+from ..skillworld import generate as sw_generate
+from ..skillworld.check import check  # the SkillWorld checker interpreter
 from ..synth.skill import Skill, skill_from_text
 from .conditions import WITH_CONTEXT, Providers
-from .core import Done, Part, Suite
+from .core import Done, Part, Settings, Suite
 from .distilled import extras
 from .metrics import bits_per_byte
 from .report import SHORT, common_lines, comparisons, conditions, context_cuts, fmt, grouped
-from .run import Settings
 from .tasks import Task
 
 METRICS = ("accuracy", "nll", "bpb")
@@ -39,7 +40,6 @@ CMP_EXTRA = (("parametric", "wrong_skill"), ("parametric", "random_text"), ("par
 
 def generate(out: Path, n: int, seed: int, split: str = "test") -> Path:
     """A SkillWorld split written to `out` (skills/<name>/SKILL.md, tasks.jsonl, manifest.json)."""
-    from ..skillworld import generate as sw_generate
 
     return sw_generate(split, n, seed, practice_per_skill=PRACTICE).write(out)
 
@@ -67,7 +67,6 @@ def load(folder: Path, max_skills: int | None, max_tasks: int,
 
 
 def default_check() -> Callable[[Any, str], bool]:
-    from ..skillworld.check import check  # the SkillWorld checker interpreter
 
     return check
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 import torch
 from tokenizers import Tokenizer
 
@@ -206,7 +207,6 @@ def verify_with_ort(lm: LlamaLM, path: Path, tokens: int = 6, tol: float = VERIF
     """Max |logits| and |hidden_states| difference of onnxruntime against PyTorch on a seeded prompt, each
     relative to that output's largest magnitude when it exceeds 1: real models carry hidden states in the
     tens of thousands (SmolLM2's reach 2·10⁴), where float32 rounding alone is a few 1e-2."""
-    import onnxruntime as ort
 
     ids = np.random.default_rng(0).integers(0, lm.cfg.vocab_size, (1, tokens), dtype=np.int64)
     opts = ort.SessionOptions()

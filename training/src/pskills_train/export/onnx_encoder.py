@@ -31,10 +31,12 @@ from typing import Any
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 import torch
 import torch.nn as nn
 from torch import Tensor
 
+from ..model import load_hf
 from ..model.layers import attention_mask_4d
 from ..model.llama import LlamaLM
 from .manifest import MANIFEST, file_table
@@ -140,7 +142,6 @@ def check_encoder_graph(path: Path, manifest: dict[str, Any]) -> None:
 def parity(bundle: Path, encoder: Path, seed: int = 0) -> float:
     """Max |Δ| / max |state| between encoder.onnx and lm.onnx's hidden_states on a right-padded batch of
     two random rows (one padded), each at positions 0 … m−1."""
-    import onnxruntime as ort
 
     from ..evals.backend import OrtBackend
 
@@ -195,7 +196,6 @@ def base_lm(bundle: Path, checkpoint: Path | None = None) -> LlamaLM:
     """The bundle's base LM: an HF folder's weights, or recovered from lm.onnx."""
     manifest = json.loads((bundle / MANIFEST).read_text())
     if checkpoint is not None:
-        from ..model import load_hf
 
         return load_hf(checkpoint, encoder_layer=manifest["encoder"]["layer"],
                        lora_targets=tuple(t["module"] for t in manifest["lora"]["targets"])).eval()

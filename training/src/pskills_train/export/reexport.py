@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnxruntime as ort
 import torch
 
 from ..model.from_onnx import load_onnx_lm, parity
@@ -71,7 +72,6 @@ def _feeds(sess, cfg, manifest: dict[str, Any], ids: np.ndarray, past: dict[str,
 def logits_diff(old: Path, new: Path, lm: LlamaLM, seed: int = 0) -> float:
     """Max |logits| difference of the two bundles' lm.onnx: prefill and a cached step, no adapter and
     a random rank-4 one on every target."""
-    import onnxruntime as ort
 
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1

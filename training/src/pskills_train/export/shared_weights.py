@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 from onnx import TensorProto
 from onnx.external_data_helper import ExternalDataInfo, set_external_data, uses_external_data
 
@@ -115,7 +116,6 @@ def external_locations(graph: onnx.GraphProto) -> set[str]:
 
 def _states(path: Path, vocab: int, seed: int = 0) -> np.ndarray:
     """encoder.onnx's states for two seeded rows, the second right-padded."""
-    import onnxruntime as ort
 
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     ids = np.random.default_rng(seed).integers(0, vocab, (2, 33)).astype(np.int64)  # [2, s]

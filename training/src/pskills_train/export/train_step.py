@@ -39,15 +39,17 @@ from typing import Any
 import numpy as np
 import onnx
 import onnx_ir
+import onnxruntime as ort
 import onnxscript.optimizer
 import torch
 from onnx import TensorProto, helper, numpy_helper
 from onnx.external_data_helper import ExternalDataInfo, set_external_data, uses_external_data
 from torch import Tensor
+from torch.fx.experimental.proxy_tensor import make_fx
 
 from ..distill.objective import BETA1, BETA2, EPS, adam_update, distill_loss
 from ..model.config import ModelConfig
-from ..model.from_onnx import PROJ
+from ..model.from_onnx import PROJ, load_onnx_lm
 from ..model.llama import LlamaLM
 from .manifest import MANIFEST, file_table
 from .shared_weights import MIN_SHARED_BYTES, Span, read_span
@@ -307,7 +309,6 @@ def _slim(model: onnx.ModelProto) -> None:
 
 def export_train_step(lm: LlamaLM, bundle: Path, spec: StepSpec, layers: list[int], lm_file: str = "lm.onnx") -> Path:
     """Write `spec.file` into `bundle` (beside lm.onnx, whose weights it reads)."""
-    from torch.fx.experimental.proxy_tensor import make_fx
 
     cfg = lm.cfg
     keys = lora_keys(cfg, layers)
@@ -376,7 +377,6 @@ def step_rank(manifest: dict[str, Any]) -> int:
 def check_train_step(folder: Path, lm: LlamaLM, spec: StepSpec, layers: list[int], seed: int = 1) -> float:
     """One step of the graph in onnxruntime against `torch_step` on warm Adam moments; returns the max
     |Δ| over the updated factors and raises past PARITY_TOL."""
-    import onnxruntime as ort
 
     cfg = lm.cfg
     keys = lora_keys(cfg, layers)
@@ -416,7 +416,6 @@ def add_train_step(bundle: str | os.PathLike, buckets: list[tuple[int, int]] | N
                    lm: LlamaLM | None = None) -> dict[str, Any]:
     """Add or replace the train-step graphs of an existing bundle, assembled in a copy and renamed into
     place; every other file keeps its bytes."""
-    from ..model.from_onnx import load_onnx_lm
 
     bundle = Path(bundle)
     lm = lm if lm is not None else load_onnx_lm(bundle)

@@ -20,7 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
+import onnxruntime as ort
 import torch
+from onnx import numpy_helper
 
 from ..evals.backend import config_from_manifest
 from .config import HyperConfig
@@ -49,8 +52,6 @@ def _param_name(path: str, modules: list[str], leaf: str) -> str:
 
 def load_onnx_hypernet(bundle: str | Path) -> tuple[PerceiverHypernet, dict[str, Any], dict[str, Any]]:
     """(net in eval mode, the hyper config dict, the base LM config dict) of the bundle's hypernet.onnx."""
-    import onnx
-    from onnx import numpy_helper
 
     bundle = Path(bundle)
     manifest = json.loads((bundle / "bundle.json").read_text())
@@ -103,7 +104,6 @@ def load_onnx_hypernet(bundle: str | Path) -> tuple[PerceiverHypernet, dict[str,
 @torch.no_grad()
 def parity(net: PerceiverHypernet, bundle: str | Path, n: int = 37, seed: int = 0) -> float:
     """Max |factor difference| between `net` and the bundle's hypernet.onnx on random states."""
-    import onnxruntime as ort
 
     bundle = Path(bundle)
     manifest = json.loads((bundle / "bundle.json").read_text())

@@ -33,6 +33,8 @@ from tokenizers import Tokenizer
 from tqdm import tqdm
 
 from ..config_io import config_record, repo_path
+from ..export.bundle import random_model
+from ..export.from_hf import chat_template_of
 from ..model import LlamaLM, ModelConfig, load_hf
 from ..tokenizer import CHAT_TEMPLATE
 from ..train.checkpoint import load_checkpoint, save_checkpoint, set_rng_state
@@ -54,7 +56,6 @@ def load_base(spec: str, tokenizer: str, encoder_layer: int | None = None) -> tu
     the real tokenizer), for development before the base model exists."""
     template = CHAT_TEMPLATE
     if spec == "random:tiny":
-        from ..export.bundle import random_model
         lm, tok = random_model("tiny")
     elif spec == "random:pretrain":
         raw = json.loads(repo_path("training/configs/pretrain.json").read_text())["model"]
@@ -68,7 +69,6 @@ def load_base(spec: str, tokenizer: str, encoder_layer: int | None = None) -> tu
         tok = Tokenizer.from_file(str(tok_file))
         cfg_file = tok_file.with_name("tokenizer_config.json")
         if cfg_file.exists():  # the template `pskills bundle create --from-hf` ships (chat_template.jinja too)
-            from ..export.from_hf import chat_template_of
             try:
                 template = chat_template_of(tok_file.parent, json.loads(cfg_file.read_text()))
             except ValueError:

@@ -10,12 +10,17 @@ caller checks logits parity against onnxruntime (`parity`), so a wrong mapping c
 
 from __future__ import annotations
 
+import argparse
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
+import onnx
 import torch
+from onnx import numpy_helper
 
+from .hf_load import save_hf
 from .llama import LlamaLM
 
 PROJ = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
@@ -31,8 +36,6 @@ def _config(bundle: Path):
 
 def load_onnx_lm(bundle: str | Path) -> LlamaLM:
     """The bundle's lm.onnx as a LlamaLM (fp32, eval mode); raises naming the file on any mismatch."""
-    import onnx
-    from onnx import numpy_helper
 
     bundle = Path(bundle)
     cfg, manifest = _config(bundle)
@@ -97,10 +100,7 @@ def parity(lm: LlamaLM, bundle: str | Path, seq: int = 32, seed: int = 0) -> flo
 
 def main(argv: list[str] | None = None) -> int:
     """python -m pskills_train.model.from_onnx BUNDLE OUT: the bundle's base LM as an HF folder (+ tokenizer)."""
-    import argparse
-    import shutil
 
-    from .hf_load import save_hf
 
     ap = argparse.ArgumentParser(prog="python -m pskills_train.model.from_onnx", description=main.__doc__)
     ap.add_argument("bundle", type=Path)

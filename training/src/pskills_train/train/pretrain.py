@@ -34,6 +34,7 @@ from tqdm import tqdm
 
 from ..data.token_memmap import build_token_files, load_tokens, token_bytes
 from ..model import LlamaLM, save_hf
+from ..model.from_onnx import load_onnx_lm
 from . import precision
 from .checkpoint import load_checkpoint, save_checkpoint, set_rng_state
 from .config import PretrainConfig
@@ -91,7 +92,6 @@ class Pretrainer:
         torch.manual_seed(cfg.run.seed)
         self.model = LlamaLM(cfg.model).train()
         if cfg.run.init_bundle and not resume:
-            from ..model.from_onnx import load_onnx_lm
 
             start = load_onnx_lm(cfg.run.init_bundle_path())
             if start.cfg.to_dict() | {"lora_targets": None, "encoder_layer": None} != \

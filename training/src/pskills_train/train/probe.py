@@ -7,6 +7,8 @@ Exact match is stricter than SkillWorld's checkers (case, spacing), so it bounds
 
 from __future__ import annotations
 
+import argparse
+import json
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +16,9 @@ import torch
 import torch.nn.functional as F
 from tokenizers import Tokenizer
 
+from ..model import LlamaLM
+from .checkpoint import load_checkpoint
+from .config import PretrainConfig
 from .episodes import IGNORE, encode_episode, read_episodes
 
 
@@ -70,12 +75,7 @@ class Probe:
 
 def main(argv: list[str] | None = None) -> None:
     """Probe a pretraining run's checkpoint: python -m pskills_train.train.probe --config C --run DIR."""
-    import argparse
-    import json
 
-    from ..model import LlamaLM
-    from .checkpoint import load_checkpoint
-    from .config import PretrainConfig
 
     ap = argparse.ArgumentParser(prog="python -m pskills_train.train.probe", description=main.__doc__)
     ap.add_argument("--config", required=True, type=Path, help="the pretraining config (data paths, probe file)")
