@@ -39,17 +39,18 @@ export interface Host {
 }
 
 /** `pskills serve --port 0` on a temp data folder (`prepare` may fill it first); resolves once it
- * prints its address. `on` names a data folder and port instead (a restart of an earlier host). */
+ * prints its address. `on` names a data folder and port instead (a restart of an earlier host), and
+ * the host's environment (a temp HOME). */
 export async function startHost(
   prepare?: (dataDir: string) => void,
-  on: { dataDir?: string; port?: number } = {},
+  on: { dataDir?: string; port?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<Host> {
   const dataDir = on.dataDir ?? mkdtempSync(join(tmpdir(), 'pskills-e2e-'));
   prepare?.(dataDir);
   const child: ChildProcess = spawn(
     process.execPath,
     ['bin/pskills.mjs', 'serve', '--data-dir', dataDir, '--port', String(on.port ?? 0)],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], ...(on.env ? { env: on.env } : {}) },
   );
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -132,9 +133,12 @@ export interface Studio {
 }
 
 /** The setup every spec shares: a fresh build, a host on a temp data folder, Chromium and a page. */
-export async function openStudio(prepare?: (dataDir: string) => void): Promise<Studio> {
+export async function openStudio(
+  prepare?: (dataDir: string) => void,
+  opts: { env?: NodeJS.ProcessEnv } = {},
+): Promise<Studio> {
   ensureRendererBuilt();
-  const host = await startHost(prepare);
+  const host = await startHost(prepare, opts.env ? { env: opts.env } : {});
   let browser: Browser;
   try {
     browser = await launchChromium();
