@@ -48,3 +48,15 @@ def test_shipped_hypernetworks_are_their_config_files(name, ablation):
     for section in ("net", "encoder", "data", "stage1", "stage2"):
         assert getattr(file, section) == getattr(shipped, section), section
     assert getattr(file, f"run{stage}") == getattr(shipped, f"run{stage}")
+
+
+def test_the_training_card_keeps_the_config_file_and_its_hash(tmp_path):
+    from pskills_train.config_io import config_record
+    from pskills_train.hyper.export import training_card
+
+    path = CONFIGS / "hyper" / "hyper9.json"
+    record = config_record(path, ["run2.max_steps=1"])
+    assert record["path"] == "training/configs/hyper/hyper9.json" and record["set"] == ["run2.max_steps=1"]
+    assert len(record["sha256"]) == 64 and "set" not in config_record(path)
+    card = training_card({"config": HyperConfig.load(path).to_dict(), "stage": 2, "config_file": record})
+    assert card["config_file"] == record
