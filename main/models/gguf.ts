@@ -1,6 +1,6 @@
 // A GGUF file's header read in Node (no Python, no weights): the metadata and tensor table that the
 // Models page shows for a file before it is imported, and the checks that refuse a file at once with
-// the key or tensor named (docs/bundle-format.md, "From a GGUF file"). The layout is ggml's
+// the key or tensor named (docs/bundle-format.md, the paragraph on GGUF files). The layout is ggml's
 // docs/gguf.md: magic, version, tensor count, key/value count, the key/values, the tensor table, then
 // the tensor data at `general.alignment`. Reads only the header, a window at a time, so a 40 GB file
 // costs a few megabytes.

@@ -1,5 +1,5 @@
 // GGUF models already on this computer, in the folders LM Studio and Ollama keep them in
-// (docs/guide.md, "Models"): LM Studio's <models>/<publisher>/<model>/<file>.gguf, and Ollama's
+// (docs/guide.md, "Bring a real checkpoint"): LM Studio's <models>/<publisher>/<model>/<file>.gguf, and Ollama's
 // manifests (<models>/manifests/<registry>/<namespace>/<model>/<tag>, JSON) whose model layer names a
 // blob (<models>/blobs/sha256-<hex>, a GGUF without an extension). Folders that do not exist are
 // skipped; a file whose header cannot be read is listed with why.
