@@ -1,8 +1,10 @@
 // bench/distill: distilling in the studio (onnxruntime-node running the bundle's train-step graphs)
 // against Python on the same machine: seconds per step per bucket (Node, onnxruntime in Python, eager
 // torch autograd; same threads, medians), and seconds per skill for a ~450-token skill (teacher pass +
-// 40 steps). Writes the `node` key of bench/results/distill.json and keeps every other key (the
-// Python distiller's `buckets` are written by the training package).
+// 40 steps), in the `node` key. Then, per SkillWorld length bucket (256 … 4096 tokens, one generated
+// skill each, its practice questions), the whole distillation (teacher pass + 40 steps) by the engine
+// and by the Python distiller (python -m pskills_train.distill: chunks for skills beyond the context,
+// where the engine cuts), against the same skill's in-context prefill: `buckets.<tokens>` (docs/distill.md).
 // Run: npm run bench:distill
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -10,7 +12,10 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { practiceQuestions, type PracticeQuestion } from '../common/distill/practice';
 import { loadBundle } from '../main/engine';
-import { distillSkill } from '../main/engine/distill';
+import { distillRows, distillSkill, fitSystem, teacherRows } from '../main/engine/distill';
+import { KvCache } from '../main/engine/kv-cache';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { initState, TrainStepGraph, trainStepEntry, type TrainBatch } from '../main/engine/train-step';
 import { seededRng } from '../main/engine/sampler';
 import { APP_ROOT } from '../main/paths';
@@ -22,6 +27,8 @@ const SKILL = join(APP_ROOT, 'tests/fixtures/skillworld/filler/code-review/skill
 const THREADS = 2;
 const REPS = 5;
 const STEPS = 40;
+const LENGTHS = [256, 512, 1024, 2048, 4096];
+const QUESTIONS = 16;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -90,6 +97,119 @@ function pythonSteps(): Record<string, { ort_python_s_per_step: number; torch_s_
   return JSON.parse(r.stdout.trim().split('\n').at(-1)!);
 }
 
+interface WorldRow {
+  skill: string;
+  skill_path: string;
+  length_bucket: number;
+  skill_tokens: number;
+  family: string;
+  messages: { role: string; content: string }[];
+}
+const jsonl = (file: string) =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as WorldRow);
+
+/** A SkillWorld test world with every length bucket (seed 0); per bucket the first skill by name. */
+function world(dir: string): { bucket: number; row: WorldRow; practice: string }[] {
+  const r = spawnSync(
+    PYTHON,
+    ['-m', 'pskills_train.skillworld', 'generate', '--split', 'test', '--n', '100', '--seed', '0', '--out', dir],
+    { encoding: 'utf8', env: { ...process.env, PYTHONPATH: join(APP_ROOT, 'training/src') } },
+  );
+  if (r.status !== 0) throw new Error(`skillworld generate failed: ${r.stderr.slice(-2000)}`);
+  const tasks = jsonl(join(dir, 'tasks.jsonl'));
+  const practice = jsonl(join(dir, 'practice.jsonl'));
+  return LENGTHS.map((bucket) => {
+    const row = tasks.filter((t) => t.length_bucket === bucket).sort((a, b) => a.skill.localeCompare(b.skill))[0];
+    if (!row) throw new Error(`the generated world has no ${bucket}-token skill`);
+    const file = join(dir, `practice-${bucket}.jsonl`);
+    const mine = practice.filter((p) => p.skill === row.skill).slice(0, QUESTIONS);
+    writeFileSync(file, mine.map((p) => JSON.stringify(p)).join('\n') + '\n');
+    return { bucket, row, practice: file };
+  });
+}
+
+async function nodeBucket(skillPath: string, practiceFile: string) {
+  const bundle = await loadBundle(BUNDLE, { verifyHashes: false, intraOpNumThreads: THREADS });
+  try {
+    const skill = readFileSync(skillPath, 'utf8');
+    const questions: PracticeQuestion[] = jsonl(practiceFile).map((p) => ({
+      question: p.messages.find((m) => m.role === 'user')!.content,
+      source: 'test',
+    }));
+    const t0 = performance.now();
+    const rows = await teacherRows(bundle, skill, questions, { maxAnswerTokens: 48 });
+    const teacher = (performance.now() - t0) / 1000;
+    const res = await distillRows(bundle, rows, { steps: STEPS, seed: 0 });
+    const seconds = (performance.now() - t0) / 1000;
+    // The same skill in context (cut to fit, as the teacher reads it): one prefill of the first question.
+    const q = questions[0]!.question;
+    const prompt = bundle.tokenizer.encode(
+      bundle.chat.render([
+        { role: 'system', content: fitSystem(bundle, skill, q, 49) },
+        { role: 'user', content: q },
+      ]),
+    );
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t1 = performance.now();
+      await bundle.lm.forward({
+        batch: 1,
+        inputIds: prompt,
+        positionIds: prompt.map((_, j) => j),
+        attentionMask: prompt.map(() => 1),
+        cache: KvCache.empty(bundle.manifest, 1),
+        lora: bundle.lm.loraFeeds([null]),
+        logitsToKeep: 1,
+      });
+      times.push((performance.now() - t1) / 1000);
+    }
+    return {
+      seconds_per_skill: seconds,
+      teacher_seconds: teacher,
+      train_seconds: res.seconds,
+      seconds_per_step: res.seconds / STEPS,
+      rows: rows.length,
+      teacher: 'skill cut to the context',
+      first_loss: res.losses[0],
+      final_loss: res.losses.at(-1),
+      prefill_tokens: prompt.length,
+      in_context_prefill_seconds: median(times),
+    };
+  } finally {
+    await bundle.dispose();
+  }
+}
+
+function pythonBucket(skillPath: string, practiceFile: string) {
+  const r = spawnSync(
+    PYTHON,
+    [
+      '-m',
+      'pskills_train.distill',
+      ...['--bundle', BUNDLE, '--skill', skillPath, '--practice', practiceFile],
+      ...['--steps', String(STEPS), '--seed', '0', '--threads', String(THREADS), '--json'],
+    ],
+    { encoding: 'utf8', env: { ...process.env, PYTHONPATH: join(APP_ROOT, 'training/src') } },
+  );
+  if (r.status !== 0) throw new Error(`python -m pskills_train.distill failed: ${r.stderr.slice(-2000)}`);
+  const o = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+  return {
+    seconds_per_skill: o.seconds as number,
+    teacher_seconds: o.teacher_seconds as number,
+    train_seconds: o.train_seconds as number,
+    seconds_per_step: o.seconds_per_step as number,
+    rows: (o.rows as unknown[]).length,
+    teacher: o.chunks > 1 ? `${o.chunks} chunks, the most confident per question` : 'whole skill in context',
+    first_loss: o.losses[0] as number,
+    final_loss: o.losses.at(-1) as number,
+    prefill_tokens: o.prefill_tokens as number,
+    in_context_prefill_seconds: o.prefill_seconds as number,
+  };
+}
+
 const node = await nodeSteps();
 const python = pythonSteps();
 const skill = await nodeSkill();
@@ -108,6 +228,51 @@ const buckets = Object.fromEntries(
     ];
   }),
 );
+const tmp = mkdtempSync(join(tmpdir(), 'bench-distill-'));
+const perBucket: Record<string, unknown> = {};
+const table: string[] = [];
+try {
+  for (const { bucket, row, practice } of world(tmp)) {
+    const skillPath = join(tmp, row.skill_path);
+    const n = await nodeBucket(skillPath, practice);
+    const p = pythonBucket(skillPath, practice);
+    perBucket[String(bucket)] = {
+      skill: row.skill,
+      family: row.family,
+      skill_tokens: row.skill_tokens,
+      questions: QUESTIONS,
+      steps: STEPS,
+      seconds_per_skill: p.seconds_per_skill,
+      node_seconds_per_skill: n.seconds_per_skill,
+      in_context_prefill_seconds: p.in_context_prefill_seconds,
+      node_in_context_prefill_seconds: n.in_context_prefill_seconds,
+      node_vs_python: n.seconds_per_skill / p.seconds_per_skill,
+      python: p,
+      node: n,
+    };
+    table.push(
+      [
+        String(bucket).padStart(6),
+        String(row.skill_tokens).padStart(6),
+        n.seconds_per_skill.toFixed(1).padStart(8),
+        p.seconds_per_skill.toFixed(1).padStart(8),
+        n.seconds_per_step.toFixed(3).padStart(8),
+        p.seconds_per_step.toFixed(3).padStart(8),
+        (n.seconds_per_skill / p.seconds_per_skill).toFixed(2).padStart(6),
+        n.in_context_prefill_seconds.toFixed(3).padStart(8),
+        p.in_context_prefill_seconds.toFixed(3).padStart(8),
+        p.teacher,
+      ].join(' '),
+    );
+    console.error(table.at(-1));
+  }
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
+const b512 = perBucket['512'] as {
+  node: { seconds_per_skill: number; seconds_per_step: number };
+  python: { seconds_per_skill: number; seconds_per_step: number };
+};
 const prior: Record<string, unknown> = existsSync(OUT) ? JSON.parse(readFileSync(OUT, 'utf8')) : {};
 const result = {
   ...prior,
@@ -120,7 +285,26 @@ const result = {
     skill,
     measured: new Date().toISOString(),
   },
+  threads: THREADS,
+  machine: { cpu: cpus()[0]?.model, cores: cpus().length, loadavg: loadavg() },
+  note: 'buckets.<tokens>: one SkillWorld skill (test split, seed 0) with its first 16 practice questions, teacher pass + 40 steps, seed 0, zero init. seconds_per_skill and in_context_prefill_seconds: the Python distiller (python -m pskills_train.distill; chunks beyond the context); node_*: the engine (skill cut to the context). node_vs_python: Node ÷ Python seconds.',
+  seconds_per_step: { node: b512.node.seconds_per_step, python: b512.python.seconds_per_step, bucket: 512 },
+  seconds_per_skill: { node: b512.node.seconds_per_skill, python: b512.python.seconds_per_skill, bucket: 512 },
+  node_vs_python: b512.node.seconds_per_skill / b512.python.seconds_per_skill,
+  targets: {
+    node_vs_python_le_1: b512.node.seconds_per_skill <= b512.python.seconds_per_skill,
+    node_512_le_30s: b512.node.seconds_per_skill <= 30,
+    python_512_le_60s: b512.python.seconds_per_skill <= 60,
+  },
+  buckets: perBucket,
+  measured: new Date().toISOString(),
 };
 writeFileSync(`${OUT}.tmp`, JSON.stringify(result, null, 2) + '\n');
 renameSync(`${OUT}.tmp`, OUT);
 console.log(JSON.stringify(result.node, null, 2));
+console.log(`threads ${THREADS}; ${QUESTIONS} questions, ${STEPS} steps, teacher pass included (seconds)`);
+console.log(' bucket tokens  node/sk  py/sk  node/st    py/st  ratio node_pre   py_pre python teacher');
+for (const line of table) console.log(line);
+console.log(
+  `512-token skill: Node ${b512.node.seconds_per_skill.toFixed(1)} s (target ≤ 30), Python ${b512.python.seconds_per_skill.toFixed(1)} s (target ≤ 60), node_vs_python ${result.node_vs_python.toFixed(2)} (target ≤ 1.0)`,
+);

@@ -5,6 +5,7 @@
 import type { PracticeQuestion } from '../../common/distill/practice';
 import type { EngineAdapter } from './adapter';
 import type { Bundle } from './bundle';
+import { batchOrder } from './distill-order';
 import { EngineError, invalid } from './errors';
 import { generateAll } from './generate';
 import { KvCache } from './kv-cache';
@@ -67,7 +68,7 @@ function checkAborted(signal: AbortSignal | undefined): void {
 }
 
 /** The skill text cut (at a token boundary) so the teacher's prompt and answer fit the context. */
-function fitSystem(bundle: Bundle, skill: string, question: string, room: number): string {
+export function fitSystem(bundle: Bundle, skill: string, question: string, room: number): string {
   const render = (system: string) =>
     bundle.chat.render([
       { role: 'system', content: system },
@@ -128,7 +129,9 @@ export async function teacherRows(
     } else {
       const [res] = await generateAll(bundle, [{ prompt, maxNewTokens: maxAnswerTokens }], { signal });
       answer = [...res!.tokens];
-      // The teacher ended its turn: the student learns to end it there too.
+      // The teacher ended its turn: the student learns to end it there too, with one end-of-turn token
+      // in place of the stop token the teacher produced (as the Python teacher: docs/distill.md).
+      if (res!.finishReason === 'eos') answer.pop();
       if (res!.finishReason === 'eos' || res!.finishReason === 'stop') answer.push(m.special_tokens.eos);
     }
     const student = bundle.tokenizer.encode(bundle.chat.render([{ role: 'user', content: q.question }]));
@@ -224,24 +227,12 @@ export async function distillRows(
   const started = performance.now();
   const losses: number[] = [];
   let state: TrainState = initState(m, options.init ?? null, options.seed ?? 0);
-  // A seeded permutation per pass over the rows.
-  let rng = (options.seed ?? 0) + 1;
-  const next = () => (rng = (Math.imul(rng, 1664525) + 1013904223) >>> 0) / 4294967296;
-  let order: TeacherRow[] = [];
+  // The same batches as the Python distiller for the same seed (docs/distill.md "Batch order and init").
+  const order = batchOrder(rows.length, bucket.batch, steps, options.seed ?? 0);
   try {
     for (let step = 1; step <= steps; step++) {
       checkAborted(options.signal);
-      const picked: TeacherRow[] = [];
-      while (picked.length < Math.min(bucket.batch, rows.length)) {
-        if (order.length === 0) {
-          order = [...rows];
-          for (let i = order.length - 1; i > 0; i--) {
-            const j = Math.floor(next() * (i + 1));
-            [order[i], order[j]] = [order[j]!, order[i]!];
-          }
-        }
-        picked.push(order.pop()!);
-      }
+      const picked = order[step - 1]!.map((i) => rows[i]!);
       const out = await graph.run(state, packBatch(m, picked, bucket.batch, bucket.length), step, lr);
       if (!Number.isFinite(out.loss))
         throw new EngineError(

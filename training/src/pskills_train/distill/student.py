@@ -3,7 +3,9 @@ moved toward the teacher's top-k by K Adam steps (`objective`, the same update a
 
 Init: the instant adapter (the hypernetwork's output, its own rank) or zero (A uniform ±1/√d_in, B 0,
 drawn from the seed). Batches are drawn in a seeded permutation per pass over the teacher rows, so a
-run is a function of (seed, rows, recipe).
+run is a function of (seed, rows, recipe). The permutation and the zero init's draws are integer
+generators that the studio's engine implements bit for bit (main/engine/distill-order.ts, `seededRng`),
+so the same seed gives the same batches and init in both (docs/distill.md "Batch order and init").
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -46,14 +49,52 @@ class Result:
     snapshots: dict[int, Row] = field(default_factory=dict)
 
 
+_M32 = 0xFFFFFFFF
+
+
+def uniform01(seed: int, n: int, start: int = 0) -> np.ndarray:
+    """Draws start … start+n−1 of mulberry32 seeded with `seed`, in [0, 1) (float64): the engine's
+    `seededRng` (main/engine/sampler.ts). Its state only counts, so any slice is computed at once."""
+    s = ((seed & _M32) + np.arange(start + 1, start + n + 1, dtype=np.uint64) * 0x6D2B79F5) & _M32
+    t = s.astype(np.uint32)
+    t = (t ^ (t >> np.uint32(15))) * (t | np.uint32(1))
+    t = t ^ (t + (t ^ (t >> np.uint32(7))) * (t | np.uint32(61)))
+    return (t ^ (t >> np.uint32(14))).astype(np.float64) / 4294967296.0
+
+
+def batch_order(rows: int, batch: int, steps: int, seed: int) -> list[list[int]]:
+    """Row indices of each step's batch: a Fisher–Yates shuffle per pass driven by a 32-bit LCG
+    (s ← 1664525·s + 1013904223 mod 2³², from s = seed + 1; j = ⌊s·(i+1) / 2³²⌋), rows taken from the
+    end of the permutation. main/engine/distill-order.ts `batchOrder` is the same function."""
+    s = (seed + 1) & _M32
+    out: list[list[int]] = []
+    perm: list[int] = []
+    for _ in range(steps):
+        picked: list[int] = []
+        while len(picked) < min(batch, rows):
+            if not perm:
+                perm = list(range(rows))
+                for i in range(rows - 1, 0, -1):
+                    s = (s * 1664525 + 1013904223) & _M32
+                    j = (s * (i + 1)) >> 32
+                    perm[i], perm[j] = perm[j], perm[i]
+            picked.append(perm.pop())
+        out.append(picked)
+    return out
+
+
 def zero_init(lm: LlamaLM, layers: list[int], rank: int, seed: int) -> Row:
-    g = torch.Generator().manual_seed(seed)
+    """A uniform ±1/√d_in and B 0 per target (layers outer, the bundle's target order inner, A
+    row-major), from one mulberry32 stream: the engine's `initState` with no init adapter."""
     out: Row = {}
+    drawn = 0
     for i in layers:
         for m in lm.cfg.lora_targets:
             d_in, d_out = lm.cfg.lora_dims(m)
-            bound = 1.0 / math.sqrt(d_in)
-            out[(i, m)] = ((torch.rand(d_in, rank, generator=g) * 2 - 1) * bound, torch.zeros(rank, d_out))
+            u = uniform01(seed, d_in * rank, drawn)
+            drawn += d_in * rank
+            a = ((2.0 * u - 1.0) * (1.0 / math.sqrt(d_in))).astype(np.float32).reshape(d_in, rank)
+            out[(i, m)] = (torch.from_numpy(a), torch.zeros(rank, d_out))
     return out
 
 
@@ -86,8 +127,7 @@ def distill(lm: LlamaLM, rows: list[TeacherRow], init: Row, recipe: Recipe, seed
     v = [torch.zeros_like(p) for p in params]
     for p in lm.parameters():
         p.requires_grad_(False)
-    gen = torch.Generator().manual_seed(seed + 1)
-    order: list[int] = []
+    order = batch_order(len(rows), recipe.batch, recipe.steps, seed)
     losses: list[float] = []
     snaps: dict[int, Row] = {}
     t0 = time.perf_counter()
@@ -96,11 +136,7 @@ def distill(lm: LlamaLM, rows: list[TeacherRow], init: Row, recipe: Recipe, seed
         return {k: (ps[2 * j].detach().clone(), ps[2 * j + 1].detach().clone()) for j, k in enumerate(keys)}
 
     for step in range(1, recipe.steps + 1):
-        picked: list[TeacherRow] = []
-        while len(picked) < min(recipe.batch, len(rows)):
-            if not order:
-                order = torch.randperm(len(rows), generator=gen).tolist()
-            picked.append(rows[order.pop()])
+        picked = [rows[j] for j in order[step - 1]]
         ids, mask, pos, ans, top_ids, top_logp = _batch(picked, recipe.top_k)
         b = ids.shape[0]
         leaf = [p.requires_grad_(True) for p in params]
