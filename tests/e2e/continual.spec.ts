@@ -158,6 +158,12 @@ describe('the Continual page in the browser', { timeout: 600_000 }, () => {
     await until(async () => (await status()) === 'done', 'the resumed run finished', 400_000);
     assert.match(await page.getByTestId('continual-summary').innerText(), new RegExp(`· cat · seed 1 · run ${run}`));
     assert.equal(await page.getByTestId('continual-episode').count(), 6);
+    // Two runs listed, merge and cat: the mode-against-mode chart draws both.
+    await until(
+      async () => (await page.getByTestId('continual-modes-chart').getAttribute('data-ready')) === 'true',
+      'the mode-against-mode chart drew',
+    );
+    assert.equal(await page.getByTestId('continual-run').count(), 2);
     assert.deepEqual(problems, []);
   });
 });
