@@ -1,5 +1,7 @@
 // bench/engine: the generation engine on the tiny fixture bundle and on a ~10M-parameter random
-// bundle of a default-like shape (written by the Python bundle writer into .cache/, not committed).
+// bundle of a default-like shape (written by the Python bundle writer into .cache/, not committed);
+// and, when `npm run check:real-model` has built it, the SmolLM2-135M bundle in float32 and with 4-bit
+// MatMulNBits weights (bench/real-bundle.ts: decode, TTFT, RSS, each in a child process).
 // Ratios are measured side by side in one process, runs interleaved, medians reported.
 // Run: node --import tsx bench/engine.ts
 import { spawnSync } from 'node:child_process';
@@ -20,6 +22,7 @@ import { KvCache } from '../main/engine/kv-cache';
 import { defaultThreads } from '../main/engine/ort';
 import { seededRng } from '../main/engine/sampler';
 import { APP_ROOT } from '../main/paths';
+import { realBundleBench, realBundleRows } from './real-bundle';
 
 const FIXTURE = join(APP_ROOT, 'tests/fixtures/bundle-tiny');
 const B10M = join(APP_ROOT, '.cache/bench-bundle-10m');
@@ -342,6 +345,10 @@ async function main() {
   const peakRssMiB = process.resourceUsage().maxRSS / 1024;
   rows.push(['peak RSS MiB (whole run)', peakRssMiB.toFixed(0)]);
 
+  // Seconds per distillation step of the 135M bundle: bench/real-bundle.ts run on its own.
+  const real = await realBundleBench({ steps: false });
+  rows.push(...realBundleRows(real));
+
   Object.assign(results, {
     decode_ms_per_token_10m: decode,
     decode_cpu_ms_per_token_10m: decodeCpu,
@@ -363,6 +370,7 @@ async function main() {
     adapter_first_use_added_ms: firstUseAdded,
     adapter_switch_target_met: switchAdded < 1,
     peak_rss_mib: peakRssMiB,
+    real_135m: real,
   });
   const width = Math.max(...rows.map(([k]) => k.length));
   for (const [k, v] of rows) console.log(`${k.padEnd(width)}  ${v}`);

@@ -1,0 +1,91 @@
+"""A bundle's lm.onnx with its weight MatMuls in 4 bits (onnxruntime's MatMulNBits, com.microsoft
+domain), written as a sibling bundle for bench/engine.ts to compare with the float32 one.
+
+    training/.venv/bin/python bench/lm_4bit.py BUNDLE OUT [--block-size 32] [--accuracy-level 0|4]
+
+Only lm.onnx changes: the train-step graphs read lm.onnx's float32 weights as external data, so the
+4-bit bundle leaves them out (distillation runs on the dequantized float32 bundle; docs/results.md).
+The LoRA MatMuls take their B from graph inputs and stay float32; the embedding (a Gather) too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bundle", type=Path)
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--block-size", type=int, default=32)
+    ap.add_argument("--accuracy-level", type=int, default=0, help="0: float32 compute; 4: int8 activations")
+    ap.add_argument("--head", action="store_true",
+                    help="also the tied LM head: its MatMul reads Transpose(embedding), which the quantizer skips; "
+                         "give it a transposed copy of its own to quantize (the embedding Gather stays float32)")
+    a = ap.parse_args()
+
+    import onnx
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    t0 = time.time()
+    model = onnx.load(str(a.bundle / "lm.onnx"))
+    if a.head:
+        from onnx import numpy_helper
+
+        inits = {i.name: i for i in model.graph.initializer}
+        made = {n.output[0]: n for n in model.graph.node if n.op_type == "Transpose" and n.input[0] in inits}
+        for n in model.graph.node:
+            if n.op_type == "MatMul" and n.input[1] in made:
+                src = inits[made[n.input[1]].input[0]]
+                w = numpy_helper.to_array(src).T.copy()
+                model.graph.initializer.append(numpy_helper.from_array(w, f"{src.name}.T"))
+                n.input[1] = f"{src.name}.T"
+    q = MatMulNBitsQuantizer(model, bits=4, block_size=a.block_size, is_symmetric=True,
+                             accuracy_level=a.accuracy_level or None)
+    q.process()
+    out_model = q.model.model
+    ops: dict[str, int] = {}
+    for n in out_model.graph.node:
+        key = f"{n.domain or 'ai.onnx'}:{n.op_type}"
+        ops[key] = ops.get(key, 0) + 1
+    tmp = a.out.with_name(f".{a.out.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    onnx.save(out_model, str(tmp / "lm.onnx"))
+    manifest = json.loads((a.bundle / "bundle.json").read_text())
+    files = {"lm.onnx": {"sha256": sha256(tmp / "lm.onnx"), "bytes": (tmp / "lm.onnx").stat().st_size}}
+    for name in (manifest["tokenizer"]["file"], manifest["tokenizer"]["config"]):
+        shutil.copy2(a.bundle / name, tmp / name)
+        files[name] = manifest["files"][name]
+    manifest["files"] = files
+    manifest.pop("train_step", None)
+    manifest["id"] = f"{manifest['id']}-q4"
+    manifest["training_card"] = {**manifest.get("training_card", {}),
+                                 "lm_weights": f"MatMulNBits 4-bit, block {a.block_size}, symmetric, "
+                                               f"accuracy_level {a.accuracy_level}"}
+    (tmp / "bundle.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    shutil.rmtree(a.out, ignore_errors=True)
+    tmp.rename(a.out)
+    print(json.dumps({"out": str(a.out), "seconds": round(time.time() - t0, 1),
+                      "lm_onnx_bytes": files["lm.onnx"]["bytes"],
+                      "fp32_lm_onnx_bytes": (a.bundle / "lm.onnx").stat().st_size,
+                      "matmul_nbits": ops.get("com.microsoft:MatMulNBits", 0), "matmul": ops.get("ai.onnx:MatMul", 0)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
