@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { initState, TrainStepGraph, trainStepEntry, type TrainBatch } from '../main/engine/train-step';
 import { seededRng } from '../main/engine/sampler';
 import { APP_ROOT } from '../main/paths';
+import { realDistillSteps } from './real-bundle';
 
 const BUNDLE = join(APP_ROOT, 'resources/bundles/default');
 const PYTHON = join(APP_ROOT, 'training/.venv/bin/python');
@@ -299,12 +300,22 @@ const result = {
   buckets: perBucket,
   measured: new Date().toISOString(),
 };
+// The SmolLM2-135M bundle when `npm run check:real-model` has built it (bench/real-bundle.ts).
+const real135m = realDistillSteps();
+Object.assign(result, { real_135m: real135m });
 writeFileSync(`${OUT}.tmp`, JSON.stringify(result, null, 2) + '\n');
 renameSync(`${OUT}.tmp`, OUT);
 console.log(JSON.stringify(result.node, null, 2));
 console.log(`threads ${THREADS}; ${QUESTIONS} questions, ${STEPS} steps, teacher pass included (seconds)`);
 console.log(' bucket tokens  node/sk  py/sk  node/st    py/st  ratio node_pre   py_pre python teacher');
 for (const line of table) console.log(line);
+console.log(
+  'skipped' in real135m
+    ? `135M bundle: skipped (${real135m.skipped})`
+    : `135M bundle, s per step: ${Object.entries(real135m.distill_step_s)
+        .map(([b, v]) => `${b} ${v}`)
+        .join(', ')} (peak RSS ${real135m.peak_rss_mib} MiB)`,
+);
 console.log(
   `512-token skill: Node ${b512.node.seconds_per_skill.toFixed(1)} s (target ≤ 30), Python ${b512.python.seconds_per_skill.toFixed(1)} s (target ≤ 60), node_vs_python ${result.node_vs_python.toFixed(2)} (target ≤ 1.0)`,
 );

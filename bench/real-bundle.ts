@@ -157,6 +157,17 @@ export async function realBundleBench(opts: { steps: boolean }): Promise<RealBun
   return { results, interleaved_decode: { variants: results.map((v) => v.variant), ...side } };
 }
 
+/** bench:distill's 135M figures: seconds per train step per bucket of the float32 bundle (its own
+ *  process, so the peak RSS is the train step's), or why they are missing. */
+export function realDistillSteps():
+  { distill_step_s: Record<string, number>; peak_rss_mib: number; bundle: string } | { skipped: string } {
+  if (!existsSync(join(REAL_BUNDLE, 'bundle.json')))
+    return { skipped: `${REAL_BUNDLE} is absent: npm run check:real-model builds it` };
+  const r = child(REAL_BUNDLE, 'fp32 (dequantized from Q4_1)', true);
+  if (!r.distill_step_s) return { skipped: `${REAL_BUNDLE} has no train-step graphs` };
+  return { distill_step_s: r.distill_step_s, peak_rss_mib: r.peak_rss_mib, bundle: REAL_BUNDLE };
+}
+
 export function realBundleRows(r: RealBundleBench): [string, string][] {
   if ('skipped' in r) return [['135M bundle', `skipped: ${r.skipped}`]];
   const side: [string, string] = [
