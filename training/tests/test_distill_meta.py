@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import torch
 from tokenizers import Tokenizer
 
-from pskills_train.distill.meta import MetaConfig, MetaTrainer, export
+from pskills_train.distill.meta import CONFIG, MetaConfig, MetaTrainer, export, load_config
 from pskills_train.distill.practice import Question
 from pskills_train.distill.teacher import Teacher
 from pskills_train.evals.backend import OrtBackend
@@ -74,3 +75,13 @@ def test_meta_training_lowers_the_kl_resumes_and_exports(hyper_bundle, tmp_path)
         assert torch.allclose(v, net.state_dict()[k], atol=1e-5), k
     card = json.loads((out / "bundle.json").read_text())["training_card"]["hypernet"]
     assert card["history"][-1] == {"stage": "distill_meta", "steps": 14}
+
+
+def test_the_shipped_config_loads_and_names_unknown_fields(tmp_path):
+    cfg = load_config()
+    assert cfg.steps > 0 and cfg.buckets == (256, 512)
+    bad = tmp_path / "c.json"
+    bad.write_text(json.dumps({**json.loads(CONFIG.read_text()), "stepz": 3}))
+    with pytest.raises(ValueError, match="stepz"):
+        load_config(bad)
+

@@ -22,7 +22,7 @@ import json
 import random
 import shutil
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,19 @@ class MetaConfig:
     ckpt_every: int = 50
     seed: int = 0
     threads: int = 1
+
+
+CONFIG = Path(__file__).resolve().parents[3] / "configs" / "distill-meta.json"
+
+
+def load_config(path: Path = CONFIG, **override: Any) -> MetaConfig:
+    raw = {**json.loads(Path(path).read_text()), **override}
+    known = {f.name for f in fields(MetaConfig)}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ValueError(f"{path}: unknown fields {unknown}; known: {', '.join(sorted(known))}")
+    args: dict[str, Any] = {k: tuple(v) if k == "buckets" else v for k, v in raw.items()}
+    return MetaConfig(**args)
 
 
 def _rows_to_dict(rows: list[TeacherRow]) -> list[dict[str, Any]]:
@@ -254,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="SkillWorld folder with practice.jsonl (train split); repeat for more")
     ap.add_argument("--val", type=Path, required=True, help="SkillWorld folder (val split)")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--config", type=Path, default=CONFIG, help="MetaConfig fields (default: %(default)s)")
     ap.add_argument("--steps", type=int)
     ap.add_argument("--lr", type=float)
     ap.add_argument("--max-train-skills", type=int, help="per --train folder")
@@ -263,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--export", type=Path, help="write the bundle with the trained hypernetwork here")
     a = ap.parse_args(argv)
     given = {"steps": a.steps, "lr": a.lr, "eval_every": a.eval_every}
-    cfg = MetaConfig(**{k: v for k, v in given.items() if v is not None})
+    cfg = load_config(a.config, **{k: v for k, v in given.items() if v is not None})
     a.out.mkdir(parents=True, exist_ok=True)
     train = [item for n, folder in enumerate(a.train) for item in teacher_rows(
         a.bundle, folder, a.out / ("rows-train.pt" if n == 0 else f"rows-train{n + 1}.pt"), cfg.buckets,
