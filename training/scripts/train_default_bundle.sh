@@ -72,5 +72,15 @@ run 2 hyper9 & run 2 t2l9 & wait  # round 5: 100 steps on phase 5b (shipped)
 #      $py -m pskills_train.export.onnx_encoder resources/bundles/default
 $py -m pskills_train.hyper.export --base-bundle $c/bundles/base5b --checkpoint $c/runs/hyper9/recal.pt \
   --ablation t2l_baseline=$c/runs/t2l9/ckpt.pt --ablation stage1_only=$c/runs/hyper1s7/ckpt.pt \
-  --out resources/bundles/default --kind perceiver --force
+  --out $c/bundles/round5 --kind perceiver --force
+
+# 6. the hypernetwork taught from distillation (docs/distill.md, "Teaching the hypernetwork"): the top-k
+#    KL to the skill-in-context teacher on SkillWorld train worlds' practice questions, 500 steps from
+#    round 5's hypernetwork, the best by val KL exported (configs/distill-meta.json)
+[[ -f $c/sw/meta-train/tasks.jsonl ]] || $py -m pskills_train.skillworld generate --split train --n 900 --seed 0 \
+  --out $c/sw/meta-train
+[[ -f $c/sw/meta-val/tasks.jsonl ]] || $py -m pskills_train.skillworld generate --split val --n 90 --seed 0 \
+  --out $c/sw/meta-val
+$py -m pskills_train.distill.meta --bundle $c/bundles/round5 --train $c/sw/meta-train --val $c/sw/meta-val \
+  --out $c/runs/meta6 $( [[ -f $c/runs/meta6/ckpt.pt ]] && echo --resume ) --export resources/bundles/default
 echo "default bundle: resources/bundles/default"
