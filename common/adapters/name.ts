@@ -1,6 +1,7 @@
 // An adapter's name as a person reads it, everywhere the studio lists adapters: the name it was
-// given (a merge's, or a rename), else "skill@version · tier" from how it was made. The hash stays
-// as the secondary line (docs/guide.md, "Adapter names").
+// given (a merge's, or a rename), else "skill@version · tier" from how it was made, with the day it
+// was made ("pdf@2 · instant · 5 Dec"). The hash stays as the secondary line (docs/guide.md, "Adapter
+// names").
 import type { AdapterRecipe } from '../api/adapter-schemas';
 
 export const MAX_ADAPTER_NAME = 120;
@@ -48,9 +49,19 @@ export function adapterName(a: Pick<Nameable, 'name' | 'recipe' | 'skill'>): str
   }
 }
 
-/** "skill@version · tier · date": the name with the day it was made. */
-export function adapterTitle(a: Nameable): string {
-  return `${adapterName(a)} · ${a.createdAt.slice(0, 10)}`;
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** "5 Dec" (UTC, so every machine names an adapter alike); "5 Dec 2025" outside `now`'s year. */
+export function shortDate(iso: string, now: Date = new Date()): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso.slice(0, 10);
+  const day = `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]}`;
+  return d.getUTCFullYear() === now.getUTCFullYear() ? day : `${day} ${d.getUTCFullYear()}`;
+}
+
+/** "skill@version · tier · date": the name with the day it was made, as lists and pickers show it. */
+export function adapterTitle(a: Nameable, now?: Date): string {
+  return `${adapterName(a)} · ${shortDate(a.createdAt, now)}`;
 }
 
 /** How a merge's name calls one of its parts: its given name, else its skill@version, else its made-up name. */

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { AdapterSummary, AdapterWritten } from '../../common/api/adapter-schemas';
+import { shortDate } from '../../common/adapters/name';
 import { writeFixturePeft } from '../int/adapters/fixture';
 import { apiCall, openStudio, ROOT, until, type Host, type Studio } from './harness';
 
@@ -25,6 +26,8 @@ describe('adapters by name', { timeout: 300_000 }, () => {
   let work: string;
   let imported: AdapterSummary[];
   let merged: AdapterSummary;
+  // Lists show the name with the day it was made (common/adapters/name.ts).
+  const dated = (name: string, a: AdapterSummary) => `${name} · ${shortDate(a.createdAt)}`;
   const row = (id: string) => page.locator(`[data-testid="adapter-row"][data-adapter-id="${id}"]`);
 
   before(async () => {
@@ -50,7 +53,7 @@ describe('adapters by name', { timeout: 300_000 }, () => {
 
   test('the table shows each name with its hash second', async () => {
     for (const a of imported) {
-      assert.equal(await row(a.id).getByTestId('adapter-name').innerText(), 'imported PEFT adapter');
+      assert.equal(await row(a.id).getByTestId('adapter-name').innerText(), dated('imported PEFT adapter', a));
       assert.equal(await row(a.id).getByTestId('adapter-hash').innerText(), a.id);
     }
   });
@@ -58,7 +61,10 @@ describe('adapters by name', { timeout: 300_000 }, () => {
   test('the merge workbench lists names; a typed name names the merge', async () => {
     await page.getByTestId('merge-open').click();
     const names = await page.getByTestId('merge-candidate-name').allInnerTexts();
-    assert.deepEqual(names, ['imported PEFT adapter', 'imported PEFT adapter']);
+    assert.deepEqual(
+      names,
+      imported.map((a) => dated('imported PEFT adapter', a)),
+    );
     for (const a of imported)
       await page.locator(`[data-testid="merge-candidate"][data-adapter-id="${a.id}"]`).locator('input').check();
     assert.deepEqual(await page.getByTestId('merge-pick-name').allInnerTexts(), [
@@ -73,11 +79,11 @@ describe('adapters by name', { timeout: 300_000 }, () => {
     await page.getByTestId('merge-name').fill('review + pdf');
     await page.getByTestId('merge-save').click();
     await page.getByTestId('merge-saved').waitFor();
-    assert.equal(await page.getByTestId('merge-saved-link').innerText(), 'review + pdf');
     merged = (await apiCall<AdapterSummary[]>(host, 'adapters.list')).find((a) => a.recipe.kind === 'merge')!;
+    assert.equal(await page.getByTestId('merge-saved-link').innerText(), dated('review + pdf', merged));
     assert.equal(merged.name, 'review + pdf');
     await until(async () => (await row(merged.id).count()) === 1, 'the merge is listed');
-    assert.equal(await row(merged.id).getByTestId('adapter-name').innerText(), 'review + pdf');
+    assert.equal(await row(merged.id).getByTestId('adapter-name').innerText(), dated('review + pdf', merged));
   });
 
   test('the side panel renames the adapter; its hash stays, with Copy', async () => {
@@ -91,7 +97,7 @@ describe('adapters by name', { timeout: 300_000 }, () => {
     await page.getByTestId('adapter-rename-input').fill('two reviewers');
     await page.getByTestId('adapter-rename-save').click();
     await until(
-      async () => (await row(merged.id).getByTestId('adapter-name').innerText()) === 'two reviewers',
+      async () => (await row(merged.id).getByTestId('adapter-name').innerText()) === dated('two reviewers', merged),
       'the table follows the rename',
     );
     assert.equal(await page.getByTestId('adapter-panel-name').innerText(), 'two reviewers');
@@ -102,7 +108,7 @@ describe('adapters by name', { timeout: 300_000 }, () => {
     await page.getByTestId('adapter-rename').click();
     await page.getByTestId('adapter-rename-reset').click();
     await until(
-      async () => (await row(merged.id).getByTestId('adapter-name').innerText()) === 'cat merge of 2',
+      async () => (await row(merged.id).getByTestId('adapter-name').innerText()) === dated('cat merge of 2', merged),
       'back to the made-up name',
     );
   });
@@ -147,7 +153,7 @@ describe('adapters by name', { timeout: 300_000 }, () => {
     const version = (n: number) => page.locator(`[data-testid="global-version"][data-version="${n}"]`);
     const source = version(2).getByTestId('global-source');
     await until(async () => /merged two reviewers/.test(await source.innerText().catch(() => '')), 'named source');
-    assert.match(await source.innerText(), new RegExp(`^merged two reviewers ${merged.id}$`));
+    assert.match(await source.innerText(), new RegExp(`^merged ${dated('two reviewers', merged)} ${merged.id}$`));
     // Each version's own adapter by its name too, the hash beside it.
     assert.match(await version(1).getByTestId('global-adapter').innerText(), /^\D.* [0-9a-f]{12}$/);
   });
@@ -161,10 +167,12 @@ describe('adapters by name', { timeout: 300_000 }, () => {
       .locator('option')
       .evaluateAll((els) => els.map((e) => e.textContent?.trim() ?? ''));
     assert.ok(
-      labels.some((l) => l === `two reviewers · rank 8 · ${merged.id}`),
+      labels.some((l) => l === `${dated('two reviewers', merged)} · rank 8 · ${merged.id}`),
       `the merge by name: ${labels.join(' | ')}`,
     );
-    assert.ok(labels.some((l) => l === `imported PEFT adapter · rank 4 · ${imported[0]!.id}`));
+    assert.ok(
+      labels.some((l) => l === `${dated('imported PEFT adapter', imported[0]!)} · rank 4 · ${imported[0]!.id}`),
+    );
   });
 
   test('no console errors, page errors or failed requests', () => {

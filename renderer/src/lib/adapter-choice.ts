@@ -4,7 +4,7 @@
 import type { AdapterSummary, GlobalVersion } from '../../../common/api/adapter-schemas';
 import type { AdapterChoice } from '../../../common/api/engine-schemas';
 import type { SkillSummary } from '../../../common/api/skill-schemas';
-import { adapterName } from '../../../common/adapters/name';
+import { adapterTitle } from '../../../common/adapters/name';
 
 export interface AdapterOption {
   value: string;
@@ -88,7 +88,7 @@ export function adapterOptions(ctx: PickerContext): AdapterOptions {
       return {
         value: `library:${a.id}`,
         // The name first, the hash last (docs/guide.md, "Adapter names").
-        label: `${adapterName(a)} · rank ${a.rank} · ${a.id}${other ? ` (bundle ${a.bundle.id})` : ''}`,
+        label: `${adapterTitle(a)} · rank ${a.rank} · ${a.id}${other ? ` (bundle ${a.bundle.id})` : ''}`,
         disabled: other,
         title: other
           ? `Made for bundle ${a.bundle.id}: load that bundle to use it`

@@ -1,7 +1,7 @@
 // The global (EMA) adapter's timeline on the Adapters page, in words: each version of the current
 // bundle's global adapter with its β, rank, source and time, newest first, the current one marked.
 import type { AdapterSummary, GlobalVersion } from '../../../common/api/adapter-schemas';
-import { adapterName } from '../../../common/adapters/name';
+import { adapterTitle } from '../../../common/adapters/name';
 
 export interface TimelineRow {
   version: number;
@@ -40,7 +40,7 @@ function sourceOf(
   if (key === null) return { source: v.parentVersion === null ? 'first version' : 'update', sourceId: null };
   const merged = find(key);
   if (!merged) return { source: `merged ${short(key)}`, sourceId: null };
-  return { source: `merged ${adapterName(merged)}`, sourceId: merged.id };
+  return { source: `merged ${adapterTitle(merged)}`, sourceId: merged.id };
 }
 
 /** The rows, newest first; `find` looks an adapter up in the library (by short id or key). */

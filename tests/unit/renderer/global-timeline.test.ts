@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AdapterSummary, GlobalVersion } from '../../../common/api/adapter-schemas';
+import { shortDate } from '../../../common/adapters/name';
 import { formatBeta, timelineRows } from '../../../renderer/src/lib/global-timeline';
 
 const key = (c: string) => c.repeat(64);
@@ -15,7 +16,14 @@ const v = (n: number, adapter: string, extra: Partial<GlobalVersion> = {}): Glob
   ...extra,
 });
 const adapter = (k: string, recipe: AdapterSummary['recipe'], skill: AdapterSummary['skill'] = null) =>
-  ({ id: k.slice(0, 12), key: k, rank: 4, recipe, skill }) as unknown as AdapterSummary;
+  ({
+    id: k.slice(0, 12),
+    key: k,
+    rank: 4,
+    recipe,
+    skill,
+    createdAt: '2026-12-05T09:00:00.000Z',
+  }) as unknown as AdapterSummary;
 
 const lib: AdapterSummary[] = [
   adapter(key('a'), { kind: 'ema', beta: 1, rankBudget: 6, sources: [null, key('1')] }),
@@ -44,7 +52,7 @@ describe('global adapter timeline rows', () => {
   it('names the source: the adapter merged in, its kind and skill, or the version a rollback restored', () => {
     expect(rows[0]!.source).toBe('rollback to v1');
     expect(rows[0]!.sourceId).toBeNull();
-    expect(rows[2]!.source).toBe('merged review-prs@2 · import');
+    expect(rows[2]!.source).toBe(`merged review-prs@2 · import · ${shortDate('2026-12-05T09:00:00.000Z')}`);
     expect(rows[2]!.sourceId).toBe(key('1').slice(0, 12));
     // The merged adapter is not in the library (deleted): its short key still shows.
     expect(rows[1]!.source).toBe(`merged ${key('2').slice(0, 12)}`);

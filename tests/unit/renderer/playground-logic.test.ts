@@ -1,5 +1,6 @@
 // The Playground's pure parts: the adapter picker's options and values, and multi-turn chat history.
 import { describe, expect, it } from 'vitest';
+import { shortDate } from '../../../common/adapters/name';
 import type { AdapterSummary, GlobalVersion } from '../../../common/api/adapter-schemas';
 import { GenerateInput } from '../../../common/api/engine-schemas';
 import type { SkillSummary } from '../../../common/api/skill-schemas';
@@ -90,10 +91,11 @@ describe('adapter picker', () => {
       hasHypernet: true,
       global: null,
     });
+    const day = shortDate('2026-01-01T00:00:00Z'); // "1 Jan" in 2026, with its year after
     expect(opts.library.map((o) => [o.label, o.disabled])).toEqual([
-      ['pdf@2 · instant · rank 4 · aaaaaaaaaaaa', false],
-      ['pdf@2 · instant · rank 4 · bbbbbbbbbbbb (bundle other)', true],
-      ['svd merge of 2 · rank 4 · cccccccccccc', false],
+      [`pdf@2 · instant · ${day} · rank 4 · aaaaaaaaaaaa`, false],
+      [`pdf@2 · instant · ${day} · rank 4 · bbbbbbbbbbbb (bundle other)`, true],
+      [`svd merge of 2 · ${day} · rank 4 · cccccccccccc`, false],
     ]);
     expect(adapterOrigin(adapter('x', 'b', { skill: null, recipe: { kind: 'import', tensorsSha256: sha('1') } }))).toBe(
       'imported',

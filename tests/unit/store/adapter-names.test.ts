@@ -59,7 +59,8 @@ describe('adapter names', () => {
       const [old] = repo.list();
       expect(old!.name).toBeNull();
       expect(adapterName(old!)).toBe('imported PEFT adapter');
-      expect(adapterTitle(old!)).toBe('imported PEFT adapter · 2026-01-02');
+      expect(adapterTitle(old!, new Date('2026-06-01'))).toBe('imported PEFT adapter · 2 Jan');
+      expect(adapterTitle(old!, new Date('2027-06-01'))).toBe('imported PEFT adapter · 2 Jan 2026');
       db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
