@@ -261,6 +261,8 @@ export const GlobalVersion = z.object({
   /** for a rollback: the version whose adapter it brought back */
   restoresVersion: z.number().int().positive().nullable(),
   createdAt: z.string(),
+  /** where it came from: a lesson merged in, an adopted run's global adapter, or a person (update form, API, rollback) */
+  source: z.enum(['lesson', 'run', 'manual']),
 });
 export type GlobalVersion = z.infer<typeof GlobalVersion>;
 

@@ -42,6 +42,9 @@ export interface NewAdapter {
   name?: string | null;
 }
 
+/** Where a global version came from: a lesson merged in, an adopted run's global adapter, or a person. */
+export type GlobalSource = 'lesson' | 'run' | 'manual';
+
 export interface GlobalRow {
   n: number;
   adapterRowId: number;
@@ -53,6 +56,8 @@ export interface GlobalRow {
   parentN: number | null;
   restoresN: number | null;
   createdAt: string;
+  /** lesson, run or manual: see GLOBAL_SOURCE */
+  source: GlobalSource;
 }
 
 interface Row {
@@ -86,7 +91,21 @@ const SELECT = `SELECT a.id, a.key, a.rank, a.alpha, a.recipe, a.bundle_id, json
   FROM adapters a JOIN bundles b ON b.id = a.bundle_id
   LEFT JOIN skill_versions v ON v.id = a.skill_version_id LEFT JOIN skills s ON s.id = v.skill_id`;
 
-const GLOBAL_SELECT = `SELECT g.n, g.adapter_id, a.key AS adapter_key, a.tensors_sha256 AS adapter_sha, a.rank, g.kind, g.beta, p.n AS parent_n, r.n AS restores_n, g.created_at
+// Where a version came from (docs/store.md, "global_adapter_versions"), read from what is stored, no
+// column of its own: the adapter an EMA step merged in (its recipe's sources[1]) is a lesson when it
+// was adopted as one or compiled from a lesson-<world> skill (a continual run's loop), a run when it is
+// an adopted run's global adapter, and manual otherwise (the update form, the API, a rollback, and
+// every version from before adoptions existed).
+const GLOBAL_SOURCE = `CASE WHEN g.kind = 'rollback' THEN 'manual' ELSE COALESCE(
+    (SELECT CASE WHEN ad.kind = 'global' THEN 'run' ELSE 'lesson' END
+       FROM adapters m JOIN adoptions ad ON ad.adapter_id = m.id
+       WHERE m.bundle_id = g.bundle_id AND m.key = json_extract(a.recipe, '$.sources[1]') LIMIT 1),
+    (SELECT 'lesson' FROM adapters m JOIN skill_versions mv ON mv.id = m.skill_version_id JOIN skills ms ON ms.id = mv.skill_id
+       WHERE m.bundle_id = g.bundle_id AND m.key = json_extract(a.recipe, '$.sources[1]') AND ms.name LIKE 'lesson-%' LIMIT 1),
+    'manual') END`;
+
+const GLOBAL_SELECT = `SELECT g.n, g.adapter_id, a.key AS adapter_key, a.tensors_sha256 AS adapter_sha, a.rank, g.kind, g.beta, p.n AS parent_n, r.n AS restores_n, g.created_at,
+  ${GLOBAL_SOURCE} AS source
   FROM global_adapter_versions g JOIN adapters a ON a.id = g.adapter_id
   LEFT JOIN global_adapter_versions p ON p.id = g.parent_id LEFT JOIN global_adapter_versions r ON r.id = g.restores_id`;
 
@@ -101,6 +120,7 @@ interface GRow {
   parent_n: number | null;
   restores_n: number | null;
   created_at: string;
+  source: GlobalSource;
 }
 
 /** SQLite's refusal by a foreign key: SQLITE_CONSTRAINT_FOREIGNKEY, or SQLITE_CONSTRAINT_TRIGGER for
@@ -188,6 +208,7 @@ const toGlobal = (r: GRow): GlobalRow => ({
   parentN: r.parent_n,
   restoresN: r.restores_n,
   createdAt: r.created_at,
+  source: r.source,
 });
 
 function prepare(db: Database) {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { AdapterSummary, AdapterWritten, EmaHistory } from '../../common/api/adapter-schemas';
+import { shortDate } from '../../common/adapters/name';
 import { writeFixturePeft } from '../int/adapters/fixture';
 import { apiCall, openStudio, ROOT, screenshot, until, type Host, type Studio } from './harness';
 
@@ -63,10 +64,16 @@ describe('global adapter timeline', { timeout: 300_000 }, () => {
     // The source by its name, the hash beside it.
     assert.match(
       await version(2).getByTestId('global-source').innerText(),
-      new RegExp(`^merged imported PEFT adapter ${imported[1]!.id}$`),
+      new RegExp(`^merged imported PEFT adapter · ${shortDate(imported[1]!.createdAt)} ${imported[1]!.id}$`),
     );
     assert.match(await version(1).getByTestId('global-source').innerText(), new RegExp(`merged .+ ${imported[0]!.id}`));
     assert.equal(await version(2).getByTestId('global-rollback').count(), 0, 'no rollback to the current version');
+    // Steps made through the API by hand: each version's origin badge reads manual, its tooltip says why.
+    for (const n of [1, 2]) {
+      const origin = version(n).getByTestId('global-origin');
+      assert.equal(await origin.innerText(), 'manual');
+      assert.match((await origin.getAttribute('title'))!, /by hand/);
+    }
   });
 
   test('Rollback asks first; Cancel keeps the history, Confirm appends a rollback that becomes current', async () => {

@@ -92,6 +92,7 @@ const versionOf = (g: GlobalRow): GlobalVersion => ({
   rank: g.rank,
   parentVersion: g.parentN,
   restoresVersion: g.restoresN,
+  source: g.source,
   createdAt: g.createdAt,
 });
 

@@ -17,6 +17,10 @@ export interface TimelineRow {
   /** The adapter merged in (an EMA update whose adapter is in the library), for a link. */
   sourceId: string | null;
   createdAt: string;
+  /** Who made it: a lesson merged in, an adopted run's global adapter, or a person (the badge). */
+  origin: GlobalVersion['source'];
+  /** The badge's tooltip: what that origin means. */
+  originHelp: string;
   /** The newest version: the one `model: "global"` uses. */
   current: boolean;
   /** An older version whose adapter differs from the current one (rolling back to it changes something). */
@@ -43,6 +47,12 @@ function sourceOf(
   return { source: `merged ${adapterTitle(merged)}`, sourceId: merged.id };
 }
 
+const ORIGIN_HELP: Record<GlobalVersion['source'], string> = {
+  lesson: "a lesson's adapter merged in: a continual run's loop, or a lesson adopted into the Library",
+  run: "an adopted continual run's global adapter merged in",
+  manual: 'made by hand: the update form, the API or a rollback',
+};
+
 /** The rows, newest first; `find` looks an adapter up in the library (by short id or key). */
 export function timelineRows(
   versions: readonly GlobalVersion[],
@@ -59,6 +69,8 @@ export function timelineRows(
     rank: v.rank,
     ...sourceOf(v, find),
     createdAt: v.createdAt,
+    origin: v.source,
+    originHelp: ORIGIN_HELP[v.source],
     current: v === head,
     canRollback: v !== head && v.adapter !== head?.adapter,
   }));

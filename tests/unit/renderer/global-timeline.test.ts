@@ -13,6 +13,7 @@ const v = (n: number, adapter: string, extra: Partial<GlobalVersion> = {}): Glob
   parentVersion: n > 1 ? n - 1 : null,
   restoresVersion: null,
   createdAt: `2026-12-0${n}T10:00:00.000Z`,
+  source: 'manual',
   ...extra,
 });
 const adapter = (k: string, recipe: AdapterSummary['recipe'], skill: AdapterSummary['skill'] = null) =>
@@ -47,6 +48,16 @@ describe('global adapter timeline rows', () => {
   it('lists newest first and marks only the newest as current', () => {
     expect(rows.map((r) => r.version)).toEqual([3, 2, 1]);
     expect(rows.map((r) => r.current)).toEqual([true, false, false]);
+  });
+
+  it("carries each version's origin for its badge, with a tooltip saying what it means", () => {
+    const made = timelineRows(
+      [v(1, key('a').slice(0, 12), { source: 'lesson' }), v(2, key('b').slice(0, 12), { source: 'run' })],
+      find,
+    );
+    expect(made.map((r) => r.origin)).toEqual(['run', 'lesson']);
+    expect(made[0]!.originHelp).toMatch(/adopted continual run/);
+    expect(rows.map((r) => r.origin)).toEqual(['manual', 'manual', 'manual']);
   });
 
   it('names the source: the adapter merged in, its kind and skill, or the version a rollback restored', () => {

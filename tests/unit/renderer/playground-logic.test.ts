@@ -47,6 +47,7 @@ const global: GlobalVersion = {
   parentVersion: 2,
   restoresVersion: null,
   createdAt: '2026-01-01T00:00:00Z',
+  source: 'manual',
 };
 
 describe('adapter picker', () => {
