@@ -80,6 +80,9 @@ def parser() -> argparse.ArgumentParser:
                     help="run the distilled conditions with K steps (docs/distill.md; recipe: --distill-recipe)")
     ap.add_argument("--distill-recipe", type=Path, help="default training/configs/distill.json")
     ap.add_argument("--length-buckets", help="skillworld: only skills of these length buckets, e.g. 256,512")
+    ap.add_argument("--merge-sizes", help="skillworld with --distill-steps: merge groups of these sizes of "
+                    "distilled adapters by cat, linear and svd and score their skills' tasks, e.g. 2,3,4")
+    ap.add_argument("--merge-groups", type=int, help="groups per merge size (default: skills // size)")
     ap.add_argument("--conditions", help="comma-separated: run only these conditions (and their curve points)")
     return ap
 
@@ -133,7 +136,7 @@ def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
     gen = a.max_gen_tokens if a.max_gen_tokens is not None else (SW_GEN if a.suite == "skillworld"
                                                                  else Settings.max_gen_tokens)
     st = Settings(a.max_tasks_per_skill, a.max_answer_tokens, gen, a.seed, trained_context=ctx,
-                  retrieval_k=a.retrieval_k)
+                  retrieval_k=a.retrieval_k, merge_sizes=_sizes(a), merge_groups=a.merge_groups)
     stop = set(manifest["special_tokens"]["stop"])
     suite: Suite
     if a.suite == "skills":
@@ -151,6 +154,20 @@ def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
                                          sw_suite.default_check(), log)
     _only(suite, a.conditions)
     return suite, manifest
+
+
+def _sizes(a: argparse.Namespace) -> tuple[int, ...]:
+    if not a.merge_sizes:
+        return ()
+    try:
+        sizes = tuple(int(x) for x in a.merge_sizes.split(",") if x.strip())
+    except ValueError:
+        raise SystemExit(f"--merge-sizes: expected sizes like 2,3,4, got {a.merge_sizes!r}") from None
+    if a.suite != "skillworld" or a.distill_steps is None:
+        raise SystemExit("--merge-sizes needs --suite skillworld and --distill-steps K (it merges distilled adapters)")
+    if not sizes or min(sizes) < 1:
+        raise SystemExit("--merge-sizes: every size must be >= 1")
+    return sizes
 
 
 def _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, practice, prov: Providers) -> None:
@@ -209,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     res["load_average"] = [round(x, 2) for x in os.getloadavg()]
     if a.no_per_task:
         res.pop("per_task")
+        for e in (res.get("merge") or {}).values():
+            if isinstance(e, dict):
+                e.pop("per_task", None)
     a.out.parent.mkdir(parents=True, exist_ok=True)
     tmp_out = a.out.with_name(f".{a.out.name}.tmp-{os.getpid()}")
     tmp_out.write_text(json.dumps(res, indent=1) + "\n")

@@ -25,6 +25,8 @@ class Settings:
     bootstrap: int = 2000
     trained_context: int | None = None  # None: the model's max_positions
     retrieval_k: int = 20
+    merge_sizes: tuple[int, ...] = ()  # --merge-sizes: the merge comparison (evals/merging.py)
+    merge_groups: int | None = None  # groups per size; None: skills // size
 
 
 @dataclass

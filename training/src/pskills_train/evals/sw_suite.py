@@ -113,6 +113,10 @@ class SkillWorldSuite(Suite):
             out[name] = grouped(rows, key, [c for c in conds if "@" not in c], "accuracy", st.bootstrap, st.seed)
         steps = self.prov.distill.plan.recipe.steps if self.prov.distill is not None else None
         records = {k: v for p in parts for k, v in p.distill.items()}
+        if st.merge_sizes and self.prov.distill is not None:
+            from .merging import merge_figures
+
+            out["merge"] = merge_figures(self, parts, rows)
         return {**out, **extras(rows, conds, records, "accuracy", steps), **self.merge(parts), "per_task": rows}
 
 
@@ -134,4 +138,6 @@ def table(res: dict[str, Any]) -> str:
         lines += ["", f"accuracy {name[3:]:<13}" + "".join(f"{SHORT.get(c, c):>8}" for c in conds)]
         for g, e in res[name].items():
             lines.append(f"{g[:16]:<16}{e['n_skills']:>5} " + "".join(fmt(e["accuracy"][c]) for c in conds))
-    return "\n".join(lines + [""] + common_lines(res))
+    from .merging import merge_lines
+
+    return "\n".join(lines + [""] + common_lines(res) + merge_lines(res))
