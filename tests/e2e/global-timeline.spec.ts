@@ -106,7 +106,10 @@ describe('global adapter timeline', { timeout: 300_000 }, () => {
     assert.deepEqual(options.filter(Boolean).sort(), imported.map((a) => a.id).sort());
     await page.getByTestId('global-update-adapter').selectOption(imported[1]!.id);
     await page.getByTestId('global-update-beta').fill('1.5');
-    assert.equal(await page.getByTestId('global-update-problem').innerText(), 'β must be between 0 and 1');
+    assert.equal(
+      await page.getByTestId('global-update-problem').innerText(),
+      'the blend weight must be between 0 and 1',
+    );
     assert.equal(await page.getByTestId('global-update').isDisabled(), true);
     await page.getByTestId('global-update-beta').fill('0.5');
     await page.getByTestId('global-update').click();

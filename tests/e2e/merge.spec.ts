@@ -98,6 +98,12 @@ describe('merge workbench and visualizer', { timeout: 300_000 }, () => {
   test('svd preview shows the energy kept; linear over unequal ranks is refused before any call', async () => {
     await page.getByTestId('merge-method-svd').check();
     assert.equal(await page.getByTestId('merge-preview-result').count(), 0, 'a change clears the old preview');
+    // The rank reads in a skill author's words; the term stays in its help.
+    assert.equal(
+      await page.getByLabel('Size of the merged adapter', { exact: true }).getAttribute('data-testid'),
+      'merge-rank',
+    );
+    assert.match((await page.getByTestId('help-mergeRank').getAttribute('title'))!, /^Rank of the merged adapter/);
     await page.getByTestId('merge-rank').fill('3');
     await previewed();
     assert.equal(await page.getByTestId('preview-rank').innerText(), '3');
@@ -120,7 +126,10 @@ describe('merge workbench and visualizer', { timeout: 300_000 }, () => {
     await previewed();
     await page.getByTestId('merge-save').click();
     await page.getByTestId('merge-saved').waitFor();
-    assert.match(await page.getByTestId('merge-saved').innerText(), /^Saved .+ \(cat\) [0-9a-f]{12} \(rank 8\)$/);
+    assert.match(
+      await page.getByTestId('merge-saved').innerText(),
+      /^Saved .+ \(cat\) · \d{1,2} [A-Z][a-z]{2}( \d{4})? [0-9a-f]{12} \(rank 8\)$/,
+    );
     const list = await apiCall<AdapterSummary[]>(host, 'adapters.list');
     saved = list.find((a) => a.recipe.kind === 'merge')!;
     // No name typed: the merge is named from its parts.

@@ -1,5 +1,6 @@
 // Terms of art explained where they appear, and numbers shown as they were entered: a "?" after β,
-// rank budget, rank / α, scale carries one line of help (renderer/src/lib/glossary.ts); the first
+// rank budget, rank / α, scale carries one line of help (renderer/src/lib/glossary.ts) while the labels read
+// "blend weight of the new lesson" and "size of the merged adapter"; the first
 // global version shows the β it records (1: the adapter itself), not the 0.1 of later updates; the
 // Library's package filter shows no "(0)" when no skill came from a package.
 // Run: node --import tsx --test tests/e2e/plain-words.spec.ts
@@ -61,6 +62,17 @@ describe('plain words', { timeout: 300_000 }, () => {
     assert.ok(await beta.isDisabled());
     assert.match((await help('beta').getAttribute('title'))!, /blend weight of the new lesson/);
     assert.match((await help('rankBudget').getAttribute('title'))!, /size of the merged adapter/);
+    // The labels in a skill author's words; β and "rank budget" stay in the help.
+    const form = page.getByTestId('global-update-form');
+    assert.equal(
+      await form.getByLabel('Blend weight of the new lesson', { exact: true }).getAttribute('data-testid'),
+      'global-update-beta',
+    );
+    assert.equal(
+      await form.getByLabel('Size of the merged adapter', { exact: true }).getAttribute('data-testid'),
+      'global-update-rank',
+    );
+    assert.doesNotMatch(await form.innerText(), /β|rank budget/i);
     await page.getByTestId('global-update-adapter').selectOption(id);
     await page.getByTestId('global-update').click();
     const row = (n: number) => page.locator(`[data-testid="global-version"][data-version="${n}"]`);
@@ -84,6 +96,14 @@ describe('plain words', { timeout: 300_000 }, () => {
       'the help shows',
     );
     assert.match((await help('beta').getAttribute('aria-label'))!, /\(1 − β\) × itself \+ β × the new adapter/);
+    assert.equal(
+      await page.getByLabel('Blend weight of each lesson', { exact: true }).getAttribute('data-testid'),
+      'continual-beta',
+    );
+    assert.equal(
+      await page.getByLabel('Size of the merged adapter', { exact: true }).getAttribute('data-testid'),
+      'continual-rank',
+    );
     assert.deepEqual(studio!.problems, []);
   });
 });

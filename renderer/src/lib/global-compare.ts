@@ -51,8 +51,8 @@ export async function compareVersions(
 /** β as typed in the update form: a number in [0, 1], or the reason it is not. */
 export function parseBeta(text: string): { beta: number } | { problem: string } {
   const beta = Number(text);
-  if (text.trim() === '' || !Number.isFinite(beta)) return { problem: 'β must be a number' };
-  if (beta < 0 || beta > 1) return { problem: 'β must be between 0 and 1' };
+  if (text.trim() === '' || !Number.isFinite(beta)) return { problem: 'the blend weight must be a number' };
+  if (beta < 0 || beta > 1) return { problem: 'the blend weight must be between 0 and 1' };
   return { beta };
 }
 

@@ -16,6 +16,9 @@ export const GLOSSARY = {
   encoder:
     'How the skill became an adapter: the hypernetwork (perceiver or t2l) read the skill in chunks that fit the ' +
     'encoder, made one adapter per chunk, and took their mean.',
+  mergeRank:
+    'Rank of the merged adapter: svd keeps this many of the sum’s strongest directions. ' +
+    'More keeps more of the parts and costs more memory; the preview shows how much is kept.',
   mergeCat:
     'cat: the exact weighted sum of the adapters, kept whole by stacking them (its rank is the sum of theirs). ' +
     'Use it by default: nothing is lost, at the cost of a bigger adapter.',

@@ -155,8 +155,8 @@ describe('global version comparison', () => {
   it('β must be a number in [0, 1]', () => {
     expect(parseBeta('0.25')).toEqual({ beta: 0.25 });
     expect(parseBeta('1')).toEqual({ beta: 1 });
-    expect(parseBeta('')).toEqual({ problem: 'β must be a number' });
-    expect(parseBeta('x')).toEqual({ problem: 'β must be a number' });
-    expect(parseBeta('1.5')).toEqual({ problem: 'β must be between 0 and 1' });
+    expect(parseBeta('')).toEqual({ problem: 'the blend weight must be a number' });
+    expect(parseBeta('x')).toEqual({ problem: 'the blend weight must be a number' });
+    expect(parseBeta('1.5')).toEqual({ problem: 'the blend weight must be between 0 and 1' });
   });
 });

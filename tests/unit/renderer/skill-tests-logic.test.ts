@@ -152,7 +152,7 @@ describe('the continual form', () => {
     const r = continualInput({ ...DEFAULT_FORM, episodes: 0, beta: 2, tasks: 1.5 });
     expect('problems' in r && r.problems).toEqual([
       'Episodes must be at least 1.',
-      'β must be at most 1.',
+      'Blend weight of each lesson must be at most 1.',
       'Tasks per lesson must be a whole number.',
     ]);
   });
