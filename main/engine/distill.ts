@@ -221,18 +221,31 @@ export async function distillRows(
       `no practice rows to distil from: every question with its answer is longer than the largest train-step bucket (${Math.max(...trainStepEntry(m).buckets.map((b) => b.length))} tokens)`,
     );
   const longest = Math.max(...rows.map((r) => r.ids.length));
-  const bucket = bucketFor(m, longest);
-  if (!bucket) throw invalid(`practice rows of ${longest} tokens are longer than every train-step bucket`);
-  const graph = await TrainStepGraph.open(bundle.dir, m, bucket, { provider: bundle.provider.used });
+  if (!bucketFor(m, longest))
+    throw invalid(`practice rows of ${longest} tokens are longer than every train-step bucket`);
+  // Each step runs in the smallest bucket its own batch fits (as the Python distiller pads each batch to
+  // its longest row): one long question no longer makes every step pay for the longest shape.
+  const graphs = new Map<number, TrainStepGraph>();
+  const graphFor = async (bucket: Bucket): Promise<TrainStepGraph> => {
+    let g = graphs.get(bucket.length);
+    if (!g) {
+      g = await TrainStepGraph.open(bundle.dir, m, bucket, { provider: bundle.provider.used });
+      graphs.set(bucket.length, g);
+    }
+    return g;
+  };
   const started = performance.now();
   const losses: number[] = [];
   let state: TrainState = initState(m, options.init ?? null, options.seed ?? 0);
   // The same batches as the Python distiller for the same seed (docs/distill.md "Batch order and init").
-  const order = batchOrder(rows.length, bucket.batch, steps, options.seed ?? 0);
+  const batch = bucketFor(m, longest)!.batch;
+  const order = batchOrder(rows.length, batch, steps, options.seed ?? 0);
   try {
     for (let step = 1; step <= steps; step++) {
       checkAborted(options.signal);
       const picked = order[step - 1]!.map((i) => rows[i]!);
+      const bucket = bucketFor(m, Math.max(...picked.map((r) => r.ids.length)))!;
+      const graph = await graphFor(bucket);
       const out = await graph.run(state, packBatch(m, picked, bucket.batch, bucket.length), step, lr);
       if (!Number.isFinite(out.loss))
         throw new EngineError(
@@ -245,7 +258,7 @@ export async function distillRows(
       options.onProgress?.({ phase: 'train', step, steps, loss: out.loss, secondsLeft: perStep * (steps - step) });
     }
   } finally {
-    await graph.dispose();
+    for (const g of graphs.values()) await g.dispose();
   }
   return {
     adapter: stateAdapter(m, state),
