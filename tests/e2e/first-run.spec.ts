@@ -3,7 +3,7 @@
 // imports the SkillWorld example skills with their tests and opens one on the compare page with a
 // held-out prompt; "Run the example" distils it and compares. Every column says what it is, and the
 // prompt's checker marks each answer: No skill fails, In context and Distilled pass. Two clicks from
-// the first screen; the target is three at most.
+// the first screen; the target is three at most. A reload keeps the guide.
 // Run: node --import tsx --test tests/e2e/first-run.spec.ts
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -96,6 +96,14 @@ describe('first run: Try an example', { timeout: 900_000 }, () => {
     console.log(`# clicks from the first screen to a checked comparison: ${clicks}`);
     await page.getByTestId('compare-panel').scrollIntoViewIfNeeded();
     await screenshot(page, 'first-run-02-compare');
+  });
+
+  test('the guide survives a reload: the example is kept in the window', async () => {
+    await page.reload();
+    await page.getByTestId('example-guide').waitFor({ timeout: 60_000 });
+    assert.equal(await page.getByTestId('example-guide').getAttribute('data-skill'), SKILL);
+    assert.match(await page.getByTestId('example-guide').innerText(), /VESSOR:/);
+    await until(async () => page.getByTestId('example-run').isEnabled(), 'Run the example is offered again');
   });
 
   test('trying the example again keeps the skills and their tests as they are', async () => {

@@ -44,7 +44,7 @@ export class StudioApp {
     void this.library.refresh(); // each lesson is a skill version
   });
   /** "Try an example": the SkillWorld example skills, their held-out prompts and checkers. */
-  readonly example = new ExampleState();
+  readonly example = new ExampleState(windowStorage());
   importOpen = $state(false);
   /** The web host stopped (a call found nobody): the banner with the restart command and Retry. */
   readonly server = new ServerConnection(

@@ -1,13 +1,29 @@
 // "Try an example" (import.example): the first-run path of docs/guide.md. One click imports the
 // SkillWorld example skills and opens one on the compare page with a held-out prompt; "Run the
 // example" there distils the skill (a few seconds on the default bundle) and compares, and the
-// prompt's checker marks each column.
-import type { ExampleSet, ExampleSkill } from '../../../common/api/example-schemas';
+// prompt's checker marks each column. The loaded example is kept in the window's storage so that
+// its guide is still on the compare page after a reload (docs/guide.md, "Try an example").
+import { ExampleSet, type ExampleSkill } from '../../../common/api/example-schemas';
 import { studio } from './bridge';
+import type { KeyValueStore } from './drafts';
 import { toUiError, type UiError } from './errors';
 import type { SkillLab } from './skill-lab.svelte';
 
 export type ExampleStatus = 'idle' | 'loading' | 'ready' | 'failed';
+
+export const EXAMPLE_KEY = 'pskills.example';
+
+/** The example as last loaded in this window, or null (none, unreadable, or from an older shape). */
+export function savedExample(store: KeyValueStore | null): ExampleSet | null {
+  try {
+    const text = store?.getItem(EXAMPLE_KEY);
+    if (!text) return null;
+    const parsed = ExampleSet.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
 
 export class ExampleState {
   status = $state<ExampleStatus>('idle');
@@ -16,6 +32,14 @@ export class ExampleState {
   /** The skill whose "Run the example" is going (distil, then compare). */
   running = $state<string | null>(null);
   runError = $state.raw<UiError | null>(null);
+
+  constructor(private readonly store: KeyValueStore | null = null) {
+    const saved = savedExample(store);
+    if (saved) {
+      this.set = saved;
+      this.status = 'ready';
+    }
+  }
 
   /** The example skill named `name`, once the example is loaded. */
   skill(name: string): ExampleSkill | null {
@@ -29,6 +53,11 @@ export class ExampleState {
     try {
       this.set = await studio.import.example({});
       this.status = 'ready';
+      try {
+        this.store?.setItem(EXAMPLE_KEY, JSON.stringify(this.set));
+      } catch {
+        // Storage full or switched off: the guide lasts until the page reloads, as before.
+      }
       return this.set;
     } catch (err) {
       this.error = toUiError(err);
