@@ -328,29 +328,20 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
     assert.ok(!adapters.some((a) => a.skill?.name === LONG), 'a cancelled compile stores no adapter');
   });
 
-  test('on a bundle without a hypernetwork, Compile and every Compare column show the API error', async () => {
+  test('on a bundle without a hypernetwork, Compile says so and Compare runs the columns that need none', async () => {
     await apiCall(host, 'engine.loadBundle', { dir: PLAIN_BUNDLE });
     await page.getByTestId('nav-library').click();
     await page.locator(`[data-testid="skill-row"][data-skill-name="${OTHER}"]`).click();
     await page.getByTestId('skill-tab-compare').click();
     await page.getByTestId('lab-no-hypernet').waitFor();
-    await page.getByTestId('compile-start').click();
-    const compileError = page.getByTestId('compile-panel').getByTestId('error');
-    await compileError.waitFor();
-    assert.equal(await compileError.getAttribute('data-code'), 'invalid_input');
-    assert.match(await compileError.innerText(), /Compile failed: .*has no hypernetwork/);
-
     await page.getByTestId('compare-prompt').fill('Write a shanty.');
     await page.getByTestId('compare-run').click();
     await until(
-      async () => (await page.getByTestId('compare-panel').getAttribute('data-status')) === 'failed',
-      'the comparison fails',
+      async () => (await page.getByTestId('compare-panel').getAttribute('data-status')) === 'done',
+      'the comparison finishes',
     );
-    for (const condition of ['none', 'in_context', 'parametric', 'wrong_skill']) {
-      const error = column(condition).getByTestId('error');
-      assert.equal(await error.getAttribute('data-code'), 'invalid_input', condition);
-      assert.match(await error.innerText(), /has no hypernetwork/);
-    }
+    for (const condition of ['none', 'in_context'])
+      assert.equal(await column(condition).getByTestId('error').count(), 0);
     await screenshot(page, 'skill-lab-06-no-hypernet');
   });
 

@@ -109,7 +109,11 @@ describe.skipIf(!hasVenv)('pskills bundle create --from-hf (needs training/.venv
     const c = pskills(['compile', 'review-branch', '--bundle', join(tmp, 'bundle'), '--data-dir', dataDir, '--json']);
     expect(c.code, c.err).toBe(0);
     const compiled = JSON.parse(c.out) as { rank: number; chunks: number; cached: boolean };
-    expect(compiled).toMatchObject({ rank: 8 * compiled.chunks, cached: false });
+    // each chunk's adapter has the hypernetwork's rank (its read slots plus the shared ones)
+    const hyperRank = (
+      JSON.parse(readFileSync(join(tmp, 'bundle', 'bundle.json'), 'utf8')) as { hypernet: { rank: number } }
+    ).hypernet.rank;
+    expect(compiled).toMatchObject({ rank: hyperRank * compiled.chunks, cached: false });
 
     const studio = createStudio({ dataDir, defaultBundleDir: join(tmp, 'bundle') });
     const { api, close } = memoryPair(studioContract, studio.dispatcher);
