@@ -71,9 +71,11 @@ def candidates(n: int, k: int, seed: int) -> list[list[int]]:
 
 
 def retrieval_nll(backend, prompter: Prompter, plan: Plan, tasks: list[Task], own: dict[str, float],
-                  cands: list[int], st, stop_ids: set[int]) -> list[float]:
+                  cands: list[int], st, stop_ids: set[int], adapter_of=None) -> list[float]:
     """Mean answer NLL (nats/token) over `tasks` under each candidate's full-text adapter; the skill's
-    own slot (cands[0]) takes `own` (task_id -> NLL of the parametric row already scored)."""
+    own slot (cands[0]) takes `own` (task_id -> NLL of the own row already scored). `adapter_of`: candidate
+    -> adapter (default the plan's full-text instant adapter)."""
+    adapter_of = adapter_of or plan.full_adapter
     items, keys = [], []
     for task in tasks:
         if task.task_id not in own:
@@ -81,7 +83,7 @@ def retrieval_nll(backend, prompter: Prompter, plan: Plan, tasks: list[Task], ow
         target = target_ids(prompter, task, st.max_answer_tokens, plan.max_positions)
         prompt = prompter.fit(task, None, 1 << 30)[0]
         for slot, j in enumerate(cands[1:], 1):
-            items.append(Item(prompt, target, 0, plan.full_adapter(j)))
+            items.append(Item(prompt, target, 0, adapter_of(j)))
             keys.append(slot)
     sums = [[own[t.task_id] for t in tasks if t.task_id in own]] + [[] for _ in cands[1:]]
     for slot, sc in zip(keys, score_all(backend, items, stop_ids), strict=True):  # one score per item, per key

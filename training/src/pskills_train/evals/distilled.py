@@ -139,9 +139,8 @@ def adapter_figures(suite, parts: list) -> dict[str, Any]:
     """Diversity and retrieval of the distilled adapters, as the report gives them for the instant ones:
     ΔW cosines between skills, and per skill the rank of its own adapter among K candidates by the mean
     answer NLL of the skill's distilled-scored tasks (the own NLL is the row already scored)."""
-    from .core import candidates, rank_metrics, target_ids
+    from .core import candidates, rank_metrics, retrieval_nll
     from .diversity import diversity
-    from .score import Item, score_all
 
     slot: DistillSlot = suite.prov.distill
     base = slot.wrong_base
@@ -155,25 +154,14 @@ def adapter_figures(suite, parts: list) -> dict[str, Any]:
     own: dict[int, dict[str, float]] = {}
     for r in (r for p in parts for r in p.rows if r["condition"] == base):
         own.setdefault(r["skill_index"], {})[r["task"]] = r["nll"]
-    torch_ads = {i: {k: (torch.from_numpy(a), torch.from_numpy(b)) for k, (a, b) in ads[i].items()} for i in idx}
-    st, prompter = suite.st, suite.prompter
+    torch_ads = {pos: {k: (torch.from_numpy(a), torch.from_numpy(b)) for k, (a, b) in ads[i].items()}
+                 for pos, i in enumerate(idx)}
     ranked = []
-    for pos, cands in enumerate(candidates(len(idx), st.retrieval_k, st.seed)):
+    for pos, cands in enumerate(candidates(len(idx), suite.st.retrieval_k, suite.st.seed)):
         i = idx[pos]
-        tasks = [t for t in suite.tasks(i) if t.task_id in own.get(i, {})]
-        if not tasks:
-            continue
-        items, keys = [], []
-        for t in tasks:
-            target = target_ids(prompter, t, st.max_answer_tokens, suite.plan.max_positions)
-            prompt = prompter.fit(t, None, 1 << 30)[0]
-            for n, c in enumerate(cands[1:], 1):
-                items.append(Item(prompt, target, 0, torch_ads[idx[c]]))
-                keys.append(n)
-        sums: list[list[float]] = [[own[i][t.task_id] for t in tasks]] + [[] for _ in cands[1:]]
-        for n, sc in zip(keys, score_all(suite.backend, items, suite.stop_ids), strict=True):
-            sums[n].append(sc.nll_sum / max(1, sc.n_tokens))
-        ranked.append([sum(v) / len(v) for v in sums])
+        if own.get(i):
+            ranked.append(retrieval_nll(suite.backend, suite.prompter, suite.plan, suite.tasks(i), own[i], cands,
+                                        suite.st, suite.stop_ids, torch_ads.__getitem__))
     out["retrieval"] = {**rank_metrics(ranked), "tasks": "the tasks scored with the distilled adapter"}
     return out
 
