@@ -189,7 +189,7 @@ def fake_ckpt(path: Path) -> None:
 
 def test_hyper_training_reads_the_same_chat_template(tmp_path):
     from hf_tiny import CHATML
-    from pskills_train.hyper.train import load_base
+    from pskills_train.hyper.base import load_base
 
     folder = tmp_path / "hf"
     save_checkpoint("qwen2", folder, seed=6)

@@ -21,7 +21,7 @@ from pskills_train.hyper.compile import (
 from pskills_train.hyper.config import HyperConfig, NetConfig
 from pskills_train.hyper.examples import Stage1Builder, chat_example, render_chat, sections
 from pskills_train.hyper.net import build_hypernet, perturb
-from pskills_train.hyper.train import HyperTrainer
+from pskills_train.hyper.trainer import HyperTrainer
 from pskills_train.model import stack_rows
 from pskills_train.tokenizer import CHAT_TEMPLATE, synthetic_corpus
 

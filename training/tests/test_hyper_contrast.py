@@ -11,7 +11,7 @@ from pskills_train.hyper.config import HyperConfig
 from pskills_train.hyper.examples import Example
 from pskills_train.hyper.net import build_hypernet, perturb
 from pskills_train.hyper.similarity import gram, mean_cosine
-from pskills_train.hyper.train import HyperTrainer
+from pskills_train.hyper.trainer import HyperTrainer
 from pskills_train.tokenizer import CHAT_TEMPLATE
 
 NET = {"kind": "perceiver", "rank": 2, "width": 16, "heads": 2, "blocks": 1, "mlp_ratio": 2,
@@ -74,7 +74,7 @@ def test_contrast_term_trains_and_logs_the_gap(tiny, tmp_path):
     lm, tok = tiny
     tr = HyperTrainer(cfg(tmp_path, contrast_weight=1.0, margin=0.5), 2, base=(lm, tok, CHAT_TEMPLATE),
                       train_items=trajectories(), val_items=trajectories())
-    ex = tr.micro_examples(0, 0)
+    ex = tr.data.micro_examples(0, 0)
     assert len({tuple(e.source) for e in ex}) == len(ex)  # distinct skills in a micro-batch
     rec = tr.fit(progress=False)
     for key in ("hinge", "loss_neg", "cos", "val_loss_wrong_chat", "val_cos_chat", "shared_norm"):
@@ -96,12 +96,12 @@ def test_a_run_whose_adapters_stay_alike_is_stopped(tiny, tmp_path):
 
 
 def test_exact_match_is_every_target_token_the_argmax(tiny, tmp_path):
-    from pskills_train.hyper.train import token_losses
+    from pskills_train.hyper.loss import token_losses
 
     lm, tok = tiny
     tr = HyperTrainer(cfg(tmp_path, contrast_weight=1.0, margin=0.5), 2, base=(lm, tok, CHAT_TEMPLATE),
                       train_items=trajectories(), val_items=trajectories())
-    ex = tr.micro_examples(0, 0)[:1]
+    ex = tr.data.micro_examples(0, 0)[:1]
     seq = list(ex[0].prompt)
     with torch.no_grad():  # the LM's own greedy continuation, one token at a time
         for _ in range(8):
@@ -185,10 +185,10 @@ def test_source_shares_set_the_mix_and_validate_per_source(tiny, tmp_path):
     tr = HyperTrainer(cfg(tmp_path, contrast_weight=1.0, source_shares={"real": 1.0, "skillworld": 0.0}), 2,
                       base=(lm, tok, CHAT_TEMPLATE), train_items=items, val_items=items)
     rng = __import__("random").Random(0)
-    assert all(set(tr._pick_skills(rng)) == {"r0", "r1"} for _ in range(20))  # share 0: never drawn
+    assert all(set(tr.data.pick_skills(rng)) == {"r0", "r1"} for _ in range(20))  # share 0: never drawn
     even = HyperTrainer(cfg(tmp_path, source_shares={"real": 0.5, "skillworld": 0.5}), 2,
                         base=(lm, tok, CHAT_TEMPLATE), train_items=items, val_items=items)
-    picks = [n for _ in range(400) for n in even._pick_skills(rng)]
+    picks = [n for _ in range(400) for n in even.data.pick_skills(rng)]
     # uniform over the 6 skills would give real 1/3; half the draws are real (a little less: distinctness)
     assert 0.4 < sum(n.startswith("r") for n in picks) / len(picks) < 0.55
     rec = tr.fit(progress=False)
@@ -205,5 +205,5 @@ def test_stratified_micro_batches_come_from_one_source(tiny, tmp_path):
     tr = HyperTrainer(cfg(tmp_path, source_shares={"real": 0.5, "skillworld": 0.5}, stratify=True), 2,
                       base=(lm, tok, CHAT_TEMPLATE), train_items=items, val_items=items)
     rng = __import__("random").Random(1)
-    kinds = [{n.startswith("r") for n in tr._pick_skills(rng)} for _ in range(50)]
+    kinds = [{n.startswith("r") for n in tr.data.pick_skills(rng)} for _ in range(50)]
     assert all(len(k) == 1 for k in kinds) and {True} in kinds and {False} in kinds

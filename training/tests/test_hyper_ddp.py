@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from pskills_train.hyper.config import HyperConfig
-from pskills_train.hyper.train import HyperTrainer
+from pskills_train.hyper.trainer import HyperTrainer
 from pskills_train.tokenizer import synthetic_corpus
 
 STEPS = 3

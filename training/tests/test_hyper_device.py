@@ -13,7 +13,7 @@ import torch
 
 from pskills_train.export.bundle import random_model
 from pskills_train.hyper.config import HyperConfig, NetConfig
-from pskills_train.hyper.train import HyperTrainer
+from pskills_train.hyper.trainer import HyperTrainer
 from pskills_train.tokenizer import CHAT_TEMPLATE
 
 torch.set_num_threads(1)
@@ -48,8 +48,9 @@ def test_packed_episodes_read_as_the_plain_file(tmp_path, suffix, pack):
     base = (lm, tok, CHAT_TEMPLATE)
     plain = HyperTrainer(config(tmp_path, str(tmp_path / "e.jsonl"), str(tmp_path / "e.jsonl")), 2, base=base)
     packed = HyperTrainer(config(tmp_path, packed_file, packed_file), 2, base=base)
-    assert packed.train_items == plain.train_items == episodes()
-    assert [e.prompt + e.target for e in packed.val["chat"]] == [e.prompt + e.target for e in plain.val["chat"]]
+    assert packed.data.train_items == plain.data.train_items == episodes()
+    val_packed, val_plain = packed.data.val["chat"], plain.data.val["chat"]
+    assert [e.prompt + e.target for e in val_packed] == [e.prompt + e.target for e in val_plain]
 
 
 def test_max_minutes_stops_with_a_checkpoint_and_a_validation(tmp_path):
@@ -88,5 +89,5 @@ def test_batched_skill_tokens_match_one_by_one(tmp_path):
     recs = episodes() + [{**episodes()[0], "skill_text": "A much longer skill. " * 40}]
     cfg = config(tmp_path, "-", "-")
     tr = HyperTrainer(cfg, 2, base=(lm, tok, CHAT_TEMPLATE), train_items=recs, val_items=recs)
-    assert len(tr.builder.ids(recs[-1]["skill_text"])) == cfg.data.max_skill_tokens
-    assert tr._chats(recs) == [tr._chat(r) for r in recs]
+    assert len(tr.data.builder.ids(recs[-1]["skill_text"])) == cfg.data.max_skill_tokens
+    assert tr.data.chats(recs) == [tr.data.chat(r) for r in recs]

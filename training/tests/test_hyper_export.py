@@ -17,7 +17,7 @@ from pskills_train.hyper.config import NetConfig
 from pskills_train.hyper.export import check_hypernet_graph, export_hypernet, write_hyper_bundle
 from pskills_train.hyper.export import main as export_main
 from pskills_train.hyper.net import build_hypernet, perturb
-from pskills_train.hyper.train import HyperTrainer
+from pskills_train.hyper.trainer import HyperTrainer
 from pskills_train.tokenizer import CHAT_TEMPLATE, synthetic_corpus, tokenizer_config
 
 torch.set_num_threads(1)

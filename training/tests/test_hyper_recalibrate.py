@@ -6,7 +6,7 @@ import torch
 
 from pskills_train.hyper.net import SlotBatchNorm
 from pskills_train.hyper.recalibrate import recalibrate
-from pskills_train.hyper.train import HyperTrainer
+from pskills_train.hyper.trainer import HyperTrainer
 from pskills_train.tokenizer import CHAT_TEMPLATE
 from test_hyper_contrast import cfg, tiny, trajectories  # noqa: F401  (tiny: a fixture)
 
@@ -38,8 +38,8 @@ def test_stratified_recalibration_alternates_sources(tiny, tmp_path):  # noqa: F
     c.net.norm, c.net.readout = "batch", "content"
     tr = HyperTrainer(c, 2, base=(lm, tok, CHAT_TEMPLATE), train_items=items, val_items=items)
     seen: list[str] = []
-    chat = tr._chat
-    tr._chat = lambda rec: (seen.append(rec["source"].split(":")[0]), chat(rec))[1]
+    chat = tr.data.chat
+    tr.data.chat = lambda rec: (seen.append(rec["source"].split(":")[0]), chat(rec))[1]
     recalibrate(tr, ["real", "skillworld"], batches=8, stratify=True)
     per_batch = [set(seen[i: i + 2]) for i in range(0, len(seen), 2)]  # micro_batch 2
     assert per_batch == [{"real"}, {"skillworld"}] * 4

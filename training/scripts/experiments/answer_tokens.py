@@ -6,7 +6,8 @@ import os, json, sys, torch, torch.nn.functional as F
 from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / 'training/src'))
-from pskills_train.hyper.train import load_base, token_losses
+from pskills_train.hyper.base import load_base
+from pskills_train.hyper.loss import token_losses
 from pskills_train.hyper.config import HyperConfig
 from pskills_train.hyper.net import build_hypernet
 from pskills_train.hyper.compile import compile_skill

@@ -6,7 +6,7 @@ import os, json, sys, random, torch, torch.nn.functional as F
 from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / 'training/src'))
-from pskills_train.hyper.train import load_base
+from pskills_train.hyper.base import load_base
 from pskills_train.hyper.config import HyperConfig
 from pskills_train.hyper.net import build_hypernet
 from pskills_train.hyper.compile import compile_skill, encode_ids

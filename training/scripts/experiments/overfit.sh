@@ -38,7 +38,7 @@ for init in $c/runs/overfit/ckpt.pt $c/runs/h9-from-onnx.pt; do
     --set "run2.init=$init" --set run2.out=/tmp/overfit-eval <<'PY'
 import json, sys
 from pskills_train.hyper.config import HyperConfig
-from pskills_train.hyper.train import HyperTrainer
+from pskills_train.hyper.trainer import HyperTrainer
 args = sys.argv[2:]
 sets = [args[i + 1] for i, a in enumerate(args) if a == "--set"]
 cfg = HyperConfig.load(args[args.index("--config") + 1], sets)

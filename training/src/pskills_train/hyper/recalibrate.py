@@ -21,9 +21,10 @@ from pathlib import Path
 
 import torch
 
+from .batches import Stage2Data
 from .config import HyperConfig
 from .net import SlotBatchNorm
-from .train import HyperTrainer
+from .trainer import HyperTrainer
 
 
 @torch.no_grad()
@@ -34,8 +35,11 @@ def recalibrate(tr: HyperTrainer, sources: list[str], batches: int, seed: int = 
     norms = [m for m in tr.net.modules() if isinstance(m, SlotBatchNorm)]
     if not norms:
         return 0
-    pools = [sorted(tr.group_skills.get(s, [])) for s in sources] if stratify else \
-        [sorted({n for s in sources for n in tr.group_skills.get(s, [])})]
+    data = tr.data
+    if not isinstance(data, Stage2Data):
+        raise ValueError("recalibration draws stage-2 episodes: a stage-2 trainer is needed")
+    pools = [sorted(data.group_skills.get(s, [])) for s in sources] if stratify else \
+        [sorted({n for s in sources for n in data.group_skills.get(s, [])})]
     for pool in pools:
         if len(pool) < tr.run.micro_batch:
             raise ValueError(f"--sources {sources}: {len(pool)} skills, fewer than micro_batch {tr.run.micro_batch}")
@@ -49,7 +53,8 @@ def recalibrate(tr: HyperTrainer, sources: list[str], batches: int, seed: int = 
             for m in norms:  # momentum 1: running stats = this batch's, then summed below
                 m.momentum = 1.0
             names = rng.sample(pool, tr.run.micro_batch)
-            examples = [tr._chat(tr.train_items[tr.by_skill[n][rng.randrange(len(tr.by_skill[n]))]]) for n in names]
+            examples = [data.chat(data.train_items[data.by_skill[n][rng.randrange(len(data.by_skill[n]))]])
+                        for n in names]
             tr.losses(examples, net=tr.net)
             for m, (sm, sv) in zip(norms, sums, strict=True):
                 sm += m.running_mean
