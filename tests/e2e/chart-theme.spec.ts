@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { AdapterWritten } from '../../common/api/adapter-schemas';
-import { CHART_FALLBACK } from '../../renderer/src/lib/chart-theme';
+import { CHART_FALLBACK } from '../../renderer/src/lib/shared/chart-theme';
 import { writeFixturePeft } from '../int/adapters/fixture';
 import { apiCall, openStudio, ROOT, screenshot, until, type Studio } from './harness';
 

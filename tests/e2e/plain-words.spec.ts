@@ -1,5 +1,5 @@
 // Terms of art explained where they appear, and numbers shown as they were entered: a "?" after β,
-// rank budget, rank / α, scale carries one line of help (renderer/src/lib/glossary.ts) while the labels read
+// rank budget, rank / α, scale carries one line of help (renderer/src/lib/shared/glossary.ts) while the labels read
 // "blend weight of the new lesson" and "size of the merged adapter"; the first
 // global version shows the β it records (1: the adapter itself), not the 0.1 of later updates; the
 // Library's package filter shows no "(0)" when no skill came from a package.

@@ -1,4 +1,4 @@
-// The Adapters page's Delete and Import (renderer/src/lib/adapter-actions.ts) over the in-memory
+// The Adapters page's Delete and Import (renderer/src/lib/adapters/adapter-actions.ts) over the in-memory
 // transport against the real services, SQLite and the tiny fixture bundle: a PEFT folder imported (and
 // found again), bad folders named, the dependents a delete shows, the service's refusals kept as sent.
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -17,7 +17,7 @@ import {
   exportDirProblem,
   importDirProblem,
   type ImportSnapshot,
-} from '../../../renderer/src/lib/adapter-actions';
+} from '../../../renderer/src/lib/adapters/adapter-actions';
 import { FIXTURE_BUNDLE, writeFixturePeft } from '../adapters/fixture';
 
 describe('Adapters page Delete and Import over the in-memory transport', () => {

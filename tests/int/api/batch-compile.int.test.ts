@@ -1,4 +1,4 @@
-// The Library's "Compile selected" runner (renderer/src/lib/batch-compile.ts) over the in-memory
+// The Library's "Compile selected" runner (renderer/src/lib/skills/batch-compile.ts) over the in-memory
 // transport against the real services and the bundle-hyper fixture: one compile at a time, per-skill
 // progress and outcome, a failing skill does not stop the others, a second run finds the stored
 // adapters, and Cancel stops the running compile (storing nothing) and skips the rest.
@@ -9,7 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { studioContract, type StudioApi } from '../../../common/api/contract';
 import { createStudio, type Studio } from '../../../main/api/root';
 import { memoryPair } from '../../../main/api/transports/memory';
-import { batchCounts, batchFraction, BatchCompiler, type BatchSnapshot } from '../../../renderer/src/lib/batch-compile';
+import {
+  batchCounts,
+  batchFraction,
+  BatchCompiler,
+  type BatchSnapshot,
+} from '../../../renderer/src/lib/skills/batch-compile';
 import { HYPER_BUNDLE, SKILLS } from '../compile/fixture';
 
 describe('BatchCompiler over the in-memory transport', () => {

@@ -1,5 +1,5 @@
 // The Adapters page's state over the in-memory transport against the real services and the tiny
-// fixture bundle: the merge workbench (renderer/src/lib/merge-workbench.ts) previews and saves, the
+// fixture bundle: the merge workbench (renderer/src/lib/adapters/merge-workbench.ts) previews and saves, the
 // visualizer's loader (adapter-visual.ts) gathers a merge's charts, and the global timeline's update
 // and version comparison (global-compare.ts) go through ema.update and adapters.similarity.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,9 +10,9 @@ import type { AdapterSummary } from '../../../common/api/adapter-schemas';
 import { studioContract, type StudioApi } from '../../../common/api/contract';
 import { createStudio, type Studio } from '../../../main/api/root';
 import { memoryPair } from '../../../main/api/transports/memory';
-import { loadVisual } from '../../../renderer/src/lib/adapter-visual';
-import { compareVersions, emaUpdate } from '../../../renderer/src/lib/global-compare';
-import { MergeWorkbench, type WorkbenchSnapshot } from '../../../renderer/src/lib/merge-workbench';
+import { loadVisual } from '../../../renderer/src/lib/adapters/adapter-visual';
+import { compareVersions, emaUpdate } from '../../../renderer/src/lib/adapters/global-compare';
+import { MergeWorkbench, type WorkbenchSnapshot } from '../../../renderer/src/lib/adapters/merge-workbench';
 import { FIXTURE_BUNDLE, writeFixturePeft } from '../adapters/fixture';
 
 describe('Adapters page state over the in-memory transport', () => {

@@ -1,4 +1,4 @@
-// The Models page's state (renderer/src/lib/models.ts ModelShelf) over the in-memory transport against
+// The Models page's state (renderer/src/lib/models/models.ts ModelShelf) over the in-memory transport against
 // the real services: the bundles the studio knows with their cards, making one active, the add form's
 // refusals, and (with training/.venv) a bundle made from a tiny random Qwen2 checkpoint
 // (training/tests/hf_tiny.py, as the `pskills bundle create` suite makes it) by the exporter the CLI
@@ -13,7 +13,7 @@ import type { ModelCreateProgress } from '../../../common/api/model-schemas';
 import { createStudio, type Studio } from '../../../main/api/root';
 import { memoryPair } from '../../../main/api/transports/memory';
 import { trainingPython } from '../../../main/cli/training-venv';
-import { emptyForm, ModelShelf, type ModelsSnapshot } from '../../../renderer/src/lib/models';
+import { emptyForm, ModelShelf, type ModelsSnapshot } from '../../../renderer/src/lib/models/models';
 import { HYPER_BUNDLE, TINY_BUNDLE } from '../compile/fixture';
 
 const hasVenv = existsSync(trainingPython());

@@ -1,4 +1,4 @@
-// The Settings page's form (renderer/src/lib/settings-form.ts) over the in-memory transport against the
+// The Settings page's form (renderer/src/lib/settings/settings-form.ts) over the in-memory transport against the
 // real services and SQLite: it reads every key, checks fields with the contract's schema before sending,
 // sends only what changed, keeps the stored API key unless replaced or removed, and shows API errors.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,7 +17,7 @@ import {
   SettingsForm,
   settingsNotes,
   type SettingsSnapshot,
-} from '../../../renderer/src/lib/settings-form';
+} from '../../../renderer/src/lib/settings/settings-form';
 
 describe('Settings form over the in-memory transport', () => {
   let dataDir: string;

@@ -1,10 +1,10 @@
 // skills.create over each transport against the real services and SQLite: version 1 from the New
 // skill template with provenance `template`, a taken name refused with nothing written, a bad name
 // refused at the boundary naming the field, and the first edit saved as version 2. Then the Library's
-// New skill logic (renderer/src/lib/new-skill.ts) over the in-memory transport.
+// New skill logic (renderer/src/lib/skills/new-skill.ts) over the in-memory transport.
 import { describe, expect, it } from 'vitest';
 import { DESCRIPTION_PLACEHOLDER } from '../../../main/skills/template';
-import { createSkill, newSkillNameProblem } from '../../../renderer/src/lib/new-skill';
+import { createSkill, newSkillNameProblem } from '../../../renderer/src/lib/skills/new-skill';
 import { failure, studioSuite, transports } from './transports';
 
 describe.each(transports)('skills.create over $name', (transport) => {

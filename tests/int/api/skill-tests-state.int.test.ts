@@ -10,8 +10,8 @@ import { studioContract, type StudioApi } from '../../../common/api/contract';
 import type { VerifierTest } from '../../../common/api/verify-schemas';
 import { createStudio, type Studio } from '../../../main/api/root';
 import { memoryPair } from '../../../main/api/transports/memory';
-import { SkillTestsEditor, type TestsSnapshot } from '../../../renderer/src/lib/skill-tests-editor';
-import { VerifyRun, type VerifySnapshot } from '../../../renderer/src/lib/verify-run';
+import { SkillTestsEditor, type TestsSnapshot } from '../../../renderer/src/lib/skills/skill-tests-editor';
+import { VerifyRun, type VerifySnapshot } from '../../../renderer/src/lib/skills/verify-run';
 import { HYPER_BUNDLE, SKILLS } from '../compile/fixture';
 
 const NAME = 'sql-review';

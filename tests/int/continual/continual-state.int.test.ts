@@ -1,4 +1,4 @@
-// The Continual page's state (renderer/src/lib/continual-run.ts) over the in-memory transport against
+// The Continual page's state (renderer/src/lib/continual/continual-run.ts) over the in-memory transport against
 // the real services and the bundle-hyper fixture: a 2-episode merge run streams progress and a pass
 // rate per episode, and names the global versions it wrote (the same ema.history shows); a bad form
 // is refused unsent; cancel ends the run as cancelled, and Resume finishes a stopped one.
@@ -15,7 +15,7 @@ import {
   globalVersions,
   type ContinualForm,
   type ContinualSnapshot,
-} from '../../../renderer/src/lib/continual-run';
+} from '../../../renderer/src/lib/continual/continual-run';
 import { HYPER_BUNDLE } from '../compile/fixture';
 
 // The fixture has a hypernetwork and no train-step graph: lessons compile instantly.

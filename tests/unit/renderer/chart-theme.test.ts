@@ -9,10 +9,15 @@ import {
   rankBlocksOption,
   cosineOption,
   spectrumOption,
-} from '../../../renderer/src/lib/adapter-charts';
-import { CHART_FALLBACK, CHART_VARS, chartThemeFrom, type ChartTheme } from '../../../renderer/src/lib/chart-theme';
-import { passRateChart } from '../../../renderer/src/lib/continual-chart';
-import { scoreChart } from '../../../renderer/src/lib/evolve-chart';
+} from '../../../renderer/src/lib/adapters/adapter-charts';
+import {
+  CHART_FALLBACK,
+  CHART_VARS,
+  chartThemeFrom,
+  type ChartTheme,
+} from '../../../renderer/src/lib/shared/chart-theme';
+import { passRateChart } from '../../../renderer/src/lib/continual/continual-chart';
+import { scoreChart } from '../../../renderer/src/lib/skills/evolve-chart';
 import { APP_ROOT } from '../../../main/paths';
 
 const RENDERER = join(APP_ROOT, 'renderer/src');
@@ -157,7 +162,12 @@ describe('no colour of its own', () => {
   });
 
   it('in the chart option builders', () => {
-    for (const f of ['adapter-charts.ts', 'evolve-chart.ts', 'continual-chart.ts', 'rate-chart.ts']) {
+    for (const f of [
+      'adapters/adapter-charts.ts',
+      'skills/evolve-chart.ts',
+      'continual/continual-chart.ts',
+      'continual/rate-chart.ts',
+    ]) {
       const code = readFileSync(join(RENDERER, 'lib', f), 'utf8');
       expect(
         code.split('\n').filter((line) => HEX.test(line)),

@@ -2,9 +2,9 @@
 // step on an axis fixed to the run's steps) and how the Adapters page names a distilled adapter.
 import { describe, expect, it } from 'vitest';
 import type { AdapterSummary } from '../../../common/api/adapter-schemas';
-import { adapterOrigin } from '../../../renderer/src/lib/adapter-origin';
-import { CHART_FALLBACK } from '../../../renderer/src/lib/chart-theme';
-import { lossChart } from '../../../renderer/src/lib/distill-chart';
+import { adapterOrigin } from '../../../renderer/src/lib/adapters/adapter-origin';
+import { CHART_FALLBACK } from '../../../renderer/src/lib/shared/chart-theme';
+import { lossChart } from '../../../renderer/src/lib/compare/distill-chart';
 
 const sha = (c: string) => c.repeat(64);
 const summary = (recipe: AdapterSummary['recipe']): AdapterSummary => ({

@@ -8,7 +8,7 @@ import {
   planDrop,
   toBase64,
   type DroppedItem,
-} from '../../../renderer/src/lib/drop-import';
+} from '../../../renderer/src/lib/skills/drop-import';
 
 const item = (over: Partial<DroppedItem>): DroppedItem => ({
   name: 'pack-1.0.0.tgz',

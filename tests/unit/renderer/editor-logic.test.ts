@@ -1,9 +1,9 @@
 // The skill editor's pure parts: hash routes (diff included), the guard's "does this route keep the
 // editor" rule, the diff's default pair and line counts, and the draft store that keeps unsaved text.
 import { describe, expect, it } from 'vitest';
-import { describeStats, lineChangeStats } from '../../../renderer/src/lib/diff-stats';
-import { DRAFT_PREFIX, DraftStore, type KeyValueStore } from '../../../renderer/src/lib/drafts';
-import { diffPair, formatRoute, keepsEditor, parseRoute, type Route } from '../../../renderer/src/lib/routes';
+import { describeStats, lineChangeStats } from '../../../renderer/src/lib/skills/diff-stats';
+import { DRAFT_PREFIX, DraftStore, type KeyValueStore } from '../../../renderer/src/lib/shared/drafts';
+import { diffPair, formatRoute, keepsEditor, parseRoute, type Route } from '../../../renderer/src/lib/shared/routes';
 
 class MapStore implements KeyValueStore {
   readonly map = new Map<string, string>();

@@ -2,7 +2,7 @@
 // log-like transport and dispatcher messages are rewritten, and every code gets a hint.
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../../common/errors';
-import { friendlyError, toUiError } from '../../../renderer/src/lib/errors';
+import { friendlyError, toUiError } from '../../../renderer/src/lib/shared/errors';
 
 describe('friendlyError', () => {
   it('keeps a service message as the summary and adds the hint of its code', () => {

@@ -1,8 +1,8 @@
 // The Evolve tab's score chart: the best-so-far line steps up only when an iteration beats it, and
 // every candidate is a point at its iteration.
 import { describe, expect, it } from 'vitest';
-import { bestSoFar, scoreChart } from '../../../renderer/src/lib/evolve-chart';
-import { CHART_FALLBACK } from '../../../renderer/src/lib/chart-theme';
+import { bestSoFar, scoreChart } from '../../../renderer/src/lib/skills/evolve-chart';
+import { CHART_FALLBACK } from '../../../renderer/src/lib/shared/chart-theme';
 
 const theme = CHART_FALLBACK.light;
 

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { describeExpect } from '../../../common/verify/describe';
 import { checkExpect } from '../../../common/verify/expect';
-import { friendlyError } from '../../../renderer/src/lib/errors';
-import { fieldWords, issueSentence } from '../../../renderer/src/lib/field-words';
+import { friendlyError } from '../../../renderer/src/lib/shared/errors';
+import { fieldWords, issueSentence } from '../../../renderer/src/lib/shared/field-words';
 
 describe('fieldWords', () => {
   it('names the field in words, with the list items it sits in', () => {

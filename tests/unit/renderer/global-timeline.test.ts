@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AdapterSummary, GlobalVersion } from '../../../common/api/adapter-schemas';
 import { shortDate } from '../../../common/adapters/name';
-import { formatBeta, timelineRows } from '../../../renderer/src/lib/global-timeline';
+import { formatBeta, timelineRows } from '../../../renderer/src/lib/adapters/global-timeline';
 
 const key = (c: string) => c.repeat(64);
 const v = (n: number, adapter: string, extra: Partial<GlobalVersion> = {}): GlobalVersion => ({

@@ -10,7 +10,7 @@ import {
   nextSort,
   sortSkills,
   type Sort,
-} from '../../../renderer/src/lib/library-table';
+} from '../../../renderer/src/lib/skills/library-table';
 
 const sha = (c: string) => c.repeat(64);
 const skill = (name: string, over: Partial<SkillSummary> = {}): SkillSummary => ({

@@ -8,10 +8,10 @@ import {
   lineageGraph,
   rankBlocksOption,
   spectrumOption,
-} from '../../../renderer/src/lib/adapter-charts';
-import { distanceOf, parseBeta } from '../../../renderer/src/lib/global-compare';
-import { filterAdapters, mergeProblem } from '../../../renderer/src/lib/merge-workbench';
-import { CHART_FALLBACK } from '../../../renderer/src/lib/chart-theme';
+} from '../../../renderer/src/lib/adapters/adapter-charts';
+import { distanceOf, parseBeta } from '../../../renderer/src/lib/adapters/global-compare';
+import { filterAdapters, mergeProblem } from '../../../renderer/src/lib/adapters/merge-workbench';
+import { CHART_FALLBACK } from '../../../renderer/src/lib/shared/chart-theme';
 
 const theme = CHART_FALLBACK.light;
 const key = (c: string) => c.repeat(64);

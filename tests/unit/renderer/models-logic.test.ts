@@ -12,8 +12,8 @@ import {
   formFor,
   localModelFacts,
   progressFraction,
-} from '../../../renderer/src/lib/models';
-import { formatRoute, parseRoute } from '../../../renderer/src/lib/routes';
+} from '../../../renderer/src/lib/models/models';
+import { formatRoute, parseRoute } from '../../../renderer/src/lib/shared/routes';
 
 const card = (over: Partial<ModelCard> = {}): ModelCard => ({
   dir: '/data/bundles/qwen',

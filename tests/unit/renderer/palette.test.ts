@@ -9,9 +9,9 @@ import {
   moveSelection,
   SHORTCUTS,
   type PaletteCommand,
-} from '../../../renderer/src/lib/palette';
-import { paletteCommands, type PaletteHost } from '../../../renderer/src/lib/palette-commands';
-import type { Route } from '../../../renderer/src/lib/routes';
+} from '../../../renderer/src/lib/shared/palette';
+import { paletteCommands, type PaletteHost } from '../../../renderer/src/lib/shared/palette-commands';
+import type { Route } from '../../../renderer/src/lib/shared/routes';
 
 const cmd = (id: string, title: string, keywords?: string): PaletteCommand => ({
   id,

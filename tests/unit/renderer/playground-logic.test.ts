@@ -11,8 +11,8 @@ import {
   choiceOf,
   choiceValue,
   skillVersions,
-} from '../../../renderer/src/lib/adapter-choice';
-import { chatMessages, settledTurns } from '../../../renderer/src/lib/chat';
+} from '../../../renderer/src/lib/adapters/adapter-choice';
+import { chatMessages, settledTurns } from '../../../renderer/src/lib/playground/chat';
 
 const sha = (c: string) => c.repeat(64);
 const skill = (name: string, latestVersion = 1): SkillSummary => ({

@@ -1,7 +1,7 @@
 // Which rows a long table draws (row-window.ts): short lists whole, long ones the rows in view plus
 // the overscan on each side, clamped to the list, and never an empty window.
 import { describe, expect, it } from 'vitest';
-import { FIRST_ROWS, OVERSCAN, rowWindow, WINDOW_FROM } from '../../../renderer/src/lib/row-window';
+import { FIRST_ROWS, OVERSCAN, rowWindow, WINDOW_FROM } from '../../../renderer/src/lib/shared/row-window';
 
 describe('rowWindow', () => {
   it('draws a list up to WINDOW_FROM rows whole, measured or not', () => {

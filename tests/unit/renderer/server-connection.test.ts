@@ -1,8 +1,8 @@
 // A stopped web host is a server to start again, not a bug: the banner's words and the error hint
 // name the stopped server and the command that brings this tab's address back.
 import { describe, expect, it } from 'vitest';
-import { friendlyError } from '../../../renderer/src/lib/errors';
-import { stoppedNotice } from '../../../renderer/src/lib/server-connection';
+import { friendlyError } from '../../../renderer/src/lib/shared/errors';
+import { stoppedNotice } from '../../../renderer/src/lib/shared/server-connection';
 
 describe('the stopped-server notice', () => {
   it('says the server stopped and gives the restart command with this tab’s port', () => {

@@ -1,8 +1,8 @@
-// The Settings page's route and palette entry (pure: renderer/src/lib/routes.ts, palette-commands.ts).
+// The Settings page's route and palette entry (pure: renderer/src/lib/shared/routes.ts, palette-commands.ts).
 import { describe, expect, it } from 'vitest';
-import { paletteCommands, type PaletteHost } from '../../../renderer/src/lib/palette-commands';
-import { filterCommands } from '../../../renderer/src/lib/palette';
-import { formatRoute, parseRoute, type Route } from '../../../renderer/src/lib/routes';
+import { paletteCommands, type PaletteHost } from '../../../renderer/src/lib/shared/palette-commands';
+import { filterCommands } from '../../../renderer/src/lib/shared/palette';
+import { formatRoute, parseRoute, type Route } from '../../../renderer/src/lib/shared/routes';
 
 describe('Settings page route and palette', () => {
   it('#/settings round-trips', () => {

@@ -3,8 +3,8 @@
 // the global versions a run wrote.
 import { describe, expect, it } from 'vitest';
 import type { VerifierTest } from '../../../common/api/verify-schemas';
-import { continualInput, DEFAULT_FORM, globalVersions } from '../../../renderer/src/lib/continual-run';
-import { formatRoute, parseRoute } from '../../../renderer/src/lib/routes';
+import { continualInput, DEFAULT_FORM, globalVersions } from '../../../renderer/src/lib/continual/continual-run';
+import { formatRoute, parseRoute } from '../../../renderer/src/lib/shared/routes';
 import {
   blankRow,
   expectSummary,
@@ -13,8 +13,8 @@ import {
   rowsSignature,
   validateRows,
   type TestRow,
-} from '../../../renderer/src/lib/skill-tests';
-import { verifyProgress, type VerifySnapshot } from '../../../renderer/src/lib/verify-run';
+} from '../../../renderer/src/lib/skills/skill-tests';
+import { verifyProgress, type VerifySnapshot } from '../../../renderer/src/lib/skills/verify-run';
 
 const TESTS: VerifierTest[] = [
   { id: 'exact', prompt: 'Say hi', expect: { kind: 'exact', value: 'hi', ignore_case: true } },

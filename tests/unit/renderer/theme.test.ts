@@ -1,7 +1,7 @@
 // The theme controller: the stored choice (light / dark / system), the OS query followed only while
 // the choice is "system", <html data-theme> written on every change, and storage that fails.
 import { describe, expect, it } from 'vitest';
-import type { KeyValueStore } from '../../../renderer/src/lib/drafts';
+import type { KeyValueStore } from '../../../renderer/src/lib/shared/drafts';
 import {
   monacoThemeOf,
   nextChoice,
@@ -10,7 +10,7 @@ import {
   THEME_KEY,
   ThemeController,
   type DarkQuery,
-} from '../../../renderer/src/lib/theme';
+} from '../../../renderer/src/lib/settings/theme';
 
 class MapStore implements KeyValueStore {
   readonly map = new Map<string, string>();

@@ -1,6 +1,6 @@
 // The Trajectories page's pure parts: routes, filters → requests, the suggested export file, labels.
 import { describe, expect, it } from 'vitest';
-import { formatRoute, parseRoute } from '../../../renderer/src/lib/routes';
+import { formatRoute, parseRoute } from '../../../renderer/src/lib/shared/routes';
 import {
   conditionLabel,
   exportInput,
@@ -11,7 +11,7 @@ import {
   sourceLabel,
   suggestedExportFile,
   verdictLabel,
-} from '../../../renderer/src/lib/trajectories';
+} from '../../../renderer/src/lib/continual/trajectories';
 
 describe('trajectories routes', () => {
   it('round-trips the page and an opened trajectory; a malformed id opens the list', () => {

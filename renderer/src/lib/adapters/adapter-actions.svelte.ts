@@ -1,7 +1,7 @@
 // The Adapters page's Delete and Import as reactive state: the plain classes of adapter-actions.ts over
 // the studio API, their snapshots made reactive.
-import type { AdapterSummary, AdapterWritten } from '../../../common/api/adapter-schemas';
-import { studio } from './bridge';
+import type { AdapterSummary, AdapterWritten } from '../../../../common/api/adapter-schemas';
+import { studio } from '../shared/bridge';
 import {
   AdapterImporter,
   AdapterRemoval,

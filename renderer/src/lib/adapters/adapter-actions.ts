@@ -2,10 +2,10 @@
 // drive them over the in-memory transport). Delete first says what depends on the adapter, from the
 // list and the global history on screen; the service checks again and its refusal is shown as sent.
 // The import and export folder fields are checked here before anything is sent.
-import type { AdapterSummary, AdapterWritten, GlobalVersion } from '../../../common/api/adapter-schemas';
-import type { StudioApi } from '../../../common/api/contract';
-import { isAbsolutePath } from '../../../common/api/paths';
-import { toUiError, type UiError } from './errors';
+import type { AdapterSummary, AdapterWritten, GlobalVersion } from '../../../../common/api/adapter-schemas';
+import type { StudioApi } from '../../../../common/api/contract';
+import { isAbsolutePath } from '../../../../common/api/paths';
+import { toUiError, type UiError } from '../shared/errors';
 
 export interface Dependents {
   /** Merges and EMA versions whose lineage names the adapter. */

@@ -1,8 +1,8 @@
 // The merge visualizer's charts as ECharts options, from the API's numbers: plain functions (no DOM,
 // no echarts runtime), so the data shaping is unit-tested and Chart.svelte only draws.
 import type { EChartsCoreOption } from 'echarts/core';
-import type { AdapterSummary, AdapterVisual } from '../../../common/api/adapter-schemas';
-import type { ChartTheme } from './chart-theme';
+import type { AdapterSummary, AdapterVisual } from '../../../../common/api/adapter-schemas';
+import type { ChartTheme } from '../shared/chart-theme';
 
 export type { ChartTheme };
 

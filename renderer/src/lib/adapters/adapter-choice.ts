@@ -1,10 +1,10 @@
 // The Playground's adapter picker, pure (unit-tested without a DOM): the options (none, the global
 // adapter, every skill at a version, every library adapter), what is disabled and why, and the one
 // <select> value each choice is written as.
-import type { AdapterSummary, GlobalVersion } from '../../../common/api/adapter-schemas';
-import type { AdapterChoice } from '../../../common/api/engine-schemas';
-import type { SkillSummary } from '../../../common/api/skill-schemas';
-import { adapterTitle } from '../../../common/adapters/name';
+import type { AdapterSummary, GlobalVersion } from '../../../../common/api/adapter-schemas';
+import type { AdapterChoice } from '../../../../common/api/engine-schemas';
+import type { SkillSummary } from '../../../../common/api/skill-schemas';
+import { adapterTitle } from '../../../../common/adapters/name';
 
 export interface AdapterOption {
   value: string;

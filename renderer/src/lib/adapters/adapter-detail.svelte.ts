@@ -1,8 +1,8 @@
 // One adapter opened on the Adapters page: its detail (shapes and ‖ΔW‖ statistics) from adapters.get,
 // and the export form's state.
-import type { AdapterDetail } from '../../../common/api/adapter-schemas';
-import { studio } from './bridge';
-import { toUiError, type UiError } from './errors';
+import type { AdapterDetail } from '../../../../common/api/adapter-schemas';
+import { studio } from '../shared/bridge';
+import { toUiError, type UiError } from '../shared/errors';
 
 export class AdapterInspector {
   detail = $state.raw<AdapterDetail | null>(null);

@@ -1,10 +1,10 @@
 // Exporting one adapter as a PEFT folder (adapter_config.json, adapter_model.safetensors and the
 // pskills.json sidecar) through adapters.export; the folder field, the written files or the error.
-import type { ExportResult } from '../../../common/api/adapter-schemas';
+import type { ExportResult } from '../../../../common/api/adapter-schemas';
 import type { z } from 'zod';
 import { exportDirProblem } from './adapter-actions';
-import { studio } from './bridge';
-import { toUiError, type UiError } from './errors';
+import { studio } from '../shared/bridge';
+import { toUiError, type UiError } from '../shared/errors';
 
 export type ExportStatus = 'idle' | 'running' | 'done' | 'failed';
 

@@ -1,8 +1,8 @@
 // The adapter library as the Adapters page and the sidebar show it: every stored adapter, newest
 // first, from adapters.list.
-import type { AdapterSummary } from '../../../common/api/adapter-schemas';
-import { studio } from './bridge';
-import { toUiError, type UiError } from './errors';
+import type { AdapterSummary } from '../../../../common/api/adapter-schemas';
+import { studio } from '../shared/bridge';
+import { toUiError, type UiError } from '../shared/errors';
 
 export class AdapterLibrary {
   adapters = $state.raw<AdapterSummary[]>([]);

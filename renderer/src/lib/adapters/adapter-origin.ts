@@ -1,5 +1,5 @@
 // How an adapter was made, in words for the Adapters page: its kind and where it came from.
-import type { AdapterSummary } from '../../../common/api/adapter-schemas';
+import type { AdapterSummary } from '../../../../common/api/adapter-schemas';
 
 export interface AdapterOrigin {
   /** 'import', 'merge', 'ema', or whatever kind a newer recipe names (e.g. 'compile'). */

@@ -1,7 +1,7 @@
 // The merge visualizer's state on the Adapters page: VisualLoader (adapter-visual.ts) made reactive.
-import { studio } from './bridge';
+import { studio } from '../shared/bridge';
 import { VisualLoader, type VisualData } from './adapter-visual';
-import type { UiError } from './errors';
+import type { UiError } from '../shared/errors';
 
 export class AdapterVisualizer {
   data = $state.raw<VisualData | null>(null);

@@ -1,9 +1,9 @@
 // What the merge visualizer shows for one adapter, fetched in one go: adapters.visualize (rank slots,
 // blocks, spectra), adapters.get (‖ΔW‖ per target for the heatmap) and, for a merge of two or more
 // sources, adapters.similarity of the sources with the merge's weights (cosine matrix, linear vs cat).
-import type { AdapterDetail, AdapterVisual, SimilarityResult } from '../../../common/api/adapter-schemas';
-import type { StudioApi } from '../../../common/api/contract';
-import { toUiError, type UiError } from './errors';
+import type { AdapterDetail, AdapterVisual, SimilarityResult } from '../../../../common/api/adapter-schemas';
+import type { StudioApi } from '../../../../common/api/contract';
+import { toUiError, type UiError } from '../shared/errors';
 
 export interface VisualData {
   id: string;

@@ -1,7 +1,7 @@
 // The global adapter's update (ema.update) and two of its versions compared (adapters.similarity and
 // adapters.get of the two versions' adapters), for the timeline on the Adapters page.
-import type { AdapterDetail, GlobalVersion } from '../../../common/api/adapter-schemas';
-import type { StudioApi } from '../../../common/api/contract';
+import type { AdapterDetail, GlobalVersion } from '../../../../common/api/adapter-schemas';
+import type { StudioApi } from '../../../../common/api/contract';
 
 export interface VersionComparison {
   a: { version: number; adapter: string; norm: number; rank: number };

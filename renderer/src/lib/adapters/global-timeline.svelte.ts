@@ -2,9 +2,9 @@
 // two versions compared (global-compare.ts), for the
 // timeline on the Adapters page. Only while a bundle is loaded: asking for the history would
 // otherwise load the default bundle, which opening a page should never do.
-import type { EmaHistory, GlobalVersion } from '../../../common/api/adapter-schemas';
-import type { StudioApi } from '../../../common/api/contract';
-import { toUiError, type UiError } from './errors';
+import type { EmaHistory, GlobalVersion } from '../../../../common/api/adapter-schemas';
+import type { StudioApi } from '../../../../common/api/contract';
+import { toUiError, type UiError } from '../shared/errors';
 import { compareVersions, emaUpdate, type VersionComparison } from './global-compare';
 
 export class GlobalTimeline {

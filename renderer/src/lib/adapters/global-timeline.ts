@@ -1,7 +1,7 @@
 // The global (EMA) adapter's timeline on the Adapters page, in words: each version of the current
 // bundle's global adapter with its β, rank, source and time, newest first, the current one marked.
-import type { AdapterSummary, GlobalVersion } from '../../../common/api/adapter-schemas';
-import { adapterTitle } from '../../../common/adapters/name';
+import type { AdapterSummary, GlobalVersion } from '../../../../common/api/adapter-schemas';
+import { adapterTitle } from '../../../../common/adapters/name';
 
 export interface TimelineRow {
   version: number;

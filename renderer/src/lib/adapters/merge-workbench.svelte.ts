@@ -1,7 +1,7 @@
 // The merge workbench's state for the Adapters page: the plain MergeWorkbench (merge-workbench.ts)
 // over the studio API, its snapshots made reactive, plus the picker's search and filter.
-import type { AdapterSummary, MergeMethod } from '../../../common/api/adapter-schemas';
-import { studio } from './bridge';
+import type { AdapterSummary, MergeMethod } from '../../../../common/api/adapter-schemas';
+import { studio } from '../shared/bridge';
 import { MergeWorkbench, type WorkbenchSnapshot } from './merge-workbench';
 
 export class Workbench {

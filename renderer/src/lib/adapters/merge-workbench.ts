@@ -2,11 +2,16 @@
 // and rank, preview the result (adapters.mergePreview, and adapters.similarity of the picks for their
 // cosine matrix) and save it (adapters.merge). Plain TypeScript with the API passed in, so tests drive
 // it over the in-memory transport; merge-workbench.svelte.ts makes its snapshots reactive.
-import type { AdapterSummary, MergeMethod, MergePreview, SimilarityResult } from '../../../common/api/adapter-schemas';
-import type { StudioApi } from '../../../common/api/contract';
-import { adapterName, mergeNameOf, mergePart } from '../../../common/adapters/name';
+import type {
+  AdapterSummary,
+  MergeMethod,
+  MergePreview,
+  SimilarityResult,
+} from '../../../../common/api/adapter-schemas';
+import type { StudioApi } from '../../../../common/api/contract';
+import { adapterName, mergeNameOf, mergePart } from '../../../../common/adapters/name';
 import { adapterOrigin } from './adapter-origin';
-import { toUiError, type UiError } from './errors';
+import { toUiError, type UiError } from '../shared/errors';
 
 export interface MergePick {
   id: string;

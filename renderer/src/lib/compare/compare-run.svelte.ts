@@ -2,7 +2,7 @@
 // the context, with its instant adapter, with its distilled adapter (once it has one), and with another
 // skill's adapter, all in one batch. Each column fills with its streamed tokens, then takes its final
 // text and numbers from the result.
-import type { StreamHandle } from '../../../common/api/define';
+import type { StreamHandle } from '../../../../common/api/define';
 import type {
   CompareColumn,
   CompareColumnSetup,
@@ -10,13 +10,13 @@ import type {
   CompareEvent,
   CompareRunInput,
   CompareRunResult,
-} from '../../../common/api/engine-schemas';
-import type { SkillSummary } from '../../../common/api/skill-schemas';
-import { pickWrongSkill } from '../../../common/compare/wrong-skill';
-import { describeExpect } from '../../../common/verify/describe';
-import { checkExpect, type Expect } from '../../../common/verify/expect';
-import { studio } from './bridge';
-import { toUiError, type UiError } from './errors';
+} from '../../../../common/api/engine-schemas';
+import type { SkillSummary } from '../../../../common/api/skill-schemas';
+import { pickWrongSkill } from '../../../../common/compare/wrong-skill';
+import { describeExpect } from '../../../../common/verify/describe';
+import { checkExpect, type Expect } from '../../../../common/verify/expect';
+import { studio } from '../shared/bridge';
+import { toUiError, type UiError } from '../shared/errors';
 
 export type CompareStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
 

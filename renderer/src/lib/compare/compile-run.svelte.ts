@@ -1,9 +1,9 @@
 // One compile of a skill version into an adapter (adapters.compile): progress per encoder chunk,
 // Cancel, and the result (adapter, rank, time, whether the library already had it).
-import type { CompileProgress, CompileResult, SkillRef } from '../../../common/api/adapter-schemas';
-import type { StreamHandle } from '../../../common/api/define';
-import { studio } from './bridge';
-import { toUiError, type UiError } from './errors';
+import type { CompileProgress, CompileResult, SkillRef } from '../../../../common/api/adapter-schemas';
+import type { StreamHandle } from '../../../../common/api/define';
+import { studio } from '../shared/bridge';
+import { toUiError, type UiError } from '../shared/errors';
 
 export type CompileStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
 

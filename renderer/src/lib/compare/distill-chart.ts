@@ -1,7 +1,7 @@
 // The skill page's live distillation loss as an ECharts option (plain data shaping, no DOM): the loss of
 // each train step as a line, the x axis fixed to the run's steps so the line grows left to right.
 import type { EChartsCoreOption } from 'echarts/core';
-import { axis, tooltip, type ChartTheme } from './adapter-charts';
+import { axis, tooltip, type ChartTheme } from '../adapters/adapter-charts';
 
 export function lossChart(losses: readonly number[], steps: number, theme: ChartTheme): EChartsCoreOption {
   return {

@@ -7,10 +7,10 @@ import type {
   DistillResultSchema,
   PracticeQuestionInput,
   SkillRef,
-} from '../../../common/api/adapter-schemas';
-import type { StreamHandle } from '../../../common/api/define';
-import { studio } from './bridge';
-import { toUiError, type UiError } from './errors';
+} from '../../../../common/api/adapter-schemas';
+import type { StreamHandle } from '../../../../common/api/define';
+import { studio } from '../shared/bridge';
+import { toUiError, type UiError } from '../shared/errors';
 
 export type DistillStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
 export type CompileMode = 'instant' | 'distilled';

@@ -3,10 +3,10 @@
 // example" there distils the skill (a few seconds on the default bundle) and compares, and the
 // prompt's checker marks each column. The loaded example is kept in the window's storage so that
 // its guide is still on the compare page after a reload (docs/guide.md, "Try an example").
-import { ExampleSet, type ExampleSkill } from '../../../common/api/example-schemas';
-import { studio } from './bridge';
-import type { KeyValueStore } from './drafts';
-import { toUiError, type UiError } from './errors';
+import { ExampleSet, type ExampleSkill } from '../../../../common/api/example-schemas';
+import { studio } from '../shared/bridge';
+import type { KeyValueStore } from '../shared/drafts';
+import { toUiError, type UiError } from '../shared/errors';
 import type { SkillLab } from './skill-lab.svelte';
 
 export type ExampleStatus = 'idle' | 'loading' | 'ready' | 'failed';

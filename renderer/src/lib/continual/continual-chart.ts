@@ -1,7 +1,7 @@
 // The Continual page's chart as an ECharts option (plain data shaping, no DOM): the pass rate on
 // every lesson so far, measured after each episode.
 import type { EChartsCoreOption } from 'echarts/core';
-import type { ChartTheme } from './adapter-charts';
+import type { ChartTheme } from '../adapters/adapter-charts';
 import type { EpisodePoint } from './continual-run';
 import { rateChart } from './rate-chart';
 

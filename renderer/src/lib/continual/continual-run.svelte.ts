@@ -1,11 +1,15 @@
 // The Continual page's state: the plain ContinualRunner (continual-run.ts) over the studio API, its
 // snapshots made reactive, the form, and the run workspaces (continual.list / get / adopt / delete):
 // each run's lessons and global adapter stay in its workspace until the user adopts them.
-import type { ContinualAdoption, ContinualRunDetail, ContinualRunSummary } from '../../../common/api/continual-schemas';
-import type { StudioApi } from '../../../common/api/contract';
-import { studio } from './bridge';
+import type {
+  ContinualAdoption,
+  ContinualRunDetail,
+  ContinualRunSummary,
+} from '../../../../common/api/continual-schemas';
+import type { StudioApi } from '../../../../common/api/contract';
+import { studio } from '../shared/bridge';
 import { ContinualRunner, DEFAULT_FORM, type ContinualForm, type ContinualSnapshot } from './continual-run';
-import { toUiError, type UiError } from './errors';
+import { toUiError, type UiError } from '../shared/errors';
 
 export class ContinualPageState {
   state = $state.raw<ContinualSnapshot>(null as unknown as ContinualSnapshot);

@@ -8,11 +8,11 @@ import {
   type ContinualEvent,
   type ContinualMode,
   type ContinualRunResult,
-} from '../../../common/api/continual-schemas';
-import type { StreamHandle } from '../../../common/api/define';
-import type { StudioApi } from '../../../common/api/contract';
-import { toUiError, type UiError } from './errors';
-import { labelledIssue } from './field-words';
+} from '../../../../common/api/continual-schemas';
+import type { StreamHandle } from '../../../../common/api/define';
+import type { StudioApi } from '../../../../common/api/contract';
+import { toUiError, type UiError } from '../shared/errors';
+import { labelledIssue } from '../shared/field-words';
 
 export type ContinualStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
 

@@ -2,7 +2,7 @@
 // scores per iteration) as an ECharts option: one frame, axes and legend, so both charts look alike
 // and follow the theme. Plain data shaping, no DOM.
 import type { EChartsCoreOption } from 'echarts/core';
-import { axis, tooltip, type ChartTheme } from './adapter-charts';
+import { axis, tooltip, type ChartTheme } from '../adapters/adapter-charts';
 
 export interface RateChart {
   /** The x axis: its name and range, and how its whole-number ticks are spaced. */

@@ -1,9 +1,9 @@
 // The Trajectories page: a filtered list (trajectories.list), one trajectory's messages
 // (trajectories.show), rating up/down with a note or clearing it (trajectories.rate), and the JSONL
 // export of what the filters select (trajectories.export, written by the studio to a file).
-import type { StudioApi } from '../../../common/api/contract';
-import type { Trajectory, TrajectorySummary } from '../../../common/api/trajectory-schemas';
-import { toUiError, type UiError } from './errors';
+import type { StudioApi } from '../../../../common/api/contract';
+import type { Trajectory, TrajectorySummary } from '../../../../common/api/trajectory-schemas';
+import { toUiError, type UiError } from '../shared/errors';
 import { exportInput, listInput, type TrajectoryFilters } from './trajectories';
 
 export class TrajectoryBrowser {

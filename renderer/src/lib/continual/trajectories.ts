@@ -5,7 +5,7 @@ import type {
   TrajectoryExportInput,
   TrajectoryListInput,
   TrajectorySummary,
-} from '../../../common/api/trajectory-schemas';
+} from '../../../../common/api/trajectory-schemas';
 
 export type RatingFilter = '' | 'up' | 'down' | 'unrated';
 

@@ -1,7 +1,7 @@
 // The Models page's state, kept by StudioApp so a running create survives leaving the page: the plain
 // ModelShelf (models.ts) over the studio API, its snapshots made reactive, and the add form's fields.
-import type { StudioApi } from '../../../common/api/contract';
-import type { LocalModel } from '../../../common/api/model-schemas';
+import type { StudioApi } from '../../../../common/api/contract';
+import type { LocalModel } from '../../../../common/api/model-schemas';
 import { emptyForm, formFor, ModelShelf, type CreateForm, type ModelsSnapshot } from './models';
 
 export class ModelsPage {

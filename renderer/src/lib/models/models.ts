@@ -1,8 +1,8 @@
 // The Models page without Svelte: the add-from-Hugging-Face form checked with the contract's schema,
 // a card's lines, and the ModelShelf (list, activate, create with progress and Cancel) over the
 // studio API, reporting snapshots so the .svelte.ts wrapper and the tests read the same state.
-import type { StudioApi } from '../../../common/api/contract';
-import type { StreamHandle } from '../../../common/api/define';
+import type { StudioApi } from '../../../../common/api/contract';
+import type { StreamHandle } from '../../../../common/api/define';
 import {
   LORA_MODULES,
   ModelCreateInput,
@@ -12,10 +12,10 @@ import {
   type ModelCard,
   type ModelCreateProgress,
   type ModelList,
-} from '../../../common/api/model-schemas';
-import { formatBytes } from './adapter-origin';
-import { toUiError, type UiError } from './errors';
-import { labelledIssue } from './field-words';
+} from '../../../../common/api/model-schemas';
+import { formatBytes } from '../adapters/adapter-origin';
+import { toUiError, type UiError } from '../shared/errors';
+import { labelledIssue } from '../shared/field-words';
 
 export interface CreateForm {
   /** hf: a checkpoint folder; gguf: a GGUF file (no hypernetwork: skills compile by distillation). */

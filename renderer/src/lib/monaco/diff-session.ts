@@ -1,6 +1,6 @@
 // Monaco's diff editor on two SKILL.md texts, read-only on both sides. The diff itself is computed in
 // the editor worker that ensureMonaco wires; `onStats` gets the line counts each time it finishes.
-import { lineChangeStats, type DiffStats } from '../diff-stats';
+import { lineChangeStats, type DiffStats } from '../skills/diff-stats';
 import { ensureMonaco, monaco, pageMonacoTheme, SKILL_LANGUAGE } from './monaco';
 
 export interface DiffSession {

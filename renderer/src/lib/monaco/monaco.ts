@@ -26,7 +26,7 @@ import {
   conf as markdownConf,
   language as markdownLanguage,
 } from 'monaco-editor/languages/definitions/markdown/markdown';
-import { monacoThemeOf } from '../theme';
+import { monacoThemeOf } from '../settings/theme';
 
 export { monaco };
 

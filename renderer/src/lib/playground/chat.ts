@@ -1,7 +1,7 @@
 // Multi-turn chat in the Playground, pure (unit-tested): the messages a new turn sends, and which
 // exchanges count as history. An exchange is a user message and the reply a run gave; a reply that
 // failed is not history (the message goes back to the input), a stopped one is (its text was seen).
-import type { ChatMessage } from '../../../common/api/engine-schemas';
+import type { ChatMessage } from '../../../../common/api/engine-schemas';
 
 export type ReplyStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
 

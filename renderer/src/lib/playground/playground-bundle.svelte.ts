@@ -1,8 +1,8 @@
 // The engine's current bundle as the Playground shows it: engine.info, loading a folder or the
 // default bundle, and the last load error (with its StudioError code) for the inline notice.
-import type { EngineInfo } from '../../../common/api/engine-schemas';
-import { studio } from './bridge';
-import { toUiError, type UiError } from './errors';
+import type { EngineInfo } from '../../../../common/api/engine-schemas';
+import { studio } from '../shared/bridge';
+import { toUiError, type UiError } from '../shared/errors';
 
 export class EngineBundle {
   info = $state.raw<EngineInfo | null>(null);

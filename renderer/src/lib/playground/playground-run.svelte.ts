@@ -1,10 +1,10 @@
 // One generation: tokens streamed as they arrive, Stop, and the final numbers. A stopped stream
 // either rejects with code 'cancelled' (the API's dispatcher) or resolves with finishReason
 // 'cancelled' (an engine that returns what it had); both end as status 'cancelled'.
-import type { StreamHandle } from '../../../common/api/define';
-import type { GenerateInput, GenerateResult } from '../../../common/api/engine-schemas';
-import { studio } from './bridge';
-import { toUiError, type UiError } from './errors';
+import type { StreamHandle } from '../../../../common/api/define';
+import type { GenerateInput, GenerateResult } from '../../../../common/api/engine-schemas';
+import { studio } from '../shared/bridge';
+import { toUiError, type UiError } from '../shared/errors';
 
 export type RunStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
 

@@ -1,9 +1,9 @@
 // The Playground's form: chat or raw prompt, sampling and limits. Empty number fields are left out
 // of the request so the engine's own defaults apply (the placeholders name them); the request is
 // checked against the contract's GenerateInput schema before it is sent.
-import { GenerateInput, type AdapterChoice, type ChatMessage } from '../../../common/api/engine-schemas';
+import { GenerateInput, type AdapterChoice, type ChatMessage } from '../../../../common/api/engine-schemas';
 import { chatMessages } from './chat';
-import { issueSentence, labelledIssue } from './field-words';
+import { issueSentence, labelledIssue } from '../shared/field-words';
 
 export type PromptMode = 'chat' | 'raw';
 

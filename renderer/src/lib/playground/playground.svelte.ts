@@ -1,10 +1,10 @@
 // The Playground page's state, kept by StudioApp so a generation survives leaving the page: the
 // engine's bundle (the default one loads on first use), the form, the adapter chosen, the chat so far
 // and the current run.
-import type { GlobalVersion } from '../../../common/api/adapter-schemas';
-import type { AdapterChoice, ChatMessage } from '../../../common/api/engine-schemas';
-import type { SkillSummary } from '../../../common/api/skill-schemas';
-import { studio } from './bridge';
+import type { GlobalVersion } from '../../../../common/api/adapter-schemas';
+import type { AdapterChoice, ChatMessage } from '../../../../common/api/engine-schemas';
+import type { SkillSummary } from '../../../../common/api/skill-schemas';
+import { studio } from '../shared/bridge';
 import { settledTurns } from './chat';
 import { EngineBundle } from './playground-bundle.svelte';
 import { GenerationRun } from './playground-run.svelte';

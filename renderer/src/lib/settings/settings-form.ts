@@ -1,9 +1,9 @@
 // The Settings page's form over settings.get / settings.set: what is typed, each field checked with
 // the contract's own zod schema (common/api/trajectory-schemas.ts), and only changed keys sent.
 // Plain TypeScript taking the API in its constructor, so tests drive it over the in-memory transport.
-import type { StudioApi } from '../../../common/api/contract';
-import { Settings, SettingsPatch } from '../../../common/api/trajectory-schemas';
-import { toUiError, type UiError } from './errors';
+import type { StudioApi } from '../../../../common/api/contract';
+import { Settings, SettingsPatch } from '../../../../common/api/trajectory-schemas';
+import { toUiError, type UiError } from '../shared/errors';
 
 export type SettingKey = keyof Settings;
 export const SETTING_KEYS = Object.keys(Settings.shape) as SettingKey[];

@@ -1,8 +1,8 @@
 // The Settings page's state: the plain SettingsForm (settings-form.ts) over the studio API, its
 // snapshots made reactive, plus what the page shows beside the form (the app and engine facts).
-import type { AppInfo } from '../../../common/api/contract';
-import type { EngineInfo } from '../../../common/api/engine-schemas';
-import { studio } from './bridge';
+import type { AppInfo } from '../../../../common/api/contract';
+import type { EngineInfo } from '../../../../common/api/engine-schemas';
+import { studio } from '../shared/bridge';
 import { SettingsForm, type SettingsDraft, type SettingsSnapshot } from './settings-form';
 
 export class SettingsPage {

@@ -1,6 +1,6 @@
 // The theme choices as the pickers show them, in order, with their words and icons: the sidebar's
 // compact toggle (ThemeToggle) and the Settings page's choices (ThemeChoices) share them.
-import { ThemeDarkIcon, ThemeLightIcon, ThemeSystemIcon } from './icons';
+import { ThemeDarkIcon, ThemeLightIcon, ThemeSystemIcon } from '../shared/icons';
 import { THEME_CHOICES, type ThemeChoice } from './theme';
 
 export interface ThemeOption {

@@ -1,7 +1,7 @@
 // The window's theme as reactive state for the toggle and the palette; ThemeController (theme.ts)
 // does the work. Made once by StudioApp, before the first render.
 import { ThemeController, type Theme, type ThemeChoice } from './theme';
-import type { KeyValueStore } from './drafts';
+import type { KeyValueStore } from '../shared/drafts';
 
 export class ThemeState {
   choice = $state<ThemeChoice>('system');

@@ -3,7 +3,7 @@
 // API call is in flight), and it belongs to the window, not to the data folder that several browser
 // tabs or a CLI may share. Pure: storage, the OS query and the page root are passed in, so unit tests
 // drive it without a DOM.
-import type { KeyValueStore } from './drafts';
+import type { KeyValueStore } from '../shared/drafts';
 
 export type ThemeChoice = 'light' | 'dark' | 'system';
 export type Theme = 'light' | 'dark';

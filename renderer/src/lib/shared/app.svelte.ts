@@ -1,20 +1,20 @@
 // The studio window's state, built once by App.svelte: routes, the library, the Import and New skill
 // dialogs, the Playground, the adapter library and each skill's Compile and Compare.
-import { AdapterLibrary } from './adapter-library.svelte';
-import { BatchCompile } from './batch-compile.svelte';
-import { ContinualPageState } from './continual-run.svelte';
+import { AdapterLibrary } from '../adapters/adapter-library.svelte';
+import { BatchCompile } from '../skills/batch-compile.svelte';
+import { ContinualPageState } from '../continual/continual-run.svelte';
 import { DraftStore, type KeyValueStore } from './drafts';
-import { ExampleState } from './example.svelte';
-import { ImportRun } from './import-run.svelte';
-import { Library } from './library.svelte';
-import { ModelsPage } from './models.svelte';
-import { NewSkillDialog } from './new-skill.svelte';
-import { Playground } from './playground.svelte';
+import { ExampleState } from '../compare/example.svelte';
+import { ImportRun } from '../skills/import-run.svelte';
+import { Library } from '../skills/library.svelte';
+import { ModelsPage } from '../models/models.svelte';
+import { NewSkillDialog } from '../skills/new-skill.svelte';
+import { Playground } from '../playground/playground.svelte';
 import { Router } from './router.svelte';
-import { SkillLab } from './skill-lab.svelte';
+import { SkillLab } from '../compare/skill-lab.svelte';
 import { onServerStopped, studio } from './bridge';
 import { ServerConnection } from './server-connection.svelte';
-import { TrajectoryBrowser } from './trajectories.svelte';
+import { TrajectoryBrowser } from '../continual/trajectories.svelte';
 
 /** The window's localStorage, or null where it is switched off (reading it can throw). */
 function windowStorage(): KeyValueStore | null {

@@ -3,17 +3,17 @@
 // address's fragment, is moved to sessionStorage (this origin and port only) and dropped from the
 // address bar; calls send it as `Authorization: Bearer`, streams as a WebSocket subprotocol. No cookie
 // ever holds it (docs/security.md "The launch token").
-import { bridgeLink, createClient, type Link } from '../../../common/api/client';
-import { studioContract, type StudioApi, type StudioBridge } from '../../../common/api/contract';
-import type { StudioWindowBridge } from '../../../common/api/ipc-channels';
-import { StreamClient } from '../../../common/api/message-link';
+import { bridgeLink, createClient, type Link } from '../../../../common/api/client';
+import { studioContract, type StudioApi, type StudioBridge } from '../../../../common/api/contract';
+import type { StudioWindowBridge } from '../../../../common/api/ipc-channels';
+import { StreamClient } from '../../../../common/api/message-link';
 import {
   MAX_STREAM_MESSAGE_BYTES,
   ServerMessage,
   type CallOutcome,
   type ClientMessage,
-} from '../../../common/api/wire';
-import { StudioError } from '../../../common/errors';
+} from '../../../../common/api/wire';
+import { StudioError } from '../../../../common/errors';
 
 declare global {
   interface Window {

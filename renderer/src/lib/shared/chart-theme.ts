@@ -2,7 +2,7 @@
 // grid lines, tooltips and series in the theme's colours. ECharts takes colours as strings in its
 // option, not from CSS, so they are read here and the options are rebuilt when the theme changes
 // (chart-theme.svelte.ts reads the page). Pure, with app.css's values as fallbacks, for unit tests.
-import type { Theme } from './theme';
+import type { Theme } from '../settings/theme';
 
 export interface ChartTheme {
   text: string;

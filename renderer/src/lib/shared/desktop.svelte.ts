@@ -4,12 +4,12 @@
 import type { StudioApp } from './app.svelte';
 import { studio } from './bridge';
 import type { KeyValueStore } from './drafts';
-import { carriesFiles, isPeftListing, planDrop, toBase64, type DroppedItem } from './drop-import';
+import { carriesFiles, isPeftListing, planDrop, toBase64, type DroppedItem } from '../skills/drop-import';
 import { friendlyError, toUiError } from './errors';
 import { isPaletteKey } from './palette';
 import { paletteCommands } from './palette-commands';
 import { PaletteState } from './palette.svelte';
-import { ThemeState } from './theme.svelte';
+import { ThemeState } from '../settings/theme.svelte';
 
 function windowStorage(): KeyValueStore | null {
   try {

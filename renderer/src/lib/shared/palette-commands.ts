@@ -4,7 +4,7 @@
 // Pure: the host is a small interface, so the unit tests build the list without the app.
 import type { PaletteCommand } from './palette';
 import type { Route } from './routes';
-import type { ThemeChoice } from './theme';
+import type { ThemeChoice } from '../settings/theme';
 
 export interface PaletteHost {
   route: Route;

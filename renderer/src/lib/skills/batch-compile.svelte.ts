@@ -1,7 +1,7 @@
 // The Library's "Compile selected" run, kept by StudioApp so it survives leaving the page: the plain
 // BatchCompiler (batch-compile.ts) over the studio API, its snapshots made reactive.
 import { batchCounts, batchFraction, BatchCompiler, type BatchItem } from './batch-compile';
-import { studio } from './bridge';
+import { studio } from '../shared/bridge';
 
 export class BatchCompile {
   items = $state.raw<BatchItem[]>([]);

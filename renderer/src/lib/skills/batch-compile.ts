@@ -2,10 +2,10 @@
 // time, in the order given, with per-skill progress and outcome; Cancel stops the running compile and
 // skips the rest. A skill that fails does not stop the others. Plain TypeScript with the API passed in,
 // so the unit tests drive it over the in-memory transport; batch-compile.svelte.ts makes it reactive.
-import type { CompileResult } from '../../../common/api/adapter-schemas';
-import type { StudioApi } from '../../../common/api/contract';
-import type { StreamHandle } from '../../../common/api/define';
-import { toUiError, type UiError } from './errors';
+import type { CompileResult } from '../../../../common/api/adapter-schemas';
+import type { StudioApi } from '../../../../common/api/contract';
+import type { StreamHandle } from '../../../../common/api/define';
+import { toUiError, type UiError } from '../shared/errors';
 
 export type BatchItemStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
 

@@ -3,7 +3,7 @@
 // sent to import.upload and a folder is refused with what to do instead. Pure: the unit tests feed it
 // plain objects. A folder holding adapter_config.json is a PEFT adapter, not skills: adapters.import
 // takes it by path (Electron); a browser tab is told where to type the path.
-import { MAX_UPLOAD_BYTES } from '../../../common/api/skill-schemas';
+import { MAX_UPLOAD_BYTES } from '../../../../common/api/skill-schemas';
 
 export interface DroppedItem {
   name: string;

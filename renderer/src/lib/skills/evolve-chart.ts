@@ -1,8 +1,8 @@
 // The Evolve tab's score chart as an ECharts option (plain data shaping, no DOM): every candidate's
 // score as a point at its iteration (0: the baseline), and the best score so far as a line.
 import type { EChartsCoreOption } from 'echarts/core';
-import type { ChartTheme } from './adapter-charts';
-import { rateChart } from './rate-chart';
+import type { ChartTheme } from '../adapters/adapter-charts';
+import { rateChart } from '../continual/rate-chart';
 
 export interface ScorePoint {
   iteration: number;

@@ -1,11 +1,11 @@
 // The Evolve tab of one skill: its runs, the one shown (candidates, diffs, scores), and a run in
 // progress (evolve.run / evolve.resume: progress per scored candidate, Cancel). Accept makes a
 // candidate the skill's next version; Reject marks it.
-import type { EvolveEvent, EvolveRunDetail, EvolveRunSummary } from '../../../common/api/evolve-schemas';
-import type { StreamHandle } from '../../../common/api/define';
-import type { EvolveResult } from '../../../common/api/evolve-schemas';
-import { studio } from './bridge';
-import { toUiError, type UiError } from './errors';
+import type { EvolveEvent, EvolveRunDetail, EvolveRunSummary } from '../../../../common/api/evolve-schemas';
+import type { StreamHandle } from '../../../../common/api/define';
+import type { EvolveResult } from '../../../../common/api/evolve-schemas';
+import { studio } from '../shared/bridge';
+import { toUiError, type UiError } from '../shared/errors';
 import type { ScorePoint } from './evolve-chart';
 
 export type EvolveStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';

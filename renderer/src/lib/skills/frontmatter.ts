@@ -1,5 +1,5 @@
 // Frontmatter as rows of a two-column table, spec fields first, then fields kept as written.
-import type { Frontmatter } from '../../../common/api/skill-schemas';
+import type { Frontmatter } from '../../../../common/api/skill-schemas';
 
 export interface FrontmatterRow {
   key: string;

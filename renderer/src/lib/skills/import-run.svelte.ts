@@ -1,9 +1,9 @@
 // One import from an npm spec, a folder or a .tgz (a path, or a dropped file's bytes): progress events
 // as they arrive, per-file skip reasons, cancellation and the final result.
-import type { StreamHandle } from '../../../common/api/define';
-import type { ImportProgress, ImportResult, SkipRecord } from '../../../common/api/skill-schemas';
-import { studio } from './bridge';
-import { toUiError, type UiError } from './errors';
+import type { StreamHandle } from '../../../../common/api/define';
+import type { ImportProgress, ImportResult, SkipRecord } from '../../../../common/api/skill-schemas';
+import { studio } from '../shared/bridge';
+import { toUiError, type UiError } from '../shared/errors';
 
 export type ImportStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
 

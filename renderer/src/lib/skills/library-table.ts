@@ -1,8 +1,8 @@
 // The Library table's logic, pure (unit-tested without a DOM): which bundles hold an adapter compiled
 // from each skill's current version (joined from adapters.list, no extra query), and sorting by any
 // column.
-import type { AdapterSummary } from '../../../common/api/adapter-schemas';
-import type { SkillSummary } from '../../../common/api/skill-schemas';
+import type { AdapterSummary } from '../../../../common/api/adapter-schemas';
+import type { SkillSummary } from '../../../../common/api/skill-schemas';
 
 export interface BundleRef {
   id: string;

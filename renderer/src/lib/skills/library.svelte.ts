@@ -1,11 +1,11 @@
 // The skill library: filtered list, package facets and the app totals, all from the studio API; the
 // table's sort and selection; deleting a skill (with the dialog's state).
 import { SvelteSet } from 'svelte/reactivity';
-import type { AppInfo } from '../../../common/api/contract';
-import type { SkillSummary } from '../../../common/api/skill-schemas';
-import { studio } from './bridge';
-import { Debouncer } from './debounce';
-import { toUiError, type UiError } from './errors';
+import type { AppInfo } from '../../../../common/api/contract';
+import type { SkillSummary } from '../../../../common/api/skill-schemas';
+import { studio } from '../shared/bridge';
+import { Debouncer } from '../shared/debounce';
+import { toUiError, type UiError } from '../shared/errors';
 import { DEFAULT_SORT, nextSort, type Sort, type SortKey } from './library-table';
 
 export interface PackageCount {

@@ -1,7 +1,7 @@
 // The New skill dialog's state, kept by StudioApp (the Library's buttons and the palette open it): the
 // name typed, its problem under the field, and the create call (new-skill.ts) while it runs.
-import type { StudioApi } from '../../../common/api/contract';
-import type { UiError } from './errors';
+import type { StudioApi } from '../../../../common/api/contract';
+import type { UiError } from '../shared/errors';
 import { createSkill, newSkillNameProblem } from './new-skill';
 
 export class NewSkillDialog {

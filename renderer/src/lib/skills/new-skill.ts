@@ -1,9 +1,9 @@
 // Library → New skill: the name check the dialog shows as you type (the API's own SkillName rule, in a
 // sentence that names the field) and the call that writes version 1 from the studio's template.
 // Plain TypeScript over the API, so the tests run it over the in-memory transport.
-import type { StudioApi } from '../../../common/api/contract';
-import { SkillName } from '../../../common/api/skill-schemas';
-import { toUiError, type UiError } from './errors';
+import type { StudioApi } from '../../../../common/api/contract';
+import { SkillName } from '../../../../common/api/skill-schemas';
+import { toUiError, type UiError } from '../shared/errors';
 
 /** What is wrong with `name` as a new skill's name, as one sentence that starts with "Name", or null. */
 export function newSkillNameProblem(name: string): string | null {

@@ -1,5 +1,5 @@
 // How a skill version came to be, in words a person can check against the registry or disk.
-import type { Provenance } from '../../../common/api/skill-schemas';
+import type { Provenance } from '../../../../common/api/skill-schemas';
 
 export interface ProvenanceField {
   label: string;

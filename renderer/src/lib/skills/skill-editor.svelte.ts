@@ -2,12 +2,12 @@
 // keeps unsaved text across navigation, reloads and closing the window (drafts.ts). Owns the Monaco
 // session (link/unlink) so the component stays a thin view, as in the svelte.dev REPL's Workspace
 // class.
-import type { Diagnostic, ParsedSkill, Section } from '../../../common/api/skill-schemas';
-import { studio } from './bridge';
-import { Debouncer } from './debounce';
-import type { Draft, DraftStore } from './drafts';
-import { toUiError, type UiError } from './errors';
-import type { EditorSession } from './monaco/session';
+import type { Diagnostic, ParsedSkill, Section } from '../../../../common/api/skill-schemas';
+import { studio } from '../shared/bridge';
+import { Debouncer } from '../shared/debounce';
+import type { Draft, DraftStore } from '../shared/drafts';
+import { toUiError, type UiError } from '../shared/errors';
+import type { EditorSession } from '../monaco/session';
 
 export interface SaveOutcome {
   version: number;
@@ -82,7 +82,7 @@ export class SkillEditor {
   async link(host: HTMLElement): Promise<void> {
     const seq = ++this.linkSeq;
     try {
-      const { createEditorSession } = await import('./monaco/session');
+      const { createEditorSession } = await import('../monaco/session');
       if (seq !== this.linkSeq || this.disposed) return;
       this.session = createEditorSession(host, this.content, {
         onChange: (text) => this.setContent(text),

@@ -1,9 +1,9 @@
 // One skill as the Skill page shows it: the chosen version (latest by default) and, in Edit mode,
 // the editor session that outlives version switches of the same skill.
-import type { SkillDetail } from '../../../common/api/skill-schemas';
-import { studio } from './bridge';
-import type { DraftStore } from './drafts';
-import { toUiError, type UiError } from './errors';
+import type { SkillDetail } from '../../../../common/api/skill-schemas';
+import { studio } from '../shared/bridge';
+import type { DraftStore } from '../shared/drafts';
+import { toUiError, type UiError } from '../shared/errors';
 import { skillFolderName } from './provenance';
 import { SkillEditor } from './skill-editor.svelte';
 

@@ -1,8 +1,8 @@
 // The Tests tab's editor: load a version's tests (verify.tests), add / edit / delete rows, and save
 // them with that version (verify.setTests). Plain TypeScript with the API passed in, so tests drive
 // it over the in-memory transport; skill-tests.svelte.ts makes its snapshots reactive.
-import type { StudioApi } from '../../../common/api/contract';
-import { toUiError, type UiError } from './errors';
+import type { StudioApi } from '../../../../common/api/contract';
+import { toUiError, type UiError } from '../shared/errors';
 import { blankRow, rowFromTest, rowsSignature, validateRows, type RowProblem, type TestRow } from './skill-tests';
 
 export interface TestsSnapshot {

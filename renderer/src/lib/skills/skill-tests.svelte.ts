@@ -1,8 +1,8 @@
 // The Skill page's Tests tab state: the editor (skill-tests-editor.ts) and Verify (verify-run.ts)
 // over the studio API, their snapshots made reactive, plus the Verify form's choices.
-import type { StudioApi } from '../../../common/api/contract';
-import type { VerifyMode } from '../../../common/api/verify-schemas';
-import { studio } from './bridge';
+import type { StudioApi } from '../../../../common/api/contract';
+import type { VerifyMode } from '../../../../common/api/verify-schemas';
+import { studio } from '../shared/bridge';
 import { SkillTestsEditor, type TestsSnapshot } from './skill-tests-editor';
 import type { TestRow } from './skill-tests';
 import { VerifyRun, type VerifySnapshot } from './verify-run';

@@ -2,9 +2,9 @@
 // regex / JSON Schema) and back, checked with the contract's own TestSet schema so the tab refuses
 // what verify.setTests would, naming the row and the field. Tests the form cannot edit (chat
 // messages, SkillWorld checkers such as tool_call or order) ride along unchanged as `fixed`.
-import { TestSet, type VerifierTest } from '../../../common/api/verify-schemas';
-import { describeExpect } from '../../../common/verify/describe';
-import type { Expect } from '../../../common/verify/expect';
+import { TestSet, type VerifierTest } from '../../../../common/api/verify-schemas';
+import { describeExpect } from '../../../../common/verify/describe';
+import type { Expect } from '../../../../common/verify/expect';
 
 export const EDITABLE_KINDS = ['exact', 'contains', 'regex', 'json_schema'] as const;
 export type EditableKind = (typeof EDITABLE_KINDS)[number];

@@ -1,10 +1,10 @@
 // The Tests tab's Verify: one verify.run of a skill version's stored tests with no adapter, the skill
 // in context, its compiled adapter or a chosen one, streaming the compile's chunks and each test's
 // outcome, with Cancel. Plain TypeScript with the API passed in (tested over the in-memory transport).
-import type { StreamHandle } from '../../../common/api/define';
-import type { StudioApi } from '../../../common/api/contract';
-import type { VerifyMode, VerifyRunResult } from '../../../common/api/verify-schemas';
-import { toUiError, type UiError } from './errors';
+import type { StreamHandle } from '../../../../common/api/define';
+import type { StudioApi } from '../../../../common/api/contract';
+import type { VerifyMode, VerifyRunResult } from '../../../../common/api/verify-schemas';
+import { toUiError, type UiError } from '../shared/errors';
 
 export type VerifyStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
 

@@ -1,9 +1,9 @@
 // The Diff view of the Skill page: two stored versions of one skill in Monaco's diff editor. Owns the
 // Monaco diff session (link/unlink) and the versions' texts, fetched through skills.get once each.
-import { studio } from './bridge';
+import { studio } from '../shared/bridge';
 import type { DiffStats } from './diff-stats';
-import { toUiError, type UiError } from './errors';
-import type { DiffSession } from './monaco/diff-session';
+import { toUiError, type UiError } from '../shared/errors';
+import type { DiffSession } from '../monaco/diff-session';
 
 export class VersionDiff {
   /** The pair on screen (null until both texts arrived). */
@@ -53,7 +53,7 @@ export class VersionDiff {
   async link(host: HTMLElement): Promise<void> {
     const seq = ++this.linkSeq;
     try {
-      const { createDiffSession } = await import('./monaco/diff-session');
+      const { createDiffSession } = await import('../monaco/diff-session');
       if (seq !== this.linkSeq || this.disposed) return;
       this.session = createDiffSession(host, { sideBySide: this.sideBySide, onStats: (s) => (this.stats = s) });
       this.editorReady = true;
