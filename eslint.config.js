@@ -4,6 +4,43 @@ import svelte from 'eslint-plugin-svelte';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+// main/'s rooms, lowest first (docs/design.md §2); '.' is the modules at main/'s top (paths, threads,
+// the training venv). A room imports only the rooms before it.
+const mainRooms = [
+  '.',
+  'files',
+  'adapters',
+  'engine',
+  'store',
+  'skills',
+  'llm',
+  'evolve',
+  'models',
+  'continual',
+  'api',
+  'cli',
+  'electron',
+];
+
+/** main/'s bans for the room at `i` of mainRooms: the runtimes it may not import, and every later room. */
+function mainPatterns(runtime, i) {
+  const patterns = [
+    {
+      group: [...runtime, '**/renderer/**', '**/preload/**'],
+      message:
+        'main/ never imports renderer or preload; electron only in main/electron/, onnxruntime-node only in main/engine/ort.ts.',
+    },
+  ];
+  const later = mainRooms.slice(i + 1);
+  // A relative import of a later room, from any depth: '../api/root', '../../cli/args', './files/x'.
+  if (later.length)
+    patterns.push({
+      regex: `^(\\.\\.?/)+(${later.join('|')})(/|$)`,
+      message: `${mainRooms[i] === '.' ? "main/'s top modules import" : `main/${mainRooms[i]}/ imports`} only the rooms before it in main/, never ${later.join(', ')}.`,
+    });
+  return patterns;
+}
+
 const banned = (patterns, message) => ({
   'no-restricted-imports': ['error', { patterns: [{ group: patterns, message }] }],
 });
@@ -66,23 +103,14 @@ export default tseslint.config(
     },
   },
   // main/: Node only. Electron only inside main/electron/; onnxruntime-node only in main/engine/ort.ts.
-  {
-    files: ['main/**'],
-    ignores: ['main/electron/**', 'main/engine/ort.ts'],
-    rules: banned(
-      ['electron', 'onnxruntime-node', '**/renderer/**', '**/preload/**'],
-      'main/ never imports renderer or preload; electron only in main/electron/, onnxruntime-node only in main/engine/ort.ts.',
-    ),
-  },
-  {
-    files: ['main/electron/**'],
-    rules: banned(
-      ['onnxruntime-node', '**/renderer/**', '**/preload/**'],
-      'main/electron/ wires windows and IPC; no renderer/preload/ORT imports.',
-    ),
-  },
-  {
-    files: ['main/engine/ort.ts'],
-    rules: banned(['electron', '**/renderer/**', '**/preload/**'], 'ort.ts is Node-only.'),
-  },
+  ...mainRooms.flatMap((room, i) => {
+    const only = (runtime) => ({ 'no-restricted-imports': ['error', { patterns: mainPatterns(runtime, i) }] });
+    if (room === 'engine')
+      return [
+        { files: ['main/engine/**'], ignores: ['main/engine/ort.ts'], rules: only(['electron', 'onnxruntime-node']) },
+        { files: ['main/engine/ort.ts'], rules: only(['electron']) },
+      ];
+    const files = [room === '.' ? 'main/*.ts' : `main/${room}/**`];
+    return [{ files, rules: only(room === 'electron' ? ['onnxruntime-node'] : ['electron', 'onnxruntime-node']) }];
+  }),
 );

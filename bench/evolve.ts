@@ -17,7 +17,7 @@ import type { EvolveResult } from '../common/api/evolve-schemas';
 import { createStudio } from '../main/api/root';
 import { directClient } from '../main/api/transports/direct';
 import { skillworldTests } from '../main/cli/verify';
-import { requireTrainingPython } from '../main/cli/training-venv';
+import { requireTrainingPython } from '../main/training-venv';
 import { APP_ROOT, DEFAULT_BUNDLE_DIR } from '../main/paths';
 
 const { values } = parseArgs({

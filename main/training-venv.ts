@@ -3,8 +3,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { StudioError } from '../../common/errors';
-import { APP_ROOT } from '../paths';
+import { StudioError } from '../common/errors';
+import { APP_ROOT } from './paths';
 
 /** The training venv's interpreter; PSKILLS_PYTHON overrides it (tests, other venvs). */
 export function trainingPython(env: NodeJS.ProcessEnv = process.env): string {

@@ -33,7 +33,7 @@ import { EvolveService } from './services/evolve-service';
 import { EvolveRepo } from '../store/evolve-repo';
 import { ContinualService } from './services/continual-service';
 import { AdoptionsRepo } from '../store/adoptions-repo';
-import { RUNS_DIR } from '../continual/workspace';
+import { RUNS_DIR } from './services/run-workspace';
 import { APP_VERSION, DEFAULT_BUNDLE_DIR } from '../paths';
 import type { Provider } from '../engine';
 
@@ -99,7 +99,7 @@ export function createStudio(opts: StudioOptions): Studio {
     adaptersRepo,
     adapterCache,
   );
-  // Continual runs write only their own workspaces under runs/ (main/continual/workspace.ts); the
+  // Continual runs write only their own workspaces under runs/ (main/api/services/run-workspace.ts); the
   // Library is written by adopt alone.
   const continual = new ContinualService(
     {

@@ -9,7 +9,7 @@ import { LORA_MODULES } from '../../common/api/model-schemas';
 import { fromHfArgs } from '../models/from-hf';
 import { fromGgufArgs } from '../models/from-gguf';
 import type { Command } from './command';
-import { runTrainingModule } from './training-venv';
+import { runTrainingModule } from '../training-venv';
 import { usageError } from './usage';
 
 const DTYPES = ['fp32', 'fp16'];

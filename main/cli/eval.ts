@@ -6,10 +6,10 @@ import { join, resolve } from 'node:path';
 import { StudioError } from '../../common/errors';
 import { DEFAULT_BUNDLE_DIR } from '../paths';
 import type { Command } from './command';
-import { requireTrainingPython, runTrainingModule } from './training-venv';
+import { requireTrainingPython, runTrainingModule } from '../training-venv';
 import { usageError } from './usage';
 
-export { trainingPython } from './training-venv'; // the interpreter eval runs, where its tests look for it
+export { trainingPython } from '../training-venv'; // the interpreter eval runs, where its tests look for it
 
 export const evalCommand: Command = {
   name: 'eval',

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { StudioError } from '../../common/errors';
 import type { Command } from './command';
-import { runTrainingModule } from './training-venv';
+import { runTrainingModule } from '../training-venv';
 import { usageError } from './usage';
 
 const SPLITS = ['train', 'val', 'test'];

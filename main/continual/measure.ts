@@ -4,9 +4,8 @@
 // compare's in_context column does).
 import { StudioError } from '../../common/errors';
 import { checkExpect } from '../../common/verify/expect';
-import { fitSkillText, withSystem } from '../api/services/compare-service';
-import { sharedEngine } from '../engine/engine-client';
-import type { Bundle, ChatMessage, EngineAdapter, GenerateRequest } from '../engine';
+import type { BundleInfo, EngineAdapter, GenerateRequest } from '../engine';
+import { answerBatch, chatPrompt } from '../skills/answer';
 import type { SuiteTask } from './suite';
 
 /** Rows per engine batch. */
@@ -27,19 +26,12 @@ export interface Measured {
 }
 
 function request(
-  bundle: Bundle,
+  bundle: BundleInfo,
   t: SuiteTask,
   cond: Condition,
   maxTokens: number,
 ): { request: GenerateRequest; truncated: boolean } {
-  let chat: ChatMessage[] = t.messages;
-  let truncated = false;
-  if (cond.system !== null) {
-    const fit = fitSkillText(bundle, cond.system, t.messages, maxTokens);
-    chat = withSystem(fit.text, t.messages);
-    truncated = fit.truncated;
-  }
-  const prompt = bundle.tokenizer.encode(bundle.chat.render(chat));
+  const { ids: prompt, truncated } = chatPrompt(bundle, t.messages, cond.system, maxTokens);
   if (prompt.length + maxTokens > bundle.manifest.architecture.max_positions)
     throw new StudioError(
       'invalid_input',
@@ -52,7 +44,7 @@ function request(
 }
 
 export async function measure(
-  bundle: Bundle,
+  bundle: BundleInfo,
   tasks: readonly SuiteTask[],
   cond: Condition,
   opts: { maxTokens: number; signal?: AbortSignal },
@@ -61,15 +53,13 @@ export async function measure(
   for (let start = 0; start < tasks.length; start += BATCH) {
     const chunk = tasks.slice(start, start + BATCH);
     const rows = chunk.map((t) => request(bundle, t, cond, opts.maxTokens));
-    const it = sharedEngine().generateBatch(
+    const answers = await answerBatch(
       bundle,
       rows.map((r) => r.request),
-      { signal: opts.signal },
+      opts.signal,
     );
-    let step = await it.next();
-    while (!step.done) step = await it.next();
     if (opts.signal?.aborted) throw new StudioError('cancelled', 'continual run cancelled');
-    step.value.forEach((r, i) => {
+    answers.forEach((r, i) => {
       const passed = checkExpect(chunk[i]!.checker, r.text).passed;
       out.passed += passed ? 1 : 0;
       out.truncated += rows[i]!.truncated ? 1 : 0;

@@ -4,19 +4,16 @@
 // compiled with the loaded bundle (distilled by default: docs/distill.md, practising on the episode's
 // tasks with the verifier's passing answers as forced targets; or instant) and absorbed by the mode;
 // then the held-out tasks of every lesson so far are measured. Everything is written to the run's
-// workspace (main/continual/workspace.ts), never to the Library. The run and its episodes are stored (main/store/continual-repo.ts): a run that
+// workspace (main/api/services/run-workspace.ts), never to the Library. The run and its episodes are stored (main/store/continual-repo.ts): a run that
 // was killed or cancelled goes on from its rows, and no lesson is absorbed or measured twice.
 import type { ContinualEpisode, ContinualEvent, ContinualRunResult } from '../../common/api/continual-schemas';
+import type { TrajectoryMessage } from '../../common/api/trajectory-schemas';
 import { StudioError } from '../../common/errors';
 import { checkExpect } from '../../common/verify/expect';
-import type { AdapterCache } from '../api/services/adapter-cache';
-import type { AdapterService } from '../api/services/adapter-service';
-import type { BundleRegistry } from '../api/services/bundle-registry';
-import type { CompileService } from '../api/services/compile-service';
-import type { DistillService } from '../api/services/distill-service';
 import { practiceQuestions, type PracticeQuestion } from '../../common/distill/practice';
-import type { TrajectoryService } from '../api/services/trajectory-service';
+import type { MergeJob } from '../adapters/algebra-ops';
 import type { Adapter } from '../adapters/types';
+import type { BundleInfo, EngineAdapter } from '../engine';
 import type { BundleManifest } from '../engine/manifest';
 import { bodyHash } from '../skills/normalize';
 import { parseSkillMd } from '../skills/parse';
@@ -45,15 +42,45 @@ export interface Summariser {
   lesson(input: LessonInput, signal: AbortSignal): Promise<string>;
 }
 
+type SkillRef = { name: string; version: number };
+type LessonRow = Pick<Lesson, 'rowId' | 'key' | 'tensorsSha256'>;
+
+/** A demo's answer as kept: the studio's TrajectoryService.record takes these. */
+interface DemoTrajectory {
+  source: 'synth';
+  bundle: { id: string; sha256: string };
+  sampling: Record<string, never>;
+  messages: TrajectoryMessage[];
+  verdict: { passed: boolean; reason?: string };
+  details: Record<string, unknown>;
+}
+
+// What the loop needs from the studio's services, declared here so that continual/ stays below api/
+// (the services satisfy these by their shape; a run's workspace builds them over its own database).
 export interface ContinualDeps {
-  bundles: Pick<BundleRegistry, 'current'>;
+  bundles: { current(): Promise<{ bundle: BundleInfo; sha256: string; rowId: number }> };
   skills: Pick<SkillsRepo, 'save'>;
-  compiler: Pick<CompileService, 'compileAdapter' | 'skill'>;
-  distiller: Pick<DistillService, 'run' | 'latestDistilled'>;
-  adapters: Pick<AdapterService, 'emaStepOffThread' | 'mergeCopies'>;
+  compiler: {
+    compileAdapter(ref: SkillRef, ctx: { signal: AbortSignal }): Promise<{ row: LessonRow }>;
+    skill(ref: SkillRef): { content: string };
+  };
+  distiller: {
+    run(
+      input: { skill: SkillRef; questions: PracticeQuestion[]; steps: number; seed: number },
+      ctx: { emit(e: unknown): void; signal: AbortSignal },
+    ): Promise<{ adapter: { key: string } }>;
+    latestDistilled(ref: SkillRef, bundleRowId: number): LessonRow | null;
+  };
+  adapters: {
+    emaStepOffThread(input: { adapterId: string; beta: number; rankBudget: number }): Promise<{
+      write(): { version: { version: number } };
+    }>;
+    /** A merge over copies of the adapters (the caller keeps them). */
+    mergeCopies(job: MergeJob): Promise<Adapter>;
+  };
   repo: Pick<AdaptersRepo, 'load' | 'globalHead' | 'globalHistory' | 'appendEma' | 'get' | 'findByKey'>;
-  cache: Pick<AdapterCache, 'get'>;
-  trajectories: Pick<TrajectoryService, 'record'>;
+  cache: { get(row: { rowId: number; tensorsSha256: string }, manifest: BundleManifest): EngineAdapter };
+  trajectories: { record(rows: readonly DemoTrajectory[]): { id: string }[] };
   store: Pick<ContinualRepo, 'episodes' | 'absorb' | 'measured'>;
   summariser: Summariser;
   /** Used when `summariser` fails (the LLM's endpoint is down): the run goes on, with a warning. */
@@ -316,8 +343,6 @@ export function lessonPractice(passed: readonly { task: SuiteTask }[]): Practice
   }
   return out;
 }
-
-type LessonRow = Pick<Lesson, 'rowId' | 'key' | 'tensorsSha256'>;
 
 /** The lesson version compiled by the run's tier; `practice` empty: the lesson's own Examples and sections. */
 async function compileLesson(

@@ -5,7 +5,7 @@
 // regular files of a sane size. docs/security.md "Files a user points us at".
 import { extname, join } from 'node:path';
 import { MANIFEST_FILE, parseManifest, type BundleManifest } from '../engine/manifest';
-import { checkFile, GateError, readGatedText, type ReadKind } from './read-gate';
+import { checkFile, GateError, readGatedText, type ReadKind } from '../files/read-gate';
 
 /** What a file listed in bundle.json is, for its size limit. */
 export function bundleFileKind(file: string): ReadKind {

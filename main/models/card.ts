@@ -4,7 +4,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ModelCard, ModelOrigin } from '../../common/api/model-schemas';
 import type { BundleManifest } from '../engine/manifest';
-import { readBundleManifest } from '../files/bundle-gate';
+import { readBundleManifest } from './bundle-gate';
 import { chatTemplateKind, fileTypeName } from './gguf';
 
 /** Weights of a Llama-family base: embeddings, per-layer attention and MLP (biases where the

@@ -6,7 +6,7 @@ import { rm } from 'node:fs/promises';
 import { StudioError } from '../../common/errors';
 import type { ModelCreateProgress } from '../../common/api/model-schemas';
 import { APP_ROOT } from '../paths';
-import { requireTrainingPython } from '../cli/training-venv';
+import { requireTrainingPython } from '../training-venv';
 
 export interface FromHfOptions {
   from: string;

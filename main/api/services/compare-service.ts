@@ -11,15 +11,9 @@ import type {
 import type { TrajectorySampling } from '../../../common/api/trajectory-schemas';
 import { pickWrongSkill } from '../../../common/compare/wrong-skill';
 import { StudioError } from '../../../common/errors';
-import {
-  checkPromptBytes,
-  headForContext,
-  type Bundle,
-  type ChatMessage,
-  type EngineAdapter,
-  type GenerateRequest,
-} from '../../engine';
+import { checkPromptBytes, type EngineAdapter, type GenerateRequest } from '../../engine';
 import { sharedEngine } from '../../engine/engine-client';
+import { fitSkillText } from '../../skills/answer';
 import type { SkillsRepo } from '../../store/skills-repo';
 import type { BundleRegistry } from './bundle-registry';
 import type { CompileService } from './compile-service';
@@ -42,44 +36,6 @@ export interface DistilledLookup {
   } | null>;
 }
 export const DEFAULT_COMPARE_TOKENS = 128;
-
-const REPLACEMENT = /\uFFFD+$/u;
-
-/** The messages with `system` as their system message: prepended, or joined before the one they have. */
-export function withSystem(system: string, messages: readonly ChatMessage[]): ChatMessage[] {
-  const [first, ...rest] = messages;
-  if (first?.role === 'system') return [{ role: 'system', content: `${system}\n\n${first.content}` }, ...rest];
-  return [{ role: 'system', content: system }, ...messages];
-}
-
-/**
- * The system prompt of the in_context column: the skill text, cut (at a token boundary) so that the
- * rendered prompt (a user message, or chat messages) plus `maxTokens` fits the model's context.
- * Returns the text and whether it was cut.
- */
-export function fitSkillText(
-  bundle: Bundle,
-  skillText: string,
-  prompt: string | readonly ChatMessage[],
-  maxTokens: number,
-): { text: string; truncated: boolean } {
-  const messages: readonly ChatMessage[] = typeof prompt === 'string' ? [{ role: 'user', content: prompt }] : prompt;
-  const render = (system: string) => bundle.chat.render(withSystem(system, messages));
-  const count = (system: string) => bundle.tokenizer.encode(render(system)).length;
-  const limit = bundle.manifest.architecture.max_positions - maxTokens;
-  const head = headForContext(bundle, skillText); // what is past it cannot fit: never tokenized
-  if (head === skillText && count(skillText) <= limit) return { text: skillText, truncated: false };
-  const ids = bundle.tokenizer.encode(head);
-  let room = limit - count('');
-  while (room > 0) {
-    // A cut inside a multi-byte character decodes to U+FFFD: drop it.
-    const cut = bundle.tokenizer.decode(ids.slice(0, room)).replace(REPLACEMENT, '');
-    const over = count(cut) - limit;
-    if (over <= 0) return { text: cut, truncated: true };
-    room -= over;
-  }
-  return { text: '', truncated: true };
-}
 
 interface Column {
   setup: CompareColumnSetup;

@@ -1,5 +1,5 @@
 // continual.* for the API (and so the CLI and the studio): each run gets its own workspace under the
-// data folder's runs/<id>/ (main/continual/workspace.ts, docs/store.md "Run workspaces") and the
+// data folder's runs/<id>/ (main/api/services/run-workspace.ts, docs/store.md "Run workspaces") and the
 // continual runner (main/continual/run.ts) writes only there. Lists the workspaces with their status
 // (a run stored as running that no process here runs was killed: interrupted, resumable), adopts a
 // lesson or a run's global adapter into the Library, and deletes a workspace.
@@ -21,7 +21,7 @@ import { LlmSummariser } from '../../continual/llm-summariser';
 import { endpointFromSettings } from '../../llm/chat-client';
 import { runContinual, type ContinualDeps, type Summariser } from '../../continual/run';
 import { templateLesson } from '../../continual/summarise';
-import { RUN_ID, RunWorkspace } from '../../continual/workspace';
+import { RUN_ID, RunWorkspace } from './run-workspace';
 import { parseSkillMd } from '../../skills/parse';
 import { bodyHash } from '../../skills/normalize';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import type { EngineInfo, GenerateInput, GenerateResult, TokenDelta } from '../../../common/api/engine-schemas';
 import { StudioError } from '../../../common/errors';
 import { sharedEngine } from '../../engine/engine-client';
-import { gateBundleFolder } from '../../files/bundle-gate';
+import { gateBundleFolder } from '../../models/bundle-gate';
 import {
   checkPromptBytes,
   loadBundle,

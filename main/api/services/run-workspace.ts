@@ -5,21 +5,21 @@
 // timeline; only Adopt copies from it, and deleting the run removes the folder and nothing else.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { StudioError } from '../../common/errors';
-import { AdapterCache } from '../api/services/adapter-cache';
-import { AdapterService } from '../api/services/adapter-service';
-import { BundleRegistry } from '../api/services/bundle-registry';
-import { CompileService } from '../api/services/compile-service';
-import { DistillService } from '../api/services/distill-service';
-import type { EngineService } from '../api/services/engine-service';
-import { TrajectoryService } from '../api/services/trajectory-service';
-import { AdaptersRepo } from '../store/adapters-repo';
-import { ContinualRepo } from '../store/continual-repo';
-import { openDatabase, type Database } from '../store/db';
-import { SettingsRepo } from '../store/settings-repo';
-import { SkillTestsRepo } from '../store/skill-tests-repo';
-import { SkillsRepo } from '../store/skills-repo';
-import { TrajectoriesRepo } from '../store/trajectories-repo';
+import { StudioError } from '../../../common/errors';
+import { AdapterCache } from './adapter-cache';
+import { AdapterService } from './adapter-service';
+import { BundleRegistry } from './bundle-registry';
+import { CompileService } from './compile-service';
+import { DistillService } from './distill-service';
+import type { EngineService } from './engine-service';
+import { TrajectoryService } from './trajectory-service';
+import { AdaptersRepo } from '../../store/adapters-repo';
+import { ContinualRepo } from '../../store/continual-repo';
+import { openDatabase, type Database } from '../../store/db';
+import { SettingsRepo } from '../../store/settings-repo';
+import { SkillTestsRepo } from '../../store/skill-tests-repo';
+import { SkillsRepo } from '../../store/skills-repo';
+import { TrajectoriesRepo } from '../../store/trajectories-repo';
 
 export const RUNS_DIR = 'runs';
 export const WORKSPACE_DB = 'run.db';

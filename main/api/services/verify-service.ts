@@ -13,19 +13,18 @@ import type {
 } from '../../../common/api/verify-schemas';
 import { StudioError } from '../../../common/errors';
 import { checkExpect } from '../../../common/verify/expect';
-import { sharedEngine } from '../../engine/engine-client';
 import {
   checkPromptBytes,
-  type Bundle,
+  type BundleInfo,
   type ChatMessage,
   type EngineAdapter,
   type GenerateRequest,
 } from '../../engine';
+import { answerBatch, chatPrompt } from '../../skills/answer';
 import type { AdaptersRepo } from '../../store/adapters-repo';
 import type { SkillTestsRepo } from '../../store/skill-tests-repo';
 import type { AdapterCache } from './adapter-cache';
 import type { BundleRegistry } from './bundle-registry';
-import { fitSkillText, withSystem } from './compare-service';
 import type { CompileService } from './compile-service';
 import type { TrajectoryService } from './trajectory-service';
 
@@ -154,7 +153,7 @@ export class VerifyService {
    * candidates, whose texts are not stored versions. Records nothing.
    */
   async runTests(
-    bundle: Bundle,
+    bundle: BundleInfo,
     tests: readonly VerifierTest[],
     opts: {
       mode: VerifyMode;
@@ -171,15 +170,13 @@ export class VerifyService {
       const rows = chunk.map((t) =>
         this.request(bundle, t, opts.mode, opts.skillText, t.maxTokens ?? opts.maxTokens, opts.adapter),
       );
-      const it = sharedEngine().generateBatch(
+      const answers = await answerBatch(
         bundle,
         rows.map((r) => r.request),
-        { signal: opts.signal },
+        opts.signal,
       );
-      let step = await it.next();
-      while (!step.done) step = await it.next();
       if (opts.signal.aborted) throw new StudioError('cancelled', 'verify cancelled');
-      step.value.forEach((r, i) => {
+      answers.forEach((r, i) => {
         const t = chunk[i]!;
         const outcome = checkExpect(t.expect, r.text);
         const result: VerifyTestResult = {
@@ -201,7 +198,7 @@ export class VerifyService {
 
   /** One test as an engine row: greedy, the skill in the system message for in_context. */
   private request(
-    bundle: Bundle,
+    bundle: BundleInfo,
     t: VerifierTest,
     mode: VerifyMode,
     skillText: string,
@@ -213,14 +210,7 @@ export class VerifyService {
       bundle,
       messages.reduce((n, m) => n + Buffer.byteLength(m.content), 0),
     );
-    let truncated = false;
-    let chat = messages;
-    if (mode === 'in_context') {
-      const fit = fitSkillText(bundle, skillText, messages, maxTokens);
-      chat = withSystem(fit.text, messages);
-      truncated = fit.truncated;
-    }
-    const ids = bundle.tokenizer.encode(bundle.chat.render(chat));
+    const { ids, truncated } = chatPrompt(bundle, messages, mode === 'in_context' ? skillText : null, maxTokens);
     const { max_positions } = bundle.manifest.architecture;
     if (ids.length >= max_positions) {
       throw new StudioError(

@@ -12,7 +12,7 @@ import { studioContract, type StudioApi } from '../../../common/api/contract';
 import type { ModelCreateProgress } from '../../../common/api/model-schemas';
 import { createStudio, type Studio } from '../../../main/api/root';
 import { memoryPair } from '../../../main/api/transports/memory';
-import { trainingPython } from '../../../main/cli/training-venv';
+import { trainingPython } from '../../../main/training-venv';
 import { emptyForm, ModelShelf, type ModelsSnapshot } from '../../../renderer/src/lib/models/models';
 import { HYPER_BUNDLE, TINY_BUNDLE } from '../compile/fixture';
 

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { trainingPython } from '../../../main/cli/training-venv';
+import { trainingPython } from '../../../main/training-venv';
 import { loadBundle } from '../../../main/engine';
 
 const BIN = join(process.cwd(), 'bin', 'pskills.mjs');

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { studioContract } from '../../../common/api/contract';
 import { createStudio } from '../../../main/api/root';
 import { memoryPair } from '../../../main/api/transports/memory';
-import { trainingPython } from '../../../main/cli/training-venv';
+import { trainingPython } from '../../../main/training-venv';
 import { loadBundle, type Bundle } from '../../../main/engine';
 import { KvCache } from '../../../main/engine/kv-cache';
 import { SKILLS } from '../compile/fixture';

@@ -19,7 +19,7 @@ import { sharedEngine } from '../../../main/engine/engine-client';
 import { encodeAdapter, sha256Hex } from '../../../main/store/adapter-tensors';
 import { AdaptersRepo } from '../../../main/store/adapters-repo';
 import { AdoptionsRepo } from '../../../main/store/adoptions-repo';
-import { RUNS_DIR, RunWorkspace } from '../../../main/continual/workspace';
+import { RUNS_DIR, RunWorkspace } from '../../../main/api/services/run-workspace';
 import { openDatabase } from '../../../main/store/db';
 import { SkillsRepo } from '../../../main/store/skills-repo';
 import { HYPER_BUNDLE } from '../compile/fixture';

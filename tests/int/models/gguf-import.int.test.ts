@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelCreateProgress } from '../../../common/api/model-schemas';
 import { ModelService } from '../../../main/api/services/model-service';
-import { trainingPython } from '../../../main/cli/training-venv';
+import { trainingPython } from '../../../main/training-venv';
 import { readGgufHeader } from '../../../main/models/gguf';
 
 const hasVenv = existsSync(trainingPython());

@@ -8,7 +8,7 @@ import { studioContract, type StudioApi } from '../../../common/api/contract';
 import { createStudio, type Studio } from '../../../main/api/root';
 import { directClient } from '../../../main/api/transports/direct';
 import { startWebHost, type WebHost } from '../../../main/api/transports/web-host';
-import { fitSkillText } from '../../../main/api/services/compare-service';
+import { fitSkillText } from '../../../main/skills/answer';
 import { loadBundle, promptByteLimit } from '../../../main/engine';
 import { failure } from '../api/transports';
 
