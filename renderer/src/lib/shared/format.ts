@@ -10,3 +10,8 @@ export function formatDate(iso: string): string {
 export function shortHash(sha: string): string {
   return sha.slice(0, 10);
 }
+
+/** A duration in milliseconds without the unit: one decimal under 10, whole numbers above. */
+export function formatMs(n: number): string {
+  return n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString('en-US');
+}
