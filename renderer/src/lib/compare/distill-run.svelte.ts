@@ -8,16 +8,15 @@ import type {
   PracticeQuestionInput,
   SkillRef,
 } from '../../../../common/api/adapter-schemas';
-import type { StreamHandle } from '../../../../common/api/define';
 import { studio } from '../shared/bridge';
 import { toUiError, type UiError } from '../shared/errors';
+import { StreamRun } from '../shared/stream-run.svelte';
 
-export type DistillStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
 export type CompileMode = 'instant' | 'distilled';
 
 export const MAX_STEPS = 2000;
 
-export class DistillRun {
+export class DistillRun extends StreamRun<DistillProgressEvent, DistillResultSchema> {
   mode = $state<CompileMode>('instant');
   plan = $state.raw<DistillPlan | null>(null);
   planError = $state.raw<UiError | null>(null);
@@ -25,21 +24,13 @@ export class DistillRun {
   /** The questions the next run practises on: the plan's, after the user's adds and removes. */
   questions = $state.raw<PracticeQuestionInput[]>([]);
   steps = $state(40);
-  status = $state<DistillStatus>('idle');
-  progress = $state.raw<DistillProgressEvent | null>(null);
   losses = $state.raw<number[]>([]);
-  result = $state.raw<DistillResultSchema | null>(null);
-  error = $state.raw<UiError | null>(null);
-  cancelling = $state(false);
 
-  private handle: StreamHandle<DistillResultSchema> | null = null;
   private planFor = '';
 
   /** onDistilled: a distilled adapter was stored (the library and compare's columns follow). */
-  constructor(private readonly onDistilled: (result: DistillResultSchema) => void = () => {}) {}
-
-  get running(): boolean {
-    return this.status === 'running';
+  constructor(private readonly onDistilled: (result: DistillResultSchema) => void = () => {}) {
+    super();
   }
 
   /** Steps × measured seconds per step; null until measured. The teacher pass comes on top. */
@@ -103,33 +94,13 @@ export class DistillRun {
 
   async start(ref: SkillRef): Promise<void> {
     if (!this.canStart) return;
-    this.status = 'running';
-    this.progress = null;
     this.losses = [];
-    this.result = null;
-    this.error = null;
-    this.cancelling = false;
-    const handle = studio.adapters.distill({ skill: ref, steps: this.steps, questions: this.questions }, (event) => {
-      this.progress = event;
-      if (event.phase === 'train' && event.loss !== null) this.losses = [...this.losses, event.loss];
-    });
-    this.handle = handle;
-    try {
-      this.result = await handle.result;
-      this.status = 'done';
-      this.onDistilled(this.result);
-    } catch (err) {
-      this.error = toUiError(err);
-      this.status = this.error.code === 'cancelled' ? 'cancelled' : 'failed';
-    } finally {
-      this.handle = null;
-      this.cancelling = false;
-    }
+    const input = { skill: ref, steps: this.steps, questions: this.questions };
+    const result = await this.follow((onEvent) => studio.adapters.distill(input, onEvent));
+    if (result) this.onDistilled(result);
   }
 
-  cancel(): void {
-    if (!this.handle) return;
-    this.cancelling = true;
-    this.handle.cancel();
+  protected override onProgress(event: DistillProgressEvent): void {
+    if (event.phase === 'train' && event.loss !== null) this.losses = [...this.losses, event.loss];
   }
 }
