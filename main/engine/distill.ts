@@ -4,21 +4,24 @@
 // plus the adapter, without the skill. K steps of the train-step graph move the adapter toward the teacher.
 import type { PracticeQuestion } from '../../common/distill/practice';
 import type { EngineAdapter } from './adapter';
-import type { Bundle } from './bundle';
+import type { Bundle, BundleInfo } from './bundle';
 import { batchOrder } from './distill-order';
 import { EngineError, invalid } from './errors';
-import { generateAll } from './generate';
+import { KV_KINDS, pastName, presentName } from './graph-io';
 import { KvCache } from './kv-cache';
 import type { BundleManifest } from './manifest';
+import { float32, type Tensor } from './ort';
+import { Row } from './row';
 import {
   bucketFor,
   initState,
   stateAdapter,
+  TrainLoop,
   TrainStepGraph,
   trainStepEntry,
+  type BatchBuffers,
   type Bucket,
   type TrainBatch,
-  type TrainState,
 } from './train-step';
 
 /** One practice row: the student's ids and, per answer position, the teacher's top-k. */
@@ -47,6 +50,8 @@ export interface DistillOptions {
   /** Start from this adapter (e.g. the instant one); null = zero init. */
   readonly init?: EngineAdapter | null;
   readonly maxAnswerTokens?: number;
+  /** Threads of the train-step graphs (default: every core). */
+  readonly intraOpNumThreads?: number;
   readonly signal?: AbortSignal;
   readonly onProgress?: (p: DistillProgress) => void;
 }
@@ -88,17 +93,188 @@ export function fitSystem(bundle: Bundle, skill: string, question: string, room:
   return '';
 }
 
-/** log-softmax top-k of one logits row (descending). */
-function topK(logits: Float32Array, k: number): { ids: number[]; logp: number[] } {
+/** log-softmax top-k of one logits row (descending; equal logits by id), in one pass over the row. */
+export function topK(logits: Float32Array, k: number): { ids: number[]; logp: number[] } {
   let max = -Infinity;
   for (const x of logits) if (x > max) max = x;
   let sum = 0;
   for (const x of logits) sum += Math.exp(x - max);
   const lse = max + Math.log(sum);
-  const idx = Array.from({ length: logits.length }, (_, i) => i);
-  idx.sort((a, b) => logits[b]! - logits[a]! || a - b);
-  const ids = idx.slice(0, k);
-  return { ids, logp: ids.map((i) => logits[i]! - lse) };
+  const ids: number[] = [];
+  const vals: number[] = [];
+  for (let i = 0; i < logits.length; i++) {
+    const x = logits[i]!;
+    if (ids.length === k && !(x > vals[k - 1]!)) continue;
+    let at = ids.length === k ? k - 1 : ids.length;
+    while (at > 0 && x > vals[at - 1]!) at--;
+    ids.splice(at, 0, i);
+    vals.splice(at, 0, x);
+    if (ids.length > k) {
+      ids.pop();
+      vals.pop();
+    }
+  }
+  return { ids, logp: vals.map((x) => x - lse) };
+}
+
+/** A batch-1 cache repeated to `batch` rows. */
+function repeatCache(m: BundleManifest, cache: KvCache, batch: number): KvCache {
+  const outputs: Record<string, Tensor> = {};
+  for (let i = 0; i < m.architecture.layers; i++)
+    for (const kind of KV_KINDS) {
+      const t = cache.feeds()[pastName(i, kind)]!;
+      const one = t.data as Float32Array;
+      const data = new Float32Array(one.length * batch);
+      for (let b = 0; b < batch; b++) data.set(one, b * one.length);
+      outputs[presentName(i, kind)] = float32(data, [batch, ...t.dims.slice(1)]);
+    }
+  return KvCache.fromOutputs(m, outputs);
+}
+
+interface Answer {
+  readonly tokens: readonly number[];
+  readonly finishReason: string;
+  /** The teacher's top-k at each generated token's position: [tokens, k]. */
+  readonly topIds: readonly number[][];
+  readonly topLogp: readonly number[][];
+}
+
+/** Greedy answers to prompts that share a prefix (the skill), keeping the teacher's top-k at every
+ * step. The prefix runs once and its cache is copied to every row, as the Python teacher's shared-prefix
+ * batches; the rest of each prompt follows it (pads between, masked), then one token per row per step. */
+async function greedyShared(
+  bundle: Bundle,
+  prompts: readonly (readonly number[])[],
+  maxNewTokens: number,
+  signal: AbortSignal | undefined,
+): Promise<Answer[]> {
+  const m = bundle.manifest;
+  const k = trainStepEntry(m).top_k;
+  const V = m.architecture.vocab;
+  const { pad } = m.special_tokens;
+  const b = prompts.length;
+  const rows = prompts.map((p, i) => new Row(bundle, { prompt: p, maxNewTokens }, i));
+  let shared = Math.min(...prompts.map((p) => p.length)) - 1; // every row keeps a token for its first step
+  for (const p of prompts) {
+    let j = 0;
+    while (j < shared && p[j] === prompts[0]![j]) j++;
+    shared = j;
+  }
+  const masks: number[][] = prompts.map(() => new Array<number>(shared).fill(1));
+  let cache = KvCache.empty(m, b);
+  if (shared > 0) {
+    const prefix = prompts[0]!.slice(0, shared);
+    const out = await bundle.lm.forward({
+      batch: 1,
+      inputIds: prefix,
+      positionIds: prefix.map((_, i) => i),
+      attentionMask: masks[0]!,
+      cache: KvCache.empty(m, 1),
+      lora: bundle.lm.loraFeeds([null]),
+      logitsToKeep: 1,
+    });
+    cache = b === 1 ? out.cache : repeatCache(m, out.cache, b);
+  }
+  const width = Math.max(...prompts.map((p) => p.length - shared));
+  let step = { inputIds: [] as number[], positionIds: [] as number[] };
+  prompts.forEach((p, i) => {
+    const padding = width - (p.length - shared);
+    for (let t = 0; t < padding; t++) {
+      step.inputIds.push(pad);
+      step.positionIds.push(0);
+      masks[i]!.push(0);
+    }
+    for (let t = shared; t < p.length; t++) {
+      step.inputIds.push(p[t]!);
+      step.positionIds.push(t);
+      masks[i]!.push(1);
+    }
+  });
+  const lora = bundle.lm.loraFeeds(prompts.map(() => null));
+  const tops = prompts.map(() => ({ ids: [] as number[][], logp: [] as number[][] }));
+  while (rows.some((r) => !r.done)) {
+    checkAborted(signal);
+    const out = await bundle.lm.forward({
+      batch: b,
+      ...step,
+      attentionMask: masks.flat(),
+      cache,
+      lora,
+      logitsToKeep: 1,
+    });
+    cache = out.cache;
+    const seq = out.logitsPerRow;
+    rows.forEach((row, i) => {
+      if (row.done) return;
+      const last = out.logits.slice(((i + 1) * seq - 1) * V, (i + 1) * seq * V);
+      const t = topK(last, k);
+      tops[i]!.ids.push(t.ids);
+      tops[i]!.logp.push(t.logp);
+      row.next(last);
+    });
+    masks.forEach((mk) => mk.push(1));
+    step = {
+      inputIds: rows.map((r) => (r.done ? pad : r.tokens.at(-1)!)),
+      positionIds: rows.map((r) => r.nextPosition),
+    };
+  }
+  return rows.map((r, i) => {
+    const res = r.result();
+    return { tokens: res.tokens, finishReason: res.finishReason, topIds: tops[i]!.ids, topLogp: tops[i]!.logp };
+  });
+}
+
+/** The teacher's top-k along a given answer: one forward of prompt and answer. */
+async function forcedTop(
+  bundle: Bundle,
+  prompt: readonly number[],
+  ans: readonly number[],
+): Promise<{ topIds: Int32Array; topLogp: Float32Array }> {
+  const m = bundle.manifest;
+  const k = trainStepEntry(m).top_k;
+  const n = ans.length;
+  // Positions prompt−1 … prompt+n−2 predict the n answer tokens.
+  const ids = [...prompt, ...ans];
+  const out = await bundle.lm.forward({
+    batch: 1,
+    inputIds: ids,
+    positionIds: ids.map((_, i) => i),
+    attentionMask: ids.map(() => 1),
+    cache: KvCache.empty(m, 1),
+    lora: bundle.lm.loraFeeds([null]),
+    logitsToKeep: n + 1,
+  });
+  const V = m.architecture.vocab;
+  const first = out.logitsPerRow - (n + 1);
+  const topIds = new Int32Array(n * k);
+  const topLogp = new Float32Array(n * k);
+  for (let j = 0; j < n; j++) {
+    const t = topK(out.logits.subarray((first + j) * V, (first + j + 1) * V), k);
+    topIds.set(t.ids, j * k);
+    topLogp.set(t.logp, j * k);
+  }
+  return { topIds, topLogp };
+}
+
+/** Groups of rows whose KV cache stays within `budget` bytes together. */
+function cacheGroups(m: BundleManifest, lengths: readonly number[], budget = 256 * 2 ** 20): number[][] {
+  const { layers, kv_heads, head_dim } = m.architecture;
+  const perToken = layers * 2 * kv_heads * head_dim * 4;
+  const groups: number[][] = [];
+  let cur: number[] = [];
+  let longest = 0;
+  lengths.forEach((len, i) => {
+    const next = Math.max(longest, len);
+    if (cur.length > 0 && (cur.length + 1) * next * perToken > budget) {
+      groups.push(cur);
+      cur = [];
+      longest = 0;
+    }
+    cur.push(i);
+    longest = Math.max(longest, len);
+  });
+  if (cur.length) groups.push(cur);
+  return groups;
 }
 
 /** The teacher pass: a greedy answer per question with the skill in context, then the teacher's top-k on it. */
@@ -111,58 +287,66 @@ export async function teacherRows(
   const m = bundle.manifest;
   const k = trainStepEntry(m).top_k;
   const maxLen = Math.max(...trainStepEntry(m).buckets.map((b) => b.length));
-  const rows: TeacherRow[] = [];
-  for (const q of questions) {
+  const prompts = questions.map((q) => {
     checkAborted(signal);
     const system = fitSystem(bundle, skill, q.question, maxAnswerTokens + 1);
-    const prompt = bundle.tokenizer.encode(
+    return bundle.tokenizer.encode(
       bundle.chat.render([
         { role: 'system', content: system },
         { role: 'user', content: q.question },
       ]),
     );
+  });
+  // Questions without an answer are answered greedily, all together (the skill prefix once).
+  const open = questions.flatMap((q, i) => (q.answer === undefined ? [i] : []));
+  const answers = new Map<number, Answer>();
+  for (const group of cacheGroups(
+    m,
+    open.map((i) => prompts[i]!.length + maxAnswerTokens),
+  )) {
+    const idx = group.map((g) => open[g]!);
+    const got = await greedyShared(
+      bundle,
+      idx.map((i) => prompts[i]!),
+      maxAnswerTokens,
+      signal,
+    );
+    idx.forEach((i, j) => answers.set(i, got[j]!));
+  }
+  const rows: TeacherRow[] = [];
+  for (const [i, q] of questions.entries()) {
+    checkAborted(signal);
+    const prompt = prompts[i]!;
+    const gen = answers.get(i);
     let answer: number[];
-    if (q.answer !== undefined) {
+    if (!gen) {
       // A given answer (e.g. one the verifier passed) is teacher-forced: the target is the teacher's
       // distribution along it, ending the turn after it (docs/distill.md "The Python distiller").
-      answer = [...bundle.tokenizer.encode(q.answer), m.special_tokens.eos];
+      answer = [...bundle.tokenizer.encode(q.answer!), m.special_tokens.eos];
     } else {
-      const [res] = await generateAll(bundle, [{ prompt, maxNewTokens: maxAnswerTokens }], { signal });
-      answer = [...res!.tokens];
+      answer = [...gen.tokens];
       // The teacher ended its turn: the student learns to end it there too, with one end-of-turn token
       // in place of the stop token the teacher produced (as the Python teacher: docs/distill.md).
-      if (res!.finishReason === 'eos') answer.pop();
-      if (res!.finishReason === 'eos' || res!.finishReason === 'stop') answer.push(m.special_tokens.eos);
+      if (gen.finishReason === 'eos') answer.pop();
+      if (gen.finishReason === 'eos' || gen.finishReason === 'stop') answer.push(m.special_tokens.eos);
     }
     const student = bundle.tokenizer.encode(bundle.chat.render([{ role: 'user', content: q.question }]));
     const n = Math.min(answer.length, maxLen - student.length);
     if (n < 1) continue; // the question alone fills the largest bucket
     const ans = answer.slice(0, n);
-    // Positions prompt−1 … prompt+n−2 predict the n answer tokens.
-    const ids = [...prompt, ...ans];
-    const out = await bundle.lm.forward({
-      batch: 1,
-      inputIds: ids,
-      positionIds: ids.map((_, i) => i),
-      attentionMask: ids.map(() => 1),
-      cache: KvCache.empty(m, 1),
-      lora: bundle.lm.loraFeeds([null]),
-      logitsToKeep: n + 1,
-    });
-    const V = m.architecture.vocab;
-    const first = out.logitsPerRow - (n + 1);
-    const topIds = new Int32Array(n * k);
-    const topLogp = new Float32Array(n * k);
-    for (let j = 0; j < n; j++) {
-      const t = topK(out.logits.subarray((first + j) * V, (first + j + 1) * V), k);
-      topIds.set(t.ids, j * k);
-      topLogp.set(t.logp, j * k);
-    }
+    let top: { topIds: Int32Array; topLogp: Float32Array };
+    if (gen && gen.topIds.length >= n) {
+      // The greedy steps' own logits: position j predicted answer token j.
+      top = { topIds: new Int32Array(n * k), topLogp: new Float32Array(n * k) };
+      for (let j = 0; j < n; j++) {
+        top.topIds.set(gen.topIds[j]!, j * k);
+        top.topLogp.set(gen.topLogp[j]!, j * k);
+      }
+    } else top = await forcedTop(bundle, prompt, ans);
     rows.push({
       ids: [...student, ...ans],
       answerFrom: student.length - 1,
-      topIds,
-      topLogp,
+      ...top,
       answer: bundle.tokenizer.decode(ans),
     });
   }
@@ -205,6 +389,32 @@ export function packBatch(
   return { inputIds, attentionMask, positionIds, answerMask, teacherIds, teacherLogp };
 }
 
+/** Rows → one bucket's buffers, as `packBatch` lays them out, written in place (every element). */
+export function fillBatch(manifest: BundleManifest, rows: readonly TeacherRow[], buf: BatchBuffers): void {
+  const k = trainStepEntry(manifest).top_k;
+  const { batch, length } = buf;
+  buf.inputIds.fill(BigInt(manifest.special_tokens.pad));
+  buf.attentionMask.fill(0n);
+  buf.positionIds.fill(0n);
+  buf.answerMask.fill(0);
+  buf.teacherIds.fill(0n);
+  buf.teacherLogp.fill(Math.log(1 / k));
+  for (let b = 0; b < Math.min(batch, rows.length); b++) {
+    const row = rows[b]!;
+    const off = b * length + length - row.ids.length; // left padding
+    for (let t = 0; t < row.ids.length; t++) {
+      buf.inputIds[off + t] = BigInt(row.ids[t]!);
+      buf.attentionMask[off + t] = 1n;
+      buf.positionIds[off + t] = BigInt(t);
+    }
+    const n = row.topIds.length / k;
+    const at = off + row.answerFrom;
+    buf.answerMask.fill(1, at, at + n);
+    for (let c = 0; c < n * k; c++) buf.teacherIds[at * k + c] = BigInt(row.topIds[c]!);
+    buf.teacherLogp.set(row.topLogp, at * k);
+  }
+}
+
 /** K steps of the train-step graph over the teacher rows (batches drawn in a seeded order, one bucket for
  * the longest row). Cancel is checked before every step; a non-finite loss stops at that step. Nothing
  * here stores anything: the caller stores the result. */
@@ -229,14 +439,17 @@ export async function distillRows(
   const graphFor = async (bucket: Bucket): Promise<TrainStepGraph> => {
     let g = graphs.get(bucket.length);
     if (!g) {
-      g = await TrainStepGraph.open(bundle.dir, m, bucket, { provider: bundle.provider.used });
+      g = await TrainStepGraph.open(bundle.dir, m, bucket, {
+        provider: bundle.provider.used,
+        intraOpNumThreads: options.intraOpNumThreads,
+      });
       graphs.set(bucket.length, g);
     }
     return g;
   };
   const started = performance.now();
   const losses: number[] = [];
-  let state: TrainState = initState(m, options.init ?? null, options.seed ?? 0);
+  const loop = new TrainLoop(m, initState(m, options.init ?? null, options.seed ?? 0));
   // The same batches as the Python distiller for the same seed (docs/distill.md "Batch order and init").
   const batch = bucketFor(m, longest)!.batch;
   const order = batchOrder(rows.length, batch, steps, options.seed ?? 0);
@@ -244,22 +457,25 @@ export async function distillRows(
     for (let step = 1; step <= steps; step++) {
       checkAborted(options.signal);
       const picked = order[step - 1]!.map((i) => rows[i]!);
-      const bucket = bucketFor(m, Math.max(...picked.map((r) => r.ids.length)))!;
+      let tokens = 0;
+      for (const r of picked) tokens = Math.max(tokens, r.ids.length);
+      const bucket = bucketFor(m, tokens)!;
       const graph = await graphFor(bucket);
-      const out = await graph.run(state, packBatch(m, picked, bucket.batch, bucket.length), step, lr);
-      if (!Number.isFinite(out.loss))
+      fillBatch(m, picked, loop.buffers(bucket));
+      const loss = await loop.run(graph, step, lr);
+      if (!Number.isFinite(loss))
         throw new EngineError(
           'invalid_input',
-          `distillation stopped at step ${step}: the loss is ${out.loss}; nothing was stored (try a lower learning rate)`,
+          `distillation stopped at step ${step}: the loss is ${loss}; nothing was stored (try a lower learning rate)`,
         );
-      state = out.state;
-      losses.push(out.loss);
+      losses.push(loss);
       const perStep = (performance.now() - started) / 1000 / step;
-      options.onProgress?.({ phase: 'train', step, steps, loss: out.loss, secondsLeft: perStep * (steps - step) });
+      options.onProgress?.({ phase: 'train', step, steps, loss, secondsLeft: perStep * (steps - step) });
     }
   } finally {
     for (const g of graphs.values()) await g.dispose();
   }
+  const state = loop.current;
   return {
     adapter: stateAdapter(m, state),
     losses,
@@ -294,7 +510,7 @@ export async function distillSkill(
 /** The bucket a distillation of these questions would most likely run in: the longest student prompt
  * plus a full teacher answer (an upper bound: answers that end early pick a smaller bucket). */
 export function estimateBucket(
-  bundle: Bundle,
+  bundle: Pick<BundleInfo, 'manifest' | 'tokenizer' | 'chat'>,
   questions: readonly PracticeQuestion[],
   maxAnswerTokens = 48,
 ): { batch: number; length: number; file: string } {
@@ -322,15 +538,15 @@ export async function timeTrainStep(bundle: Bundle, bucket: Bucket, runs = 3): P
     topLogp: new Float32Array(n * k).fill(Math.log(1 / k)),
     answer: '',
   };
-  const batch = packBatch(m, [row], bucket.batch, bucket.length);
   const graph = await TrainStepGraph.open(bundle.dir, m, bucket, { provider: bundle.provider.used });
   try {
-    let state: TrainState = initState(m, null, 0);
+    const loop = new TrainLoop(m, initState(m, null, 0));
+    fillBatch(m, [row], loop.buffers(bucket));
     const times: number[] = [];
     // The first run also builds the session's kernels: not counted.
     for (let i = 0; i <= runs; i++) {
       const t0 = performance.now();
-      state = (await graph.run(state, batch, i + 1, DEFAULT_LR)).state;
+      await loop.run(graph, i + 1, DEFAULT_LR);
       if (i > 0) times.push((performance.now() - t0) / 1000);
     }
     times.sort((a, b) => a - b);

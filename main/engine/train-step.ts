@@ -1,6 +1,7 @@
 // One distillation step through a bundle's train-step graph (docs/bundle-format.md "train_step"): the
 // graph takes the LoRA factors, Adam's moments, step, lr, the student rows and the teacher's top-k, and
 // returns the updated factors and moments and the loss. Shapes are static, one graph per bucket.
+import { availableParallelism } from 'node:os';
 import { svdTruncate } from '../adapters/svd';
 import type { LoraPair, TargetKey } from '../adapters/types';
 import { engineAdapter, type EngineAdapter } from './adapter';
@@ -102,7 +103,13 @@ export class TrainStepGraph {
     options: SessionOptions = {},
   ): Promise<TrainStepGraph> {
     // Graph files are opened by path: their weights are external data ranges of lm.onnx beside them.
-    return new TrainStepGraph(await Session.open(`${dir}/${bucket.file}`, options), manifest, bucket);
+    // A step is one long native call while JS waits, so it takes every core unless told otherwise.
+    const threads = options.intraOpNumThreads ?? availableParallelism();
+    return new TrainStepGraph(
+      await Session.open(`${dir}/${bucket.file}`, { ...options, intraOpNumThreads: threads }),
+      manifest,
+      bucket,
+    );
   }
 
   /** One step; `step` is 1-based. Returns the new state (new arrays) and the loss before the update. */
@@ -137,5 +144,93 @@ export class TrainStepGraph {
 
   async dispose(): Promise<void> {
     await this.session.dispose();
+  }
+}
+
+/** Student rows and the teacher's top-k of one bucket as the graph's own typed arrays, refilled each step. */
+export interface BatchBuffers {
+  readonly batch: number;
+  readonly length: number;
+  readonly inputIds: BigInt64Array; // [batch, length]
+  readonly attentionMask: BigInt64Array; // [batch, length]
+  readonly positionIds: BigInt64Array; // [batch, length]
+  readonly answerMask: Float32Array; // [batch, length]
+  readonly teacherIds: BigInt64Array; // [batch, length, k]
+  readonly teacherLogp: Float32Array; // [batch, length, k]
+}
+
+/** The steps of one distillation, over any of the bundle's buckets. The factors and moments stay the
+ * graphs' tensors: a step's `new_*` outputs are fed to the next step as they are (the shapes do not
+ * depend on the bucket), and each bucket's data feeds are allocated once and refilled in place. */
+export class TrainLoop {
+  private state: Record<string, Tensor> = {};
+  private readonly names: readonly string[];
+  private readonly step = new Float32Array(1);
+  private readonly lr = new Float32Array(1);
+  private readonly scalars: Record<string, Tensor>;
+  private readonly data = new Map<string, { buffers: BatchBuffers; feeds: Record<string, Tensor> }>();
+
+  constructor(
+    private readonly manifest: BundleManifest,
+    init: TrainState,
+  ) {
+    const r = trainStepEntry(manifest).rank;
+    for (const { key, dIn, dOut } of targets(manifest))
+      for (const p of ['lora', 'm', 'v']) {
+        this.state[`${p}.${key}.A`] = float32(Float32Array.from(init.get(`${p}.${key}.A`)!), [dIn, r]);
+        this.state[`${p}.${key}.B`] = float32(Float32Array.from(init.get(`${p}.${key}.B`)!), [r, dOut]);
+      }
+    this.names = Object.keys(this.state);
+    this.scalars = { step: float32(this.step, []), lr: float32(this.lr, []) };
+  }
+
+  /** The bucket's data arrays, for the caller to fill completely before `run`. */
+  buffers(bucket: Bucket): BatchBuffers {
+    return this.feedsFor(bucket).buffers;
+  }
+
+  private feedsFor(bucket: Bucket): { buffers: BatchBuffers; feeds: Record<string, Tensor> } {
+    const key = `${bucket.batch}x${bucket.length}`;
+    let d = this.data.get(key);
+    if (!d) {
+      const { batch: b, length: s } = bucket;
+      const k = trainStepEntry(this.manifest).top_k;
+      const buffers: BatchBuffers = {
+        batch: b,
+        length: s,
+        inputIds: new BigInt64Array(b * s),
+        attentionMask: new BigInt64Array(b * s),
+        positionIds: new BigInt64Array(b * s),
+        answerMask: new Float32Array(b * s),
+        teacherIds: new BigInt64Array(b * s * k),
+        teacherLogp: new Float32Array(b * s * k),
+      };
+      const feeds: Record<string, Tensor> = {
+        input_ids: int64(buffers.inputIds, [b, s]),
+        attention_mask: int64(buffers.attentionMask, [b, s]),
+        position_ids: int64(buffers.positionIds, [b, s]),
+        answer_mask: float32(buffers.answerMask, [b, s]),
+        teacher_ids: int64(buffers.teacherIds, [b, s, k]),
+        teacher_logp: float32(buffers.teacherLogp, [b, s, k]),
+      };
+      d = { buffers, feeds };
+      this.data.set(key, d);
+    }
+    return d;
+  }
+
+  /** One step (`step` 1-based) of `graph` on its bucket's buffers as last filled; returns the loss
+   * before the update. */
+  async run(graph: TrainStepGraph, step: number, lr: number): Promise<number> {
+    this.step[0] = step;
+    this.lr[0] = lr;
+    const out = await graph.session.run({ ...this.state, ...this.scalars, ...this.feedsFor(graph.bucket).feeds });
+    for (const name of this.names) this.state[name] = out[`new_${name}`]!;
+    return floats(out.loss!)[0]!;
+  }
+
+  /** The current factors and moments (views of the tensors, valid until the next step). */
+  get current(): TrainState {
+    return new Map(this.names.map((n) => [n, floats(this.state[n]!)]));
   }
 }
