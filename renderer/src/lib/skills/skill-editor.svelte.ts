@@ -7,6 +7,7 @@ import { studio } from '../shared/bridge';
 import { Debouncer } from '../shared/debounce';
 import type { Draft, DraftStore } from '../shared/drafts';
 import { toUiError, type UiError } from '../shared/errors';
+import { MonacoHost } from '../monaco/monaco-host.svelte';
 import type { EditorSession } from '../monaco/session';
 
 export interface SaveOutcome {
@@ -27,7 +28,7 @@ export interface SkillEditorOptions {
   base: { version: number; sha256: string };
 }
 
-export class SkillEditor {
+export class SkillEditor extends MonacoHost<EditorSession> {
   readonly name: string;
   content = $state('');
   /** The text as last saved (or as opened): dirty = content differs from it. */
@@ -39,8 +40,6 @@ export class SkillEditor {
   saving = $state(false);
   saveError = $state.raw<UiError | null>(null);
   saved = $state.raw<SaveOutcome | null>(null);
-  editorReady = $state(false);
-  editorError = $state.raw<UiError | null>(null);
   /** The draft the editor opened with instead of the stored text, until it is saved or discarded. */
   restored = $state.raw<Draft | null>(null);
 
@@ -55,12 +54,10 @@ export class SkillEditor {
   private readonly draftWrite = new Debouncer(250);
   private readonly drafts: DraftStore;
   private base: { version: number; sha256: string };
-  private session: EditorSession | null = null;
-  private linkSeq = 0;
   private validateSeq = 0;
-  private disposed = false;
 
   constructor(options: SkillEditorOptions) {
+    super();
     this.name = options.name;
     this.content = options.content;
     this.baseline = options.content;
@@ -78,29 +75,16 @@ export class SkillEditor {
     void this.validate();
   }
 
-  /** Mounts Monaco into `host`; Monaco's code is fetched on first use only. */
-  async link(host: HTMLElement): Promise<void> {
-    const seq = ++this.linkSeq;
-    try {
-      const { createEditorSession } = await import('../monaco/session');
-      if (seq !== this.linkSeq || this.disposed) return;
-      this.session = createEditorSession(host, this.content, {
+  protected async load(): Promise<(host: HTMLElement) => EditorSession> {
+    const { createEditorSession } = await import('../monaco/session');
+    return (host) => {
+      const session = createEditorSession(host, this.content, {
         onChange: (text) => this.setContent(text),
         onSave: () => void this.save(),
       });
-      this.session.setDiagnostics(this.diagnostics);
-      this.editorReady = true;
-      this.editorError = null;
-    } catch (err) {
-      if (seq === this.linkSeq) this.editorError = toUiError(err);
-    }
-  }
-
-  unlink(): void {
-    this.linkSeq++;
-    this.session?.dispose();
-    this.session = null;
-    this.editorReady = false;
+      session.setDiagnostics(this.diagnostics);
+      return session;
+    };
   }
 
   setContent(text: string): void {

@@ -4,26 +4,24 @@ import { studio } from '../shared/bridge';
 import type { DiffStats } from './diff-stats';
 import { toUiError, type UiError } from '../shared/errors';
 import type { DiffSession } from '../monaco/diff-session';
+import { MonacoHost } from '../monaco/monaco-host.svelte';
 
-export class VersionDiff {
+export class VersionDiff extends MonacoHost<DiffSession> {
   /** The pair on screen (null until both texts arrived). */
   shown = $state.raw<{ from: number; to: number } | null>(null);
   loading = $state(false);
   error = $state.raw<UiError | null>(null);
   stats = $state.raw<DiffStats | null>(null);
   sideBySide = $state(true);
-  editorReady = $state(false);
-  editorError = $state.raw<UiError | null>(null);
 
   // eslint-disable-next-line svelte/prefer-svelte-reactivity -- a cache of fetched texts, never rendered
   private readonly texts = new Map<number, Promise<string>>();
-  private session: DiffSession | null = null;
   private wanted: { from: number; to: number } | null = null;
   private seq = 0;
-  private linkSeq = 0;
-  private disposed = false;
 
-  constructor(readonly name: string) {}
+  constructor(readonly name: string) {
+    super();
+  }
 
   /** Shows versions `from` (left) and `to` (right). */
   async show(from: number, to: number): Promise<void> {
@@ -49,27 +47,15 @@ export class VersionDiff {
     this.session?.setSideBySide(on);
   }
 
-  /** Mounts the diff editor into `host`; Monaco's code is fetched on first use only. */
-  async link(host: HTMLElement): Promise<void> {
-    const seq = ++this.linkSeq;
-    try {
-      const { createDiffSession } = await import('../monaco/diff-session');
-      if (seq !== this.linkSeq || this.disposed) return;
-      this.session = createDiffSession(host, { sideBySide: this.sideBySide, onStats: (s) => (this.stats = s) });
-      this.editorReady = true;
-      this.editorError = null;
-      const pair = this.wanted;
-      if (pair) void this.show(pair.from, pair.to);
-    } catch (err) {
-      if (seq === this.linkSeq) this.editorError = toUiError(err);
-    }
+  protected async load(): Promise<(host: HTMLElement) => DiffSession> {
+    const { createDiffSession } = await import('../monaco/diff-session');
+    return (host) => createDiffSession(host, { sideBySide: this.sideBySide, onStats: (s) => (this.stats = s) });
   }
 
-  unlink(): void {
-    this.linkSeq++;
-    this.session?.dispose();
-    this.session = null;
-    this.editorReady = false;
+  /** The pair asked for before the editor was up. */
+  protected override linked(): void {
+    const pair = this.wanted;
+    if (pair) void this.show(pair.from, pair.to);
   }
 
   dispose(): void {
