@@ -13,6 +13,7 @@ import { LibraryCatalog, SkillModels } from './openai/models';
 import { openAiRoute } from './openai/route';
 import { AdapterCache } from './services/adapter-cache';
 import { AdapterService } from './services/adapter-service';
+import { GlobalAdapterService } from './services/global-adapter-service';
 import { BundleRegistry } from './services/bundle-registry';
 import { CompareService } from './services/compare-service';
 import { CompileService } from './services/compile-service';
@@ -74,7 +75,8 @@ export function createStudio(opts: StudioOptions): Studio {
   // One bundle registry and one cache of decoded adapters, shared by every service that needs them.
   const bundles = new BundleRegistry(engine, adaptersRepo);
   const adapterCache = new AdapterCache(adaptersRepo);
-  const adapters = new AdapterService(adaptersRepo, bundles, adapterCache);
+  const adapters = new AdapterService(adaptersRepo, bundles);
+  const globalAdapter = new GlobalAdapterService(adaptersRepo, bundles, adapterCache);
   const compiler = new CompileService(repo, adaptersRepo, bundles, adapterCache);
   const trajectories = new TrajectoryService(new TrajectoriesRepo(db), repo, new SettingsRepo(db));
   const skillTests = new SkillTestsRepo(db);
@@ -164,9 +166,9 @@ export function createStudio(opts: StudioOptions): Studio {
       run: (i, ctx) => compare.run(i, ctx),
     },
     ema: {
-      update: (i) => adapters.emaUpdateOffThread(i),
-      history: () => adapters.emaHistory(),
-      rollback: (i) => adapters.emaRollback(i),
+      update: (i) => globalAdapter.emaUpdateOffThread(i),
+      history: () => globalAdapter.emaHistory(),
+      rollback: (i) => globalAdapter.emaRollback(i),
     },
     trajectories: {
       list: (i) => trajectories.list(i),
@@ -211,8 +213,8 @@ export function createStudio(opts: StudioOptions): Studio {
     routes: [
       openAiRoute(
         engine,
-        new LibraryCatalog(adapters, new SkillModels(repo, compiler, bundles, distiller)),
-        new OpenAiRecorder(trajectories, bundles, compiler, adapters, distiller),
+        new LibraryCatalog(globalAdapter, new SkillModels(repo, compiler, bundles, distiller)),
+        new OpenAiRecorder(trajectories, bundles, compiler, globalAdapter, distiller),
       ),
     ],
     dispose: async () => {

@@ -24,7 +24,7 @@ export type Write = () => number;
 /** What a mode may do to the global adapter; numbers are global versions. */
 export interface GlobalOps {
   /** ΔW_g ← (1−β)ΔW_g + βΔW_lesson, svd to the rank budget, computed in the worker
-   *  (AdapterService.emaStepOffThread); the write appends it. */
+   *  (GlobalAdapterService.emaStepOffThread); the write appends it. */
   ema(lesson: Lesson): Promise<Write>;
   /** cat or linear in the worker, over copies of the adapters (the caller keeps them). */
   merge(job: MergeJob): Promise<Adapter>;

@@ -8,7 +8,10 @@ import type { Database } from 'better-sqlite3';
 import { AdapterRecipe } from '../../common/api/adapter-schemas';
 import { StudioError } from '../../common/errors';
 import type { Adapter } from '../adapters/types';
+import { adapterKey } from './adapter-key';
 import { decodeAdapter, encodeAdapter, sha256Hex } from './adapter-tensors';
+import { isReexport, modelIdentity, reexportIdentity } from './bundle-identity';
+import { GlobalVersions, type GlobalRow } from './global-versions';
 
 /** Tensors above this many bytes go to a file under the data dir instead of a BLOB. */
 export const INLINE_LIMIT = 8 * 1024 * 1024;
@@ -42,24 +45,6 @@ export interface NewAdapter {
   name?: string | null;
 }
 
-/** Where a global version came from: a lesson merged in, an adopted run's global adapter, or a person. */
-export type GlobalSource = 'lesson' | 'run' | 'manual';
-
-export interface GlobalRow {
-  n: number;
-  adapterRowId: number;
-  adapterKey: string;
-  adapterTensorsSha256: string;
-  rank: number;
-  kind: 'ema' | 'rollback';
-  beta: number;
-  parentN: number | null;
-  restoresN: number | null;
-  createdAt: string;
-  /** lesson, run or manual: see GLOBAL_SOURCE */
-  source: GlobalSource;
-}
-
 interface Row {
   id: number;
   key: string;
@@ -91,38 +76,6 @@ const SELECT = `SELECT a.id, a.key, a.rank, a.alpha, a.recipe, a.bundle_id, json
   FROM adapters a JOIN bundles b ON b.id = a.bundle_id
   LEFT JOIN skill_versions v ON v.id = a.skill_version_id LEFT JOIN skills s ON s.id = v.skill_id`;
 
-// Where a version came from (docs/store.md, "global_adapter_versions"), read from what is stored, no
-// column of its own: the adapter an EMA step merged in (its recipe's sources[1]) is a lesson when it
-// was adopted as one or compiled from a lesson-<world> skill (a continual run's loop), a run when it is
-// an adopted run's global adapter, and manual otherwise (the update form, the API, a rollback, and
-// every version from before adoptions existed).
-const GLOBAL_SOURCE = `CASE WHEN g.kind = 'rollback' THEN 'manual' ELSE COALESCE(
-    (SELECT CASE WHEN ad.kind = 'global' THEN 'run' ELSE 'lesson' END
-       FROM adapters m JOIN adoptions ad ON ad.adapter_id = m.id
-       WHERE m.bundle_id = g.bundle_id AND m.key = json_extract(a.recipe, '$.sources[1]') LIMIT 1),
-    (SELECT 'lesson' FROM adapters m JOIN skill_versions mv ON mv.id = m.skill_version_id JOIN skills ms ON ms.id = mv.skill_id
-       WHERE m.bundle_id = g.bundle_id AND m.key = json_extract(a.recipe, '$.sources[1]') AND ms.name LIKE 'lesson-%' LIMIT 1),
-    'manual') END`;
-
-const GLOBAL_SELECT = `SELECT g.n, g.adapter_id, a.key AS adapter_key, a.tensors_sha256 AS adapter_sha, a.rank, g.kind, g.beta, p.n AS parent_n, r.n AS restores_n, g.created_at,
-  ${GLOBAL_SOURCE} AS source
-  FROM global_adapter_versions g JOIN adapters a ON a.id = g.adapter_id
-  LEFT JOIN global_adapter_versions p ON p.id = g.parent_id LEFT JOIN global_adapter_versions r ON r.id = g.restores_id`;
-
-interface GRow {
-  n: number;
-  adapter_id: number;
-  adapter_key: string;
-  adapter_sha: string;
-  rank: number;
-  kind: 'ema' | 'rollback';
-  beta: number;
-  parent_n: number | null;
-  restores_n: number | null;
-  created_at: string;
-  source: GlobalSource;
-}
-
 /** SQLite's refusal by a foreign key: SQLITE_CONSTRAINT_FOREIGNKEY, or SQLITE_CONSTRAINT_TRIGGER for
  * ON DELETE RESTRICT (which SQLite runs as a trigger), both "FOREIGN KEY constraint failed". */
 function isForeignKeyFailure(err: unknown): boolean {
@@ -133,83 +86,6 @@ function isForeignKeyFailure(err: unknown): boolean {
     (err as Error).message === 'FOREIGN KEY constraint failed'
   );
 }
-
-/** JSON with object keys sorted at every level: the same value always hashes the same. */
-const isTrainStepFile = (name: string) => name.startsWith('train_step');
-
-/** What makes two bundle.json files the same model: everything but the entries of graphs derived from
- * lm.onnx, whose hash bundle.json also lists: encoder.onnx, and the train-step graphs with their
- * `train_step` entry (docs/bundle-format.md "train_step"). */
-function modelIdentity(manifest: unknown): string {
-  if (typeof manifest !== 'object' || manifest === null) return canonicalJson(manifest);
-  const m = manifest as { files?: Record<string, unknown> };
-  const files = { ...(m.files ?? {}) };
-  delete files['encoder.onnx'];
-  for (const f of Object.keys(files)) if (isTrainStepFile(f)) delete files[f];
-  return canonicalJson({ ...m, files, train_step: undefined });
-}
-
-const GRAPH_FILES = ['lm.onnx', 'lm.onnx.data', 'encoder.onnx'];
-
-/** A re-export (`pskills_train.export.reexport`) writes the same weights into new graph files after
- * checking their logits against the old ones, and says so in `training_card.reexport`: then the graph
- * files, the format and the LoRA input layout may differ; everything else must not. */
-function reexportIdentity(manifest: unknown): string | null {
-  const m = manifest as {
-    files?: Record<string, unknown>;
-    lora?: Record<string, unknown>;
-    io?: { lm?: Record<string, unknown> };
-    training_card?: Record<string, unknown>;
-  } | null;
-  if (!m || typeof m !== 'object') return null;
-  const files = { ...(m.files ?? {}) };
-  for (const f of GRAPH_FILES) delete files[f];
-  for (const f of Object.keys(files)) if (isTrainStepFile(f)) delete files[f];
-  const { reexport: _, ...card } = m.training_card ?? {};
-  const io = { ...m.io, lm: { ...m.io?.lm, inputs: undefined } };
-  return canonicalJson({
-    ...m,
-    format: undefined,
-    train_step: undefined,
-    files,
-    lora: { ...m.lora, groups: undefined },
-    io,
-    training_card: card,
-  });
-}
-
-const isReexport = (manifest: unknown) =>
-  typeof (manifest as { training_card?: { reexport?: unknown } } | null)?.training_card?.reexport === 'object';
-
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
-    return `{${entries
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
-export function adapterKey(bundleSha: string, skillSha: string | null, recipe: AdapterRecipe): string {
-  return sha256Hex(canonicalJson({ bundle: bundleSha, skill: skillSha, recipe }));
-}
-
-const toGlobal = (r: GRow): GlobalRow => ({
-  n: r.n,
-  adapterRowId: r.adapter_id,
-  adapterKey: r.adapter_key,
-  adapterTensorsSha256: r.adapter_sha,
-  rank: r.rank,
-  kind: r.kind,
-  beta: r.beta,
-  parentN: r.parent_n,
-  restoresN: r.restores_n,
-  createdAt: r.created_at,
-  source: r.source,
-});
 
 function prepare(db: Database) {
   return {
@@ -242,19 +118,12 @@ function prepare(db: Database) {
     bundleBySha: db.prepare('SELECT id FROM bundles WHERE sha256 = ?'),
     allBundles: db.prepare('SELECT id, sha256, manifest FROM bundles ORDER BY id'),
     updateBundle: db.prepare('UPDATE bundles SET manifest = ?, path = ? WHERE id = ?'),
-    globalHead: db.prepare(`${GLOBAL_SELECT} WHERE g.bundle_id = ? ORDER BY g.n DESC LIMIT 1`),
-    globalAt: db.prepare(`${GLOBAL_SELECT} WHERE g.bundle_id = ? AND g.n = ?`),
-    globalHistory: db.prepare(`${GLOBAL_SELECT} WHERE g.bundle_id = ? ORDER BY g.n DESC`),
-    globalRowId: db.prepare('SELECT id FROM global_adapter_versions WHERE bundle_id = ? AND n = ?'),
-    insertGlobal: db.prepare(
-      `INSERT INTO global_adapter_versions (bundle_id, n, adapter_id, kind, beta, parent_id, restores_id, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
   };
 }
 
 export class AdaptersRepo {
   private readonly sql: ReturnType<typeof prepare>;
+  private readonly globals: GlobalVersions;
 
   constructor(
     private readonly db: Database,
@@ -263,6 +132,7 @@ export class AdaptersRepo {
     private readonly opts: { inlineLimit?: number; clock?: () => Date } = {},
   ) {
     this.sql = prepare(db);
+    this.globals = new GlobalVersions(db, () => this.now());
   }
 
   private now(): string {
@@ -475,12 +345,11 @@ export class AdaptersRepo {
   }
 
   globalHead(bundleId: number): GlobalRow | null {
-    const r = this.sql.globalHead.get(bundleId) as GRow | undefined;
-    return r ? toGlobal(r) : null;
+    return this.globals.head(bundleId);
   }
 
   globalHistory(bundleId: number): GlobalRow[] {
-    return (this.sql.globalHistory.all(bundleId) as GRow[]).map(toGlobal);
+    return this.globals.history(bundleId);
   }
 
   /**
@@ -495,9 +364,9 @@ export class AdaptersRepo {
   ): { version: GlobalRow; adapter: StoredAdapter } {
     return this.db
       .transaction(() => {
-        this.checkHead(bundleId, parentN);
+        this.globals.checkHead(bundleId, parentN);
         const { adapter } = this.insert(input);
-        return { version: this.append(bundleId, adapter.rowId, 'ema', beta, parentN, null), adapter };
+        return { version: this.globals.append(bundleId, adapter.rowId, 'ema', beta, parentN, null), adapter };
       })
       .immediate();
   }
@@ -506,38 +375,14 @@ export class AdaptersRepo {
   rollback(bundleId: number, n: number): GlobalRow {
     return this.db
       .transaction(() => {
-        const target = this.sql.globalAt.get(bundleId, n) as GRow | undefined;
+        const target = this.globals.at(bundleId, n);
         if (!target) throw new StudioError('not_found', `no global adapter version ${n} for this bundle`);
-        const head = this.globalHead(bundleId)!;
+        const head = this.globals.head(bundleId)!;
         if (head.n === n) throw new StudioError('invalid_input', `version ${n} is already the current global adapter`);
         // β = 1: the rolled-back ΔW_g replaces the current one entirely.
-        return this.append(bundleId, target.adapter_id, 'rollback', 1, head.n, n);
+        return this.globals.append(bundleId, target.adapterRowId, 'rollback', 1, head.n, n);
       })
       .immediate();
-  }
-
-  private checkHead(bundleId: number, parentN: number | null): void {
-    const head = this.globalHead(bundleId)?.n ?? null;
-    if (head !== parentN)
-      throw new StudioError(
-        'conflict',
-        `global adapter moved to version ${head} while this step was computed from ${parentN ?? 'none'}; retry`,
-      );
-  }
-
-  private append(
-    bundleId: number,
-    adapterRowId: number,
-    kind: 'ema' | 'rollback',
-    beta: number,
-    parentN: number | null,
-    restoresN: number | null,
-  ): GlobalRow {
-    const rowOf = (n: number | null) =>
-      n === null ? null : (this.sql.globalRowId.get(bundleId, n) as { id: number }).id;
-    const n = (parentN ?? 0) + 1;
-    this.sql.insertGlobal.run(bundleId, n, adapterRowId, kind, beta, rowOf(parentN), rowOf(restoresN), this.now());
-    return toGlobal(this.sql.globalAt.get(bundleId, n) as GRow);
   }
 
   private toStored(r: Row): StoredAdapter {

@@ -6,7 +6,7 @@ import { splitSkillRef } from '../../../common/api/skill-schemas';
 import { StudioError } from '../../../common/errors';
 import type { EngineAdapter } from '../../engine';
 import type { SkillsRepo } from '../../store/skills-repo';
-import type { AdapterService } from '../services/adapter-service';
+import type { GlobalAdapterService } from '../services/global-adapter-service';
 import type { BundleRegistry } from '../services/bundle-registry';
 import type { CompileService } from '../services/compile-service';
 import type { DistilledLookup } from '../services/compare-service';
@@ -124,7 +124,7 @@ export class LibraryCatalog implements ModelCatalog {
   private readonly base = new BaseOnlyCatalog();
 
   constructor(
-    private readonly adapters: Pick<AdapterService, 'globalHead' | 'globalAdapter'>,
+    private readonly adapters: Pick<GlobalAdapterService, 'globalHead' | 'globalAdapter'>,
     private readonly skillModels: Pick<SkillModels, 'list' | 'resolve'> | null = null,
   ) {}
 

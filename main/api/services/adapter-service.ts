@@ -1,5 +1,5 @@
-// The adapter library: import/export PEFT folders, merges, similarity, statistics, and the EMA
-// global adapter, over AdaptersRepo, the shared bundle registry and the shared adapter cache.
+// The adapter library: import/export PEFT folders, merges, similarity and statistics, over
+// AdaptersRepo and the shared bundle registry (the EMA global adapter: global-adapter-service.ts).
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
@@ -10,8 +10,6 @@ import {
   type AdapterVisual,
   type AdapterWritten,
   type DeprecatedCompareResult,
-  type EmaHistory,
-  type GlobalVersion,
   type MergeInput,
   type MergePreview,
   type RenameAdapterInput,
@@ -21,99 +19,32 @@ import {
 import { mergeName } from '../../../common/adapters/name';
 import { StudioError } from '../../../common/errors';
 import { sharedAlgebra, type AlgebraWorker } from '../../adapters/algebra-client';
-import type { AlgebraArg, AlgebraOp, AlgebraResult, MergeJob } from '../../adapters/algebra-ops';
+import type { MergeJob } from '../../adapters/algebra-ops';
 import { PEFT_CONFIG, PEFT_WEIGHTS, readPeftDir, SIDECAR, writePeftDir } from '../../adapters/peft-dir';
 import type { StatSummary } from '../../adapters/stats';
 import { parseTargetKey, type Adapter } from '../../adapters/types';
-import { AdapterValidationError } from '../../adapters/validate';
-import { checkAdapterFits, foldAdapter, type EngineAdapter } from '../../engine';
+import { checkAdapterFits, foldAdapter } from '../../engine';
 import { encodeAdapter, sha256Hex } from '../../store/adapter-tensors';
-import type { AdaptersRepo, GlobalRow, StoredAdapter } from '../../store/adapters-repo';
-import type { AdapterCache } from './adapter-cache';
+import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
+import { nullableSummary, plainSummary, shortId, summaryOf } from './adapter-summaries';
+import { offThread } from './algebra-jobs';
 import type { BundleRegistry } from './bundle-registry';
 
-export const DEFAULT_BETA = 0.1;
-export const DEFAULT_RANK_BUDGET = 16;
+export { summaryOf }; // compile and distill summarise their rows with it
+
 const DEFAULT_SINGULAR_VALUES = 8;
 const VISUAL_SINGULAR_VALUES = 32;
-
-const shortId = (key: string) => key.slice(0, 12);
-
-type Summary = StatSummary;
-const plainSummary = (x: Summary) => ({
-  overall: x.overall,
-  perTarget: x.perTarget.map(({ layer, module, value }) => ({ layer, module, value })),
-});
-/** JSON has no ∞: an infinite ratio (x/0) travels as null. */
-const nullableSummary = (x: Summary) => {
-  const finite = (v: number) => (Number.isFinite(v) ? v : null);
-  return {
-    overall: finite(x.overall),
-    perTarget: x.perTarget.map(({ layer, module, value }) => ({ layer, module, value: finite(value) })),
-  };
-};
-
-/** Bad adapters and bad ranks are the caller's input, not studio bugs. */
-function asInput(err: unknown): unknown {
-  if (err instanceof AdapterValidationError || err instanceof RangeError)
-    return new StudioError('invalid_input', err.message, { cause: err.message });
-  return err;
-}
-
-export function summaryOf(a: StoredAdapter): AdapterSummary {
-  return {
-    id: shortId(a.key),
-    key: a.key,
-    rank: a.rank,
-    alpha: a.alpha,
-    recipe: a.recipe,
-    lineage: a.lineage.map((l) => ({ id: shortId(l.key), weight: l.weight })),
-    bundle: { id: a.bundle.id, sha256: a.bundle.sha256 },
-    skill: a.skill,
-    bytes: a.bytes,
-    tensorsSha256: a.tensorsSha256,
-    createdAt: a.createdAt,
-    name: a.name,
-  };
-}
-
-interface EmaInput {
-  adapterId: string;
-  beta?: number;
-  rankBudget?: number;
-}
-type EmaWritten = { version: GlobalVersion; adapter: AdapterSummary };
-
-const versionOf = (g: GlobalRow): GlobalVersion => ({
-  version: g.n,
-  adapter: shortId(g.adapterKey),
-  kind: g.kind,
-  beta: g.beta,
-  rank: g.rank,
-  parentVersion: g.parentN,
-  restoresVersion: g.restoresN,
-  source: g.source,
-  createdAt: g.createdAt,
-});
 
 export class AdapterService {
   private warnedCompare = false;
 
   constructor(
     private readonly repo: AdaptersRepo,
-    private readonly bundles: Pick<BundleRegistry, 'current' | 'currentOrNull'>,
-    private readonly cache: Pick<AdapterCache, 'get'>,
+    private readonly bundles: Pick<BundleRegistry, 'current'>,
     private readonly warn: (message: string) => void = (m) => console.warn(`[pskills] ${m}`),
     /** The adapter algebra runs here, off the main thread; inputs loaded for a job are transferred. */
     private readonly algebra: Pick<AlgebraWorker, 'run'> = sharedAlgebra(),
   ) {}
-
-  /** Callers load their inputs fresh for the job, so they are moved, not copied (unless `transfer` is false). */
-  private offThread<K extends AlgebraOp>(op: K, arg: AlgebraArg<K>, transfer = true): Promise<AlgebraResult<K>> {
-    return this.algebra.run(op, arg, { transfer }).catch((err: unknown) => {
-      throw asInput(err);
-    });
-  }
 
   list(): AdapterSummary[] {
     return this.repo.list().map(summaryOf);
@@ -124,15 +55,12 @@ export class AdapterService {
     const adapter = this.repo.load(row.rowId);
     const count = Math.min(input.singularValues ?? DEFAULT_SINGULAR_VALUES, adapter.rank);
     const shapes = [...adapter.targets].map(([key, p]) => ({ ...parseTargetKey(key), dIn: p.dIn, dOut: p.dOut }));
-    const { norms, singularValues } = await this.offThread('details', { adapter, count });
+    const { norms, singularValues } = await offThread(this.algebra, 'details', { adapter, count });
     return {
       ...summaryOf(row),
       shapes,
       stats: {
-        norms: {
-          overall: norms.overall,
-          perTarget: norms.perTarget.map(({ layer, module, value }) => ({ layer, module, value })),
-        },
+        norms: plainSummary(norms),
         singularValues: singularValues.map(({ layer, module, value }) => ({
           layer,
           module,
@@ -181,7 +109,7 @@ export class AdapterService {
     const plan = this.mergePlan(input);
     const known = this.repo.findByKey(this.repo.keyFor(plan.bundleId, null, plan.recipe));
     if (known) return { adapter: summaryOf(known), created: false };
-    const merged = await this.offThread('merge', this.mergeJob(input, plan));
+    const merged = await offThread(this.algebra, 'merge', this.mergeJob(input, plan));
     const lineage = plan.rows.map((r, i) => ({ rowId: r.rowId, weight: plan.weights[i]! }));
     const { adapter, created } = this.repo.insert({
       bundleId: plan.bundleId,
@@ -203,7 +131,7 @@ export class AdapterService {
   async mergePreview(input: MergeInput): Promise<MergePreview> {
     const plan = this.mergePlan(input);
     const known = this.repo.findByKey(this.repo.keyFor(plan.bundleId, null, plan.recipe));
-    const { rank, norms, sourceNorms, cmp } = await this.offThread('mergePreview', this.mergeJob(input, plan));
+    const { rank, norms, sourceNorms, cmp } = await offThread(this.algebra, 'mergePreview', this.mergeJob(input, plan));
     return {
       method: input.method,
       rank,
@@ -239,7 +167,7 @@ export class AdapterService {
       weights: cut.weights,
     };
     const rank = adapter.rank;
-    const v = await this.offThread('visualize', { adapter, count, truncated });
+    const v = await offThread(this.algebra, 'visualize', { adapter, count, truncated });
     const spectra: AdapterVisual['spectra'] = v.spectra
       ? v.spectra.map((t) => ({ layer: t.layer, module: t.module, before: t.value.before, after: t.value.after }))
       : v.singularValues!.map((t) => ({ layer: t.layer, module: t.module, before: t.value, after: null }));
@@ -254,16 +182,12 @@ export class AdapterService {
     const n = adapters.length;
     const equalRanks = new Set(adapters.map((a) => a.rank)).size === 1;
     const linearWeights = equalRanks ? (input.weights ?? rows.map(() => 1)) : null;
-    const { pairs, linearError } = await this.offThread('similarity', { adapters, linearWeights });
+    const { pairs, linearError } = await offThread(this.algebra, 'similarity', { adapters, linearWeights });
     const at = (i: number, j: number) => pairs[Math.min(i, j)]![Math.max(i, j)]!;
     const matrix = (pick: (s: StatSummary) => number) =>
       Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => pick(at(i, j))));
-    const finite = (v: number) => (Number.isFinite(v) ? v : null);
     const linearVsCat: SimilarityResult['linearVsCat'] = linearError
-      ? {
-          overall: finite(linearError.overall),
-          perTarget: linearError.perTarget.map(({ layer, module, value }) => ({ layer, module, value: finite(value) })),
-        }
+      ? nullableSummary(linearError)
       : { unavailable: `the linear baseline needs equal ranks; these have ${rows.map((r) => r.rank).join(', ')}` };
     return {
       ids: rows.map((r) => shortId(r.key)),
@@ -291,83 +215,6 @@ export class AdapterService {
     const row = this.repo.resolve(input.id);
     this.repo.delete(row.rowId);
     return { deleted: row.key };
-  }
-
-  /** ΔW_g ← (1−β)ΔW_g + βΔW_new, svd back to the rank budget, appended as the next version; the
-   *  algebra runs in the worker (ema.update). */
-  async emaUpdateOffThread(input: EmaInput): Promise<EmaWritten> {
-    return (await this.emaStepOffThread(input)).write();
-  }
-
-  /** The same step computed in the worker; `write` appends it, so a caller can put the append in its
-   *  own transaction (continual runs store the episode with it). The head it was computed on must still
-   *  be the head then (appendEma checks). */
-  async emaStepOffThread(input: EmaInput): Promise<{ write(): EmaWritten }> {
-    const plan = this.emaPlan(input);
-    const next = await this.offThread('ema', plan.job);
-    return { write: () => this.appendEma(plan, next) };
-  }
-
-  /** A merge of adapters the caller keeps (copied to the worker, not moved): continual cat and linear. */
-  mergeCopies(job: MergeJob): Promise<Adapter> {
-    return this.offThread('merge', job, false);
-  }
-
-  private emaPlan(input: EmaInput) {
-    const row = this.repo.resolve(input.adapterId);
-    const bundleId = row.bundle.rowId;
-    const head = this.repo.globalHead(bundleId);
-    const headAdapter = head && this.repo.get(head.adapterRowId)!;
-    const beta = head ? (input.beta ?? DEFAULT_BETA) : 1; // version 1 is the adapter itself
-    const prevBudget = headAdapter?.recipe.kind === 'ema' ? headAdapter.recipe.rankBudget : headAdapter?.rank;
-    const rankBudget = input.rankBudget ?? prevBudget ?? DEFAULT_RANK_BUDGET;
-    const job = {
-      global: head && this.repo.load(head.adapterRowId),
-      next: this.repo.load(row.rowId),
-      beta,
-      rankBudget,
-    };
-    const recipe: AdapterRecipe = { kind: 'ema', beta, rankBudget, sources: [headAdapter?.key ?? null, row.key] };
-    const lineage = head
-      ? [
-          { rowId: head.adapterRowId, weight: 1 - beta },
-          { rowId: row.rowId, weight: beta },
-        ]
-      : [{ rowId: row.rowId, weight: 1 }];
-    return { bundleId, head, beta, job, recipe, lineage };
-  }
-
-  private appendEma(plan: ReturnType<AdapterService['emaPlan']>, next: Adapter): EmaWritten {
-    const { bundleId, head, beta, recipe, lineage } = plan;
-    const out = this.repo.appendEma(bundleId, { bundleId, adapter: next, recipe, lineage }, beta, head?.n ?? null);
-    return { version: versionOf(out.version), adapter: summaryOf(out.adapter) };
-  }
-
-  async emaHistory(): Promise<EmaHistory> {
-    const { rowId, bundle, sha256 } = await this.bundles.current();
-    return { bundle: { id: bundle.manifest.id, sha256 }, versions: this.repo.globalHistory(rowId).map(versionOf) };
-  }
-
-  async emaRollback(input: { version: number }): Promise<GlobalVersion> {
-    const { rowId } = await this.bundles.current();
-    return versionOf(this.repo.rollback(rowId, input.version));
-  }
-
-  /** The current bundle's global version, or null when it has none or no bundle can be loaded. */
-  async globalHead(): Promise<GlobalRow | null> {
-    const current = await this.bundles.currentOrNull();
-    return current && this.repo.globalHead(current.rowId);
-  }
-
-  /** The global adapter in the engine's form, for `model: "global"`; decoded once (adapter cache). */
-  async globalAdapter(): Promise<EngineAdapter | null> {
-    const current = await this.bundles.currentOrNull();
-    const head = current && this.repo.globalHead(current.rowId);
-    if (!current || !head) return null;
-    return this.cache.get(
-      { rowId: head.adapterRowId, tensorsSha256: head.adapterTensorsSha256 },
-      current.bundle.manifest,
-    );
   }
 
   private mergePlan(input: MergeInput) {

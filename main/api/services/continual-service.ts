@@ -115,7 +115,7 @@ export class ContinualService {
         skills: ws.skills,
         compiler: ws.compiler,
         distiller: ws.distiller,
-        adapters: ws.adapters,
+        adapters: ws.global,
         repo: ws.repo,
         cache: ws.cache,
         trajectories: ws.trajectories,

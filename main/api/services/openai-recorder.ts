@@ -5,7 +5,7 @@
 // the compiled one, `parametric`, found in the compile cache); `#instant` / `#distilled` as served.
 import type { GenerateInput, GenerateResult } from '../../../common/api/engine-schemas';
 import { parseSkillModelKind } from '../openai/models';
-import type { AdapterService } from './adapter-service';
+import type { GlobalAdapterService } from './global-adapter-service';
 import type { BundleRegistry } from './bundle-registry';
 import type { DistilledLookup } from './compare-service';
 import type { CompileService } from './compile-service';
@@ -25,7 +25,7 @@ export class OpenAiRecorder {
     private readonly trajectories: Pick<TrajectoryService, 'record'>,
     private readonly bundles: Pick<BundleRegistry, 'current'>,
     private readonly compiler: Pick<CompileService, 'compileAdapter'>,
-    private readonly adapters: Pick<AdapterService, 'globalHead'>,
+    private readonly adapters: Pick<GlobalAdapterService, 'globalHead'>,
     private readonly distilled: DistilledLookup | null = null,
   ) {}
 

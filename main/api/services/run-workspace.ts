@@ -7,11 +7,11 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { StudioError } from '../../../common/errors';
 import { AdapterCache } from './adapter-cache';
-import { AdapterService } from './adapter-service';
 import { BundleRegistry } from './bundle-registry';
 import { CompileService } from './compile-service';
 import { DistillService } from './distill-service';
 import type { EngineService } from './engine-service';
+import { GlobalAdapterService } from './global-adapter-service';
 import { TrajectoryService } from './trajectory-service';
 import { AdaptersRepo } from '../../store/adapters-repo';
 import { ContinualRepo } from '../../store/continual-repo';
@@ -31,7 +31,7 @@ export class RunWorkspace {
   readonly repo: AdaptersRepo;
   readonly bundles: BundleRegistry;
   readonly cache: AdapterCache;
-  readonly adapters: AdapterService;
+  readonly global: GlobalAdapterService;
   readonly compiler: CompileService;
   readonly distiller: DistillService;
   readonly trajectories: TrajectoryService;
@@ -47,7 +47,7 @@ export class RunWorkspace {
     this.repo = new AdaptersRepo(this.db, dir);
     this.bundles = new BundleRegistry(engine, this.repo);
     this.cache = new AdapterCache(this.repo);
-    this.adapters = new AdapterService(this.repo, this.bundles, this.cache);
+    this.global = new GlobalAdapterService(this.repo, this.bundles, this.cache);
     this.compiler = new CompileService(this.skills, this.repo, this.bundles, this.cache);
     this.distiller = new DistillService(
       this.compiler,

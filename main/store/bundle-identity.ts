@@ -1,0 +1,49 @@
+// When a bundle.json that is new to the store is a model the store already holds (registerBundle
+// then keeps the stored row, so its adapters, global adapter and runs stay usable).
+import { canonicalJson } from './adapter-key';
+
+const isTrainStepFile = (name: string) => name.startsWith('train_step');
+
+/** What makes two bundle.json files the same model: everything but the entries of graphs derived from
+ * lm.onnx, whose hash bundle.json also lists: encoder.onnx, and the train-step graphs with their
+ * `train_step` entry (docs/bundle-format.md "train_step"). */
+export function modelIdentity(manifest: unknown): string {
+  if (typeof manifest !== 'object' || manifest === null) return canonicalJson(manifest);
+  const m = manifest as { files?: Record<string, unknown> };
+  const files = { ...(m.files ?? {}) };
+  delete files['encoder.onnx'];
+  for (const f of Object.keys(files)) if (isTrainStepFile(f)) delete files[f];
+  return canonicalJson({ ...m, files, train_step: undefined });
+}
+
+const GRAPH_FILES = ['lm.onnx', 'lm.onnx.data', 'encoder.onnx'];
+
+/** A re-export (`pskills_train.export.reexport`) writes the same weights into new graph files after
+ * checking their logits against the old ones, and says so in `training_card.reexport`: then the graph
+ * files, the format and the LoRA input layout may differ; everything else must not. */
+export function reexportIdentity(manifest: unknown): string | null {
+  const m = manifest as {
+    files?: Record<string, unknown>;
+    lora?: Record<string, unknown>;
+    io?: { lm?: Record<string, unknown> };
+    training_card?: Record<string, unknown>;
+  } | null;
+  if (!m || typeof m !== 'object') return null;
+  const files = { ...(m.files ?? {}) };
+  for (const f of GRAPH_FILES) delete files[f];
+  for (const f of Object.keys(files)) if (isTrainStepFile(f)) delete files[f];
+  const { reexport: _, ...card } = m.training_card ?? {};
+  const io = { ...m.io, lm: { ...m.io?.lm, inputs: undefined } };
+  return canonicalJson({
+    ...m,
+    format: undefined,
+    train_step: undefined,
+    files,
+    lora: { ...m.lora, groups: undefined },
+    io,
+    training_card: card,
+  });
+}
+
+export const isReexport = (manifest: unknown) =>
+  typeof (manifest as { training_card?: { reexport?: unknown } } | null)?.training_card?.reexport === 'object';
