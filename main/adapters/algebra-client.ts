@@ -1,10 +1,10 @@
 // The adapter algebra off the main thread: one worker_threads worker runs ALGEBRA_OPS jobs one at a
 // time (merges of 4 adapters take seconds of pure JS, which would freeze the studio's event loop).
 // Jobs queue here, not in the worker, so a cancel or a crash loses only the running job's inputs.
-import type { Worker } from 'node:worker_threads';
-import { ownedBuffers, startWorker, workerFile } from '../threads';
+import { ownedBuffers, workerFile } from '../threads';
+import { WorkerClient } from '../worker-client';
 import type { AlgebraArg, AlgebraOp, AlgebraResult } from './algebra-ops';
-import type { AlgebraReply } from './algebra-worker';
+import type { AlgebraReply, AlgebraRequest } from './algebra-worker';
 import { AdapterValidationError } from './validate';
 
 export interface WorkerEntry {
@@ -52,13 +52,14 @@ function rebuild(op: string, e: Extract<AlgebraReply, { ok: false }>['error']): 
 }
 
 export class AlgebraWorker {
-  private worker: Worker | null = null;
+  private readonly client: WorkerClient<AlgebraRequest, AlgebraReply>;
   private running: Job | null = null;
   private readonly queue: Job[] = [];
-  private nextId = 1;
   private disposed = false;
 
-  constructor(private readonly entry: WorkerEntry = defaultWorkerEntry()) {}
+  constructor(entry: WorkerEntry = defaultWorkerEntry()) {
+    this.client = new WorkerClient(entry.file);
+  }
 
   run<K extends AlgebraOp>(op: K, arg: AlgebraArg<K>, options: AlgebraCallOptions = {}): Promise<AlgebraResult<K>> {
     if (this.disposed) return Promise.reject(new Error('adapter algebra worker is disposed'));
@@ -66,7 +67,7 @@ export class AlgebraWorker {
     if (signal?.aborted) return Promise.reject(abortError(op));
     return new Promise((resolve, reject) => {
       const job: Job = {
-        id: this.nextId++,
+        id: this.client.id(),
         op,
         arg,
         transfer,
@@ -87,46 +88,26 @@ export class AlgebraWorker {
     const jobs = [...(this.running ? [this.running] : []), ...this.queue.splice(0)];
     this.running = null;
     for (const job of jobs) this.settle(job, new Error(`adapter algebra worker disposed while ${job.op} waited`));
-    const w = this.worker;
-    this.worker = null;
-    await w?.terminate();
+    await this.client.dispose();
   }
 
   private pump(): void {
     if (this.running || this.queue.length === 0) return;
     const job = this.queue.shift()!;
     this.running = job;
-    let w: Worker;
     try {
-      w = this.spawn();
-      w.ref(); // keep the process alive while a job is out; idle, the worker must not hold it open
-      w.postMessage({ id: job.id, op: job.op, arg: job.arg }, job.transfer ? ownedBuffers(job.arg) : []);
+      this.client.start(
+        { id: job.id, op: job.op, arg: job.arg },
+        (reply) => {
+          if (reply.ok) this.finish(job, null, reply.value);
+          else this.finish(job, rebuild(job.op, reply.error));
+        },
+        (why) => this.finish(job, new Error(`adapter algebra worker ${why} while running ${job.op}`)),
+        job.transfer ? ownedBuffers(job.arg) : [],
+      );
     } catch (err) {
       this.finish(job, err instanceof Error ? err : new Error(String(err)));
     }
-  }
-
-  private spawn(): Worker {
-    if (this.worker) return this.worker;
-    const w = startWorker(this.entry.file);
-    w.on('message', (reply: AlgebraReply) => {
-      const job = this.running;
-      if (this.worker !== w || !job || job.id !== reply.id) return;
-      if (reply.ok) this.finish(job, null, reply.value);
-      else this.finish(job, rebuild(job.op, reply.error));
-    });
-    w.on('error', (err) => this.lost(w, `failed (${err.message})`));
-    w.on('exit', (code) => this.lost(w, `exited with code ${code}`));
-    this.worker = w;
-    return w;
-  }
-
-  /** The worker died: the running job fails with the reason; the next job starts a fresh worker. */
-  private lost(w: Worker, why: string): void {
-    if (this.worker !== w) return;
-    this.worker = null;
-    const job = this.running;
-    if (job) this.finish(job, new Error(`adapter algebra worker ${why} while running ${job.op}`));
   }
 
   private abort(job: Job): void {
@@ -135,17 +116,15 @@ export class AlgebraWorker {
       this.queue.splice(i, 1);
       this.settle(job, abortError(job.op));
     } else if (this.running === job) {
-      const w = this.worker;
-      this.worker = null; // its exit event is then ignored
-      void w?.terminate();
+      this.client.kill(); // a running job stops only with its worker
       this.finish(job, abortError(job.op));
     }
   }
 
   private finish(job: Job, err: Error | null, value?: unknown): void {
+    this.client.end(job.id);
     if (this.running === job) this.running = null;
     this.settle(job, err, value);
-    if (!this.running && this.queue.length === 0) this.worker?.unref();
     this.pump();
   }
 

@@ -10,23 +10,46 @@ import { float32, type Tensor } from './ort';
 
 /** Immutable once handed to the engine: it validates and packs an adapter once (LoraFeedCache). */
 export interface EngineAdapter {
-  /** Marks that α/r is inside A, so an unfolded `Adapter` cannot be passed by mistake. */
+  /** Marks the engine's form, so an algebra `Adapter` (α, r) cannot be passed by mistake. */
   readonly folded: true;
   readonly rank: number;
   readonly targets: ReadonlyMap<TargetKey, LoraPair>;
+  /** α/r not yet multiplied into A (absent: 1). The engine worker folds it once, into its own copy of
+   *  the factors (adapter-wire.ts), so the main thread never holds a scaled copy. */
+  readonly scale?: number;
 }
 
 /** An adapter whose factors already carry the scale (hypernet output, files in engine layout). */
-export function engineAdapter(rank: number, targets: ReadonlyMap<TargetKey, LoraPair>): EngineAdapter {
-  return { folded: true, rank, targets };
+export function engineAdapter(rank: number, targets: ReadonlyMap<TargetKey, LoraPair>, scale = 1): EngineAdapter {
+  return scale === 1 ? { folded: true, rank, targets } : { folded: true, rank, targets, scale };
 }
 
-/** From the algebra's (α, r) form: A ← (α/r)·A, B unchanged. */
+/** From the algebra's (α, r) form, sharing its arrays: the scale α/r is folded in later, once
+ *  (applyScale, in the worker as an adapter arrives). */
 export function foldAdapter(adapter: Adapter): EngineAdapter {
-  const s = scaleOf(adapter);
-  const targets = new Map<TargetKey, LoraPair>();
-  for (const [key, p] of adapter.targets) targets.set(key, { ...p, A: s === 1 ? p.A : p.A.map((v) => v * s) });
-  return engineAdapter(adapter.rank, targets);
+  return engineAdapter(adapter.rank, adapter.targets, scaleOf(adapter));
+}
+
+/** Every A times `scale`, in place: only for factors this thread owns (a copy received from another). */
+export function scaleInPlace(targets: ReadonlyMap<TargetKey, LoraPair>, scale: number): void {
+  if (scale === 1) return;
+  for (const p of targets.values()) for (let i = 0; i < p.A.length; i++) p.A[i] = p.A[i]! * scale;
+}
+
+const applied = new WeakMap<EngineAdapter, EngineAdapter>();
+
+/** The adapter with its scale in A (itself when there is none); a scaled copy is made once per adapter. */
+export function applyScale(adapter: EngineAdapter): EngineAdapter {
+  const s = adapter.scale ?? 1;
+  if (s === 1) return adapter;
+  let done = applied.get(adapter);
+  if (!done) {
+    const targets = new Map<TargetKey, LoraPair>();
+    for (const [key, p] of adapter.targets) targets.set(key, { ...p, A: p.A.slice() });
+    scaleInPlace(targets, s);
+    applied.set(adapter, (done = engineAdapter(adapter.rank, targets)));
+  }
+  return done;
 }
 
 /** Index of the first NaN or ±Infinity, else -1. Most of what validating a new adapter costs, so a
@@ -62,6 +85,8 @@ function checkOnce(manifest: BundleManifest, adapter: EngineAdapter, row?: numbe
   const who = row === undefined ? 'adapter' : `adapter of row ${row}`;
   const { rank } = adapter;
   if (adapter.folded !== true) throw invalid(`${who}: scale not folded (use foldAdapter)`);
+  const scale = adapter.scale ?? 1;
+  if (!Number.isFinite(scale)) throw invalid(`${who}: scale ${scale} is not finite`, { field: 'scale' });
   if (!Number.isInteger(rank) || rank < 0)
     throw invalid(`${who}: rank ${rank} is not an integer ≥ 0`, { field: 'rank' });
   const dims = new Map(manifest.lora.targets.map((t) => [t.module, t]));
@@ -210,6 +235,8 @@ export class LoraFeedCache {
   /** Validated, packed feeds for this batch; the same object for the same adapters. */
   feeds(rows: Rows): Readonly<Record<string, Tensor>> {
     this.check(rows);
+    // The worker receives adapters scaled; an unscaled one handed over in this thread is scaled once.
+    if (rows.some((ad) => (ad?.scale ?? 1) !== 1)) rows = rows.map((ad) => ad && applyScale(ad));
     const b = rows.length;
     const make = () => loraFeeds(this.manifest, rows, this.minRank);
     if (rows.every((ad) => !ad?.rank)) return this.remember(this.none, b, make);

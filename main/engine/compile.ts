@@ -4,7 +4,7 @@
 // gives the same adapter (tests/int/engine/compile.int.test.ts checks it against the fixture oracle).
 import type { Adapter, LoraPair, TargetKey } from '../adapters/types';
 import { checkAdapterFits, foldAdapter, type EngineAdapter } from './adapter';
-import type { Bundle } from './bundle';
+import type { Bundle, BundleInfo } from './bundle';
 import { EngineError, invalid } from './errors';
 import type { ChunkFactors } from './hypernet';
 import type { BundleManifest } from './manifest';
@@ -92,8 +92,8 @@ function checkAborted(signal: AbortSignal | undefined): void {
 const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Whether this bundle can compile skills; the error names the bundle and its folder. */
-export function requireHypernet(bundle: Bundle): NonNullable<Bundle['hypernet']> {
-  if (!bundle.hypernet) {
+export function requireHypernet(bundle: Pick<BundleInfo, 'manifest' | 'dir'>): void {
+  if (!bundle.manifest.hypernet) {
     throw invalid(
       `bundle ${bundle.manifest.id} (${bundle.dir}) has no hypernetwork (bundle.json "hypernet" is null), so it cannot compile skills; load a bundle with hypernet.onnx`,
       {
@@ -103,12 +103,11 @@ export function requireHypernet(bundle: Bundle): NonNullable<Bundle['hypernet']>
       },
     );
   }
-  return bundle.hypernet;
 }
 
 /** The ids the encoder reads: the SKILL.md text as stored, with line endings read as \n like the
  *  training corpus, encoded without special tokens (docs/bundle-format.md, compiling step 1). */
-export function skillIds(bundle: Bundle, text: string): number[] {
+export function skillIds(bundle: Pick<BundleInfo, 'tokenizer'>, text: string): number[] {
   return bundle.tokenizer.encode(text.replace(/\r\n?/g, '\n'));
 }
 
@@ -116,7 +115,8 @@ export function skillIds(bundle: Bundle, text: string): number[] {
 export async function compileSkill(bundle: Bundle, text: string, options: CompileOptions = {}): Promise<CompiledSkill> {
   const { signal, onProgress } = options;
   const t0 = performance.now();
-  const hyper = requireHypernet(bundle);
+  requireHypernet(bundle);
+  const hyper = bundle.hypernet!; // a bundle.json with a hypernet has its session (session-table.ts)
   if (text.length === 0) throw invalid('cannot compile an empty skill text');
   const ids = skillIds(bundle, text);
   const { token_budget: budget, chunk_overlap: overlap } = bundle.manifest.encoder;

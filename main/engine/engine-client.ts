@@ -1,128 +1,141 @@
-// The engine off the main thread: compile and generate run in engine-worker.ts, which holds its own
-// sessions of the same bundle folder. Callers get compileSkill's and generateBatch's contracts: the
-// compiled adapter comes back transferred and is folded and checked here; tokens stream back as the
-// worker picks them.
-import type { Worker } from 'node:worker_threads';
+// The engine off the main thread: engine-worker.ts holds every session of the bundle; this thread
+// holds the bundle's files (tokenizer, chat template, manifest) and this client. Callers get
+// compileSkill's, generateBatch's and distillSkill's contracts; adapters cross as WireAdapters and
+// tokens stream back as the worker picks them.
 import { ErrorCode } from '../../common/errors';
-import { startWorker, workerFile } from '../threads';
-import { checkAdapterFits, foldAdapter, type EngineAdapter } from './adapter';
-import type { Bundle } from './bundle';
+import { workerFile } from '../threads';
+import { WorkerClient } from '../worker-client';
+import { checkAdapterFits, engineAdapter, type EngineAdapter } from './adapter';
+import { AdapterTable } from './adapter-table';
+import { adapterFromWire, engineFromWire, engineToWire } from './adapter-wire';
+import { readBundleFiles, type BundleInfo, type ProviderInfo } from './bundle-info';
 import type { CompiledSkill, CompileOptions } from './compile';
-import type { BundleRef, EngineReply, EngineRequest } from './engine-worker';
+import type { BundleRef, EngineReply, EngineRequest, WireRequest } from './engine-worker';
 import { EngineError } from './errors';
 import type { DistillOptions, DistillResult } from './distill';
 import type { GenerateOptions, GenerateRequest, RowResult, RowTokenEvent } from './generate';
+import { defaultLogger } from './logger';
+import type { Provider } from './ort';
 import type { PracticeQuestion } from '../../common/distill/practice';
 import type { Bucket } from './train-step';
 
-type Listener = (m: EngineReply) => void;
+type ErrorReply = Extract<EngineReply, { type: 'error' }>;
 
-function rebuild(e: Extract<EngineReply, { type: 'error' }>['error']): EngineError {
+function rebuild(e: ErrorReply['error']): EngineError {
   const code = ErrorCode.safeParse(e.code);
   return new EngineError(code.success ? code.data : 'internal', e.message, e.details);
 }
 
+/** A bundle opened through the worker: its files here, its sessions there until dispose(). */
+export interface BundleHandle extends BundleInfo {
+  dispose(): Promise<void>;
+}
+
+export interface OpenOptions {
+  provider?: Provider;
+  intraOpNumThreads?: number;
+  /** Hash every file against bundle.json (default true; sizes are always checked). */
+  verifyHashes?: boolean;
+}
+
 export class EngineWorker {
-  private worker: Worker | null = null;
-  /** Per job: its reply handler, and what to do if the worker dies under it. */
-  private readonly jobs = new Map<number, { onReply: Listener; onLost: (err: EngineError) => void }>();
-  private readonly tokens = new WeakMap<Bundle, number>();
+  private readonly client: WorkerClient<EngineRequest, EngineReply>;
+  private readonly tokens = new WeakMap<BundleInfo, number>();
   private readonly adapterIds = new WeakMap<EngineAdapter, number>();
+  /** The ids the worker keeps (the same table, reset with each fresh worker). */
+  private readonly sent = new AdapterTable<true>();
   /** Skills being distilled (the caller's key, e.g. name@version): a second one at once is refused. */
   private readonly distilling = new Set<string>();
+  private readonly threads = new WeakMap<BundleInfo, number | undefined>();
   private nextToken = 1;
-  private nextId = 1;
 
-  constructor(private readonly file: string = workerFile('engine-worker', import.meta.url)) {}
+  constructor(file: string = workerFile('engine-worker', import.meta.url)) {
+    this.client = new WorkerClient(file, {
+      onGone: () => this.sent.clear(),
+      onStray: (m) => m.type === 'log' && defaultLogger(m.message), // the worker's engine log, said here
+    });
+  }
+
+  /** The bundle's files read and checked here, its sessions opened in the worker. */
+  async open(dir: string, options: OpenOptions = {}): Promise<BundleHandle> {
+    const t0 = performance.now();
+    const files = await readBundleFiles(dir, options);
+    const token = this.nextToken++;
+    const bundle: BundleRef = { token, dir, provider: options.provider ?? 'cpu' };
+    if (options.intraOpNumThreads !== undefined) bundle.intraOpNumThreads = options.intraOpNumThreads;
+    const provider = await this.call<ProviderInfo>({ type: 'open', id: this.client.id(), bundle }, undefined, (m) =>
+      m.type === 'opened' ? { value: m.provider } : undefined,
+    );
+    const handle: BundleHandle = {
+      ...files,
+      loadMs: performance.now() - t0,
+      provider,
+      dispose: async () => this.client.post({ type: 'close', id: this.client.id(), token }),
+    };
+    this.tokens.set(handle, token);
+    this.threads.set(handle, options.intraOpNumThreads);
+    return handle;
+  }
 
   /** compileSkill(bundle, text, options), run in the worker. */
-  compile(bundle: Bundle, text: string, options: CompileOptions = {}): Promise<CompiledSkill> {
+  async compile(bundle: BundleInfo, text: string, options: CompileOptions = {}): Promise<CompiledSkill> {
     const { signal, onProgress } = options;
-    if (signal?.aborted) return Promise.reject(new EngineError('cancelled', 'compile cancelled'));
-    return new Promise<CompiledSkill>((resolve, reject) => {
-      const id = this.start(
-        { type: 'compile', id: this.nextId, bundle: this.ref(bundle), text },
-        signal,
-        (m) => {
-          if (m.type === 'progress') return onProgress?.({ chunk: m.chunk, chunks: m.chunks, tokens: m.tokens });
-          this.end(id, signal);
-          if (m.type === 'error') return reject(rebuild(m.error));
-          if (m.type !== 'compiled') return;
-          try {
-            const engine = foldAdapter(m.value.adapter);
-            checkAdapterFits(bundle.manifest, engine);
-            resolve({ ...m.value, engine });
-          } catch (err) {
-            reject(err as Error);
-          }
-        },
-        reject,
-      );
+    if (signal?.aborted) throw new EngineError('cancelled', 'compile cancelled');
+    const req = { type: 'compile', id: this.client.id(), bundle: this.ref(bundle), text } as const;
+    const value = await this.call(req, signal, (m) => {
+      if (m.type === 'progress') onProgress?.({ chunk: m.chunk, chunks: m.chunks, tokens: m.tokens });
+      return m.type === 'compiled' ? { value: m.value } : undefined;
     });
+    // α = rank: the engine's form shares the algebra form's arrays, nothing to fold.
+    const adapter = adapterFromWire(value.adapter);
+    const engine = engineAdapter(adapter.rank, adapter.targets);
+    checkAdapterFits(bundle.manifest, engine);
+    return { ...value, adapter, engine };
   }
 
   /** distillSkill(bundle, skill, questions, options), run in the worker. `key` names the skill: while one
    * distillation of it runs, another is refused with a reason (two would race to store an adapter). */
-  distill(
-    bundle: Bundle,
+  async distill(
+    bundle: BundleInfo,
     key: string,
     skill: string,
     questions: readonly PracticeQuestion[],
     options: DistillOptions = {},
   ): Promise<DistillResult> {
     const { signal, onProgress, init = null, ...rest } = options;
-    if (signal?.aborted) return Promise.reject(new EngineError('cancelled', 'distillation cancelled'));
+    if (signal?.aborted) throw new EngineError('cancelled', 'distillation cancelled');
     if (this.distilling.has(key))
-      return Promise.reject(
-        new EngineError('conflict', `${key} is already being distilled; wait for it to finish or cancel it first`),
-      );
+      throw new EngineError('conflict', `${key} is already being distilled; wait for it to finish or cancel it first`);
     this.distilling.add(key);
-    return new Promise<DistillResult>((resolve, reject) => {
-      const done = (fn: () => void) => {
-        this.distilling.delete(key);
-        fn();
+    try {
+      const req: Extract<EngineRequest, { type: 'distill' }> = {
+        type: 'distill',
+        id: this.client.id(),
+        bundle: this.ref(bundle),
+        skill,
+        questions: [...questions],
+        init: init && engineToWire(init),
+        options: rest,
       };
-      const id = this.start(
-        {
-          type: 'distill',
-          id: this.nextId,
-          bundle: this.ref(bundle),
-          skill,
-          questions: [...questions],
-          init,
-          options: rest,
-        },
-        signal,
-        (m) => {
-          if (m.type === 'distill-progress') return onProgress?.(m.progress);
-          this.end(id, signal);
-          if (m.type === 'error') return done(() => reject(rebuild(m.error)));
-          if (m.type === 'distilled') done(() => resolve(m.value));
-        },
-        (err) => done(() => reject(err)),
-      );
-    });
+      const value = await this.call(req, signal, (m) => {
+        if (m.type === 'distill-progress') onProgress?.(m.progress);
+        return m.type === 'distilled' ? { value: m.value } : undefined;
+      });
+      return { ...value, adapter: engineFromWire(value.adapter) };
+    } finally {
+      this.distilling.delete(key);
+    }
   }
 
   /** timeTrainStep(bundle, bucket), run in the worker: seconds per train step of that bucket here. */
-  timeTrainStep(bundle: Bundle, bucket: Bucket): Promise<number> {
-    return new Promise<number>((resolve, reject) => {
-      const id = this.start(
-        { type: 'time-step', id: this.nextId, bundle: this.ref(bundle), bucket },
-        undefined,
-        (m) => {
-          this.end(id, undefined);
-          if (m.type === 'error') return reject(rebuild(m.error));
-          if (m.type === 'step-timed') resolve(m.seconds);
-        },
-        reject,
-      );
-    });
+  timeTrainStep(bundle: BundleInfo, bucket: Bucket): Promise<number> {
+    const req = { type: 'time-step', id: this.client.id(), bundle: this.ref(bundle), bucket } as const;
+    return this.call(req, undefined, (m) => (m.type === 'step-timed' ? { value: m.seconds } : undefined));
   }
 
   /** generateBatch(bundle, requests, options), run in the worker; tokens are yielded as they arrive. */
   async *generateBatch(
-    bundle: Bundle,
+    bundle: BundleInfo,
     requests: readonly GenerateRequest[],
     options: GenerateOptions = {},
   ): AsyncGenerator<RowTokenEvent, RowResult[]> {
@@ -133,16 +146,9 @@ export class EngineWorker {
       inbox.push(m);
       wake?.();
     };
-    const wire = requests.map((r) => ({
-      ...r,
-      adapter: r.adapter ? { id: this.adapterId(r.adapter), value: r.adapter } : null,
-    }));
-    const id = this.start(
-      { type: 'generate', id: this.nextId, bundle: this.ref(bundle), requests: wire },
-      signal,
-      push,
-      push,
-    );
+    const ref = this.ref(bundle);
+    const wire: WireRequest[] = requests.map((r) => ({ ...r, adapter: r.adapter ? this.wire(r.adapter) : null }));
+    const id = this.start({ type: 'generate', id: this.client.id(), bundle: ref, requests: wire }, signal, push);
     let finished = false;
     try {
       for (;;) {
@@ -164,46 +170,70 @@ export class EngineWorker {
       }
     } finally {
       // A consumer that stops early (break, return) cancels the rest of the generation.
-      if (!finished) this.worker?.postMessage({ type: 'cancel', id } satisfies EngineRequest);
+      if (!finished) this.client.post({ type: 'cancel', id });
       this.end(id, signal);
     }
   }
 
   async dispose(): Promise<void> {
-    const w = this.worker;
-    this.worker = null;
-    this.failAll('disposed');
-    await w?.terminate();
+    await this.client.dispose();
   }
 
-  private ref(bundle: Bundle): BundleRef {
+  private ref(bundle: BundleInfo): BundleRef {
     let token = this.tokens.get(bundle);
     if (token === undefined) this.tokens.set(bundle, (token = this.nextToken++));
-    return { token, dir: bundle.dir, provider: bundle.provider.requested };
+    const ref: BundleRef = { token, dir: bundle.dir, provider: bundle.provider.requested };
+    const threads = this.threads.get(bundle);
+    if (threads !== undefined) ref.intraOpNumThreads = threads;
+    return ref;
   }
 
-  private adapterId(adapter: EngineAdapter): number {
+  /** The adapter by id, with its factors when the worker does not keep them (the call order is the
+   *  worker's: ids are taken here as the message is built and there as it arrives). */
+  private wire(adapter: EngineAdapter): NonNullable<WireRequest['adapter']> {
     let id = this.adapterIds.get(adapter);
-    if (id === undefined) this.adapterIds.set(adapter, (id = this.nextId++));
-    return id;
+    if (id === undefined) this.adapterIds.set(adapter, (id = this.client.id()));
+    if (this.sent.use(id)) return { id };
+    this.sent.put(id, true);
+    return { id, wire: engineToWire(adapter) };
   }
 
   private readonly aborts = new Map<number, () => void>();
 
-  private start(
-    req: Exclude<EngineRequest, { type: 'cancel' }>,
+  /** One job that ends with one result: `pick` returns it (or handles a progress message). */
+  private call<T>(
+    req: Exclude<EngineRequest, { type: 'cancel' | 'close' }>,
     signal: AbortSignal | undefined,
-    onReply: Listener,
-    onLost: (err: EngineError) => void,
+    pick: (m: EngineReply) => { value: T } | undefined,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const id = this.start(req, signal, (m) => {
+        if (m instanceof EngineError) {
+          this.end(id, signal);
+          return reject(m);
+        }
+        if (m.type === 'error') {
+          this.end(id, signal);
+          return reject(rebuild(m.error));
+        }
+        const got = pick(m);
+        if (!got) return;
+        this.end(id, signal);
+        resolve(got.value);
+      });
+    });
+  }
+
+  private start(
+    req: Exclude<EngineRequest, { type: 'cancel' | 'close' }>,
+    signal: AbortSignal | undefined,
+    onReply: (m: EngineReply | EngineError) => void,
   ): number {
-    const id = this.nextId++;
-    req.id = id;
-    this.jobs.set(id, { onReply, onLost });
-    const w = this.spawn();
-    w.ref();
-    w.postMessage(req);
+    const id = this.client.start(req, onReply, (why) =>
+      onReply(new EngineError('internal', `engine worker ${why} during a compile or generation`)),
+    );
     if (signal) {
-      const onAbort = () => this.worker?.postMessage({ type: 'cancel', id } satisfies EngineRequest);
+      const onAbort = () => this.client.post({ type: 'cancel', id });
       this.aborts.set(id, onAbort);
       signal.addEventListener('abort', onAbort, { once: true });
       if (signal.aborted) onAbort();
@@ -212,35 +242,10 @@ export class EngineWorker {
   }
 
   private end(id: number, signal: AbortSignal | undefined): void {
-    this.jobs.delete(id);
+    this.client.end(id);
     const onAbort = this.aborts.get(id);
     if (onAbort) signal?.removeEventListener('abort', onAbort);
     this.aborts.delete(id);
-    if (this.jobs.size === 0) this.worker?.unref(); // idle, the worker must not keep the process alive
-  }
-
-  private spawn(): Worker {
-    if (this.worker) return this.worker;
-    const w = startWorker(this.file);
-    w.on('message', (m: EngineReply) => this.jobs.get(m.id)?.onReply(m));
-    w.on('error', (err) => this.lost(w, `failed (${err.message})`));
-    w.on('exit', (code) => this.lost(w, `exited with code ${code}`));
-    this.worker = w;
-    return w;
-  }
-
-  /** The worker died: every job it held fails; the next one starts a fresh worker. */
-  private lost(w: Worker, why: string): void {
-    if (this.worker !== w) return;
-    this.worker = null;
-    this.failAll(why);
-  }
-
-  private failAll(why: string): void {
-    for (const [id, job] of [...this.jobs]) {
-      this.jobs.delete(id);
-      job.onLost(new EngineError('internal', `engine worker ${why} during a compile or generation`));
-    }
   }
 }
 

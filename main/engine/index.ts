@@ -1,7 +1,8 @@
 // The engine's public surface: load a bundle, generate from it (one row or a batch of rows, each
-// with its own adapter). Only ort.ts touches onnxruntime-node.
+// with its own adapter). Only ort.ts touches onnxruntime-node; in the studio only the engine worker
+// loads a Bundle with sessions, and the main thread holds a BundleInfo (engine-client.ts).
 export { foldAdapter, engineAdapter, checkAdapterFits, type EngineAdapter } from './adapter';
-export { Bundle, loadBundle, type LoadOptions } from './bundle';
+export { Bundle, loadBundle, type BundleInfo, type LoadOptions, type ProviderInfo } from './bundle';
 export {
   chunkSpans,
   combineChunks,

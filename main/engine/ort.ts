@@ -4,11 +4,11 @@ import { availableParallelism } from 'node:os';
 import * as ort from 'onnxruntime-node';
 import { EngineError } from './errors';
 import { checkFeeds, describeFeeds, FeedError, type TensorSpec } from './feed-check';
+import { defaultLogger, type Logger } from './logger';
 
 export type Tensor = ort.Tensor;
 export const PROVIDERS = ['cpu', 'webgpu', 'cuda'] as const;
 export type Provider = (typeof PROVIDERS)[number];
-export type Logger = (message: string) => void;
 
 export interface SessionOptions {
   /** Execution provider; falls back to cpu when it is unavailable (Session.fallback says why; loadBundle logs it). */
@@ -18,7 +18,7 @@ export interface SessionOptions {
   logger?: Logger;
 }
 
-export const defaultLogger: Logger = (message) => console.warn(`[engine] ${message}`);
+export { defaultLogger, type Logger } from './logger';
 
 export function float32(data: Float32Array, dims: readonly number[]): Tensor {
   return new ort.Tensor('float32', data, dims);

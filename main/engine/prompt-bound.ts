@@ -1,7 +1,9 @@
 // A cheap refusal before tokenizing (a 3.6 MB prompt held the event loop for 20 s). No token
 // stands for more bytes of text than tokenizer.maxTokenBytes, so a text longer than max_positions ×
 // that cannot fit the context, whatever it tokenizes to; and what is tokenized stays small.
-import type { Bundle } from './bundle';
+import type { BundleInfo } from './bundle-info';
+
+type Bundle = Pick<BundleInfo, 'manifest' | 'tokenizer'>;
 import { invalid } from './errors';
 
 export function promptByteLimit(bundle: Bundle): number {

@@ -3,12 +3,12 @@
 // test runner as verify.run (VerifyService.runTests). The score is the mean pass rate over the modes.
 import type { EvolveMode } from '../../common/api/evolve-schemas';
 import type { VerifierTest, VerifyMode, VerifyTestResult } from '../../common/api/verify-schemas';
-import type { Bundle, EngineAdapter } from '../engine';
+import type { BundleInfo, EngineAdapter } from '../engine';
 import type { CandidateScores, ModeScore } from '../store/evolve-repo';
 
 export interface TestRunner {
   runTests(
-    bundle: Bundle,
+    bundle: BundleInfo,
     tests: readonly VerifierTest[],
     opts: {
       mode: VerifyMode;
@@ -21,7 +21,7 @@ export interface TestRunner {
 }
 
 export interface TextCompiler {
-  compileText(content: string, ctx: { signal?: AbortSignal }): Promise<{ engine: EngineAdapter; bundle: Bundle }>;
+  compileText(content: string, ctx: { signal?: AbortSignal }): Promise<{ engine: EngineAdapter; bundle: BundleInfo }>;
 }
 
 export interface Scored {
@@ -51,7 +51,7 @@ export class CandidateVerifier {
   constructor(
     private readonly runner: TestRunner,
     private readonly compiler: TextCompiler,
-    private readonly bundle: Bundle,
+    private readonly bundle: BundleInfo,
     private readonly tests: readonly VerifierTest[],
     readonly modes: readonly EvolveMode[],
     private readonly maxTokens: number,

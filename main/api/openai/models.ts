@@ -84,7 +84,7 @@ export class SkillModels {
 
   async list(): Promise<ModelEntry[]> {
     const current = await this.bundles.currentOrNull(); // no bundle: base only
-    if (!current?.bundle.hypernet) return [];
+    if (!current?.bundle.manifest.hypernet) return [];
     const out = new Map<string, ModelEntry>();
     for (const s of this.skills.list())
       out.set(`${SKILL_MODEL_PREFIX}${s.name}@${s.latestVersion}`, {

@@ -3,7 +3,7 @@
 // shared by the adapter, compile and model services, so they agree on the bundle and hash it once.
 import { join } from 'node:path';
 import { StudioError } from '../../../common/errors';
-import type { Bundle } from '../../engine';
+import type { BundleInfo } from '../../engine';
 import { readGated } from '../../files/read-gate';
 import { MANIFEST_FILE } from '../../engine/manifest';
 import { sha256Hex } from '../../store/adapter-tensors';
@@ -11,7 +11,7 @@ import type { AdaptersRepo } from '../../store/adapters-repo';
 import type { EngineService } from './engine-service';
 
 export interface CurrentBundle {
-  bundle: Bundle;
+  bundle: BundleInfo;
   /** the hash adapters are keyed by: sha256 of the bundle's bundle.json, or of the stored bundle.json of
    * the same model (AdaptersRepo.registerBundle) */
   sha256: string;
@@ -21,7 +21,7 @@ export interface CurrentBundle {
 
 export class BundleRegistry {
   /** Per loaded bundle (a Bundle object is immutable): hashed and registered once. */
-  private readonly known = new WeakMap<Bundle, Promise<{ sha256: string; rowId: number }>>();
+  private readonly known = new WeakMap<BundleInfo, Promise<{ sha256: string; rowId: number }>>();
 
   constructor(
     private readonly engine: Pick<EngineService, 'current'>,
@@ -48,7 +48,7 @@ export class BundleRegistry {
     });
   }
 
-  private async register(bundle: Bundle): Promise<{ sha256: string; rowId: number }> {
+  private async register(bundle: BundleInfo): Promise<{ sha256: string; rowId: number }> {
     const file = sha256Hex(await readGated(join(bundle.dir, MANIFEST_FILE), 'bundle.json'));
     const { id, sha256 } = this.repo.registerBundle(file, bundle.manifest, bundle.dir);
     return { sha256, rowId: id };

@@ -3,7 +3,7 @@
 // adapter (same key, same bytes). Progress per encoder chunk; a cancelled compile writes nothing.
 import type { AdapterRecipe, CompileProgress, CompileResult, SkillRef } from '../../../common/api/adapter-schemas';
 import { StudioError } from '../../../common/errors';
-import { chunkSpans, requireHypernet, skillIds, type Bundle, type EngineAdapter } from '../../engine';
+import { chunkSpans, requireHypernet, skillIds, type BundleInfo, type EngineAdapter } from '../../engine';
 import { sharedEngine } from '../../engine/engine-client';
 import type { CompiledSkill, CompileOptions } from '../../engine/compile';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
@@ -17,7 +17,7 @@ export interface CompiledAdapter {
   row: StoredAdapter;
   /** The adapter in the engine's form, ready for a generation request. */
   engine: EngineAdapter;
-  bundle: Bundle;
+  bundle: BundleInfo;
 }
 
 export class CompileService {
@@ -29,7 +29,7 @@ export class CompileService {
     private readonly cache: Pick<AdapterCache, 'get' | 'put'>,
     /** compileSkill's contract; by default run in the engine worker, off the main thread's loop. */
     private readonly compileSkill: (
-      bundle: Bundle,
+      bundle: BundleInfo,
       text: string,
       options?: CompileOptions,
     ) => Promise<CompiledSkill> = (b, t, o) => sharedEngine().compile(b, t, o),
@@ -121,7 +121,7 @@ export class CompileService {
   async compileText(
     content: string,
     ctx: { signal?: AbortSignal } = {},
-  ): Promise<{ engine: EngineAdapter; bundle: Bundle; chunks: number }> {
+  ): Promise<{ engine: EngineAdapter; bundle: BundleInfo; chunks: number }> {
     const { bundle } = await this.bundles.current();
     requireHypernet(bundle);
     const compiled = await this.compileSkill(bundle, content, { signal: ctx.signal });

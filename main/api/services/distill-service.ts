@@ -20,7 +20,7 @@ import {
   type DistillResult,
 } from '../../engine/distill';
 import { trainStepEntry } from '../../engine/train-step';
-import type { Bundle, EngineAdapter } from '../../engine';
+import type { BundleInfo, EngineAdapter } from '../../engine';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import type { SkillTestsRepo } from '../../store/skill-tests-repo';
 import type { AdapterCache } from './adapter-cache';
@@ -28,10 +28,10 @@ import { summaryOf } from './adapter-service';
 import type { BundleRegistry } from './bundle-registry';
 import type { CompileService } from './compile-service';
 
-type TimeStep = (bundle: Bundle, bucket: { batch: number; length: number; file: string }) => Promise<number>;
+type TimeStep = (bundle: BundleInfo, bucket: { batch: number; length: number; file: string }) => Promise<number>;
 
 type Distill = (
-  bundle: Bundle,
+  bundle: BundleInfo,
   key: string,
   skill: string,
   questions: readonly PracticeQuestion[],

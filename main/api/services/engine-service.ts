@@ -3,16 +3,9 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { EngineInfo, GenerateInput, GenerateResult, TokenDelta } from '../../../common/api/engine-schemas';
 import { StudioError } from '../../../common/errors';
-import { sharedEngine } from '../../engine/engine-client';
+import { sharedEngine, type BundleHandle } from '../../engine/engine-client';
 import { gateBundleFolder } from '../../models/bundle-gate';
-import {
-  checkPromptBytes,
-  loadBundle,
-  type Bundle,
-  type EngineAdapter,
-  type LoadOptions,
-  type Provider,
-} from '../../engine';
+import { checkPromptBytes, type BundleInfo, type EngineAdapter, type LoadOptions, type Provider } from '../../engine';
 
 export interface EngineServiceOptions extends LoadOptions {
   /** Bundle used when none is named (resources/bundles/default). */
@@ -24,8 +17,8 @@ export interface EngineServiceOptions extends LoadOptions {
 }
 
 export class EngineService {
-  private bundle: Bundle | null = null;
-  private loading: Promise<Bundle> | null = null;
+  private bundle: BundleHandle | null = null;
+  private loading: Promise<BundleHandle> | null = null;
 
   constructor(private readonly opts: EngineServiceOptions) {}
 
@@ -34,8 +27,10 @@ export class EngineService {
     const target = dir ? resolve(dir) : this.defaultDir();
     const provider = this.opts.providerOf?.() ?? this.opts.provider;
     // Every file of the folder passes the read gate before the engine opens one (docs/security.md).
+    // The sessions open in the engine worker only; this thread keeps the tokenizer and template.
+    const { verifyHashes, intraOpNumThreads } = this.opts;
     const next = gateBundleFolder(target).then(() =>
-      loadBundle(target, { ...this.opts, ...(provider ? { provider } : {}) }),
+      sharedEngine().open(target, { verifyHashes, intraOpNumThreads, ...(provider ? { provider } : {}) }),
     );
     this.loading = next;
     try {
@@ -50,7 +45,7 @@ export class EngineService {
   }
 
   /** The current bundle, loading the remembered one (startupDir) or the default on first use. */
-  async current(): Promise<Bundle> {
+  async current(): Promise<BundleHandle> {
     if (this.bundle) return this.bundle;
     if (this.loading) return this.loading;
     await this.load(this.opts.startupDir?.() ?? undefined);
@@ -96,7 +91,7 @@ export class EngineService {
 
   /** The prompt text a request becomes (chat messages go through the bundle's template). Messages
    *  far over the context are refused before the template renders them (the row checks the rest). */
-  promptOf(bundle: Bundle, input: GenerateInput): string {
+  promptOf(bundle: BundleInfo, input: GenerateInput): string {
     if (!input.messages) return input.prompt!;
     checkPromptBytes(
       bundle,

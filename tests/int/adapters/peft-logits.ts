@@ -8,7 +8,7 @@ import { studioContract } from '../../../common/api/contract';
 import { readPeftDir } from '../../../main/adapters/peft-dir';
 import { createStudio } from '../../../main/api/root';
 import { directClient } from '../../../main/api/transports/direct';
-import { foldAdapter, type EngineAdapter } from '../../../main/engine';
+import { foldAdapter, loadBundle, type EngineAdapter } from '../../../main/engine';
 import { KvCache } from '../../../main/engine/kv-cache';
 import { FIXTURE_BUNDLE, writeFixturePeft } from './fixture';
 
@@ -27,7 +27,8 @@ try {
   const merged = await api.adapters.merge({ ids: [a.adapter.id, b.adapter.id], method: 'cat', weights: [1, -0.5] });
   await api.adapters.export({ id: merged.adapter.id, dir: resolve(out) });
 
-  const bundle = await studio.engine.current();
+  // The studio's sessions live in its engine worker: the logits come from the same folder loaded here.
+  const bundle = await loadBundle((await studio.engine.current()).dir);
   const ids = bundle.tokenizer.encode(PROMPT);
   const logits = async (adapter: EngineAdapter | null) => {
     const step = await bundle.lm.forward({
@@ -49,6 +50,7 @@ try {
     base: await logits(null),
     adapted: await logits(exported),
   };
+  await bundle.dispose();
   process.stdout.write(JSON.stringify(result) + '\n');
 } finally {
   await studio.dispose();
