@@ -2,34 +2,32 @@
 // and the export form's state.
 import type { AdapterDetail } from '../../../../common/api/adapter-schemas';
 import { studio } from '../shared/bridge';
-import { toUiError, type UiError } from '../shared/errors';
+import type { UiError } from '../shared/errors';
+import { Latest } from '../shared/latest';
 
 export class AdapterInspector {
   detail = $state.raw<AdapterDetail | null>(null);
   error = $state.raw<UiError | null>(null);
   loading = $state(false);
 
-  private seq = 0;
+  private readonly latest = new Latest();
 
   async load(id: string): Promise<void> {
-    const seq = ++this.seq;
-    this.loading = true;
-    try {
-      const detail = await studio.adapters.get({ id });
-      if (seq !== this.seq) return;
-      this.detail = detail;
-      this.error = null;
-    } catch (err) {
-      if (seq !== this.seq) return;
-      this.detail = null;
-      this.error = toUiError(err);
-    } finally {
-      if (seq === this.seq) this.loading = false;
-    }
+    await this.latest.run(() => studio.adapters.get({ id }), {
+      busy: (on) => (this.loading = on),
+      keep: (detail) => {
+        this.detail = detail;
+        this.error = null;
+      },
+      fail: (error) => {
+        this.detail = null;
+        this.error = error;
+      },
+    });
   }
 
   clear(): void {
-    this.seq++;
+    this.latest.cancel();
     this.detail = null;
     this.error = null;
     this.loading = false;

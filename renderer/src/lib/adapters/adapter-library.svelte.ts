@@ -2,7 +2,8 @@
 // first, from adapters.list.
 import type { AdapterSummary } from '../../../../common/api/adapter-schemas';
 import { studio } from '../shared/bridge';
-import { toUiError, type UiError } from '../shared/errors';
+import type { UiError } from '../shared/errors';
+import { Latest } from '../shared/latest';
 
 export class AdapterLibrary {
   adapters = $state.raw<AdapterSummary[]>([]);
@@ -10,22 +11,18 @@ export class AdapterLibrary {
   loaded = $state(false);
   error = $state.raw<UiError | null>(null);
 
-  private seq = 0;
+  private readonly latest = new Latest();
 
   async refresh(): Promise<void> {
-    const seq = ++this.seq;
-    this.loading = true;
-    try {
-      const adapters = await studio.adapters.list({});
-      if (seq !== this.seq) return;
-      this.adapters = adapters;
-      this.error = null;
-      this.loaded = true;
-    } catch (err) {
-      if (seq === this.seq) this.error = toUiError(err);
-    } finally {
-      if (seq === this.seq) this.loading = false;
-    }
+    await this.latest.run(() => studio.adapters.list({}), {
+      busy: (on) => (this.loading = on),
+      keep: (adapters) => {
+        this.adapters = adapters;
+        this.error = null;
+        this.loaded = true;
+      },
+      fail: (error) => (this.error = error),
+    });
   }
 
   /** The stored adapter with this id (or id prefix), if the list has it. */
@@ -39,6 +36,6 @@ export class AdapterLibrary {
   }
 
   dispose(): void {
-    this.seq++;
+    this.latest.cancel();
   }
 }

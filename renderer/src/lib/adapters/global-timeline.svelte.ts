@@ -5,6 +5,7 @@
 import type { EmaHistory, GlobalVersion } from '../../../../common/api/adapter-schemas';
 import type { StudioApi } from '../../../../common/api/contract';
 import { toUiError, type UiError } from '../shared/errors';
+import { Latest } from '../shared/latest';
 import { compareVersions, emaUpdate, type VersionComparison } from './global-compare';
 
 export class GlobalTimeline {
@@ -16,7 +17,7 @@ export class GlobalTimeline {
   /** The version a rollback is running for. */
   rollingBack = $state<number | null>(null);
 
-  private seq = 0;
+  private readonly latest = new Latest();
 
   /** An EMA update is running. */
   updating = $state(false);
@@ -30,22 +31,22 @@ export class GlobalTimeline {
   constructor(private readonly api: Pick<StudioApi, 'ema' | 'engine' | 'adapters'>) {}
 
   async load(): Promise<void> {
-    const seq = ++this.seq;
-    this.loading = true;
-    try {
+    const fetch = async () => {
       const info = await this.api.engine.info({});
-      const history = info.loaded ? await this.api.ema.history({}) : null;
-      if (seq !== this.seq) return;
-      this.noBundle = !info.loaded;
-      this.history = history;
-      this.error = null;
-    } catch (err) {
-      if (seq !== this.seq) return;
-      this.history = null;
-      this.error = toUiError(err);
-    } finally {
-      if (seq === this.seq) this.loading = false;
-    }
+      return { loaded: info.loaded, history: info.loaded ? await this.api.ema.history({}) : null };
+    };
+    await this.latest.run(fetch, {
+      busy: (on) => (this.loading = on),
+      keep: ({ loaded, history }) => {
+        this.noBundle = !loaded;
+        this.history = history;
+        this.error = null;
+      },
+      fail: (error) => {
+        this.history = null;
+        this.error = error;
+      },
+    });
   }
 
   /** Appends a version that brings back `version`'s adapter, then reloads the history. */
@@ -53,12 +54,7 @@ export class GlobalTimeline {
     if (this.rollingBack !== null) return false;
     this.rollingBack = version;
     try {
-      await this.api.ema.rollback({ version });
-      await this.load();
-      return true;
-    } catch (err) {
-      this.error = toUiError(err);
-      return false;
+      return await this.change(() => this.api.ema.rollback({ version }));
     } finally {
       this.rollingBack = null;
     }
@@ -69,14 +65,21 @@ export class GlobalTimeline {
     if (this.updating) return false;
     this.updating = true;
     try {
-      await emaUpdate(this.api, adapterId, beta, rankBudget);
+      return await this.change(() => emaUpdate(this.api, adapterId, beta, rankBudget));
+    } finally {
+      this.updating = false;
+    }
+  }
+
+  /** A change to the history, then the history again; false (with the error shown) when it failed. */
+  private async change(run: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await run();
       await this.load();
       return true;
     } catch (err) {
       this.error = toUiError(err);
       return false;
-    } finally {
-      this.updating = false;
     }
   }
 

@@ -3,13 +3,14 @@
 // skill's adapter, all in one batch. Each column fills with its streamed tokens, then takes its final
 // text and numbers from the result.
 import type { StreamHandle } from '../../../../common/api/define';
-import type {
-  CompareColumn,
-  CompareColumnSetup,
-  CompareCondition,
-  CompareEvent,
-  CompareRunInput,
-  CompareRunResult,
+import {
+  COMPARE_CONDITIONS,
+  type CompareColumn,
+  type CompareColumnSetup,
+  type CompareCondition,
+  type CompareEvent,
+  type CompareRunInput,
+  type CompareRunResult,
 } from '../../../../common/api/engine-schemas';
 import type { SkillSummary } from '../../../../common/api/skill-schemas';
 import { pickWrongSkill } from '../../../../common/compare/wrong-skill';
@@ -20,7 +21,7 @@ import { toUiError, type UiError } from '../shared/errors';
 
 export type CompareStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
 
-export const CONDITIONS: readonly CompareCondition[] = ['none', 'in_context', 'parametric', 'distilled', 'wrong_skill'];
+export const CONDITIONS: readonly CompareCondition[] = COMPARE_CONDITIONS;
 
 /** The columns shown: the distilled one only once the version has a distilled adapter; the instant
  *  and wrong-skill ones only where the bundle has a hypernetwork to compile them. */

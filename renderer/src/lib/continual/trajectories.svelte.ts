@@ -4,6 +4,7 @@
 import type { StudioApi } from '../../../../common/api/contract';
 import type { Trajectory, TrajectorySummary } from '../../../../common/api/trajectory-schemas';
 import { toUiError, type UiError } from '../shared/errors';
+import { Latest } from '../shared/latest';
 import { exportInput, listInput, type TrajectoryFilters } from './trajectories';
 
 export class TrajectoryBrowser {
@@ -24,28 +25,25 @@ export class TrajectoryBrowser {
   exported = $state.raw<{ file: string; count: number; bytes: number } | null>(null);
   exportError = $state.raw<UiError | null>(null);
 
-  private seq = 0;
+  private readonly latest = new Latest();
   private selectSeq = 0;
 
   constructor(private readonly api: Pick<StudioApi, 'trajectories'>) {}
 
   async load(): Promise<void> {
-    const seq = ++this.seq;
-    this.loading = true;
-    try {
-      const page = await this.api.trajectories.list(listInput(this.filters));
-      if (seq !== this.seq) return;
-      this.items = page.items;
-      this.total = page.total;
-      this.error = null;
-    } catch (err) {
-      if (seq !== this.seq) return;
-      this.items = [];
-      this.total = 0;
-      this.error = toUiError(err);
-    } finally {
-      if (seq === this.seq) this.loading = false;
-    }
+    await this.latest.run(() => this.api.trajectories.list(listInput(this.filters)), {
+      busy: (on) => (this.loading = on),
+      keep: (page) => {
+        this.items = page.items;
+        this.total = page.total;
+        this.error = null;
+      },
+      fail: (error) => {
+        this.items = [];
+        this.total = 0;
+        this.error = error;
+      },
+    });
   }
 
   async select(id: string): Promise<void> {

@@ -6,6 +6,7 @@ import type { SkillSummary } from '../../../../common/api/skill-schemas';
 import { studio } from '../shared/bridge';
 import { Debouncer } from '../shared/debounce';
 import { toUiError, type UiError } from '../shared/errors';
+import { Latest } from '../shared/latest';
 import { DEFAULT_SORT, nextSort, type Sort, type SortKey } from './library-table';
 
 export interface PackageCount {
@@ -31,7 +32,7 @@ export class Library {
   deleteError = $state.raw<UiError | null>(null);
 
   private readonly debounce = new Debouncer(200);
-  private seq = 0;
+  private readonly latest = new Latest();
 
   /** onDeleted: a skill is gone (its draft and lab state can go too). */
   constructor(private readonly onDeleted: (name: string) => void = () => {}) {}
@@ -112,28 +113,22 @@ export class Library {
   }
 
   async loadSkills(): Promise<void> {
-    const seq = ++this.seq;
-    this.loading = true;
     const query = this.query.trim();
-    try {
-      const skills = await studio.skills.list({
-        ...(query ? { query } : {}),
-        ...(this.pkg ? { package: this.pkg } : {}),
-      });
-      if (seq !== this.seq) return; // a newer search already answered or is on its way
-      this.skills = skills;
-      if (!query && !this.pkg && this.selected.size) {
-        // The whole library: forget ticks of skills that no longer exist.
-        const names = new Set(skills.map((s) => s.name)); // eslint-disable-line svelte/prefer-svelte-reactivity -- a lookup, never rendered
-        for (const n of [...this.selected]) if (!names.has(n)) this.selected.delete(n);
-      }
-      this.error = null;
-      this.loaded = true;
-    } catch (err) {
-      if (seq === this.seq) this.error = toUiError(err);
-    } finally {
-      if (seq === this.seq) this.loading = false;
-    }
+    const input = { ...(query ? { query } : {}), ...(this.pkg ? { package: this.pkg } : {}) };
+    await this.latest.run(() => studio.skills.list(input), {
+      busy: (on) => (this.loading = on),
+      keep: (skills) => {
+        this.skills = skills;
+        if (!query && !this.pkg && this.selected.size) {
+          // The whole library: forget ticks of skills that no longer exist.
+          const names = new Set(skills.map((s) => s.name)); // eslint-disable-line svelte/prefer-svelte-reactivity -- a lookup, never rendered
+          for (const n of [...this.selected]) if (!names.has(n)) this.selected.delete(n);
+        }
+        this.error = null;
+        this.loaded = true;
+      },
+      fail: (error) => (this.error = error),
+    });
   }
 
   async loadFacets(): Promise<void> {
@@ -148,6 +143,6 @@ export class Library {
 
   dispose(): void {
     this.debounce.dispose();
-    this.seq++;
+    this.latest.cancel();
   }
 }

@@ -3,7 +3,8 @@
 import type { SkillDetail } from '../../../../common/api/skill-schemas';
 import { studio } from '../shared/bridge';
 import type { DraftStore } from '../shared/drafts';
-import { toUiError, type UiError } from '../shared/errors';
+import type { UiError } from '../shared/errors';
+import { Latest } from '../shared/latest';
 import { skillFolderName } from './provenance';
 import { SkillEditor } from './skill-editor.svelte';
 
@@ -15,7 +16,7 @@ export class SkillPage {
   /** An unsaved draft of the skill is kept (shown on the Edit button while the editor is closed). */
   hasDraft = $state(false);
 
-  private seq = 0;
+  private readonly latest = new Latest();
 
   constructor(
     private readonly onSaved: () => void,
@@ -28,22 +29,19 @@ export class SkillPage {
   }
 
   async load(name: string, version: number | null): Promise<void> {
-    const seq = ++this.seq;
     if (this.detail && this.detail.name !== name) this.closeEditor();
-    this.loading = true;
-    try {
-      const detail = await studio.skills.get(version === null ? { name } : { name, version });
-      if (seq !== this.seq) return;
-      this.detail = detail;
-      this.hasDraft = this.drafts.get(detail.name) !== null;
-      this.error = null;
-    } catch (err) {
-      if (seq !== this.seq) return;
-      this.detail = null;
-      this.error = toUiError(err);
-    } finally {
-      if (seq === this.seq) this.loading = false;
-    }
+    await this.latest.run(() => studio.skills.get(version === null ? { name } : { name, version }), {
+      busy: (on) => (this.loading = on),
+      keep: (detail) => {
+        this.detail = detail;
+        this.hasDraft = this.drafts.get(detail.name) !== null;
+        this.error = null;
+      },
+      fail: (error) => {
+        this.detail = null;
+        this.error = error;
+      },
+    });
   }
 
   /** Starts (or keeps) an editor on the version being shown. */
@@ -70,7 +68,7 @@ export class SkillPage {
   }
 
   dispose(): void {
-    this.seq++;
+    this.latest.cancel();
     this.closeEditor();
   }
 }
