@@ -18,6 +18,7 @@ from onnx.external_data_helper import ExternalDataInfo, uses_external_data
 from pskills_train.export.manifest import file_table
 from pskills_train.export.shared_weights import MIN_SHARED_BYTES
 from pskills_train.export.train_step import (
+    FINE_BUCKETS,
     PARITY_TOL,
     StepSpec,
     add_train_step,
@@ -122,6 +123,8 @@ def test_default_bundle_grows_less_than_ten_percent():
     added = sum(manifest["files"][f]["bytes"] for f in step_files)
     rest = sum(v["bytes"] for k, v in manifest["files"].items() if k not in step_files)
     assert added < 0.10 * rest, f"train-step graphs {added} bytes, {100 * added / rest:.1f} % of {rest}"
+    # written by `python -m pskills_train.export.train_step resources/bundles/default --buckets fine`
+    assert [(b["batch"], b["length"]) for b in manifest["train_step"]["buckets"]] == list(FINE_BUCKETS)
     for f in step_files:
         g = onnx.load(str(DEFAULT / f), load_external_data=False).graph
         assert {ExternalDataInfo(t).location for t in g.initializer if uses_external_data(t)} == {"lm.onnx"}
