@@ -9,20 +9,23 @@ export const ChatMessage = z.object({
 });
 export type ChatMessage = z.infer<typeof ChatMessage>;
 
-export const Sampling = z
-  .object({
-    temperature: z.number().min(0).max(5).optional(), // 0 = greedy
-    topK: z.number().int().min(0).max(10_000).optional(),
-    topP: z.number().gt(0).max(1).optional(),
-    repetitionPenalty: z.number().min(0.5).max(3).optional(),
-    seed: z
-      .number()
-      .int()
-      .min(0)
-      .max(2 ** 31 - 1)
-      .optional(),
-  })
-  .strict();
+/** A seed for sampling or for a generator's choices. */
+export const Seed = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 31 - 1);
+
+/** Sampling's fields; a trajectory's JSONL line keeps them under snake_case names. */
+export const samplingFields = {
+  temperature: z.number().min(0).max(5).optional(), // 0 = greedy
+  topK: z.number().int().min(0).max(10_000).optional(),
+  topP: z.number().gt(0).max(1).optional(),
+  repetitionPenalty: z.number().min(0.5).max(3).optional(),
+  seed: Seed.optional(),
+};
+
+export const Sampling = z.object(samplingFields).strict();
 export type Sampling = z.infer<typeof Sampling>;
 
 export const MAX_NEW_TOKENS = 4096;
@@ -72,22 +75,23 @@ export const GenerateResult = z.object({
 });
 export type GenerateResult = z.infer<typeof GenerateResult>;
 
+/** The base model's shape, as an engine or a model card reports it. */
+export const ModelArchitecture = z.object({
+  family: z.string(),
+  hidden: z.number().int(),
+  layers: z.number().int(),
+  heads: z.number().int(),
+  kvHeads: z.number().int(),
+  vocab: z.number().int(),
+  maxPositions: z.number().int(),
+});
+
 export const EngineInfo = z.object({
   loaded: z.boolean(),
   dir: z.string().nullable(),
   id: z.string().nullable(),
   format: z.string().nullable(),
-  architecture: z
-    .object({
-      family: z.string(),
-      hidden: z.number().int(),
-      layers: z.number().int(),
-      heads: z.number().int(),
-      kvHeads: z.number().int(),
-      vocab: z.number().int(),
-      maxPositions: z.number().int(),
-    })
-    .nullable(),
+  architecture: ModelArchitecture.nullable(),
   loraTargets: z.array(z.string()),
   loadMs: z.number().nullable(),
   hasHypernet: z.boolean(),
@@ -106,7 +110,9 @@ export type EngineInfo = z.infer<typeof EngineInfo>;
 
 /** Side-by-side conditions of compare.run (names as in `pskills eval`). `parametric` is the instant
  *  (hypernetwork) adapter, `distilled` the version's newest distilled one (docs/distill.md). */
-export const CompareCondition = z.enum(['none', 'in_context', 'parametric', 'distilled', 'wrong_skill']);
+/** compare.run's columns, in the order they are shown. */
+export const COMPARE_CONDITIONS = ['none', 'in_context', 'parametric', 'distilled', 'wrong_skill'] as const;
+export const CompareCondition = z.enum(COMPARE_CONDITIONS);
 export type CompareCondition = z.infer<typeof CompareCondition>;
 
 const SkillVersion = z.object({ name: z.string(), version: z.number().int().positive() });

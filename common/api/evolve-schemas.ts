@@ -2,7 +2,7 @@
 // verifier scores each with the skill's tests in context and compiled, and the best becomes a new
 // skill version (provenance `evolve`). Runs and candidates are stored; a run resumes by its id.
 import { z } from 'zod';
-import { MAX_NEW_TOKENS } from './engine-schemas';
+import { MAX_NEW_TOKENS, Seed } from './engine-schemas';
 import { SkillName, VersionMeta } from './skill-schemas';
 
 export const EVOLVE_GENERATORS = ['offline', 'llm'] as const;
@@ -29,12 +29,7 @@ export const EvolveRunInput = z.strictObject({
   /** Candidates per iteration (default 4). */
   candidates: z.number().int().min(1).max(MAX_EVOLVE_CANDIDATES).optional(),
   /** Default 0. The offline generator's choices follow it. */
-  seed: z
-    .number()
-    .int()
-    .min(0)
-    .max(2 ** 31 - 1)
-    .optional(),
+  seed: Seed.optional(),
   /** Default offline; llm needs settings llmBaseUrl and llmModel. */
   generator: EvolveGeneratorKind.optional(),
   /** Default: in_context and parametric when the bundle has a hypernetwork, else in_context. */

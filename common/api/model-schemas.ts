@@ -2,6 +2,7 @@
 // a bundle made from a local Hugging Face checkpoint or GGUF file (the code of `pskills bundle create
 // --from-hf | --from-gguf`), and the GGUF files LM Studio and Ollama keep on this computer.
 import { z } from 'zod';
+import { ModelArchitecture } from './engine-schemas';
 import { AbsoluteDir } from './paths';
 
 export const LORA_MODULES = ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] as const;
@@ -24,13 +25,7 @@ export const ModelCard = z.object({
   /** The engine's current bundle (before the first load: the one it will load first). */
   active: z.boolean(),
   created: z.string(),
-  family: z.string(),
-  hidden: z.number().int(),
-  layers: z.number().int(),
-  heads: z.number().int(),
-  kvHeads: z.number().int(),
-  vocab: z.number().int(),
-  maxPositions: z.number().int(),
+  ...ModelArchitecture.shape,
   /** Weights of the base model, counted from the architecture. */
   parameters: z.number().int().nonnegative(),
   loraTargets: z.array(z.string()),

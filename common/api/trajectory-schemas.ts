@@ -4,7 +4,7 @@
 // export/import (snake_case, read by the Python stage-2 trainer), and the studio settings.
 import { z } from 'zod';
 import { Sha256 } from './adapter-schemas';
-import { MAX_NEW_TOKENS, Sampling } from './engine-schemas';
+import { MAX_NEW_TOKENS, Sampling, samplingFields } from './engine-schemas';
 import { isAbsolutePath } from './paths';
 import { SkillName } from './skill-schemas';
 
@@ -163,16 +163,11 @@ export type TrajectoryImportResult = z.infer<typeof TrajectoryImportResult>;
 // ---- the JSONL line (export writes every field in this order; import fills what is absent)
 
 const SnakeSampling = z.strictObject({
-  temperature: z.number().min(0).max(5).optional(),
-  top_k: z.number().int().min(0).max(10_000).optional(),
-  top_p: z.number().gt(0).max(1).optional(),
-  repetition_penalty: z.number().min(0.5).max(3).optional(),
-  seed: z
-    .number()
-    .int()
-    .min(0)
-    .max(2 ** 31 - 1)
-    .optional(),
+  temperature: samplingFields.temperature,
+  top_k: samplingFields.topK,
+  top_p: samplingFields.topP,
+  repetition_penalty: samplingFields.repetitionPenalty,
+  seed: samplingFields.seed,
   max_tokens: z.number().int().min(1).max(MAX_NEW_TOKENS).optional(),
 });
 

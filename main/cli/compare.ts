@@ -32,7 +32,7 @@ export const compareCommand: Command = {
   name: 'compare',
   usage: `<name>[@<n>] --prompt TEXT [--max-tokens N] [--conditions ${CONDITIONS.join(',')}] [--wrong-skill NAME] [--bundle DIR]`,
   summary: `${CONDITIONS.join(' / ')} side by side`,
-  async run(argv, { io, flags, withStudio, onInterrupt }) {
+  async run(argv, { io, flags, withStudio, untilDone }) {
     const { values, positionals } = flags.parse(argv, {
       bundle: { type: 'string' },
       prompt: { type: 'string' },
@@ -62,12 +62,7 @@ export const compareCommand: Command = {
           io.err(`compiling ${e.skill.name}@${e.skill.version}: chunk ${e.chunk}/${e.chunks}`);
         if (e.type === 'start') io.err(`generating ${e.columns.map((c) => c.condition).join(' / ')} in one batch…`);
       });
-      const off = onInterrupt(() => handle.cancel());
-      try {
-        return await handle.result;
-      } finally {
-        off();
-      }
+      return untilDone(handle);
     });
     if (values.json) {
       io.out(JSON.stringify(compareJson(r)));

@@ -17,7 +17,7 @@ export const compileCommand: Command = {
   name: 'compile',
   usage: '<name>[@<n>] [--bundle DIR] [--distill [--steps K] [--from instant|zero]]',
   summary: "skill → adapter through the bundle's hypernetwork (cached), or distilled with --distill",
-  async run(argv, { io, flags, withStudio, onInterrupt }) {
+  async run(argv, { io, flags, withStudio, onInterrupt, untilDone }) {
     const { values, positionals } = flags.parse(argv, {
       bundle: { type: 'string' },
       distill: { type: 'boolean' },
@@ -72,12 +72,7 @@ export const compileCommand: Command = {
         if (!values.json && p.chunk > 0)
           io.err(`compiling ${p.skill.name}@${p.skill.version}: chunk ${p.chunk}/${p.chunks} (${p.tokens} tokens)`);
       });
-      const off = onInterrupt(() => handle.cancel()); // nothing is stored for a cancelled compile
-      try {
-        return await handle.result;
-      } finally {
-        off();
-      }
+      return untilDone(handle); // nothing is stored for a cancelled compile
     });
     if (values.json)
       io.out(

@@ -2,6 +2,7 @@
 // One object, built once by the entry point (index.ts) or by a test, passed to each command's run.
 import { resolve } from 'node:path';
 import { studioContract, type StudioApi } from '../../common/api/contract';
+import type { StreamHandle } from '../../common/api/define';
 import { createStudio, type Studio } from '../api/root';
 import { directClient } from '../api/transports/direct';
 import { defaultDataDir } from '../paths';
@@ -45,6 +46,14 @@ export interface CliContext {
   withStudio<T>(values: StudioFlags, f: (api: StudioApi, studio: Studio) => Promise<T>): Promise<T>;
   /** Ctrl-C calls `cancel` until the returned function is called. */
   onInterrupt(cancel: () => void): () => void;
+  /** A stream's result; Ctrl-C cancels the stream meanwhile. */
+  untilDone<T>(handle: StreamHandle<T>): Promise<T>;
+}
+
+function onInterrupt(cancel: () => void): () => void {
+  const handler = () => cancel();
+  process.once('SIGINT', handler);
+  return () => process.off('SIGINT', handler);
 }
 
 export function createContext(io: Io, dataDir: () => string = defaultDataDir): CliContext {
@@ -71,10 +80,14 @@ export function createContext(io: Io, dataDir: () => string = defaultDataDir): C
         await studio.dispose();
       }
     },
-    onInterrupt(cancel) {
-      const handler = () => cancel();
-      process.once('SIGINT', handler);
-      return () => process.off('SIGINT', handler);
+    onInterrupt,
+    async untilDone(handle) {
+      const off = onInterrupt(() => handle.cancel());
+      try {
+        return await handle.result;
+      } finally {
+        off();
+      }
     },
   };
 }

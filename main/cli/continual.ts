@@ -55,7 +55,7 @@ export const continualRun: Command = {
   name: 'continual run',
   usage: `(--suite skillworld --episodes N --mode ${CONTINUAL_MODES.join('|')} [--seed S] [--beta B] [--rank K] [--demos D] [--tasks T] [--max-tokens N] [--world DIR] [--summariser template|llm] [--tier distilled|instant] [--steps K] | --resume RUN) [--bundle DIR]`,
   summary: "lessons from verified SkillWorld episodes into the bundle's global adapter; pass rate per episode",
-  async run(argv, { io, flags, withStudio, onInterrupt }) {
+  async run(argv, { io, flags, withStudio, untilDone }) {
     const { values, positionals } = flags.parse(argv, {
       suite: { type: 'string' },
       episodes: { type: 'string' },
@@ -140,12 +140,7 @@ export const continualRun: Command = {
           if (e.type === 'episode') io.err(`episode ${e.episode}/${e.episodes}: ${e.world}`);
           if (e.type === 'warning') io.err(`episode ${e.episode}: ${e.message}`);
         });
-        const off = onInterrupt(() => handle.cancel());
-        try {
-          return await handle.result;
-        } finally {
-          off();
-        }
+        return untilDone(handle);
       });
     }
 

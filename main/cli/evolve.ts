@@ -34,7 +34,7 @@ export const evolveCommand: Command = {
     '(<name>[@<n>] --iterations N | --resume RUN) [--candidates K] [--seed S] [--generator offline|llm] [--modes in_context,parametric] [--max-tokens N] [--no-accept] [--bundle DIR]',
   summary:
     'rewrites the skill, scores each candidate with its tests; the best becomes a new version (provenance evolve)',
-  async run(argv, { io, flags, withStudio, onInterrupt }) {
+  async run(argv, { io, flags, withStudio, untilDone }) {
     const { values, positionals } = flags.parse(argv, {
       bundle: { type: 'string' },
       iterations: { type: 'string' },
@@ -80,12 +80,7 @@ export const evolveCommand: Command = {
       );
     const r = await withStudio(values, async (api) => {
       const handle = input !== null ? api.evolve.run(input, onEvent) : api.evolve.resume({ run: resume! }, onEvent);
-      const off = onInterrupt(() => handle.cancel());
-      try {
-        return await handle.result;
-      } finally {
-        off();
-      }
+      return untilDone(handle);
     });
     if (
       resume !== undefined &&

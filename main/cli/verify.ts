@@ -124,7 +124,7 @@ export const verifyCommand: Command = {
   name: 'verify',
   usage: '<name>[@<n>] [--adapter ID | --in-context | --none] [--max-tokens N] [--test ID]… [--bundle DIR]',
   summary: "runs the version's tests greedily (default: its compiled adapter) → pass rate per test and overall",
-  async run(argv, { io, flags, withStudio, onInterrupt }) {
+  async run(argv, { io, flags, withStudio, untilDone }) {
     const { values, positionals } = flags.parse(argv, {
       bundle: { type: 'string' },
       adapter: { type: 'string' },
@@ -159,12 +159,7 @@ export const verifyCommand: Command = {
         if (e.type === 'compile' && e.chunk > 0) io.err(`compiling: chunk ${e.chunk}/${e.chunks}`);
         if (e.type === 'start') io.err(`running ${e.tests} tests (${mode})…`);
       });
-      const off = onInterrupt(() => handle.cancel());
-      try {
-        return await handle.result;
-      } finally {
-        off();
-      }
+      return untilDone(handle);
     });
     if (values.json) {
       io.out(JSON.stringify(verifyJson(r)));

@@ -64,14 +64,7 @@ export interface NewRun extends RunSettings {
   versionRowId: number;
 }
 
-export interface NewCandidate {
-  index: number;
-  parent: number | null;
-  operator: string;
-  note: string;
-  content: string;
-  diff: string;
-}
+export type NewCandidate = Pick<StoredCandidate, 'index' | 'parent' | 'operator' | 'note' | 'content' | 'diff'>;
 
 interface RunRow {
   id: number;
@@ -104,20 +97,15 @@ export interface BestCompiled {
   accuracy: number | null;
 }
 
-interface CandidateRow {
+/** The columns named as StoredCandidate's fields hold them as they are. */
+interface CandidateRow extends Pick<
+  StoredCandidate,
+  'iteration' | 'operator' | 'note' | 'content' | 'sha256' | 'diff' | 'score' | 'status' | 'version'
+> {
   id: number;
-  iteration: number;
   idx: number;
   parent_id: number | null;
-  operator: string;
-  note: string;
-  content: string;
-  sha256: string;
-  diff: string;
-  score: number | null;
   scores: string | null;
-  status: CandidateStatus;
-  version: number | null;
   created_at: string;
 }
 

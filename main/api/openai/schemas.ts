@@ -1,6 +1,6 @@
 // Request bodies of the OpenAI-compatible endpoint, as far as we honour them.
 import { z } from 'zod';
-import { MAX_NEW_TOKENS } from '../../../common/api/engine-schemas';
+import { MAX_NEW_TOKENS, Seed } from '../../../common/api/engine-schemas';
 
 const Content = z.union([
   z.string(),
@@ -30,12 +30,7 @@ export const ChatCompletionRequest = z.object({
   frequency_penalty: z.number().min(-2).max(2).nullish(),
   presence_penalty: z.number().min(-2).max(2).nullish(),
   repetition_penalty: z.number().min(0.5).max(3).nullish(),
-  seed: z
-    .number()
-    .int()
-    .min(0)
-    .max(2 ** 31 - 1)
-    .nullish(),
+  seed: Seed.nullish(),
   stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).nullish(),
   n: z.literal(1).nullish(),
   stream: z.boolean().nullish(),

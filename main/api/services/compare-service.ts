@@ -1,12 +1,12 @@
 // compare.run: one prompt answered under none / in_context / parametric / wrong_skill, side by side,
 // in ONE batch through the engine's per-row adapters (generateBatch). Tokens stream per column.
-import type {
-  CompareColumn,
-  CompareColumnSetup,
-  CompareCondition,
-  CompareEvent,
-  CompareRunInput,
-  CompareRunResult,
+import {
+  COMPARE_CONDITIONS,
+  type CompareColumn,
+  type CompareColumnSetup,
+  type CompareEvent,
+  type CompareRunInput,
+  type CompareRunResult,
 } from '../../../common/api/engine-schemas';
 import type { TrajectorySampling } from '../../../common/api/trajectory-schemas';
 import { pickWrongSkill } from '../../../common/compare/wrong-skill';
@@ -19,14 +19,6 @@ import type { BundleRegistry } from './bundle-registry';
 import type { CompileService } from './compile-service';
 import type { EngineService } from './engine-service';
 import type { TrajectoryService } from './trajectory-service';
-
-export const COMPARE_CONDITIONS: readonly CompareCondition[] = [
-  'none',
-  'in_context',
-  'parametric',
-  'distilled',
-  'wrong_skill',
-];
 
 /** Finds a version's newest distilled adapter on the current bundle (DistillService). */
 export interface DistilledLookup {

@@ -123,15 +123,7 @@ export class ModelService {
         'not_found',
         `source: ${join(input.source, 'config.json')}: missing (not a Hugging Face checkpoint folder)`,
       );
-    const id = input.id ?? folderIdOf(input.source);
-    const out = join(this.opts.userDir, id);
-    if (existsSync(out))
-      throw new StudioError('conflict', `id: a bundle named "${id}" already exists (${out}); choose another id`);
-    if (this.creating)
-      throw new StudioError('conflict', 'a bundle is already being created; wait for it or cancel it first');
-    this.creating = true;
-    try {
-      await mkdir(this.opts.userDir, { recursive: true });
+    return this.writeBundle(input.id ?? folderIdOf(input.source), async (id, out) => {
       const steps = input.hypernet && input.hypernet !== 'none' ? 5 : 4;
       ctx.emit({ step: 0, steps, message: 'starting the exporter (training/.venv)' });
       const opts: FromHfOptions = {
@@ -143,10 +135,7 @@ export class ModelService {
         ...(input.loraTargets ? { loraTargets: input.loraTargets } : {}),
       };
       await runFromHf(opts, { signal: ctx.signal, onProgress: (p) => ctx.emit(p) });
-      return await readCard(out, 'user', false);
-    } finally {
-      this.creating = false;
-    }
+    });
   }
 
   private async createFromGguf(
@@ -160,15 +149,7 @@ export class ModelService {
       );
     // The header first: a wrong file is refused in milliseconds, naming the key or tensor.
     const header = readGgufHeader(input.source);
-    const id = input.id ?? idFrom(basename(input.source));
-    const out = join(this.opts.userDir, id);
-    if (existsSync(out))
-      throw new StudioError('conflict', `id: a bundle named "${id}" already exists (${out}); choose another id`);
-    if (this.creating)
-      throw new StudioError('conflict', 'a bundle is already being created; wait for it or cancel it first');
-    this.creating = true;
-    try {
-      await mkdir(this.opts.userDir, { recursive: true });
+    return this.writeBundle(input.id ?? idFrom(basename(input.source)), async (id, out) => {
       checkGgufSpace(header, await (this.opts.freeSpace ?? freeSpace)(this.opts.userDir), this.opts.userDir);
       await this.removeStaleStaging(id);
       ctx.emit({ step: 0, steps: 4, message: `starting the importer (training/.venv) on ${basename(input.source)}` });
@@ -182,6 +163,20 @@ export class ModelService {
         },
         { signal: ctx.signal, onProgress: (p) => ctx.emit(p) },
       );
+    });
+  }
+
+  /** Writes the new bundle `id` under the user's folder with `write`, one at a time, and reads its card. */
+  private async writeBundle(id: string, write: (id: string, out: string) => Promise<void>): Promise<ModelCard> {
+    const out = join(this.opts.userDir, id);
+    if (existsSync(out))
+      throw new StudioError('conflict', `id: a bundle named "${id}" already exists (${out}); choose another id`);
+    if (this.creating)
+      throw new StudioError('conflict', 'a bundle is already being created; wait for it or cancel it first');
+    this.creating = true;
+    try {
+      await mkdir(this.opts.userDir, { recursive: true });
+      await write(id, out);
       return await readCard(out, 'user', false);
     } finally {
       this.creating = false;
