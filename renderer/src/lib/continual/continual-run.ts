@@ -127,19 +127,22 @@ export function globalVersions(points: readonly EpisodePoint[]): Array<{ episode
   return out;
 }
 
+/** No run yet; a new run starts from it. */
+const IDLE: ContinualSnapshot = {
+  status: 'idle',
+  run: null,
+  problems: [],
+  progress: null,
+  points: [],
+  lessons: [],
+  warnings: [],
+  result: null,
+  error: null,
+  cancelling: false,
+};
+
 export class ContinualRunner {
-  private s: ContinualSnapshot = {
-    status: 'idle',
-    run: null,
-    problems: [],
-    progress: null,
-    points: [],
-    lessons: [],
-    warnings: [],
-    result: null,
-    error: null,
-    cancelling: false,
-  };
+  private s: ContinualSnapshot = IDLE;
   private handle: StreamHandle<ContinualRunResult> | null = null;
 
   constructor(
@@ -161,18 +164,7 @@ export class ContinualRunner {
       this.set({ problems: checked.problems });
       return false;
     }
-    this.set({
-      status: 'running',
-      run: null,
-      problems: [],
-      progress: null,
-      points: [],
-      lessons: [],
-      warnings: [],
-      result: null,
-      error: null,
-      cancelling: false,
-    });
+    this.set({ ...IDLE, status: 'running' });
     await this.drive(this.api.continual.run(checked.input, (e) => this.onEvent(e)));
     return true;
   }

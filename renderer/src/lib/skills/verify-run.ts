@@ -34,18 +34,21 @@ export interface VerifySnapshot {
   cancelling: boolean;
 }
 
+/** No run yet; a new run starts from it. */
+const IDLE: VerifySnapshot = {
+  status: 'idle',
+  mode: 'parametric',
+  adapter: null,
+  compile: null,
+  total: null,
+  outcomes: [],
+  result: null,
+  error: null,
+  cancelling: false,
+};
+
 export class VerifyRun {
-  private s: VerifySnapshot = {
-    status: 'idle',
-    mode: 'parametric',
-    adapter: null,
-    compile: null,
-    total: null,
-    outcomes: [],
-    result: null,
-    error: null,
-    cancelling: false,
-  };
+  private s: VerifySnapshot = IDLE;
   private handle: StreamHandle<VerifyRunResult> | null = null;
 
   constructor(
@@ -73,17 +76,7 @@ export class VerifyRun {
       });
       return;
     }
-    this.set({
-      status: 'running',
-      mode,
-      adapter: mode === 'adapter' ? adapter : null,
-      compile: null,
-      total: null,
-      outcomes: [],
-      result: null,
-      error: null,
-      cancelling: false,
-    });
+    this.set({ ...IDLE, status: 'running', mode, adapter: mode === 'adapter' ? adapter : null });
     const handle = this.api.verify.run({ ...skill, mode, ...(mode === 'adapter' && adapter && { adapter }) }, (e) => {
       if (e.type === 'compile') this.set({ compile: { chunk: e.chunk, chunks: e.chunks } });
       else if (e.type === 'start') this.set({ total: e.tests });
