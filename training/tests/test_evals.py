@@ -10,14 +10,17 @@ from pathlib import Path
 import pytest
 import torch
 
-from pskills_train.evals import CONDITIONS, Providers, Settings, evaluate, paired_bootstrap, rouge_l, table, token_f1
 from pskills_train.evals.__main__ import main as eval_main
 from pskills_train.evals.adapters import derangement, random_text
-from pskills_train.evals.backend import OrtBackend, TorchBackend
-from pskills_train.evals.conditions import DISTILLED
+from pskills_train.evals.cli import table
+from pskills_train.evals.conditions import CONDITIONS, DISTILLED, Providers
+from pskills_train.evals.core import Settings
+from pskills_train.evals.metrics import paired_bootstrap, rouge_l, token_f1
+from pskills_train.evals.run import evaluate
 from pskills_train.evals.score import Item, score_all, score_batch
 from pskills_train.evals.tasks import Prompter, skill_tasks
 from pskills_train.export.bundle import random_model
+from pskills_train.model.backend import OrtBackend, TorchBackend
 from pskills_train.synth import skill_from_text
 from pskills_train.tokenizer.chat import CHAT_TEMPLATE
 

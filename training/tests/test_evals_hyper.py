@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from pskills_train.evals.adapters import checkpoint_provider
-from pskills_train.evals.backend import TorchBackend
 from pskills_train.export.bundle import random_model
+from pskills_train.model.backend import TorchBackend
 
 torch.set_num_threads(1)
 hyper_compile = pytest.importorskip("pskills_train.hyper.compile")

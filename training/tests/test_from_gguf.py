@@ -16,8 +16,8 @@ from tokenizers import Tokenizer
 
 from gguf_tiny import VARIANTS, _permute, write_gguf
 from hf_tiny import build_tokenizer
+from pskills_train.export.bundle_writer import FromHfOptions, ort_feeds
 from pskills_train.export.from_gguf import GGUFError, _unpermute, check_resources, load_gguf, main, write_gguf_bundle
-from pskills_train.export.from_hf import FromHfOptions, ort_feeds
 from pskills_train.model.config import ModelConfig
 
 TOL = 1e-3

@@ -14,14 +14,9 @@ import pytest
 import torch
 
 from hf_tiny import save_checkpoint
-from pskills_train.export.from_hf import (
-    FromHfOptions,
-    check_shapes,
-    create_bundle,
-    main,
-    ort_feeds,
-    write_base_bundle,
-)
+from pskills_train.export.bundle_writer import FromHfOptions, check_shapes, ort_feeds
+from pskills_train.export.from_hf import create_bundle, main
+from pskills_train.export.hf_checkpoint import write_base_bundle
 from pskills_train.export.onnx_weights import FP16_MIN_ELEMENTS
 
 TOL = 1e-4

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from pskills_train.export.bundle_writer import FromHfOptions
 from pskills_train.export.from_gguf import load_gguf
-from pskills_train.export.from_hf import FromHfOptions
 
 # Where training/scripts/fetch_smollm2.py puts it.
 CACHE = Path(os.environ.get("PSKILLS_CACHE") or Path.home() / ".cache" / "pskills")

@@ -16,7 +16,7 @@ import pytest
 import torch
 from onnx.external_data_helper import ExternalDataInfo, uses_external_data
 
-from pskills_train.export.from_hf import export_graph, ort_feeds
+from pskills_train.export.bundle_writer import export_graph, ort_feeds
 from pskills_train.export.manifest import file_table
 from pskills_train.export.onnx_encoder import ENCODER_FILE, check_encoder_graph, export_encoder, parity
 from pskills_train.export.onnx_weights import round_weights_fp16

@@ -3,6 +3,7 @@ so the same input gives the same bytes. `read_split` is how every later stage re
 
 from __future__ import annotations
 
+import glob
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,3 +62,11 @@ def read_texts(corpus: str | Path, splits: tuple[str, ...]) -> Iterator[str]:
     for split in splits:
         for rec in read_split(corpus, split):
             yield rec["text"]
+
+
+def read_skills(corpus: str | Path, split: str) -> list[dict[str, Any]]:
+    """Records of `split` (skills_train / skills_val): {id, package, version, name, text}, shard order."""
+    files = sorted(glob.glob(str(Path(corpus) / split / "*.jsonl")))
+    if not files:
+        raise FileNotFoundError(f"{Path(corpus) / split}: no *.jsonl (run pskills_train.data.build_corpus)")
+    return [json.loads(line) for f in files for line in open(f, encoding="utf-8") if line.strip()]

@@ -1,26 +1,8 @@
 """Evaluation of compiled skills against in-context skills (docs/design.md); `python -m pskills_train.evals`.
 
-Layers, each importing only those above it: metrics, tasks, score, conditions, core (the loop and its
-Settings), report; then the suites, run (skills) and sw_suite (SkillWorld); cli last. distill/ imports
-evals.score, so nothing this file imports at its top may import distill (sw_suite and distilled do).
+Modules, each importing only those above it: metrics, tasks, adapters, score, conditions, report,
+diversity, retrieval (what distill/ may import: it reads score, tasks, conditions); then distilled
+(which imports distill/), core (the loop and its Settings), merging, the suites run (skills) and
+sw_suite (SkillWorld), and cli last. This file imports nothing, so that importing evals.score from
+distill/ does not load the suites that import distill/.
 """
-
-from typing import Any
-
-from .conditions import CONDITIONS, Providers
-from .core import Settings
-from .metrics import paired_bootstrap, rouge_l, token_f1
-from .run import COMPARISONS, evaluate
-from .run import table as skills_table
-
-__all__ = ["paired_bootstrap", "rouge_l", "token_f1", "COMPARISONS", "CONDITIONS", "Providers", "Settings",
-           "evaluate", "table"]
-
-
-def table(res: dict[str, Any]) -> str:
-    """Either suite's result as text."""
-    if res.get("suite") == "skillworld":
-        from .sw_suite import table as sw_table  # not at the top: sw_suite -> distilled -> distill -> evals
-
-        return sw_table(res)
-    return skills_table(res)

@@ -23,15 +23,17 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import torch
 from tokenizers import Tokenizer
 
+from ..model import load_hf
+from ..model.backend import OrtBackend, TorchBackend
 from ..synth.skill import load_skills
-from . import sw_suite, table
+from . import run, sw_suite
 from .adapters import checkpoint_provider, onnx_provider
-from .backend import OrtBackend, TorchBackend
-from .conditions import trained_context
+from .conditions import CONDITIONS, DISTILLED, trained_context
 from .core import Part, Settings, Suite
 from .distilled import make_slot, read_practice
 from .run import Providers, SkillsSuite
@@ -87,13 +89,16 @@ def parser() -> argparse.ArgumentParser:
     return ap
 
 
+def table(res: dict[str, Any]) -> str:
+    """Either suite's result as text."""
+    return sw_suite.table(res) if res.get("suite") == "skillworld" else run.table(res)
+
+
 def _only(suite: Suite, names: str | None) -> None:
     """--conditions: keep the named conditions (a distilled one keeps its curve points too)."""
     if not names:
         return
     want = [c.strip() for c in names.split(",") if c.strip()]
-    from .conditions import CONDITIONS, DISTILLED
-
     unknown = [c for c in want if c not in CONDITIONS + DISTILLED]
     if unknown:
         raise SystemExit(f"--conditions: unknown {unknown}; known: {', '.join(CONDITIONS + DISTILLED)}")
@@ -112,8 +117,6 @@ def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
     chat_template = json.loads((a.bundle / manifest["tokenizer"]["config"]).read_text())["chat_template"]
     backend: TorchBackend | OrtBackend
     if a.checkpoint:
-        from ..model import load_hf
-
         backend = TorchBackend(load_hf(a.checkpoint, encoder_layer=manifest["encoder"]["layer"]))
     else:
         backend = OrtBackend(a.bundle, a.threads)

@@ -3,15 +3,17 @@ and the retrieval rows (the skill's tasks under other skills' adapters, NLL only
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .conditions import Plan
+from .conditions import CONDITIONS, DISTILLED, Plan, draw_wrong, skipped_conditions
+from .distilled import adapter_figures, curve_conditions
+from .diversity import diversity
+from .retrieval import candidates, rank_metrics, retrieval_nll
 from .score import Item, Scored, score_all
-from .tasks import Prompter, Task
+from .tasks import Prompter, Task, target_ids
 
 
 @dataclass
@@ -38,11 +40,6 @@ class Done:
     cut: int  # context tokens cut to fit (0 without context)
 
 
-def target_ids(prompter: Prompter, task: Task, max_answer: int, max_positions: int) -> list[int]:
-    bare = len(prompter.fit(task, None, 1 << 30)[0])  # a very long heading/question leaves less room
-    return prompter.ids(task.reference)[:min(max_answer, max_positions - bare)]
-
-
 def run_conditions(backend, prompter: Prompter, plan: Plan, tasks: list[Task], conds: list[str], st,
                    stop_ids: set[int], gen_len: Callable[[list[int]], int]) -> list[Done]:
     items, keys = [], []
@@ -61,44 +58,6 @@ def run_conditions(backend, prompter: Prompter, plan: Plan, tasks: list[Task], c
             keys.append((task, c, cut))
     scored = score_all(backend, items, stop_ids)  # one per item
     return [Done(t, c, it, sc, cut) for (t, c, cut), it, sc in zip(keys, items, scored, strict=True)]
-
-
-def candidates(n: int, k: int, seed: int) -> list[list[int]]:
-    """For each skill, itself first and then k - 1 others drawn by the seed (k capped at n)."""
-    k = min(k, n)
-    return [[i] + random.Random(f"{seed}:retrieval:{i}").sample([j for j in range(n) if j != i], k - 1)
-            for i in range(n)]
-
-
-def retrieval_nll(backend, prompter: Prompter, plan: Plan, tasks: list[Task], own: dict[str, float],
-                  cands: list[int], st, stop_ids: set[int], adapter_of=None) -> list[float]:
-    """Mean answer NLL (nats/token) over `tasks` under each candidate's full-text adapter; the skill's
-    own slot (cands[0]) takes `own` (task_id -> NLL of the own row already scored). `adapter_of`: candidate
-    -> adapter (default the plan's full-text instant adapter)."""
-    adapter_of = adapter_of or plan.full_adapter
-    items, keys = [], []
-    for task in tasks:
-        if task.task_id not in own:
-            continue
-        target = target_ids(prompter, task, st.max_answer_tokens, plan.max_positions)
-        prompt = prompter.fit(task, None, 1 << 30)[0]
-        for slot, j in enumerate(cands[1:], 1):
-            items.append(Item(prompt, target, 0, adapter_of(j)))
-            keys.append(slot)
-    sums = [[own[t.task_id] for t in tasks if t.task_id in own]] + [[] for _ in cands[1:]]
-    for slot, sc in zip(keys, score_all(backend, items, stop_ids), strict=True):  # one score per item, per key
-        sums[slot].append(sc.nll_sum / max(1, sc.n_tokens))
-    return [sum(v) / len(v) for v in sums]
-
-
-def rank_metrics(nlls: list[list[float]]) -> dict[str, Any]:
-    """nlls[s] = mean NLL of skill s's tasks per candidate, own first: rank = 1 + others strictly lower."""
-    ranks = [1 + sum(x < row[0] for x in row[1:]) for row in nlls]
-    k = max((len(r) for r in nlls), default=0)
-    n = len(ranks)
-    return {"k": k, "n_skills": n, "chance_top1": 1 / k if k else None,
-            "top1": sum(r == 1 for r in ranks) / n if n else None,
-            "mrr": sum(1 / r for r in ranks) / n if n else None, "ranks": ranks}
 
 
 @dataclass
@@ -125,9 +84,6 @@ class Suite:
 
     def __init__(self, backend, tok, chat_template: str, stop_ids: set[int], prov, st, texts: list[str],
                  groups: list[str | None], names: list[str], log=print):
-        from .conditions import CONDITIONS, DISTILLED, Plan, draw_wrong, skipped_conditions
-        from .distilled import curve_conditions
-
         self.backend, self.tok, self.stop_ids, self.prov, self.st, self.log = backend, tok, stop_ids, prov, st, log
         self.names, self.groups = names, groups
         self.skipped = skipped_conditions(prov, len(texts))
@@ -192,8 +148,6 @@ class Suite:
 
     def merge(self, parts: list[Part]) -> dict[str, Any]:
         """The entries every report has: diversity, retrieval, wrong_skill, timing (summed over workers)."""
-        from .diversity import diversity
-
         t0 = time.perf_counter()
         full = {i: a for p in parts for i, a in p.full.items()}
         rand = {i: a for p in parts for i, a in p.random.items()}
@@ -214,8 +168,6 @@ class Suite:
                   "pairs": {self.names[i]: self.names[j] for i, j in enumerate(w)}} if w else {})
         extra = {}
         if self.prov.distill is not None:
-            from .distilled import adapter_figures  # distill -> evals.score: evals/__init__ must not import it
-
             extra["distilled_adapters"] = adapter_figures(self, parts)
         return {**extra, "diversity": div, "retrieval": ret, "wrong_skill": wrong,
                 "timing_seconds": {k: round(v, 1) for k, v in secs.items()},

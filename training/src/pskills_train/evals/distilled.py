@@ -22,8 +22,12 @@ import torch
 
 from ..distill.run import Distilled, Distiller, Plan, load_recipe
 from ..distill.teacher import Teacher
+from ..model.from_onnx import load_onnx_lm
 from ..synth.skill import Skill
 from .adapters import Provider, Row
+from .diversity import diversity
+from .report import mean, per_skill
+from .retrieval import candidates, rank_metrics, retrieval_nll
 from .tasks import Prompter
 
 CURVE_OF = ("distilled", "distilled_zero")
@@ -79,8 +83,6 @@ def curve_conditions(steps: int, curve: tuple[int, ...]) -> list[str]:
 def make_slot(backend, tok, chat_template: str, manifest: dict[str, Any], bundle: Path, context: int,
               steps: int, skills: list[Skill], practice: list[list[dict[str, Any]]], instant: Provider | None,
               seed: int, recipe: Path | None = None, curve: tuple[int, ...] = CURVE_STEPS) -> DistillSlot:
-    from ..model.from_onnx import load_onnx_lm
-
     lm = backend.lm if hasattr(backend, "lm") else load_onnx_lm(bundle)
     plan = load_recipe(recipe, steps=steps) if recipe else load_recipe(steps=steps)
     rec = plan.recipe
@@ -108,8 +110,6 @@ def extras(rows: list[dict[str, Any]], conds: list[str], records: dict[str, dict
            steps: int | None) -> dict[str, Any]:
     """The report's `curve.<condition>.<steps>` (the metric after each number of steps) and `distill`
     (per condition: mean wall seconds per skill, practice sources; every run's record)."""
-    from .report import mean, per_skill
-
     if steps is None:
         return {}
     curve: dict[str, dict[str, float | None]] = {}
@@ -139,9 +139,6 @@ def adapter_figures(suite, parts: list) -> dict[str, Any]:
     """Diversity and retrieval of the distilled adapters, as the report gives them for the instant ones:
     ΔW cosines between skills, and per skill the rank of its own adapter among K candidates by the mean
     answer NLL of the skill's distilled-scored tasks (the own NLL is the row already scored)."""
-    from .core import candidates, rank_metrics, retrieval_nll
-    from .diversity import diversity
-
     slot: DistillSlot = suite.prov.distill
     base = slot.wrong_base
     ads = {i: a for p in parts for i, a in p.distilled.items()}

@@ -21,9 +21,9 @@ from typing import Any
 
 import torch
 
-from .core import target_ids
 from .report import delta, mean, per_skill
 from .score import Item, score_all
+from .tasks import target_ids
 
 METHODS = ("cat", "cat_mean", "linear", "svd_sum", "svd_single")
 PAIRS = (("cat", "linear"), ("cat_mean", "cat"), ("cat_mean", "own"), ("cat", "own"), ("cat", "in_context_all"),

@@ -11,6 +11,7 @@ from tokenizers import Tokenizer
 from ..synth.skill import Skill
 from .conditions import CONDITIONS, WITH_CONTEXT, Providers, skill_group
 from .core import Done, Part, Settings, Suite
+from .distilled import extras
 from .metrics import bits_per_byte, rouge_l, token_f1
 from .report import SHORT, common_lines, comparisons, conditions, context_cuts, delta, fmt, grouped
 from .tasks import Task, skill_tasks
@@ -64,8 +65,6 @@ class SkillsSuite(Suite):
         rows = [r for p in parts for r in p.rows]
         out = report(rows, [c for c in self.conds if "@" not in c], self.skipped, self.st, seconds)
         if self.prov.distill is not None:  # distilled rows exist on template tasks only: compare there
-            from .distilled import extras  # distill -> evals.score: evals/__init__ must not import it
-
             tmpl = lambda r: r["task_type"] == "template"  # noqa: E731
             out["distilled_on_template"] = [
                 x for a, b in DISTILLED_PAIRS if a in self.conds and b in self.conds

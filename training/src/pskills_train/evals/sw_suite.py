@@ -23,6 +23,7 @@ from ..synth.skill import Skill, skill_from_text
 from .conditions import WITH_CONTEXT, Providers
 from .core import Done, Part, Settings, Suite
 from .distilled import extras
+from .merging import merge_figures, merge_lines
 from .metrics import bits_per_byte
 from .report import SHORT, common_lines, comparisons, conditions, context_cuts, fmt, grouped
 from .tasks import Task
@@ -114,8 +115,6 @@ class SkillWorldSuite(Suite):
         steps = self.prov.distill.plan.recipe.steps if self.prov.distill is not None else None
         records = {k: v for p in parts for k, v in p.distill.items()}
         if st.merge_sizes and self.prov.distill is not None:
-            from .merging import merge_figures
-
             out["merge"] = merge_figures(self, parts, rows)
         return {**out, **extras(rows, conds, records, "accuracy", steps), **self.merge(parts), "per_task": rows}
 
@@ -138,6 +137,4 @@ def table(res: dict[str, Any]) -> str:
         lines += ["", f"accuracy {name[3:]:<13}" + "".join(f"{SHORT.get(c, c):>8}" for c in conds)]
         for g, e in res[name].items():
             lines.append(f"{g[:16]:<16}{e['n_skills']:>5} " + "".join(fmt(e["accuracy"][c]) for c in conds))
-    from .merging import merge_lines
-
     return "\n".join(lines + [""] + common_lines(res) + merge_lines(res))

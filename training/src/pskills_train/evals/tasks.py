@@ -97,3 +97,9 @@ class Prompter:
     def prompt(self, task: Task, in_context: bool, room: int) -> list[int]:
         """The skill (task.source) in context, cut to leave `room` tokens of max_positions free."""
         return self.fit(task, task.source if in_context else None, self.max_positions - room)[0]
+
+
+def target_ids(prompter: Prompter, task: Task, max_answer: int, max_positions: int) -> list[int]:
+    """The reference answer's ids a task scores: at most `max_answer`, and what fits after its bare prompt."""
+    bare = len(prompter.fit(task, None, 1 << 30)[0])  # a very long heading/question leaves less room
+    return prompter.ids(task.reference)[:min(max_answer, max_positions - bare)]

@@ -7,7 +7,7 @@ The file's metadata gives the architecture (llama, qwen2; llama.cpp stores Mistr
 sizes, RoPE, the tokenizer (tokens, merges, pre-tokenizer) and the chat template; its tensors are
 dequantized to float32 with the `gguf` package (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and the
 k-quants Q2_K … Q6_K), mapped onto LlamaLM by llama.cpp's tensor names and written by the same writer
-as `--from-hf` (from_hf.write_loaded_bundle): lm.onnx, tokenizer.json, tokenizer_config.json,
+as `--from-hf` (bundle_writer.write_loaded_bundle): lm.onnx, tokenizer.json, tokenizer_config.json,
 train_step graphs, no hypernetwork. The file is checked before any weight is read: every tensor
 must lie inside it, have a supported type and the shape the metadata implies, and the machine must
 have the memory and disk the float32 model needs.
@@ -27,15 +27,24 @@ from typing import Any
 
 import numpy as np
 import torch
+from gguf import GGUFReader
+from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+from gguf.quants import dequantize as gguf_dequantize
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
 from ..model import LlamaLM
-from ..model.config import LORA_MODULES, ModelConfig
+from ..model.config import ModelConfig
 from ..model.layers import rope_inv_freq
-from .from_hf import DTYPES, FromHfOptions, LoadedBase, progress, write_loaded_bundle
+from .bundle_writer import (
+    DTYPES,
+    FromHfOptions,
+    LoadedBase,
+    add_bundle_args,
+    options_from_args,
+    progress,
+    write_loaded_bundle,
+)
 from .manifest import MANIFEST
-from .onnx_weights import EXTERNAL_DATA_BYTES
-from .train_step import DEFAULT_BUCKETS, parse_buckets
 
 ARCHITECTURES = ("llama", "qwen2")
 # Types whose dequantization the gguf package implements and tests/test_from_gguf.py checks.
@@ -79,8 +88,6 @@ class GGUFError(ValueError):
 
 def _open_reader(path: Path) -> Any:
     """gguf.GGUFReader with errors that name the metadata key or tensor being read when the file ends."""
-    from gguf import GGUFReader
-
     size = path.stat().st_size
 
     class Reader(GGUFReader):
@@ -98,8 +105,6 @@ def _open_reader(path: Path) -> Any:
             return super()._get_tensor_info_field(orig_offs)
 
         def _build_tensors(self, start_offs: int, fields: list[Any]) -> None:
-            from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
-
             for f in fields:  # the data of every tensor must lie inside the file
                 name = bytes(f.parts[1]).decode("utf-8", "replace")
                 self.reading = f"tensor {name!r}"
@@ -237,8 +242,6 @@ def config_from_gguf(meta: Meta, tensors: dict[str, Any], opts: FromHfOptions) -
 
 def dequantize(path: Path, t: Any) -> np.ndarray:
     """A tensor as float32 in numpy (row-major) order, i.e. ggml's dims reversed."""
-    from gguf.quants import dequantize as gguf_dequantize
-
     if t.tensor_type.name not in SUPPORTED_TYPES:
         raise GGUFError(f"{path}: tensor {t.name!r} has quantization type {t.tensor_type.name}, which is not "
                         f"supported (supported: {', '.join(SUPPORTED_TYPES)})")
@@ -502,31 +505,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pskills_train.export.from_gguf", description=__doc__.split("\n")[0])
     ap.add_argument("gguf", type=Path, help="a .gguf file (Llama, Qwen2, Mistral)")
     ap.add_argument("--out", type=Path, help="bundle folder (default: the file's name without .gguf, beside it)")
-    ap.add_argument("--dtype", choices=DTYPES, default="fp32", help="weight storage (graph I/O stays float32)")
-    ap.add_argument("--lora-targets", default=",".join(LORA_MODULES), help="comma-separated, of " +
-                    ",".join(LORA_MODULES))
-    ap.add_argument("--encoder-layer", type=int, help="residual stream the encoder reads (default: the middle)")
-    ap.add_argument("--chat-template", type=Path, help="jinja file replacing the file's chat template")
-    ap.add_argument("--rank", type=int, default=8)
-    ap.add_argument("--alpha", type=float, default=16.0)
-    ap.add_argument("--id", help="bundle id (default: the file's name)")
-    ap.add_argument("--created", help="ISO 8601 time (default: now, or SOURCE_DATE_EPOCH)")
-    ap.add_argument("--external-data-bytes", type=int, default=EXTERNAL_DATA_BYTES, help=argparse.SUPPRESS)
-    ap.add_argument("--train-step-buckets", default=",".join(f"{b}x{s}" for b, s in DEFAULT_BUCKETS),
-                    help="train_step graphs BATCHxLENGTH,… (export/train_step.py), or none (default %(default)s)")
-    ap.add_argument("--force", action="store_true", help="replace --out if it exists")
+    add_bundle_args(ap, "the file")
     a = ap.parse_args(argv)
-    targets = tuple(t.strip() for t in a.lora_targets.split(",") if t.strip())
-    unknown = [t for t in targets if t not in LORA_MODULES]
-    if unknown or not targets:
-        ap.error(f"--lora-targets: unknown {unknown or 'none given'}; known: {','.join(LORA_MODULES)}")
     out = a.out or a.gguf.with_suffix("")
-    opts = FromHfOptions(dtype=a.dtype, lora_targets=targets, encoder_layer=a.encoder_layer, rank=a.rank,
-                         alpha=a.alpha, bundle_id=a.id, created=a.created, force=a.force,
-                         chat_template=a.chat_template.read_text(encoding="utf-8") if a.chat_template else None,
-                         external_threshold=a.external_data_bytes,
-                         train_buckets=() if a.train_step_buckets == "none"
-                         else tuple(parse_buckets(a.train_step_buckets)))
+    opts = options_from_args(ap, a)
     try:
         write_gguf_bundle(a.gguf, out, opts)
     except (FileNotFoundError, FileExistsError, ValueError, KeyError) as e:

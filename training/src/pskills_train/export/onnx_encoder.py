@@ -37,6 +37,8 @@ import torch.nn as nn
 from torch import Tensor
 
 from ..model import load_hf
+from ..model.backend import OrtBackend
+from ..model.from_onnx import load_onnx_lm
 from ..model.layers import attention_mask_4d
 from ..model.llama import LlamaLM
 from .manifest import MANIFEST, file_table
@@ -142,9 +144,6 @@ def check_encoder_graph(path: Path, manifest: dict[str, Any]) -> None:
 def parity(bundle: Path, encoder: Path, seed: int = 0) -> float:
     """Max |Δ| / max |state| between encoder.onnx and lm.onnx's hidden_states on a right-padded batch of
     two random rows (one padded), each at positions 0 … m−1."""
-
-    from ..evals.backend import OrtBackend
-
     lm = OrtBackend(bundle)
     sess = ort.InferenceSession(str(encoder), providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(seed)
@@ -196,11 +195,8 @@ def base_lm(bundle: Path, checkpoint: Path | None = None) -> LlamaLM:
     """The bundle's base LM: an HF folder's weights, or recovered from lm.onnx."""
     manifest = json.loads((bundle / MANIFEST).read_text())
     if checkpoint is not None:
-
         return load_hf(checkpoint, encoder_layer=manifest["encoder"]["layer"],
                        lora_targets=tuple(t["module"] for t in manifest["lora"]["targets"])).eval()
-    from ..model.from_onnx import load_onnx_lm
-
     try:
         return load_onnx_lm(bundle)
     except ValueError as err:  # e.g. a random-init model whose identical norm weights were merged

@@ -9,7 +9,7 @@ from tokenizers import Tokenizer
 
 from ..config_io import repo_path
 from ..export.bundle import random_model
-from ..export.from_hf import chat_template_of
+from ..export.hf_checkpoint import chat_template_of
 from ..model import LlamaLM, ModelConfig, load_hf
 from ..tokenizer import CHAT_TEMPLATE
 

@@ -16,8 +16,9 @@ from typing import Any
 from tokenizers import Tokenizer
 
 from ..config_io import repo_path
+from ..data.shards import read_skills
 from .config import HyperConfig, RunConfig
-from .examples import OBJECTIVES, Example, Stage1Builder, chat_example, read_skills
+from .examples import OBJECTIVES, Example, Stage1Builder, chat_example
 
 
 def source_group(rec: dict[str, Any]) -> str:

@@ -18,13 +18,9 @@ on the assistant turns' tokens (their content and the closing <|im_end|>) only.
 
 from __future__ import annotations
 
-import glob
-import json
 import random
 import re
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from tokenizers import Tokenizer
 
@@ -50,14 +46,6 @@ class Section:
     start: int  # char offset of the heading line
     body_start: int  # char offset after the heading line's newline
     end: int  # char offset where the next heading starts (or len(text))
-
-
-def read_skills(corpus: str | Path, split: str) -> list[dict[str, Any]]:
-    """Records of `split` (skills_train / skills_val): {id, package, version, name, text}, shard order."""
-    files = sorted(glob.glob(str(Path(corpus) / split / "*.jsonl")))
-    if not files:
-        raise FileNotFoundError(f"{Path(corpus) / split}: no *.jsonl (run pskills_train.data.build_corpus)")
-    return [json.loads(line) for f in files for line in open(f, encoding="utf-8") if line.strip()]
 
 
 def body_offset(text: str) -> int:

@@ -25,7 +25,7 @@ import onnxruntime as ort
 import torch
 from onnx import numpy_helper
 
-from ..evals.backend import config_from_manifest
+from ..model.backend import config_from_manifest
 from .config import HyperConfig
 from .export import FlatHypernet
 from .net import PerceiverHypernet, SlotBatchNorm, build_hypernet

@@ -1,5 +1,6 @@
-"""The base LM the eval runs: the bundle's own lm.onnx through onnxruntime (what the app runs, and all
-a fresh clone has), or a PyTorch LlamaLM (an HF checkpoint, or the tiny random model of the tests).
+"""The base LM as the evals and distillation run it: the bundle's own lm.onnx through onnxruntime (what
+the app runs, and all a fresh clone has), or a PyTorch LlamaLM (an HF checkpoint, or the tiny random
+model of the tests).
 
 Both expose forward(input_ids, attention_mask, position_ids, past, lora) -> (logits, present, hidden)
 on torch tensors, with `lora` as `stack_rows` builds it.
@@ -16,9 +17,9 @@ import onnxruntime as ort
 import torch
 from torch import Tensor
 
-from ..model.config import ModelConfig
-from ..model.llama import LlamaLM
-from ..model.lora import LoraInputs, group_lora
+from .config import ModelConfig
+from .llama import LlamaLM
+from .lora import LoraInputs, group_lora
 
 KV = tuple[Tensor, Tensor]
 

@@ -20,6 +20,7 @@ import onnx
 import torch
 from onnx import numpy_helper
 
+from .backend import OrtBackend, config_from_manifest
 from .hf_load import save_hf
 from .llama import LlamaLM
 
@@ -28,8 +29,6 @@ PROJ = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o
 
 
 def _config(bundle: Path):
-    from ..evals.backend import config_from_manifest
-
     manifest = json.loads((bundle / "bundle.json").read_text())
     return config_from_manifest(manifest), manifest
 
@@ -86,8 +85,6 @@ def load_onnx_lm(bundle: str | Path) -> LlamaLM:
 @torch.no_grad()
 def parity(lm: LlamaLM, bundle: str | Path, seq: int = 32, seed: int = 0) -> float:
     """Max |logit difference| between `lm` and the bundle's lm.onnx on one random sequence."""
-    from ..evals.backend import OrtBackend
-
     ort = OrtBackend(bundle)
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(4, lm.cfg.vocab_size, (1, seq), generator=g)

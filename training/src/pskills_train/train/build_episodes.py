@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..hyper.examples import read_skills
+from ..data.shards import read_skills
 
 
 def skillworld_episodes(folder: Path) -> Iterator[dict[str, Any]]:

@@ -1,0 +1,215 @@
+"""Writing a base bundle from a loaded model: lm.onnx (+ external data), checked against PyTorch with
+onnxruntime, the tokenizer, bundle.json and the train-step graphs. A checkpoint folder
+(hf_checkpoint.py) and a GGUF file (from_gguf.py) both come through `write_loaded_bundle`, so their
+bundles are the same kind; `add_bundle_args` / `options_from_args` are the command-line options they share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+from tokenizers import Tokenizer
+
+from ..model import LlamaLM
+from ..model.config import LORA_MODULES, ModelConfig
+from .bundle import check_graph, created_now
+from .manifest import MANIFEST, BundleSpec, build_manifest, file_table
+from .onnx_lm import LMExportConfig, export_lm
+from .onnx_weights import EXTERNAL_DATA_BYTES, round_weights_fp16, save_graph, to_fp16_storage
+from .staging import staged_folder
+from .train_step import DEFAULT_BUCKETS, add_train_step_files, parse_buckets
+
+DTYPES = ("fp32", "fp16")
+VERIFY_TOL = 1e-3  # onnxruntime vs PyTorch on the check prompt, relative (tests hold tiny models to 1e-4)
+
+
+@dataclass
+class FromHfOptions:
+    dtype: str = "fp32"
+    lora_targets: tuple[str, ...] = tuple(LORA_MODULES)
+    encoder_layer: int | None = None  # None: the middle layer
+    rank: int = 8
+    alpha: float = 16.0
+    token_budget: int = 512
+    chunk_overlap: int = 64
+    bundle_id: str | None = None
+    created: str | None = None
+    chat_template: str | None = None  # replaces the checkpoint's
+    external_threshold: int = EXTERNAL_DATA_BYTES
+    force: bool = False
+    extra_card: dict[str, Any] = field(default_factory=dict)
+    steps: int = 4  # progress lines count to this (5 when a hypernetwork is attached after the base)
+    # train_step graphs (export/train_step.py), (batch, length) each; the command line asks for the defaults
+    train_buckets: tuple[tuple[int, int], ...] = ()
+
+
+def progress(step: int, steps: int, what: str) -> None:
+    """`[step/steps] what` on stderr: the studio's Models page reads these lines as its progress."""
+    print(f"[{step}/{steps}] {what}", file=sys.stderr, flush=True)
+
+
+def export_graph(lm: LlamaLM, folder: Path, dtype: str, external_threshold: int) -> list[Path]:
+    """lm.onnx (+ lm.onnx.data) in `folder`. The exporter writes into a scratch folder first (a model
+    over 2 GB comes out as one file per tensor there), then the graph is re-saved in the bundle's layout."""
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".export-") as scratch:
+        raw = export_lm(lm, Path(scratch) / "lm.onnx", LMExportConfig())
+        model = onnx.load(str(raw))
+        if dtype == "fp16":
+            to_fp16_storage(model)
+        return save_graph(model, folder / "lm.onnx", external_threshold)
+
+
+def _shape(v: onnx.ValueInfoProto) -> list[int | str]:
+    return [d.dim_value if d.HasField("dim_value") else d.dim_param for d in v.type.tensor_type.shape.dim]
+
+
+def check_shapes(path: Path, manifest: dict[str, Any]) -> None:
+    """Every graph input and output has the contract's rank; its fixed dimensions equal bundle.json's
+    numbers and the others are symbolic (docs/bundle-format.md, `lm.onnx`)."""
+    a = manifest["architecture"]
+    kv, hd = a["kv_heads"], a["head_dim"]
+    lora = manifest["lora"]
+    dims = ({g["name"]: (g["d_in"], g["d_out"]) for g in lora["groups"]} if "groups" in lora
+            else {t["module"]: (t["d_in"], t["d_out"]) for t in lora["targets"]})
+    graph = onnx.load(str(path), load_external_data=False).graph
+    for v in list(graph.input) + list(graph.output):
+        n = v.name
+        if n in ("input_ids", "attention_mask", "position_ids"):
+            want: list[int | None] = [None, None]
+        elif n == "logits_to_keep":
+            want = [1]
+        elif n.startswith(("past_key_values.", "present.")):
+            want = [None, kv, None, hd]
+        elif n.startswith("lora."):
+            d_in, d_out = dims[n.split(".")[2]]
+            want = [None, d_in, None] if n.endswith(".A") else [None, None, d_out]
+        elif n == "logits":
+            want = [None, None, a["vocab"]]
+        elif n == "hidden_states":
+            want = [None, None, a["hidden"]]
+        else:
+            raise AssertionError(f"{path.name}: unexpected graph name {n}")
+        got = _shape(v)
+        ok = len(got) == len(want) and all(isinstance(g, str) if w is None else g == w
+                                           for g, w in zip(got, want, strict=False))
+        if not ok:
+            shown = ["*" if w is None else w for w in want]
+            raise AssertionError(f"{path.name}: {n} has shape {got}, the contract says {shown} (* = symbolic)")
+
+
+def ort_feeds(cfg: ModelConfig, ids: np.ndarray) -> dict[str, np.ndarray]:
+    """One unpadded row, no past, LoRA rank 0 (what compile's encoder run feeds)."""
+    s = ids.shape[1]
+    feeds = {"input_ids": ids, "attention_mask": np.ones_like(ids), "position_ids": np.arange(s)[None].astype(np.int64),
+             "logits_to_keep": np.zeros(1, np.int64)}
+    for i in range(cfg.num_layers):
+        for kind in ("key", "value"):
+            feeds[f"past_key_values.{i}.{kind}"] = np.zeros((1, cfg.num_kv_heads, 0, cfg.head_dim), np.float32)
+        for g in cfg.lora_groups():
+            feeds[f"lora.{i}.{g.name}.A"] = np.zeros((1, g.d_in, 0), np.float32)
+            feeds[f"lora.{i}.{g.name}.B"] = np.zeros((1, 0, g.d_out), np.float32)
+    return feeds
+
+
+@torch.no_grad()
+def verify_with_ort(lm: LlamaLM, path: Path, tokens: int = 6, tol: float = VERIFY_TOL) -> float:
+    """Max |logits| and |hidden_states| difference of onnxruntime against PyTorch on a seeded prompt, each
+    relative to that output's largest magnitude when it exceeds 1: real models carry hidden states in the
+    tens of thousands (SmolLM2's reach 2·10⁴), where float32 rounding alone is a few 1e-2."""
+
+    ids = np.random.default_rng(0).integers(0, lm.cfg.vocab_size, (1, tokens), dtype=np.int64)
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    out = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, ort_feeds(lm.cfg, ids)), strict=True))
+    logits, _, hidden = lm(torch.from_numpy(ids))
+    diff = max(float(np.abs(out[k] - ref).max()) / max(1.0, float(np.abs(ref).max()))
+               for k, ref in (("logits", logits.numpy()), ("hidden_states", hidden.numpy())))
+    if not diff <= tol:
+        raise AssertionError(f"{path.name}: onnxruntime differs from PyTorch by {diff:.3g} (relative; tolerance {tol})")
+    return diff
+
+
+@dataclass
+class LoadedBase:
+    """A base model with what the bundle needs besides its graphs: from a checkpoint folder here, from a
+    GGUF file in from_gguf.py. Both go through `write_loaded_bundle`, so the bundles are the same kind."""
+
+    lm: LlamaLM
+    tokenizer_json: bytes  # written as tokenizer.json, byte for byte
+    tokenizer_config: dict[str, Any]  # chat_template included
+    special: dict[str, Any]  # bos, eos, pad, stop
+    card: dict[str, Any]  # training_card; the writer adds ort_parity_max_rel
+    default_id: str
+
+
+def write_loaded_bundle(src: LoadedBase, out: Path, opts: FromHfOptions) -> Path:
+    """Steps 2… of a base-only bundle (hypernet null) at `out`, written under a temporary name."""
+    lm = src.lm
+    lm.eval()
+    if opts.dtype == "fp16":
+        round_weights_fp16(lm)
+    with staged_folder(out, opts.force) as tmp:
+        progress(2, opts.steps, f"exporting lm.onnx ({opts.dtype})")
+        written = export_graph(lm, tmp, opts.dtype, opts.external_threshold)
+        progress(3, opts.steps, "checking onnxruntime against PyTorch")
+        parity = verify_with_ort(lm, written[0])
+        progress(4, opts.steps, "writing the tokenizer and bundle.json")
+        (tmp / "tokenizer.json").write_bytes(src.tokenizer_json)
+        (tmp / "tokenizer_config.json").write_text(json.dumps(src.tokenizer_config, indent=2, ensure_ascii=False)
+                                                   + "\n")
+        vocab = Tokenizer.from_file(str(tmp / "tokenizer.json")).get_vocab_size()
+        spec = BundleSpec(id=opts.bundle_id or src.default_id, created=opts.created or created_now(),
+                          default_rank=opts.rank, alpha=opts.alpha, token_budget=opts.token_budget,
+                          chunk_overlap=opts.chunk_overlap,
+                          training_card={**src.card, "ort_parity_max_rel": parity})
+        manifest = build_manifest(lm.cfg, spec, file_table(tmp), src.special, vocab)
+        check_graph(tmp / "lm.onnx", manifest)
+        check_shapes(tmp / "lm.onnx", manifest)
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        if opts.train_buckets:
+            progress(4, opts.steps, "exporting the train-step graphs (distilling in the studio)")
+            manifest = add_train_step_files(tmp, lm, list(opts.train_buckets))
+            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    return out
+
+
+def add_bundle_args(ap: argparse.ArgumentParser, source: str) -> None:
+    """The options every `pskills bundle create` source takes; `source` names it in the help ("the file")."""
+    ap.add_argument("--dtype", choices=DTYPES, default="fp32", help="weight storage (graph I/O stays float32)")
+    ap.add_argument("--lora-targets", default=",".join(LORA_MODULES), help="comma-separated, of " +
+                    ",".join(LORA_MODULES))
+    ap.add_argument("--encoder-layer", type=int, help="residual stream the encoder reads (default: the middle)")
+    ap.add_argument("--chat-template", type=Path, help=f"jinja file replacing {source}'s chat template")
+    ap.add_argument("--rank", type=int, default=8)
+    ap.add_argument("--alpha", type=float, default=16.0)
+    ap.add_argument("--id", help=f"bundle id (default: {source}'s name)")
+    ap.add_argument("--created", help="ISO 8601 time (default: now, or SOURCE_DATE_EPOCH)")
+    ap.add_argument("--external-data-bytes", type=int, default=EXTERNAL_DATA_BYTES, help=argparse.SUPPRESS)
+    ap.add_argument("--train-step-buckets", default=",".join(f"{b}x{s}" for b, s in DEFAULT_BUCKETS),
+                    help="train_step graphs BATCHxLENGTH,… (export/train_step.py), or none (default %(default)s)")
+    ap.add_argument("--force", action="store_true", help="replace --out if it exists")
+
+
+def options_from_args(ap: argparse.ArgumentParser, a: argparse.Namespace) -> FromHfOptions:
+    """FromHfOptions from `add_bundle_args`' options; an unknown LoRA target is a usage error."""
+    targets = tuple(t.strip() for t in a.lora_targets.split(",") if t.strip())
+    unknown = [t for t in targets if t not in LORA_MODULES]
+    if unknown or not targets:
+        ap.error(f"--lora-targets: unknown {unknown or 'none given'}; known: {','.join(LORA_MODULES)}")
+    return FromHfOptions(dtype=a.dtype, lora_targets=targets, encoder_layer=a.encoder_layer, rank=a.rank,
+                         alpha=a.alpha, bundle_id=a.id, created=a.created, force=a.force,
+                         chat_template=a.chat_template.read_text(encoding="utf-8") if a.chat_template else None,
+                         external_threshold=a.external_data_bytes,
+                         train_buckets=() if a.train_step_buckets == "none"
+                         else tuple(parse_buckets(a.train_step_buckets)))
