@@ -5,7 +5,7 @@
 // skill each, its practice questions), the whole distillation (teacher pass + 40 steps) by the engine
 // and by the Python distiller (python -m pskills_train.distill: chunks for skills beyond the context,
 // where the engine cuts), against the same skill's in-context prefill: `buckets.<tokens>` (docs/distill.md).
-// Run: npm run bench:distill
+// Run: npm run bench:distill [-- --lengths 512]
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -16,7 +16,7 @@ import { distillRows, distillSkill, fitSystem, teacherRows } from '../main/engin
 import { KvCache } from '../main/engine/kv-cache';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { initState, TrainStepGraph, trainStepEntry, type TrainBatch } from '../main/engine/train-step';
+import { initState, TrainLoop, TrainStepGraph, trainStepEntry } from '../main/engine/train-step';
 import { seededRng } from '../main/engine/sampler';
 import { APP_ROOT } from '../main/paths';
 import { realDistillSteps } from './real-bundle';
@@ -28,7 +28,12 @@ const SKILL = join(APP_ROOT, 'tests/fixtures/skillworld/filler/code-review/skill
 const THREADS = 2;
 const REPS = 5;
 const STEPS = 40;
-const LENGTHS = [256, 512, 1024, 2048, 4096];
+// `--lengths 512,1024`: only those SkillWorld buckets (512, the headline, is always run).
+const lengthsArg = process.argv.indexOf('--lengths');
+const LENGTHS =
+  lengthsArg > 0
+    ? [...new Set([512, ...process.argv[lengthsArg + 1]!.split(',').map(Number)])].sort((a, b) => a - b)
+    : [256, 512, 1024, 2048, 4096];
 const QUESTIONS = 16;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -39,23 +44,22 @@ async function nodeSteps(): Promise<Record<string, number>> {
   const k = trainStepEntry(m).top_k;
   const out: Record<string, number> = {};
   for (const bucket of trainStepEntry(m).buckets) {
+    // The distiller's own path: state kept as the graph's tensors, the bucket's feeds refilled in place.
     const graph = await TrainStepGraph.open(BUNDLE, m, bucket, { intraOpNumThreads: THREADS });
+    const loop = new TrainLoop(m, initState(m, null, 0));
+    const buf = loop.buffers(bucket);
     const rng = seededRng(1);
-    const n = bucket.batch * bucket.length;
-    const batch: TrainBatch = {
-      inputIds: Array.from({ length: n }, () => 4 + Math.floor(rng() * (m.architecture.vocab - 4))),
-      attentionMask: new Array<number>(n).fill(1),
-      positionIds: Array.from({ length: n }, (_, i) => i % bucket.length),
-      answerMask: Float32Array.from({ length: n }, () => (rng() < 0.5 ? 1 : 0)),
-      teacherIds: Array.from({ length: n * k }, () => Math.floor(rng() * m.architecture.vocab)),
-      teacherLogp: Float32Array.from({ length: n * k }, () => Math.log(1 / k)),
-    };
-    let state = initState(m, null, 0);
-    state = (await graph.run(state, batch, 1, 1e-3)).state; // warm-up
+    buf.inputIds.forEach((_, i) => (buf.inputIds[i] = BigInt(4 + Math.floor(rng() * (m.architecture.vocab - 4)))));
+    buf.attentionMask.fill(1n);
+    buf.positionIds.forEach((_, i) => (buf.positionIds[i] = BigInt(i % bucket.length)));
+    buf.answerMask.forEach((_, i) => (buf.answerMask[i] = rng() < 0.5 ? 1 : 0));
+    buf.teacherIds.forEach((_, i) => (buf.teacherIds[i] = BigInt(Math.floor(rng() * m.architecture.vocab))));
+    buf.teacherLogp.fill(Math.log(1 / k));
+    await loop.run(graph, 1, 1e-3); // warm-up
     const times: number[] = [];
     for (let r = 0; r < REPS; r++) {
       const t0 = performance.now();
-      state = (await graph.run(state, batch, r + 2, 1e-3)).state;
+      await loop.run(graph, r + 2, 1e-3);
       times.push((performance.now() - t0) / 1000);
     }
     out[`${bucket.batch}x${bucket.length}`] = median(times);
@@ -74,7 +78,11 @@ async function nodeSkill() {
     ...fromSkill,
     ...generic.map((q) => ({ question: q, source: 'test' as const })),
   ];
-  const res = await distillSkill(bundle, skill, questions.slice(0, 16), { steps: STEPS, maxAnswerTokens: 48 });
+  const res = await distillSkill(bundle, skill, questions.slice(0, 16), {
+    steps: STEPS,
+    maxAnswerTokens: 48,
+    intraOpNumThreads: THREADS,
+  });
   const tokens = bundle.tokenizer.encode(skill).length;
   await bundle.dispose();
   return {
@@ -143,7 +151,7 @@ async function nodeBucket(skillPath: string, practiceFile: string) {
     const t0 = performance.now();
     const rows = await teacherRows(bundle, skill, questions, { maxAnswerTokens: 48 });
     const teacher = (performance.now() - t0) / 1000;
-    const res = await distillRows(bundle, rows, { steps: STEPS, seed: 0 });
+    const res = await distillRows(bundle, rows, { steps: STEPS, seed: 0, intraOpNumThreads: THREADS });
     const seconds = (performance.now() - t0) / 1000;
     // The same skill in context (cut to fit, as the teacher reads it): one prefill of the first question.
     const q = questions[0]!.question;
