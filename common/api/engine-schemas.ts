@@ -85,6 +85,7 @@ export const ModelArchitecture = z.object({
   vocab: z.number().int(),
   maxPositions: z.number().int(),
 });
+export type ModelArchitecture = z.infer<typeof ModelArchitecture>;
 
 export const EngineInfo = z.object({
   loaded: z.boolean(),

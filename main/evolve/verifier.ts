@@ -6,18 +6,17 @@ import type { VerifierTest, VerifyMode, VerifyTestResult } from '../../common/ap
 import type { BundleInfo, EngineAdapter } from '../engine';
 import type { CandidateScores, ModeScore } from '../store/evolve-repo';
 
+/** How a skill's tests are answered: the mode, the text in context, the adapter, greedy tokens. */
+export interface TestRunOptions {
+  mode: VerifyMode;
+  skillText: string;
+  maxTokens: number;
+  adapter: EngineAdapter | null;
+  signal: AbortSignal;
+}
+
 export interface TestRunner {
-  runTests(
-    bundle: BundleInfo,
-    tests: readonly VerifierTest[],
-    opts: {
-      mode: VerifyMode;
-      skillText: string;
-      maxTokens: number;
-      adapter: EngineAdapter | null;
-      signal: AbortSignal;
-    },
-  ): Promise<VerifyTestResult[]>;
+  runTests(bundle: BundleInfo, tests: readonly VerifierTest[], opts: TestRunOptions): Promise<VerifyTestResult[]>;
 }
 
 export interface TextCompiler {

@@ -2,10 +2,24 @@
 // opened), the base model's parameter count from its architecture, and the folder's size on disk.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ModelArchitecture } from '../../common/api/engine-schemas';
 import type { ModelCard, ModelOrigin } from '../../common/api/model-schemas';
 import type { BundleManifest } from '../engine/manifest';
 import { readBundleManifest } from './bundle-gate';
 import { chatTemplateKind, fileTypeName } from './gguf';
+
+/** The manifest's architecture as the API reports it. */
+export function architectureOf(a: BundleManifest['architecture']): ModelArchitecture {
+  return {
+    family: a.family,
+    hidden: a.hidden,
+    layers: a.layers,
+    heads: a.heads,
+    kvHeads: a.kv_heads,
+    vocab: a.vocab,
+    maxPositions: a.max_positions,
+  };
+}
 
 /** Weights of a Llama-family base: embeddings, per-layer attention and MLP (biases where the
  *  architecture has them), RMSNorm weights, and the LM head unless it is tied. */
@@ -61,13 +75,7 @@ export async function readCard(dir: string, origin: ModelOrigin, active: boolean
     origin,
     active,
     created: m.created,
-    family: a.family,
-    hidden: a.hidden,
-    layers: a.layers,
-    heads: a.heads,
-    kvHeads: a.kv_heads,
-    vocab: a.vocab,
-    maxPositions: a.max_positions,
+    ...architectureOf(a),
     parameters: parameterCount(a),
     loraTargets: m.lora.targets.map((t) => t.module),
     rank: m.lora.default_rank,

@@ -5,6 +5,7 @@ import type { EngineInfo, GenerateInput, GenerateResult, TokenDelta } from '../.
 import { StudioError } from '../../../common/errors';
 import { sharedEngine, type BundleHandle } from '../../engine/engine-client';
 import { gateBundleFolder } from '../../models/bundle-gate';
+import { architectureOf } from '../../models/card';
 import { checkPromptBytes, type BundleInfo, type EngineAdapter, type LoadOptions, type Provider } from '../../engine';
 
 export interface EngineServiceOptions extends LoadOptions {
@@ -66,21 +67,12 @@ export class EngineService {
         hasHypernet: false,
       };
     }
-    const a = b.manifest.architecture;
     return {
       loaded: true,
       dir: b.dir,
       id: b.manifest.id,
       format: b.manifest.format,
-      architecture: {
-        family: a.family,
-        hidden: a.hidden,
-        layers: a.layers,
-        heads: a.heads,
-        kvHeads: a.kv_heads,
-        vocab: a.vocab,
-        maxPositions: a.max_positions,
-      },
+      architecture: architectureOf(b.manifest.architecture),
       loraTargets: b.manifest.lora.targets.map((t) => t.module),
       loadMs: b.loadMs,
       hasHypernet: b.manifest.hypernet !== null,

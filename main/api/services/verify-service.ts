@@ -20,6 +20,7 @@ import {
   type EngineAdapter,
   type GenerateRequest,
 } from '../../engine';
+import type { TestRunOptions } from '../../evolve/verifier';
 import { answerBatch, chatPrompt } from '../../skills/answer';
 import type { AdaptersRepo } from '../../store/adapters-repo';
 import type { SkillTestsRepo } from '../../store/skill-tests-repo';
@@ -155,14 +156,7 @@ export class VerifyService {
   async runTests(
     bundle: BundleInfo,
     tests: readonly VerifierTest[],
-    opts: {
-      mode: VerifyMode;
-      skillText: string;
-      maxTokens: number;
-      adapter: EngineAdapter | null;
-      signal: AbortSignal;
-      onResult?: (index: number, result: VerifyTestResult) => void;
-    },
+    opts: TestRunOptions & { onResult?: (index: number, result: VerifyTestResult) => void },
   ): Promise<VerifyTestResult[]> {
     const results: VerifyTestResult[] = [];
     for (let start = 0; start < tests.length; start += BATCH) {
