@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 import torch
 
+from pskills_train.export.bundle import random_model
+
 torch.set_num_threads(2)
 
 VOCAB = 128
@@ -24,6 +26,15 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "qwen2": ("Qwen2Config", {"tie_word_embeddings": True}),
     "mistral-window": ("MistralConfig", {"sliding_window": 5, "head_dim": 24}),
 }
+
+
+@pytest.fixture(scope="module")
+def frozen_tiny():
+    """export.bundle's tiny random LM and its tokenizer, frozen as the hypernetwork trains against it."""
+    lm, tok = random_model("tiny")
+    for p in lm.parameters():
+        p.requires_grad_(False)
+    return lm, tok
 
 
 def build_hf(variant: str, seed: int = 0):

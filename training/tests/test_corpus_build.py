@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import base64
 import gzip
-import hashlib
-import io
-import json
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
 
+from npm_pack import npm_package
 from pskills_train.data import doc_stage
 from pskills_train.data.build_corpus import DEFAULT_CACHE, build
 from pskills_train.data.config import CorpusConfig
@@ -43,20 +39,6 @@ def _deb(debs: Path, name: str, files: dict[str, bytes]) -> None:
                    capture_output=True)
 
 
-def _npm(npm: Path, name: str, skills: dict[str, str]) -> None:
-    tgz = npm / f"{name}-1.0.0.tgz"
-    with tarfile.open(tgz, "w:gz") as tar:
-        for rel, text in {"package.json": json.dumps({"name": name, "version": "1.0.0", "license": "MIT"}),
-                          **skills}.items():
-            data = text.encode()
-            info = tarfile.TarInfo(f"package/{rel}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    digest = base64.b64encode(hashlib.sha512(tgz.read_bytes()).digest()).decode()
-    (npm / f"{tgz.name}.json").write_text(json.dumps({"name": name, "version": "1.0.0", "integrity": f"sha512-{digest}",
-                                                      "filename": tgz.name}))  # npm pack's record (sources/npm.ts)
-
-
 def _skill(name: str, line: str) -> str:
     return (f"---\nname: {name}\ndescription: A test skill.\n---\n# {name}\n\n{line} Read the steps below before "
             "you start, and check the result against the examples at the end of this file.\n")
@@ -75,9 +57,9 @@ def world(tmp_path):
     _deb(cache / "debs", "pkg-b", {"usr/share/doc/pkg-b/copyright": b"Released under the MIT licence.\n",
                                    "usr/share/doc/pkg-b/README.md.gz": gzip.compress(
                                        f"# Notes\n\n{SHARED}\n\n{NOTES}\n".encode())})
-    _npm(cache / "npm", "skills-a", {"skills/one/SKILL.md": _skill("one", "Write the plan first."),
+    npm_package(cache / "npm", "skills-a", {"skills/one/SKILL.md": _skill("one", "Write the plan first."),
                                      "skills/two/SKILL.md": _skill("two", "Write the tests first.")})
-    _npm(cache / "npm", "skills-b", {"SKILL.md": _skill("three", "Write the summary last.")})
+    npm_package(cache / "npm", "skills-b", {"SKILL.md": _skill("three", "Write the summary last.")})
     (tmp_path / "debs.txt").write_text("pkg-b\npkg-a\n")
     (tmp_path / "skills.txt").write_text("skills-b@1.0.0\nskills-a@1.0.0\n")
     cfg = CorpusConfig(debian_list=str(tmp_path / "debs.txt"), skills_list=str(tmp_path / "skills.txt"),

@@ -1,4 +1,4 @@
-"""Hypernetwork: chunking, encoder, compile paths, stage-1/2 examples, training, resume (tiny models)."""
+"""Hypernetwork: chunking, encoder, compile paths, stage-1/2 examples, training, resume (frozen_tiny models)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from pskills_train.export.bundle import random_model
 from pskills_train.hyper.compile import (
     batch_adapters,
     chunk_spans,
@@ -54,14 +53,6 @@ Never merge a branch whose tests fail; always read the output first.
 """
 
 
-@pytest.fixture(scope="module")
-def tiny():
-    lm, tok = random_model("tiny")
-    for p in lm.parameters():
-        p.requires_grad_(False)
-    return lm, tok
-
-
 def tiny_cfg(tmp: Path, **net) -> HyperConfig:
     cfg = HyperConfig.from_dict({
         "net": {**SMALL.__dict__, **net},
@@ -77,8 +68,8 @@ def tiny_cfg(tmp: Path, **net) -> HyperConfig:
 
 # ---- chunking and the encoder
 
-def test_line_endings_are_read_as_lf(tiny):
-    tok = tiny[1]
+def test_line_endings_are_read_as_lf(frozen_tiny):
+    tok = frozen_tiny[1]
     assert encode_ids(tok, "# A\r\n\r\nstep one\rstep two\n") == encode_ids(tok, "# A\n\nstep one\nstep two\n")
     with pytest.raises(ValueError):
         encode_ids(tok, "")
@@ -106,8 +97,8 @@ def test_chunk_spans_follow_the_rule():
         chunk_spans(5, 4, 4)
 
 
-def test_encode_states_matches_the_lm_and_ignores_right_padding(tiny):
-    lm, _ = tiny
+def test_encode_states_matches_the_lm_and_ignores_right_padding(frozen_tiny):
+    lm, _ = frozen_tiny
     ids = torch.randint(4, 300, (1, 11))
     full = lm(ids)[2]
     assert torch.equal(encode_states(lm, ids), full)
@@ -116,8 +107,8 @@ def test_encode_states_matches_the_lm_and_ignores_right_padding(tiny):
     assert torch.allclose(encode_states(lm, padded, mask)[:, :11], full, atol=1e-6)
 
 
-def test_fresh_hypernet_leaves_the_lm_unchanged(tiny):
-    lm, tok = tiny
+def test_fresh_hypernet_leaves_the_lm_unchanged(frozen_tiny):
+    lm, tok = frozen_tiny
     for kind in ("perceiver", "t2l"):
         net = build_hypernet(lm.cfg, NetConfig(kind=kind, rank=4, width=32, heads=2, blocks=2))
         adapter = compile_skill(lm, net, tok, SKILL, 16, 4)
@@ -128,8 +119,8 @@ def test_fresh_hypernet_leaves_the_lm_unchanged(tiny):
         assert (with_adapter - base).abs().max() < 1e-6
 
 
-def test_compile_skill_shapes_and_mean_combine(tiny):
-    lm, tok = tiny
+def test_compile_skill_shapes_and_mean_combine(frozen_tiny):
+    lm, tok = frozen_tiny
     net = build_hypernet(lm.cfg, SMALL)
     perturb(net, 1)
     net.eval()  # compile_ids is called directly below: running statistics, as compile_skill uses
@@ -148,8 +139,8 @@ def test_compile_skill_shapes_and_mean_combine(tiny):
     assert torch.allclose(a @ b, mean, atol=1e-6)
 
 
-def test_batch_adapters_is_compile_skill_with_grad(tiny):
-    lm, tok = tiny
+def test_batch_adapters_is_compile_skill_with_grad(frozen_tiny):
+    lm, tok = frozen_tiny
     net = build_hypernet(lm.cfg, SMALL)
     perturb(net, 2)
     net.eval()  # the slot batch norm's running statistics, as compile uses them
@@ -164,8 +155,8 @@ def test_batch_adapters_is_compile_skill_with_grad(tiny):
         assert torch.allclose(a, want[key][0], atol=1e-5) and torch.allclose(b, want[key][1], atol=1e-5)
 
 
-def test_padding_mask_is_exact(tiny):
-    lm, _ = tiny
+def test_padding_mask_is_exact(frozen_tiny):
+    lm, _ = frozen_tiny
     for kind in ("perceiver", "t2l"):
         net = build_hypernet(lm.cfg, NetConfig(kind=kind, rank=2, width=32, heads=2, blocks=2))
         perturb(net, 3)
@@ -187,8 +178,8 @@ def test_sections_skip_frontmatter_and_fences():
     assert "# not a heading" in SKILL[steps.body_start: steps.end]
 
 
-def test_stage1_examples_keep_the_skill_out_of_the_context(tiny):
-    _, tok = tiny
+def test_stage1_examples_keep_the_skill_out_of_the_context(frozen_tiny):
+    _, tok = frozen_tiny
     b = Stage1Builder(tok, "<skill>\n", max_skill_tokens=10_000, target_window=24, prefix_min=0.2, prefix_max=0.6)
     ids = b.ids(SKILL)
     rng = random.Random(0)
@@ -210,8 +201,8 @@ def test_stage1_examples_keep_the_skill_out_of_the_context(tiny):
             assert tok.decode(ex.prompt) in ("<skill>\n", heading)
 
 
-def test_assistant_only_labels(tiny):
-    _, tok = tiny
+def test_assistant_only_labels(frozen_tiny):
+    _, tok = frozen_tiny
     msgs = [{"role": "system", "content": "Apply the skill."}, {"role": "user", "content": "How do I review?"},
             {"role": "assistant", "content": "Check the tests first."}, {"role": "user", "content": "then?"},
             {"role": "assistant", "content": "Merge the branch."}]
@@ -229,8 +220,8 @@ def test_assistant_only_labels(tiny):
 
 # ---- training
 
-def test_training_reduces_loss_and_resume_is_exact(tiny, tmp_path):
-    lm, tok = tiny
+def test_training_reduces_loss_and_resume_is_exact(frozen_tiny, tmp_path):
+    lm, tok = frozen_tiny
     texts = synthetic_corpus(4000, seed=5)
     base = (lm, tok, CHAT_TEMPLATE)
 
@@ -260,8 +251,8 @@ def test_training_reduces_loss_and_resume_is_exact(tiny, tmp_path):
     assert after["val_loss_full"] < before["val_loss_full"] - 0.05, (before, after)
 
 
-def test_stage2_starts_from_stage1_and_runs(tiny, tmp_path):
-    lm, tok = tiny
+def test_stage2_starts_from_stage1_and_runs(frozen_tiny, tmp_path):
+    lm, tok = frozen_tiny
     base = (lm, tok, CHAT_TEMPLATE)
     cfg = tiny_cfg(tmp_path)
     cfg.run1.max_steps = 1

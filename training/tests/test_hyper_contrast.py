@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 import torch
 
-from pskills_train.export.bundle import random_model
 from pskills_train.hyper.compile import batch_adapters
 from pskills_train.hyper.config import HyperConfig
-from pskills_train.hyper.examples import Example
+from pskills_train.hyper.examples import Example, Stage1Builder
+from pskills_train.hyper.loss import token_losses
 from pskills_train.hyper.net import build_hypernet, perturb
 from pskills_train.hyper.similarity import gram, mean_cosine
 from pskills_train.hyper.trainer import HyperTrainer
@@ -16,14 +18,6 @@ from pskills_train.tokenizer import CHAT_TEMPLATE
 
 NET = {"kind": "perceiver", "rank": 2, "width": 16, "heads": 2, "blocks": 1, "mlp_ratio": 2,
        "targets": ["q", "v", "down"], "out_scale": 0.05}
-
-
-@pytest.fixture(scope="module")
-def tiny():
-    lm, tok = random_model("tiny")
-    for p in lm.parameters():
-        p.requires_grad_(False)
-    return lm, tok
 
 
 def cfg(tmp, **stage2) -> HyperConfig:
@@ -57,8 +51,8 @@ def test_gram_equals_dense_inner_products():
     assert mean_cosine(same) == pytest.approx(1.0, abs=1e-6)
 
 
-def test_shared_adapter_is_rank_concatenated_and_counted(tiny):
-    lm, _ = tiny
+def test_shared_adapter_is_rank_concatenated_and_counted(frozen_tiny):
+    lm, _ = frozen_tiny
     c = cfg(__import__("pathlib").Path("/tmp"))
     net = build_hypernet(lm.cfg, c.net)
     perturb(net, seed=1)
@@ -70,8 +64,8 @@ def test_shared_adapter_is_rank_concatenated_and_counted(tiny):
     assert net.shared_share() > 0
 
 
-def test_contrast_term_trains_and_logs_the_gap(tiny, tmp_path):
-    lm, tok = tiny
+def test_contrast_term_trains_and_logs_the_gap(frozen_tiny, tmp_path):
+    lm, tok = frozen_tiny
     tr = HyperTrainer(cfg(tmp_path, contrast_weight=1.0, margin=0.5), 2, base=(lm, tok, CHAT_TEMPLATE),
                       train_items=trajectories(), val_items=trajectories())
     ex = tr.data.micro_examples(0, 0)
@@ -79,15 +73,15 @@ def test_contrast_term_trains_and_logs_the_gap(tiny, tmp_path):
     rec = tr.fit(progress=False)
     for key in ("hinge", "loss_neg", "cos", "val_loss_wrong_chat", "val_cos_chat", "shared_norm"):
         assert key in rec, key
-    assert rec["val_exact_chat"] == 0.0  # a tiny random LM does not produce the answers greedily
+    assert rec["val_exact_chat"] == 0.0  # a frozen_tiny random LM does not produce the answers greedily
     lora = batch_adapters(lm, tr.net, [e.source for e in ex], 16, 4)
     tot, cnt = tr.losses(ex)
     hinge, neg = tr.contrast(ex, lora, tot, cnt)
     assert hinge >= 0 and neg.shape == tot.shape
 
 
-def test_a_run_whose_adapters_stay_alike_is_stopped(tiny, tmp_path):
-    lm, tok = tiny
+def test_a_run_whose_adapters_stay_alike_is_stopped(frozen_tiny, tmp_path):
+    lm, tok = frozen_tiny
     tr = HyperTrainer(cfg(tmp_path, cos_check_step=2, cos_stop_above=-1.0), 2, base=(lm, tok, CHAT_TEMPLATE),
                       train_items=trajectories(), val_items=trajectories())
     with pytest.raises(SystemExit, match="adapters stay alike"):
@@ -95,10 +89,8 @@ def test_a_run_whose_adapters_stay_alike_is_stopped(tiny, tmp_path):
     assert tr.step == 2 and (tmp_path / "s2" / "ckpt.pt").exists()
 
 
-def test_exact_match_is_every_target_token_the_argmax(tiny, tmp_path):
-    from pskills_train.hyper.loss import token_losses
-
-    lm, tok = tiny
+def test_exact_match_is_every_target_token_the_argmax(frozen_tiny, tmp_path):
+    lm, tok = frozen_tiny
     tr = HyperTrainer(cfg(tmp_path, contrast_weight=1.0, margin=0.5), 2, base=(lm, tok, CHAT_TEMPLATE),
                       train_items=trajectories(), val_items=trajectories())
     ex = tr.data.micro_examples(0, 0)[:1]
@@ -113,12 +105,8 @@ def test_exact_match_is_every_target_token_the_argmax(tiny, tmp_path):
     assert token_losses(lm, None, ex, exact=True)[2].tolist() == [False]
 
 
-def test_full_objective_prompt_names_its_window_start(tiny):
-    import random
-
-    from pskills_train.hyper.examples import Stage1Builder
-
-    _, tok = tiny
+def test_full_objective_prompt_names_its_window_start(frozen_tiny):
+    _, tok = frozen_tiny
     text = " ".join(f"word{i}" for i in range(200))
     b = Stage1Builder(tok, "<skill @{start}>\n", 400, 16, 0.2, 0.6)
     ids = b.ids(text)
@@ -128,12 +116,12 @@ def test_full_objective_prompt_names_its_window_start(tiny):
         assert ex.target == ids[start:start + 16]
 
 
-def test_batch_norm_removes_what_every_skill_shares(tiny):
+def test_batch_norm_removes_what_every_skill_shares(frozen_tiny):
     """With net.norm "batch" the read slots are centred over the batch (running statistics when
     compiling), so two skills whose states are nearly identical get adapters that differ several times
     more than with LayerNorm, where the part of the states every skill shares dominates and they
     differ by about the states' own small difference (the collapse of docs/results.md)."""
-    lm, _ = tiny
+    lm, _ = frozen_tiny
     g = torch.Generator().manual_seed(5)
     common = torch.randn(1, 6, lm.cfg.hidden_size, generator=g) * 4
     states = common + 0.05 * torch.randn(4, 6, lm.cfg.hidden_size, generator=g)  # 4 nearly identical skills
@@ -159,10 +147,10 @@ def test_batch_norm_removes_what_every_skill_shares(tiny):
     assert rel["batch"] > 3 * rel["layer"], rel
 
 
-def test_slot_clip_bounds_the_adapter_of_an_unusual_chunk(tiny):
+def test_slot_clip_bounds_the_adapter_of_an_unusual_chunk(frozen_tiny):
     """A chunk unlike the training population gives slots many running standard deviations out, and
     A·B grows with the square of that; net.slot_clip caps each slot's norm, so the adapter cannot."""
-    lm, _ = tiny
+    lm, _ = frozen_tiny
     g = torch.Generator().manual_seed(9)
     norms = {}
     for clip in (0.0, 1.0):
@@ -178,13 +166,13 @@ def test_slot_clip_bounds_the_adapter_of_an_unusual_chunk(tiny):
     assert norms[1.0] < 40, norms
 
 
-def test_source_shares_set_the_mix_and_validate_per_source(tiny, tmp_path):
-    lm, tok = tiny
+def test_source_shares_set_the_mix_and_validate_per_source(frozen_tiny, tmp_path):
+    lm, tok = frozen_tiny
     items = [{**t, "source": "skillworld:x"} for t in trajectories()]
     items += [{**t, "skill": f"r{i}", "source": "real:single:about"} for i, t in enumerate(trajectories()[:2])]
     tr = HyperTrainer(cfg(tmp_path, contrast_weight=1.0, source_shares={"real": 1.0, "skillworld": 0.0}), 2,
                       base=(lm, tok, CHAT_TEMPLATE), train_items=items, val_items=items)
-    rng = __import__("random").Random(0)
+    rng = random.Random(0)
     assert all(set(tr.data.pick_skills(rng)) == {"r0", "r1"} for _ in range(20))  # share 0: never drawn
     even = HyperTrainer(cfg(tmp_path, source_shares={"real": 0.5, "skillworld": 0.5}), 2,
                         base=(lm, tok, CHAT_TEMPLATE), train_items=items, val_items=items)
@@ -198,12 +186,12 @@ def test_source_shares_set_the_mix_and_validate_per_source(tiny, tmp_path):
                      train_items=items, val_items=items)
 
 
-def test_stratified_micro_batches_come_from_one_source(tiny, tmp_path):
-    lm, tok = tiny
+def test_stratified_micro_batches_come_from_one_source(frozen_tiny, tmp_path):
+    lm, tok = frozen_tiny
     items = [{**t, "source": "skillworld:x"} for t in trajectories()]
     items += [{**t, "skill": f"r{i}", "source": "real:single:about"} for i, t in enumerate(trajectories())]
     tr = HyperTrainer(cfg(tmp_path, source_shares={"real": 0.5, "skillworld": 0.5}, stratify=True), 2,
                       base=(lm, tok, CHAT_TEMPLATE), train_items=items, val_items=items)
-    rng = __import__("random").Random(1)
+    rng = random.Random(1)
     kinds = [{n.startswith("r") for n in tr.data.pick_skills(rng)} for _ in range(50)]
     assert all(len(k) == 1 for k in kinds) and {True} in kinds and {False} in kinds

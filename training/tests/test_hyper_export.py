@@ -11,7 +11,7 @@ import onnxruntime as ort
 import pytest
 import torch
 
-from pskills_train.export.bundle import random_model, write_bundle
+from pskills_train.export.bundle import write_bundle
 from pskills_train.export.manifest import BundleSpec, hypernet_output_names
 from pskills_train.hyper.config import NetConfig
 from pskills_train.hyper.export import check_hypernet_graph, export_hypernet, write_hyper_bundle
@@ -27,16 +27,8 @@ BUDGET = 16
 
 
 @pytest.fixture(scope="module")
-def tiny():
-    lm, tok = random_model("tiny")
-    for p in lm.parameters():
-        p.requires_grad_(False)
-    return lm, tok
-
-
-@pytest.fixture(scope="module")
-def base_bundle(tiny, tmp_path_factory):
-    lm, tok = tiny
+def base_bundle(frozen_tiny, tmp_path_factory):
+    lm, tok = frozen_tiny
     tcfg = tokenizer_config(tok, bos="<|endoftext|>", eos="<|im_end|>", pad="<|pad|>", max_length=lm.cfg.max_positions)
     out = tmp_path_factory.mktemp("base") / "bundle"
     return write_bundle(lm, tok, tcfg, out, BundleSpec(id="tiny", created="2025-01-01T00:00:00Z",
@@ -51,8 +43,8 @@ def rel_err(got: np.ndarray, want: np.ndarray) -> float:
                                         ("perceiver", {"readout": "query", "norm": "layer", "shared_rank": 0,
                                                        "slot_clip": 0.0}),
                                         ("perceiver", {"slot_clip": 0.5})])
-def test_onnx_matches_pytorch(tiny, tmp_path, kind, extra):
-    lm, _ = tiny
+def test_onnx_matches_pytorch(frozen_tiny, tmp_path, kind, extra):
+    lm, _ = frozen_tiny
     net = build_hypernet(lm.cfg, NetConfig(kind=kind, rank=3, width=32, heads=2, blocks=2, **extra))
     perturb(net, 7)
     if extra.get("norm") == "batch":  # running statistics away from (0, 1), as after training
@@ -80,8 +72,8 @@ def test_onnx_matches_pytorch(tiny, tmp_path, kind, extra):
             assert rel_err(arr, ref) < 1e-4, (name, n)
 
 
-def test_both_kinds_share_the_bundle_io_and_bytes_are_deterministic(tiny, base_bundle, tmp_path):
-    lm, _ = tiny
+def test_both_kinds_share_the_bundle_io_and_bytes_are_deterministic(frozen_tiny, base_bundle, tmp_path):
+    lm, _ = frozen_tiny
     manifests = {}
     for kind in ("perceiver", "t2l"):
         net = build_hypernet(lm.cfg, NetConfig(kind=kind, rank=2, width=16, heads=2, blocks=1, shared_rank=0)).eval()
@@ -107,8 +99,8 @@ def test_both_kinds_share_the_bundle_io_and_bytes_are_deterministic(tiny, base_b
         assert json.loads((tmp_path / "t2l0" / "bundle.json").read_text())["files"][name] == meta
 
 
-def test_export_cli_from_a_training_checkpoint(tiny, base_bundle, tmp_path):
-    lm, tok = tiny
+def test_export_cli_from_a_training_checkpoint(frozen_tiny, base_bundle, tmp_path):
+    lm, tok = frozen_tiny
     from test_hyper import tiny_cfg
 
     cfg = tiny_cfg(tmp_path)
@@ -190,8 +182,8 @@ def test_committed_fixture_is_what_the_script_makes(tmp_path):
     assert total < 1_000_000
 
 
-def test_ablations_ship_beside_the_hypernet(tiny, base_bundle, tmp_path):
-    lm, _ = tiny
+def test_ablations_ship_beside_the_hypernet(frozen_tiny, base_bundle, tmp_path):
+    lm, _ = frozen_tiny
     nets = {kind: build_hypernet(lm.cfg, NetConfig(kind=kind, rank=2, width=16, heads=2, blocks=1)).eval()
             for kind in ("perceiver", "t2l")}
     for i, net in enumerate(nets.values()):

@@ -8,17 +8,22 @@ from pskills_train.hyper.net import SlotBatchNorm
 from pskills_train.hyper.recalibrate import recalibrate
 from pskills_train.hyper.trainer import HyperTrainer
 from pskills_train.tokenizer import CHAT_TEMPLATE
-from test_hyper_contrast import cfg, tiny, trajectories  # noqa: F401  (tiny: a fixture)
+from test_hyper_contrast import cfg, trajectories
 
 
-def test_recalibrate_sets_stats_from_the_chosen_source_only(tiny, tmp_path):  # noqa: F811
-    lm, tok = tiny
+def two_source_trainer(base, tmp_path) -> HyperTrainer:
+    """A stage-2 trainer with slot batch norm over SkillWorld episodes and real ones (other skill texts)."""
+    lm, tok = base
     items = [{**t, "source": "skillworld:x"} for t in trajectories()]
     items += [{**t, "skill": f"r{i}", "skill_text": t["skill_text"].upper() * 3, "source": "real:single:about"}
               for i, t in enumerate(trajectories())]
     c = cfg(tmp_path, source_shares={"real": 0.5, "skillworld": 0.5})
     c.net.norm, c.net.readout = "batch", "content"
-    tr = HyperTrainer(c, 2, base=(lm, tok, CHAT_TEMPLATE), train_items=items, val_items=items)
+    return HyperTrainer(c, 2, base=(lm, tok, CHAT_TEMPLATE), train_items=items, val_items=items)
+
+
+def test_recalibrate_sets_stats_from_the_chosen_source_only(frozen_tiny, tmp_path):
+    tr = two_source_trainer(frozen_tiny, tmp_path)
     (bn,) = [m for m in tr.net.modules() if isinstance(m, SlotBatchNorm)]
     assert recalibrate(tr, ["real"], batches=6) == 1
     real_mean = bn.running_mean.clone()
@@ -29,14 +34,8 @@ def test_recalibrate_sets_stats_from_the_chosen_source_only(tiny, tmp_path):  # 
     assert torch.allclose(real_mean, bn.running_mean)  # the same draws give the same stats
 
 
-def test_stratified_recalibration_alternates_sources(tiny, tmp_path):  # noqa: F811
-    lm, tok = tiny
-    items = [{**t, "source": "skillworld:x"} for t in trajectories()]
-    items += [{**t, "skill": f"r{i}", "skill_text": t["skill_text"].upper() * 3, "source": "real:single:about"}
-              for i, t in enumerate(trajectories())]
-    c = cfg(tmp_path, source_shares={"real": 0.5, "skillworld": 0.5})
-    c.net.norm, c.net.readout = "batch", "content"
-    tr = HyperTrainer(c, 2, base=(lm, tok, CHAT_TEMPLATE), train_items=items, val_items=items)
+def test_stratified_recalibration_alternates_sources(frozen_tiny, tmp_path):
+    tr = two_source_trainer(frozen_tiny, tmp_path)
     seen: list[str] = []
     chat = tr.data.chat
     tr.data.chat = lambda rec: (seen.append(rec["source"].split(":")[0]), chat(rec))[1]

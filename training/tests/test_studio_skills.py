@@ -3,15 +3,9 @@ data/studio_skills.py): tiny local packages, no network."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import io
-import json
-import tarfile
-from pathlib import Path
-
 import pytest
 
+from npm_pack import npm_package
 from pskills_train.data.config import REPO
 from pskills_train.data.studio_skills import corpus_text, import_packages, split_spec
 
@@ -28,35 +22,19 @@ def _skill(name: str, body: str, description: str = "Reviews a change before it 
     return f"---\nname: {name}\ndescription: {description}\n---\n# Review\n\n{body}"
 
 
-def _package(npm: Path, name: str, files: dict[str, str]) -> str:
-    """A tarball and sidecar as `npm pack` leaves them in the cache (main/skills/sources/npm.ts)."""
-    tgz = npm / f"{name}-1.0.0.tgz"
-    with tarfile.open(tgz, "w:gz") as tar:
-        for rel, text in {"package.json": json.dumps({"name": name, "version": "1.0.0", "license": "MIT"}),
-                          **files}.items():
-            data = text.encode()
-            info = tarfile.TarInfo(f"package/{rel}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    digest = base64.b64encode(hashlib.sha512(tgz.read_bytes()).digest()).decode()
-    (npm / f"{tgz.name}.json").write_text(json.dumps({"name": name, "version": "1.0.0", "integrity": f"sha512-{digest}",
-                                                      "filename": tgz.name}))
-    return f"{name}@1.0.0"
-
-
 def test_the_studio_importer_decides_and_each_body_enters_the_corpus_once(tmp_path):
     npm = tmp_path / "npm"
     npm.mkdir()
     one = _skill("one", STEPS)
     specs = [
-        _package(npm, "a", {"skills/one/SKILL.md": one.replace("\n", "\r\n"),
+        npm_package(npm, "a", {"skills/one/SKILL.md": one.replace("\n", "\r\n"),
                             "skills/es/SKILL.md": _skill("es", SPANISH),
                             "skills/nodesc/SKILL.md": "---\nname: nodesc\n---\n" + STEPS,
                             "skills/twin/SKILL.md": _skill("one", STEPS + "Then merge.\n")}),
         # a's `one` with another description: a new version to the library, a second copy to the corpus.
-        _package(npm, "b", {"SKILL.md": _skill("one", STEPS, "Another description.")}),
-        _package(npm, "c", {"skills/one/SKILL.md": _skill("one", STEPS, "Another description.")}),  # b's again
-        _package(npm, "d", {"skills/copy/SKILL.md": _skill("copy", STEPS.upper())}),  # a's body, another name
+        npm_package(npm, "b", {"SKILL.md": _skill("one", STEPS, "Another description.")}),
+        npm_package(npm, "c", {"skills/one/SKILL.md": _skill("one", STEPS, "Another description.")}),  # b's again
+        npm_package(npm, "d", {"skills/copy/SKILL.md": _skill("copy", STEPS.upper())}),  # a's body, another name
     ]
     runs = import_packages(specs, npm, tmp_path / "work")
     assert [(r.package, r.version) for r in runs] == [(p, "1.0.0") for p in "abcd"]

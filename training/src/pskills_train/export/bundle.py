@@ -139,6 +139,12 @@ def from_checkpoint(folder: Path, chat_template: str | None) -> tuple[LlamaLM, T
     return lm, Tokenizer.from_file(str(tok_file)), tcfg
 
 
+def report_written(out: Path, lm: LlamaLM) -> None:
+    """The line a bundle command ends with."""
+    total = sum(p.stat().st_size for p in out.iterdir())
+    print(f"wrote {out} ({total / 1e6:.2f} MB, {lm.num_params() / 1e6:.2f} M parameters)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pskills_train.export.bundle", description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, type=Path)
@@ -179,9 +185,7 @@ def main(argv: list[str] | None = None) -> int:
                       token_budget=a.token_budget, chunk_overlap=a.chunk_overlap,
                       lora_inputs=not a.no_lora_inputs, encoder_graph=not a.no_encoder_graph, train_buckets=buckets,
                       training_card={"model": lm.cfg.to_dict(), **card})
-    out = write_bundle(lm, tok, tcfg, a.out, spec, force=a.force)
-    total = sum(p.stat().st_size for p in out.iterdir())
-    print(f"wrote {out} ({total / 1e6:.2f} MB, {lm.num_params() / 1e6:.2f} M parameters)")
+    report_written(write_bundle(lm, tok, tcfg, a.out, spec, force=a.force), lm)
     return 0
 
 

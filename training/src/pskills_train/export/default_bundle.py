@@ -24,7 +24,7 @@ from ..config_io import config_record
 from ..model import LORA_MODULES, load_hf
 from ..train.checkpoint import CKPT, load_checkpoint
 from ..train.config import PretrainConfig
-from .bundle import created_now, write_bundle
+from .bundle import created_now, report_written, write_bundle
 from .manifest import BundleSpec, sha256_file
 
 # The encoder reads skills in windows as long as the base LM was trained on (data.seq_len).
@@ -104,9 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     spec = BundleSpec(id=a.id, created=a.created or created_now(), default_rank=DEFAULT_RANK, alpha=float(DEFAULT_RANK),
                       token_budget=cfg.data.seq_len, chunk_overlap=cfg.data.seq_len // 8, encoder_graph=True,
                       training_card={"model": lm.cfg.to_dict(), **card})
-    out = write_bundle(lm, tok, tcfg, a.out, spec, force=a.force)
-    total = sum(p.stat().st_size for p in out.iterdir())
-    print(f"wrote {out} ({total / 1e6:.2f} MB, {lm.num_params() / 1e6:.2f} M parameters)")
+    report_written(write_bundle(lm, tok, tcfg, a.out, spec, force=a.force), lm)
     return 0
 
 
