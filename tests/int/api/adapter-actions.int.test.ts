@@ -1,14 +1,10 @@
 // The Adapters page's Delete and Import (renderer/src/lib/adapters/adapter-actions.ts) over the in-memory
 // transport against the real services, SQLite and the tiny fixture bundle: a PEFT folder imported (and
 // found again), bad folders named, the dependents a delete shows, the service's refusals kept as sent.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AdapterSummary, AdapterWritten } from '../../../common/api/adapter-schemas';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { memoryPair } from '../../../main/api/transports/memory';
 import {
   AdapterImporter,
   AdapterRemoval,
@@ -19,45 +15,35 @@ import {
   type ImportSnapshot,
 } from '../../../renderer/src/lib/adapters/adapter-actions';
 import { FIXTURE_BUNDLE, writeFixturePeft } from '../adapters/fixture';
+import { memory, studioSuite } from './transports';
 
 describe('Adapters page Delete and Import over the in-memory transport', () => {
-  let dataDir: string;
-  let studio: Studio;
-  let api: StudioApi;
   const imported: AdapterSummary[] = [];
   let merged: AdapterSummary;
   let global1: AdapterSummary;
 
-  beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'pskills-adapter-actions-'));
-    studio = createStudio({ dataDir, defaultBundleDir: FIXTURE_BUNDLE });
-    api = memoryPair(studioContract, studio.dispatcher).api;
-  });
-  afterAll(async () => {
-    await studio.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const suite = studioSuite(memory, 'pskills-adapter-actions-', { defaultBundleDir: FIXTURE_BUNDLE });
 
   it('imports PEFT folders; the same folder again finds the stored adapter', async () => {
     const snaps: ImportSnapshot[] = [];
     const done: AdapterWritten[] = [];
     const importer = new AdapterImporter(
-      api,
+      suite.api,
       (s) => snaps.push(s),
       (w) => done.push(w),
     );
     for (const seed of [1, 2]) {
-      const dir = join(dataDir, `peft-${seed}`);
+      const dir = join(suite.dataDir, `peft-${seed}`);
       await writeFixturePeft(dir, seed);
       expect(await importer.run(dir)).toBe(true);
       expect(importer.snapshot.result!.created).toBe(true);
       imported.push(importer.snapshot.result!.adapter);
     }
     expect(snaps.some((s) => s.busy)).toBe(true);
-    expect(await importer.run(join(dataDir, 'peft-1'))).toBe(true);
+    expect(await importer.run(join(suite.dataDir, 'peft-1'))).toBe(true);
     expect(importer.snapshot.result).toMatchObject({ created: false, adapter: { id: imported[0]!.id } });
     expect(done.map((w) => w.created)).toEqual([true, true, false]);
-    expect((await api.adapters.list({})).map((a) => a.id).sort()).toEqual(imported.map((a) => a.id).sort());
+    expect((await suite.api.adapters.list({})).map((a) => a.id).sort()).toEqual(imported.map((a) => a.id).sort());
     expect(imported[0]!.recipe.kind).toBe('import');
   });
 
@@ -71,30 +57,30 @@ describe('Adapters page Delete and Import over the in-memory transport', () => {
   });
 
   it('names a folder it cannot send, and keeps the API error for one it can', async () => {
-    const importer = new AdapterImporter(api);
+    const importer = new AdapterImporter(suite.api);
     expect(importDirProblem('  ')).toMatch(/Give the PEFT folder/);
     expect(await importer.run('relative/peft')).toBe(false);
     expect(importer.snapshot.error).toEqual({
       code: 'invalid_input',
       message: 'relative/peft is not an absolute path: give the full path of the folder.',
     });
-    expect(await importer.run(join(dataDir, 'nowhere'))).toBe(false);
+    expect(await importer.run(join(suite.dataDir, 'nowhere'))).toBe(false);
     expect(importer.snapshot.error).toMatchObject({ code: 'not_found', message: expect.stringContaining('nowhere') });
-    const empty = join(dataDir, 'empty');
+    const empty = join(suite.dataDir, 'empty');
     mkdirSync(empty);
     expect(await importer.run(empty)).toBe(false);
     // the read gate (docs/security.md) reports the folder's missing file as not found, naming it
     expect(importer.snapshot.error!.code).toBe('not_found');
     expect(importer.snapshot.error!.message).toMatch(/adapter_config\.json|adapter_model\.safetensors/);
     expect(importer.snapshot.busy).toBe(false);
-    expect(await api.adapters.list({})).toHaveLength(2);
+    expect(await suite.api.adapters.list({})).toHaveLength(2);
   });
 
   it('shows what depends on an adapter: merges that name it, global versions that are it', async () => {
-    merged = (await api.adapters.merge({ ids: imported.map((a) => a.id), method: 'cat' })).adapter;
-    global1 = (await api.ema.update({ adapterId: imported[0]!.id })).adapter;
-    const list = await api.adapters.list({});
-    const history = (await api.ema.history({})).versions;
+    merged = (await suite.api.adapters.merge({ ids: imported.map((a) => a.id), method: 'cat' })).adapter;
+    global1 = (await suite.api.ema.update({ adapterId: imported[0]!.id })).adapter;
+    const list = await suite.api.adapters.list({});
+    const history = (await suite.api.ema.history({})).versions;
 
     const ofFirst = dependentsOf(imported[0]!, list, history);
     expect(ofFirst.children.map((a) => a.id)).toContain(merged.id);
@@ -108,7 +94,7 @@ describe('Adapters page Delete and Import over the in-memory transport', () => {
 
   it('delete: the service refuses what others depend on (its message kept), deletes the rest', async () => {
     const deleted: string[] = [];
-    const removal = new AdapterRemoval(api, undefined, (id) => deleted.push(id));
+    const removal = new AdapterRemoval(suite.api, undefined, (id) => deleted.push(id));
     const none = { children: [], globalVersions: [] };
 
     removal.ask(global1, none); // even when the page knew of nothing, the service checks
@@ -133,6 +119,6 @@ describe('Adapters page Delete and Import over the in-memory transport', () => {
     removal.ask(imported[1]!, none);
     expect(await removal.confirm()).toBe(true);
     expect(deleted).toEqual([merged.id, imported[1]!.id]);
-    expect((await api.adapters.list({})).map((a) => a.id).sort()).toEqual([imported[0]!.id, global1.id].sort());
+    expect((await suite.api.adapters.list({})).map((a) => a.id).sort()).toEqual([imported[0]!.id, global1.id].sort());
   });
 });

@@ -2,13 +2,7 @@
 // transport against the real services and the bundle-hyper fixture: one compile at a time, per-skill
 // progress and outcome, a failing skill does not stop the others, a second run finds the stored
 // adapters, and Cancel stops the running compile (storing nothing) and skips the rest.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { memoryPair } from '../../../main/api/transports/memory';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   batchCounts,
   batchFraction,
@@ -16,28 +10,19 @@ import {
   type BatchSnapshot,
 } from '../../../renderer/src/lib/skills/batch-compile';
 import { HYPER_BUNDLE, SKILLS } from '../compile/fixture';
+import { memory, studioSuite } from './transports';
 
 describe('BatchCompiler over the in-memory transport', () => {
-  let dataDir: string;
-  let studio: Studio;
-  let api: StudioApi;
-
+  const suite = studioSuite(memory, 'pskills-batch-', { defaultBundleDir: HYPER_BUNDLE });
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'pskills-batch-'));
-    studio = createStudio({ dataDir, defaultBundleDir: HYPER_BUNDLE });
-    api = memoryPair(studioContract, studio.dispatcher).api;
-    for (const [name, content] of Object.entries(SKILLS)) await api.skills.save({ name, content });
-  });
-  afterAll(async () => {
-    await studio.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
+    for (const [name, content] of Object.entries(SKILLS)) await suite.api.skills.save({ name, content });
   });
 
   it('compiles each skill in turn with progress; a missing skill fails alone', async () => {
     const snapshots: BatchSnapshot[] = [];
     let compiledCalls = 0;
     const batch = new BatchCompiler(
-      api,
+      suite.api,
       (s) => snapshots.push(s),
       () => compiledCalls++,
     );
@@ -60,7 +45,7 @@ describe('BatchCompiler over the in-memory transport', () => {
     expect(snapshots.some((s) => s.items[0]!.status === 'running' && (s.items[0]!.progress?.chunk ?? 0) > 0)).toBe(
       true,
     );
-    const adapters = await api.adapters.list({});
+    const adapters = await suite.api.adapters.list({});
     for (const item of last.items.filter((i) => i.status === 'done')) {
       expect(adapters.find((a) => a.id === item.result!.adapterId)?.skill).toMatchObject({
         name: item.name,
@@ -73,7 +58,7 @@ describe('BatchCompiler over the in-memory transport', () => {
     let snapshot: BatchSnapshot | null = null;
     let compiledCalls = 0;
     const batch = new BatchCompiler(
-      api,
+      suite.api,
       (s) => (snapshot = s),
       () => compiledCalls++,
     );
@@ -84,10 +69,10 @@ describe('BatchCompiler over the in-memory transport', () => {
   });
 
   it('Cancel stops the running compile, stores nothing for it and skips the rest', async () => {
-    const before = (await api.adapters.list({})).length;
+    const before = (await suite.api.adapters.list({})).length;
     let snapshot: BatchSnapshot | null = null;
     let cancelled = false;
-    const batch = new BatchCompiler(api, (s) => {
+    const batch = new BatchCompiler(suite.api, (s) => {
       snapshot = s;
       // long-notes has ~50 chunks: cancel once it is under way.
       const running = s.items.find((i) => i.status === 'running');
@@ -100,12 +85,12 @@ describe('BatchCompiler over the in-memory transport', () => {
     expect(cancelled).toBe(true);
     expect(snapshot!.items.map((i) => i.status)).toEqual(['cancelled', 'cancelled']);
     expect(snapshot!.running).toBe(false);
-    expect((await api.adapters.list({})).length).toBe(before);
+    expect((await suite.api.adapters.list({})).length).toBe(before);
   });
 
   it('ignores a second start while one runs', async () => {
     let snapshot: BatchSnapshot | null = null;
-    const batch = new BatchCompiler(api, (s) => (snapshot = s));
+    const batch = new BatchCompiler(suite.api, (s) => (snapshot = s));
     const first = batch.start(['sql-review']);
     expect(batch.busy).toBe(true);
     await batch.start(['review-branch']);

@@ -2,15 +2,10 @@
 // transport against the real services and the bundle-hyper fixture: a library adapter by id, a skill
 // version (compiled on first use, then found), the global adapter, and the refusals: an adapter of
 // another bundle, an unknown id, no global adapter yet, a malformed choice.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StudioApi } from '../../../common/api/contract';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { GenerateInput } from '../../../common/api/engine-schemas';
-import { createStudio, type Studio } from '../../../main/api/root';
 import { HYPER_BUNDLE, SKILLS, TINY_BUNDLE } from '../compile/fixture';
-import { failure, transports } from './transports';
+import { failure, studioSuite, transports } from './transports';
 
 const ask = (adapter?: GenerateInput['adapter']): GenerateInput => ({
   messages: [{ role: 'user', content: 'Name the first step.' }],
@@ -20,66 +15,56 @@ const ask = (adapter?: GenerateInput['adapter']): GenerateInput => ({
 });
 
 describe.each(transports)('engine.generate with an adapter over $name', (transport) => {
-  let dataDir: string;
-  let studio: Studio;
-  let api: StudioApi;
-  let close: () => Promise<void> | void;
-
+  const s = studioSuite(transport, 'pskills-gen-adapter-', { defaultBundleDir: HYPER_BUNDLE });
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'pskills-gen-adapter-'));
-    studio = createStudio({ dataDir, defaultBundleDir: HYPER_BUNDLE });
-    ({ api, close } = await transport.open(studio));
-    for (const [name, content] of Object.entries(SKILLS)) await api.skills.save({ name, content });
-  });
-  afterAll(async () => {
-    await close();
-    await studio.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
+    for (const [name, content] of Object.entries(SKILLS)) await s.api.skills.save({ name, content });
   });
 
   it('runs with a library adapter, and with the same skill version chosen by name: same adapter, same text', async () => {
-    const base = await api.engine.generate(ask()).result;
+    const base = await s.api.engine.generate(ask()).result;
     expect(base.adapter ?? null).toBeNull();
-    const compiled = await api.adapters.compile({ name: 'review-branch' }).result;
-    const byId = await api.engine.generate(ask({ kind: 'library', id: compiled.adapter.id })).result;
+    const compiled = await s.api.adapters.compile({ name: 'review-branch' }).result;
+    const byId = await s.api.engine.generate(ask({ kind: 'library', id: compiled.adapter.id })).result;
     expect(byId.adapter).toBe(compiled.adapter.id);
     expect(byId.text).not.toBe(base.text); // the adapter changes the answer
-    const bySkill = await api.engine.generate(ask({ kind: 'skill', name: 'review-branch', version: 1 })).result;
+    const bySkill = await s.api.engine.generate(ask({ kind: 'skill', name: 'review-branch', version: 1 })).result;
     expect(bySkill).toMatchObject({ adapter: compiled.adapter.id, text: byId.text });
   });
 
   it('a skill version not compiled yet is compiled on first use and kept in the library', async () => {
-    const before = (await api.adapters.list({})).filter((a) => a.skill?.name === 'sql-review');
+    const before = (await s.api.adapters.list({})).filter((a) => a.skill?.name === 'sql-review');
     expect(before).toEqual([]);
-    const r = await api.engine.generate(ask({ kind: 'skill', name: 'sql-review' })).result;
-    const after = (await api.adapters.list({})).filter((a) => a.skill?.name === 'sql-review');
+    const r = await s.api.engine.generate(ask({ kind: 'skill', name: 'sql-review' })).result;
+    const after = (await s.api.adapters.list({})).filter((a) => a.skill?.name === 'sql-review');
     expect(after.map((a) => a.id)).toEqual([r.adapter]);
     expect(r.completionTokens).toBeGreaterThan(0);
   });
 
   it('global: refused until the bundle has one, then runs with its newest version', async () => {
-    const none = await failure(api.engine.generate(ask({ kind: 'global' })).result);
+    const none = await failure(s.api.engine.generate(ask({ kind: 'global' })).result);
     expect(none.code).toBe('not_found');
     expect(none.message).toBe('bundle tiny-random-hyper has no global adapter yet (ema.update makes version 1)');
-    const source = (await api.adapters.list({})).find((a) => a.skill?.name === 'review-branch')!;
-    const { version } = await api.ema.update({ adapterId: source.id });
-    const r = await api.engine.generate(ask({ kind: 'global' })).result;
+    const source = (await s.api.adapters.list({})).find((a) => a.skill?.name === 'review-branch')!;
+    const { version } = await s.api.ema.update({ adapterId: source.id });
+    const r = await s.api.engine.generate(ask({ kind: 'global' })).result;
     expect(r.adapter).toBe(version.adapter);
   });
 
   it('refuses an unknown adapter, a malformed choice, and an adapter of another bundle (naming both)', async () => {
-    expect((await failure(api.engine.generate(ask({ kind: 'library', id: 'abcdef' })).result)).code).toBe('not_found');
-    expect((await failure(api.engine.generate(ask({ kind: 'skill' } as never)).result)).code).toBe('invalid_input');
-    expect((await failure(api.engine.generate(ask({ kind: 'library', id: 'XYZ' } as never)).result)).code).toBe(
-      'invalid_input',
-    );
-    expect((await failure(api.engine.generate(ask({ kind: 'skill', name: 'no-such-skill' })).result)).code).toBe(
+    expect((await failure(s.api.engine.generate(ask({ kind: 'library', id: 'abcdef' })).result)).code).toBe(
       'not_found',
     );
-    const hyperAdapter = (await api.adapters.list({})).find((a) => a.skill?.name === 'review-branch')!;
-    await api.engine.loadBundle({ dir: TINY_BUNDLE });
+    expect((await failure(s.api.engine.generate(ask({ kind: 'skill' } as never)).result)).code).toBe('invalid_input');
+    expect((await failure(s.api.engine.generate(ask({ kind: 'library', id: 'XYZ' } as never)).result)).code).toBe(
+      'invalid_input',
+    );
+    expect((await failure(s.api.engine.generate(ask({ kind: 'skill', name: 'no-such-skill' })).result)).code).toBe(
+      'not_found',
+    );
+    const hyperAdapter = (await s.api.adapters.list({})).find((a) => a.skill?.name === 'review-branch')!;
+    await s.api.engine.loadBundle({ dir: TINY_BUNDLE });
     try {
-      const err = await failure(api.engine.generate(ask({ kind: 'library', id: hyperAdapter.id })).result);
+      const err = await failure(s.api.engine.generate(ask({ kind: 'library', id: hyperAdapter.id })).result);
       expect(err.code).toBe('invalid_input');
       expect(err.message).toMatch(
         new RegExp(
@@ -87,7 +72,7 @@ describe.each(transports)('engine.generate with an adapter over $name', (transpo
         ),
       );
     } finally {
-      await api.engine.loadBundle({ dir: HYPER_BUNDLE });
+      await s.api.engine.loadBundle({ dir: HYPER_BUNDLE });
     }
   });
 });

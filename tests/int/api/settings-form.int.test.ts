@@ -1,15 +1,11 @@
 // The Settings page's form (renderer/src/lib/settings/settings-form.ts) over the in-memory transport against the
 // real services and SQLite: it reads every key, checks fields with the contract's schema before sending,
 // sends only what changed, keeps the stored API key unless replaced or removed, and shows API errors.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
+import { describe, expect, it } from 'vitest';
+import { type StudioApi } from '../../../common/api/contract';
 import { DEFAULT_SETTINGS, Settings } from '../../../common/api/trajectory-schemas';
 import { StudioError } from '../../../common/errors';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { memoryPair } from '../../../main/api/transports/memory';
+import { DEFAULT_BUNDLE_DIR } from '../../../main/paths';
 import {
   draftOf,
   patchOf,
@@ -18,21 +14,10 @@ import {
   settingsNotes,
   type SettingsSnapshot,
 } from '../../../renderer/src/lib/settings/settings-form';
+import { memory, studioSuite } from './transports';
 
 describe('Settings form over the in-memory transport', () => {
-  let dataDir: string;
-  let studio: Studio;
-  let api: StudioApi;
-
-  beforeAll(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'pskills-settings-form-'));
-    studio = createStudio({ dataDir });
-    api = memoryPair(studioContract, studio.dispatcher).api;
-  });
-  afterAll(async () => {
-    await studio.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const suite = studioSuite(memory, 'pskills-settings-form-', { defaultBundleDir: DEFAULT_BUNDLE_DIR });
 
   it('the form covers every key of the contract schema', () => {
     expect(SETTING_KEYS.sort()).toEqual(Object.keys(Settings.shape).sort());
@@ -41,7 +26,7 @@ describe('Settings form over the in-memory transport', () => {
 
   it('loads the defaults, saves only the changed keys, and reads them back', async () => {
     const snaps: SettingsSnapshot[] = [];
-    const form = new SettingsForm(api, (s) => snaps.push(s));
+    const form = new SettingsForm(suite.api, (s) => snaps.push(s));
     expect(await form.load()).toBe(true);
     expect(form.snapshot.saved).toEqual(DEFAULT_SETTINGS);
     expect(snaps[0]!.busy).toBe('load');
@@ -54,7 +39,7 @@ describe('Settings form over the in-memory transport', () => {
     expect(await form.save()).toBe(true);
     expect(form.snapshot.stored!.sort()).toEqual(['executionProvider', 'llmBaseUrl', 'llmModel']);
     expect(form.snapshot.changed).toEqual([]);
-    expect(await api.settings.get({})).toEqual({
+    expect(await suite.api.settings.get({})).toEqual({
       ...DEFAULT_SETTINGS,
       llmBaseUrl: 'http://127.0.0.1:8080/v1',
       llmModel: 'tiny',
@@ -64,22 +49,22 @@ describe('Settings form over the in-memory transport', () => {
     // Emptying a text field stores null.
     form.edit('llmModel', '');
     expect(await form.save()).toBe(true);
-    expect((await api.settings.get({})).llmModel).toBeNull();
+    expect((await suite.api.settings.get({})).llmModel).toBeNull();
   });
 
   it('a bad field is named with the schema message and nothing is sent', async () => {
-    await api.settings.set({ llmBaseUrl: null });
-    const form = new SettingsForm(api);
+    await suite.api.settings.set({ llmBaseUrl: null });
+    const form = new SettingsForm(suite.api);
     await form.load();
     form.edit('llmBaseUrl', 'ftp://example.org');
     form.edit('storeTrajectories', false);
     expect(form.snapshot.errors).toEqual({ llmBaseUrl: 'an http:// or https:// URL' });
     expect(await form.save()).toBe(false);
-    expect((await api.settings.get({})).storeTrajectories).toBe(true);
+    expect((await suite.api.settings.get({})).storeTrajectories).toBe(true);
     form.edit('llmBaseUrl', 'https://llm.example/v1');
     expect(form.snapshot.errors).toEqual({});
     expect(await form.save()).toBe(true);
-    expect(await api.settings.get({})).toMatchObject({
+    expect(await suite.api.settings.get({})).toMatchObject({
       storeTrajectories: false,
       llmBaseUrl: 'https://llm.example/v1',
     });
@@ -88,29 +73,29 @@ describe('Settings form over the in-memory transport', () => {
   });
 
   it('the API key stays stored unless replaced or removed, and is never put in the draft', async () => {
-    await api.settings.set({ llmApiKey: 'sk-secret' });
-    const form = new SettingsForm(api);
+    await suite.api.settings.set({ llmApiKey: 'sk-secret' });
+    const form = new SettingsForm(suite.api);
     await form.load();
     expect(form.snapshot.draft!.llmApiKey).toBeNull();
     expect(form.snapshot.changed).toEqual([]);
     form.edit('storeTrajectories', true);
     expect(patchOf(form.snapshot.draft!, form.snapshot.saved!).patch).toEqual({ storeTrajectories: true });
     expect(await form.save()).toBe(true);
-    expect((await api.settings.get({})).llmApiKey).toBe('sk-secret');
+    expect((await suite.api.settings.get({})).llmApiKey).toBe('sk-secret');
 
     form.edit('llmApiKey', 'sk-new');
     expect(await form.save()).toBe(true);
-    expect((await api.settings.get({})).llmApiKey).toBe('sk-new');
+    expect((await suite.api.settings.get({})).llmApiKey).toBe('sk-new');
     expect(form.snapshot.draft!.llmApiKey).toBeNull();
 
     form.edit('llmApiKey', '');
     expect(form.snapshot.changed).toEqual(['llmApiKey']);
     expect(await form.save()).toBe(true);
-    expect((await api.settings.get({})).llmApiKey).toBeNull();
+    expect((await suite.api.settings.get({})).llmApiKey).toBeNull();
   });
 
   it('revert goes back to what is stored', async () => {
-    const form = new SettingsForm(api);
+    const form = new SettingsForm(suite.api);
     await form.load();
     const before = form.snapshot.draft;
     form.edit('llmModel', 'other');

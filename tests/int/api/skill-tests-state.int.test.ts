@@ -2,17 +2,12 @@
 // the bundle-hyper fixture (random weights: "always" passes and "never" fails whatever it answers):
 // the editor loads, edits, refuses and saves a version's tests (verify.tests / verify.setTests), and
 // Verify runs them with no skill, in context, compiled and with a chosen adapter, and cancels.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { VerifierTest } from '../../../common/api/verify-schemas';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { memoryPair } from '../../../main/api/transports/memory';
 import { SkillTestsEditor, type TestsSnapshot } from '../../../renderer/src/lib/skills/skill-tests-editor';
 import { VerifyRun, type VerifySnapshot } from '../../../renderer/src/lib/skills/verify-run';
 import { HYPER_BUNDLE, SKILLS } from '../compile/fixture';
+import { memory, studioSuite } from './transports';
 
 const NAME = 'sql-review';
 const TESTS: VerifierTest[] = [
@@ -24,26 +19,16 @@ const TESTS: VerifierTest[] = [
   { id: 'never', prompt: 'Does it lock?', expect: { kind: 'exact', value: 'no random model says 4711' }, maxTokens: 4 },
 ];
 
-let dataDir: string;
-let studio: Studio;
-let api: StudioApi;
-
+const suite = studioSuite(memory, 'pskills-tests-tab-', { defaultBundleDir: HYPER_BUNDLE });
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'pskills-tests-tab-'));
-  studio = createStudio({ dataDir, defaultBundleDir: HYPER_BUNDLE });
-  api = memoryPair(studioContract, studio.dispatcher).api;
-  await api.skills.save({ name: NAME, content: SKILLS[NAME] });
-  await api.verify.setTests({ name: NAME, tests: TESTS });
-});
-afterAll(async () => {
-  await studio.dispose();
-  rmSync(dataDir, { recursive: true, force: true });
+  await suite.api.skills.save({ name: NAME, content: SKILLS[NAME] });
+  await suite.api.verify.setTests({ name: NAME, tests: TESTS });
 });
 
 describe('the Tests tab editor', () => {
   it('loads the tests (the SkillWorld checker read-only), edits, refuses a bad row unsent, saves', async () => {
     const snaps: TestsSnapshot[] = [];
-    const editor = new SkillTestsEditor(api, (s) => snaps.push(s));
+    const editor = new SkillTestsEditor(suite.api, (s) => snaps.push(s));
     expect(await editor.load(NAME, 1)).toBe(true);
     let s = editor.snapshot;
     expect(s).toMatchObject({ skill: { name: NAME, version: 1 }, from: 1, dirty: false, problems: [] });
@@ -63,14 +48,14 @@ describe('the Tests tab editor', () => {
     expect(editor.snapshot.problems).toEqual([
       { row: 2, id: 'regex', field: 'expect.pattern', message: "unbalanced '('" },
     ]);
-    expect((await api.verify.tests({ name: NAME })).tests).toHaveLength(2); // nothing was sent
+    expect((await suite.api.verify.tests({ name: NAME })).tests).toHaveLength(2); // nothing was sent
 
     editor.update(added.key, { value: 'tar -[a-z]*t', flags: 'i', maxTokens: '6' });
     editor.remove(s.rows[1]!.key);
     expect(await editor.save()).toBe(true);
     s = editor.snapshot;
     expect(s).toMatchObject({ dirty: false, from: 1, notice: 'Saved 2 tests with v1.' });
-    expect((await api.verify.tests({ name: NAME })).tests).toEqual([
+    expect((await suite.api.verify.tests({ name: NAME })).tests).toEqual([
       TESTS[0],
       {
         id: 'regex',
@@ -85,17 +70,17 @@ describe('the Tests tab editor', () => {
     expect(await editor.revert()).toBe(true);
     expect(editor.snapshot.dirty).toBe(false);
     expect(editor.snapshot.rows[1]!.prompt).toBe('Which command lists it?');
-    await api.verify.setTests({ name: NAME, tests: TESTS });
+    await suite.api.verify.setTests({ name: NAME, tests: TESTS });
   });
 
   it('a new version inherits the tests until saved with it; an unknown skill is an error', async () => {
-    await api.skills.save({ name: NAME, content: SKILLS[NAME].replace('Read the input', 'Read all the input') });
-    const editor = new SkillTestsEditor(api, () => {});
+    await suite.api.skills.save({ name: NAME, content: SKILLS[NAME].replace('Read the input', 'Read all the input') });
+    const editor = new SkillTestsEditor(suite.api, () => {});
     await editor.load(NAME, 2);
     expect(editor.snapshot).toMatchObject({ skill: { version: 2 }, from: 1 });
     expect(await editor.save()).toBe(true);
     expect(editor.snapshot.from).toBe(2);
-    expect((await api.verify.tests({ name: NAME, version: 1 })).from).toBe(1);
+    expect((await suite.api.verify.tests({ name: NAME, version: 1 })).from).toBe(1);
 
     expect(await editor.load('no-such-skill', 1)).toBe(false);
     expect(editor.snapshot.error?.code).toBe('not_found');
@@ -107,7 +92,7 @@ describe('Verify', () => {
 
   it.each(['none', 'in_context'] as const)('%s: streams each outcome and reports the pass rate', async (mode) => {
     const snaps: VerifySnapshot[] = [];
-    const run = new VerifyRun(api, (s) => snaps.push(s));
+    const run = new VerifyRun(suite.api, (s) => snaps.push(s));
     await run.start(skill, mode);
     const s = run.snapshot;
     expect(s.status).toBe('done');
@@ -124,7 +109,7 @@ describe('Verify', () => {
 
   it('parametric compiles the version (chunks streamed), then the adapter mode reuses that adapter', async () => {
     const snaps: VerifySnapshot[] = [];
-    const run = new VerifyRun(api, (s) => snaps.push(s));
+    const run = new VerifyRun(suite.api, (s) => snaps.push(s));
     await run.start(skill, 'parametric');
     expect(run.snapshot.status).toBe('done');
     const adapter = run.snapshot.result!.adapter!;
@@ -137,7 +122,7 @@ describe('Verify', () => {
   });
 
   it('refuses the adapter mode without an adapter (nothing sent), and reports the service refusing one', async () => {
-    const run = new VerifyRun(api, () => {});
+    const run = new VerifyRun(suite.api, () => {});
     await run.start(skill, 'adapter', null);
     expect(run.snapshot).toMatchObject({ status: 'failed', error: { code: 'invalid_input' } });
     await run.start(skill, 'adapter', 'ffffffffffff');
@@ -146,7 +131,7 @@ describe('Verify', () => {
   });
 
   it('cancel ends the run as cancelled', async () => {
-    const run = new VerifyRun(api, () => {});
+    const run = new VerifyRun(suite.api, () => {});
     const done = run.start({ name: NAME, version: 1 }, 'parametric');
     run.cancel();
     expect(run.snapshot.cancelling).toBe(true);

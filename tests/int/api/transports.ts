@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { studioContract, type StudioApi } from '../../../common/api/contract';
 import { StudioError } from '../../../common/errors';
-import { createStudio, type Studio } from '../../../main/api/root';
+import { createStudio, type Studio, type StudioOptions } from '../../../main/api/root';
 import { memoryPair } from '../../../main/api/transports/memory';
 import { startWebHost } from '../../../main/api/transports/web-host';
 import { webClient } from './web-client';
@@ -16,8 +16,11 @@ export type Transport = {
   open(studio: Studio): Promise<{ api: StudioApi; close(): Promise<void> | void }>;
 };
 
+/** The in-memory pair: what a suite that is not about transports uses. */
+export const memory: Transport = { name: 'memory', open: async (s) => memoryPair(studioContract, s.dispatcher) };
+
 export const transports: Transport[] = [
-  { name: 'memory', open: async (s) => memoryPair(studioContract, s.dispatcher) },
+  memory,
   {
     name: 'web host',
     open: async (s) => {
@@ -44,13 +47,18 @@ export interface StudioSuite {
   readonly api: StudioApi;
 }
 
-/** A studio on a fresh data folder (no default bundle) reached over `transport`, opened before the
- * suite's tests and closed and removed after them. Read its fields inside tests. */
-export function studioSuite(transport: Transport, prefix: string): StudioSuite {
+/** A studio on a fresh data folder reached over `transport`, opened before the suite's tests and
+ * closed and removed after them; `options` as createStudio's (default bundle: none unless named).
+ * Read its fields inside tests. */
+export function studioSuite(
+  transport: Transport,
+  prefix: string,
+  options: Omit<StudioOptions, 'dataDir'> = {},
+): StudioSuite {
   const s = {} as { -readonly [K in keyof StudioSuite]: StudioSuite[K] } & { close(): Promise<void> | void };
   beforeAll(async () => {
     s.dataDir = mkdtempSync(join(tmpdir(), prefix));
-    s.studio = createStudio({ dataDir: s.dataDir, defaultBundleDir: null });
+    s.studio = createStudio({ defaultBundleDir: null, ...options, dataDir: s.dataDir });
     const opened = await transport.open(s.studio);
     s.api = opened.api;
     s.close = opened.close;
