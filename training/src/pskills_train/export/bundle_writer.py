@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from tokenizers import Tokenizer
 from ..model import LlamaLM
 from ..model.config import LORA_MODULES, ModelConfig
 from .bundle import check_graph, created_now
+from .lm_q4 import BLOCK_SIZE, WEIGHTS, to_q4
 from .manifest import MANIFEST, BundleSpec, build_manifest, file_table
 from .onnx_lm import LMExportConfig, export_lm
 from .onnx_weights import EXTERNAL_DATA_BYTES, round_weights_fp16, save_graph, to_fp16_storage
@@ -51,6 +53,7 @@ class FromHfOptions:
     steps: int = 4  # progress lines count to this (5 when a hypernetwork is attached after the base)
     # train_step graphs (export/train_step.py), (batch, length) each; the command line asks for the defaults
     train_buckets: tuple[tuple[int, int], ...] = ()
+    weights: str = "fp32"  # lm.onnx's MatMul weights: fp32, or q4 (lm_q4.py; the train steps keep float32)
 
 
 def progress(step: int, steps: int, what: str) -> None:
@@ -157,6 +160,10 @@ def write_loaded_bundle(src: LoadedBase, out: Path, opts: FromHfOptions) -> Path
     """Steps 2… of a base-only bundle (hypernet null) at `out`, written under a temporary name."""
     lm = src.lm
     lm.eval()
+    if opts.weights not in WEIGHTS:
+        raise ValueError(f"--weights: {opts.weights!r} is not one of {WEIGHTS}")
+    if opts.weights == "q4" and opts.dtype != "fp32":
+        raise ValueError("--weights q4 quantizes float32 weights: it needs --dtype fp32")
     if opts.dtype == "fp16":
         round_weights_fp16(lm)
     with staged_folder(out, opts.force) as tmp:
@@ -181,6 +188,19 @@ def write_loaded_bundle(src: LoadedBase, out: Path, opts: FromHfOptions) -> Path
             progress(4, opts.steps, "exporting the train-step graphs (distilling in the studio)")
             manifest = add_train_step_files(tmp, lm, list(opts.train_buckets))
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        if opts.weights == "q4":
+            progress(4, opts.steps, f"requantizing lm.onnx's weights to 4 bits (MatMulNBits, block {BLOCK_SIZE})")
+            to_q4(tmp, manifest, opts.external_threshold)
+            check_graph(tmp / "lm.onnx", manifest)
+            check_shapes(tmp / "lm.onnx", manifest)
+            # recorded, not checked: a second quantization moves the logits (greedy parity: test_lm_q4.py)
+            q4_rel = verify_with_ort(lm, tmp / "lm.onnx", tol=math.inf)
+            card = {**manifest["training_card"], "lm_weights": {
+                "kind": "MatMulNBits", "bits": 4, "block_size": BLOCK_SIZE, "symmetric": True,
+                "float32_for": "train_step graphs (train_step.data)" if opts.train_buckets else None,
+                "ort_vs_float32_max_rel": q4_rel}}
+            manifest = {**manifest, "files": file_table(tmp), "training_card": card}
+            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return out
 
 
@@ -199,6 +219,8 @@ def add_bundle_args(ap: argparse.ArgumentParser, source: str) -> None:
     ap.add_argument("--train-step-buckets", default=",".join(f"{b}x{s}" for b, s in DEFAULT_BUCKETS),
                     help="train_step graphs BATCHxLENGTH,… (export/train_step.py), or none (default %(default)s)")
     ap.add_argument("--force", action="store_true", help="replace --out if it exists")
+    ap.add_argument("--weights", choices=WEIGHTS, default="fp32",
+                    help="lm.onnx's MatMul weights: fp32, or q4 (4-bit MatMulNBits; the train steps keep float32)")
 
 
 def options_from_args(ap: argparse.ArgumentParser, a: argparse.Namespace) -> FromHfOptions:
@@ -212,4 +234,4 @@ def options_from_args(ap: argparse.ArgumentParser, a: argparse.Namespace) -> Fro
                          chat_template=a.chat_template.read_text(encoding="utf-8") if a.chat_template else None,
                          external_threshold=a.external_data_bytes,
                          train_buckets=() if a.train_step_buckets == "none"
-                         else tuple(parse_buckets(a.train_step_buckets)))
+                         else tuple(parse_buckets(a.train_step_buckets)), weights=a.weights)

@@ -1,7 +1,7 @@
 """A bundle from a GGUF file (llama.cpp, LM Studio, Ollama): `pskills bundle create --from-gguf`.
 
     python -m pskills_train.export.from_gguf FILE --out DIR [--dtype fp32|fp16] [--lora-targets …]
-        [--encoder-layer K] [--chat-template FILE] [--id ID] [--force]
+        [--encoder-layer K] [--chat-template FILE] [--id ID] [--force] [--weights fp32|q4]
 
 The file's metadata gives the architecture (llama, qwen2; llama.cpp stores Mistral as llama), the
 sizes, RoPE, the tokenizer (tokens, merges, pre-tokenizer) and the chat template; its tensors are
@@ -10,7 +10,8 @@ k-quants Q2_K … Q6_K), mapped onto LlamaLM by llama.cpp's tensor names and wri
 as `--from-hf` (bundle_writer.write_loaded_bundle): lm.onnx, tokenizer.json, tokenizer_config.json,
 train_step graphs, no hypernetwork. The file is checked before any weight is read: every tensor
 must lie inside it, have a supported type and the shape the metadata implies, and the machine must
-have the memory and disk the float32 model needs.
+have the memory and disk the float32 model needs. `--weights q4` then requantizes lm.onnx's MatMul
+weights to 4 bits (lm_q4.py; the train-step graphs keep the float32 weights).
 """
 
 from __future__ import annotations

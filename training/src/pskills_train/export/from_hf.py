@@ -42,6 +42,9 @@ def create_bundle(folder: Path, out: Path, opts: FromHfOptions, hypernet: str = 
     """A base bundle, or (with a hypernet) the base assembled beside `out` and extended into `out`."""
     if hypernet == "none":
         return write_base_bundle(folder, out, opts)
+    if opts.weights != "fp32":
+        raise ValueError(f"--weights {opts.weights} with --hypernet: the hypernetwork's encoder reads lm.onnx's "
+                         f"float32 weights; attach it to an fp32 bundle")
     if out.exists() and not opts.force:
         raise FileExistsError(f"{out} exists (pass --force to replace it)")
     base = out.with_name(f".{out.name}.base")
