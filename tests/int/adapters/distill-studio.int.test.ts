@@ -11,7 +11,7 @@ import type { StudioApi } from '../../../common/api/contract';
 import { createStudio, type Studio } from '../../../main/api/root';
 import { startWebHost, type WebHost } from '../../../main/api/transports/web-host';
 import { APP_ROOT } from '../../../main/paths';
-import { failure, transports } from '../api/transports';
+import { failure, studioSuite, transports } from '../api/transports';
 import { TINY_BUNDLE } from '../compile/fixture';
 
 const TRAIN_BUNDLE = join(APP_ROOT, 'tests/fixtures/bundle-tiny-train');
@@ -35,25 +35,14 @@ interface V1Reply {
 }
 
 describe.each(transports)('distilling in the studio over $name', (transport) => {
-  let dataDir: string;
-  let studio: Studio;
-  let api: StudioApi;
-  let close: () => Promise<void> | void;
+  const s = studioSuite(transport, 'pskills-distill-studio-', { defaultBundleDir: TRAIN_BUNDLE });
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'pskills-distill-studio-'));
-    studio = createStudio({ dataDir, defaultBundleDir: TRAIN_BUNDLE });
-    ({ api, close } = await transport.open(studio));
-    await api.skills.save({ name: 'greet', content: SKILL });
-  });
-  afterAll(async () => {
-    await close();
-    await studio.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
+    await s.api.skills.save({ name: 'greet', content: SKILL });
   });
 
   it('the plan lists the practice questions with their sources and a measured step time', async () => {
-    const plan = await api.adapters.distillPlan({ name: 'greet' });
+    const plan = await s.api.adapters.distillPlan({ name: 'greet' });
     expect(plan).toMatchObject({
       skill: { name: 'greet', version: 1 },
       available: true,
@@ -68,39 +57,43 @@ describe.each(transports)('distilling in the studio over $name', (transport) => 
   });
 
   it('a version with no practice questions: the plan says which sources were tried; its own list is used', async () => {
-    await api.skills.save({ name: 'bare', content: '---\nname: bare\ndescription: Nothing to ask.\n---\n# Bare\n' });
-    const plan = await api.adapters.distillPlan({ name: 'bare' });
+    await s.api.skills.save({ name: 'bare', content: '---\nname: bare\ndescription: Nothing to ask.\n---\n# Bare\n' });
+    const plan = await s.api.adapters.distillPlan({ name: 'bare' });
     expect(plan.questions).toEqual([]);
     expect(plan.questionsError).toMatch(/no practice questions: tried the skill's tests/);
-    const refused = await failure(api.adapters.distill({ skill: { name: 'bare' }, steps: 1 }).result);
+    const refused = await failure(s.api.adapters.distill({ skill: { name: 'bare' }, steps: 1 }).result);
     expect(refused.code).toBe('invalid_input');
   });
 
   it('bad input is refused before any work: an empty question, a source outside the list', async () => {
     const empty = await failure(
-      api.adapters.distill({ skill: { name: 'greet' }, questions: [{ question: '  ', source: 'user' }] }).result,
+      s.api.adapters.distill({ skill: { name: 'greet' }, questions: [{ question: '  ', source: 'user' }] }).result,
     );
     expect(empty.code).toBe('invalid_input');
     const source = await failure(
-      api.adapters.distill({
+      s.api.adapters.distill({
         skill: { name: 'greet' },
         questions: [{ question: 'hi', source: 'web' as 'user' }],
       }).result,
     );
     expect(source.code).toBe('invalid_input');
-    expect((await api.adapters.list({})).length).toBe(0);
+    expect((await s.api.adapters.list({})).length).toBe(0);
   });
 
   it('before distilling, compare skips the Distilled column it was asked for, and says why', async () => {
-    const r = await api.compare.run({ name: 'greet', prompt: PROMPT, maxTokens: 4, conditions: ['none', 'distilled'] })
-      .result;
+    const r = await s.api.compare.run({
+      name: 'greet',
+      prompt: PROMPT,
+      maxTokens: 4,
+      conditions: ['none', 'distilled'],
+    }).result;
     expect(r.columns.map((c) => c.condition)).toEqual(['none']);
     expect(r.skipped).toEqual([{ condition: 'distilled', reason: expect.stringMatching(/no distilled adapter/) }]);
   });
 
   it("distils on the user's own questions; the plan, compare and the library follow", async () => {
     const steps: number[] = [];
-    const res = await api.adapters.distill(
+    const res = await s.api.adapters.distill(
       {
         skill: { name: 'greet' },
         steps: 3,
@@ -118,13 +111,17 @@ describe.each(transports)('distilling in the studio over $name', (transport) => 
     ]);
     expect(res.adapter.recipe).toMatchObject({ kind: 'distill', steps: 3, questions: { example: 1, user: 1 } });
 
-    const plan = await api.adapters.distillPlan({ name: 'greet', version: 1 });
+    const plan = await s.api.adapters.distillPlan({ name: 'greet', version: 1 });
     expect(plan.distilled?.id).toBe(res.adapter.id);
 
     // By default the column shows once the version has a distilled adapter; parametric needs a
     // hypernetwork this bundle lacks, so only the columns it can run are asked for here.
-    const r = await api.compare.run({ name: 'greet', prompt: PROMPT, maxTokens: 4, conditions: ['none', 'distilled'] })
-      .result;
+    const r = await s.api.compare.run({
+      name: 'greet',
+      prompt: PROMPT,
+      maxTokens: 4,
+      conditions: ['none', 'distilled'],
+    }).result;
     expect(r.columns.map((c) => [c.condition, c.adapter])).toEqual([
       ['none', null],
       ['distilled', res.adapter.id],
