@@ -5,34 +5,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompileProgress } from '../../../common/api/adapter-schemas';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
+import { studioContract } from '../../../common/api/contract';
 import { entries } from '../../../common/api/define';
 import type { CompareEvent } from '../../../common/api/engine-schemas';
-import { createStudio, type Studio } from '../../../main/api/root';
+import { createStudio } from '../../../main/api/root';
 import { memoryPair } from '../../../main/api/transports/memory';
-import { failure, transports } from '../api/transports';
+import { failure, memory, studioSuite, transports } from '../api/transports';
 import { HYPER_BUNDLE, SKILLS, TINY_BUNDLE } from './fixture';
 
 /** The methods this suite covers (the other suites leave them out of their coverage checks). */
 export const COMPILE_METHODS = ['adapters.compile', 'compare.run'];
 
 describe.each(transports)('compile and compare over $name', (transport) => {
-  let dataDir: string;
-  let studio: Studio;
-  let api: StudioApi;
-  let close: () => Promise<void> | void;
   const covered = new Set<string>();
 
+  const s = studioSuite(transport, 'pskills-compile-api-', { defaultBundleDir: HYPER_BUNDLE });
+
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'pskills-compile-api-'));
-    studio = createStudio({ dataDir, defaultBundleDir: HYPER_BUNDLE });
-    ({ api, close } = await transport.open(studio));
-    for (const [name, content] of Object.entries(SKILLS)) await api.skills.save({ name, content });
+    for (const [name, content] of Object.entries(SKILLS)) await s.api.skills.save({ name, content });
   });
   afterAll(async () => {
-    await close();
-    await studio.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
     const mine = entries(studioContract)
       .map(([w]) => w)
       .filter((w) => COMPILE_METHODS.includes(w));
@@ -41,7 +33,7 @@ describe.each(transports)('compile and compare over $name', (transport) => {
 
   it('adapters.compile streams chunk progress and stores the adapter; the same input returns the same adapter and bytes', async () => {
     const events: CompileProgress[] = [];
-    const first = await api.adapters.compile({ name: 'review-branch' }, (e) => events.push(e)).result;
+    const first = await s.api.adapters.compile({ name: 'review-branch' }, (e) => events.push(e)).result;
     covered.add('adapters.compile');
     expect(first).toMatchObject({
       cached: false,
@@ -57,58 +49,58 @@ describe.each(transports)('compile and compare over $name', (transport) => {
     expect(events.map((e) => e.chunk)).toEqual(Array.from({ length: first.chunks + 1 }, (_, i) => i));
     expect(events.every((e) => e.chunks === first.chunks && e.tokens === first.tokens)).toBe(true);
 
-    const again = await api.adapters.compile({ name: 'review-branch', version: 1 }).result;
+    const again = await s.api.adapters.compile({ name: 'review-branch', version: 1 }).result;
     expect(again.cached).toBe(true);
     expect(again.adapter).toEqual(first.adapter); // same id, key and tensor sha256
     expect(again.chunks).toBe(first.chunks);
-    const list = await api.adapters.list({});
+    const list = await s.api.adapters.list({});
     expect(list.filter((a) => a.recipe.kind === 'compile')).toHaveLength(1);
-    const detail = await api.adapters.get({ id: first.adapter.id });
+    const detail = await s.api.adapters.get({ id: first.adapter.id });
     expect(detail.stats.norms.overall).toBeGreaterThan(0);
   });
 
   it('a new skill version compiles to a new adapter', async () => {
-    const v2 = await api.skills.save({ name: 'review-branch', content: SKILLS['review-branch'] + '\n3. Merge.\n' });
+    const v2 = await s.api.skills.save({ name: 'review-branch', content: SKILLS['review-branch'] + '\n3. Merge.\n' });
     expect(v2.version.version).toBe(2);
-    const r = await api.adapters.compile({ name: 'review-branch' }).result;
+    const r = await s.api.adapters.compile({ name: 'review-branch' }).result;
     expect(r).toMatchObject({ cached: false, skill: { name: 'review-branch', version: 2 } });
-    const v1 = await api.adapters.compile({ name: 'review-branch', version: 1 }).result;
+    const v1 = await s.api.adapters.compile({ name: 'review-branch', version: 1 }).result;
     expect(v1.cached).toBe(true);
     expect(v1.adapter.id).not.toBe(r.adapter.id);
   });
 
   it('cancelling a compile leaves no adapter row', async () => {
-    const handle = api.adapters.compile({ name: 'long-notes' }, (e) => e.chunk === 1 && handle.cancel());
+    const handle = s.api.adapters.compile({ name: 'long-notes' }, (e) => e.chunk === 1 && handle.cancel());
     const err = await failure(handle.result);
     expect(err.code).toBe('cancelled');
-    const rows = await api.adapters.list({});
+    const rows = await s.api.adapters.list({});
     expect(rows.some((a) => a.skill?.name === 'long-notes')).toBe(false);
   });
 
   it('errors name the skill, and the bundle without a hypernetwork', async () => {
-    expect(await failure(api.adapters.compile({ name: 'nope' }).result)).toMatchObject({
+    expect(await failure(s.api.adapters.compile({ name: 'nope' }).result)).toMatchObject({
       code: 'not_found',
       message: 'no skill "nope"',
     });
-    expect(await failure(api.adapters.compile({ name: 'sql-review', version: 7 }).result)).toMatchObject({
+    expect(await failure(s.api.adapters.compile({ name: 'sql-review', version: 7 }).result)).toMatchObject({
       code: 'not_found',
       message: 'no skill "sql-review@7"',
     });
-    await api.engine.loadBundle({ dir: TINY_BUNDLE });
+    await s.api.engine.loadBundle({ dir: TINY_BUNDLE });
     try {
-      const err = await failure(api.adapters.compile({ name: 'sql-review' }).result);
+      const err = await failure(s.api.adapters.compile({ name: 'sql-review' }).result);
       expect(err.code).toBe('invalid_input');
       expect(err.message).toMatch(
         /^bundle tiny-random \(.*bundle-tiny\) has no hypernetwork \(bundle\.json "hypernet" is null\)/,
       );
     } finally {
-      await api.engine.loadBundle({ dir: HYPER_BUNDLE });
+      await s.api.engine.loadBundle({ dir: HYPER_BUNDLE });
     }
   });
 
   it('compare.run streams four columns from one batch', async () => {
     const events: CompareEvent[] = [];
-    const r = await api.compare.run(
+    const r = await s.api.compare.run(
       { name: 'sql-review', prompt: 'How do I review a migration?', maxTokens: 12 },
       (e) => events.push(e),
     ).result;
@@ -145,7 +137,7 @@ describe.each(transports)('compile and compare over $name', (transport) => {
       expect(tokens.map((e) => (e.type === 'token' ? e.text : '')).join('')).toBe(c.text);
     });
     // greedy and batched rows are deterministic: the same call gives the same columns (adapters now cached)
-    const again = await api.compare.run({
+    const again = await s.api.compare.run({
       name: 'sql-review',
       prompt: 'How do I review a migration?',
       maxTokens: 12,
@@ -156,7 +148,7 @@ describe.each(transports)('compile and compare over $name', (transport) => {
   });
 
   it('compare.run: wrongSkill override, truncation to fit and bad input', async () => {
-    const r = await api.compare.run({
+    const r = await s.api.compare.run({
       name: 'long-notes',
       prompt: 'Write the notes.',
       maxTokens: 200,
@@ -164,7 +156,7 @@ describe.each(transports)('compile and compare over $name', (transport) => {
     }).result;
     expect(r.columns[0]!.truncated).toBe(true);
     expect(r.columns[0]!.promptTokens).toBeLessThanOrEqual(256 - 200);
-    const w = await api.compare.run({
+    const w = await s.api.compare.run({
       name: 'sql-review',
       prompt: 'x',
       maxTokens: 2,
@@ -173,11 +165,11 @@ describe.each(transports)('compile and compare over $name', (transport) => {
     }).result;
     expect(w.wrongSkill).toEqual({ name: 'review-branch', version: 2 });
     expect(
-      await failure(api.compare.run({ name: 'sql-review', prompt: 'x', wrongSkill: 'sql-review' }).result),
+      await failure(s.api.compare.run({ name: 'sql-review', prompt: 'x', wrongSkill: 'sql-review' }).result),
     ).toMatchObject({ code: 'invalid_input' });
-    expect(await failure(api.compare.run({ name: 'nope', prompt: 'x' }).result)).toMatchObject({ code: 'not_found' });
+    expect(await failure(s.api.compare.run({ name: 'nope', prompt: 'x' }).result)).toMatchObject({ code: 'not_found' });
     expect(
-      await failure(api.compare.run({ name: 'sql-review', prompt: 'x', conditions: ['none', 'none'] }).result),
+      await failure(s.api.compare.run({ name: 'sql-review', prompt: 'x', conditions: ['none', 'none'] }).result),
     ).toMatchObject({ code: 'invalid_input' });
   });
 });
@@ -203,29 +195,23 @@ describe('compile is deterministic', () => {
 });
 
 describe('compare in a library of one skill', () => {
+  const one = studioSuite(memory, 'pskills-compare-one-', { defaultBundleDir: HYPER_BUNDLE });
+
   it('skips wrong_skill and says why', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'pskills-compare-one-'));
-    const studio = createStudio({ dataDir, defaultBundleDir: HYPER_BUNDLE });
-    try {
-      const { api } = memoryPair(studioContract, studio.dispatcher);
-      await api.skills.save({ name: 'sql-review', content: SKILLS['sql-review'] });
-      const r = await api.compare.run({
-        name: 'sql-review',
-        prompt: 'x',
-        maxTokens: 2,
-        conditions: ['none', 'wrong_skill'],
-      }).result;
-      expect(r.columns.map((c) => c.condition)).toEqual(['none']);
-      expect(r.wrongSkill).toBeNull();
-      expect(r.skipped).toEqual([
-        { condition: 'wrong_skill', reason: 'the library has no skill other than "sql-review"' },
-      ]);
-      const none = await api.compare.run({ name: 'sql-review', prompt: 'x', conditions: ['wrong_skill'] }).result;
-      expect(none.columns).toEqual([]);
-    } finally {
-      await studio.dispose();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    await one.api.skills.save({ name: 'sql-review', content: SKILLS['sql-review'] });
+    const r = await one.api.compare.run({
+      name: 'sql-review',
+      prompt: 'x',
+      maxTokens: 2,
+      conditions: ['none', 'wrong_skill'],
+    }).result;
+    expect(r.columns.map((c) => c.condition)).toEqual(['none']);
+    expect(r.wrongSkill).toBeNull();
+    expect(r.skipped).toEqual([
+      { condition: 'wrong_skill', reason: 'the library has no skill other than "sql-review"' },
+    ]);
+    const none = await one.api.compare.run({ name: 'sql-review', prompt: 'x', conditions: ['wrong_skill'] }).result;
+    expect(none.columns).toEqual([]);
   });
 });
 
