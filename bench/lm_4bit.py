@@ -3,28 +3,24 @@ domain), written as a sibling bundle for bench/engine.ts to compare with the flo
 
     training/.venv/bin/python bench/lm_4bit.py BUNDLE OUT [--block-size 32] [--accuracy-level 0|4]
 
-Only lm.onnx changes: the train-step graphs read lm.onnx's float32 weights as external data, so the
-4-bit bundle leaves them out (distillation runs on the dequantized float32 bundle; docs/results.md).
+Only lm.onnx changes (quantized as `bundle create --weights q4` does, export/lm_q4.py): the train-step
+graphs read lm.onnx's float32 weights as external data, so this 4-bit copy leaves them out.
 The LoRA MatMuls take their B from graph inputs and stay float32; the embedding (a Gather) too.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import sys
 import time
 from pathlib import Path
 
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+import onnx
+from onnx import numpy_helper
+from pskills_train.export.lm_q4 import quantize_lm
+from pskills_train.export.manifest import sha256_file
 
 
 def main() -> int:
@@ -38,14 +34,9 @@ def main() -> int:
                          "give it a transposed copy of its own to quantize (the embedding Gather stays float32)")
     a = ap.parse_args()
 
-    import onnx
-    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
-
     t0 = time.time()
     model = onnx.load(str(a.bundle / "lm.onnx"))
     if a.head:
-        from onnx import numpy_helper
-
         inits = {i.name: i for i in model.graph.initializer}
         made = {n.output[0]: n for n in model.graph.node if n.op_type == "Transpose" and n.input[0] in inits}
         for n in model.graph.node:
@@ -54,10 +45,7 @@ def main() -> int:
                 w = numpy_helper.to_array(src).T.copy()
                 model.graph.initializer.append(numpy_helper.from_array(w, f"{src.name}.T"))
                 n.input[1] = f"{src.name}.T"
-    q = MatMulNBitsQuantizer(model, bits=4, block_size=a.block_size, is_symmetric=True,
-                             accuracy_level=a.accuracy_level or None)
-    q.process()
-    out_model = q.model.model
+    out_model = quantize_lm(model, a.block_size, a.accuracy_level or None)
     ops: dict[str, int] = {}
     for n in out_model.graph.node:
         key = f"{n.domain or 'ai.onnx'}:{n.op_type}"
@@ -67,7 +55,7 @@ def main() -> int:
     tmp.mkdir(parents=True)
     onnx.save(out_model, str(tmp / "lm.onnx"))
     manifest = json.loads((a.bundle / "bundle.json").read_text())
-    files = {"lm.onnx": {"sha256": sha256(tmp / "lm.onnx"), "bytes": (tmp / "lm.onnx").stat().st_size}}
+    files = {"lm.onnx": {"sha256": sha256_file(tmp / "lm.onnx"), "bytes": (tmp / "lm.onnx").stat().st_size}}
     for name in (manifest["tokenizer"]["file"], manifest["tokenizer"]["config"]):
         shutil.copy2(a.bundle / name, tmp / name)
         files[name] = manifest["files"][name]

@@ -11,6 +11,7 @@ import json
 import math
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -235,3 +236,19 @@ def options_from_args(ap: argparse.ArgumentParser, a: argparse.Namespace) -> Fro
                          external_threshold=a.external_data_bytes,
                          train_buckets=() if a.train_step_buckets == "none"
                          else tuple(parse_buckets(a.train_step_buckets)), weights=a.weights)
+
+
+def run_build(build: Callable[[], Path], dtype: str, source: Callable[[dict[str, Any]], str]) -> int:
+    """A bundle command's exit code: an expected failure is one `error:` line on stderr (1); a bundle
+    written is one `wrote OUT: <source(manifest)>, …` line (0)."""
+    try:
+        out = build()
+    except (FileNotFoundError, FileExistsError, ValueError, KeyError) as e:
+        print(f"error: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
+        return 1
+    manifest = json.loads((out / MANIFEST).read_text())
+    total = sum(p.stat().st_size for p in out.iterdir())
+    hypernet = "none" if manifest["hypernet"] is None else manifest["hypernet"]["kind"]
+    print(f"wrote {out}: {source(manifest)}, {manifest['training_card']['parameters'] / 1e6:.1f} M parameters, "
+          f"{dtype}, {total / 1e6:.1f} MB, files {sorted(manifest['files'])}, hypernet {hypernet}")
+    return 0

@@ -17,7 +17,6 @@ weights to 4 bits (lm_q4.py; the train-step graphs keep the float32 weights).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -43,9 +42,9 @@ from .bundle_writer import (
     add_bundle_args,
     options_from_args,
     progress,
+    run_build,
     write_loaded_bundle,
 )
-from .manifest import MANIFEST
 
 ARCHITECTURES = ("llama", "qwen2")
 # Types whose dequantization the gguf package implements and tests/test_from_gguf.py checks.
@@ -510,18 +509,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     out = a.out or a.gguf.with_suffix("")
     opts = options_from_args(ap, a)
-    try:
-        write_gguf_bundle(a.gguf, out, opts)
-    except (FileNotFoundError, FileExistsError, ValueError, KeyError) as e:
-        print(f"error: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
-        return 1
-    manifest = json.loads((out / MANIFEST).read_text())
-    total = sum(p.stat().st_size for p in out.iterdir())
-    card = manifest["training_card"]
-    print(f"wrote {out}: {manifest['architecture']['family']} from {a.gguf.name} "
-          f"({', '.join(card['gguf']['tensor_types'])}), {card['parameters'] / 1e6:.1f} M parameters, "
-          f"{a.dtype}, {total / 1e6:.1f} MB, files {sorted(manifest['files'])}, hypernet none")
-    return 0
+    return run_build(lambda: write_gguf_bundle(a.gguf, out, opts), a.dtype, lambda m: (
+        f"{m['architecture']['family']} from {a.gguf.name} ({', '.join(m['training_card']['gguf']['tensor_types'])})"))
 
 
 if __name__ == "__main__":

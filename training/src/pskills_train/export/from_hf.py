@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..hyper.attach import initial_hypernet, trained_hypernet
 from ..hyper.export import write_hyper_bundle
-from .bundle_writer import FromHfOptions, add_bundle_args, options_from_args, progress
+from .bundle_writer import FromHfOptions, add_bundle_args, options_from_args, progress, run_build
 from .hf_checkpoint import write_base_bundle
 from .manifest import MANIFEST
 
@@ -70,18 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hyper-config", type=Path, help="with --hypernet init: net and encoder settings")
     a = ap.parse_args(argv)
     opts = options_from_args(ap, a)
-    try:
-        out = create_bundle(a.from_hf, a.out, opts, a.hypernet, a.hyper_config)
-    except (FileNotFoundError, FileExistsError, ValueError, KeyError) as e:
-        print(f"error: {e.args[0] if isinstance(e, KeyError) else e}", file=sys.stderr)
-        return 1
-    manifest = json.loads((out / MANIFEST).read_text())
-    total = sum(p.stat().st_size for p in out.iterdir())
-    card = manifest["training_card"]
-    print(f"wrote {out}: {manifest['architecture']['family']}, {card['parameters'] / 1e6:.1f} M parameters, "
-          f"{a.dtype}, {total / 1e6:.1f} MB, files {sorted(manifest['files'])}, "
-          f"hypernet {'none' if manifest['hypernet'] is None else manifest['hypernet']['kind']}")
-    return 0
+    return run_build(lambda: create_bundle(a.from_hf, a.out, opts, a.hypernet, a.hyper_config), a.dtype,
+                     lambda m: m["architecture"]["family"])
 
 
 if __name__ == "__main__":

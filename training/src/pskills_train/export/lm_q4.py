@@ -29,8 +29,11 @@ BLOCK_SIZE = 32
 TRAIN_STEP_DATA = "train_step.data"
 
 
-def quantize_lm(model: onnx.ModelProto, block_size: int = BLOCK_SIZE) -> onnx.ModelProto:
-    q = MatMulNBitsQuantizer(model, bits=4, block_size=block_size, is_symmetric=True, accuracy_level=None)
+def quantize_lm(model: onnx.ModelProto, block_size: int = BLOCK_SIZE, accuracy_level: int | None = None
+                ) -> onnx.ModelProto:
+    """`model` with its initializer-weight MatMuls as MatMulNBits; accuracy_level 4 computes with int8
+    activations (bench/lm_4bit.py compares it), None in float32."""
+    q = MatMulNBitsQuantizer(model, bits=4, block_size=block_size, is_symmetric=True, accuracy_level=accuracy_level)
     q.process()
     return q.model.model
 
