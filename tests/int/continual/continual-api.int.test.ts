@@ -4,48 +4,33 @@
 // OpenAI-compatible server.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContinualEvent, ContinualMode, ContinualRunResult } from '../../../common/api/continual-schemas';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
-import { createStudio, type Studio } from '../../../main/api/root';
 import { BundleRegistry } from '../../../main/api/services/bundle-registry';
 import { ContinualService } from '../../../main/api/services/continual-service';
 import { EngineService } from '../../../main/api/services/engine-service';
-import { memoryPair } from '../../../main/api/transports/memory';
 import { AdaptersRepo } from '../../../main/store/adapters-repo';
 import { AdoptionsRepo } from '../../../main/store/adoptions-repo';
 import { openDatabase } from '../../../main/store/db';
 import { SkillsRepo } from '../../../main/store/skills-repo';
-import { failure, transports } from '../api/transports';
+import { failure, memory, studioSuite, transports } from '../api/transports';
 import { HYPER_BUNDLE } from '../compile/fixture';
 
 const RUN = { suite: 'skillworld', episodes: 2, seed: 0, demos: 2, tasks: 2, maxTokens: 8, tier: 'instant' } as const;
 
-let dataDir: string;
-let studio: Studio;
-let api: StudioApi;
-
-beforeAll(() => {
-  dataDir = mkdtempSync(join(tmpdir(), 'pskills-continual-'));
-  studio = createStudio({ dataDir, defaultBundleDir: HYPER_BUNDLE });
-  api = memoryPair(studioContract, studio.dispatcher).api;
-});
-afterAll(async () => {
-  await studio.dispose();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const s = studioSuite(memory, 'pskills-continual-', { defaultBundleDir: HYPER_BUNDLE });
 
 async function run(mode: ContinualMode, events: ContinualEvent[] = []): Promise<ContinualRunResult> {
-  return api.continual.run({ ...RUN, mode }, (e) => events.push(e)).result;
+  return s.api.continual.run({ ...RUN, mode }, (e) => events.push(e)).result;
 }
 
 /** The tables the Library keeps, dumped whole: a run must leave them as they were. */
 function library(): string {
-  const db = new Database(join(dataDir, 'studio.db'), { readonly: true });
+  const db = new Database(join(s.dataDir, 'studio.db'), { readonly: true });
   try {
     return ['skills', 'skill_versions', 'adapters', 'adapter_parents', 'global_adapter_versions', 'trajectories']
       .map((t) => JSON.stringify(db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).all()))
@@ -58,7 +43,7 @@ function library(): string {
 describe('continual.run, 2 episodes per mode, each in its own workspace', () => {
   let untouched = '';
   beforeAll(async () => {
-    await api.skills.list({}); // the Library exists before any run
+    await s.api.skills.list({}); // the Library exists before any run
     untouched = library();
   });
 
@@ -73,9 +58,9 @@ describe('continual.run, 2 episodes per mode, each in its own workspace', () => 
     expect(r.finalPassRate).toBe(r.episodes[1]!.passRate);
     expect(events.filter((e) => e.type === 'measured').map((e) => e.episode)).toEqual([1, 2]);
 
-    const detail = await api.continual.get({ run: r.run });
+    const detail = await s.api.continual.get({ run: r.run });
     expect(detail.status).toBe('done');
-    expect(detail.dir).toBe(join(dataDir, 'runs', r.run));
+    expect(detail.dir).toBe(join(s.dataDir, 'runs', r.run));
     expect(detail.globals.map((g) => g.version)).toEqual([1, 2]);
     expect(detail.globals[1]!.adapter).toBe(r.episodes[1]!.adapter);
     expect(detail.points.map((p) => p.passRate)).toEqual(r.episodes.map((e) => e.passRate));
@@ -83,8 +68,8 @@ describe('continual.run, 2 episodes per mode, each in its own workspace', () => 
     expect(detail.lessons[0]!.tier).toBe('instant');
     expect(detail.lessons[0]!.text).toMatch(/^---\nname: lesson-/);
 
-    expect((await api.ema.history({})).versions).toEqual([]);
-    expect(await api.skills.list({})).toEqual([]);
+    expect((await s.api.ema.history({})).versions).toEqual([]);
+    expect(await s.api.skills.list({})).toEqual([]);
     expect(library()).toBe(untouched); // byte for byte
   });
 
@@ -101,20 +86,20 @@ describe('continual.run, 2 episodes per mode, each in its own workspace', () => 
   );
 
   it('lists every run, newest first, with its curve', async () => {
-    const { runs } = await api.continual.list({});
+    const { runs } = await s.api.continual.list({});
     expect(runs.length).toBeGreaterThanOrEqual(5);
     expect(runs.every((x) => x.status === 'done' && x.points.length === 2 && x.finalPassRate !== null)).toBe(true);
   });
 
   it('refuses more episodes than the suite has worlds, and a missing world folder', async () => {
-    const e = await failure(api.continual.run({ ...RUN, episodes: 33, mode: 'merge' }).result);
+    const e = await failure(s.api.continual.run({ ...RUN, episodes: 33, mode: 'merge' }).result);
     expect(e.code).toBe('invalid_input');
     expect(e.message).toMatch(/33 asked, the suite has 32 worlds/);
-    const m = await failure(api.continual.run({ ...RUN, mode: 'merge', world: join(dataDir, 'nope') }).result);
+    const m = await failure(s.api.continual.run({ ...RUN, mode: 'merge', world: join(s.dataDir, 'nope') }).result);
     expect(m.code).toBe('not_found');
     expect(m.message).toMatch(/not a SkillWorld folder/);
     // Each failed run is listed with its reason.
-    const failed = (await api.continual.list({})).runs.filter((x) => x.status === 'failed');
+    const failed = (await s.api.continual.list({})).runs.filter((x) => x.status === 'failed');
     expect(failed.map((x) => x.error)).toEqual(
       expect.arrayContaining([expect.stringMatching(/33 asked/), expect.stringMatching(/not a SkillWorld folder/)]),
     );
@@ -126,61 +111,61 @@ describe('adopt and delete', () => {
   it('adopts a lesson as a new Library skill with its adapter and provenance', async () => {
     const r = await run('merge');
     runId = r.run;
-    const a = await api.continual.adopt({ run: runId, what: 'lesson', episode: 1 });
+    const a = await s.api.continual.adopt({ run: runId, what: 'lesson', episode: 1 });
     expect(a).toMatchObject({ kind: 'lesson', version: 1, run: runId, episode: 1 });
     expect(a.name).toBe(r.episodes[0]!.lesson!.name);
-    const skill = await api.skills.get({ name: a.name });
+    const skill = await s.api.skills.get({ name: a.name });
     expect(skill.version.provenance).toMatchObject({ kind: 'lesson', run: runId, episode: 1, adoptedFrom: a.from });
-    const adapter = await api.adapters.get({ id: a.adapter });
+    const adapter = await s.api.adapters.get({ id: a.adapter });
     expect(adapter.skill).toMatchObject({ name: a.name, version: 1 });
   });
 
   it('a lesson whose name exists is refused, naming the field; nothing is overwritten; a new name works', async () => {
     const before = library();
-    const e = await failure(api.continual.adopt({ run: runId, what: 'lesson', episode: 1 }));
+    const e = await failure(s.api.continual.adopt({ run: runId, what: 'lesson', episode: 1 }));
     expect(e.code).toBe('conflict');
     expect(e.message).toMatch(/^name: a skill named "lesson-.*" is already in the Library; choose another name/);
     expect(library()).toBe(before);
-    const b = await api.continual.adopt({ run: runId, what: 'lesson', episode: 1, name: 'my-lesson' });
+    const b = await s.api.continual.adopt({ run: runId, what: 'lesson', episode: 1, name: 'my-lesson' });
     expect(b).toMatchObject({ name: 'my-lesson', version: 1 });
-    expect((await api.skills.get({ name: 'my-lesson' })).content).toMatch(/^---\nname: my-lesson\n/);
+    expect((await s.api.skills.get({ name: 'my-lesson' })).content).toMatch(/^---\nname: my-lesson\n/);
   });
 
   it("adopts the run's global adapter under a name, versioned; the Library's global timeline stays", async () => {
-    const g1 = await api.continual.adopt({ run: runId, what: 'global', episode: 1 });
-    const g2 = await api.continual.adopt({ run: runId, what: 'global' });
+    const g1 = await s.api.continual.adopt({ run: runId, what: 'global', episode: 1 });
+    const g2 = await s.api.continual.adopt({ run: runId, what: 'global' });
     expect([g1.name, g1.version, g1.from]).toEqual([`global-${runId}`, 1, 'global v1']);
     expect([g2.version, g2.from]).toEqual([2, 'global v2']);
-    expect((await api.adapters.get({ id: g2.adapter })).recipe.kind).toBe('import');
-    expect((await api.ema.history({})).versions).toEqual([]);
-    const { adoptions } = await api.continual.adoptions({});
+    expect((await s.api.adapters.get({ id: g2.adapter })).recipe.kind).toBe('import');
+    expect((await s.api.ema.history({})).versions).toEqual([]);
+    const { adoptions } = await s.api.continual.adoptions({});
     expect(adoptions.map((x) => `${x.name}@${x.version}`).slice(0, 2)).toEqual([
       `global-${runId}@2`,
       `global-${runId}@1`,
     ]);
-    const none = await failure(api.continual.adopt({ run: runId, what: 'lesson', episode: 9 }));
+    const none = await failure(s.api.continual.adopt({ run: runId, what: 'lesson', episode: 9 }));
     expect(none.message).toMatch(/^episode: /);
   });
 
   it('a run stored as running that no process runs is listed as interrupted, with why', async () => {
     const r = await run('independent');
-    const db = new Database(join(dataDir, 'runs', r.run, 'run.db'));
+    const db = new Database(join(s.dataDir, 'runs', r.run, 'run.db'));
     db.prepare("UPDATE continual_runs SET status = 'running'").run();
     db.close();
-    const listed = (await api.continual.list({})).runs.find((x) => x.run === r.run)!;
+    const listed = (await s.api.continual.list({})).runs.find((x) => x.run === r.run)!;
     expect(listed.status).toBe('interrupted');
     expect(listed.error).toMatch(/Resume goes on/);
-    expect((await api.continual.resume({ run: r.run }).result).episodes).toHaveLength(2);
-    expect((await api.continual.get({ run: r.run })).status).toBe('done');
+    expect((await s.api.continual.resume({ run: r.run }).result).episodes).toHaveLength(2);
+    expect((await s.api.continual.get({ run: r.run })).status).toBe('done');
   });
 
   it('deleting a run removes its workspace and nothing else', async () => {
     const before = library();
-    expect(await api.continual.delete({ run: runId })).toEqual({ run: runId, deleted: true });
-    expect(existsSync(join(dataDir, 'runs', runId))).toBe(false);
+    expect(await s.api.continual.delete({ run: runId })).toEqual({ run: runId, deleted: true });
+    expect(existsSync(join(s.dataDir, 'runs', runId))).toBe(false);
     expect(library()).toBe(before);
-    expect((await api.skills.get({ name: 'my-lesson' })).name).toBe('my-lesson'); // adopted copies stay
-    expect((await failure(api.continual.get({ run: runId }))).code).toBe('not_found');
+    expect((await s.api.skills.get({ name: 'my-lesson' })).name).toBe('my-lesson'); // adopted copies stay
+    expect((await failure(s.api.continual.get({ run: runId }))).code).toBe('not_found');
   });
 });
 
@@ -188,7 +173,7 @@ describe('cancel over the web host, then resume', () => {
   let run = '';
   it('stops after the episode it is in; finished episodes stay whole and the database is intact', async () => {
     const web = transports.find((t) => t.name === 'web host')!;
-    const { api: remote, close } = await web.open(studio);
+    const { api: remote, close } = await web.open(s.studio);
     try {
       const handle = remote.continual.run({ ...RUN, episodes: 3, seed: 7, mode: 'merge' }, (e) => {
         if (e.type === 'run') run = e.run;
@@ -203,23 +188,23 @@ describe('cancel over the web host, then resume', () => {
     } finally {
       await close();
     }
-    const db = new Database(join(dataDir, 'runs', run, 'run.db'), { readonly: true });
+    const db = new Database(join(s.dataDir, 'runs', run, 'run.db'), { readonly: true });
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     db.close();
   });
 
   it('continual.resume goes on from the stored episodes: no lesson absorbed twice', async () => {
     const events: ContinualEvent[] = [];
-    const r = await api.continual.resume({ run }, (e) => events.push(e)).result;
+    const r = await s.api.continual.resume({ run }, (e) => events.push(e)).result;
     expect(events[0]).toMatchObject({ type: 'run', run, resumed: true, done: expect.any(Number) });
     expect(r.run).toBe(run);
     expect(r.episodes.map((e) => e.globalVersion)).toEqual([1, 2, 3]);
     // Episodes measured before the cancel are read back, not played again.
     const played = events.filter((e) => e.type === 'episode').map((e) => e.episode);
     expect(played).not.toContain(1);
-    const again = await api.continual.resume({ run }).result;
+    const again = await s.api.continual.resume({ run }).result;
     expect(again.episodes).toEqual(r.episodes);
-    const missing = await failure(api.continual.resume({ run: '0123456789ab' }).result);
+    const missing = await failure(s.api.continual.resume({ run: '0123456789ab' }).result);
     expect(missing.code).toBe('not_found');
   });
 });
@@ -303,14 +288,14 @@ describe('the LLM summariser', () => {
   it("reads the endpoint from the studio's settings (settings.set llmBaseUrl, llmModel)", async () => {
     const lesson = '---\nname: x\ndescription: Start with the codeword.\n---\n\n# Lesson\n\n- Start with it.\n';
     reply = { status: 200, body: { choices: [{ message: { content: '```markdown\n' + lesson + '```' } }] } };
-    await api.settings.set({ llmBaseUrl: url, llmModel: 'tiny' });
+    await s.api.settings.set({ llmBaseUrl: url, llmModel: 'tiny' });
     try {
-      const r = await api.continual.run({ ...RUN, episodes: 1, seed: 11, mode: 'independent' }).result;
+      const r = await s.api.continual.run({ ...RUN, episodes: 1, seed: 11, mode: 'independent' }).result;
       expect(r.settings.summariser).toBe('llm tiny');
-      const lesson = (await api.continual.get({ run: r.run })).lessons[0]!;
+      const lesson = (await s.api.continual.get({ run: r.run })).lessons[0]!;
       expect(lesson.text).toContain('- Start with it.');
     } finally {
-      await api.settings.set({ llmBaseUrl: null, llmModel: null });
+      await s.api.settings.set({ llmBaseUrl: null, llmModel: null });
     }
   });
 

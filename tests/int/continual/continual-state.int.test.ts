@@ -2,13 +2,7 @@
 // the real services and the bundle-hyper fixture: a 2-episode merge run streams progress and a pass
 // rate per episode, and names the global versions it wrote (the same ema.history shows); a bad form
 // is refused unsent; cancel ends the run as cancelled, and Resume finishes a stopped one.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { memoryPair } from '../../../main/api/transports/memory';
+import { describe, expect, it } from 'vitest';
 import {
   ContinualRunner,
   DEFAULT_FORM,
@@ -17,6 +11,7 @@ import {
   type ContinualSnapshot,
 } from '../../../renderer/src/lib/continual/continual-run';
 import { HYPER_BUNDLE } from '../compile/fixture';
+import { memory, studioSuite } from '../api/transports';
 
 // The fixture has a hypernetwork and no train-step graph: lessons compile instantly.
 const FORM: ContinualForm = {
@@ -29,26 +24,14 @@ const FORM: ContinualForm = {
   tier: 'instant',
 };
 
-let dataDir: string;
-let studio: Studio;
-let api: StudioApi;
-
-beforeAll(() => {
-  dataDir = mkdtempSync(join(tmpdir(), 'pskills-continual-page-'));
-  studio = createStudio({ dataDir, defaultBundleDir: HYPER_BUNDLE });
-  api = memoryPair(studioContract, studio.dispatcher).api;
-});
-afterAll(async () => {
-  await studio.dispose();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const suite = studioSuite(memory, 'pskills-continual-page-', { defaultBundleDir: HYPER_BUNDLE });
 
 describe('the Continual page state', () => {
   it('merge: progress per episode, a pass rate after each, the global versions it wrote', async () => {
     const snaps: ContinualSnapshot[] = [];
     let ended = 0;
     const runner = new ContinualRunner(
-      api,
+      suite.api,
       (s) => snaps.push(s),
       () => ended++,
     );
@@ -63,7 +46,7 @@ describe('the Continual page state', () => {
     expect(snaps.some((x) => x.progress?.phase === 'lesson' && x.progress.episodes === 2)).toBe(true);
     expect(snaps.some((x) => x.progress?.phase === 'measure')).toBe(true);
 
-    const detail = await api.continual.get({ run: s.run! });
+    const detail = await suite.api.continual.get({ run: s.run! });
     expect(globalVersions(s.points)).toEqual([
       { episode: 1, version: 1 },
       { episode: 2, version: 2 },
@@ -71,33 +54,33 @@ describe('the Continual page state', () => {
     expect(detail.globals.map((v) => v.version)).toEqual([1, 2]);
     expect(s.result!.episodes[1]!.adapter).toBe(detail.globals[1]!.adapter);
     // The run's workspace holds it all; the Library's timeline is untouched.
-    expect((await api.ema.history({})).versions).toEqual([]);
+    expect((await suite.api.ema.history({})).versions).toEqual([]);
   });
 
   it('independent writes no global version', async () => {
-    const runner = new ContinualRunner(api, () => {});
+    const runner = new ContinualRunner(suite.api, () => {});
     await runner.start({ ...FORM, mode: 'independent' });
     expect(runner.snapshot.status).toBe('done');
     expect(globalVersions(runner.snapshot.points)).toEqual([]);
-    expect((await api.ema.history({})).versions).toHaveLength(0);
+    expect((await suite.api.ema.history({})).versions).toHaveLength(0);
   });
 
   it('refuses a bad form unsent, naming the field', async () => {
-    const runner = new ContinualRunner(api, () => {});
+    const runner = new ContinualRunner(suite.api, () => {});
     expect(await runner.start({ ...FORM, episodes: 0 })).toBe(false);
     expect(runner.snapshot.status).toBe('idle');
     expect(runner.snapshot.problems).toEqual([expect.stringMatching(/^Episodes must be at least 1/)]);
   });
 
   it('the service refusal shows as the run failing (more episodes than worlds)', async () => {
-    const runner = new ContinualRunner(api, () => {});
+    const runner = new ContinualRunner(suite.api, () => {});
     await runner.start({ ...FORM, episodes: 33 });
     expect(runner.snapshot.status).toBe('failed');
     expect(runner.snapshot.error!.message).toMatch(/33 asked, the suite has 32 worlds/);
   });
 
   it('cancel ends the run as cancelled', async () => {
-    const runner = new ContinualRunner(api, () => {});
+    const runner = new ContinualRunner(suite.api, () => {});
     const done = runner.start({ ...FORM, mode: 'cat' });
     runner.cancel();
     expect(runner.snapshot.cancelling).toBe(true);
@@ -109,7 +92,7 @@ describe('the Continual page state', () => {
     const before = 0; // a new run's workspace starts with no global adapter
     let runner: ContinualRunner | null = null;
     let cancelled = false;
-    runner = new ContinualRunner(api, (s) => {
+    runner = new ContinualRunner(suite.api, (s) => {
       if (cancelled || s.status !== 'running' || s.points.length !== 1) return;
       cancelled = true;
       runner?.cancel();
@@ -126,7 +109,7 @@ describe('the Continual page state', () => {
     expect(s.result!.run).toBe(stopped.run);
     expect(s.points.map((p) => p.episode)).toEqual([1, 2]);
     expect(s.points.map((p) => p.globalVersion)).toEqual([before + 1, before + 2]);
-    expect((await api.continual.get({ run: s.run! })).globals).toHaveLength(2);
+    expect((await suite.api.continual.get({ run: s.run! })).globals).toHaveLength(2);
     expect(await runner.resume()).toBe(false); // a finished run has nothing left
   });
 });
