@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { studioContract, type StudioApi } from '../../../common/api/contract';
 import { StudioError } from '../../../common/errors';
 import { createStudio, type Studio, type StudioOptions } from '../../../main/api/root';
+import { directClient } from '../../../main/api/transports/direct';
 import { memoryPair } from '../../../main/api/transports/memory';
 import { startWebHost } from '../../../main/api/transports/web-host';
 import { webClient } from './web-client';
@@ -18,6 +19,12 @@ export type Transport = {
 
 /** The in-memory pair: what a suite that is not about transports uses. */
 export const memory: Transport = { name: 'memory', open: async (s) => memoryPair(studioContract, s.dispatcher) };
+
+/** Calls straight into the dispatcher, no wire between (the CLI's way). */
+export const direct: Transport = {
+  name: 'direct',
+  open: async (s) => ({ api: directClient(studioContract, s.dispatcher), close() {} }),
+};
 
 export const transports: Transport[] = [
   memory,

@@ -2,14 +2,10 @@
 // has a distilled adapter on the loaded bundle, the best version is distilled with the same recipe and
 // its adapter scored on the skill's tests; the tier, adapter and accuracy are stored with the run and
 // read back. On the tiny train-step fixture (no hypernetwork: candidates scored in context).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { memoryPair } from '../../../main/api/transports/memory';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { APP_ROOT } from '../../../main/paths';
+import { memory, studioSuite } from '../api/transports';
 
 const TRAIN_BUNDLE = join(APP_ROOT, 'tests/fixtures/bundle-tiny-train');
 const skill = (name: string) =>
@@ -19,27 +15,19 @@ const TESTS = [
   { id: 'b', prompt: 'go', expect: { kind: 'not' as const, of: { kind: 'contains' as const, value: 'zq-never-zq' } } },
 ];
 
-let dataDir: string;
-let studio: Studio;
-let api: StudioApi;
+const s = studioSuite(memory, 'pskills-evolve-tier-', { defaultBundleDir: TRAIN_BUNDLE });
+
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'pskills-evolve-tier-'));
-  studio = createStudio({ dataDir, defaultBundleDir: TRAIN_BUNDLE });
-  api = memoryPair(studioContract, studio.dispatcher).api;
   for (const name of ['uses-distilled', 'uses-instant']) {
-    await api.skills.save({ name, content: skill(name) });
-    await api.verify.setTests({ name, tests: TESTS });
+    await s.api.skills.save({ name, content: skill(name) });
+    await s.api.verify.setTests({ name, tests: TESTS });
   }
-  await api.adapters.distill({ skill: { name: 'uses-distilled' }, steps: 2 }).result;
-});
-afterAll(async () => {
-  await studio.dispose();
-  rmSync(dataDir, { recursive: true, force: true });
+  await s.api.adapters.distill({ skill: { name: 'uses-distilled' }, steps: 2 }).result;
 });
 
 describe('evolve and the tier the skill uses', () => {
   it('a skill with a distilled adapter: the best version is distilled and scored; both numbers stored', async () => {
-    const r = await api.evolve.run({
+    const r = await s.api.evolve.run({
       name: 'uses-distilled',
       iterations: 1,
       candidates: 1,
@@ -50,15 +38,15 @@ describe('evolve and the tier the skill uses', () => {
     expect(r.adapter).toMatch(/^[0-9a-f]{12}$/);
     expect(r.accuracy).toBe(0.5); // test a can never pass, test b always does
     expect(r.best.score).toBeGreaterThanOrEqual(0);
-    const stored = await api.evolve.get({ run: r.run.id });
+    const stored = await s.api.evolve.get({ run: r.run.id });
     expect(stored.bestCompiled).toEqual({ tier: 'distilled', adapter: r.adapter, accuracy: 0.5 });
-    const adapter = await api.adapters.get({ id: r.adapter! });
+    const adapter = await s.api.adapters.get({ id: r.adapter! });
     expect(adapter.recipe).toMatchObject({ kind: 'distill', steps: 2 });
     expect(adapter.skill).toMatchObject({ name: 'uses-distilled', version: r.best.version });
   });
 
   it('a skill without one stays instant (no hypernetwork here: no adapter, no accuracy)', async () => {
-    const r = await api.evolve.run({
+    const r = await s.api.evolve.run({
       name: 'uses-instant',
       iterations: 1,
       candidates: 1,
@@ -66,7 +54,7 @@ describe('evolve and the tier the skill uses', () => {
       modes: ['in_context'],
     }).result;
     expect([r.tier, r.adapter, r.accuracy]).toEqual(['instant', null, null]);
-    expect((await api.evolve.get({ run: r.run.id })).bestCompiled).toEqual({
+    expect((await s.api.evolve.get({ run: r.run.id })).bestCompiled).toEqual({
       tier: 'instant',
       adapter: null,
       accuracy: null,

@@ -1,42 +1,29 @@
 // evolve keeps its verifier runs as trajectories: one per candidate, test and mode (in context and
 // compiled), source `evolve`, linked to the run and candidate, with the checker's outcome; none when
 // the storeTrajectories setting is off. Real services, a SQLite file, the bundle-hyper fixture.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { directClient } from '../../../main/api/transports/direct';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { HYPER_BUNDLE } from '../compile/fixture';
 import { EVOLVE_TESTS, evolveSkill } from './fixture';
+import { direct, studioSuite } from '../api/transports';
 
-let dataDir: string;
-let studio: Studio;
-let api: StudioApi;
 const RUN = { name: 'sql-review', iterations: 1, candidates: 2, maxTokens: 4, seed: 1 } as const;
 
+const s = studioSuite(direct, 'pskills-evolve-traj-', { defaultBundleDir: HYPER_BUNDLE });
+
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'pskills-evolve-traj-'));
-  studio = createStudio({ dataDir, defaultBundleDir: HYPER_BUNDLE });
-  api = directClient(studioContract, studio.dispatcher);
-  await api.skills.save({ name: 'sql-review', content: evolveSkill('sql-review') });
-  await api.verify.setTests({ name: 'sql-review', tests: EVOLVE_TESTS });
-});
-afterAll(async () => {
-  await studio.dispose();
-  rmSync(dataDir, { recursive: true, force: true });
+  await s.api.skills.save({ name: 'sql-review', content: evolveSkill('sql-review') });
+  await s.api.verify.setTests({ name: 'sql-review', tests: EVOLVE_TESTS });
 });
 
 describe('evolve trajectories', () => {
   it('stores each scored candidate × test × mode, linked to the run, with the verdict', async () => {
-    const r = await api.evolve.run(RUN).result;
-    const detail = await api.evolve.get({ run: r.run.id });
+    const r = await s.api.evolve.run(RUN).result;
+    const detail = await s.api.evolve.get({ run: r.run.id });
     const scored = detail.candidates.filter((c) => c.score !== null);
-    const list = await api.trajectories.list({ source: 'evolve', limit: 1000 });
+    const list = await s.api.trajectories.list({ source: 'evolve', limit: 1000 });
     expect(list.total).toBe(scored.length * EVOLVE_TESTS.length * 2);
 
-    const shown = await Promise.all(list.items.map((t) => api.trajectories.show({ id: t.id })));
+    const shown = await Promise.all(list.items.map((t) => s.api.trajectories.show({ id: t.id })));
     for (const t of shown) {
       const link = (t.details as { evolve: { run: string; candidate: number; sha256: string } }).evolve;
       expect(link.run).toBe(r.run.id);
@@ -57,13 +44,13 @@ describe('evolve trajectories', () => {
   });
 
   it('stores none while the storeTrajectories setting is off', async () => {
-    const before = (await api.trajectories.list({ source: 'evolve' })).total;
-    await api.settings.set({ storeTrajectories: false });
+    const before = (await s.api.trajectories.list({ source: 'evolve' })).total;
+    await s.api.settings.set({ storeTrajectories: false });
     try {
-      await api.evolve.run({ ...RUN, seed: 2 }).result;
+      await s.api.evolve.run({ ...RUN, seed: 2 }).result;
     } finally {
-      await api.settings.set({ storeTrajectories: true });
+      await s.api.settings.set({ storeTrajectories: true });
     }
-    expect((await api.trajectories.list({ source: 'evolve' })).total).toBe(before);
+    expect((await s.api.trajectories.list({ source: 'evolve' })).total).toBe(before);
   });
 });

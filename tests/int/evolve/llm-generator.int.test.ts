@@ -3,17 +3,12 @@
 // run through the studio with generator "llm" read from the settings.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract } from '../../../common/api/contract';
 import { StudioError } from '../../../common/errors';
 import { LlmGenerator, skillFromReply } from '../../../main/evolve/llm-generator';
-import { createStudio } from '../../../main/api/root';
-import { directClient } from '../../../main/api/transports/direct';
 import { HYPER_BUNDLE } from '../compile/fixture';
 import { EVOLVE_TESTS, evolveSkill } from './fixture';
+import { direct, studioSuite } from '../api/transports';
 
 type Handler = (body: Record<string, unknown>, req: IncomingMessage, res: ServerResponse) => void;
 
@@ -122,31 +117,25 @@ describe('LLM generator', () => {
 });
 
 describe('evolve with generator "llm" from the settings', () => {
+  const s = studioSuite(direct, 'pskills-evolve-llm-', { defaultBundleDir: HYPER_BUNDLE });
+
   it('stores the endpoint’s candidates as operator llm, scored like any other', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'pskills-evolve-llm-'));
-    const studio = createStudio({ dataDir, defaultBundleDir: HYPER_BUNDLE });
-    try {
-      const api = directClient(studioContract, studio.dispatcher);
-      await api.skills.save({ name: 'sql-review', content: PARENT });
-      await api.verify.setTests({ name: 'sql-review', tests: EVOLVE_TESTS });
-      await api.settings.set({ llmBaseUrl: base, llmModel: 'tiny' });
-      handler = (_b, _q, res) => reply(res, 200, completion(`\`\`\`markdown\n${REVISED}\`\`\``));
-      const r = await api.evolve.run({
-        name: 'sql-review',
-        iterations: 1,
-        candidates: 1,
-        generator: 'llm',
-        modes: ['in_context'],
-        maxTokens: 4,
-      }).result;
-      expect(r.run).toMatchObject({ generator: 'llm', status: 'done', modes: ['in_context'] });
-      expect(r.iterations[0]!.candidateScores).toEqual([0.5]);
-      const detail = await api.evolve.get({ run: r.run.id });
-      expect(detail.candidates[1]).toMatchObject({ operator: 'llm', content: REVISED, score: 0.5 });
-      expect(detail.candidates[1]!.diff).toContain('+- [ ] Name the lock.');
-    } finally {
-      await studio.dispose();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    await s.api.skills.save({ name: 'sql-review', content: PARENT });
+    await s.api.verify.setTests({ name: 'sql-review', tests: EVOLVE_TESTS });
+    await s.api.settings.set({ llmBaseUrl: base, llmModel: 'tiny' });
+    handler = (_b, _q, res) => reply(res, 200, completion(`\`\`\`markdown\n${REVISED}\`\`\``));
+    const r = await s.api.evolve.run({
+      name: 'sql-review',
+      iterations: 1,
+      candidates: 1,
+      generator: 'llm',
+      modes: ['in_context'],
+      maxTokens: 4,
+    }).result;
+    expect(r.run).toMatchObject({ generator: 'llm', status: 'done', modes: ['in_context'] });
+    expect(r.iterations[0]!.candidateScores).toEqual([0.5]);
+    const detail = await s.api.evolve.get({ run: r.run.id });
+    expect(detail.candidates[1]).toMatchObject({ operator: 'llm', content: REVISED, score: 0.5 });
+    expect(detail.candidates[1]!.diff).toContain('+- [ ] Name the lock.');
   });
 });
