@@ -59,7 +59,7 @@ def test_q4_of_q4_0_blocks_keeps_the_logits_and_greedy_tokens(tmp_path):
     assert sum(n.op_type == "MatMulNBits" for n in graph.node) > 4 * LAYERS  # the projections, the untied head
     assert not [n.name for n in graph.node if n.op_type == "MatMul" and n.input[1] in weights]
     assert (q4 / "lm.onnx").stat().st_size < (fp32 / "lm.onnx").stat().st_size / 2
-    assert m["training_card"]["lm_weights"]["ort_vs_float32_max_rel"] < 1e-5
+    assert m["training_card"]["lm_weights"]["logits_vs_float32_max_rel"] < 1e-5
 
     cfg = ModelConfig.from_dict(m["training_card"]["model"])
     a, b = session(fp32 / "lm.onnx"), session(q4 / "lm.onnx")
@@ -79,7 +79,7 @@ def test_q4_train_steps_read_the_float32_weights(tmp_path):
     q4 = write_gguf_bundle(gguf, tmp_path / "q4", FromHfOptions(**opts, weights="q4"))
     m = json.loads((q4 / "bundle.json").read_text())
     assert m["files"][TRAIN_STEP_DATA]["sha256"] == sha256_file(q4 / TRAIN_STEP_DATA)
-    assert 0 < m["training_card"]["lm_weights"]["ort_vs_float32_max_rel"] < 1
+    assert 0 < m["training_card"]["lm_weights"]["logits_vs_float32_max_rel"] < 1
     (bucket,) = m["train_step"]["buckets"]
     graph = onnx.load(str(q4 / bucket["file"]), load_external_data=False)
     locations = {e.value for t in graph.graph.initializer for e in t.external_data if e.key == "location"}
