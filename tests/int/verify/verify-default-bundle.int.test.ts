@@ -2,16 +2,13 @@
 // each kind, run from the shell with --json, then through the API; answers are greedy and come from
 // compare's generation path (the same text compare.run gives for the same prompt and condition).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { VerifierTest } from '../../../common/api/verify-schemas';
 import { normalizeAnswer } from '../../../common/skillworld/check';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { directClient } from '../../../main/api/transports/direct';
 import { DEFAULT_BUNDLE_DIR } from '../../../main/paths';
+import { direct, studioSuite } from '../api/transports';
 
 const BIN = join(process.cwd(), 'bin', 'pskills.mjs');
 const SKILL = `---
@@ -60,28 +57,22 @@ interface CliVerify {
   results: { id: string; passed: boolean; pass_rate: number; answer: string; reason: string | null }[];
 }
 
-let dataDir: string;
-let studio: Studio;
-let api: StudioApi;
-
 const pskills = (...args: string[]) => {
-  const r = spawnSync(process.execPath, [BIN, ...args, '--data-dir', dataDir], { encoding: 'utf8', timeout: 300_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args, '--data-dir', s.dataDir], {
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
   return { code: r.status, out: r.stdout, err: r.stderr };
 };
 
+const s = studioSuite(direct, 'pskills-verify-', { defaultBundleDir: DEFAULT_BUNDLE_DIR });
+
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'pskills-verify-'));
-  studio = createStudio({ dataDir }); // the default bundle: resources/bundles/default
-  api = directClient(studioContract, studio.dispatcher);
-  await api.skills.save({ name: 'tar-archives', content: SKILL });
-  const file = join(dataDir, 'tests.json');
+  await s.api.skills.save({ name: 'tar-archives', content: SKILL });
+  const file = join(s.dataDir, 'tests.json');
   writeFileSync(file, JSON.stringify(TESTS));
   const set = pskills('tests', 'set', 'tar-archives', file, '--json');
   expect(set.code, set.err).toBe(0);
-});
-afterAll(async () => {
-  await studio.dispose();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('pskills verify on the default bundle', () => {
@@ -101,16 +92,17 @@ describe('pskills verify on the default bundle', () => {
   });
 
   it('greedy: an exact test written from one run passes the next; in_context and parametric answer as compare does', async () => {
-    const none = await api.verify.run({ name: 'tar-archives', mode: 'none', maxTokens: 24, tests: ['unpack'] }).result;
+    const none = await s.api.verify.run({ name: 'tar-archives', mode: 'none', maxTokens: 24, tests: ['unpack'] })
+      .result;
     const answer = none.results[0]!.answer;
-    await api.verify.setTests({
+    await s.api.verify.setTests({
       name: 'tar-archives',
       tests: [...TESTS, { id: 'echo', prompt: PROMPT, expect: { kind: 'exact', value: normalizeAnswer(answer) } }],
     });
-    const again = await api.verify.run({ name: 'tar-archives', mode: 'none', maxTokens: 24, tests: ['echo'] }).result;
+    const again = await s.api.verify.run({ name: 'tar-archives', mode: 'none', maxTokens: 24, tests: ['echo'] }).result;
     expect(again).toMatchObject({ n: 1, passed: 1, passRate: 1 });
 
-    const compare = await api.compare.run({
+    const compare = await s.api.compare.run({
       name: 'tar-archives',
       prompt: PROMPT,
       maxTokens: 24,
@@ -118,19 +110,19 @@ describe('pskills verify on the default bundle', () => {
     }).result;
     const text = (c: string) => compare.columns.find((col) => col.condition === c)!.text;
     expect(answer).toBe(text('none'));
-    const inContext = await api.verify.run({
+    const inContext = await s.api.verify.run({
       name: 'tar-archives',
       mode: 'in_context',
       maxTokens: 24,
       tests: ['unpack'],
     }).result;
     expect(inContext.results[0]!.answer).toBe(text('in_context'));
-    const parametric = await api.verify.run({ name: 'tar-archives', maxTokens: 24, tests: ['unpack'] }).result;
+    const parametric = await s.api.verify.run({ name: 'tar-archives', maxTokens: 24, tests: ['unpack'] }).result;
     expect(parametric.mode).toBe('parametric');
     expect(parametric.adapter).toBe(compare.columns.find((c) => c.condition === 'parametric')!.adapter);
     expect(parametric.results[0]!.answer).toBe(text('parametric'));
     // --adapter ID runs the same adapter.
-    const byId = await api.verify.run({
+    const byId = await s.api.verify.run({
       name: 'tar-archives',
       mode: 'adapter',
       adapter: parametric.adapter!,
@@ -141,7 +133,7 @@ describe('pskills verify on the default bundle', () => {
   });
 
   it('every verify answer is kept as an eval trajectory with its verdict', async () => {
-    const kept = await api.trajectories.list({ source: 'eval', skill: 'tar-archives', limit: 1000 });
+    const kept = await s.api.trajectories.list({ source: 'eval', skill: 'tar-archives', limit: 1000 });
     expect(kept.total).toBeGreaterThanOrEqual(4 + 1 + 1 + 1 + 1 + 1);
     expect(kept.items.every((t) => t.verdict !== null && t.bundle?.id === 'pskills-base-5m')).toBe(true);
     expect(DEFAULT_BUNDLE_DIR).toMatch(/resources[/\\]bundles[/\\]default$/);
