@@ -5,34 +5,27 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
+import { studioContract } from '../../../common/api/contract';
 import { entries } from '../../../common/api/define';
 import type { VerifyEvent } from '../../../common/api/verify-schemas';
 import { createStudio, type Studio } from '../../../main/api/root';
 import { startWebHost, type WebHost } from '../../../main/api/transports/web-host';
-import { failure, transports } from '../api/transports';
+import { failure, studioSuite, transports } from '../api/transports';
 import { HYPER_BUNDLE, SKILLS } from '../compile/fixture';
 
 /** The namespaces this suite covers (tests/int/api/studio-api.int.test.ts leaves them out). */
 export const TRAJECTORY_NAMESPACES = ['trajectories', 'settings', 'verify'];
 
 describe.each(transports)('trajectories, settings and verify over $name', (transport) => {
-  let dataDir: string;
-  let studio: Studio;
-  let api: StudioApi;
-  let close: () => Promise<void> | void;
   const covered = new Set<string>();
 
+  const suite = studioSuite(transport, 'pskills-traj-api-', { defaultBundleDir: HYPER_BUNDLE });
+
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'pskills-traj-api-'));
-    studio = createStudio({ dataDir, defaultBundleDir: HYPER_BUNDLE });
-    ({ api, close } = await transport.open(studio));
-    for (const name of ['sql-review', 'review-branch'] as const) await api.skills.save({ name, content: SKILLS[name] });
+    for (const name of ['sql-review', 'review-branch'] as const)
+      await suite.api.skills.save({ name, content: SKILLS[name] });
   });
   afterAll(async () => {
-    await close();
-    await studio.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
     const mine = entries(studioContract)
       .map(([w]) => w)
       .filter((w) => TRAJECTORY_NAMESPACES.includes(w.split('.')[0]!));
@@ -40,13 +33,13 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
   });
 
   it('compare.run keeps each column as a trajectory with what it ran with', async () => {
-    const r = await api.compare.run({ name: 'sql-review', prompt: 'How do I review a migration?', maxTokens: 6 })
+    const r = await suite.api.compare.run({ name: 'sql-review', prompt: 'How do I review a migration?', maxTokens: 6 })
       .result;
-    const page = await api.trajectories.list({ source: 'compare' });
+    const page = await suite.api.trajectories.list({ source: 'compare' });
     covered.add('trajectories.list');
     expect(page.total).toBe(4);
     const byCondition = new Map(page.items.map((t) => [t.condition, t]));
-    const info = await api.engine.info({});
+    const info = await suite.api.engine.info({});
     for (const c of r.columns) {
       const t = byCondition.get(c.condition === 'distilled' ? 'adapter' : c.condition)!;
       expect(t).toMatchObject({
@@ -61,7 +54,7 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
       });
       expect(t.adapter === null ? null : t.adapter.slice(0, 12)).toBe(c.adapter);
     }
-    const wrong = await api.trajectories.show({ id: byCondition.get('wrong_skill')!.id });
+    const wrong = await suite.api.trajectories.show({ id: byCondition.get('wrong_skill')!.id });
     covered.add('trajectories.show');
     expect(wrong.details).toMatchObject({
       wrongSkill: { name: 'review-branch', version: 1 },
@@ -74,7 +67,7 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
   });
 
   it('engine.generate (the Playground) keeps its run; with the setting off nothing is kept', async () => {
-    expect(await api.settings.get({})).toEqual({
+    expect(await suite.api.settings.get({})).toEqual({
       storeTrajectories: true,
       llmBaseUrl: null,
       llmModel: null,
@@ -82,8 +75,8 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
       executionProvider: 'cpu',
     });
     covered.add('settings.get');
-    const g = await api.engine.generate({ messages: [{ role: 'user', content: 'Hello' }], maxTokens: 5 }).result;
-    const [t] = (await api.trajectories.list({ source: 'playground' })).items;
+    const g = await suite.api.engine.generate({ messages: [{ role: 'user', content: 'Hello' }], maxTokens: 5 }).result;
+    const [t] = (await suite.api.trajectories.list({ source: 'playground' })).items;
     expect(t).toMatchObject({
       source: 'playground',
       skill: null,
@@ -93,12 +86,12 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
       sampling: { maxTokens: 5 },
     });
     // With a skill's adapter: the skill version it was compiled from, parametric, the adapter's key.
-    const withSkill = await api.engine.generate({
+    const withSkill = await suite.api.engine.generate({
       messages: [{ role: 'user', content: 'Hello' }],
       maxTokens: 5,
       adapter: { kind: 'skill', name: 'review-branch' },
     }).result;
-    const [s] = (await api.trajectories.list({ source: 'playground', skill: 'review-branch' })).items;
+    const [s] = (await suite.api.trajectories.list({ source: 'playground', skill: 'review-branch' })).items;
     expect(s).toMatchObject({
       skill: { name: 'review-branch', version: 1 },
       condition: 'parametric',
@@ -106,7 +99,7 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
     });
     expect(s!.adapter!.slice(0, 12)).toBe(withSkill.adapter);
 
-    expect(await api.settings.set({ storeTrajectories: false })).toEqual({
+    expect(await suite.api.settings.set({ storeTrajectories: false })).toEqual({
       storeTrajectories: false,
       llmBaseUrl: null,
       llmModel: null,
@@ -114,16 +107,16 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
       executionProvider: 'cpu',
     });
     covered.add('settings.set');
-    const before = (await api.trajectories.list({})).total;
-    await api.engine.generate({ prompt: 'Hello', maxTokens: 3 }).result;
-    await api.compare.run({ name: 'sql-review', prompt: 'Again?', maxTokens: 3, conditions: ['none'] }).result;
-    expect((await api.trajectories.list({})).total).toBe(before);
-    await api.settings.set({ storeTrajectories: true });
-    expect((await failure(api.settings.set({ storeTrajectories: 'yes' } as never))).code).toBe('invalid_input');
+    const before = (await suite.api.trajectories.list({})).total;
+    await suite.api.engine.generate({ prompt: 'Hello', maxTokens: 3 }).result;
+    await suite.api.compare.run({ name: 'sql-review', prompt: 'Again?', maxTokens: 3, conditions: ['none'] }).result;
+    expect((await suite.api.trajectories.list({})).total).toBe(before);
+    await suite.api.settings.set({ storeTrajectories: true });
+    expect((await failure(suite.api.settings.set({ storeTrajectories: 'yes' } as never))).code).toBe('invalid_input');
   });
 
   it('add, rate, export and import (a bad line names its number and nothing is written)', async () => {
-    const added = await api.trajectories.add({
+    const added = await suite.api.trajectories.add({
       source: 'evolve',
       skill: { name: 'review-branch' },
       messages: [
@@ -138,35 +131,35 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
       skill: { name: 'review-branch', version: 1 },
       details: { run: 1 },
     });
-    expect((await failure(api.trajectories.add({ source: 'evolve', messages: [] }))).code).toBe('invalid_input');
+    expect((await failure(suite.api.trajectories.add({ source: 'evolve', messages: [] }))).code).toBe('invalid_input');
 
-    const rated = await api.trajectories.rate({ id: added.id.slice(0, 10), rating: 'up', note: 'good' });
+    const rated = await suite.api.trajectories.rate({ id: added.id.slice(0, 10), rating: 'up', note: 'good' });
     covered.add('trajectories.rate');
     expect(rated.rating).toMatchObject({ value: 'up', note: 'good' });
 
-    const file = join(dataDir, 'out.jsonl');
-    const all = await api.trajectories.list({ limit: 1000 });
-    expect(await api.trajectories.export({ file })).toMatchObject({ file, count: all.total });
+    const file = join(suite.dataDir, 'out.jsonl');
+    const all = await suite.api.trajectories.list({ limit: 1000 });
+    expect(await suite.api.trajectories.export({ file })).toMatchObject({ file, count: all.total });
     covered.add('trajectories.export');
-    const stage2 = join(dataDir, 'stage2.jsonl');
-    expect(await api.trajectories.export({ file: stage2, stage2: true })).toMatchObject({ count: 1 });
+    const stage2 = join(suite.dataDir, 'stage2.jsonl');
+    expect(await suite.api.trajectories.export({ file: stage2, stage2: true })).toMatchObject({ count: 1 });
     expect(JSON.parse(readFileSync(stage2, 'utf8'))).toMatchObject({
       skill: 'review-branch',
       skill_text: SKILLS['review-branch'],
       source: 'evolve',
     });
-    expect((await failure(api.trajectories.export({ file: 'relative.jsonl' }))).code).toBe('invalid_input');
+    expect((await failure(suite.api.trajectories.export({ file: 'relative.jsonl' }))).code).toBe('invalid_input');
 
-    expect(await api.trajectories.import({ file })).toEqual({ imported: 0, unchanged: all.total, updated: 0 });
+    expect(await suite.api.trajectories.import({ file })).toEqual({ imported: 0, unchanged: all.total, updated: 0 });
     covered.add('trajectories.import');
     const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
     const fresh = lines.map((l) => ({ ...JSON.parse(l), id: undefined }) as Record<string, unknown>);
-    const bad = join(dataDir, 'bad.jsonl');
+    const bad = join(suite.dataDir, 'bad.jsonl');
     writeFileSync(bad, [JSON.stringify(fresh[0]), JSON.stringify(fresh[1]), '{"skill": null}'].join('\n'));
-    const err = await failure(api.trajectories.import({ file: bad }));
+    const err = await failure(suite.api.trajectories.import({ file: bad }));
     expect(err).toMatchObject({ code: 'invalid_input', details: { line: 3 } });
     expect(err.message).toMatch(/^line 3: /);
-    expect((await api.trajectories.list({})).total).toBe(all.total);
+    expect((await suite.api.trajectories.list({})).total).toBe(all.total);
   });
 
   it('verify.setTests / tests store tests with a version; verify.run reports the pass rate', async () => {
@@ -187,13 +180,13 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
         expect: { kind: 'json_schema' as const, schema: { type: 'object', required: ['ok'] } },
       },
     ];
-    const set = await api.verify.setTests({ name: 'sql-review', tests });
+    const set = await suite.api.verify.setTests({ name: 'sql-review', tests });
     covered.add('verify.setTests');
     expect(set).toMatchObject({ skill: { name: 'sql-review', version: 1 }, from: 1 });
     expect(set.tests.map((t) => t.id)).toEqual(['never', 'always', 'json']);
     // A new version inherits the tests until it is given its own.
-    await api.skills.save({ name: 'sql-review', content: SKILLS['sql-review'] + '\nMore.\n' });
-    expect(await api.verify.tests({ name: 'sql-review' })).toMatchObject({ skill: { version: 2 }, from: 1 });
+    await suite.api.skills.save({ name: 'sql-review', content: SKILLS['sql-review'] + '\nMore.\n' });
+    expect(await suite.api.verify.tests({ name: 'sql-review' })).toMatchObject({ skill: { version: 2 }, from: 1 });
     covered.add('verify.tests');
     // Refused at the boundary: duplicate ids, a regex outside the checker language, an unconvertible schema.
     for (const bad of [
@@ -202,13 +195,14 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
       [{ ...tests[0], expect: { kind: 'json_schema', schema: { if: {} } } }],
       [{ ...tests[0], messages: [] }],
     ]) {
-      expect((await failure(api.verify.setTests({ name: 'sql-review', tests: bad as never }))).code).toBe(
+      expect((await failure(suite.api.verify.setTests({ name: 'sql-review', tests: bad as never }))).code).toBe(
         'invalid_input',
       );
     }
 
     const events: VerifyEvent[] = [];
-    const r = await api.verify.run({ name: 'sql-review', version: 1, maxTokens: 8 }, (e) => events.push(e)).result;
+    const r = await suite.api.verify.run({ name: 'sql-review', version: 1, maxTokens: 8 }, (e) => events.push(e))
+      .result;
     covered.add('verify.run');
     expect(r).toMatchObject({ skill: { name: 'sql-review', version: 1 }, testsFrom: 1, mode: 'parametric', n: 3 });
     expect(r.adapter).toMatch(/^[0-9a-f]{12}$/);
@@ -223,12 +217,16 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
       'json',
     ]);
     // Each answer is kept with its verdict (source eval).
-    const kept = await api.trajectories.list({ source: 'eval', skill: 'sql-review', version: 1 });
+    const kept = await suite.api.trajectories.list({ source: 'eval', skill: 'sql-review', version: 1 });
     expect(kept.total).toBe(3);
     expect(kept.items.filter((t) => t.verdict?.passed).length).toBe(r.passed);
 
-    expect((await failure(api.verify.run({ name: 'sql-review', mode: 'adapter' }).result)).code).toBe('invalid_input');
-    expect((await failure(api.verify.run({ name: 'sql-review', tests: ['nope'] }).result)).code).toBe('not_found');
+    expect((await failure(suite.api.verify.run({ name: 'sql-review', mode: 'adapter' }).result)).code).toBe(
+      'invalid_input',
+    );
+    expect((await failure(suite.api.verify.run({ name: 'sql-review', tests: ['nope'] }).result)).code).toBe(
+      'not_found',
+    );
   });
 });
 
