@@ -43,6 +43,7 @@ from ..train.metrics import MetricsLog
 from ..train.optim import lr_at
 from .objective import distill_loss
 from .practice import NoPractice, gather
+from .rename import Renamer
 from .run import load_recipe
 from .student import _batch
 from .teacher import Teacher, TeacherRow
@@ -65,6 +66,12 @@ class MetaConfig:
     ckpt_every: int = 50
     seed: int = 0
     threads: int = 1
+    # What the loss stresses (all off at their defaults; docs/results.md has what each measured):
+    ce_weight: float = 0.0  # + CE on the teacher's greedy token: greedy decoding needs the top-1 right
+    skill_token_weight: float = 1.0  # weight of answer tokens the base alone gets wrong (the skill's own)
+    contrast: float = 0.0  # + contrast · relu(margin − (KL under the next skill's adapter − own KL))
+    margin: float = 1.0
+    rename: float = 0.0  # chance that a sampled skill's made-up words are swapped for fresh ones (rename.py)
 
 
 CONFIG = Path(__file__).resolve().parents[3] / "configs" / "distill-meta.json"
@@ -136,6 +143,8 @@ class MetaTrainer:
         for p in self.net.parameters():
             p.requires_grad_(True)
         self.train, self.val = train, val[:cfg.val_skills]
+        self.tok = Tokenizer.from_file(str(bundle / manifest["tokenizer"]["file"]))
+        self.renamer = Renamer(self.tok) if cfg.rename else None
         self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         self.ocfg = OptimConfig(lr=cfg.lr, min_lr=cfg.min_lr, warmup_steps=cfg.warmup)
         self.step = 0
@@ -148,25 +157,52 @@ class MetaTrainer:
             self.best = tuple(ck.get("best", self.best))
         self.metrics = MetricsLog(out / "metrics.jsonl", self.step if resume else None)
 
-    def loss(self, items: list, rows_per: list[list[TeacherRow]], roll: int = 0) -> Tensor:
-        """Mean KL of each skill's rows under its own adapter (roll=1: the next skill's, the control)."""
+    def logits(self, items: list, rows_per: list[list[TeacherRow]], rolls: tuple[int, ...] = (0,)):
+        """The batch and the student's logits for each roll: 0 = every skill's rows under its own
+        adapter, 1 = under the next skill's (the control)."""
         lora = batch_adapters(self.lm, self.net, [ids for _, ids, _ in items], self.budget, self.overlap)
         counts = torch.tensor([len(r) for r in rows_per])
-        owner = torch.arange(len(items)).roll(roll).repeat_interleave(counts)
-        lora = {key: (a[owner], b[owner]) for key, (a, b) in lora.items()}
-        ids, mask, pos, ans, top_ids, top_logp = _batch([r for rs in rows_per for r in rs], self.k)
-        logits = self.lm(ids, mask, pos, None, lora)[0]
+        batch = _batch([r for rs in rows_per for r in rs], self.k)
+        ids, mask, pos = batch[:3]
+        out = []
+        for roll in rolls:
+            owner = torch.arange(len(items)).roll(roll).repeat_interleave(counts)
+            rolled = {key: (a[owner], b[owner]) for key, (a, b) in lora.items()}
+            out.append(self.lm(ids, mask, pos, None, rolled)[0])
+        return batch, out
+
+    def loss(self, items: list, rows_per: list[list[TeacherRow]], roll: int = 0) -> Tensor:
+        """Mean KL of each skill's rows under its own adapter (roll=1: the next skill's, the control)."""
+        (_, _, _, ans, top_ids, top_logp), (logits,) = self.logits(items, rows_per, (roll,))
         return distill_loss(logits, top_ids, top_logp, ans)
+
+    def train_loss(self, items: list, rows_per: list[list[TeacherRow]]) -> Tensor:
+        cfg = self.cfg
+        rolls = (0, 1) if cfg.contrast else (0,)
+        (ids, mask, pos, ans, top_ids, top_logp), outs = self.logits(items, rows_per, rolls)
+        weight = ans
+        if cfg.skill_token_weight != 1.0:
+            with torch.no_grad():
+                alone = self.lm(ids, mask, pos, None, None)[0].argmax(-1) != top_ids[..., 0]
+            weight = ans * torch.where(alone, cfg.skill_token_weight, 1.0)
+        own = distill_loss(outs[0], top_ids, top_logp, weight)
+        loss = distill_loss(outs[0], top_ids, top_logp, weight, cfg.ce_weight) if cfg.ce_weight else own
+        if cfg.contrast:
+            wrong = distill_loss(outs[1], top_ids, top_logp, weight)
+            loss = loss + cfg.contrast * torch.relu(cfg.margin - (wrong - own))
+        return loss
 
     def train_step(self) -> dict[str, float]:
         cfg = self.cfg
         rng = random.Random(f"{cfg.seed}:{self.step}")
         items = rng.sample(self.train, cfg.skills_per_step)
         rows = [rng.sample(rs, min(cfg.rows_per_skill, len(rs))) for _, _, rs in items]
+        if self.renamer is not None:
+            items, rows = self._renamed(items, rows, rng)
         lr = lr_at(self.step, self.ocfg, cfg.steps)
         for g in self.opt.param_groups:
             g["lr"] = lr
-        loss = self.loss(items, rows)
+        loss = self.train_loss(items, rows)
         if not torch.isfinite(loss):
             raise RuntimeError(f"meta step {self.step + 1}: non-finite loss {float(loss.detach())}")
         self.opt.zero_grad(set_to_none=True)
@@ -176,22 +212,45 @@ class MetaTrainer:
         self.step += 1
         return {"loss": float(loss.detach()), "lr": lr, "grad_norm": float(norm)}
 
+    def _renamed(self, items: list, rows: list[list[TeacherRow]], rng: random.Random) -> tuple[list, list]:
+        """Each skill, with chance `rename`, with fresh made-up words in its text and rows alike."""
+        assert self.renamer is not None
+        out_items, out_rows = [], []
+        for (name, ids, all_rows), rs in zip(items, rows, strict=True):
+            if rng.random() < self.cfg.rename:
+                text = self.tok.decode(ids, skip_special_tokens=False)
+                names = self.renamer.mapping(text, rng)
+                ids, rs = encode_ids(self.tok, self.renamer.text(text, names)), [self.renamer.row(r, names) for r in rs]
+            out_items.append((name, ids, all_rows))
+            out_rows.append(rs)
+        return out_items, out_rows
+
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
-        """Val KL per row: the skill's own instant adapter, the next skill's, and none (zero adapter)."""
-        own = wrong = none = 0.0
+        """Val KL per row under the skill's own instant adapter, the next skill's, and none (zero adapter);
+        and, teacher-forced, how often the student's top-1 is the teacher's greedy token on the tokens the
+        base alone gets wrong (`val_top1_skill_*`: the skill's own words) and on whole answers
+        (`val_rows_exact_*`: every answer token right, what greedy accuracy needs)."""
+        sums: dict[str, float] = {}
         n = 0
         for s in range(0, len(self.val), self.cfg.skills_per_step):
             items = self.val[s:s + self.cfg.skills_per_step]
             if len(items) < 2:
                 continue
             rows = [rs[:self.cfg.val_rows] for _, _, rs in items]
-            own += float(self.loss(items, rows))
-            wrong += float(self.loss(items, rows, roll=1))
-            ids, mask, pos, ans, top_ids, top_logp = _batch([r for rs in rows for r in rs], self.k)
-            none += float(distill_loss(self.lm(ids, mask, pos, None, None)[0], top_ids, top_logp, ans))
+            (ids, mask, pos, ans, top_ids, top_logp), (own, wrong) = self.logits(items, rows, (0, 1))
+            none = self.lm(ids, mask, pos, None, None)[0]
+            greedy, answer = top_ids[..., 0], ans > 0
+            skill = answer & (none.argmax(-1) != greedy)
+            for name, logits in (("own", own), ("wrong", wrong), ("none", none)):
+                hit = logits.argmax(-1) == greedy
+                part = {f"val_kl_{name}": float(distill_loss(logits, top_ids, top_logp, ans)),
+                        f"val_top1_skill_{name}": float((hit & skill).sum() / skill.sum().clamp(min=1)),
+                        f"val_rows_exact_{name}": float((hit | ~answer).all(-1).float().mean())}
+                for key, v in part.items():
+                    sums[key] = sums.get(key, 0.0) + v
             n += 1
-        return {"val_kl_own": own / n, "val_kl_wrong": wrong / n, "val_kl_none": none / n}
+        return {key: v / n for key, v in sums.items()}
 
     def save(self) -> None:
         tmp = self.out / "ckpt.tmp"
