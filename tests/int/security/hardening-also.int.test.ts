@@ -13,7 +13,7 @@ import { collectImport } from '../../../main/skills/importer';
 import { skillMd } from '../../fixtures/skills/skill-md';
 import { tgzBytes } from '../../fixtures/skills/tar-bytes';
 import { FIXTURE_BUNDLE, writeFixturePeft } from '../adapters/fixture';
-import { failure, transports } from '../api/transports';
+import { failure, studioSuite, transports } from '../api/transports';
 
 const BIN = join(process.cwd(), 'bin', 'pskills.mjs');
 const INVISIBLE: [string, string][] = [
@@ -31,25 +31,16 @@ beforeAll(() => {
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe.each(transports)('over $name', (transport) => {
-  let studio: Studio;
-  let api: Awaited<ReturnType<typeof transport.open>>['api'];
-  let close: () => Promise<void> | void;
-  let dataDir: string;
   const ids: string[] = [];
 
+  const s = studioSuite(transport, 'pskills-hardening-data-', { defaultBundleDir: FIXTURE_BUNDLE });
+
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(work, 'data-'));
-    studio = createStudio({ dataDir, defaultBundleDir: FIXTURE_BUNDLE });
-    ({ api, close } = await transport.open(studio));
     for (const seed of [1, 2]) {
-      const dir = join(dataDir, `peft-${seed}`);
+      const dir = join(s.dataDir, `peft-${seed}`);
       await writeFixturePeft(dir, seed);
-      ids.push((await api.adapters.import({ dir })).adapter.id);
+      ids.push((await s.api.adapters.import({ dir })).adapter.id);
     }
-  });
-  afterAll(async () => {
-    await close();
-    await studio.dispose();
   });
 
   it('merge refuses weights of 3e38, non-finite weights and rank 0, naming the field', async () => {
@@ -57,37 +48,38 @@ describe.each(transports)('over $name', (transport) => {
       [3e38, 1],
       [1, -3e38],
     ]) {
-      const err = await failure(api.adapters.merge({ ids, method: 'svd', weights, rank: 4 }));
+      const err = await failure(s.api.adapters.merge({ ids, method: 'svd', weights, rank: 4 }));
       expect(err.code).toBe('invalid_input');
       expect(err.message).toMatch(/weights/);
     }
-    const zero = await failure(api.adapters.merge({ ids, method: 'svd', rank: 0 }));
+    const zero = await failure(s.api.adapters.merge({ ids, method: 'svd', rank: 0 }));
     expect(zero.code).toBe('invalid_input');
     expect(zero.message).toMatch(/rank/);
-    const preview = await failure(api.adapters.mergePreview({ ids, method: 'cat', weights: [3e38, 1] }));
+    const preview = await failure(s.api.adapters.mergePreview({ ids, method: 'cat', weights: [3e38, 1] }));
     expect(preview.code).toBe('invalid_input');
-    expect((await api.adapters.merge({ ids, method: 'svd', weights: [0.5, 0.5], rank: 4 })).adapter.rank).toBe(4);
+    expect((await s.api.adapters.merge({ ids, method: 'svd', weights: [0.5, 0.5], rank: 4 })).adapter.rank).toBe(4);
   });
 
   it('refuses skill names with invisible characters, naming the code point, and writes nothing', async () => {
     for (const [name, cp] of INVISIBLE) {
-      const err = await failure(api.skills.create({ name }));
+      const err = await failure(s.api.skills.create({ name }));
       expect(err.code).toBe('invalid_input');
       expect(err.message).toContain(`invisible character ${cp}`);
     }
-    expect(await api.skills.list({})).toEqual([]);
+    expect(await s.api.skills.list({})).toEqual([]);
   });
 
   it('removes a rejected upload from cache/uploads', async () => {
-    const uploads = join(dataDir, 'cache', 'uploads');
+    const uploads = join(s.dataDir, 'cache', 'uploads');
     const unsafe = tgzBytes([{ path: '../evil/SKILL.md', body: skillMd({ name: 'evil' }) }]);
     const err = await failure(
-      api.import.upload({ fileName: 'evil.tgz', data: unsafe.toString('base64') }, () => {}).result,
+      s.api.import.upload({ fileName: 'evil.tgz', data: unsafe.toString('base64') }, () => {}).result,
     );
     expect(err.code).toBe('import_failed');
     expect(existsSync(uploads) ? readdirSync(uploads) : []).toEqual([]);
     const nothing = tgzBytes([{ path: 'package/README.md', body: '# no skills here\n' }]);
-    const empty = await api.import.upload({ fileName: 'empty.tgz', data: nothing.toString('base64') }, () => {}).result;
+    const empty = await s.api.import.upload({ fileName: 'empty.tgz', data: nothing.toString('base64') }, () => {})
+      .result;
     expect(empty).toMatchObject({ imported: 0, unchanged: 0 });
     expect(readdirSync(uploads)).toEqual([]);
   });
