@@ -4,8 +4,8 @@ import svelte from 'eslint-plugin-svelte';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-// main/'s rooms, lowest first (docs/design.md §2); '.' is the modules at main/'s top (paths, threads,
-// the training venv). A room imports only the rooms before it.
+// main/'s rooms, lowest first (docs/design.md §2); '.' is the modules at main/'s top (paths, threads, the
+// worker client, the training venv). A room imports only the rooms before it.
 const mainRooms = [
   '.',
   'files',
