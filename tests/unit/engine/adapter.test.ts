@@ -2,7 +2,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Adapter, LoraPair, TargetKey } from '../../../main/adapters/types';
-import { checkAdapterFits, engineAdapter, foldAdapter, LoraFeedCache, loraFeeds } from '../../../main/engine/adapter';
+import {
+  applyScale,
+  checkAdapterFits,
+  engineAdapter,
+  foldAdapter,
+  LoraFeedCache,
+  loraFeeds,
+} from '../../../main/engine/adapter';
+import { engineFromWire, engineToWire } from '../../../main/engine/adapter-wire';
 import { parseManifest } from '../../../main/engine/manifest';
 import { FIXTURE_DIR } from '../../int/engine/fixture';
 
@@ -152,12 +160,19 @@ describe('LoraFeedCache', () => {
 });
 
 describe('foldAdapter', () => {
-  it('multiplies α/r into A and leaves B', () => {
+  it('carries α/r beside the factors without copying them; applyScale and the wire multiply it into A once', () => {
     const p = pair(64, 64, 2, 1);
     const adapter: Adapter = { rank: 2, alpha: 8, targets: new Map([['0.q', p]]) };
-    const folded = foldAdapter(adapter).targets.get('0.q')!;
-    expect(folded.A).toEqual(p.A.map((v) => 4 * v));
-    expect(folded.B).toBe(p.B);
+    const marked = foldAdapter(adapter);
+    expect(marked.scale).toBe(4);
+    expect(marked.targets.get('0.q')!.A).toBe(p.A);
+    const folded = applyScale(marked);
+    expect(folded.targets.get('0.q')!.A).toEqual(p.A.map((v) => 4 * v));
+    expect(folded.targets.get('0.q')!.B).toEqual(p.B);
+    expect(applyScale(marked)).toBe(folded); // once per adapter
+    const received = engineFromWire(engineToWire(marked)).targets.get('0.q')!;
+    expect(received.A).toEqual(p.A.map((v) => 4 * v));
+    expect(received.B).toEqual(p.B);
     expect(p.A[0]).toBe(1); // input untouched
   });
 });
