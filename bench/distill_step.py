@@ -14,8 +14,8 @@ from pathlib import Path
 import onnxruntime as ort
 import torch
 
-from pskills_train.evals.backend import config_from_manifest
 from pskills_train.export.train_step import StepSpec, example_inputs, io_names, lora_keys, torch_step
+from pskills_train.model.backend import config_from_manifest
 from pskills_train.model.from_onnx import load_onnx_lm
 
 bundle, threads, reps = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])

@@ -16,16 +16,15 @@ LAYERS: list[tuple[str, ...]] = [
     ("train",),
     ("export",),
     ("hyper",),
-    ("evals", "evals.backend", "evals.metrics", "evals.tasks", "evals.adapters", "evals.score", "evals.conditions",
+    ("evals", "evals.metrics", "evals.tasks", "evals.adapters", "evals.score", "evals.conditions",
      "evals.report", "evals.diversity", "evals.retrieval"),
     ("distill",),
     ("evals.distilled", "evals.core", "evals.merging", "evals.run", "evals.sw_suite", "evals.cli",
      "evals.__main__"),
     ("distill.meta", "distill.__main__", "export.from_hf"),  # commands that put the layers below together
 ]
-# Imports inside a function that stay there, (module, imported module): none of this package's own
-# but distill/meta.py's, whose export step reaches export/ and hyper/ only when it writes a bundle.
-LOCAL_OK = {("distill.meta", "export.manifest"), ("distill.meta", "export.staging"), ("distill.meta", "hyper.export")}
+# Imports inside a function that stay there, (module, imported module): none of this package's own.
+LOCAL_OK: set[tuple[str, str]] = set()
 
 
 def module_files() -> dict[str, Path]:

@@ -21,10 +21,10 @@ from typing import Any
 
 import torch
 
-from ..evals.backend import OrtBackend
 from ..evals.conditions import trained_context
 from ..evals.score import Item, score_all
 from ..evals.tasks import Prompter, Task
+from ..model.backend import OrtBackend
 from ..model.from_onnx import load_onnx_lm
 from ..skillworld.check import check
 from .practice import Question

@@ -30,13 +30,16 @@ import torch
 from tokenizers import Tokenizer
 from torch import Tensor
 
-from ..evals.backend import OrtBackend
 from ..evals.conditions import trained_context
 from ..evals.distilled import read_practice
 from ..evals.sw_suite import load as load_world
 from ..evals.tasks import Prompter
+from ..export.manifest import MANIFEST, file_table
+from ..export.staging import staged_folder
 from ..hyper.compile import batch_adapters, encode_ids
+from ..hyper.export import check_hypernet_graph, export_hypernet
 from ..hyper.from_onnx import load_onnx_hypernet
+from ..model.backend import OrtBackend
 from ..model.from_onnx import load_onnx_lm
 from ..train.config import OptimConfig
 from ..train.metrics import MetricsLog
@@ -301,9 +304,6 @@ class MetaTrainer:
 def export(trainer: MetaTrainer, out: Path, card: dict[str, Any]) -> Path:
     """The base bundle with this run's hypernet.onnx (ablation graphs and everything else as they were),
     its file table and the hypernetwork's training card updated."""
-    from ..export.manifest import MANIFEST, file_table
-    from ..export.staging import staged_folder
-    from ..hyper.export import check_hypernet_graph, export_hypernet
 
     base = trainer.bundle
     manifest = json.loads((base / MANIFEST).read_text())
