@@ -15,10 +15,10 @@ from pskills_train.distill.run import RECIPE, load_recipe
 from pskills_train.distill.student import NonFinite, Recipe, distill, zero_init
 from pskills_train.distill.teacher import Teacher, chunk_texts
 from pskills_train.evals.__main__ import main as eval_main
-from pskills_train.model.backend import OrtBackend
 from pskills_train.evals.conditions import DISTILLED
 from pskills_train.evals.distilled import CURVE_STEPS
 from pskills_train.evals.tasks import Prompter
+from pskills_train.model.backend import OrtBackend
 from pskills_train.model.from_onnx import load_onnx_lm
 from pskills_train.synth import skill_from_text
 

@@ -14,10 +14,10 @@ from tokenizers import Tokenizer
 from pskills_train.distill.meta import CONFIG, MetaConfig, MetaTrainer, export, load_config
 from pskills_train.distill.practice import Question
 from pskills_train.distill.teacher import Teacher
-from pskills_train.model.backend import OrtBackend
 from pskills_train.evals.tasks import Prompter
 from pskills_train.hyper.compile import encode_ids
 from pskills_train.hyper.from_onnx import load_onnx_hypernet, parity
+from pskills_train.model.backend import OrtBackend
 from test_hyper_from_onnx import hyper_bundle  # noqa: F401  (the fixture: a tiny bundle with a card)
 
 SKILLS = {
