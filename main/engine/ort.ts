@@ -15,6 +15,8 @@ export interface SessionOptions {
   provider?: Provider;
   /** Threads inside one operator. Default 1 on machines with ≤ 2 cores (threads contend there), else ORT's. */
   intraOpNumThreads?: number;
+  /** false: the op threads sleep between runs instead of spinning (several sessions taking turns). */
+  allowSpinning?: boolean;
   logger?: Logger;
 }
 
@@ -58,12 +60,18 @@ function specs(meta: readonly ort.InferenceSession.ValueMetadata[]): TensorSpec[
   );
 }
 
-async function create(path: string, provider: Provider, threads: number | undefined): Promise<ort.InferenceSession> {
+async function create(
+  path: string,
+  provider: Provider,
+  threads: number | undefined,
+  spin = true,
+): Promise<ort.InferenceSession> {
   return ort.InferenceSession.create(path, {
     executionProviders: [provider],
     graphOptimizationLevel: 'all',
     logSeverityLevel: 3,
     ...(threads === undefined ? {} : { intraOpNumThreads: threads, interOpNumThreads: 1 }),
+    ...(spin ? {} : { extra: { session: { intra_op: { allow_spinning: '0' } } } }),
   });
 }
 
@@ -93,7 +101,7 @@ export class Session {
     let session: ort.InferenceSession | null = null;
     if (provider !== 'cpu') {
       try {
-        session = await create(file, provider, threads);
+        session = await create(file, provider, threads, options.allowSpinning);
       } catch (err) {
         // ORT's first line carries a source path and a failed check before the reason: keep the reason.
         const line = (err as Error).message.split('\n')[0]!;
@@ -104,7 +112,7 @@ export class Session {
       }
     }
     try {
-      session ??= await create(file, 'cpu', threads);
+      session ??= await create(file, 'cpu', threads, options.allowSpinning);
     } catch (err) {
       throw new EngineError('invalid_input', `${file}: onnxruntime could not load it: ${(err as Error).message}`);
     }

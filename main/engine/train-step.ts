@@ -103,10 +103,11 @@ export class TrainStepGraph {
     options: SessionOptions = {},
   ): Promise<TrainStepGraph> {
     // Graph files are opened by path: their weights are external data ranges of lm.onnx beside them.
-    // A step is one long native call while JS waits, so it takes every core unless told otherwise.
+    // A step is one long native call while JS waits, so it takes every core unless told otherwise. A
+    // distillation takes turns between buckets' sessions: threads left spinning by one would slow the next.
     const threads = options.intraOpNumThreads ?? availableParallelism();
     return new TrainStepGraph(
-      await Session.open(`${dir}/${bucket.file}`, { ...options, intraOpNumThreads: threads }),
+      await Session.open(`${dir}/${bucket.file}`, { ...options, intraOpNumThreads: threads, allowSpinning: false }),
       manifest,
       bucket,
     );
