@@ -117,16 +117,17 @@ export function topK(logits: Float32Array, k: number): { ids: number[]; logp: nu
   return { ids, logp: vals.map((x) => x - lse) };
 }
 
-/** A batch-1 cache repeated to `batch` rows. */
-function repeatCache(m: BundleManifest, cache: KvCache, batch: number): KvCache {
+/** A cache of the rows `from` (an index may repeat: a batch-1 cache copied to every row). */
+function pickRows(m: BundleManifest, cache: KvCache, from: readonly number[]): KvCache {
   const outputs: Record<string, Tensor> = {};
   for (let i = 0; i < m.architecture.layers; i++)
     for (const kind of KV_KINDS) {
       const t = cache.feeds()[pastName(i, kind)]!;
-      const one = t.data as Float32Array;
-      const data = new Float32Array(one.length * batch);
-      for (let b = 0; b < batch; b++) data.set(one, b * one.length);
-      outputs[presentName(i, kind)] = float32(data, [batch, ...t.dims.slice(1)]);
+      const all = t.data as Float32Array;
+      const size = all.length / t.dims[0]!;
+      const data = new Float32Array(size * from.length);
+      from.forEach((r, j) => data.set(all.subarray(r * size, (r + 1) * size), j * size));
+      outputs[presentName(i, kind)] = float32(data, [from.length, ...t.dims.slice(1)]);
     }
   return KvCache.fromOutputs(m, outputs);
 }
@@ -173,7 +174,7 @@ async function greedyShared(
       lora: bundle.lm.loraFeeds([null]),
       logitsToKeep: 1,
     });
-    cache = b === 1 ? out.cache : repeatCache(m, out.cache, b);
+    cache = b === 1 ? out.cache : pickRows(m, out.cache, new Array<number>(b).fill(0));
   }
   const width = Math.max(...prompts.map((p) => p.length - shared));
   let step = { inputIds: [] as number[], positionIds: [] as number[] };
@@ -190,32 +191,41 @@ async function greedyShared(
       masks[i]!.push(1);
     }
   });
-  const lora = bundle.lm.loraFeeds(prompts.map(() => null));
   const tops = prompts.map(() => ({ ids: [] as number[][], logp: [] as number[][] }));
-  while (rows.some((r) => !r.done)) {
+  // The rows still answering; a row that ends leaves the batch (and its cache), so the steps after it
+  // cost what the rest need.
+  let active = rows.map((_, i) => i);
+  let lora = bundle.lm.loraFeeds(active.map(() => null));
+  for (;;) {
     checkAborted(signal);
     const out = await bundle.lm.forward({
-      batch: b,
+      batch: active.length,
       ...step,
-      attentionMask: masks.flat(),
+      attentionMask: active.flatMap((i) => masks[i]!),
       cache,
       lora,
       logitsToKeep: 1,
     });
     cache = out.cache;
     const seq = out.logitsPerRow;
-    rows.forEach((row, i) => {
-      if (row.done) return;
-      const last = out.logits.slice(((i + 1) * seq - 1) * V, (i + 1) * seq * V);
+    active.forEach((i, j) => {
+      const last = out.logits.slice(((j + 1) * seq - 1) * V, (j + 1) * seq * V);
       const t = topK(last, k);
       tops[i]!.ids.push(t.ids);
       tops[i]!.logp.push(t.logp);
-      row.next(last);
+      rows[i]!.next(last);
     });
-    masks.forEach((mk) => mk.push(1));
+    const left = active.flatMap((i, j) => (rows[i]!.done ? [] : [j]));
+    if (left.length === 0) break;
+    if (left.length < active.length) {
+      cache = pickRows(m, cache, left);
+      active = left.map((j) => active[j]!);
+      lora = bundle.lm.loraFeeds(active.map(() => null));
+    }
+    for (const i of active) masks[i]!.push(1);
     step = {
-      inputIds: rows.map((r) => (r.done ? pad : r.tokens.at(-1)!)),
-      positionIds: rows.map((r) => r.nextPosition),
+      inputIds: active.map((i) => rows[i]!.tokens.at(-1)!),
+      positionIds: active.map((i) => rows[i]!.nextPosition),
     };
   }
   return rows.map((r, i) => {
