@@ -12,9 +12,12 @@ import { memoryPair } from '../../../main/api/transports/memory';
 import { startWebHost } from '../../../main/api/transports/web-host';
 import { webClient } from './web-client';
 
-export type Transport = {
+export type Opened = { api: StudioApi; close(): Promise<void> | void };
+
+/** How a suite reaches the studio; `Extra` is what else it hands the suite (a web host's ends). */
+export type Transport<Extra extends object = Record<never, never>> = {
   name: string;
-  open(studio: Studio): Promise<{ api: StudioApi; close(): Promise<void> | void }>;
+  open(studio: Studio): Promise<Opened & Extra>;
 };
 
 /** The in-memory pair: what a suite that is not about transports uses. */
@@ -38,6 +41,32 @@ export const transports: Transport[] = [
   },
 ];
 
+/** Where a web host listens and the token it admits. */
+export interface HostEnds {
+  readonly origin: string;
+  readonly token: string;
+}
+
+/** A web host with the studio's own HTTP routes mounted (the OpenAI-compatible `/v1` endpoint), for
+ * suites about those routes: they fetch `origin` with `token`. The StudioApi beside them is reached
+ * over `inner` (default: straight into the dispatcher). */
+export const withRoutes = (inner: Transport = direct): Transport<HostEnds> => ({
+  name: `web host with routes, api over ${inner.name}`,
+  open: async (s) => {
+    const host = await startWebHost({ dispatcher: s.dispatcher, staticDir: null, routes: s.routes });
+    const opened = await inner.open(s);
+    return {
+      api: opened.api,
+      origin: host.origin,
+      token: host.token,
+      close: async () => {
+        await opened.close();
+        await host.close();
+      },
+    };
+  },
+});
+
 /** The StudioError a promise rejects with (code, message and details survive either transport). */
 export const failure = (p: Promise<unknown>): Promise<StudioError> =>
   p.then(
@@ -56,24 +85,23 @@ export interface StudioSuite {
 
 /** A studio on a fresh data folder reached over `transport`, opened before the suite's tests and
  * closed and removed after them; `options` as createStudio's (default bundle: none unless named).
+ * Whatever else the transport hands over (a web host's `origin` and `token`) is on the suite too.
  * Read its fields inside tests. */
-export function studioSuite(
-  transport: Transport,
+export function studioSuite<Extra extends object = Record<never, never>>(
+  transport: Transport<Extra>,
   prefix: string,
   options: Omit<StudioOptions, 'dataDir'> = {},
-): StudioSuite {
-  const s = {} as { -readonly [K in keyof StudioSuite]: StudioSuite[K] } & { close(): Promise<void> | void };
+): StudioSuite & Extra {
+  const s = {} as { -readonly [K in keyof StudioSuite]: StudioSuite[K] } & Opened;
   beforeAll(async () => {
     s.dataDir = mkdtempSync(join(tmpdir(), prefix));
     s.studio = createStudio({ defaultBundleDir: null, ...options, dataDir: s.dataDir });
-    const opened = await transport.open(s.studio);
-    s.api = opened.api;
-    s.close = opened.close;
+    Object.assign(s, await transport.open(s.studio));
   });
   afterAll(async () => {
     await s.close();
     await s.studio.dispose();
     rmSync(s.dataDir, { recursive: true, force: true });
   });
-  return s;
+  return s as unknown as StudioSuite & Extra;
 }

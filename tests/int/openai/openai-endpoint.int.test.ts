@@ -1,28 +1,15 @@
 // The OpenAI-compatible endpoint, driven by the official `openai` npm client and by raw requests.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { startWebHost, type WebHost } from '../../../main/api/transports/web-host';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { studioSuite, withRoutes } from '../api/transports';
 
 const FIXTURE_BUNDLE = join(process.cwd(), 'tests', 'fixtures', 'bundle-tiny');
-let dataDir: string;
-let studio: Studio;
-let host: WebHost;
+const host = studioSuite(withRoutes(), 'pskills-openai-', { defaultBundleDir: FIXTURE_BUNDLE });
 let client: OpenAI;
 
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'pskills-openai-'));
-  studio = createStudio({ dataDir, defaultBundleDir: FIXTURE_BUNDLE });
-  host = await startWebHost({ dispatcher: studio.dispatcher, staticDir: null, routes: studio.routes });
+beforeAll(() => {
   client = new OpenAI({ baseURL: `${host.origin}/v1`, apiKey: host.token, maxRetries: 0 });
-});
-afterAll(async () => {
-  await host.close();
-  await studio.dispose();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 const raw = (path: string, body: string, token = host.token) =>

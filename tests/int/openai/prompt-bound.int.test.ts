@@ -1,40 +1,19 @@
 // A prompt far over the context is refused from its byte length, before it is tokenized (a
 // 3.6 MB chat request held the server for 14–22 s), and the server answers the next one.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { directClient } from '../../../main/api/transports/direct';
-import { startWebHost, type WebHost } from '../../../main/api/transports/web-host';
+import { describe, expect, it } from 'vitest';
 import { fitSkillText } from '../../../main/skills/answer';
 import { loadBundle, promptByteLimit } from '../../../main/engine';
-import { failure } from '../api/transports';
+import { failure, studioSuite, withRoutes } from '../api/transports';
 
 const FIXTURE_BUNDLE = join(process.cwd(), 'tests', 'fixtures', 'bundle-tiny');
 const BYTES_MESSAGE = /prompt is [\d,]+ bytes; at most [\d,]+ bytes can fit the context of 256 positions/;
-let dataDir: string;
-let studio: Studio;
-let host: WebHost;
-let api: StudioApi;
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'pskills-prompt-bound-'));
-  studio = createStudio({ dataDir, defaultBundleDir: FIXTURE_BUNDLE });
-  host = await startWebHost({ dispatcher: studio.dispatcher, staticDir: null, routes: studio.routes });
-  api = directClient(studioContract, studio.dispatcher);
-});
-afterAll(async () => {
-  await host.close();
-  await studio.dispose();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const s = studioSuite(withRoutes(), 'pskills-prompt-bound-', { defaultBundleDir: FIXTURE_BUNDLE });
 
 const chat = (content: string, maxTokens = 3) =>
-  fetch(`${host.origin}/v1/chat/completions`, {
+  fetch(`${s.origin}/v1/chat/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
     body: JSON.stringify({
       model: 'base',
       messages: [{ role: 'user', content }],
@@ -76,16 +55,18 @@ describe('prompt byte bound', () => {
 
   it('refuses the same through engine.generate, for messages and for a raw prompt', async () => {
     const messages = Array.from({ length: 18 }, () => ({ role: 'user' as const, content: 'b'.repeat(200_000) }));
-    const err = await failure(api.engine.generate({ messages }).result);
+    const err = await failure(s.api.engine.generate({ messages }).result);
     expect(err.code).toBe('invalid_input');
     expect(err.message).toMatch(BYTES_MESSAGE);
     expect(err.details).toMatchObject({ max_positions: 256 });
-    expect((await failure(api.engine.generate({ prompt: 'c'.repeat(400_000) }).result)).message).toMatch(BYTES_MESSAGE);
-    expect((await api.engine.generate({ prompt: 'again', maxTokens: 2 }).result).completionTokens).toBeGreaterThan(0);
+    expect((await failure(s.api.engine.generate({ prompt: 'c'.repeat(400_000) }).result)).message).toMatch(
+      BYTES_MESSAGE,
+    );
+    expect((await s.api.engine.generate({ prompt: 'again', maxTokens: 2 }).result).completionTokens).toBeGreaterThan(0);
   });
 
   it('leaves a prompt under the bound to the exact token count', async () => {
-    const err = await failure(api.engine.generate({ prompt: 'word '.repeat(600), maxTokens: 2 }).result); // 3,000 bytes, ~600 tokens
+    const err = await failure(s.api.engine.generate({ prompt: 'word '.repeat(600), maxTokens: 2 }).result); // 3,000 bytes, ~600 tokens
     expect(err.message).toMatch(/prompt is \d+ tokens; the model's context is 256 positions/);
   });
 });
