@@ -3,15 +3,10 @@
 // sources, seconds per step measured here; a bundle without the graph says Instant only), the user's own
 // question list, bad input refused at the boundary, the Distilled compare column, and `base:skill@v`
 // choosing the distilled adapter (`#instant` / `#distilled` choose one, with a clear error when absent).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StudioApi } from '../../../common/api/contract';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { startWebHost, type WebHost } from '../../../main/api/transports/web-host';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { APP_ROOT } from '../../../main/paths';
-import { failure, studioSuite, transports } from '../api/transports';
+import { failure, memory, studioSuite, transports, withRoutes } from '../api/transports';
 import { TINY_BUNDLE } from '../compile/fixture';
 
 const TRAIN_BUNDLE = join(APP_ROOT, 'tests/fixtures/bundle-tiny-train');
@@ -131,34 +126,23 @@ describe.each(transports)('distilling in the studio over $name', (transport) => 
 });
 
 describe('a bundle without a train-step graph', () => {
+  const plain = studioSuite(memory, 'pskills-distill-plain-', { defaultBundleDir: TINY_BUNDLE });
+
   it('the plan says Instant only, with the reason, and measures nothing', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'pskills-distill-plain-'));
-    const studio = createStudio({ dataDir, defaultBundleDir: TINY_BUNDLE });
-    try {
-      const { api, close } = await transports[0]!.open(studio);
-      await api.skills.save({ name: 'greet', content: SKILL });
-      const plan = await api.adapters.distillPlan({ name: 'greet' });
-      expect(plan).toMatchObject({ available: false, estimate: null, distilled: null });
-      expect(plan.reason).toMatch(/no train-step graph, so it can compile Instant only/);
-      expect(plan.questions.length).toBeGreaterThan(0);
-      await close();
-    } finally {
-      await studio.dispose();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    await plain.api.skills.save({ name: 'greet', content: SKILL });
+    const plan = await plain.api.adapters.distillPlan({ name: 'greet' });
+    expect(plan).toMatchObject({ available: false, estimate: null, distilled: null });
+    expect(plan.reason).toMatch(/no train-step graph, so it can compile Instant only/);
+    expect(plan.questions.length).toBeGreaterThan(0);
   });
 });
 
 describe('/v1 chat completions with a skill model', () => {
-  let dataDir: string;
-  let studio: Studio;
-  let host: WebHost;
-  let api: StudioApi;
-  let close: () => Promise<void> | void;
+  const s = studioSuite(withRoutes(memory), 'pskills-distill-v1-', { defaultBundleDir: TRAIN_BUNDLE });
   const chat = (model: string, store = false) =>
-    fetch(`${host.origin}/v1/chat/completions`, {
+    fetch(`${s.origin}/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
       body: JSON.stringify({
         model,
         messages: [{ role: 'user', content: PROMPT }],
@@ -169,18 +153,8 @@ describe('/v1 chat completions with a skill model', () => {
     }).then(async (r) => ({ status: r.status, body: (await r.json()) as V1Reply }));
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'pskills-distill-v1-'));
-    studio = createStudio({ dataDir, defaultBundleDir: TRAIN_BUNDLE });
-    host = await startWebHost({ dispatcher: studio.dispatcher, staticDir: null, routes: studio.routes });
-    ({ api, close } = await transports[0]!.open(studio));
-    await api.skills.save({ name: 'greet', content: SKILL });
-    await api.settings.set({ storeTrajectories: true });
-  });
-  afterAll(async () => {
-    await close();
-    await host.close();
-    await studio.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
+    await s.api.skills.save({ name: 'greet', content: SKILL });
+    await s.api.settings.set({ storeTrajectories: true });
   });
 
   it('#distilled before there is one: 404 naming the skill and how to distil it', async () => {
@@ -196,8 +170,8 @@ describe('/v1 chat completions with a skill model', () => {
   });
 
   it('base:skill@v runs the distilled adapter once there is one; #instant still asks for the instant one', async () => {
-    const res = await api.adapters.distill({ skill: { name: 'greet' }, steps: 4, seed: 3 }).result;
-    const cmp = await api.compare.run({ name: 'greet', prompt: PROMPT, maxTokens: 4, conditions: ['distilled'] })
+    const res = await s.api.adapters.distill({ skill: { name: 'greet' }, steps: 4, seed: 3 }).result;
+    const cmp = await s.api.compare.run({ name: 'greet', prompt: PROMPT, maxTokens: 4, conditions: ['distilled'] })
       .result;
     expect(cmp.columns[0]!.adapter).toBe(res.adapter.id);
     const distilled = await chat('base:greet@1#distilled');
@@ -207,7 +181,7 @@ describe('/v1 chat completions with a skill model', () => {
     expect(auto.status).toBe(200);
     expect(auto.body.choices[0]!.message.content).toBe(cmp.columns[0]!.text);
     // Kept as a trajectory naming the distilled adapter that ran.
-    const kept = await api.trajectories.list({ source: 'openai' });
+    const kept = await s.api.trajectories.list({ source: 'openai' });
     expect(kept.items.map((t) => [t.condition, t.adapter, t.skill?.name])).toEqual([
       ['adapter', res.adapter.key, 'greet'],
     ]);

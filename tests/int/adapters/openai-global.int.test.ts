@@ -1,42 +1,22 @@
 // The OpenAI-compatible endpoint serves `global` once the current bundle has a global adapter
 // version, and a completion with it equals the engine run with that adapter's exported tensors.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
+import { describe, expect, it } from 'vitest';
 import { readPeftDir } from '../../../main/adapters/peft-dir';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { directClient } from '../../../main/api/transports/direct';
-import { startWebHost, type WebHost } from '../../../main/api/transports/web-host';
 import { foldAdapter } from '../../../main/engine';
+import { studioSuite, withRoutes } from '../api/transports';
 import { FIXTURE_BUNDLE, writeFixturePeft } from './fixture';
 
-let dataDir: string;
-let studio: Studio;
-let host: WebHost;
-let api: StudioApi;
+const s = studioSuite(withRoutes(), 'pskills-openai-global-', { defaultBundleDir: FIXTURE_BUNDLE });
 
-beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'pskills-openai-global-'));
-  studio = createStudio({ dataDir, defaultBundleDir: FIXTURE_BUNDLE });
-  host = await startWebHost({ dispatcher: studio.dispatcher, staticDir: null, routes: studio.routes });
-  api = directClient(studioContract, studio.dispatcher);
-});
-afterAll(async () => {
-  await host.close();
-  await studio.dispose();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-const headers = () => ({ authorization: `Bearer ${host.token}`, 'content-type': 'application/json' });
+const headers = () => ({ authorization: `Bearer ${s.token}`, 'content-type': 'application/json' });
 const models = async () =>
   (
-    (await (await fetch(`${host.origin}/v1/models`, { headers: headers() })).json()) as { data: { id: string }[] }
+    (await (await fetch(`${s.origin}/v1/models`, { headers: headers() })).json()) as { data: { id: string }[] }
   ).data.map((m) => m.id);
 const messages = [{ role: 'user' as const, content: 'List the steps of a review.' }];
 const complete = (model: string) =>
-  fetch(`${host.origin}/v1/chat/completions`, {
+  fetch(`${s.origin}/v1/chat/completions`, {
     method: 'POST',
     headers: headers(),
     body: JSON.stringify({ model, messages, max_tokens: 12, temperature: 0 }),
@@ -53,17 +33,17 @@ describe('model "global"', () => {
   });
 
   it('is listed after ema.update and runs with the global adapter', async () => {
-    await writeFixturePeft(join(dataDir, 'peft'), 5, { scale: 1 });
-    const { adapter } = await api.adapters.import({ dir: join(dataDir, 'peft') });
-    const { adapter: global } = await api.ema.update({ adapterId: adapter.id });
+    await writeFixturePeft(join(s.dataDir, 'peft'), 5, { scale: 1 });
+    const { adapter } = await s.api.adapters.import({ dir: join(s.dataDir, 'peft') });
+    const { adapter: global } = await s.api.ema.update({ adapterId: adapter.id });
     expect(await models()).toEqual(['base', 'global']);
 
     const res = await complete('global');
     expect(res.status).toBe(200);
     const text = await textOf(res);
-    await api.adapters.export({ id: global.id, dir: join(dataDir, 'global-export') });
-    const exported = foldAdapter((await readPeftDir(join(dataDir, 'global-export'))).adapter);
-    const direct = await studio.engine.generate(
+    await s.api.adapters.export({ id: global.id, dir: join(s.dataDir, 'global-export') });
+    const exported = foldAdapter((await readPeftDir(join(s.dataDir, 'global-export'))).adapter);
+    const direct = await s.studio.engine.generate(
       { messages, maxTokens: 12, sampling: { temperature: 0 } },
       { emit: () => {}, signal: new AbortController().signal },
       exported,
