@@ -1,16 +1,13 @@
 // trajectories.*, settings.* and verify.* round-tripped through the in-memory transport and the web
 // host, against the real services, a SQLite file and the bundle-hyper fixture; and the recording
 // hooks: compare.run, engine.generate (the Playground) and the OpenAI endpoint on `"store": true`.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { studioContract } from '../../../common/api/contract';
 import { entries } from '../../../common/api/define';
 import type { VerifyEvent } from '../../../common/api/verify-schemas';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { startWebHost, type WebHost } from '../../../main/api/transports/web-host';
-import { failure, studioSuite, transports } from '../api/transports';
+import { failure, studioSuite, transports, withRoutes } from '../api/transports';
 import { HYPER_BUNDLE, SKILLS } from '../compile/fixture';
 
 /** The namespaces this suite covers (tests/int/api/studio-api.int.test.ts leaves them out). */
@@ -231,40 +228,30 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
 });
 
 describe('the OpenAI endpoint stores a completion only when the request says "store": true', () => {
-  let dataDir: string;
-  let studio: Studio;
-  let host: WebHost;
+  const s = studioSuite(withRoutes(), 'pskills-traj-openai-', { defaultBundleDir: HYPER_BUNDLE });
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'pskills-traj-openai-'));
-    studio = createStudio({ dataDir, defaultBundleDir: HYPER_BUNDLE });
-    host = await startWebHost({ dispatcher: studio.dispatcher, staticDir: null, routes: studio.routes });
-    await studio.dispatcher.call('skills.save', { name: 'sql-review', content: SKILLS['sql-review'] });
-  });
-  afterAll(async () => {
-    await host.close();
-    await studio.dispose();
-    rmSync(dataDir, { recursive: true, force: true });
+    await s.studio.dispatcher.call('skills.save', { name: 'sql-review', content: SKILLS['sql-review'] });
   });
 
   const complete = (body: object) =>
-    fetch(`${host.origin}/v1/chat/completions`, {
+    fetch(`${s.origin}/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${host.token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4, temperature: 0, ...body }),
     });
 
   it('keeps nothing by default, and the run with its model, adapter and metadata when asked', async () => {
     expect((await complete({ model: 'base' })).status).toBe(200);
-    expect(studio.trajectories.list({}).total).toBe(0);
+    expect(s.studio.trajectories.list({}).total).toBe(0);
     const res = await complete({ model: 'base:sql-review@1', store: true, metadata: { experiment: 'e1' } });
     expect(res.status).toBe(200);
     const text = ((await res.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
     const sse = await complete({ model: 'base', store: true, stream: true });
     await sse.text();
-    const page = studio.trajectories.list({ source: 'openai' });
+    const page = s.studio.trajectories.list({ source: 'openai' });
     expect(page.total).toBe(2);
-    const skill = studio.trajectories.show({ id: page.items.find((t) => t.skill)!.id });
+    const skill = s.studio.trajectories.show({ id: page.items.find((t) => t.skill)!.id });
     expect(skill).toMatchObject({
       skill: { name: 'sql-review', version: 1 },
       condition: 'parametric',
