@@ -3,15 +3,12 @@
 // bundle computes what cpu computes; engine.info reports it; where a software Vulkan device exists
 // (SwiftShader from Debian's chromium) WebGPU runs and its logits match cpu's within 1e-3.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract } from '../../../common/api/contract';
-import { createStudio } from '../../../main/api/root';
-import { directClient } from '../../../main/api/transports/direct';
 import { loadBundle, type Bundle } from '../../../main/engine';
 import { APP_ROOT } from '../../../main/paths';
+import { direct, studioSuite } from '../api/transports';
 import { FIXTURE_DIR, maxAbsDiff } from './fixture';
 
 const CHILD = join(APP_ROOT, 'tests/int/engine/provider-child.ts');
@@ -95,19 +92,17 @@ describe('engine.info says where the bundle runs', () => {
     bundle = await loadBundle(FIXTURE_DIR, { provider: 'cpu' });
   });
   afterAll(async () => bundle?.dispose());
+  // Bundles load on first use, so opening these before the tests changes nothing they see.
+  const webgpu = studioSuite(direct, 'pskills-provider-', { defaultBundleDir: FIXTURE_DIR, provider: 'webgpu' });
+  const plain = studioSuite(direct, 'pskills-provider-');
 
   it('the --provider override reaches the load, and the fallback reaches engine.info', async () => {
     expect(bundle.provider).toEqual({ requested: 'cpu', used: 'cpu', fallback: null });
     const logs: string[] = [];
     const warn = console.warn;
     console.warn = (m: string) => logs.push(m);
-    const studio = createStudio({
-      dataDir: mkdtempSync(join(tmpdir(), 'pskills-provider-')),
-      defaultBundleDir: FIXTURE_DIR,
-      provider: 'webgpu',
-    });
     try {
-      const info = await studio.engine.load(FIXTURE_DIR);
+      const info = await webgpu.studio.engine.load(FIXTURE_DIR);
       expect(info.provider?.requested).toBe('webgpu');
       // No adapter in this process's environment unless a GPU or a software device is visible.
       if (info.provider?.used === 'cpu') {
@@ -116,22 +111,16 @@ describe('engine.info says where the bundle runs', () => {
       } else expect(info.provider?.fallback).toBeNull();
     } finally {
       console.warn = warn;
-      await studio.dispose();
     }
   }, 120_000);
 
   it('the executionProvider setting is read at each load', async () => {
-    const studio = createStudio({ dataDir: mkdtempSync(join(tmpdir(), 'pskills-provider-')), defaultBundleDir: null });
-    const api = directClient(studioContract, studio.dispatcher);
-    try {
-      await api.settings.set({ executionProvider: 'webgpu' });
-      expect((await api.engine.loadBundle({ dir: FIXTURE_DIR })).provider?.requested).toBe('webgpu');
-      await api.settings.set({ executionProvider: 'cpu' });
-      const info = await api.engine.loadBundle({ dir: FIXTURE_DIR });
-      expect(info.provider).toEqual({ requested: 'cpu', used: 'cpu', fallback: null });
-      await expect(api.settings.set({ executionProvider: 'tpu' as 'cpu' })).rejects.toThrow(/executionProvider/);
-    } finally {
-      await studio.dispose();
-    }
+    const { api } = plain;
+    await api.settings.set({ executionProvider: 'webgpu' });
+    expect((await api.engine.loadBundle({ dir: FIXTURE_DIR })).provider?.requested).toBe('webgpu');
+    await api.settings.set({ executionProvider: 'cpu' });
+    const info = await api.engine.loadBundle({ dir: FIXTURE_DIR });
+    expect(info.provider).toEqual({ requested: 'cpu', used: 'cpu', fallback: null });
+    await expect(api.settings.set({ executionProvider: 'tpu' as 'cpu' })).rejects.toThrow(/executionProvider/);
   }, 120_000);
 });
