@@ -7,13 +7,11 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { startWebHost, type WebHost } from '../../../main/api/transports/web-host';
 import { collectImport } from '../../../main/skills/importer';
 import { skillMd } from '../../fixtures/skills/skill-md';
 import { tgzBytes } from '../../fixtures/skills/tar-bytes';
 import { FIXTURE_BUNDLE, writeFixturePeft } from '../adapters/fixture';
-import { failure, studioSuite, transports } from '../api/transports';
+import { failure, studioSuite, transports, withRoutes } from '../api/transports';
 
 const BIN = join(process.cwd(), 'bin', 'pskills.mjs');
 const INVISIBLE: [string, string][] = [
@@ -109,16 +107,7 @@ describe('imports skip SKILL.md names with invisible characters', () => {
 });
 
 describe('the web host', () => {
-  let studio: Studio;
-  let host: WebHost;
-  beforeAll(async () => {
-    studio = createStudio({ dataDir: mkdtempSync(join(work, 'host-')), defaultBundleDir: null });
-    host = await startWebHost({ dispatcher: studio.dispatcher, staticDir: null, routes: studio.routes });
-  });
-  afterAll(async () => {
-    await host.close();
-    await studio.dispose();
-  });
+  const host = studioSuite(withRoutes(), 'pskills-hardening-host-');
 
   it('takes the bearer scheme in any case (RFC 7235)', async () => {
     for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
