@@ -45,7 +45,15 @@ export class Bundle implements BundleInfo {
     return this.encoderGraph ?? this.lm;
   }
 
+  private readonly disposers: (() => Promise<void>)[] = [];
+
+  /** Run `fn` when the bundle is disposed (e.g. to close train-step sessions kept open on it). */
+  onDispose(fn: () => Promise<void>): void {
+    this.disposers.push(fn);
+  }
+
   async dispose(): Promise<void> {
+    for (const fn of this.disposers.splice(0)) await fn().catch(() => undefined);
     await this.lm.session.dispose();
     await this.encoderGraph?.session.dispose();
     await this.hypernet?.session.dispose();

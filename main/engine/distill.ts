@@ -17,6 +17,7 @@ import {
   initState,
   stateAdapter,
   TrainLoop,
+  TrainStepCache,
   TrainStepGraph,
   trainStepEntry,
   type BatchBuffers,
@@ -425,6 +426,18 @@ export function fillBatch(manifest: BundleManifest, rows: readonly TeacherRow[],
   }
 }
 
+/** The bundle's kept train-step sessions, closed with the bundle. */
+const caches = new WeakMap<Bundle, TrainStepCache>();
+function trainSteps(bundle: Bundle): TrainStepCache {
+  let c = caches.get(bundle);
+  if (!c) {
+    const cache = (c = new TrainStepCache(bundle.dir, bundle.manifest));
+    caches.set(bundle, cache);
+    bundle.onDispose(() => cache.dispose());
+  }
+  return c;
+}
+
 /** K steps of the train-step graph over the teacher rows (batches drawn in a seeded order, one bucket for
  * the longest row). Cancel is checked before every step; a non-finite loss stops at that step. Nothing
  * here stores anything: the caller stores the result. */
@@ -445,15 +458,18 @@ export async function distillRows(
     throw invalid(`practice rows of ${longest} tokens are longer than every train-step bucket`);
   // Each step runs in the smallest bucket its own batch fits (as the Python distiller pads each batch to
   // its longest row): one long question no longer makes every step pay for the longest shape.
+  const releases = new Map<number, () => void>();
   const graphs = new Map<number, TrainStepGraph>();
   const graphFor = async (bucket: Bucket): Promise<TrainStepGraph> => {
     let g = graphs.get(bucket.length);
     if (!g) {
-      g = await TrainStepGraph.open(bundle.dir, m, bucket, {
+      const got = await trainSteps(bundle).acquire(bucket, {
         provider: bundle.provider.used,
         intraOpNumThreads: options.intraOpNumThreads,
       });
+      g = got.graph;
       graphs.set(bucket.length, g);
+      releases.set(bucket.length, got.release);
     }
     return g;
   };
@@ -483,7 +499,7 @@ export async function distillRows(
       options.onProgress?.({ phase: 'train', step, steps, loss, secondsLeft: perStep * (steps - step) });
     }
   } finally {
-    for (const g of graphs.values()) await g.dispose();
+    for (const release of releases.values()) release();
   }
   const state = loop.current;
   return {

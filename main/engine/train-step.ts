@@ -148,6 +148,76 @@ export class TrainStepGraph {
   }
 }
 
+/** Train-step sessions kept open across distillations on one bundle. Opening one costs ~0.25 s (ORT
+ * optimising thousands of nodes) plus a slow first run, and a distillation uses ~2 buckets, so reopening
+ * them each time was a large share of a short distillation. Each session holds its own copy of the
+ * graph's buffers, so at most `max` are kept (least recently used closed first); one in use is never
+ * closed under a running distillation. */
+export class TrainStepCache {
+  private readonly entries = new Map<string, { graph: Promise<TrainStepGraph>; users: number }>();
+  private closed = false;
+
+  constructor(
+    private readonly dir: string,
+    private readonly manifest: BundleManifest,
+    private readonly max = 3,
+  ) {}
+
+  /** The bucket's graph, opened on first use; call the returned release when done with it. */
+  async acquire(bucket: Bucket, options: SessionOptions): Promise<{ graph: TrainStepGraph; release: () => void }> {
+    if (this.closed) {
+      const graph = await TrainStepGraph.open(this.dir, this.manifest, bucket, options);
+      return { graph, release: () => void graph.dispose().catch(() => undefined) };
+    }
+    const key = `${bucket.file}|${options.provider ?? ''}|${options.intraOpNumThreads ?? ''}`;
+    let e = this.entries.get(key);
+    if (e)
+      this.entries.delete(key); // re-inserted last: Map order is the LRU order
+    else e = { graph: TrainStepGraph.open(this.dir, this.manifest, bucket, options), users: 0 };
+    this.entries.set(key, e);
+    e.users++;
+    const entry = e;
+    let graph: TrainStepGraph;
+    try {
+      graph = await entry.graph;
+    } catch (err) {
+      entry.users--;
+      if (this.entries.get(key) === entry) this.entries.delete(key);
+      throw err;
+    }
+    this.evict();
+    let released = false;
+    return {
+      graph,
+      release: () => {
+        if (released) return;
+        released = true;
+        entry.users--;
+        if (this.closed || this.entries.get(key) !== entry) {
+          if (entry.users === 0) void graph.dispose().catch(() => undefined);
+        } else this.evict();
+      },
+    };
+  }
+
+  private evict(): void {
+    for (const [key, e] of this.entries) {
+      if (this.entries.size <= this.max) return;
+      if (e.users > 0) continue;
+      this.entries.delete(key);
+      void e.graph.then((g) => g.dispose()).catch(() => undefined);
+    }
+  }
+
+  /** Closes the idle sessions now and the busy ones when released. */
+  async dispose(): Promise<void> {
+    this.closed = true;
+    const idle = [...this.entries.values()].filter((e) => e.users === 0);
+    this.entries.clear();
+    await Promise.all(idle.map((e) => e.graph.then((g) => g.dispose()).catch(() => undefined)));
+  }
+}
+
 /** Student rows and the teacher's top-k of one bucket as the graph's own typed arrays, refilled each step. */
 export interface BatchBuffers {
   readonly batch: number;
