@@ -87,26 +87,10 @@ def test_the_shipped_config_loads_and_names_unknown_fields(tmp_path):
 
 
 
-def test_the_loss_options_change_the_training_loss(hyper_bundle, tmp_path):  # noqa: F811
-    """CE on the greedy token, the skill tokens' weight and the contrast term each enter the loss;
-    all off, the training loss is the plain KL that `evaluate` reports as val_kl_own."""
+def test_validation_reports_top1_on_the_skill_tokens_and_whole_answers(hyper_bundle, tmp_path):  # noqa: F811
     bundle = hyper_bundle[0]
     items = _items(bundle)
-    rows = [rs[:4] for _, _, rs in items]
     plain = MetaTrainer(bundle, items, items, tmp_path / "a", _cfg(1))
-    with torch.no_grad():
-        base = float(plain.train_loss(items, rows))
-        assert base == pytest.approx(float(plain.loss(items, rows)))
-        for i, opt in enumerate(({"ce_weight": 1.0}, {"contrast": 1.0, "margin": 50.0})):
-            tr = MetaTrainer(bundle, items, items, tmp_path / f"b{i}", MetaConfig(**{**_cfg(1).__dict__, **opt}))
-            assert float(tr.train_loss(items, rows)) != pytest.approx(base), opt
-        # the tiny base answers as its teacher does on some tokens and not on others: weighting the
-        # others moves the loss only where there are any
-        (ids, mask, pos, ans, top_ids, _), _ = plain.logits(items, rows)
-        alone = (plain.lm(ids, mask, pos, None, None)[0].argmax(-1) != top_ids[..., 0]) & (ans > 0)
-        weighted = MetaConfig(**{**_cfg(1).__dict__, "skill_token_weight": 4.0})
-        tr = MetaTrainer(bundle, items, items, tmp_path / "w", weighted)
-        assert (float(tr.train_loss(items, rows)) == pytest.approx(base)) == (not bool(alone.any()))
     rec = plain.evaluate()
     assert 0.0 <= rec["val_top1_skill_own"] <= 1.0 and rec["val_top1_skill_none"] == 0.0
     assert 0.0 <= rec["val_rows_exact_own"] <= 1.0

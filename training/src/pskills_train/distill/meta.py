@@ -46,7 +46,6 @@ from ..train.metrics import MetricsLog
 from ..train.optim import lr_at
 from .objective import distill_loss
 from .practice import NoPractice, gather
-from .rename import Renamer
 from .run import load_recipe
 from .student import _batch
 from .teacher import Teacher, TeacherRow
@@ -69,12 +68,6 @@ class MetaConfig:
     ckpt_every: int = 50
     seed: int = 0
     threads: int = 1
-    # What the loss stresses (all off at their defaults; docs/results.md has what each measured):
-    ce_weight: float = 0.0  # + CE on the teacher's greedy token: greedy decoding needs the top-1 right
-    skill_token_weight: float = 1.0  # weight of answer tokens the base alone gets wrong (the skill's own)
-    contrast: float = 0.0  # + contrast · relu(margin − (KL under the next skill's adapter − own KL))
-    margin: float = 1.0
-    rename: float = 0.0  # chance that a sampled skill's made-up words are swapped for fresh ones (rename.py)
 
 
 CONFIG = Path(__file__).resolve().parents[3] / "configs" / "distill-meta.json"
@@ -146,8 +139,6 @@ class MetaTrainer:
         for p in self.net.parameters():
             p.requires_grad_(True)
         self.train, self.val = train, val[:cfg.val_skills]
-        self.tok = Tokenizer.from_file(str(bundle / manifest["tokenizer"]["file"]))
-        self.renamer = Renamer(self.tok) if cfg.rename else None
         self.opt = torch.optim.AdamW(self.net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         self.ocfg = OptimConfig(lr=cfg.lr, min_lr=cfg.min_lr, warmup_steps=cfg.warmup)
         self.step = 0
@@ -179,33 +170,15 @@ class MetaTrainer:
         (_, _, _, ans, top_ids, top_logp), (logits,) = self.logits(items, rows_per, (roll,))
         return distill_loss(logits, top_ids, top_logp, ans)
 
-    def train_loss(self, items: list, rows_per: list[list[TeacherRow]]) -> Tensor:
-        cfg = self.cfg
-        rolls = (0, 1) if cfg.contrast else (0,)
-        (ids, mask, pos, ans, top_ids, top_logp), outs = self.logits(items, rows_per, rolls)
-        weight = ans
-        if cfg.skill_token_weight != 1.0:
-            with torch.no_grad():
-                alone = self.lm(ids, mask, pos, None, None)[0].argmax(-1) != top_ids[..., 0]
-            weight = ans * torch.where(alone, cfg.skill_token_weight, 1.0)
-        own = distill_loss(outs[0], top_ids, top_logp, weight)
-        loss = distill_loss(outs[0], top_ids, top_logp, weight, cfg.ce_weight) if cfg.ce_weight else own
-        if cfg.contrast:
-            wrong = distill_loss(outs[1], top_ids, top_logp, weight)
-            loss = loss + cfg.contrast * torch.relu(cfg.margin - (wrong - own))
-        return loss
-
     def train_step(self) -> dict[str, float]:
         cfg = self.cfg
         rng = random.Random(f"{cfg.seed}:{self.step}")
         items = rng.sample(self.train, cfg.skills_per_step)
         rows = [rng.sample(rs, min(cfg.rows_per_skill, len(rs))) for _, _, rs in items]
-        if self.renamer is not None:
-            items, rows = self._renamed(items, rows, rng)
         lr = lr_at(self.step, self.ocfg, cfg.steps)
         for g in self.opt.param_groups:
             g["lr"] = lr
-        loss = self.train_loss(items, rows)
+        loss = self.loss(items, rows)
         if not torch.isfinite(loss):
             raise RuntimeError(f"meta step {self.step + 1}: non-finite loss {float(loss.detach())}")
         self.opt.zero_grad(set_to_none=True)
@@ -214,19 +187,6 @@ class MetaTrainer:
         self.opt.step()
         self.step += 1
         return {"loss": float(loss.detach()), "lr": lr, "grad_norm": float(norm)}
-
-    def _renamed(self, items: list, rows: list[list[TeacherRow]], rng: random.Random) -> tuple[list, list]:
-        """Each skill, with chance `rename`, with fresh made-up words in its text and rows alike."""
-        assert self.renamer is not None
-        out_items, out_rows = [], []
-        for (name, ids, all_rows), rs in zip(items, rows, strict=True):
-            if rng.random() < self.cfg.rename:
-                text = self.tok.decode(ids, skip_special_tokens=False)
-                names = self.renamer.mapping(text, rng)
-                ids, rs = encode_ids(self.tok, self.renamer.text(text, names)), [self.renamer.row(r, names) for r in rs]
-            out_items.append((name, ids, all_rows))
-            out_rows.append(rs)
-        return out_items, out_rows
 
     @torch.no_grad()
     def evaluate(self) -> dict[str, float]:
