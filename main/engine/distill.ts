@@ -18,7 +18,7 @@ import {
   stateAdapter,
   TrainLoop,
   TrainStepCache,
-  TrainStepGraph,
+  type TrainStepGraph,
   trainStepEntry,
   type BatchBuffers,
   type Bucket,
@@ -552,7 +552,8 @@ export function estimateBucket(
 }
 
 /** Seconds per train step of one bucket on this machine: the median of `runs` timed steps on a padding
- * batch with one short answer row (the graph's cost depends on its static shape, not on the tokens). */
+ * batch with one short answer row (the graph's cost depends on its static shape, not on the tokens).
+ * The first run is not counted, so a session the bundle already kept open times the same. */
 export async function timeTrainStep(bundle: Bundle, bucket: Bucket, runs = 3): Promise<number> {
   const m = bundle.manifest;
   const k = trainStepEntry(m).top_k;
@@ -564,7 +565,8 @@ export async function timeTrainStep(bundle: Bundle, bucket: Bucket, runs = 3): P
     topLogp: new Float32Array(n * k).fill(Math.log(1 / k)),
     answer: '',
   };
-  const graph = await TrainStepGraph.open(bundle.dir, m, bucket, { provider: bundle.provider.used });
+  // The bundle's kept session: a distillation that follows the estimate finds it open (and warm).
+  const { graph, release } = await trainSteps(bundle).acquire(bucket, { provider: bundle.provider.used });
   try {
     const loop = new TrainLoop(m, initState(m, null, 0));
     fillBatch(m, [row], loop.buffers(bucket));
@@ -578,6 +580,6 @@ export async function timeTrainStep(bundle: Bundle, bucket: Bucket, runs = 3): P
     times.sort((a, b) => a - b);
     return times[Math.floor(times.length / 2)]!;
   } finally {
-    await graph.dispose();
+    release();
   }
 }
