@@ -82,20 +82,6 @@ def test_a_skill_longer_than_the_context_is_read_by_chunks(parts):
     assert rows and {r.chunk for r in rows} <= set(range(len(chunks) + 8)) and all(r.chunk is not None for r in rows)
 
 
-def test_the_gain_rule_picks_the_chunk_that_raises_the_answer_most_over_the_base(parts):
-    m, _, prompter, teacher = parts
-    long = SKILL + "\n## Notes\n" + " ".join(f"word{i}" for i in range(600)) + "\n"
-    gain = Teacher(teacher.backend, prompter, teacher.stop_ids, teacher.eos, teacher.context, k=8, max_answer=6,
-                   batch=4, chunk_rule="gain")
-    rows = rows_for(gain, long)
-    assert rows and all(r.gain is not None and r.chunk is not None for r in rows)
-    for r in rows[:3]:  # gain = the chunk teacher's mean log-probability less the base's, no skill
-        _, _, base = gain._topk([r.student[:r.answer_from]], [r.answer])[0]
-        assert abs(r.gain - (r.mean_logp - base)) < 1e-5
-    with pytest.raises(ValueError, match="chunk_rule"):
-        Teacher(teacher.backend, prompter, teacher.stop_ids, teacher.eos, teacher.context, chunk_rule="longest")
-
-
 def test_the_student_is_deterministic_and_moves_toward_the_teacher(parts):
     m, lm, _, teacher = parts
     rows = rows_for(teacher)

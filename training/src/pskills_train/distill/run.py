@@ -27,19 +27,17 @@ class Plan:
     questions: int
     sources: tuple[str, ...]
     synth_sources: tuple[str, ...]
-    chunk_rule: str = "confidence"  # the teacher's rule for long skills (teacher.CHUNK_RULES)
 
 
 def load_recipe(path: Path = RECIPE, **override: Any) -> Plan:
     raw = {**json.loads(Path(path).read_text()), **{k: v for k, v in override.items() if v is not None}}
     known = {f.name for f in fields(Recipe)}
-    unknown = set(raw) - known - {"questions", "sources", "synth_sources", "chunk_rule"}
+    unknown = set(raw) - known - {"questions", "sources", "synth_sources"}
     if unknown:
         raise ValueError(f"{path}: unknown fields {sorted(unknown)}")
     args: dict[str, Any] = {k: (tuple(v) if k == "snapshots" else v) for k, v in raw.items() if k in known}
     rec = Recipe(**args)
-    return Plan(rec, int(raw["questions"]), tuple(raw["sources"]), tuple(raw["synth_sources"]),
-                str(raw.get("chunk_rule", "confidence")))
+    return Plan(rec, int(raw["questions"]), tuple(raw["sources"]), tuple(raw["synth_sources"]))
 
 
 @dataclass

@@ -22,12 +22,6 @@ from ..evals.score import Item, score_all
 from ..evals.tasks import Prompter, Task
 from .practice import Question
 
-# How a long skill's chunk is chosen per question (docs/distill.md, "Long skills"): "confidence", the
-# chunk whose greedy answer has the highest mean log-probability under its own teacher; "gain", the
-# highest rise of that log-probability over the base's with no skill (the chunk that explains the
-# answer, not one under which any generic answer is likely).
-CHUNK_RULES = ("confidence", "gain")
-
 
 @dataclass
 class TeacherRow:
@@ -39,7 +33,6 @@ class TeacherRow:
     source: str
     mean_logp: float  # the teacher's mean log-probability of its own answer
     chunk: int | None = None
-    gain: float | None = None  # mean_logp less the base's own, with no skill (long skills, rule "gain")
 
 
 def _task(q: Question) -> Task:
@@ -64,12 +57,9 @@ def chunk_texts(prompter: Prompter, text: str, budget: int, overlap: int = 32) -
 
 class Teacher:
     def __init__(self, backend, prompter: Prompter, stop_ids: set[int], eos: int, context: int, k: int = 16,
-                 max_answer: int = 48, batch: int = 8, chunk_rule: str = "confidence"):
-        if chunk_rule not in CHUNK_RULES:
-            raise ValueError(f"chunk_rule {chunk_rule!r}: expected one of {', '.join(CHUNK_RULES)}")
+                 max_answer: int = 48, batch: int = 8):
         self.backend, self.prompter, self.stop_ids, self.eos = backend, prompter, stop_ids, eos
         self.context, self.k, self.max_answer, self.batch = context, k, max_answer, batch
-        self.chunk_rule = chunk_rule
 
     def _answers(self, prompts: list[list[int]], forced: list[list[int] | None]) -> list[list[int]]:
         """Greedy answers (with the end-of-turn token when the teacher stopped) or the forced ones."""
@@ -126,20 +116,11 @@ class Teacher:
             return [r for r in self._pass(skill, questions) if r.answer]
         best: list[TeacherRow | None] = [None] * len(questions)
         for c, text in enumerate(chunks):
-            rows = self._pass(text, questions)
-            if self.chunk_rule == "gain":
-                kept = [r for r in rows if r.answer]
-                base = self._topk([r.student[:r.answer_from] for r in kept], [r.answer for r in kept])
-                for r, (_, _, own) in zip(kept, base, strict=True):
-                    r.gain = r.mean_logp - own
-            for i, r in enumerate(rows):
+            for i, r in enumerate(self._pass(text, questions)):
                 r.chunk = c
-                if r.answer and (best[i] is None or self._score(r) > self._score(best[i])):  # type: ignore[arg-type]
+                if r.answer and (best[i] is None or r.mean_logp > best[i].mean_logp):  # type: ignore[union-attr]
                     best[i] = r
         return [r for r in best if r is not None]
-
-    def _score(self, r: TeacherRow) -> float:
-        return r.gain if self.chunk_rule == "gain" and r.gain is not None else r.mean_logp
 
     def _longest_question(self, questions: list[Question]) -> int:
         return max((len(self.prompter.fit(_task(q), None, 1 << 30)[0]) for q in questions), default=0)

@@ -89,7 +89,7 @@ def make_slot(backend, tok, chat_template: str, manifest: dict[str, Any], bundle
     prompter = Prompter(tok, chat_template, manifest["architecture"]["max_positions"])
     stop = set(manifest["special_tokens"]["stop"])
     teacher = Teacher(backend, prompter, stop, manifest["special_tokens"]["eos"], context, rec.top_k,
-                      rec.max_answer, rec.batch, plan.chunk_rule)
+                      rec.max_answer, rec.batch)
     distiller = Distiller(lm.eval(), teacher, list(manifest["lora"]["layers"]), manifest["lora"]["default_rank"],
                           plan, seed)
     torch.manual_seed(seed)
