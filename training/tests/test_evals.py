@@ -1,4 +1,4 @@
-"""Evaluation (docs/design.md §5): metrics, bootstrap, derangement, truncation, batched scoring, the report schema."""
+"""Evaluation (docs/design.md §5): metrics, bootstrap, truncation, batched scoring, the report schema."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from pskills_train.evals.__main__ import main as eval_main
-from pskills_train.evals.adapters import derangement, random_text
+from pskills_train.evals.adapters import random_text
 from pskills_train.evals.cli import table
 from pskills_train.evals.conditions import CONDITIONS, DISTILLED, Providers
 from pskills_train.evals.core import Settings
@@ -68,16 +68,6 @@ def test_paired_bootstrap_ci():
     assert lo < 0 < hi
     with pytest.raises(ValueError):
         paired_bootstrap([1.0], [1.0, 2.0])
-
-
-def test_derangement_has_no_fixed_point():
-    for n in range(2, 25):
-        for seed in range(5):
-            p = derangement(n, seed)
-            assert sorted(p) == list(range(n)) and all(i != j for i, j in enumerate(p))
-            assert p == derangement(n, seed)
-    with pytest.raises(ValueError):
-        derangement(1, 0)
 
 
 def test_random_text_has_about_the_same_length(tiny):

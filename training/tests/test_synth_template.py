@@ -69,7 +69,6 @@ def test_sections_skip_code_fences_and_nest():
     assert "git rebase --continue" in wf.body(s.text)  # the section holds its subsection
     assert "## Common mistakes" not in wf.body(s.text)
     assert s.name == "git-tidy" and s.description.startswith("Tidy a git branch")
-    assert "## Workflow" not in s.without(wf) and "## Glossary" in s.without(wf)
     assert find_sections("no headings at all\n") == []
 
 

@@ -142,18 +142,6 @@ def checkpoint_provider(backend: Any, tok: Tokenizer, path: str | Path, manifest
                             enc["chunk_overlap"], label)
 
 
-def derangement(n: int, seed: int) -> list[int]:
-    """perm[i] != i for every i (n >= 2): skill i is scored with skill perm[i]'s adapter."""
-    if n < 2:
-        raise ValueError("a derangement needs at least 2 skills")
-    rng = random.Random(seed)
-    while True:
-        p = list(range(n))
-        rng.shuffle(p)
-        if all(i != j for i, j in enumerate(p)):
-            return p
-
-
 _PRINTABLE: dict[int, list[int]] = {}
 
 

@@ -45,10 +45,6 @@ class Skill:
     def sha256(self) -> str:
         return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
-    def without(self, sec: Section) -> str:
-        """The text with one section (heading and body) removed: s₋ⱼ of the section cloze."""
-        return self.text[:sec.start] + self.text[sec.end:]
-
 
 def find_sections(text: str) -> list[Section]:
     """Every heading of `text` (frontmatter included in offsets), in document order."""
