@@ -3,7 +3,6 @@
 // with ENOENT (/proc/nope/x: it retries mkdir("/proc/nope") without end), so every target the user
 // names goes through this instead: one plain mkdir per missing level, parents first
 // (docs/security.md "Writing where the user says").
-import { lstatSync, mkdirSync } from 'node:fs';
 import { lstat, mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { StudioError } from '../../common/errors';
@@ -40,29 +39,6 @@ export async function makeDirs(dir: string): Promise<void> {
   for (const level of await missingLevels(dir)) {
     try {
       await mkdir(level);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw cannot(level, e as NodeJS.ErrnoException);
-    }
-  }
-}
-
-/** makeDirs for synchronous callers. */
-export function makeDirsSync(dir: string): void {
-  const levels: string[] = [];
-  for (let at = resolve(dir); ; at = dirname(at)) {
-    let exists = false;
-    try {
-      lstatSync(at);
-      exists = true;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw cannot(at, e as NodeJS.ErrnoException);
-    }
-    if (exists || dirname(at) === at) break;
-    levels.push(at);
-  }
-  for (const level of levels.reverse()) {
-    try {
-      mkdirSync(level);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw cannot(level, e as NodeJS.ErrnoException);
     }

@@ -21,4 +21,3 @@ export { default as ThemeLightIcon } from '@lucide/svelte/icons/sun';
 export { default as ThemeSystemIcon } from '@lucide/svelte/icons/monitor';
 export { default as TrashIcon } from '@lucide/svelte/icons/trash-2';
 export { default as TrajectoriesIcon } from '@lucide/svelte/icons/route';
-export { default as UploadIcon } from '@lucide/svelte/icons/upload';

@@ -9,25 +9,6 @@ export interface ProvenanceField {
   truncate?: boolean;
 }
 
-export function provenanceKind(p: Provenance): string {
-  switch (p.kind) {
-    case 'npm':
-      return 'npm package';
-    case 'tgz':
-      return 'package tarball';
-    case 'folder':
-      return 'folder';
-    case 'manual':
-      return 'edited in the studio';
-    case 'template':
-      return 'written in the studio';
-    case 'lesson':
-      return 'continual lesson';
-    case 'evolve':
-      return 'evolve run';
-  }
-}
-
 /** One line: "npm · pkg@1.2.3 · MIT · skills/x/SKILL.md". */
 export function provenanceSummary(p: Provenance): string {
   switch (p.kind) {
