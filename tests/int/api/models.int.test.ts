@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { studioContract, type StudioApi } from '../../../common/api/contract';
 import type { ModelCreateProgress } from '../../../common/api/model-schemas';
 import { createStudio, type Studio } from '../../../main/api/root';
-import { memoryPair } from '../../../main/api/transports/memory';
+import { memoryPair } from '../../unit/api/memory-pair';
 import { trainingPython } from '../../../main/training-venv';
 import { emptyForm, ModelShelf, type ModelsSnapshot } from '../../../renderer/src/lib/models/models';
 import { HYPER_BUNDLE, TINY_BUNDLE } from '../compile/fixture';

@@ -8,7 +8,7 @@ import { studioContract, type StudioApi } from '../../../common/api/contract';
 import { StudioError } from '../../../common/errors';
 import { createStudio, type Studio, type StudioOptions } from '../../../main/api/root';
 import { directClient } from '../../../main/api/transports/direct';
-import { memoryPair } from '../../../main/api/transports/memory';
+import { memoryPair } from '../../unit/api/memory-pair';
 import { startWebHost } from '../../../main/api/transports/web-host';
 import { webClient } from './web-client';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { studioContract } from '../../../common/api/contract';
 import { createStudio } from '../../../main/api/root';
-import { memoryPair } from '../../../main/api/transports/memory';
+import { memoryPair } from '../../unit/api/memory-pair';
 import { trainingPython } from '../../../main/training-venv';
 import { loadBundle, type Bundle } from '../../../main/engine';
 import { KvCache } from '../../../main/engine/kv-cache';

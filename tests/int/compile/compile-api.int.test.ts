@@ -9,7 +9,7 @@ import { studioContract } from '../../../common/api/contract';
 import { entries } from '../../../common/api/define';
 import type { CompareEvent } from '../../../common/api/engine-schemas';
 import { createStudio } from '../../../main/api/root';
-import { memoryPair } from '../../../main/api/transports/memory';
+import { memoryPair } from '../../unit/api/memory-pair';
 import { failure, memory, studioSuite, transports } from '../api/transports';
 import { HYPER_BUNDLE, SKILLS, TINY_BUNDLE } from './fixture';
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { method, stream } from '../../../common/api/define';
 import { StudioError } from '../../../common/errors';
 import { Dispatcher } from '../../../main/api/dispatcher';
-import { memoryPair } from '../../../main/api/transports/memory';
+import { memoryPair } from './memory-pair';
 
 const contract = {
   math: {

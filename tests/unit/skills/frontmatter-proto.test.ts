@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { studioContract } from '../../../common/api/contract';
 import { Frontmatter } from '../../../common/api/skill-schemas';
 import { createStudio } from '../../../main/api/root';
-import { memoryPair } from '../../../main/api/transports/memory';
+import { memoryPair } from '../api/memory-pair';
 import { parseSkillMd } from '../../../main/skills/parse';
 import { skillMd } from '../../fixtures/skills/skill-md';
 

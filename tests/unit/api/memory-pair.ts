@@ -5,8 +5,8 @@ import type { ClientOf, Contract } from '../../../common/api/define';
 import { StreamClient } from '../../../common/api/message-link';
 import type { ClientMessage, ServerMessage } from '../../../common/api/wire';
 import { StudioError } from '../../../common/errors';
-import type { Dispatcher } from '../dispatcher';
-import { StreamServer } from './stream-server';
+import type { Dispatcher } from '../../../main/api/dispatcher';
+import { StreamServer } from '../../../main/api/transports/stream-server';
 
 const wire = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
 
