@@ -235,32 +235,45 @@ async function greedyShared(
   });
 }
 
-/** The teacher's top-k along a given answer: one forward of prompt and answer. */
-async function forcedTop(
+/** The logits that predict each token of `answer` after `prompt` (one forward of both, the base or with
+ *  `adapter`): row j, `logits.subarray(j * vocab, (j + 1) * vocab)`, predicts answer[j]. */
+export async function answerLogits(
   bundle: Bundle,
   prompt: readonly number[],
-  ans: readonly number[],
-): Promise<{ topIds: Int32Array; topLogp: Float32Array }> {
+  answer: readonly number[],
+  adapter: EngineAdapter | null = null,
+): Promise<{ logits: Float32Array; vocab: number }> {
   const m = bundle.manifest;
-  const k = trainStepEntry(m).top_k;
-  const n = ans.length;
-  // Positions prompt−1 … prompt+n−2 predict the n answer tokens.
-  const ids = [...prompt, ...ans];
+  const n = answer.length;
+  // Positions prompt−1 … prompt+n−2 predict the n answer tokens; the last kept row (after the answer) is dropped.
+  const ids = [...prompt, ...answer];
   const out = await bundle.lm.forward({
     batch: 1,
     inputIds: ids,
     positionIds: ids.map((_, i) => i),
     attentionMask: ids.map(() => 1),
     cache: KvCache.empty(m, 1),
-    lora: bundle.lm.loraFeeds([null]),
+    lora: bundle.lm.loraFeeds([adapter]),
     logitsToKeep: n + 1,
   });
   const V = m.architecture.vocab;
   const first = out.logitsPerRow - (n + 1);
+  return { logits: out.logits.subarray(first * V, (first + n) * V), vocab: V };
+}
+
+/** The teacher's top-k along a given answer. */
+async function forcedTop(
+  bundle: Bundle,
+  prompt: readonly number[],
+  ans: readonly number[],
+): Promise<{ topIds: Int32Array; topLogp: Float32Array }> {
+  const k = trainStepEntry(bundle.manifest).top_k;
+  const n = ans.length;
+  const { logits, vocab: V } = await answerLogits(bundle, prompt, ans);
   const topIds = new Int32Array(n * k);
   const topLogp = new Float32Array(n * k);
   for (let j = 0; j < n; j++) {
-    const t = topK(out.logits.subarray((first + j) * V, (first + j + 1) * V), k);
+    const t = topK(logits.subarray(j * V, (j + 1) * V), k);
     topIds.set(t.ids, j * k);
     topLogp.set(t.logp, j * k);
   }
