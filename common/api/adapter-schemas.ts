@@ -35,6 +35,15 @@ export const AdapterRecipe = z.discriminatedUnion('kind', [
     beta: z.number().min(0).max(1),
     rankBudget: Rank,
     sources: z.tuple([Sha256.nullable(), Sha256]),
+    // Then rehearsed: train steps over every listed lesson's practice, each with its own text in context.
+    rehearsal: z
+      .object({
+        steps: z.number().int().positive(),
+        lessons: z.array(Sha256).min(1),
+        finalLoss: z.number(),
+        seconds: z.number().nonnegative(),
+      })
+      .optional(),
   }),
   // A skill version through the bundle's hypernetwork; the skill and bundle hashes are in the key.
   z.object({ kind: z.literal('compile'), hypernet: z.enum(['perceiver', 't2l']), combine: z.literal('mean') }),

@@ -37,6 +37,13 @@ export const ContinualRunInput = z.strictObject({
   tier: z.enum(['distilled', 'instant']).optional(),
   /** distilled: train steps per lesson (default 40). */
   steps: z.number().int().min(1).max(1000).optional(),
+  /** merge, distilled: after each EMA step, this many train steps rehearse every lesson so far into the
+   *  global adapter, each lesson's practice answered with that lesson in context (default 0: EMA only;
+   *  docs/distill.md "Rehearsing lessons into the global adapter"). */
+  rehearse: z.number().int().min(0).max(1000).optional(),
+  /** distilled: forced practice copies per demo with the numbers it repeats from its question redrawn
+   *  (default 0). */
+  variants: z.number().int().min(0).max(100).optional(),
 });
 export type ContinualRunInput = z.infer<typeof ContinualRunInput>;
 
@@ -112,6 +119,9 @@ export const ContinualRunResult = z.object({
     /** How the lessons were compiled, and the distillation steps per lesson (null for instant). */
     tier: z.enum(['distilled', 'instant']),
     steps: z.number().int().nullable(),
+    /** merge: rehearsal steps after each EMA step (0: none). */
+    rehearse: z.number().int().nonnegative().default(0),
+    variants: z.number().int().nonnegative().default(0),
     summariser: z.string(),
   }),
   episodes: z.array(ContinualEpisode),

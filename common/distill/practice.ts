@@ -33,6 +33,7 @@ function sections(markdown: string): Section[] {
 }
 
 const MARKER = /^\s*(?:[-*+]|\d+[.)])\s+/;
+const ARROW = /\s+(?:→|->|=>)\s+/;
 const ASKED = /^\s*(?:\*\*)?(?:user|q|question|input|prompt|request)(?:\*\*)?\s*[:>-]\s*(?:\*\*)?\s*/i;
 
 /** Questions an Examples section asks: `User: …` / `Q: …` lines, else its list items and quotes. */
@@ -41,7 +42,9 @@ function exampleQuestions(body: string): string[] {
   const unlisted = (l: string) => l.replace(MARKER, '').replace(/^\s*>\s*/, '');
   const asked = lines.filter((l) => ASKED.test(unlisted(l))).map((l) => unlisted(l).replace(ASKED, ''));
   const picked = asked.length > 0 ? asked : lines.filter((l) => MARKER.test(l) || /^\s*>/.test(l)).map(unlisted);
-  return picked.map((l) => l.replace(/^["“'`]+|["”'`]+$/g, '').trim()).filter((q) => q.length >= 2);
+  // `"question" → answer` items (a continual lesson's Examples): the question is what comes before the arrow.
+  const asks = picked.map((l) => (ARROW.test(l) ? l.split(ARROW)[0]! : l));
+  return asks.map((l) => l.replace(/^["“'`]+|["”'`]+$/g, '').trim()).filter((q) => q.length >= 2);
 }
 
 /** Questions from tests (their prompts), the Examples section and a cloze per non-empty section, in that

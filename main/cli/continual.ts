@@ -45,6 +45,8 @@ export function continualJson(r: ContinualRunResult) {
       max_tokens: r.settings.maxTokens,
       tier: r.settings.tier,
       steps: r.settings.steps,
+      rehearse: r.settings.rehearse,
+      variants: r.settings.variants,
       summariser: r.settings.summariser,
     },
     ms: Math.round(r.ms),
@@ -53,7 +55,7 @@ export function continualJson(r: ContinualRunResult) {
 
 export const continualRun: Command = {
   name: 'continual run',
-  usage: `(--suite skillworld --episodes N --mode ${CONTINUAL_MODES.join('|')} [--seed S] [--beta B] [--rank K] [--demos D] [--tasks T] [--max-tokens N] [--world DIR] [--summariser template|llm] [--tier distilled|instant] [--steps K] | --resume RUN) [--bundle DIR]`,
+  usage: `(--suite skillworld --episodes N --mode ${CONTINUAL_MODES.join('|')} [--seed S] [--beta B] [--rank K] [--demos D] [--tasks T] [--max-tokens N] [--world DIR] [--summariser template|llm] [--tier distilled|instant] [--steps K] [--rehearse K] [--variants V] | --resume RUN) [--bundle DIR]`,
   summary: "lessons from verified SkillWorld episodes into the bundle's global adapter; pass rate per episode",
   async run(argv, { io, flags, withStudio, untilDone }) {
     const { values, positionals } = flags.parse(argv, {
@@ -70,13 +72,30 @@ export const continualRun: Command = {
       summariser: { type: 'string' },
       tier: { type: 'string' },
       steps: { type: 'string' },
+      rehearse: { type: 'string' },
+      variants: { type: 'string' },
       bundle: { type: 'string' },
       resume: { type: 'string' },
     });
     const resume = values.resume;
     if (positionals.length) throw usageError(continualRun);
     if (resume !== undefined) {
-      const { suite, episodes, mode, seed, beta, rank, demos, tasks, world, summariser, tier, steps } = values;
+      const {
+        suite,
+        episodes,
+        mode,
+        seed,
+        beta,
+        rank,
+        demos,
+        tasks,
+        world,
+        summariser,
+        tier,
+        steps,
+        rehearse,
+        variants,
+      } = values;
       if (
         [
           suite,
@@ -92,6 +111,8 @@ export const continualRun: Command = {
           summariser,
           tier,
           steps,
+          rehearse,
+          variants,
         ].some(Boolean)
       )
         throw new StudioError(
@@ -126,6 +147,8 @@ export const continualRun: Command = {
       summariser: values.summariser as ContinualRunInput['summariser'],
       tier: values.tier as ContinualRunInput['tier'],
       steps: count(values.steps, '--steps'),
+      rehearse: values.rehearse === undefined ? undefined : flags.integer(values.rehearse, '--rehearse', { min: 0 }),
+      variants: values.variants === undefined ? undefined : flags.integer(values.variants, '--variants', { min: 0 }),
     };
     return report(await go((api, onEvent) => api.continual.run(input, onEvent)));
 

@@ -6,6 +6,7 @@ import type { ContinualMode } from '../../common/api/continual-schemas';
 import type { AdapterRecipe } from '../../common/api/adapter-schemas';
 import type { MergeJob } from '../adapters/algebra-ops';
 import type { Adapter, LoraPair, TargetKey } from '../adapters/types';
+import type { PracticeQuestion } from '../../common/distill/practice';
 
 export interface Lesson {
   episode: number;
@@ -16,6 +17,8 @@ export interface Lesson {
   rowId: number;
   key: string;
   tensorsSha256: string;
+  /** What the lesson practised on; rehearsal practises on it again. */
+  practice: readonly PracticeQuestion[];
 }
 
 /** Appends what was computed as the next global version and returns its number. */
@@ -23,9 +26,10 @@ export type Write = () => number;
 
 /** What a mode may do to the global adapter; numbers are global versions. */
 export interface GlobalOps {
-  /** ΔW_g ← (1−β)ΔW_g + βΔW_lesson, svd to the rank budget, computed in the worker
-   *  (GlobalAdapterService.emaStepOffThread); the write appends it. */
-  ema(lesson: Lesson): Promise<Write>;
+  /** ΔW_g ← (1−β)ΔW_g + βΔW_lesson (the newest), svd to the rank budget, computed in the worker
+   *  (GlobalAdapterService.emaStepOffThread), then rehearsed on every lesson when the run asks; the
+   *  write appends it. */
+  ema(lessons: readonly Lesson[]): Promise<Write>;
   /** cat or linear in the worker, over copies of the adapters (the caller keeps them). */
   merge(job: MergeJob): Promise<Adapter>;
   /** Appends `adapter` (made by `recipe` from `lessons`) as the next version; β = the newest lesson's weight. */
@@ -77,7 +81,7 @@ function mean(method: 'cat' | 'linear') {
 }
 
 export const MODES: readonly ModeRow[] = [
-  { mode: 'merge', answerer: 'global', absorb: (ops, lessons) => ops.ema(lessons.at(-1)!) },
+  { mode: 'merge', answerer: 'global', absorb: (ops, lessons) => ops.ema(lessons) },
   { mode: 'cat', answerer: 'global', absorb: mean('cat') },
   { mode: 'linear', answerer: 'global', absorb: mean('linear') },
   { mode: 'independent', answerer: 'newest', absorb: () => Promise.resolve(null) },

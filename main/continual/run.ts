@@ -8,12 +8,13 @@
 // was killed or cancelled goes on from its rows, and no lesson is absorbed or measured twice.
 import type { ContinualEpisode, ContinualEvent, ContinualRunResult } from '../../common/api/continual-schemas';
 import type { TrajectoryMessage } from '../../common/api/trajectory-schemas';
+import type { AdapterRecipe } from '../../common/api/adapter-schemas';
 import { StudioError } from '../../common/errors';
 import { checkExpect } from '../../common/verify/expect';
 import { practiceQuestions, type PracticeQuestion } from '../../common/distill/practice';
 import type { MergeJob } from '../adapters/algebra-ops';
 import type { Adapter } from '../adapters/types';
-import type { BundleInfo, EngineAdapter } from '../engine';
+import { foldAdapter, type BundleInfo, type EngineAdapter } from '../engine';
 import type { BundleManifest } from '../engine/manifest';
 import { bodyHash } from '../skills/normalize';
 import { parseSkillMd } from '../skills/parse';
@@ -22,6 +23,7 @@ import type { ContinualRepo, StoredContinualRun } from '../store/continual-repo'
 import type { SkillsRepo } from '../store/skills-repo';
 import { modeRow, type Answerer, type GlobalOps, type Lesson } from './absorb';
 import { measure, type Condition } from './measure';
+import { lessonPractice } from './practice';
 import { lessonName, type LessonInput } from './summarise';
 import { DEFAULT_SUITE_DIR, loadWorlds, planEpisodes, type Episode, type SuiteTask } from './suite';
 
@@ -34,6 +36,8 @@ export const CONTINUAL_DEFAULTS = {
   maxTokens: 48,
   tier: 'distilled' as 'distilled' | 'instant',
   steps: 40,
+  rehearse: 0,
+  variants: 0,
 };
 
 export interface Summariser {
@@ -43,6 +47,11 @@ export interface Summariser {
 }
 
 type SkillRef = { name: string; version: number };
+/** The EMA step's adapter after rehearsal, and how it was rehearsed (the global version's recipe). */
+type Rehearsed = {
+  adapter: Adapter;
+  rehearsal: NonNullable<Extract<AdapterRecipe, { kind: 'ema' }>['rehearsal']>;
+};
 type LessonRow = Pick<Lesson, 'rowId' | 'key' | 'tensorsSha256'>;
 
 /** A demo's answer as kept: the studio's TrajectoryService.record takes these. */
@@ -70,10 +79,21 @@ export interface ContinualDeps {
       ctx: { emit(e: unknown): void; signal: AbortSignal },
     ): Promise<{ adapter: { key: string } }>;
     latestDistilled(ref: SkillRef, bundleRowId: number): LessonRow | null;
+    /** Every part distilled into one adapter from `init`; nothing stored. */
+    rehearse(
+      input: {
+        parts: { skill: string; questions: readonly PracticeQuestion[] }[];
+        init: EngineAdapter;
+        steps: number;
+        seed: number;
+      },
+      signal: AbortSignal,
+    ): Promise<{ adapter: EngineAdapter; losses: number[]; seconds: number }>;
   };
   adapters: {
     emaStepOffThread(input: { adapterId: string; beta: number; rankBudget: number }): Promise<{
-      write(): { version: { version: number } };
+      adapter: Adapter;
+      write(rehearsed?: Rehearsed): { version: { version: number } };
     }>;
     /** A merge over copies of the adapters (the caller keeps them). */
     mergeCopies(job: MergeJob): Promise<Adapter>;
@@ -109,16 +129,29 @@ export async function runContinual(
   const { bundle, sha256, rowId: bundleId } = await deps.bundles.current();
   const bundleRef = { id: bundle.manifest.id, sha256 };
   const row = modeRow(input.mode);
-  const tier: Tier = { tier: s.tier, steps: s.steps, seed: s.seed, bundleRowId: bundleId };
+  const tier: Tier = { tier: s.tier, steps: s.steps, seed: s.seed, bundleRowId: bundleId, variants: s.variants };
   const loaded = new Map<number, Adapter>();
   const ops: GlobalOps = {
-    ema: async (lesson) => {
+    ema: async (lessons) => {
       const step = await deps.adapters.emaStepOffThread({
-        adapterId: lesson.key,
+        adapterId: lessons.at(-1)!.key,
         beta: s.beta,
         rankBudget: s.rankBudget,
       });
-      return () => step.write().version.version;
+      if (!s.rehearse || tier.tier !== 'distilled') return () => step.write().version.version;
+      const rehearsed = await deps.distiller.rehearse(
+        {
+          parts: lessons.map((l) => ({ skill: l.text, questions: l.practice })),
+          init: foldAdapter(step.adapter),
+          steps: s.rehearse,
+          seed: s.seed + lessons.length,
+        },
+        ctx.signal,
+      );
+      const { adapter: a, losses, seconds } = rehearsed;
+      const rehearsal = { steps: s.rehearse, lessons: lessons.map((l) => l.key), finalLoss: losses.at(-1)!, seconds };
+      return () =>
+        step.write({ adapter: { rank: a.rank, alpha: a.rank, targets: a.targets }, rehearsal }).version.version;
     },
     merge: (job) => deps.adapters.mergeCopies(job),
     append: (adapter, recipe, lessons, beta) => {
@@ -153,7 +186,7 @@ export async function runContinual(
     let globalVersion: number | null;
     if (before) {
       if (before.lesson) {
-        lesson = await storedLesson(deps, ep.episode, before.lesson, tier, ctx.signal);
+        lesson = await storedLesson(deps, ep, before.lesson, tier, ctx.signal);
         writers.add(before.lesson.summariser);
       }
       globalVersion = before.globalVersion;
@@ -233,6 +266,8 @@ export async function runContinual(
       maxTokens: s.maxTokens,
       tier: s.tier,
       steps: s.tier === 'distilled' ? s.steps : null,
+      rehearse: input.mode === 'merge' && s.tier === 'distilled' ? s.rehearse : 0,
+      variants: s.tier === 'distilled' ? s.variants : 0,
       summariser: others.length
         ? `${deps.summariser.name}, ${others.join(', ')} after a failure`
         : deps.summariser.name,
@@ -287,14 +322,23 @@ async function learn(
     text = await deps.fallback.lesson(lessonInput, ctx.signal);
   }
   if (ctx.signal.aborted) throw new StudioError('cancelled', 'continual run cancelled');
-  const lesson = await addLesson(deps, ep.episode, ep.world.name, text, tier, lessonPractice(passed), ctx.signal, {
-    kind: 'lesson',
-    run,
-    episode: ep.episode,
-    world: ep.world.name,
-    trajectories: stored.map((t) => t.id),
-    summariser: by,
-  });
+  const lesson = await addLesson(
+    deps,
+    ep.episode,
+    ep.world.name,
+    text,
+    tier,
+    lessonPractice(passed, { variants: tier.variants, seed: tier.seed * 1000 + ep.episode }),
+    ctx.signal,
+    {
+      kind: 'lesson',
+      run,
+      episode: ep.episode,
+      world: ep.world.name,
+      trajectories: stored.map((t) => t.id),
+      summariser: by,
+    },
+  );
   return { lesson, by };
 }
 
@@ -329,19 +373,8 @@ interface Tier {
   steps: number;
   seed: number;
   bundleRowId: number;
-}
-
-/** A distilled lesson practises on the tasks it was summarised from: each single-turn task asked as is
- *  (the teacher answers with the lesson in context) and again with the verifier's passing answer as a
- *  forced target (docs/distill.md). Multi-turn tasks (a tool result in the chat) have no single question. */
-export function lessonPractice(passed: readonly { task: SuiteTask }[]): PracticeQuestion[] {
-  const out: PracticeQuestion[] = [];
-  for (const { task } of passed) {
-    if (task.messages.length !== 1 || task.messages[0]!.role !== 'user') continue;
-    const question = task.messages[0]!.content;
-    out.push({ question, source: 'trajectory' }, { question, source: 'trajectory', answer: task.reference });
-  }
-  return out;
+  /** Forced practice variants per demo, numbers redrawn (practice.ts). */
+  variants: number;
 }
 
 /** The lesson version compiled by the run's tier; `practice` empty: the lesson's own Examples and sections. */
@@ -368,15 +401,26 @@ async function compileLesson(
  *  was killed between storing the episode and its adapter). */
 async function storedLesson(
   deps: ContinualDeps,
-  episode: number,
+  ep: Episode,
   ref: { name: string; version: number },
   tier: Tier,
   signal: AbortSignal,
 ): Promise<Lesson> {
   const text = deps.compiler.skill(ref).content;
   const found = tier.tier === 'distilled' ? deps.distiller.latestDistilled(ref, tier.bundleRowId) : null;
-  const row = found ?? (await compileLesson(deps, ref, text, tier, [], signal));
-  return { episode, ...ref, text, rowId: row.rowId, key: row.key, tensorsSha256: row.tensorsSha256 };
+  // The demos are answered by their references, so the same ones pass again.
+  const passed = ep.demos.filter((t) => checkExpect(t.checker, t.reference).passed).map((task) => ({ task }));
+  const practice = lessonPractice(passed, { variants: tier.variants, seed: tier.seed * 1000 + ep.episode });
+  const row = found ?? (await compileLesson(deps, ref, text, tier, practice, signal));
+  return {
+    episode: ep.episode,
+    ...ref,
+    text,
+    rowId: row.rowId,
+    key: row.key,
+    tensorsSha256: row.tensorsSha256,
+    practice: practice.length ? practice : practiceQuestions(text),
+  };
 }
 
 /** Saves the lesson as the next version of `lesson-<world>` (the same text: the same version) and compiles it. */
@@ -404,5 +448,13 @@ async function addLesson(
   );
   const ref = { name, version: version.version };
   const row = await compileLesson(deps, ref, text, tier, practice, signal);
-  return { episode, ...ref, text, rowId: row.rowId, key: row.key, tensorsSha256: row.tensorsSha256 };
+  return {
+    episode,
+    ...ref,
+    text,
+    rowId: row.rowId,
+    key: row.key,
+    tensorsSha256: row.tensorsSha256,
+    practice: practice.length ? [...practice] : practiceQuestions(text),
+  };
 }

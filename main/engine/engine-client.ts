@@ -13,6 +13,7 @@ import type { CompiledSkill, CompileOptions } from './compile';
 import type { BundleRef, EngineReply, EngineRequest, WireRequest } from './engine-worker';
 import { EngineError } from './errors';
 import type { DistillOptions, DistillResult } from './distill';
+import type { DistillPart } from './distill-parts';
 import type { GenerateOptions, GenerateRequest, RowResult, RowTokenEvent } from './generate';
 import { defaultLogger } from './logger';
 import type { Provider } from './ort';
@@ -95,11 +96,21 @@ export class EngineWorker {
 
   /** distillSkill(bundle, skill, questions, options), run in the worker. `key` names the skill: while one
    * distillation of it runs, another is refused with a reason (two would race to store an adapter). */
-  async distill(
+  distill(
     bundle: BundleInfo,
     key: string,
     skill: string,
     questions: readonly PracticeQuestion[],
+    options: DistillOptions = {},
+  ): Promise<DistillResult> {
+    return this.distillParts(bundle, key, [{ skill, questions }], options);
+  }
+
+  /** distillParts(bundle, parts, options), run in the worker; `key` as for distill. */
+  async distillParts(
+    bundle: BundleInfo,
+    key: string,
+    parts: readonly DistillPart[],
     options: DistillOptions = {},
   ): Promise<DistillResult> {
     const { signal, onProgress, init = null, ...rest } = options;
@@ -112,8 +123,7 @@ export class EngineWorker {
         type: 'distill',
         id: this.client.id(),
         bundle: this.ref(bundle),
-        skill,
-        questions: [...questions],
+        parts: parts.map((p) => ({ skill: p.skill, questions: [...p.questions] })),
         init: init && engineToWire(init),
         options: rest,
       };

@@ -9,11 +9,11 @@ import { AdapterTable } from './adapter-table';
 import { engineFromWire, engineToWire, toWire, wireBuffers, type WireAdapter } from './adapter-wire';
 import { loadBundle, type Bundle, type ProviderInfo } from './bundle';
 import { compileSkill, type CompiledSkill } from './compile';
-import { distillSkill, timeTrainStep, type DistillProgress, type DistillResult } from './distill';
+import { timeTrainStep, type DistillProgress, type DistillResult } from './distill';
+import { distillParts, type DistillPart } from './distill-parts';
 import { generateBatch, type GenerateRequest, type RowResult, type RowTokenEvent } from './generate';
 import type { Provider } from './ort';
 import type { Bucket } from './train-step';
-import type { PracticeQuestion } from '../../common/distill/practice';
 
 export interface BundleRef {
   token: number;
@@ -34,8 +34,8 @@ export type EngineRequest =
       type: 'distill';
       id: number;
       bundle: BundleRef;
-      skill: string;
-      questions: PracticeQuestion[];
+      /** One part per skill: each part's rows are answered with its own skill in context. */
+      parts: DistillPart[];
       init: WireAdapter | null;
       options: { steps?: number; lr?: number; seed?: number; maxAnswerTokens?: number };
     }
@@ -156,7 +156,7 @@ async function distill(
   b: Promise<Bundle>,
 ): Promise<void> {
   const bundle = await b;
-  const { adapter, ...rest } = await distillSkill(bundle, m.skill, m.questions, {
+  const { adapter, ...rest } = await distillParts(bundle, m.parts, {
     ...m.options,
     init: m.init && engineFromWire(m.init),
     signal,

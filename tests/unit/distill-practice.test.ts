@@ -35,6 +35,15 @@ describe('practiceQuestions', () => {
     ]);
   });
 
+  it('asks the question before the arrow of a `"question" → answer` example', () => {
+    const lesson =
+      '# Lesson\n\n## Examples\n\n- "Could you note down contract 9624?" → `{"a": "contract 9624"}`\n- Log it -> done\n';
+    expect(practiceQuestions(lesson).filter((q) => q.source === 'example')).toEqual([
+      { question: 'Could you note down contract 9624?', source: 'example' },
+      { question: 'Log it', source: 'example' },
+    ]);
+  });
+
   it('names the sources it tried when there are none', () => {
     expect(() => practiceQuestions('# Only a title\n')).toThrow(/tests \(none\).*Examples section.*sections/);
   });

@@ -19,6 +19,7 @@ import {
   type DistillOptions,
   type DistillResult,
 } from '../../engine/distill';
+import type { DistillPart } from '../../engine/distill-parts';
 import { trainStepEntry } from '../../engine/train-step';
 import type { BundleInfo, EngineAdapter } from '../../engine';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
@@ -29,6 +30,13 @@ import type { BundleRegistry } from './bundle-registry';
 import type { CompileService } from './compile-service';
 
 type TimeStep = (bundle: BundleInfo, bucket: { batch: number; length: number; file: string }) => Promise<number>;
+
+type DistillMany = (
+  bundle: BundleInfo,
+  key: string,
+  parts: readonly DistillPart[],
+  options: DistillOptions,
+) => Promise<DistillResult>;
 
 type Distill = (
   bundle: BundleInfo,
@@ -47,6 +55,7 @@ export class DistillService {
     private readonly cache: Pick<AdapterCache, 'put' | 'get'>,
     private readonly distill: Distill = (b, k, s, q, o) => sharedEngine().distill(b, k, s, q, o),
     private readonly timeStep: TimeStep = (b, bucket) => sharedEngine().timeTrainStep(b, bucket),
+    private readonly distillMany: DistillMany = (b, k, p, o) => sharedEngine().distillParts(b, k, p, o),
   ) {}
 
   /** Seconds per step, measured once per (bundle folder, bucket) in this process. */
@@ -194,5 +203,23 @@ export class DistillService {
       teacherSeconds: res.teacherSeconds,
       questions: questions.map((q) => ({ question: q.question, source: q.source })),
     };
+  }
+
+  /** Several skills distilled into one adapter from `init` (each part's practice answered with its own
+   *  text in context), in the worker; nothing is stored: a continual run rehearses its lessons into the
+   *  global adapter with it and appends the result as a global version. */
+  async rehearse(
+    input: { parts: readonly DistillPart[]; init: EngineAdapter | null; steps: number; seed: number },
+    signal: AbortSignal,
+  ): Promise<DistillResult> {
+    const { bundle } = await this.bundles.current();
+    const res = await this.distillMany(bundle, `${bundle.dir}:rehearsal`, input.parts, {
+      steps: input.steps,
+      seed: input.seed,
+      init: input.init,
+      signal,
+    });
+    if (signal.aborted) throw new StudioError('cancelled', 'rehearsal cancelled; nothing was stored');
+    return res;
   }
 }

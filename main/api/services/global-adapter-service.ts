@@ -22,6 +22,11 @@ interface EmaInput {
   rankBudget?: number;
 }
 type EmaWritten = { version: GlobalVersion; adapter: AdapterSummary };
+/** The EMA step's adapter after rehearsal, and how it was rehearsed. */
+export type Rehearsed = {
+  adapter: Adapter;
+  rehearsal: NonNullable<Extract<AdapterRecipe, { kind: 'ema' }>['rehearsal']>;
+};
 
 export class GlobalAdapterService {
   constructor(
@@ -39,11 +44,17 @@ export class GlobalAdapterService {
 
   /** The same step computed in the worker; `write` appends it, so a caller can put the append in its
    *  own transaction (continual runs store the episode with it). The head it was computed on must still
-   *  be the head then (appendEma checks). */
-  async emaStepOffThread(input: EmaInput): Promise<{ write(): EmaWritten }> {
+   *  be the head then (appendEma checks). A continual run may rehearse `adapter` first and write that. */
+  async emaStepOffThread(input: EmaInput): Promise<{ adapter: Adapter; write(rehearsed?: Rehearsed): EmaWritten }> {
     const plan = this.emaPlan(input);
     const next = await offThread(this.algebra, 'ema', plan.job);
-    return { write: () => this.appendEma(plan, next) };
+    return {
+      adapter: next,
+      write: (rehearsed) =>
+        rehearsed
+          ? this.appendEma({ ...plan, recipe: { ...plan.recipe, rehearsal: rehearsed.rehearsal } }, rehearsed.adapter)
+          : this.appendEma(plan, next),
+    };
   }
 
   /** A merge of adapters the caller keeps (copied to the worker, not moved): continual cat and linear. */
@@ -65,7 +76,12 @@ export class GlobalAdapterService {
       beta,
       rankBudget,
     };
-    const recipe: AdapterRecipe = { kind: 'ema', beta, rankBudget, sources: [headAdapter?.key ?? null, row.key] };
+    const recipe: Extract<AdapterRecipe, { kind: 'ema' }> = {
+      kind: 'ema',
+      beta,
+      rankBudget,
+      sources: [headAdapter?.key ?? null, row.key],
+    };
     const lineage = head
       ? [
           { rowId: head.adapterRowId, weight: 1 - beta },
