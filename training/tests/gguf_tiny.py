@@ -65,9 +65,10 @@ def spm_vocab() -> tuple[list[str], list[float], list[int]]:
 
 def write_gguf(path: Path, variant: str = "llama", seed: int = 0, arch: str | None = None,
                tensor_type: dict[str, Any] | None = None, spm: bool = False,
-               rope_freqs: np.ndarray | None = None) -> Path:
+               rope_freqs: np.ndarray | None = None, name: str | None = None) -> Path:
     """Write a tiny GGUF; `arch` and `tensor_type` (name -> GGMLQuantizationType) override for bad-input tests,
-    `spm` writes a SentencePiece tokenizer (Llama 2 / Mistral) instead, `rope_freqs` Llama 3.1's RoPE factors."""
+    `spm` writes a SentencePiece tokenizer (Llama 2 / Mistral) instead, `rope_freqs` Llama 3.1's RoPE factors,
+    `name` general.name (llama.cpp writes Mistral as architecture 'llama', told apart by the name)."""
     import gguf
     from gguf import GGMLQuantizationType as Q
 
@@ -87,7 +88,7 @@ def write_gguf(path: Path, variant: str = "llama", seed: int = 0, arch: str | No
         tokens, scores, types = spm_vocab()
     rows = max(VOCAB, len(tokens) + 16)
     w = gguf.GGUFWriter(str(path), arch or ("qwen2" if qwen else "llama"))
-    w.add_name(f"tiny-{variant}")
+    w.add_name(name or f"tiny-{variant}")
     w.add_context_length(CONTEXT)
     w.add_embedding_length(HIDDEN)
     w.add_block_count(LAYERS)

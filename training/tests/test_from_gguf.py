@@ -81,6 +81,26 @@ def test_bundle_equals_transformers_gguf_loading(gguf_file, tmp_path):
     assert worst <= TOL
 
 
+@torch.no_grad()
+def test_mistral_file_is_the_mistral_family_and_equals_transformers(tmp_path):
+    """llama.cpp writes Mistral as architecture 'llama', named in general.name; the bundle says family
+    mistral, and its logits equal transformers' loading of the file (as Llama: full causal attention,
+    which is how llama.cpp runs it)."""
+    import transformers
+
+    path = write_gguf(tmp_path / "m.gguf", "llama", seed=2, name="Mistral-7B-Instruct-v0.3")
+    out = write_gguf_bundle(path, tmp_path / "b", FromHfOptions(**OPTS))
+    m = json.loads((out / "bundle.json").read_text())
+    assert m["architecture"]["family"] == "mistral"
+    hf = transformers.AutoModelForCausalLM.from_pretrained(str(tmp_path), gguf_file=path.name,
+                                                           attn_implementation="eager").eval()
+    ids = np.array([[5, 17, 42, 99, 250, 3, 77, 120]], np.int64)
+    ref = hf(input_ids=torch.from_numpy(ids)).logits.numpy()
+    got = ort_logits(session(out / "lm.onnx"), ModelConfig.from_dict(m["training_card"]["model"]), ids)
+    assert np.abs(got - ref).max() <= TOL
+    assert np.array_equal(got.argmax(-1), ref.argmax(-1))
+
+
 def test_llama_rows_unpermuted():
     w = np.arange(64 * 8, dtype=np.float32).reshape(64, 8)
     assert np.array_equal(_unpermute(_permute(w, 4), 4), w)
