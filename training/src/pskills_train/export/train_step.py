@@ -342,6 +342,8 @@ def export_train_step(lm: LlamaLM, bundle: Path, spec: StepSpec, layers: list[in
     model = onnx_ir.serde.serialize_model(irm)
     _weights_as_initializers(model, weights, w_names, bundle / lm_file)
     _slim(model)
+    _pow_as_mul(model)
+    _answer_rows_only(model)
     model.producer_name, model.producer_version = "pskills_train.export.train_step", "1"
     path = bundle / spec.file
     tmp_path = path.with_name(path.name + ".tmp")
@@ -371,6 +373,144 @@ def parse_buckets(text: str) -> list[tuple[int, int]]:
             raise ValueError(f"bucket {part!r}: expected BATCHxLENGTH, e.g. 8x128")
         out.append((int(b), int(s)))
     return sorted(set(out), key=lambda t: (t[1], t[0]))
+
+
+def _pow_as_mul(model: onnx.ModelProto) -> int:
+    """Pow by a constant 1, 2 or 3 (RMSNorm's x² and its derivatives) as Identity or products: onnxruntime's
+    CPU Pow calls pow() per element, which cost ~7 % of a step's CPU time in onnxruntime-node. Returns how
+    many nodes were rewritten."""
+    graph = model.graph
+    scalars: dict[str, float] = {}
+    for n in graph.node:
+        if n.op_type == "Constant" and len(n.attribute) == 1 and n.attribute[0].name == "value":
+            t = n.attribute[0].t
+            if len(t.dims) == 0 and t.data_type == TensorProto.FLOAT:
+                scalars[n.output[0]] = float(numpy_helper.to_array(t))
+    for t in graph.initializer:
+        if len(t.dims) == 0 and t.data_type == TensorProto.FLOAT and not uses_external_data(t):
+            scalars[t.name] = float(numpy_helper.to_array(t))
+    nodes, done = [], 0
+    for n in graph.node:
+        e = scalars.get(n.input[1]) if n.op_type == "Pow" else None
+        x, y = (n.input[0], n.output[0]) if e is not None else ("", "")
+        if e == 1.0:
+            nodes.append(helper.make_node("Identity", [x], [y], name=n.name))
+        elif e == 2.0:
+            nodes.append(helper.make_node("Mul", [x, x], [y], name=n.name))
+        elif e == 3.0:
+            nodes.append(helper.make_node("Mul", [x, x], [f"{y}/sq"], name=f"{n.name}/sq"))
+            nodes.append(helper.make_node("Mul", [f"{y}/sq", x], [y], name=n.name))
+        else:
+            nodes.append(n)
+            continue
+        done += 1
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return done
+
+
+def _answer_rows_only(model: onnx.ModelProto) -> bool:
+    """The LM head, its log-softmax and their backward on the rows with an answer token only. The loss
+    multiplies every other row by answer_mask = 0, so their logits and gradient add nothing, yet the head
+    (vocabulary-wide, both ways) was a third of a step. Rows are picked in the graph (NonZero of the mask),
+    so the inputs and outputs stay as they were; the traced head is found by its shape and removed."""
+    graph = model.graph
+    prod = {o: n for n in graph.node for o in n.output}
+    cons: dict[str, list[onnx.NodeProto]] = {}
+    for n in graph.node:
+        for i in n.input:
+            cons.setdefault(i, []).append(n)
+
+    def one(t: str, op: str) -> onnx.NodeProto:
+        (n,) = [c for c in cons.get(t, []) if c.op_type == op]
+        return n
+
+    # forward: MatMul (head) -> Reshape -> LogSoftmax -> GatherElements(teacher_ids)
+    # backward: Sub(ScatterElements(g at teacher_ids), Mul(Exp(log-softmax), Σ)) -> Reshape -> MatMul
+    # A graph traced otherwise (another family's head) is left as it is.
+    try:
+        (gather,) = [n for n in graph.node if n.op_type == "GatherElements" and n.input[1] == "teacher_ids"]
+        (scatter,) = [n for n in graph.node if n.op_type == "ScatterElements" and n.input[1] == "teacher_ids"]
+        logsm = prod[gather.input[0]]
+        view = prod[logsm.input[0]]
+        head = prod[view.input[0]]
+        sub = one(one(one(logsm.output[0], "Exp").output[0], "Mul").output[0], "Sub")
+        back = one(one(sub.output[0], "Reshape").output[0], "MatMul")
+    except (KeyError, ValueError):
+        return False
+    if (logsm.op_type, view.op_type, head.op_type) != ("LogSoftmax", "Reshape", "MatMul") or (
+        sub.input[0] != scatter.output[0]
+    ):
+        return False
+    hidden = head.input[0]  # [b·s, h], rows in answer_mask's order
+    k = next(i for i in graph.input if i.name == "teacher_ids").type.tensor_type.shape.dim[2].dim_value
+    p = "answer_rows/"
+    graph.initializer.extend([
+        numpy_helper.from_array(np.array([-1], np.int64), p + "flat"),
+        numpy_helper.from_array(np.array([-1, k], np.int64), p + "flat_k"),
+        numpy_helper.from_array(np.array([-1, 1], np.int64), p + "col"),
+    ])
+    zero = helper.make_tensor("value", TensorProto.FLOAT, [1], [0.0])
+
+    def node(op: str, ins: list[str], out: str, **attrs: Any) -> onnx.NodeProto:
+        return helper.make_node(op, ins, [p + out], name=p + out, **attrs)
+
+    def f(name: str) -> str:
+        return p + name
+
+    forward = [
+        node("Reshape", ["answer_mask", f("flat")], "mask"),
+        node("NonZero", [f("mask")], "nz"),
+        node("Reshape", [f("nz"), f("flat")], "idx"),  # [n]
+        node("Reshape", [f("nz"), f("col")], "idx2"),  # [n, 1]
+        node("Gather", [hidden, f("idx")], "h", axis=0),
+        node("MatMul", [f("h"), head.input[1]], "logits"),
+        node("LogSoftmax", [f("logits")], "logq", axis=-1),
+        node("Reshape", ["teacher_ids", f("flat_k")], "tid_all"),
+        node("Gather", [f("tid_all"), f("idx")], "tid", axis=0),
+        node("GatherElements", [f("logq"), f("tid")], "lq", axis=-1),
+        node("Shape", [f("tid_all")], "shape_k"),
+        node("ConstantOfShape", [f("shape_k")], "zeros_k", value=zero),
+        node("ScatterND", [f("zeros_k"), f("idx2"), f("lq")], "lq_all"),
+        node("Shape", ["teacher_ids"], "shape_bsk"),
+        node("Reshape", [f("lq_all"), f("shape_bsk")], "gather"),
+    ]
+    backward = [
+        node("Reshape", [scatter.input[2], f("flat_k")], "g_all"),
+        node("Gather", [f("g_all"), f("idx")], "g", axis=0),
+        node("Shape", [f("logits")], "shape_nv"),
+        node("ConstantOfShape", [f("shape_nv")], "zeros_v", value=zero),
+        node("ScatterElements", [f("zeros_v"), f("tid"), f("g")], "sa", axis=-1, reduction="add"),
+        node("ReduceSum", [f("sa"), f("flat")], "sa_sum", keepdims=1),
+        node("Exp", [f("logq")], "q"),
+        node("Mul", [f("q"), f("sa_sum")], "q_sum"),
+        node("Sub", [f("sa"), f("q_sum")], "dlogits"),
+        node("MatMul", [f("dlogits"), back.input[1]], "dh"),
+        node("Shape", [hidden], "shape_h"),
+        node("ConstantOfShape", [f("shape_h")], "zeros_h", value=zero),
+        node("ScatterND", [f("zeros_h"), f("idx2"), f("dh")], "dh_all"),
+    ]
+    rename = {gather.output[0]: f("gather"), back.output[0]: f("dh_all")}
+    for n in graph.node:
+        for j, i in enumerate(n.input):
+            n.input[j] = rename.get(i, i)
+    # Each part before the first node that reads it (the order stays topological), then drop what nothing
+    # reads any more.
+    nodes = list(graph.node)
+    for part, out in ((forward, f("gather")), (backward, f("dh_all"))):
+        at = next(j for j, n in enumerate(nodes) if out in n.input)
+        nodes[at:at] = part
+    needed = {o.name for o in graph.output}
+    keep = []
+    for n in reversed(nodes):
+        if any(o in needed for o in n.output):
+            keep.append(n)
+            needed.update(n.input)
+    del graph.node[:]
+    graph.node.extend(reversed(keep))
+    for t in [t for t in graph.initializer if t.name not in needed]:
+        graph.initializer.remove(t)
+    return True
 
 
 def step_rank(manifest: dict[str, Any]) -> int:
