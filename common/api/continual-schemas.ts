@@ -35,14 +35,14 @@ export const ContinualRunInput = z.strictObject({
   /** How each lesson is compiled: distilled (default; the bundle's train-step graph, practising on the
    *  tasks of the trajectories it summarises, docs/distill.md) or instant (the hypernetwork, one pass). */
   tier: z.enum(['distilled', 'instant']).optional(),
-  /** distilled: train steps per lesson (default 40). */
+  /** distilled: train steps per lesson (default 10). */
   steps: z.number().int().min(1).max(1000).optional(),
   /** merge, distilled: after each EMA step, this many train steps rehearse every lesson so far into the
-   *  global adapter, each lesson's practice answered with that lesson in context (default 0: EMA only;
+   *  global adapter, each lesson's practice answered with that lesson in context (default 40; 0: EMA only;
    *  docs/distill.md "Rehearsing lessons into the global adapter"). */
   rehearse: z.number().int().min(0).max(1000).optional(),
   /** distilled: forced practice copies per demo with the numbers it repeats from its question redrawn
-   *  (default 0). */
+   *  (default 3). */
   variants: z.number().int().min(0).max(100).optional(),
 });
 export type ContinualRunInput = z.infer<typeof ContinualRunInput>;

@@ -85,7 +85,7 @@ describe('continual merge with rehearsal', () => {
     const calls = parts.mock.calls.map(([, key, p, o]) => ({
       key,
       n: p.length,
-      steps: o.steps,
+      steps: o?.steps,
       texts: p.map((x) => x.skill),
     }));
     expect(calls.map((c) => [c.n, c.steps])).toEqual([
@@ -108,7 +108,7 @@ describe('continual merge with rehearsal', () => {
     // What is stored is the rehearsal's result, not the EMA step it started from.
     const ema = emaStep(ws.repo.load(versions[0]!.adapterRowId), ws.repo.load(lessons[1]!.rowId), 0.1, 16);
     // It started from that EMA step (the worker's, the same tensors as in this thread) and stored its own.
-    const init = parts.mock.calls[3]![3].init!;
+    const init = parts.mock.calls[3]![3]!.init!;
     expect(init.rank).toBe(ema.rank);
     for (const [key, p] of ema.targets) expect(Array.from(init.targets.get(key)!.B)).toEqual(Array.from(p.B));
     expect(versions.at(-1)!.adapterTensorsSha256).not.toBe(sha256Hex(encodeAdapter(ema)));
