@@ -564,16 +564,17 @@ export function estimateBucket(
   return bucketFor(m, longest + maxAnswerTokens) ?? all.at(-1)!;
 }
 
-/** Seconds per train step of one bucket on this machine: the median of `runs` timed steps on a padding
- * batch with one short answer row (the graph's cost depends on its static shape, not on the tokens).
- * The first run is not counted, so a session the bundle already kept open times the same. */
-export async function timeTrainStep(bundle: Bundle, bucket: Bucket, runs = 3): Promise<number> {
+/** Seconds per train step of one bucket on this machine: the median of `runs` timed steps on a full batch
+ * whose rows each end in an answer of `maxAnswerTokens` (the graph's LM head runs on the answer rows
+ * only, so this is an upper bound, as `estimateBucket`'s bucket is). The first run is not counted, so a
+ * session the bundle already kept open times the same. */
+export async function timeTrainStep(bundle: Bundle, bucket: Bucket, runs = 3, maxAnswerTokens = 48): Promise<number> {
   const m = bundle.manifest;
   const k = trainStepEntry(m).top_k;
-  const n = Math.min(4, bucket.length - 1);
+  const n = Math.min(maxAnswerTokens, bucket.length - 1);
   const row: TeacherRow = {
-    ids: Array.from({ length: n + 1 }, (_, i) => i + 1),
-    answerFrom: 0,
+    ids: Array.from({ length: bucket.length }, (_, i) => i + 1),
+    answerFrom: bucket.length - 1 - n,
     topIds: new Int32Array(n * k),
     topLogp: new Float32Array(n * k).fill(Math.log(1 / k)),
     answer: '',
@@ -582,7 +583,7 @@ export async function timeTrainStep(bundle: Bundle, bucket: Bucket, runs = 3): P
   const { graph, release } = await trainSteps(bundle).acquire(bucket, { provider: bundle.provider.used });
   try {
     const loop = new TrainLoop(m, initState(m, null, 0));
-    fillBatch(m, [row], loop.buffers(bucket));
+    fillBatch(m, new Array<TeacherRow>(bucket.batch).fill(row), loop.buffers(bucket));
     const times: number[] = [];
     // The first run also builds the session's kernels: not counted.
     for (let i = 0; i <= runs; i++) {
