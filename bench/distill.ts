@@ -326,8 +326,14 @@ const result = {
   buckets: perBucket,
   measured: new Date().toISOString(),
 };
-// The SmolLM2-135M bundle when `npm run check:real-model` has built it (bench/real-bundle.ts).
-const real135m = realDistillSteps();
+// The SmolLM2-135M bundle when `npm run check:real-model` has built it (bench/real-bundle.ts). Its child
+// can die (killed for memory on a small machine): the run's own figures are written all the same.
+let real135m: ReturnType<typeof realDistillSteps>;
+try {
+  real135m = realDistillSteps();
+} catch (err) {
+  real135m = { skipped: `the 135M step child failed: ${(err as Error).message.split('\n')[0]}` };
+}
 Object.assign(result, { real_135m: real135m });
 writeFileSync(`${OUT}.tmp`, JSON.stringify(result, null, 2) + '\n');
 renameSync(`${OUT}.tmp`, OUT);
