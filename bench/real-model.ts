@@ -11,7 +11,8 @@ import { cpus, homedir, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { practiceQuestions, type PracticeQuestion } from '../common/distill/practice';
 import { loadBundle, type Bundle, type EngineAdapter } from '../main/engine';
-import { answerLogits, distillSkill, teacherRows } from '../main/engine/distill';
+import { answerLogits, teacherRows, type DistillResult } from '../main/engine/distill';
+import { distillSkill } from '../main/engine/distill-parts';
 import { generateAll } from '../main/engine/generate';
 import { APP_ROOT } from '../main/paths';
 
@@ -37,6 +38,14 @@ const GENERIC = [
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
+
+/** What a distillation reports in the JSON: its seconds (teacher pass included) and losses. */
+const distillFigures = (res: DistillResult) => ({
+  distill_seconds: round(res.seconds, 1),
+  teacher_seconds: round(res.teacherSeconds, 1),
+  first_loss: round(res.losses[0]!),
+  final_loss: round(res.losses.at(-1)!),
+});
 
 async function decodeSpeed(bundle: Bundle) {
   const prompt = bundle.tokenizer.encode(
@@ -136,10 +145,7 @@ async function distill512(bundle: Bundle) {
       skill_tokens: bundle.tokenizer.encode(skill).length,
       questions: questions.length,
       steps: STEPS,
-      distill_seconds: round(res.seconds, 1),
-      teacher_seconds: round(res.teacherSeconds, 1),
-      first_loss: round(res.losses[0]!),
-      final_loss: round(res.losses.at(-1)!),
+      ...distillFigures(res),
     };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -201,10 +207,7 @@ async function skillCheck(bundle: Bundle, file: string) {
     train_questions: train.length,
     held_out_questions: rows.length,
     steps: STEPS,
-    distill_seconds: round(res.seconds, 1),
-    teacher_seconds: round(res.teacherSeconds, 1),
-    first_loss: round(res.losses[0]!),
-    final_loss: round(res.losses.at(-1)!),
+    ...distillFigures(res),
     nll: { none: round(nllMean.none), in_context: round(nllMean.in_context), distilled: round(nllMean.distilled) },
     distilled_minus_none_nll: round(nllMean.distilled - nllMean.none),
     in_context_minus_none_nll: round(nllMean.in_context - nllMean.none),

@@ -35,3 +35,13 @@ export async function distillParts(
   const result = await distillRows(bundle, rows, options);
   return { ...result, teacherSeconds, seconds: (performance.now() - t0) / 1000 };
 }
+
+/** One skill: teacher pass, then K steps. */
+export function distillSkill(
+  bundle: Bundle,
+  skill: string,
+  questions: readonly PracticeQuestion[],
+  options: DistillOptions = {},
+): Promise<DistillResult> {
+  return distillParts(bundle, [{ skill, questions }], options);
+}

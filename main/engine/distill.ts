@@ -524,28 +524,6 @@ export async function distillRows(
   };
 }
 
-/** Teacher pass, then K steps. */
-export async function distillSkill(
-  bundle: Bundle,
-  skill: string,
-  questions: readonly PracticeQuestion[],
-  options: DistillOptions = {},
-): Promise<DistillResult> {
-  trainStepEntry(bundle.manifest);
-  const t0 = performance.now();
-  options.onProgress?.({
-    phase: 'teacher',
-    step: 0,
-    steps: options.steps ?? DEFAULT_STEPS,
-    loss: null,
-    secondsLeft: null,
-  });
-  const rows = await teacherRows(bundle, skill, questions, options);
-  const teacherSeconds = (performance.now() - t0) / 1000;
-  const result = await distillRows(bundle, rows, options);
-  return { ...result, teacherSeconds, seconds: (performance.now() - t0) / 1000 };
-}
-
 /** The bucket a distillation of these questions would most likely run in: the longest student prompt
  * plus a full teacher answer (an upper bound: answers that end early pick a smaller bucket). */
 export function estimateBucket(

@@ -6,7 +6,8 @@ import type { PracticeQuestion } from '../../../common/distill/practice';
 import { EngineWorker } from '../../../main/engine/engine-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../../main/engine/bundle';
-import { distillRows, distillSkill, packBatch, teacherRows, type DistillProgress } from '../../../main/engine/distill';
+import { distillRows, packBatch, teacherRows, type DistillProgress } from '../../../main/engine/distill';
+import { distillSkill } from '../../../main/engine/distill-parts';
 import { APP_ROOT } from '../../../main/paths';
 import { FIXTURE_DIR } from './fixture';
 
