@@ -53,68 +53,39 @@ export function continualJson(r: ContinualRunResult) {
   };
 }
 
+/** The flags that start a run; `--resume` goes on with the stored ones and takes none of them. */
+const RUN_SETTINGS = {
+  suite: { type: 'string' },
+  episodes: { type: 'string' },
+  mode: { type: 'string' },
+  seed: { type: 'string' },
+  beta: { type: 'string' },
+  rank: { type: 'string' },
+  demos: { type: 'string' },
+  tasks: { type: 'string' },
+  'max-tokens': { type: 'string' },
+  world: { type: 'string' },
+  summariser: { type: 'string' },
+  tier: { type: 'string' },
+  steps: { type: 'string' },
+  rehearse: { type: 'string' },
+  variants: { type: 'string' },
+} as const;
+
 export const continualRun: Command = {
   name: 'continual run',
   usage: `(--suite skillworld --episodes N --mode ${CONTINUAL_MODES.join('|')} [--seed S] [--beta B] [--rank K] [--demos D] [--tasks T] [--max-tokens N] [--world DIR] [--summariser template|llm] [--tier distilled|instant] [--steps K] [--rehearse K] [--variants V] | --resume RUN) [--bundle DIR]`,
   summary: "lessons from verified SkillWorld episodes into the bundle's global adapter; pass rate per episode",
   async run(argv, { io, flags, withStudio, untilDone }) {
     const { values, positionals } = flags.parse(argv, {
-      suite: { type: 'string' },
-      episodes: { type: 'string' },
-      mode: { type: 'string' },
-      seed: { type: 'string' },
-      beta: { type: 'string' },
-      rank: { type: 'string' },
-      demos: { type: 'string' },
-      tasks: { type: 'string' },
-      'max-tokens': { type: 'string' },
-      world: { type: 'string' },
-      summariser: { type: 'string' },
-      tier: { type: 'string' },
-      steps: { type: 'string' },
-      rehearse: { type: 'string' },
-      variants: { type: 'string' },
+      ...RUN_SETTINGS,
       bundle: { type: 'string' },
       resume: { type: 'string' },
     });
     const resume = values.resume;
     if (positionals.length) throw usageError(continualRun);
     if (resume !== undefined) {
-      const {
-        suite,
-        episodes,
-        mode,
-        seed,
-        beta,
-        rank,
-        demos,
-        tasks,
-        world,
-        summariser,
-        tier,
-        steps,
-        rehearse,
-        variants,
-      } = values;
-      if (
-        [
-          suite,
-          episodes,
-          mode,
-          seed,
-          beta,
-          rank,
-          demos,
-          tasks,
-          values['max-tokens'],
-          world,
-          summariser,
-          tier,
-          steps,
-          rehearse,
-          variants,
-        ].some(Boolean)
-      )
+      if (Object.keys(RUN_SETTINGS).some((k) => values[k as keyof typeof RUN_SETTINGS] !== undefined))
         throw new StudioError(
           'invalid_input',
           '--resume goes on with the run as it was started: give no other run settings',
