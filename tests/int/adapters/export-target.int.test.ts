@@ -6,19 +6,14 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
 import { readPeftDir } from '../../../main/adapters/peft-dir';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { directClient } from '../../../main/api/transports/direct';
-import { failure } from '../api/transports';
+import { direct, failure, studioSuite } from '../api/transports';
 import { FIXTURE_BUNDLE, writeFixturePeft } from './fixture';
 
 const BIN = join(process.cwd(), 'bin', 'pskills.mjs');
 const OURS = ['adapter_config.json', 'adapter_model.safetensors', 'pskills.json'];
+const s = studioSuite(direct, 'pskills-export-target-data-', { defaultBundleDir: FIXTURE_BUNDLE });
 let work: string;
-let dataDir: string;
-let studio: Studio;
-let api: StudioApi;
 let id: string;
 
 /** Every file and folder under `dir` with its bytes: what "left unchanged" is checked against. */
@@ -50,22 +45,16 @@ function foreignFolder(name: string): string {
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'pskills-export-target-'));
-  dataDir = join(work, 'data');
-  studio = createStudio({ dataDir, defaultBundleDir: FIXTURE_BUNDLE });
-  api = directClient(studioContract, studio.dispatcher);
   await writeFixturePeft(join(work, 'peft'), 1);
-  id = (await api.adapters.import({ dir: join(work, 'peft') })).adapter.id;
+  id = (await s.api.adapters.import({ dir: join(work, 'peft') })).adapter.id;
 });
-afterAll(async () => {
-  await studio.dispose();
-  rmSync(work, { recursive: true, force: true });
-});
+afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('adapters.export target folder', () => {
   it('refuses a non-empty foreign folder, naming it, and leaves it unchanged', async () => {
     const dir = foreignFolder('foreign');
     const before = snapshot(dir);
-    const err = await failure(api.adapters.export({ id, dir }));
+    const err = await failure(s.api.adapters.export({ id, dir }));
     expect(err.code).toBe('invalid_input');
     expect(err.message).toContain(dir);
     expect(err.message).toMatch(/not empty and not a previous adapter export/);
@@ -74,17 +63,17 @@ describe('adapters.export target folder', () => {
   });
 
   it('refuses the data dir and keeps the library', async () => {
-    const before = names(dataDir);
-    const err = await failure(api.adapters.export({ id, dir: dataDir }));
-    expect(err.message).toContain(dataDir);
-    expect(names(dataDir)).toEqual(before);
-    expect((await api.adapters.list({})).map((a) => a.id)).toEqual([id]);
+    const before = names(s.dataDir);
+    const err = await failure(s.api.adapters.export({ id, dir: s.dataDir }));
+    expect(err.message).toContain(s.dataDir);
+    expect(names(s.dataDir)).toEqual(before);
+    expect((await s.api.adapters.list({})).map((a) => a.id)).toEqual([id]);
   });
 
   it('refuses a file, and a folder whose pskills.json is not our sidecar', async () => {
     const file = join(work, 'a-file');
     writeFileSync(file, 'keep');
-    expect((await failure(api.adapters.export({ id, dir: file }))).message).toMatch(
+    expect((await failure(s.api.adapters.export({ id, dir: file }))).message).toMatch(
       /a-file: exists and is not a folder/,
     );
     expect(readFileSync(file, 'utf8')).toBe('keep');
@@ -93,14 +82,14 @@ describe('adapters.export target folder', () => {
     writeFileSync(join(fake, 'pskills.json'), '{"name": "some other tool"}');
     writeFileSync(join(fake, 'adapter_config.json'), '{"mine": true}');
     const before = snapshot(fake);
-    expect((await failure(api.adapters.export({ id, dir: fake }))).message).toContain(fake);
+    expect((await failure(s.api.adapters.export({ id, dir: fake }))).message).toContain(fake);
     expect(snapshot(fake)).toEqual(before);
   });
 
   it('writes into a new folder and into an empty one', async () => {
     for (const dir of [join(work, 'new', 'deep'), join(work, 'empty')]) {
       if (dir.endsWith('empty')) mkdirSync(dir);
-      expect((await api.adapters.export({ id, dir })).dir).toBe(dir);
+      expect((await s.api.adapters.export({ id, dir })).dir).toBe(dir);
       expect(readdirSync(dir).sort()).toEqual(OURS);
       expect((await readPeftDir(dir)).adapter.rank).toBe(4);
     }
@@ -108,34 +97,34 @@ describe('adapters.export target folder', () => {
 
   it('re-exports over its previous export only with overwrite: true, replacing only its three files', async () => {
     const dir = join(work, 'again');
-    await api.adapters.export({ id, dir });
+    await s.api.adapters.export({ id, dir });
     writeFileSync(join(dir, 'README.md'), 'the user added this');
     writeFileSync(join(dir, 'adapter_config.json'), '{"stale": true}');
     const before = snapshot(dir);
-    const refused = await failure(api.adapters.export({ id, dir }));
+    const refused = await failure(s.api.adapters.export({ id, dir }));
     expect(refused.code).toBe('conflict');
     expect(refused.message).toMatch(/earlier adapter export; not overwritten/);
     expect(snapshot(dir)).toEqual(before);
-    await api.adapters.export({ id, dir, overwrite: true });
+    await s.api.adapters.export({ id, dir, overwrite: true });
     expect(readdirSync(dir).sort()).toEqual(['README.md', ...OURS]);
     expect(readFileSync(join(dir, 'README.md'), 'utf8')).toBe('the user added this');
     expect((await readPeftDir(dir)).adapter.rank).toBe(4);
   });
 
   it('fails at once, naming the folder, where a parent cannot be created (/proc/nope)', async () => {
-    const err = await failure(api.adapters.export({ id, dir: '/proc/nope/x' }));
+    const err = await failure(s.api.adapters.export({ id, dir: '/proc/nope/x' }));
     expect(err.code).toBe('invalid_input');
     expect(err.message).toMatch(/cannot create folder \/proc\/nope \(ENOENT\)/);
   });
 
   it('refuses a relative path at the API', async () => {
     for (const dir of ['out', './out', '../out']) {
-      const err = await failure(api.adapters.export({ id, dir }));
+      const err = await failure(s.api.adapters.export({ id, dir }));
       expect(err.code).toBe('invalid_input');
       expect(err.message).toMatch(/absolute path/);
     }
-    expect((await failure(api.adapters.import({ dir: 'peft' }))).message).toMatch(/absolute path/);
-    expect((await failure(api.engine.loadBundle({ dir: 'tests/fixtures/bundle-tiny' }))).message).toMatch(
+    expect((await failure(s.api.adapters.import({ dir: 'peft' }))).message).toMatch(/absolute path/);
+    expect((await failure(s.api.engine.loadBundle({ dir: 'tests/fixtures/bundle-tiny' }))).message).toMatch(
       /absolute path/,
     );
   });
@@ -143,23 +132,23 @@ describe('adapters.export target folder', () => {
 
 describe('pskills adapters export --out', () => {
   const pskills = (...args: string[]) =>
-    spawnSync(process.execPath, [BIN, ...args, '--data-dir', dataDir], {
+    spawnSync(process.execPath, [BIN, ...args, '--data-dir', s.dataDir], {
       encoding: 'utf8',
       timeout: 60_000,
       cwd: work,
     });
 
   it('refuses a non-empty foreign folder with exit 2 and leaves it unchanged', async () => {
-    await studio.dispose(); // the CLI opens the same data dir
+    await s.close(); // the CLI opens the same data dir
     const dir = foreignFolder('V');
     const before = snapshot(dir);
     const r = pskills('adapters', 'export', id, '--out', 'V');
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(dir);
     expect(snapshot(dir)).toEqual(before);
-    const data = names(dataDir);
-    expect(pskills('adapters', 'export', id, '--out', dataDir).status).toBe(2);
-    expect(names(dataDir)).toEqual(data);
+    const data = names(s.dataDir);
+    expect(pskills('adapters', 'export', id, '--out', s.dataDir).status).toBe(2);
+    expect(names(s.dataDir)).toEqual(data);
     expect(JSON.parse(pskills('adapters', 'list', '--json').stdout)).toHaveLength(1);
     expect(pskills('adapters', 'export', id, '--out', 'fresh').status).toBe(0);
     expect(readdirSync(join(work, 'fresh')).sort()).toEqual(OURS);

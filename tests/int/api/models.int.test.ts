@@ -4,37 +4,23 @@
 // (training/tests/hf_tiny.py, as the `pskills bundle create` suite makes it) by the exporter the CLI
 // runs, with progress per step, generating once active, and a cancelled create that leaves nothing.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract, type StudioApi } from '../../../common/api/contract';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ModelCreateProgress } from '../../../common/api/model-schemas';
-import { createStudio, type Studio } from '../../../main/api/root';
-import { memoryPair } from '../../unit/api/memory-pair';
 import { trainingPython } from '../../../main/training-venv';
 import { emptyForm, ModelShelf, type ModelsSnapshot } from '../../../renderer/src/lib/models/models';
 import { HYPER_BUNDLE, TINY_BUNDLE } from '../compile/fixture';
+import { memory, studioSuite, withStudio } from './transports';
 
 const hasVenv = existsSync(trainingPython());
 
-let tmp: string;
-let studio: Studio;
-let api: StudioApi;
-
-beforeAll(() => {
-  tmp = mkdtempSync(join(tmpdir(), 'pskills-models-'));
-  studio = createStudio({ dataDir: join(tmp, 'data'), defaultBundleDir: HYPER_BUNDLE });
-  api = memoryPair(studioContract, studio.dispatcher).api;
-});
-afterAll(async () => {
-  await studio.dispose();
-  rmSync(tmp, { recursive: true, force: true });
-});
+// The data folder holds the test's own folders too (a checkpoint, a folder without bundle.json).
+const s = studioSuite(memory, 'pskills-models-', { defaultBundleDir: HYPER_BUNDLE });
 
 const shelf = () => {
   const seen: ModelsSnapshot[] = [];
-  return { shelf: new ModelShelf(api, (s) => seen.push(s)), seen };
+  return { shelf: new ModelShelf(s.api, (x) => seen.push(x)), seen };
 };
 
 describe('ModelShelf over the in-memory transport', () => {
@@ -42,7 +28,7 @@ describe('ModelShelf over the in-memory transport', () => {
     const { shelf: m } = shelf();
     await m.refresh();
     const first = m.snapshot.list!;
-    expect(first.userDir).toBe(join(tmp, 'data', 'bundles'));
+    expect(first.userDir).toBe(join(s.dataDir, 'bundles'));
     expect(first.bundles).toHaveLength(1);
     const card = first.bundles[0]!;
     const manifest = JSON.parse(readFileSync(join(HYPER_BUNDLE, 'bundle.json'), 'utf8')) as {
@@ -72,26 +58,26 @@ describe('ModelShelf over the in-memory transport', () => {
       [HYPER_BUNDLE, 'default', false],
       [TINY_BUNDLE, 'loaded', true],
     ]);
-    expect((await api.engine.info({})).dir).toBe(TINY_BUNDLE);
+    expect((await s.api.engine.info({})).dir).toBe(TINY_BUNDLE);
     expect(m.snapshot.activating).toBeNull();
   });
 
   it('remembers the active bundle: a studio started again on the data folder loads it first', async () => {
-    const again = createStudio({ dataDir: join(tmp, 'data'), defaultBundleDir: HYPER_BUNDLE });
-    try {
-      const list = await memoryPair(studioContract, again.dispatcher).api.models.list({});
-      expect(list.bundles.filter((b) => b.active).map((b) => b.dir)).toEqual([TINY_BUNDLE]);
-      expect((await again.engine.current()).dir).toBe(TINY_BUNDLE);
-    } finally {
-      await again.dispose();
-    }
+    await withStudio(
+      async (again) => {
+        const list = await again.api.models.list({});
+        expect(list.bundles.filter((b) => b.active).map((b) => b.dir)).toEqual([TINY_BUNDLE]);
+        expect((await again.studio.engine.current()).dir).toBe(TINY_BUNDLE);
+      },
+      { dataDir: s.dataDir, defaultBundleDir: HYPER_BUNDLE },
+    );
   });
 
   it('activating a folder without bundle.json fails with an error naming the file', async () => {
     const { shelf: m } = shelf();
-    await m.activate(tmp);
+    await m.activate(s.dataDir);
     expect(m.snapshot.error).toMatchObject({ code: 'not_found' });
-    expect(m.snapshot.error!.message).toContain(join(tmp, 'bundle.json'));
+    expect(m.snapshot.error!.message).toContain(join(s.dataDir, 'bundle.json'));
   });
 
   it('refuses a bad form before calling the studio, naming the field', async () => {
@@ -108,12 +94,14 @@ describe('ModelShelf over the in-memory transport', () => {
 
   it('the service refuses what the schema cannot see: a folder without config.json', async () => {
     const { shelf: m } = shelf();
-    await m.create({ ...emptyForm(), source: tmp });
+    await m.create({ ...emptyForm(), source: s.dataDir });
     expect(m.snapshot.createError).toMatchObject({ code: 'not_found' });
     expect(m.snapshot.createError!.message).toBe(
-      `source: ${join(tmp, 'config.json')}: missing (not a Hugging Face checkpoint folder)`,
+      `source: ${join(s.dataDir, 'config.json')}: missing (not a Hugging Face checkpoint folder)`,
     );
-    await expect(api.models.create({ source: tmp, loraTargets: ['q', 'q'] }, () => {}).result).rejects.toMatchObject({
+    await expect(
+      s.api.models.create({ source: s.dataDir, loraTargets: ['q', 'q'] }, () => {}).result,
+    ).rejects.toMatchObject({
       code: 'invalid_input',
       message: expect.stringContaining('loraTargets'),
     });
@@ -124,7 +112,7 @@ describe.skipIf(!hasVenv)('a bundle from a tiny random Qwen2 checkpoint (needs t
   let hf: string;
 
   beforeAll(() => {
-    hf = join(tmp, 'tiny-qwen2');
+    hf = join(s.dataDir, 'tiny-qwen2');
     const made = spawnSync(trainingPython(), ['training/tests/hf_tiny.py', '--family', 'qwen2', '--out', hf], {
       encoding: 'utf8',
       timeout: 240_000,
@@ -145,7 +133,7 @@ describe.skipIf(!hasVenv)('a bundle from a tiny random Qwen2 checkpoint (needs t
     expect(distinct[2]!.message).toBe('exporting lm.onnx (fp16)');
 
     const card = m.snapshot.created!;
-    const dir = join(tmp, 'data', 'bundles', 'tiny-qwen2');
+    const dir = join(s.dataDir, 'bundles', 'tiny-qwen2');
     const manifest = JSON.parse(readFileSync(join(dir, 'bundle.json'), 'utf8')) as {
       training_card: { parameters: number };
     };
@@ -169,7 +157,7 @@ describe.skipIf(!hasVenv)('a bundle from a tiny random Qwen2 checkpoint (needs t
 
     await m.activate(dir);
     expect(m.snapshot.list!.bundles.find((b) => b.dir === dir)!.active).toBe(true);
-    const r = await api.engine.generate(
+    const r = await s.api.engine.generate(
       { prompt: 'review the branch', maxTokens: 4, sampling: { temperature: 0 } },
       () => {},
     ).result;
@@ -182,7 +170,7 @@ describe.skipIf(!hasVenv)('a bundle from a tiny random Qwen2 checkpoint (needs t
 
   it("the exporter's own refusal reaches the page as its message: a folder without weights", async () => {
     const { shelf: m } = shelf();
-    const bare = join(tmp, 'no-weights');
+    const bare = join(s.dataDir, 'no-weights');
     mkdirSync(bare);
     copyFileSync(join(hf, 'config.json'), join(bare, 'config.json'));
     await m.create({ ...emptyForm(), source: bare });
@@ -190,19 +178,19 @@ describe.skipIf(!hasVenv)('a bundle from a tiny random Qwen2 checkpoint (needs t
     expect(m.snapshot.createError!.message).toBe(
       `${join(bare, 'model.safetensors')}: missing, and no model.safetensors.index.json`,
     );
-    expect(existsSync(join(tmp, 'data', 'bundles', 'no-weights'))).toBe(false);
+    expect(existsSync(join(s.dataDir, 'bundles', 'no-weights'))).toBe(false);
   }, 120_000);
 
   it('Cancel stops the exporter and leaves no folder behind', async () => {
     const ref: { m: ModelShelf | null } = { m: null };
-    const m = new ModelShelf(api, (s) => {
-      if (s.progress && s.progress.step >= 2 && !s.cancelling && s.createStatus === 'running') ref.m?.cancel();
+    const m = new ModelShelf(s.api, (x) => {
+      if (x.progress && x.progress.step >= 2 && !x.cancelling && x.createStatus === 'running') ref.m?.cancel();
     });
     ref.m = m;
     await m.create({ ...emptyForm(), source: hf, id: 'cancelled-one' });
     expect(m.snapshot.createStatus).toBe('cancelled');
     expect(m.snapshot.createError!.message).toMatch(/cancelled; nothing was written/);
-    const left = readdirSync(join(tmp, 'data', 'bundles'));
+    const left = readdirSync(join(s.dataDir, 'bundles'));
     expect(left.filter((f) => f.includes('cancelled-one'))).toEqual([]);
   }, 300_000);
 });

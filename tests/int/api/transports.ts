@@ -17,7 +17,8 @@ export type Opened = { api: StudioApi; close(): Promise<void> | void };
 /** How a suite reaches the studio; `Extra` is what else it hands the suite (a web host's ends). */
 export type Transport<Extra extends object = Record<never, never>> = {
   name: string;
-  open(studio: Studio): Promise<Opened & Extra>;
+  /** `dataDir`: the studio's data folder, for a transport that serves files beside the library. */
+  open(studio: Studio, dataDir: string): Promise<Opened & Extra>;
 };
 
 /** The in-memory pair: what a suite that is not about transports uses. */
@@ -52,9 +53,9 @@ export interface HostEnds {
  * over `inner` (default: straight into the dispatcher). */
 export const withRoutes = (inner: Transport = direct): Transport<HostEnds> => ({
   name: `web host with routes, api over ${inner.name}`,
-  open: async (s) => {
+  open: async (s, dataDir) => {
     const host = await startWebHost({ dispatcher: s.dispatcher, staticDir: null, routes: s.routes });
-    const opened = await inner.open(s);
+    const opened = await inner.open(s, dataDir);
     return {
       api: opened.api,
       origin: host.origin,
@@ -81,6 +82,21 @@ export interface StudioSuite {
   readonly dataDir: string;
   readonly studio: Studio;
   readonly api: StudioApi;
+  /** Closes the transport and the studio, once: a CLI test may need the data folder to itself. */
+  close(): Promise<void>;
+}
+
+/** createStudio on `dataDir` (default bundle: none unless named), reached over `transport`. */
+async function openStudio<Extra extends object>(
+  transport: Transport<Extra>,
+  dataDir: string,
+  options: Partial<StudioOptions>,
+): Promise<StudioSuite & Extra> {
+  const studio = createStudio({ defaultBundleDir: null, ...options, dataDir });
+  const opened = await transport.open(studio, dataDir);
+  let closed: Promise<void> | undefined;
+  const close = async () => (await opened.close(), await studio.dispose());
+  return { ...opened, dataDir, studio, close: () => (closed ??= close()) };
 }
 
 /** A studio on a fresh data folder reached over `transport`, opened before the suite's tests and
@@ -92,16 +108,31 @@ export function studioSuite<Extra extends object = Record<never, never>>(
   prefix: string,
   options: Omit<StudioOptions, 'dataDir'> = {},
 ): StudioSuite & Extra {
-  const s = {} as { -readonly [K in keyof StudioSuite]: StudioSuite[K] } & Opened;
-  beforeAll(async () => {
-    s.dataDir = mkdtempSync(join(tmpdir(), prefix));
-    s.studio = createStudio({ defaultBundleDir: null, ...options, dataDir: s.dataDir });
-    Object.assign(s, await transport.open(s.studio));
-  });
+  const s = {} as StudioSuite & Extra;
+  beforeAll(
+    async () => void Object.assign(s, await openStudio(transport, mkdtempSync(join(tmpdir(), prefix)), options)),
+  );
   afterAll(async () => {
     await s.close();
-    await s.studio.dispose();
     rmSync(s.dataDir, { recursive: true, force: true });
   });
-  return s as unknown as StudioSuite & Extra;
+  return s;
+}
+
+/** A studio for one test, where a suite-long studioSuite does not fit: a fresh library per call, or
+ * (`options.dataDir`) a restart on a folder that exists, such as one a CLI wrote, which is kept. The
+ * fresh folder is removed, and the studio closed, once `use` is done. */
+export async function withStudio<T>(
+  use: (s: StudioSuite) => Promise<T>,
+  options: Partial<StudioOptions> = {},
+  transport: Transport = memory,
+): Promise<T> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'pskills-studio-'));
+  const s = await openStudio(transport, dataDir, options);
+  try {
+    return await use(s);
+  } finally {
+    await s.close();
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+  }
 }

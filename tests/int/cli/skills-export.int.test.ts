@@ -1,35 +1,31 @@
 // `pskills skills export`: every stored version with its text and provenance, the input of the
 // training corpus (training/…/data/studio_skills.py reads the --jsonl lines).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract } from '../../../common/api/contract';
-import { createStudio } from '../../../main/api/root';
-import { directClient } from '../../../main/api/transports/direct';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { exportSkills, type ExportedSkill } from '../../../main/cli/skills-export';
 import { bodyHash } from '../../../main/skills/normalize';
 import { parseSkillMd } from '../../../main/skills/parse';
 import { ENGLISH_BODY, skillMd } from '../../fixtures/skills/skill-md';
 import { tgzBytes } from '../../fixtures/skills/tar-bytes';
+import { direct, studioSuite } from '../api/transports';
 
 const BIN = join(process.cwd(), 'bin', 'pskills.mjs');
 const ONE = skillMd({ name: 'one', extra: 'license: Apache-2.0' }).replace(/\n/g, '\r\n'); // stored as the file has it
 const TWO = skillMd({ name: 'two', body: ENGLISH_BODY.replace('pull request', 'merge request') });
 const ONE_EDITED = `${skillMd({ name: 'one', extra: 'license: Apache-2.0' })}\nOne more line.\n`;
-let dataDir: string;
+const s = studioSuite(direct, 'pskills-export-');
 let inProcess: ExportedSkill[];
 let pkgOnly: ExportedSkill[];
 
 const pskills = (...args: string[]) => {
-  const r = spawnSync(process.execPath, [BIN, ...args, '--data-dir', dataDir], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [BIN, ...args, '--data-dir', s.dataDir], { encoding: 'utf8', timeout: 60_000 });
   return { code: r.status, out: r.stdout, err: r.stderr };
 };
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'pskills-export-'));
-  const tgz = join(dataDir, 'pkg-a-2.0.0.tgz');
+  const tgz = join(s.dataDir, 'pkg-a-2.0.0.tgz');
   writeFileSync(
     tgz,
     tgzBytes([
@@ -38,19 +34,13 @@ beforeAll(async () => {
       { path: 'package/skills/two/SKILL.md', body: TWO },
     ]),
   );
-  const studio = createStudio({ dataDir, defaultBundleDir: null });
-  try {
-    const api = directClient(studioContract, studio.dispatcher);
-    const result = await api.import.run({ source: tgz }, () => undefined).result;
-    expect(result.imported).toBe(2);
-    await api.skills.save({ name: 'one', content: ONE_EDITED }); // version 2, saved by hand
-    inProcess = await exportSkills(api);
-    pkgOnly = await exportSkills(api, 'pkg-a');
-  } finally {
-    await studio.dispose();
-  }
+  const result = await s.api.import.run({ source: tgz }, () => undefined).result;
+  expect(result.imported).toBe(2);
+  await s.api.skills.save({ name: 'one', content: ONE_EDITED }); // version 2, saved by hand
+  inProcess = await exportSkills(s.api);
+  pkgOnly = await exportSkills(s.api, 'pkg-a');
+  await s.close(); // the CLI has the library to itself
 });
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe('pskills skills export', () => {
   it('lists every version, oldest first, with the text and where it came from', () => {

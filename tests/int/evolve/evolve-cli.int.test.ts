@@ -1,29 +1,20 @@
 // `pskills evolve` as a user runs it, on the bundle-hyper fixture: killed with SIGKILL in the middle
 // of a run, the library passes PRAGMA integrity_check, and `--resume RUN` goes on from the stored rows
 // (what was scored is not scored again) and prints the stable JSON shape.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract } from '../../../common/api/contract';
-import { createStudio } from '../../../main/api/root';
-import { directClient } from '../../../main/api/transports/direct';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { direct, studioSuite } from '../api/transports';
 import { inLibrary, killWhen, pskillsIn } from '../cli/spawn-cli';
 import { HYPER_BUNDLE } from '../compile/fixture';
 import { EVOLVE_TESTS, evolveSkill } from './fixture';
 
-let dataDir: string;
-const pskills = pskillsIn(() => dataDir);
+const s = studioSuite(direct, 'pskills-evolve-cli-', { defaultBundleDir: HYPER_BUNDLE });
+const pskills = pskillsIn(() => s.dataDir);
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'pskills-evolve-cli-'));
-  const studio = createStudio({ dataDir, defaultBundleDir: HYPER_BUNDLE });
-  const api = directClient(studioContract, studio.dispatcher);
-  await api.skills.save({ name: 'sql-review', content: evolveSkill('sql-review') });
-  await api.verify.setTests({ name: 'sql-review', tests: EVOLVE_TESTS });
-  await studio.dispose();
+  await s.api.skills.save({ name: 'sql-review', content: evolveSkill('sql-review') });
+  await s.api.verify.setTests({ name: 'sql-review', tests: EVOLVE_TESTS });
+  await s.close(); // the CLI has the library to itself
 });
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 interface Row {
   id: number;
@@ -42,10 +33,10 @@ describe('pskills evolve', () => {
 
   it('killed with SIGKILL mid-run leaves an intact library; --resume finishes the run', async () => {
     const args = ['evolve', 'sql-review', '--iterations', '3', '--candidates', '2', '--max-tokens', '4'];
-    const err = await killWhen(dataDir, /iteration 1 candidate 0: /, [...args, '--bundle', HYPER_BUNDLE]);
+    const err = await killWhen(s.dataDir, /iteration 1 candidate 0: /, [...args, '--bundle', HYPER_BUNDLE]);
     const run = /started run ([0-9a-f]{12})/.exec(err)![1]!;
 
-    const before = inLibrary(dataDir, (db) => {
+    const before = inLibrary(s.dataDir, (db) => {
       expect(db.pragma('integrity_check')).toEqual([{ integrity_check: 'ok' }]);
       expect(db.prepare('SELECT status FROM evolve_runs WHERE uid = ?').get(run)).toEqual({ status: 'running' });
       return db
@@ -66,7 +57,7 @@ describe('pskills evolve', () => {
     expect(iterations).toHaveLength(3);
     for (const it of iterations) expect(Object.keys(it)).toEqual(['candidate_scores', 'best_score']);
 
-    inLibrary(dataDir, (after) => {
+    inLibrary(s.dataDir, (after) => {
       const rows = after
         .prepare(
           'SELECT c.id, c.iteration, c.score, c.scored_at FROM evolve_candidates c WHERE c.id IN (' +
