@@ -8,12 +8,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract } from '../../../common/api/contract';
-import { createStudio } from '../../../main/api/root';
-import { memoryPair } from '../../unit/api/memory-pair';
 import { trainingPython } from '../../../main/training-venv';
 import { loadBundle, type Bundle } from '../../../main/engine';
 import { KvCache } from '../../../main/engine/kv-cache';
+import { withStudio } from '../api/transports';
 import { SKILLS } from '../compile/fixture';
 
 const BIN = join(process.cwd(), 'bin', 'pskills.mjs');
@@ -115,28 +113,26 @@ describe.skipIf(!hasVenv)('pskills bundle create --from-hf (needs training/.venv
     ).hypernet.rank;
     expect(compiled).toMatchObject({ rank: hyperRank * compiled.chunks, cached: false });
 
-    const studio = createStudio({ dataDir, defaultBundleDir: join(tmp, 'bundle') });
-    const { api, close } = memoryPair(studioContract, studio.dispatcher);
-    try {
-      const tokens: number[] = [];
-      const r = await api.engine.generate(
-        {
-          messages: oracle.messages,
-          maxTokens: 12,
-          sampling: { temperature: 0 },
-          adapter: { kind: 'skill', name: 'review-branch' },
-        },
-        (e) => tokens.push(e.tokenId),
-      ).result;
-      const eos = bundle.manifest.special_tokens.eos;
-      const want = oracle.generated_ids.filter((t, i) => !(t === eos && i === oracle.generated_ids.length - 1));
-      expect(r.adapter).toMatch(/^[0-9a-f]{12}$/);
-      expect(tokens).toEqual(want);
-      expect(r.finishReason).toBe(oracle.finish === 'eos' ? 'eos' : 'length');
-    } finally {
-      await close();
-      await studio.dispose();
-    }
+    await withStudio(
+      async ({ api }) => {
+        const tokens: number[] = [];
+        const r = await api.engine.generate(
+          {
+            messages: oracle.messages,
+            maxTokens: 12,
+            sampling: { temperature: 0 },
+            adapter: { kind: 'skill', name: 'review-branch' },
+          },
+          (e) => tokens.push(e.tokenId),
+        ).result;
+        const eos = bundle.manifest.special_tokens.eos;
+        const want = oracle.generated_ids.filter((t, i) => !(t === eos && i === oracle.generated_ids.length - 1));
+        expect(r.adapter).toMatch(/^[0-9a-f]{12}$/);
+        expect(tokens).toEqual(want);
+        expect(r.finishReason).toBe(oracle.finish === 'eos' ? 'eos' : 'length');
+      },
+      { dataDir, defaultBundleDir: join(tmp, 'bundle') },
+    );
   }, 300_000);
 });
 

@@ -1,16 +1,13 @@
 // adapters.compile and compare.run round-tripped through the in-memory transport and the web host,
 // against the real services, a SQLite file and the bundle-hyper fixture (random hypernetwork).
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CompileProgress } from '../../../common/api/adapter-schemas';
-import { studioContract } from '../../../common/api/contract';
+import { studioContract, type StudioApi } from '../../../common/api/contract';
 import { entries } from '../../../common/api/define';
 import type { CompareEvent } from '../../../common/api/engine-schemas';
-import { createStudio } from '../../../main/api/root';
-import { memoryPair } from '../../unit/api/memory-pair';
-import { failure, memory, studioSuite, transports } from '../api/transports';
+import { failure, memory, studioSuite, transports, withStudio } from '../api/transports';
 import { HYPER_BUNDLE, SKILLS, TINY_BUNDLE } from './fixture';
 
 /** The methods this suite covers (the other suites leave them out of their coverage checks). */
@@ -176,19 +173,12 @@ describe.each(transports)('compile and compare over $name', (transport) => {
 
 describe('compile is deterministic', () => {
   it('two libraries compile the same skill version to the same key and tensor bytes', async () => {
+    const compile = async ({ api }: { api: StudioApi }) => {
+      await api.skills.save({ name: 'sql-review', content: SKILLS['sql-review'] });
+      return (await api.adapters.compile({ name: 'sql-review' }).result).adapter;
+    };
     const out = [];
-    for (let i = 0; i < 2; i++) {
-      const dataDir = mkdtempSync(join(tmpdir(), 'pskills-compile-det-'));
-      const studio = createStudio({ dataDir, defaultBundleDir: HYPER_BUNDLE });
-      try {
-        const { api } = memoryPair(studioContract, studio.dispatcher);
-        await api.skills.save({ name: 'sql-review', content: SKILLS['sql-review'] });
-        out.push((await api.adapters.compile({ name: 'sql-review' }).result).adapter);
-      } finally {
-        await studio.dispose();
-        rmSync(dataDir, { recursive: true, force: true });
-      }
-    }
+    for (let i = 0; i < 2; i++) out.push(await withStudio(compile, { defaultBundleDir: HYPER_BUNDLE }));
     expect(out[1]!.key).toBe(out[0]!.key);
     expect(out[1]!.tensorsSha256).toBe(out[0]!.tensorsSha256);
   });
@@ -216,19 +206,13 @@ describe('compare in a library of one skill', () => {
 });
 
 describe('compile without a default bundle', () => {
+  const missing = join(tmpdir(), `pskills-compile-nobundle-${process.pid}`, 'resources', 'bundles', 'default');
+  const s = studioSuite(memory, 'pskills-compile-nobundle-', { defaultBundleDir: missing });
+
   it('says where the default bundle should be', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'pskills-compile-nobundle-'));
-    const missing = join(dataDir, 'resources', 'bundles', 'default');
-    const studio = createStudio({ dataDir, defaultBundleDir: missing });
-    try {
-      const { api } = memoryPair(studioContract, studio.dispatcher);
-      await api.skills.save({ name: 'sql-review', content: SKILLS['sql-review'] });
-      const err = await failure(api.adapters.compile({ name: 'sql-review' }).result);
-      expect(err.code).toBe('not_found');
-      expect(err.message).toContain(`no default bundle at ${missing}`);
-    } finally {
-      await studio.dispose();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    await s.api.skills.save({ name: 'sql-review', content: SKILLS['sql-review'] });
+    const err = await failure(s.api.adapters.compile({ name: 'sql-review' }).result);
+    expect(err.code).toBe('not_found');
+    expect(err.message).toContain(`no default bundle at ${missing}`);
   });
 });

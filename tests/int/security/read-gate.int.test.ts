@@ -8,12 +8,9 @@ import { cpSync, mkdtempSync, rmSync, symlinkSync, truncateSync, unlinkSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { studioContract } from '../../../common/api/contract';
 import { readGated } from '../../../main/files/read-gate';
-import { createStudio } from '../../../main/api/root';
-import { directClient } from '../../../main/api/transports/direct';
 import { FIXTURE_BUNDLE, writeFixturePeft } from '../adapters/fixture';
-import { failure, transports } from '../api/transports';
+import { direct, failure, studioSuite, transports, withStudio } from '../api/transports';
 
 const BIN = join(process.cwd(), 'bin', 'pskills.mjs');
 const WEIGHTS = 'adapter_model.safetensors';
@@ -79,33 +76,27 @@ describe('readGated', () => {
 });
 
 describe.each(transports)('hostile PEFT and bundle files over $name', (transport) => {
+  const s = studioSuite(transport, 'pskills-read-gate-data-', { defaultBundleDir: FIXTURE_BUNDLE });
+
   it('adapters.import and engine.loadBundle refuse each, naming the file', async () => {
-    const dataDir = mkdtempSync(join(work, 'data-'));
-    const studio = createStudio({ dataDir, defaultBundleDir: FIXTURE_BUNDLE });
-    const { api, close } = await transport.open(studio);
-    try {
-      for (const [i, h] of HOSTILE.entries()) {
-        const dir = await hostilePeft(h, i + 10 * transports.indexOf(transport));
-        const err = await failure(api.adapters.import({ dir }));
-        expect(err.code).toBe('invalid_input');
-        expect(err.message).toContain(join(dir, WEIGHTS));
-        expect(err.message).toMatch(h.says);
-      }
-      const fifo = HOSTILE[2]!;
-      for (const file of ['tokenizer.json', 'bundle.json']) {
-        const dir = hostileBundle(fifo, 20 + transports.indexOf(transport), file);
-        const err = await failure(api.engine.loadBundle({ dir }));
-        expect(err.message).toContain(join(dir, file));
-        expect(err.message).toMatch(fifo.says);
-      }
-      const zero = hostileBundle(HOSTILE[0]!, 30 + transports.indexOf(transport), 'bundle.json');
-      expect((await failure(api.engine.loadBundle({ dir: zero }))).message).toMatch(HOSTILE[0]!.says);
-      // The server still answers: nothing was left blocked in the thread pool.
-      expect((await api.engine.loadBundle({ dir: FIXTURE_BUNDLE })).loaded).toBe(true);
-    } finally {
-      await close();
-      await studio.dispose();
+    for (const [i, h] of HOSTILE.entries()) {
+      const dir = await hostilePeft(h, i + 10 * transports.indexOf(transport));
+      const err = await failure(s.api.adapters.import({ dir }));
+      expect(err.code).toBe('invalid_input');
+      expect(err.message).toContain(join(dir, WEIGHTS));
+      expect(err.message).toMatch(h.says);
     }
+    const fifo = HOSTILE[2]!;
+    for (const file of ['tokenizer.json', 'bundle.json']) {
+      const dir = hostileBundle(fifo, 20 + transports.indexOf(transport), file);
+      const err = await failure(s.api.engine.loadBundle({ dir }));
+      expect(err.message).toContain(join(dir, file));
+      expect(err.message).toMatch(fifo.says);
+    }
+    const zero = hostileBundle(HOSTILE[0]!, 30 + transports.indexOf(transport), 'bundle.json');
+    expect((await failure(s.api.engine.loadBundle({ dir: zero }))).message).toMatch(HOSTILE[0]!.says);
+    // The server still answers: nothing was left blocked in the thread pool.
+    expect((await s.api.engine.loadBundle({ dir: FIXTURE_BUNDLE })).loaded).toBe(true);
   });
 });
 
@@ -113,9 +104,7 @@ describe('pskills adapters import / generate --bundle on hostile files', () => {
   it('exits at once with the reason, its peak RSS under 1 GB', async () => {
     const dataDir = mkdtempSync(join(work, 'cli-'));
     // The library must know the bundle before an import: made once, in-process.
-    const studio = createStudio({ dataDir, defaultBundleDir: FIXTURE_BUNDLE });
-    await directClient(studioContract, studio.dispatcher).engine.loadBundle({ dir: FIXTURE_BUNDLE });
-    await studio.dispose();
+    await withStudio(({ api }) => api.engine.loadBundle({ dir: FIXTURE_BUNDLE }), { dataDir }, direct);
     for (const [i, h] of HOSTILE.entries()) {
       const dir = await hostilePeft(h, 40 + i);
       const r = spawnSync(
