@@ -4,19 +4,12 @@
 // OpenAI-compatible server.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ContinualEvent, ContinualMode, ContinualRunResult } from '../../../common/api/continual-schemas';
-import { BundleRegistry } from '../../../main/api/services/bundle-registry';
-import { ContinualService } from '../../../main/api/services/continual-service';
-import { EngineService } from '../../../main/api/services/engine-service';
-import { AdaptersRepo } from '../../../main/store/adapters-repo';
-import { AdoptionsRepo } from '../../../main/store/adoptions-repo';
-import { openDatabase } from '../../../main/store/db';
-import { SkillsRepo } from '../../../main/store/skills-repo';
+import type { Settings } from '../../../common/api/trajectory-schemas';
 import { failure, memory, studioSuite, transports } from '../api/transports';
 import { HYPER_BUNDLE } from '../compile/fixture';
 
@@ -173,7 +166,7 @@ describe('cancel over the web host, then resume', () => {
   let run = '';
   it('stops after the episode it is in; finished episodes stay whole and the database is intact', async () => {
     const web = transports.find((t) => t.name === 'web host')!;
-    const { api: remote, close } = await web.open(s.studio);
+    const { api: remote, close } = await web.open(s.studio, s.dataDir);
     try {
       const handle = remote.continual.run({ ...RUN, episodes: 3, seed: 7, mode: 'merge' }, (e) => {
         if (e.type === 'run') run = e.run;
@@ -214,9 +207,8 @@ describe('the LLM summariser', () => {
   let url: string;
   let reply: { status: number; body: unknown } = { status: 200, body: {} };
   const asked: unknown[] = [];
-  let db: ReturnType<typeof openDatabase>;
-  let service: (settings: Record<string, unknown>) => ContinualService;
-  let engine: EngineService;
+  // A studio of its own: each run below under the settings it names, the others unset.
+  const llm = studioSuite(memory, 'pskills-continual-llm-', { defaultBundleDir: HYPER_BUNDLE });
 
   beforeAll(async () => {
     server = createServer((req, res) => {
@@ -230,29 +222,14 @@ describe('the LLM summariser', () => {
     });
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-    db = openDatabase(':memory:');
-    const skills = new SkillsRepo(db);
-    engine = new EngineService({ defaultBundleDir: HYPER_BUNDLE });
-    const repo = new AdaptersRepo(db, mkdtempSync(join(tmpdir(), 'pskills-continual-llm-')));
-    const bundles = new BundleRegistry(engine, repo);
-    const deps = {
-      runsDir: join(mkdtempSync(join(tmpdir(), 'pskills-continual-llm-runs-')), 'runs'),
-      engine,
-      library: { skills, repo, bundles, adoptions: new AdoptionsRepo(db) },
-    };
-    service = (settings) => new ContinualService(deps, () => settings);
   });
-  afterAll(async () => {
-    await engine.dispose();
-    db.close();
-    await new Promise((done) => server.close(done));
-  });
+  afterAll(() => new Promise((done) => server.close(done)));
 
-  const once = (s: ContinualService, summariser?: 'llm' | 'template', events: ContinualEvent[] = []) =>
-    s.run(
-      { ...RUN, episodes: 1, mode: 'independent', ...(summariser && { summariser }) },
-      { emit: (e) => events.push(e), signal: new AbortController().signal },
-    );
+  const once = async (settings: Partial<Settings>, summariser?: 'llm' | 'template', events: ContinualEvent[] = []) => {
+    await llm.api.settings.set({ llmBaseUrl: null, llmModel: null, llmApiKey: null, ...settings });
+    const run = { ...RUN, episodes: 1, mode: 'independent', ...(summariser && { summariser }) } as const;
+    return llm.api.continual.run(run, (e) => events.push(e)).result;
+  };
 
   it('asks the configured endpoint and stores its lesson, renamed to lesson-<world>', async () => {
     const lesson =
@@ -261,7 +238,7 @@ describe('the LLM summariser', () => {
       status: 200,
       body: { choices: [{ message: { content: `Here it is:\n\n\`\`\`markdown\n${lesson}\`\`\`\n` } }] },
     };
-    const r = await once(service({ llmBaseUrl: url, llmModel: 'tiny', llmApiKey: 'k1' }));
+    const r = await once({ llmBaseUrl: url, llmModel: 'tiny', llmApiKey: 'k1' });
     expect(r.settings.summariser).toBe('llm tiny');
     const last = asked.at(-1) as {
       url: string;
@@ -278,7 +255,7 @@ describe('the LLM summariser', () => {
   it('falls back to the template with a warning when the endpoint fails and none was asked for by name', async () => {
     reply = { status: 500, body: { error: { message: 'model not loaded' } } };
     const events: ContinualEvent[] = [];
-    const r = await once(service({ llmBaseUrl: url, llmModel: 'tiny' }), undefined, events);
+    const r = await once({ llmBaseUrl: url, llmModel: 'tiny' }, undefined, events);
     expect(r.settings.summariser).toBe('llm tiny, template after a failure');
     expect(events.find((e) => e.type === 'warning')).toMatchObject({
       message: expect.stringMatching(/model not loaded/),
@@ -301,10 +278,10 @@ describe('the LLM summariser', () => {
 
   it('fails the run when summariser "llm" was asked for and the endpoint fails, or none is configured', async () => {
     reply = { status: 500, body: { error: { message: 'model not loaded' } } };
-    await expect(once(service({ llmBaseUrl: url, llmModel: 'tiny' }), 'llm')).rejects.toThrow(
+    await expect(once({ llmBaseUrl: url, llmModel: 'tiny' }, 'llm')).rejects.toThrow(
       /chat\/completions: HTTP 500: model not loaded/,
     );
-    await expect(once(service({}), 'llm')).rejects.toThrow(/no endpoint is configured/);
-    expect((await once(service({}))).settings.summariser).toBe('template');
+    await expect(once({}, 'llm')).rejects.toThrow(/no endpoint is configured/);
+    expect((await once({})).settings.summariser).toBe('template');
   });
 });

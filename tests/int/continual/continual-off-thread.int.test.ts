@@ -1,37 +1,23 @@
 // continual.run off the main thread: its generations go through the engine worker and its EMA step and
 // lesson means through the adapter algebra worker, and the global versions it stores hold exactly the
 // tensors the same algebra gives in this thread. Real services, SQLite and the bundle-hyper fixture.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Database } from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { ContinualMode, ContinualRunResult } from '../../../common/api/continual-schemas';
 import { sharedAlgebra } from '../../../main/adapters/algebra-client';
 import { emaStep } from '../../../main/adapters/ema';
 import { cat, linearBaseline } from '../../../main/adapters/merge';
 import type { Adapter } from '../../../main/adapters/types';
-import { BundleRegistry } from '../../../main/api/services/bundle-registry';
-import { ContinualService } from '../../../main/api/services/continual-service';
-import { EngineService } from '../../../main/api/services/engine-service';
 import { padRank } from '../../../main/continual/absorb';
 import { sharedEngine } from '../../../main/engine/engine-client';
 import { encodeAdapter, sha256Hex } from '../../../main/store/adapter-tensors';
-import { AdaptersRepo } from '../../../main/store/adapters-repo';
-import { AdoptionsRepo } from '../../../main/store/adoptions-repo';
 import { RUNS_DIR, RunWorkspace } from '../../../main/api/services/run-workspace';
-import { openDatabase } from '../../../main/store/db';
-import { SkillsRepo } from '../../../main/store/skills-repo';
+import { memory, studioSuite } from '../api/transports';
 import { HYPER_BUNDLE } from '../compile/fixture';
 
 const RUN = { suite: 'skillworld', episodes: 2, seed: 0, demos: 2, tasks: 2, maxTokens: 8, tier: 'instant' } as const;
 
-let dir: string;
-let db: Database;
-let engine: EngineService;
-let repo: AdaptersRepo;
-let bundles: BundleRegistry;
-let service: ContinualService;
+const s = studioSuite(memory, 'pskills-continual-thread-', { defaultBundleDir: HYPER_BUNDLE });
 // The process's two workers, watched (the calls go through to them).
 const generate = vi.spyOn(sharedEngine(), 'generateBatch');
 const algebra = vi.spyOn(sharedAlgebra(), 'run');
@@ -39,39 +25,18 @@ const algebra = vi.spyOn(sharedAlgebra(), 'run');
 const jobs = () =>
   algebra.mock.calls.map(([op, arg]) => (op === 'merge' ? `merge:${(arg as { method: string }).method}` : op));
 
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'pskills-continual-thread-'));
-  db = openDatabase(join(dir, 'studio.db'));
-  const skills = new SkillsRepo(db);
-  engine = new EngineService({ defaultBundleDir: HYPER_BUNDLE });
-  repo = new AdaptersRepo(db, dir);
-  bundles = new BundleRegistry(engine, repo);
-  service = new ContinualService(
-    {
-      runsDir: join(dir, RUNS_DIR),
-      engine,
-      library: { skills, repo, bundles, adoptions: new AdoptionsRepo(db) },
-    },
-    () => ({}),
-  );
-});
-afterAll(async () => {
+afterAll(() => {
   ws?.close();
-  service.dispose();
   generate.mockRestore();
   algebra.mockRestore();
-  await engine.dispose();
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function run(mode: ContinualMode): Promise<ContinualRunResult> {
   generate.mockClear();
   algebra.mockClear();
-  const signal = new AbortController().signal;
-  const r = await service.run({ ...RUN, mode }, { emit: () => undefined, signal });
+  const r = await s.api.continual.run({ ...RUN, mode }).result;
   ws?.close();
-  ws = RunWorkspace.open(join(dir, RUNS_DIR), r.run, engine);
+  ws = RunWorkspace.open(join(s.dataDir, RUNS_DIR), r.run, s.studio.engine);
   return r;
 }
 /** The last run's workspace, where its lessons and global versions are. */
