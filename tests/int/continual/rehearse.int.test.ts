@@ -3,23 +3,14 @@
 // after each EMA step, one distillation over every lesson so far, each lesson's practice with its own
 // text in context, starting from the EMA step's adapter; its result is the version stored, and the
 // version's recipe says how it was rehearsed.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Database } from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { emaStep } from '../../../main/adapters/ema';
-import { BundleRegistry } from '../../../main/api/services/bundle-registry';
-import { ContinualService } from '../../../main/api/services/continual-service';
-import { EngineService } from '../../../main/api/services/engine-service';
 import { RUNS_DIR, RunWorkspace } from '../../../main/api/services/run-workspace';
 import { sharedEngine } from '../../../main/engine/engine-client';
 import { APP_ROOT } from '../../../main/paths';
 import { encodeAdapter, sha256Hex } from '../../../main/store/adapter-tensors';
-import { AdaptersRepo } from '../../../main/store/adapters-repo';
-import { AdoptionsRepo } from '../../../main/store/adoptions-repo';
-import { openDatabase } from '../../../main/store/db';
-import { SkillsRepo } from '../../../main/store/skills-repo';
+import { memory, studioSuite } from '../api/transports';
 
 const DEFAULT_BUNDLE = join(APP_ROOT, 'resources/bundles/default');
 const RUN = {
@@ -36,47 +27,21 @@ const RUN = {
   mode: 'merge',
 } as const;
 
-let dir: string;
-let db: Database;
-let engine: EngineService;
-let service: ContinualService;
+const s = studioSuite(memory, 'pskills-rehearse-', { defaultBundleDir: DEFAULT_BUNDLE });
 let ws: RunWorkspace | undefined;
 const parts = vi.spyOn(sharedEngine(), 'distillParts');
 
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'pskills-rehearse-'));
-  db = openDatabase(join(dir, 'studio.db'));
-  engine = new EngineService({ defaultBundleDir: DEFAULT_BUNDLE });
-  const repo = new AdaptersRepo(db, dir);
-  service = new ContinualService(
-    {
-      runsDir: join(dir, RUNS_DIR),
-      engine,
-      library: {
-        skills: new SkillsRepo(db),
-        repo,
-        bundles: new BundleRegistry(engine, repo),
-        adoptions: new AdoptionsRepo(db),
-      },
-    },
-    () => ({}),
-  );
-});
-afterAll(async () => {
+afterAll(() => {
   ws?.close();
-  service.dispose();
   parts.mockRestore();
-  await engine.dispose();
-  db.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('continual merge with rehearsal', () => {
   it('stores the rehearsed EMA step, rehearsed over every lesson so far with its own text', async () => {
-    const r = await service.run(RUN, { emit: () => undefined, signal: new AbortController().signal });
+    const r = await s.api.continual.run(RUN).result;
     expect(r.settings).toMatchObject({ rehearse: 2, variants: 1, steps: 1 });
     expect(r.episodes.map((e) => e.globalVersion)).toEqual([1, 2]);
-    ws = RunWorkspace.open(join(dir, RUNS_DIR), r.run, engine);
+    ws = RunWorkspace.open(join(s.dataDir, RUNS_DIR), r.run, s.studio.engine);
     const bundleId = (await ws.bundles.current()).rowId;
     const versions = [...ws.repo.globalHistory(bundleId)].sort((a, b) => a.n - b.n);
     const lessons = r.episodes.map((e) => ws!.distiller.latestDistilled(e.lesson!, bundleId)!);
