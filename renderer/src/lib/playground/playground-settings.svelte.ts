@@ -9,7 +9,8 @@ export type PromptMode = 'chat' | 'raw';
 
 export type RequestCheck = { ok: true; input: GenerateInput } | { ok: false; message: string };
 
-const LABELS: Record<string, string> = {
+/** The fields' labels, by request key: the form's and its messages'. */
+export const FIELD_LABELS: Record<string, string> = {
   messages: 'Message',
   adapter: 'Adapter',
   prompt: 'Prompt',
@@ -51,13 +52,10 @@ export class GenerationSettings {
    * an empty message is pointed out.
    */
   request(history: readonly ChatMessage[] = [], adapter: AdapterChoice | null = null): RequestCheck {
-    const sampling = {
-      ...(given(this.temperature) ? { temperature: this.temperature } : {}),
-      ...(given(this.topK) ? { topK: this.topK } : {}),
-      ...(given(this.topP) ? { topP: this.topP } : {}),
-      ...(given(this.repetitionPenalty) ? { repetitionPenalty: this.repetitionPenalty } : {}),
-      ...(given(this.seed) ? { seed: this.seed } : {}),
-    };
+    const { temperature, topK, topP, repetitionPenalty, seed } = this;
+    const sampling = Object.fromEntries(
+      Object.entries({ temperature, topK, topP, repetitionPenalty, seed }).filter(([, n]) => given(n)),
+    );
     const stop = parseStopStrings(this.stop);
     const raw = {
       ...(this.mode === 'chat'
@@ -75,10 +73,10 @@ export class GenerationSettings {
       return { ok: true, input: parsed.data };
     }
     const issue = parsed.error.issues[0]!;
-    const field = [...issue.path].reverse().find((p): p is string => typeof p === 'string' && p in LABELS);
+    const field = [...issue.path].reverse().find((p): p is string => typeof p === 'string' && p in FIELD_LABELS);
     return {
       ok: false,
-      message: field ? labelledIssue(LABELS[field]!, issue.message) : issueSentence('', issue.message),
+      message: field ? labelledIssue(FIELD_LABELS[field]!, issue.message) : issueSentence('', issue.message),
     };
   }
 }
