@@ -28,6 +28,8 @@ export const AdapterRecipe = z.discriminatedUnion('kind', [
     weights: z.array(Weight),
     rank: Rank.nullable(),
     sources: z.array(Sha256).min(1),
+    // Then rehearsed: train steps over every source's skill practice, each with its own text in context.
+    rehearse: z.object({ steps: z.number().int().positive(), seed: z.number().int() }).optional(),
   }),
   // sources: [the previous global adapter (null for version 1), the adapter merged in]
   z.object({
@@ -137,6 +139,7 @@ export const ExportAdapterInput = z
   .strict();
 export const ExportResult = z.object({ dir: z.string(), files: z.array(z.string()) });
 
+export const MAX_REHEARSE = 400;
 export const MergeInput = z
   .object({
     ids: z.array(AdapterId).min(1).max(64),
@@ -145,6 +148,16 @@ export const MergeInput = z
     rank: z.number().int().min(1).max(4096).optional(),
     /** The merged adapter's name; absent: made from its parts' names ("a@1 + b@2 (cat)"). */
     name: AdapterName.optional(),
+    /** Then this many distillation steps over every source's skill practice, each answered with its own
+     *  skill in context (docs/distill.md "Merging distilled adapters"); every source must come from a
+     *  skill version and the bundle must have a train-step graph. */
+    rehearse: z.number().int().min(1).max(MAX_REHEARSE).optional(),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31 - 1)
+      .optional(),
   })
   .strict()
   .refine((v) => v.weights === undefined || v.weights.length === v.ids.length, {
@@ -152,7 +165,11 @@ export const MergeInput = z
     path: ['weights'],
   })
   .refine((v) => v.method !== 'svd' || v.rank !== undefined, { message: 'svd needs a target rank', path: ['rank'] })
-  .refine((v) => v.method === 'svd' || v.rank === undefined, { message: 'rank applies to svd only', path: ['rank'] });
+  .refine((v) => v.method === 'svd' || v.rank === undefined, { message: 'rank applies to svd only', path: ['rank'] })
+  .refine((v) => v.rehearse !== undefined || v.seed === undefined, {
+    message: 'seed applies to rehearse only',
+    path: ['seed'],
+  });
 export type MergeInput = z.infer<typeof MergeInput>;
 
 const NullableTargetValue = z.object({

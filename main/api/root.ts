@@ -75,12 +75,12 @@ export function createStudio(opts: StudioOptions): Studio {
   // One bundle registry and one cache of decoded adapters, shared by every service that needs them.
   const bundles = new BundleRegistry(engine, adaptersRepo);
   const adapterCache = new AdapterCache(adaptersRepo);
-  const adapters = new AdapterService(adaptersRepo, bundles);
   const globalAdapter = new GlobalAdapterService(adaptersRepo, bundles, adapterCache);
   const compiler = new CompileService(repo, adaptersRepo, bundles, adapterCache);
   const trajectories = new TrajectoryService(new TrajectoriesRepo(db), repo, new SettingsRepo(db));
   const skillTests = new SkillTestsRepo(db);
   const distiller = new DistillService(compiler, skillTests, adaptersRepo, bundles, adapterCache);
+  const adapters = new AdapterService(adaptersRepo, bundles, undefined, undefined, distiller);
   const compare = new CompareService(repo, compiler, engine, { trajectories, bundles }, distiller);
   // engine.generate with the adapter the request chooses (library, skill version or global).
   const generation = new GenerationService(engine, adaptersRepo, bundles, adapterCache, compiler);

@@ -63,6 +63,7 @@ def test_eval_reports_the_merge_comparison(tmp_path):
                       "--conditions", "distilled", "--merge-sizes", "1,2", "--merge-groups", "4"]) == 0
     res = json.loads(out.read_text())
     m = res["merge"]
+    assert m["adapters"] == "distilled_zero"  # members distilled from zero by default, apart from the condition
     for size in ("1", "2"):
         e = m[size]
         assert e["n_groups"] >= 1
@@ -76,6 +77,17 @@ def test_eval_reports_the_merge_comparison(tmp_path):
     assert by("cat") == by("own") == by("linear") == by("cat_mean") and by("own")  # one adapter merged is itself
     assert one["linear"]["relative_error"] < 1e-6
     assert all(len(set(g)) == 2 for g in m["2"]["groups"])
+    assert eval_main(["--bundle", str(HYPER), "--suite", "skillworld", "--skillworld-dir", str(folder), "--out",
+                      str(out), "--max-answer-tokens", "8", "--max-gen-tokens", "4", "--distill-steps", "3",
+                      "--conditions", "distilled", "--merge-sizes", "1", "--merge-groups", "4",
+                      "--merge-init", "instant", "--merge-rehearse", "2"]) == 0
+    res = json.loads(out.read_text())
+    one = res["merge"]["1"]
+    assert res["merge"]["adapters"] == "distilled" and res["merge"]["rehearse_steps"] == 2
+    assert 0 <= one["rehearsed"]["accuracy"] <= 1 and one["rehearsed"]["relative_error"] > 0  # it moved
+    assert ("rehearsed", "own") in {(c["a"], c["b"]) for c in one["comparisons"]}
+    scored = {(r["skill"], r["task"]): r["accuracy"] for r in res["per_task"] if r["condition"] == "distilled"}
+    assert by("cat") == {k: scored[k] for k in by("cat")}  # one member merged is the condition's own adapter
     with pytest.raises(SystemExit, match="distill-steps"):
         eval_main(["--bundle", str(HYPER), "--suite", "skillworld", "--skillworld-dir", str(folder), "--out",
                    str(out), "--merge-sizes", "2"])

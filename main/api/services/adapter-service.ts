@@ -29,6 +29,7 @@ import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import { nullableSummary, plainSummary, shortId, summaryOf } from './adapter-summaries';
 import { offThread } from './algebra-jobs';
 import type { BundleRegistry } from './bundle-registry';
+import type { DistillService } from './distill-service';
 
 export { summaryOf }; // compile and distill summarise their rows with it
 
@@ -44,6 +45,8 @@ export class AdapterService {
     private readonly warn: (message: string) => void = (m) => console.warn(`[pskills] ${m}`),
     /** The adapter algebra runs here, off the main thread; inputs loaded for a job are transferred. */
     private readonly algebra: Pick<AlgebraWorker, 'run'> = sharedAlgebra(),
+    /** adapters.merge's `rehearse` (DistillService.rehearseSources); absent: refused. */
+    private readonly rehearser?: Pick<DistillService, 'rehearseSources'>,
   ) {}
 
   list(): AdapterSummary[] {
@@ -109,7 +112,17 @@ export class AdapterService {
     const plan = this.mergePlan(input);
     const known = this.repo.findByKey(this.repo.keyFor(plan.bundleId, null, plan.recipe));
     if (known) return { adapter: summaryOf(known), created: false };
-    const merged = await offThread(this.algebra, 'merge', this.mergeJob(input, plan));
+    if (input.rehearse !== undefined) this.checkRehearsable(plan.rows);
+    let merged = await offThread(this.algebra, 'merge', this.mergeJob(input, plan));
+    if (input.rehearse !== undefined) {
+      const { adapter: a } = await this.rehearser!.rehearseSources(
+        plan.rows,
+        foldAdapter(merged),
+        input.rehearse,
+        input.seed ?? 0,
+      );
+      merged = { rank: a.rank, alpha: a.rank, targets: a.targets };
+    }
     const lineage = plan.rows.map((r, i) => ({ rowId: r.rowId, weight: plan.weights[i]! }));
     const { adapter, created } = this.repo.insert({
       bundleId: plan.bundleId,
@@ -226,6 +239,7 @@ export class AdapterService {
       weights,
       rank: input.rank ?? null,
       sources: rows.map((r) => r.key),
+      ...(input.rehearse === undefined ? {} : { rehearse: { steps: input.rehearse, seed: input.seed ?? 0 } }),
     };
     return {
       rows,
@@ -234,6 +248,17 @@ export class AdapterService {
       bundleId: rows[0]!.bundle.rowId,
       adapters: rows.map((r) => this.repo.load(r.rowId)),
     };
+  }
+
+  private checkRehearsable(rows: StoredAdapter[]): void {
+    if (!this.rehearser) throw new StudioError('invalid_input', 'rehearse: this studio cannot distil');
+    const bare = rows.find((r) => r.skill === null);
+    if (bare) {
+      throw new StudioError(
+        'invalid_input',
+        `rehearse: adapter ${shortId(bare.key)} comes from no skill version (an import, a merge or a global version); rehearsal practises each source's skill`,
+      );
+    }
   }
 
   private mergeJob(input: MergeInput, plan: { adapters: Adapter[]; weights: number[] }): MergeJob {

@@ -205,6 +205,28 @@ export class DistillService {
     };
   }
 
+  /** A merge of `sources` rehearsed (adapters.merge's `rehearse`): each source's skill version practised
+   *  with its own text in context, from `init`; nothing stored. Every source has a skill version (the
+   *  caller checked). */
+  async rehearseSources(
+    sources: readonly StoredAdapter[],
+    init: EngineAdapter,
+    steps: number,
+    seed: number,
+  ): Promise<DistillResult> {
+    const { bundle } = await this.bundles.current();
+    try {
+      trainStepEntry(bundle.manifest);
+    } catch (err) {
+      throw new StudioError('invalid_input', `rehearse: ${(err as Error).message}`);
+    }
+    const parts = sources.map((row) => {
+      const ref = { name: row.skill!.name, version: row.skill!.version };
+      return { skill: this.compiler.skill(ref).content, questions: this.questions(ref) };
+    });
+    return this.rehearse({ parts, init, steps, seed }, new AbortController().signal);
+  }
+
   /** Several skills distilled into one adapter from `init` (each part's practice answered with its own
    *  text in context), in the worker; nothing is stored: a continual run rehearses its lessons into the
    *  global adapter with it and appends the result as a global version. */

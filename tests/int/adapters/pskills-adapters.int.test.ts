@@ -110,6 +110,8 @@ describe('pskills adapters / merge / ema', () => {
       [['merge', ids[0]!, ids[1]!], /--method cat\|linear\|svd/],
       [['merge', ids[0]!, ids[1]!, '--method', 'cat', '--weights', '1,x'], /--weights: "x" is not a number/],
       [['merge', ids[0]!, ids[1]!, '--method', 'svd'], /svd needs a target rank/],
+      [['merge', ids[0]!, ids[1]!, '--method', 'cat', '--rehearse', '2'], /comes from no skill version/],
+      [['merge', ids[0]!, ids[1]!, '--method', 'cat', '--rehearse', 'x'], /--rehearse/],
       [['ema', 'rollback', '9', '--bundle', FIXTURE_BUNDLE], /no global adapter version 9/],
       [['ema', 'history', '--bundle', join(dataDir, 'no-bundle')], /no-bundle/],
       [['ema', 'frobnicate'], /usage: pskills ema/],

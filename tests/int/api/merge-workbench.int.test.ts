@@ -66,6 +66,12 @@ describe('Adapters page state over the in-memory transport', () => {
     bench.setMethod('linear');
     expect(bench.snapshot.problem).toBe('linear needs equal ranks; these have 4, 2');
     expect(await bench.save()).toBe(false);
+    bench.setMethod('cat');
+    bench.setRehearse(5); // imported adapters have no skill to practise
+    expect(bench.snapshot.problem).toBe(
+      `rehearsal practises each adapter's skill; ${imported[0]!.id} comes from no skill version`,
+    );
+    expect(await bench.save()).toBe(false);
   });
 
   it('workbench: an API refusal is shown as the error, not thrown', async () => {

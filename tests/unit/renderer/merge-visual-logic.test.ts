@@ -60,13 +60,19 @@ describe('merge workbench checks', () => {
   });
 
   it('names what blocks a merge before any call', () => {
-    const p = (id: string, rank: number, weight = 1) => ({ id, rank, weight });
+    const p = (id: string, rank: number, weight = 1, fromSkill = true) => ({ id, rank, weight, fromSkill });
     expect(mergeProblem([p('a', 4)], 'cat', 8)).toBe('pick at least two adapters');
     expect(mergeProblem([p('a', 4), p('b', 2)], 'cat', 8)).toBeNull();
     expect(mergeProblem([p('a', 4), p('b', 4, NaN)], 'cat', 8)).toBe('the weight of b is not a number');
     expect(mergeProblem([p('a', 4), p('b', 2)], 'svd', 0)).toMatch(/svd needs a target rank/);
     expect(mergeProblem([p('a', 4), p('b', 2)], 'svd', 3)).toBeNull();
     expect(mergeProblem([p('a', 4), p('b', 2)], 'linear', 3)).toBe('linear needs equal ranks; these have 4, 2');
+    expect(mergeProblem([p('a', 4), p('b', 2)], 'cat', 8, 10)).toBeNull();
+    expect(mergeProblem([p('a', 4), p('b', 2)], 'cat', 8, 401)).toBe('rehearse takes 0 to 400 steps');
+    expect(mergeProblem([p('a', 4), p('b', 2, 1, false)], 'cat', 8, 10)).toBe(
+      "rehearsal practises each adapter's skill; b comes from no skill version",
+    );
+    expect(mergeProblem([p('a', 4), p('b', 2, 1, false)], 'cat', 8, 0)).toBeNull();
   });
 });
 

@@ -23,6 +23,7 @@ export class Workbench {
   setWeight = (id: string, w: number): void => this.bench.setWeight(id, w);
   setMethod = (m: MergeMethod): void => this.bench.setMethod(m);
   setRank = (r: number): void => this.bench.setRank(r);
+  setRehearse = (n: number): void => this.bench.setRehearse(n);
   setName = (n: string): void => this.bench.setName(n);
   clear = (): void => this.bench.clear();
   preview = (): Promise<boolean> => this.bench.preview();

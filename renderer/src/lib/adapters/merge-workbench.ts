@@ -2,11 +2,12 @@
 // and rank, preview the result (adapters.mergePreview, and adapters.similarity of the picks for their
 // cosine matrix) and save it (adapters.merge). Plain TypeScript with the API passed in, so tests drive
 // it over the in-memory transport; merge-workbench.svelte.ts makes its snapshots reactive.
-import type {
-  AdapterSummary,
-  MergeMethod,
-  MergePreview,
-  SimilarityResult,
+import {
+  MAX_REHEARSE,
+  type AdapterSummary,
+  type MergeMethod,
+  type MergePreview,
+  type SimilarityResult,
 } from '../../../../common/api/adapter-schemas';
 import type { StudioApi } from '../../../../common/api/contract';
 import { adapterName, mergeNameOf, mergePart } from '../../../../common/adapters/name';
@@ -21,6 +22,8 @@ export interface MergePick {
   label: string;
   /** How the merge's default name calls it (common/adapters/name.ts). */
   part: string;
+  /** It comes from a skill version, so a rehearsal can practise that skill. */
+  fromSkill: boolean;
 }
 
 export interface WorkbenchSnapshot {
@@ -28,6 +31,8 @@ export interface WorkbenchSnapshot {
   method: MergeMethod;
   /** svd's target rank */
   rank: number;
+  /** Distillation steps over every pick's skill after the merge (0: none; docs/distill.md). */
+  rehearse: number;
   preview: MergePreview | null;
   similarity: SimilarityResult | null;
   /** What blocks a preview or a save, in words (null: nothing). */
@@ -75,9 +80,10 @@ export function filterAdapters(list: readonly AdapterSummary[], f: AdapterFilter
 
 /** Why these picks cannot be merged as asked, checked before any call; null when they can. */
 export function mergeProblem(
-  picks: readonly Pick<MergePick, 'id' | 'rank' | 'weight'>[],
+  picks: readonly Pick<MergePick, 'id' | 'rank' | 'weight' | 'fromSkill'>[],
   method: MergeMethod,
   rank: number,
+  rehearse = 0,
 ): string | null {
   if (picks.length < 2) return 'pick at least two adapters';
   const bad = picks.find((p) => !Number.isFinite(p.weight));
@@ -86,6 +92,10 @@ export function mergeProblem(
     return 'svd needs a target rank from 1 to 4096';
   if (method === 'linear' && new Set(picks.map((p) => p.rank)).size > 1)
     return `linear needs equal ranks; these have ${picks.map((p) => p.rank).join(', ')}`;
+  if (!(Number.isInteger(rehearse) && rehearse >= 0 && rehearse <= MAX_REHEARSE))
+    return `rehearse takes 0 to ${MAX_REHEARSE} steps`;
+  const bare = rehearse > 0 ? picks.find((p) => !p.fromSkill) : undefined;
+  if (bare) return `rehearsal practises each adapter's skill; ${bare.id} comes from no skill version`;
   return null;
 }
 
@@ -94,6 +104,7 @@ export class MergeWorkbench {
     picks: [],
     method: 'cat',
     rank: 8,
+    rehearse: 0,
     preview: null,
     similarity: null,
     problem: mergeProblem([], 'cat', 8),
@@ -131,6 +142,7 @@ export class MergeWorkbench {
             weight: 1,
             label: named ? adapterName(named) : a.id,
             part: named ? mergePart(named) : a.id,
+            fromSkill: (a.skill ?? null) !== null,
           },
         ];
     this.edit({ picks });
@@ -151,6 +163,10 @@ export class MergeWorkbench {
 
   setRank(rank: number): void {
     this.edit({ rank });
+  }
+
+  setRehearse(rehearse: number): void {
+    this.edit({ rehearse });
   }
 
   clear(): void {
@@ -195,19 +211,20 @@ export class MergeWorkbench {
   }
 
   private input() {
-    const { picks, method, rank } = this.s;
+    const { picks, method, rank, rehearse } = this.s;
     const name = this.s.name.trim();
     return {
       ids: picks.map((p) => p.id),
       method,
       weights: picks.map((p) => p.weight),
       ...(method === 'svd' ? { rank } : {}),
+      ...(rehearse > 0 ? { rehearse } : {}),
       ...(name ? { name } : {}),
     };
   }
 
   /** A change to the inputs: the preview and the saved note no longer describe them. */
-  private edit(patch: Partial<Pick<WorkbenchSnapshot, 'picks' | 'method' | 'rank'>>): void {
+  private edit(patch: Partial<Pick<WorkbenchSnapshot, 'picks' | 'method' | 'rank' | 'rehearse'>>): void {
     this.seq++;
     const next = { ...this.s, ...patch };
     this.set({
@@ -217,7 +234,7 @@ export class MergeWorkbench {
       saved: null,
       error: null,
       busy: null,
-      problem: mergeProblem(next.picks, next.method, next.rank),
+      problem: mergeProblem(next.picks, next.method, next.rank, next.rehearse),
     });
   }
 

@@ -19,6 +19,10 @@ export const GLOSSARY = {
   mergeRank:
     'Rank of the merged adapter: svd keeps this many of the sum’s strongest directions. ' +
     'More keeps more of the parts and costs more memory; the preview shows how much is kept.',
+  mergeRehearse:
+    'Rehearse: after the merge, this many distillation steps in which the merged adapter practises every picked ' +
+    'skill, each answered with that skill in context, so the skills stop stepping on each other. It keeps the ' +
+    'adapter at one adapter’s size and takes seconds to a minute; every pick must come from a skill.',
   mergeCat:
     'cat: the exact weighted sum of the adapters, kept whole by stacking them (its rank is the sum of theirs). ' +
     'Use it by default: nothing is lost, at the cost of a bigger adapter.',

@@ -52,15 +52,20 @@ class Distiller:
         # The teacher's rows depend on the skill and the questions only: both inits share them.
         self.rows: dict[tuple[str, tuple[str, ...]], tuple[list, list[TeacherRow], float]] = {}
 
-    def __call__(self, skill: Skill, sources: tuple[str, ...], init: Row | None, tests: list[dict] | None = None,
-                 trajectories: list[dict] | None = None, snapshots: tuple[int, ...] = ()) -> Distilled:
-        t0 = time.perf_counter()
+    def teacher_rows(self, skill: Skill, sources: tuple[str, ...], tests: list[dict] | None = None,
+                     trajectories: list[dict] | None = None) -> tuple[list, list[TeacherRow], float]:
+        """The skill's practice questions, their teacher rows and the teacher pass's seconds (cached)."""
         key = (skill.sha256, sources)
         if key not in self.rows:
+            t0 = time.perf_counter()
             qs = gather(skill, sources, tests=tests, trajectories=trajectories, seed=self.seed,
                         limit=self.plan.questions)
             self.rows[key] = (qs, self.teacher.rows(skill.text, qs), time.perf_counter() - t0)
-        qs, rows, t_teacher = self.rows[key]
+        return self.rows[key]
+
+    def __call__(self, skill: Skill, sources: tuple[str, ...], init: Row | None, tests: list[dict] | None = None,
+                 trajectories: list[dict] | None = None, snapshots: tuple[int, ...] = ()) -> Distilled:
+        qs, rows, t_teacher = self.teacher_rows(skill, sources, tests, trajectories)
         t0 = time.perf_counter() - t_teacher  # a run's seconds include its teacher pass, shared or not
         start = init if init is not None else zero_init(self.lm, self.layers, self.rank, self.seed)
         rec = Recipe(**{**vars(self.plan.recipe), "snapshots": snapshots})

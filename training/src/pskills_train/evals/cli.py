@@ -85,6 +85,12 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--merge-sizes", help="skillworld with --distill-steps: merge groups of these sizes of "
                     "distilled adapters by cat, linear and svd and score their skills' tasks, e.g. 2,3,4")
     ap.add_argument("--merge-groups", type=int, help="groups per merge size (default: skills // size)")
+    ap.add_argument("--merge-rehearse", type=int, default=0, metavar="K",
+                    help="also score rehearsed: the merge cut to one adapter's rank, then K distillation steps over "
+                    "every member's practice rows, as the studio's merge with rehearse (0: off)")
+    ap.add_argument("--merge-init", choices=("zero", "instant"), default="zero",
+                    help="merge members distilled from zero (default: they merge, docs/distill.md) or from the "
+                    "instant adapter")
     ap.add_argument("--conditions", help="comma-separated: run only these conditions (and their curve points)")
     return ap
 
@@ -139,7 +145,8 @@ def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
     gen = a.max_gen_tokens if a.max_gen_tokens is not None else (SW_GEN if a.suite == "skillworld"
                                                                  else Settings.max_gen_tokens)
     st = Settings(a.max_tasks_per_skill, a.max_answer_tokens, gen, a.seed, trained_context=ctx,
-                  retrieval_k=a.retrieval_k, merge_sizes=_sizes(a), merge_groups=a.merge_groups)
+                  retrieval_k=a.retrieval_k, merge_sizes=_sizes(a), merge_groups=a.merge_groups,
+                  merge_rehearse=a.merge_rehearse)
     stop = set(manifest["special_tokens"]["stop"])
     suite: Suite
     if a.suite == "skills":
@@ -170,6 +177,8 @@ def _sizes(a: argparse.Namespace) -> tuple[int, ...]:
         raise SystemExit("--merge-sizes needs --suite skillworld and --distill-steps K (it merges distilled adapters)")
     if not sizes or min(sizes) < 1:
         raise SystemExit("--merge-sizes: every size must be >= 1")
+    if a.merge_rehearse < 0:
+        raise SystemExit("--merge-rehearse: K must be >= 0")
     return sizes
 
 
@@ -180,6 +189,8 @@ def _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, practic
         raise SystemExit("--distill-steps must be >= 1")
     prov.distill = make_slot(backend, tok, chat_template, manifest, a.bundle, ctx, a.distill_steps, skills, practice,
                              prov.parametric, a.seed, a.distill_recipe)
+    if a.merge_init == "zero" or prov.parametric is None:
+        prov.distill.merge_base = "distilled_zero"
 
 
 def _part(argv: list[str], indices: list[int], worker: int) -> Part:

@@ -29,6 +29,7 @@ class Settings:
     retrieval_k: int = 20
     merge_sizes: tuple[int, ...] = ()  # --merge-sizes: the merge comparison (evals/merging.py)
     merge_groups: int | None = None  # groups per size; None: skills // size
+    merge_rehearse: int = 0  # --merge-rehearse K: also rehearsed (evals/merging.py)
 
 
 @dataclass

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from ..distill.run import Distilled, Distiller, Plan, load_recipe
+from ..distill.student import Recipe, distill
 from ..distill.teacher import Teacher
 from ..model.from_onnx import load_onnx_lm
 from ..synth.skill import Skill
@@ -45,6 +46,7 @@ class DistillSlot:
     curve: tuple[int, ...]
     wrong: list[int] | None = None
     wrong_base: str = "distilled"  # distilled_zero where there is no hypernetwork
+    merge_base: str = "distilled"  # --merge-init zero: distilled_zero (docs/distill.md "Merging distilled adapters")
     done: dict[tuple[str, int], Distilled] = field(default_factory=dict)
 
     def run(self, base: str, i: int) -> Distilled:
@@ -56,6 +58,15 @@ class DistillSlot:
             snaps = self.curve if base in CURVE_OF else ()
             self.done[key] = self.distiller(skill, sources, init, tests=self.practice[i], snapshots=snaps)
         return self.done[key]
+
+    def rehearse(self, members: list[int], init: Row, steps: int) -> Row:
+        """`init` (a merge of the members' adapters) after `steps` more steps over every member's teacher
+        rows together, each answered with its own skill in context (docs/distill.md "Merging distilled
+        adapters")."""
+        rows = [r for i in members for r in self.distiller.teacher_rows(
+            self.skills[i], self.plan.sources, tests=self.practice[i])[1]]
+        rec = Recipe(**{**vars(self.plan.recipe), "steps": steps, "snapshots": ()})
+        return distill(self.distiller.lm, rows, init, rec, self.distiller.seed).adapter
 
     def adapter(self, cond: str, i: int) -> Row:
         base, _, steps = cond.partition("@")

@@ -11,6 +11,9 @@ Methods (every weight 1, the studio's default, so each merge is meant to carry �
   largest member's, where they differ).
 - `cat_mean`: `cat` with weights 1/k (the mean Σ ΔWᵢ / k, the studio's weights option): tells
   interference apart from the sum's size.
+- `rehearsed` (`--merge-rehearse K`): the studio's merge with rehearsal: `cat` cut by svd to one
+  adapter's rank (the train-step graph's: the engine cuts a larger init so), then K distillation steps
+  over every member's teacher rows together, each answered with its own skill in context.
   At the sum rank nothing is cut and the studio returns `cat` itself (svd.ts), so `svd_sum` is `cat`.
 """
 
@@ -26,7 +29,9 @@ from .score import Item, score_all
 from .tasks import target_ids
 
 METHODS = ("cat", "cat_mean", "linear", "svd_sum", "svd_single")
-PAIRS = (("cat", "linear"), ("cat_mean", "cat"), ("cat_mean", "own"), ("cat", "own"), ("cat", "in_context_all"),
+REHEARSED = "rehearsed"
+PAIRS = (("cat", "linear"), (REHEARSED, "own"), (REHEARSED, "cat"),
+         ("cat_mean", "cat"), ("cat_mean", "own"), ("cat", "own"), ("cat", "in_context_all"),
          ("svd_single", "cat"),
          ("linear", "own"), ("svd_single", "own"), ("own", "in_context_all"), ("linear", "in_context_all"))
 Row = dict[tuple[int, str], tuple[torch.Tensor, torch.Tensor]]
@@ -114,9 +119,9 @@ def merge_figures(suite, parts: list, rows: list[dict[str, Any]]) -> dict[str, A
     group's skills in context; paired CIs between them over groups."""
     slot = suite.prov.distill
     st, prompter, plan = suite.st, suite.prompter, suite.plan
-    base = slot.wrong_base
+    base = slot.merge_base
     ads: dict[int, Row] = {}
-    for p in parts:
+    for p in parts if base == slot.wrong_base else ():  # the workers hand back their wrong_base adapters
         for i, a in p.distilled.items():
             ads[i] = {k: (torch.from_numpy(x), torch.from_numpy(y)) for k, (x, y) in a.items()}
     scored_own = {(r["skill_index"], r["task"]): r["accuracy"] for r in rows if r["condition"] == base}
@@ -124,12 +129,16 @@ def merge_figures(suite, parts: list, rows: list[dict[str, Any]]) -> dict[str, A
         "adapters": base, "weights": "1 (cat_mean: 1/k)",
         "unit": "group (a member's tasks under the group's merge)",
         "rule": "each group: skills of different rule families, drawn by the seed",
+        "rehearse_steps": st.merge_rehearse,
         "methods": {"cat": "rank concatenation, exact sum of ΔW, rank Σr",
                     "cat_mean": "rank concatenation with weights 1/k: the mean of ΔW",
                     "linear": "factor-wise: A = ΣAᵢ, B = ΣBᵢ (studio weights 1; ranks zero-padded to the "
                               "largest), cross terms",
                     "svd_sum": "sum truncated to rank Σr: nothing cut, the studio returns cat",
-                    "svd_single": "sum truncated to one adapter's rank (the largest member's)"}}
+                    "svd_single": "sum truncated to one adapter's rank (the largest member's)",
+                    REHEARSED: "svd_single, then rehearse_steps distillation steps over every member's practice "
+                               "rows (the studio's merge with rehearsal)"}}
+    methods = (*METHODS, REHEARSED) if st.merge_rehearse else METHODS
     for size in st.merge_sizes:
         want = st.merge_groups or max(1, len(suite.names) // size)
         groups = draw_groups(suite.groups, size, want, st.seed)
@@ -137,7 +146,7 @@ def merge_figures(suite, parts: list, rows: list[dict[str, Any]]) -> dict[str, A
             out[str(size)] = {"n_groups": 0, "skipped": f"fewer than {size} rule families among the skills"}
             continue
         task_rows: list[dict[str, Any]] = []
-        errors: dict[str, list[float]] = {m: [] for m in METHODS}
+        errors: dict[str, list[float]] = {m: [] for m in methods}
         ranks: dict[str, int] = {}
         for gi, members in enumerate(groups):
             for i in members:
@@ -145,7 +154,9 @@ def merge_figures(suite, parts: list, rows: list[dict[str, Any]]) -> dict[str, A
                     ads[i] = slot.run(base, i).result.adapter
             ms, ranks = merged([ads[i] for i in members])
             exact = ms["cat"]
-            for m in METHODS:
+            if st.merge_rehearse:
+                ms[REHEARSED] = slot.rehearse(members, ms["svd_single"], st.merge_rehearse)
+            for m in methods:
                 errors[m].append(relative_error(ms[m], exact))
             context = "\n\n".join(suite.skills[i].text for i in members)
             items, keys = [], []
@@ -156,7 +167,9 @@ def merge_figures(suite, parts: list, rows: list[dict[str, Any]]) -> dict[str, A
                         continue
                     g = suite.gen_len(target)
                     bare = prompter.fit(t, None, 1 << 30)[0]
-                    for m in ("cat", "cat_mean", "linear", "svd_single"):
+                    for m in methods:
+                        if m == "svd_sum":  # it is cat: scored once, reported under both names
+                            continue
                         items.append(Item(bare, target, g, ms[m]))
                         keys.append((i, t, m, 0))
                     if (i, t.task_id) not in scored_own:
@@ -176,7 +189,7 @@ def merge_figures(suite, parts: list, rows: list[dict[str, Any]]) -> dict[str, A
                                       "condition": "own", "accuracy": scored_own[(i, t.task_id)], "context_cut": 0})
         entry: dict[str, Any] = {"n_groups": len(groups), "groups": [[suite.names[i] for i in g] for g in groups],
                                  "rank": ranks}
-        for m in (*METHODS, "own", "in_context_all"):
+        for m in (*methods, "own", "in_context_all"):
             entry[m] = {"accuracy": mean(per_skill(task_rows, m, "accuracy")),
                         "n_tasks": sum(r["condition"] == m for r in task_rows)}
             if m in errors:
@@ -194,7 +207,7 @@ def merge_lines(res: dict[str, Any]) -> list[str]:
     m = res.get("merge")
     if not m:
         return []
-    cols = (*METHODS, "own", "in_context_all")
+    cols = (*METHODS, *((REHEARSED,) if m.get("rehearse_steps") else ()), "own", "in_context_all")
     lines = ["", f"merge of {m['adapters']} adapters: accuracy (mean over groups)",
              f"{'size':<6}{'groups':>7}" + "".join(f"{c[:10]:>11}" for c in cols)]
     for k, e in m.items():
@@ -206,7 +219,7 @@ def merge_lines(res: dict[str, Any]) -> list[str]:
         lines.append(f"{k:<6}{e['n_groups']:>7}" + "".join(
             f"{e[c]['accuracy']:>11.3f}" if e[c]["accuracy"] is not None else f"{'-':>11}" for c in cols))
         for d in e["comparisons"]:
-            if d["a"] == "cat" and d["b"] in ("linear", "own"):
+            if d["a"] in ("cat", REHEARSED) and d["b"] in ("linear", "own"):
                 lines.append(f"      {d['a']} - {d['b']}: {d['delta']:+.3f} [{d['ci95'][0]:.3f}, {d['ci95'][1]:.3f}]"
                              f" over {d['n_skills']} groups")
     return lines
