@@ -119,6 +119,15 @@ describe('merge workbench and visualizer', { timeout: 300_000 }, () => {
     assert.match(await page.getByTestId('merge-problem').innerText(), /linear needs equal ranks; these have 4, 4, 2/);
     assert.equal(await page.getByTestId('merge-save').isDisabled(), true);
     await candidate(imported[2]!.id).locator('input').uncheck();
+
+    // Rehearsal practises each pick's skill: imported adapters have none, and it says which.
+    await page.getByTestId('merge-method-cat').check();
+    await page.getByLabel('Rehearse (steps, 0 = none)').fill('5');
+    assert.match(await page.getByTestId('merge-problem').innerText(), /comes from no skill version/);
+    assert.equal(await page.getByTestId('merge-save').isDisabled(), true);
+    assert.match((await page.getByTestId('help-mergeRehearse').getAttribute('title'))!, /^Rehearse: after the merge/);
+    await page.getByTestId('merge-rehearse').fill('0');
+    assert.equal(await page.getByTestId('merge-problem').count(), 0);
   });
 
   test('Save stores the cat merge with its lineage; saving it again finds it', async () => {
