@@ -22,7 +22,8 @@ export const GLOSSARY = {
   mergeRehearse:
     'Rehearse: after the merge, this many distillation steps in which the merged adapter practises every picked ' +
     'skill, each answered with that skill in context, so the skills stop stepping on each other. It keeps the ' +
-    'adapter at one adapter’s size and takes seconds to a minute; every pick must come from a skill.',
+    'adapter at one adapter’s size and takes seconds to a minute; about 100 steps suit three skills. ' +
+    'Every pick must come from a skill.',
   mergeCat:
     'cat: the exact weighted sum of the adapters, kept whole by stacking them (its rank is the sum of theirs). ' +
     'Use it by default: nothing is lost, at the cost of a bigger adapter.',
