@@ -197,6 +197,9 @@ export const MergePreview = z.object({
   energyKept: NullableSummary.nullable(),
   /** The library already holds this merge (adapters.merge would return it, created: false). */
   existing: AdapterId.nullable(),
+  /** The rehearsal steps adapters.merge would run after this merge (null: none); the figures above
+   *  describe the merge before it, and rehearsal leaves the train-step graph's rank. */
+  rehearse: z.number().int().positive().nullable(),
 });
 export type MergePreview = z.infer<typeof MergePreview>;
 

@@ -155,6 +155,7 @@ export class AdapterService {
       error: nullableSummary(cmp.error),
       energyKept: input.method === 'svd' ? nullableSummary(cmp.energy) : null,
       existing: known ? shortId(known.key) : null,
+      rehearse: input.rehearse ?? null,
     };
   }
 

@@ -59,6 +59,11 @@ describe('merging with rehearsal', () => {
     // What is stored is the rehearsal's result, not the merge it started from.
     expect(merged.adapter.tensorsSha256).not.toBe(plain.adapter.tensorsSha256);
 
+    // The preview measures the merge before rehearsal and says that saving rehearses it.
+    const preview = await s.api.adapters.mergePreview({ ids, method: 'cat', rehearse: 2 });
+    expect(preview).toMatchObject({ rehearse: 2, rank: plain.adapter.rank, existing: merged.adapter.id });
+    expect((await s.api.adapters.mergePreview({ ids, method: 'cat' })).rehearse).toBeNull();
+
     const again = await s.api.adapters.merge({ ids, method: 'cat', rehearse: 2 });
     expect(again).toMatchObject({ created: false, adapter: { id: merged.adapter.id } });
     expect(parts).toHaveBeenCalledTimes(1);
