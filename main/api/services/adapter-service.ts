@@ -23,7 +23,7 @@ import type { MergeJob } from '../../adapters/algebra-ops';
 import { PEFT_CONFIG, PEFT_WEIGHTS, readPeftDir, SIDECAR, writePeftDir } from '../../adapters/peft-dir';
 import type { StatSummary } from '../../adapters/stats';
 import { parseTargetKey, type Adapter } from '../../adapters/types';
-import { checkAdapterFits, foldAdapter } from '../../engine';
+import { checkAdapterFits, foldAdapter, type EngineAdapter } from '../../engine';
 import { encodeAdapter, sha256Hex } from '../../store/adapter-tensors';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import { nullableSummary, plainSummary, shortId, summaryOf } from './adapter-summaries';
@@ -45,8 +45,8 @@ export class AdapterService {
     private readonly warn: (message: string) => void = (m) => console.warn(`[pskills] ${m}`),
     /** The adapter algebra runs here, off the main thread; inputs loaded for a job are transferred. */
     private readonly algebra: Pick<AlgebraWorker, 'run'> = sharedAlgebra(),
-    /** adapters.merge's `rehearse` (DistillService.rehearseSources); absent: refused. */
-    private readonly rehearser?: Pick<DistillService, 'rehearseSources'>,
+    /** adapters.merge's `rehearse`; absent: refused. */
+    private readonly rehearser?: Pick<DistillService, 'rehearsalParts' | 'rehearse'>,
   ) {}
 
   list(): AdapterSummary[] {
@@ -112,15 +112,11 @@ export class AdapterService {
     const plan = this.mergePlan(input);
     const known = this.repo.findByKey(this.repo.keyFor(plan.bundleId, null, plan.recipe));
     if (known) return { adapter: summaryOf(known), created: false };
-    if (input.rehearse !== undefined) this.checkRehearsable(plan.rows);
+    // Rehearsal's parts are checked before the merge runs, so a source without a skill costs nothing.
+    const rehearsal = input.rehearse === undefined ? null : this.rehearsal(plan.rows, input.rehearse);
     let merged = await offThread(this.algebra, 'merge', this.mergeJob(input, plan));
-    if (input.rehearse !== undefined) {
-      const { adapter: a } = await this.rehearser!.rehearseSources(
-        plan.rows,
-        foldAdapter(merged),
-        input.rehearse,
-        input.seed ?? 0,
-      );
+    if (rehearsal) {
+      const { adapter: a } = await rehearsal.run(foldAdapter(merged), input.seed ?? 0);
       merged = { rank: a.rank, alpha: a.rank, targets: a.targets };
     }
     const lineage = plan.rows.map((r, i) => ({ rowId: r.rowId, weight: plan.weights[i]! }));
@@ -251,15 +247,14 @@ export class AdapterService {
     };
   }
 
-  private checkRehearsable(rows: StoredAdapter[]): void {
-    if (!this.rehearser) throw new StudioError('invalid_input', 'rehearse: this studio cannot distil');
-    const bare = rows.find((r) => r.skill === null);
-    if (bare) {
-      throw new StudioError(
-        'invalid_input',
-        `rehearse: adapter ${shortId(bare.key)} comes from no skill version (an import, a merge or a global version); rehearsal practises each source's skill`,
-      );
-    }
+  private rehearsal(rows: StoredAdapter[], steps: number) {
+    const distiller = this.rehearser;
+    if (!distiller) throw new StudioError('invalid_input', 'rehearse: this studio cannot distil');
+    const parts = distiller.rehearsalParts(rows);
+    return {
+      run: (init: EngineAdapter, seed: number) =>
+        distiller.rehearse({ parts, init, steps, seed }, new AbortController().signal),
+    };
   }
 
   private mergeJob(input: MergeInput, plan: { adapters: Adapter[]; weights: number[] }): MergeJob {

@@ -26,6 +26,7 @@ import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import type { SkillTestsRepo } from '../../store/skill-tests-repo';
 import type { AdapterCache } from './adapter-cache';
 import { summaryOf } from './adapter-service';
+import { shortId } from './adapter-summaries';
 import type { BundleRegistry } from './bundle-registry';
 import type { CompileService } from './compile-service';
 
@@ -205,26 +206,19 @@ export class DistillService {
     };
   }
 
-  /** A merge of `sources` rehearsed (adapters.merge's `rehearse`): each source's skill version practised
-   *  with its own text in context, from `init`; nothing stored. Every source has a skill version (the
-   *  caller checked). */
-  async rehearseSources(
-    sources: readonly StoredAdapter[],
-    init: EngineAdapter,
-    steps: number,
-    seed: number,
-  ): Promise<DistillResult> {
-    const { bundle } = await this.bundles.current();
-    try {
-      trainStepEntry(bundle.manifest);
-    } catch (err) {
-      throw new StudioError('invalid_input', `rehearse: ${(err as Error).message}`);
-    }
-    const parts = sources.map((row) => {
-      const ref = { name: row.skill!.name, version: row.skill!.version };
+  /** adapters.merge's `rehearse`: each source's skill version with its practice, one part per source;
+   *  refused naming the first source that comes from no skill version. */
+  rehearsalParts(sources: readonly StoredAdapter[]): DistillPart[] {
+    return sources.map((row) => {
+      if (row.skill === null) {
+        throw new StudioError(
+          'invalid_input',
+          `rehearse: adapter ${shortId(row.key)} comes from no skill version (an import, a merge or a global version); rehearsal practises each source's skill`,
+        );
+      }
+      const ref = { name: row.skill.name, version: row.skill.version };
       return { skill: this.compiler.skill(ref).content, questions: this.questions(ref) };
     });
-    return this.rehearse({ parts, init, steps, seed }, new AbortController().signal);
   }
 
   /** Several skills distilled into one adapter from `init` (each part's practice answered with its own
@@ -235,6 +229,11 @@ export class DistillService {
     signal: AbortSignal,
   ): Promise<DistillResult> {
     const { bundle } = await this.bundles.current();
+    try {
+      trainStepEntry(bundle.manifest);
+    } catch (err) {
+      throw new StudioError('invalid_input', `rehearse: ${(err as Error).message}`);
+    }
     const res = await this.distillMany(bundle, `${bundle.dir}:rehearsal`, input.parts, {
       steps: input.steps,
       seed: input.seed,

@@ -142,7 +142,7 @@ export class MergeWorkbench {
             weight: 1,
             label: named ? adapterName(named) : a.id,
             part: named ? mergePart(named) : a.id,
-            fromSkill: (a.skill ?? null) !== null,
+            fromSkill: Boolean(a.skill),
           },
         ];
     this.edit({ picks });
