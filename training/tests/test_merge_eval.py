@@ -88,6 +88,17 @@ def test_eval_reports_the_merge_comparison(tmp_path):
     assert ("rehearsed", "own") in {(c["a"], c["b"]) for c in one["comparisons"]}
     scored = {(r["skill"], r["task"]): r["accuracy"] for r in res["per_task"] if r["condition"] == "distilled"}
     assert by("cat") == {k: scored[k] for k in by("cat")}  # one member merged is the condition's own adapter
+
+    # Only distilled_zero runs: the report's adapter figures and the merge's members are its adapters.
+    assert eval_main(["--bundle", str(HYPER), "--suite", "skillworld", "--skillworld-dir", str(folder), "--out",
+                      str(out), "--max-answer-tokens", "8", "--max-gen-tokens", "4", "--distill-steps", "3",
+                      "--conditions", "distilled_zero", "--merge-sizes", "1", "--merge-groups", "4"]) == 0
+    res = json.loads(out.read_text())
+    one = res["merge"]["1"]
+    assert res["distilled_adapters"]["condition"] == "distilled_zero"
+    assert res["distilled_adapters"]["diversity"]["n"] == 4 and res["merge"]["adapters"] == "distilled_zero"
+    scored = {(r["skill"], r["task"]): r["accuracy"] for r in res["per_task"] if r["condition"] == "distilled_zero"}
+    assert by("cat") == {k: scored[k] for k in by("cat")}
     with pytest.raises(SystemExit, match="distill-steps"):
         eval_main(["--bundle", str(HYPER), "--suite", "skillworld", "--skillworld-dir", str(folder), "--out",
                    str(out), "--merge-sizes", "2"])

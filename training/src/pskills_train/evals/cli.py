@@ -112,6 +112,11 @@ def _only(suite: Suite, names: str | None) -> None:
     if skipped:
         raise SystemExit(f"--conditions: {skipped[0]} cannot run: {suite.skipped[skipped[0]]}")
     suite.conds = [c for c in suite.conds if c.partition("@")[0] in want]
+    slot = suite.prov.distill
+    if slot is not None and "distilled_zero" in want and slot.wrong_base not in want:
+        # The adapters the report describes (diversity, retrieval, the wrong-skill control, the merges'
+        # members handed back by the workers) are those of a distilled condition that runs.
+        slot.wrong_base = "distilled_zero"
 
 
 def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
