@@ -4,23 +4,7 @@ import svelte from 'eslint-plugin-svelte';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-// main/'s rooms, lowest first (docs/design.md §2); '.' is the modules at main/'s top (paths, threads, the
-// worker client, the training venv). A room imports only the rooms before it.
-const mainRooms = [
-  '.',
-  'files',
-  'adapters',
-  'engine',
-  'store',
-  'skills',
-  'llm',
-  'evolve',
-  'models',
-  'continual',
-  'api',
-  'cli',
-  'electron',
-];
+import { mainRooms } from './scripts/main-rooms.mjs';
 
 /** main/'s bans for the room at `i` of mainRooms: the runtimes it may not import, and every later room. */
 function mainPatterns(runtime, i) {

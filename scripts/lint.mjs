@@ -14,6 +14,8 @@ const BIN = join(TRAINING, '.venv', 'bin');
 
 const failed = [];
 if ((await run('npx', ['eslint', '.'])) !== 0) failed.push('eslint');
+// eslint sees static imports only: import(), require() and circles are checked here.
+if ((await run('node', [join(ROOT, 'scripts', 'lint-layers.mjs')])) !== 0) failed.push('lint-layers');
 // --log-level warn: only the files that are not formatted are printed.
 if ((await run('npx', ['prettier', '--check', '--log-level', 'warn', '.'])) !== 0) {
   console.error('lint: prettier: the files above are not formatted; `npm run format` rewrites them');

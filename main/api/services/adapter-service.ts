@@ -31,7 +31,6 @@ import { offThread } from './algebra-jobs';
 import type { BundleRegistry } from './bundle-registry';
 import type { DistillService } from './distill-service';
 
-export { summaryOf }; // compile and distill summarise their rows with it
 
 const DEFAULT_SINGULAR_VALUES = 8;
 const VISUAL_SINGULAR_VALUES = 32;

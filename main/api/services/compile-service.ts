@@ -9,7 +9,7 @@ import type { CompiledSkill, CompileOptions } from '../../engine/compile';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import type { SkillsRepo, StoredSkill } from '../../store/skills-repo';
 import type { AdapterCache } from './adapter-cache';
-import { summaryOf } from './adapter-service';
+import { summaryOf } from './adapter-summaries';
 import type { BundleRegistry } from './bundle-registry';
 
 export interface CompiledAdapter {

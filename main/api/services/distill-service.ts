@@ -25,8 +25,7 @@ import type { BundleInfo, EngineAdapter } from '../../engine';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import type { SkillTestsRepo } from '../../store/skill-tests-repo';
 import type { AdapterCache } from './adapter-cache';
-import { summaryOf } from './adapter-service';
-import { shortId } from './adapter-summaries';
+import { shortId, summaryOf } from './adapter-summaries';
 import type { BundleRegistry } from './bundle-registry';
 import type { CompileService } from './compile-service';
 
