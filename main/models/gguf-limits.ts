@@ -36,6 +36,7 @@ export const GGUF_REFUSALS = {
   keyCount: 'key count',
   tensorCount: 'tensor count',
   keyLength: 'key length',
+  nameLength: 'name length',
   stringLength: 'string length',
   array: 'array',
   metadataBytes: 'metadata bytes',
