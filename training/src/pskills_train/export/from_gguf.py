@@ -53,6 +53,7 @@ from .bundle_writer import (
     write_loaded_bundle,
 )
 from .gguf_gate import check_gguf, check_importable, default_out
+from .staging import check_replaceable
 
 ARCHITECTURES = ("llama", "qwen2")
 # Types whose dequantization the gguf package implements and tests/test_from_gguf.py checks.
@@ -482,8 +483,7 @@ def load_gguf(path: Path, out: Path, opts: FromHfOptions, check_space: bool = Tr
 def write_gguf_bundle(path: Path, out: Path, opts: FromHfOptions) -> Path:
     if opts.dtype not in DTYPES:
         raise ValueError(f"--dtype: {opts.dtype!r} is not one of {DTYPES}")
-    if out.exists() and not opts.force:  # before minutes of dequantizing
-        raise FileExistsError(f"{out} exists (pass --force to replace it)")
+    check_replaceable(out, opts.force)  # before minutes of dequantizing
     progress(1, opts.steps, f"reading and dequantizing {path.name}")
     return write_loaded_bundle(load_gguf(path, out, opts), out, opts)
 
