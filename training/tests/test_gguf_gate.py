@@ -67,10 +67,11 @@ def test_time_budget(tmp_path):
         gate.check_gguf(path, budget_s=0.01)
 
 
-def test_values_equal_gguf_readers(tmp_path):
+@pytest.mark.parametrize("variant, spm", [("llama", True), ("qwen2", False)])
+def test_values_equal_gguf_readers(tmp_path, variant, spm):
     from gguf import GGUFReader
 
-    path = write_gguf(tmp_path / "m.gguf", "llama", spm=True)
+    path = write_gguf(tmp_path / "m.gguf", variant, spm=spm)
     header = gate.check_gguf(path)
     reader = GGUFReader(path)
     keys = [k for k in reader.fields if not k.startswith("GGUF.")]

@@ -80,10 +80,13 @@ def test_bundle_create_force_leaves_a_persons_folder(tmp_path, capsys):
     assert untouched(out)
 
 
+# SIGINT as an interactive shell or Node's spawn leaves it (a background job of a script inherits it ignored,
+# and an ignored SIGINT never ends the process, so nothing needs removing then).
 STAGING_CHILD = """
-import sys, time
+import signal, sys, time
 from pathlib import Path
 from pskills_train.export.staging import staged_folder
+signal.signal(signal.SIGINT, signal.default_int_handler)
 with staged_folder(Path(sys.argv[1]), force=False) as tmp:
     (tmp / "lm.onnx").write_bytes(bytes(1000))
     print("staged", tmp, flush=True)
