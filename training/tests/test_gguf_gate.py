@@ -212,3 +212,11 @@ def test_default_out(tmp_path, capsys):
     got = cli(str(blob), "--force")
     assert_refused(got, blob, "pass --out DIR")
     assert sorted(os.listdir(tmp_path)) == ["sha256-0123abcd"]
+
+
+def test_bundle_create_as_a_command_imports_a_good_file(tmp_path):
+    """The path Node takes (python -m …from_gguf): the gate passes a good file and the bundle is written."""
+    path = write_gguf(tmp_path / "m.gguf", "qwen2")
+    got = cli(str(path), "--out", str(tmp_path / "b"))
+    assert got["rc"] == 0 and f"wrote {tmp_path / 'b'}: qwen2 from m.gguf" in got["output"], got
+    assert (tmp_path / "b" / "bundle.json").is_file()
