@@ -141,7 +141,7 @@ class LazyField:
 def _kind(mode: int) -> str:
     for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISDIR, "a folder")):
+                       (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link that leads nowhere")):
         if test(mode):
             return name
     return "not a regular file"
