@@ -27,6 +27,8 @@ export const READ_LIMITS = {
   'bundle graph or weights file': 16 * 1024 * MiB,
   'trajectories JSONL': 256 * MiB,
   'tests JSON': 16 * MiB,
+  /** Only its header is read (main/models/gguf.ts, held to GGUF_LIMITS); the size bounds nothing else. */
+  'GGUF model file': 1024 * 1024 * MiB,
 } as const;
 
 export type ReadKind = keyof typeof READ_LIMITS;
@@ -139,8 +141,9 @@ export async function readGated(path: string, kind: ReadKind): Promise<Buffer> {
   }
 }
 
-/** readGated for synchronous callers (the same four steps). */
-export function readGatedSync(path: string, kind: ReadKind): Buffer {
+/** Steps 1–4 for synchronous callers: an open descriptor on a regular file within its limit; the
+ *  caller closes it. */
+export function openGatedSync(path: string, kind: ReadKind): { fd: number; size: number } {
   let info: Stats;
   try {
     info = lstatSync(path);
@@ -167,10 +170,21 @@ export function readGatedSync(path: string, kind: ReadKind): Buffer {
   try {
     const now = fstatSync(fd);
     recheck(path, now, kind);
-    const buffer = Buffer.alloc(now.size + 1);
+    return { fd, size: now.size };
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+}
+
+/** readGated for synchronous callers (the same four steps). */
+export function readGatedSync(path: string, kind: ReadKind): Buffer {
+  const { fd, size } = openGatedSync(path, kind);
+  try {
+    const buffer = Buffer.alloc(size + 1);
     let got = 0;
     for (let n = 1; n > 0 && got < buffer.length; got += n) n = readSync(fd, buffer, got, buffer.length - got, got);
-    if (got > now.size) throw new GateError(path, 'file grew while it was read; not read');
+    if (got > size) throw new GateError(path, 'file grew while it was read; not read');
     return buffer.subarray(0, got);
   } finally {
     closeSync(fd);

@@ -2,11 +2,16 @@
 // Models page shows for a file before it is imported, and the checks that refuse a file at once with
 // the key or tensor named (docs/bundle-format.md, the paragraph on GGUF files). The layout is ggml's
 // docs/gguf.md: magic, version, tensor count, key/value count, the key/values, the tensor table, then
-// the tensor data at `general.alignment`. Reads only the header, a window at a time, so a 40 GB file
-// costs a few megabytes.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+// the tensor data at `general.alignment`. The file passes the read gate first (a regular file, never
+// a FIFO or device), then every count and length the header claims is held to GGUF_LIMITS before
+// anything is read or allocated: the reader keeps one 1 MiB window, skips the strings and arrays the
+// page does not need without materialising them, and gives up after a time budget
+// (docs/security.md "GGUF files").
+import { closeSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
 import { StudioError } from '../../common/errors';
+import { byteText, GateError, openGatedSync } from '../files/read-gate';
+import { GGUF_LIMITS as L, GGUF_REFUSALS as W } from './gguf-limits';
 
 /** Architectures the importer builds (pskills_train.export.from_gguf ARCHITECTURES; Mistral is llama). */
 export const GGUF_ARCHITECTURES = ['llama', 'qwen2'] as const;
@@ -128,215 +133,322 @@ export interface GgufSummary {
   tensors: number;
 }
 
-const HEADER_WINDOW = 1 << 20;
+const WINDOW = 1 << 20;
+/** Metadata string values kept (the rest are skipped): what the summary shows. */
+const WANTED = new Set(['general.architecture', 'general.name', 'tokenizer.chat_template']);
+/** Smallest bytes of an element of each value type (a string: its u64 length; an array: type + count). */
+const MIN_BYTES: Record<number, number> = {
+  0: 1,
+  1: 1,
+  2: 2,
+  3: 2,
+  4: 4,
+  5: 4,
+  6: 4,
+  7: 1,
+  8: 8,
+  9: 12,
+  10: 8,
+  11: 8,
+  12: 8,
+};
+const INTEGER_TYPES = new Set([0, 1, 2, 3, 4, 5, 10, 11]);
+const PREAMBLE = 24;
+const n = (v: bigint | number) => v.toLocaleString('en-US');
+
+type Value = number | bigint | boolean | string | { skipped: 'string' | 'array'; bytes: bigint };
 
 class Cursor {
-  private buf = Buffer.alloc(0);
+  private readonly buf = Buffer.allocUnsafe(WINDOW);
   private start = 0;
+  private len = 0;
   pos = 0;
   /** What is being read, for the message when the file ends. */
   reading = 'the header';
+  /** Set once the key/values start: they count against maxMetadataBytes. */
+  metaFrom: number | null = null;
+  private ticks = 0;
+  private readonly deadline: number;
 
   constructor(
     private readonly fd: number,
     readonly size: number,
-    private readonly file: string,
-  ) {}
+    private readonly path: string,
+    budgetMs: number,
+  ) {
+    this.deadline = Date.now() + budgetMs;
+  }
 
-  private need(n: number): number {
-    if (this.pos + n > this.size)
-      throw new StudioError(
-        'invalid_input',
-        `${this.file}: truncated at byte ${this.size.toLocaleString('en-US')}, in ${this.reading}`,
+  refuse(reason: string): GateError {
+    return new GateError(this.path, reason);
+  }
+
+  /** Every so often: past the time budget, the file is refused. */
+  tick(): void {
+    if ((++this.ticks & 0xfff) === 0 && Date.now() > this.deadline)
+      throw this.refuse(`over the ${n(L.budgetMs)} ms ${W.budget} for a GGUF header, in ${this.reading}; skipped`);
+  }
+
+  /** `bytes` more may be read here: within the metadata cap and the file. */
+  private room(bytes: bigint): void {
+    if (this.metaFrom !== null && BigInt(this.pos - this.metaFrom) + bytes > BigInt(L.maxMetadataBytes))
+      throw this.refuse(
+        `over the ${byteText(L.maxMetadataBytes)} cap on ${W.metadataBytes} (at ${this.reading}); not read`,
       );
-    const off = this.pos - this.start;
-    if (off < 0 || off + n > this.buf.length) {
-      this.buf = Buffer.alloc(Math.max(n, HEADER_WINDOW));
-      const got = readSync(this.fd, this.buf, 0, Math.min(this.buf.length, this.size - this.pos), this.pos);
-      this.buf = this.buf.subarray(0, got);
+    if (BigInt(this.pos) + bytes > BigInt(this.size))
+      throw this.refuse(`${W.truncated} at byte ${n(this.size)}, in ${this.reading}`);
+  }
+
+  /** The window offset of `k` ≤ 8 bytes at pos, read in when needed. */
+  private at(k: number): number {
+    this.room(BigInt(k));
+    if (this.pos < this.start || this.pos + k > this.start + this.len) {
       this.start = this.pos;
+      this.len = readSync(this.fd, this.buf, 0, Math.min(WINDOW, this.size - this.pos), this.pos);
+      if (this.len < k) throw this.refuse(`${W.truncated} at byte ${n(this.pos + this.len)} (the file shrank)`);
     }
-    const at = this.pos - this.start;
-    this.pos += n;
-    return at;
+    const o = this.pos - this.start;
+    this.pos += k;
+    return o;
   }
 
-  /** Reads n bytes through `f` once they are in the window (the window may move first). */
-  private read<T>(n: number, f: (b: Buffer, at: number) => T): T {
-    const at = this.need(n);
-    return f(this.buf, at);
+  u8 = () => this.buf.readUInt8(this.at(1));
+  i8 = () => this.buf.readInt8(this.at(1));
+  u16 = () => this.buf.readUInt16LE(this.at(2));
+  i16 = () => this.buf.readInt16LE(this.at(2));
+  u32 = () => this.buf.readUInt32LE(this.at(4));
+  i32 = () => this.buf.readInt32LE(this.at(4));
+  f32 = () => this.buf.readFloatLE(this.at(4));
+  u64 = () => this.buf.readBigUInt64LE(this.at(8));
+  i64 = () => this.buf.readBigInt64LE(this.at(8));
+  f64 = () => this.buf.readDoubleLE(this.at(8));
+
+  /** A string's length, held to `cap` (word: what the message says), then the metadata cap and the file. */
+  strLen(cap: number, word: string): number {
+    const len = this.u64();
+    if (len > BigInt(cap))
+      throw this.refuse(`${word} ${n(len)} bytes, over the ${byteText(cap)} cap, in ${this.reading}; not read`);
+    this.room(len);
+    return Number(len);
   }
 
-  u32(): number {
-    return this.read(4, (b, o) => b.readUInt32LE(o));
-  }
-  u64(): number {
-    const v = this.read(8, (b, o) => b.readBigUInt64LE(o));
-    if (v > BigInt(Number.MAX_SAFE_INTEGER))
-      throw new StudioError('invalid_input', `${this.file}: corrupt: a count of ${v} in ${this.reading}`);
-    return Number(v);
-  }
-  str(): string {
-    const n = this.u64();
-    if (this.pos + n > this.size) this.need(n); // the truncation message, before allocating n bytes
-    const at = this.need(n);
-    return this.buf.toString('utf8', at, at + n);
-  }
-  skip(n: number): void {
-    if (this.pos + n > this.size) this.need(n);
-    this.pos += n;
+  /** `k` bytes (already checked by strLen) as UTF-8. */
+  text(k: number): string {
+    if (k <= WINDOW) {
+      const o = this.at(k);
+      return this.buf.toString('utf8', o, o + k);
+    }
+    const big = Buffer.allocUnsafe(k); // ≤ maxStringBytes, and inside the file
+    const got = readSync(this.fd, big, 0, k, this.pos);
+    if (got < k) throw this.refuse(`${W.truncated} at byte ${n(this.pos + got)} (the file shrank)`);
+    this.pos += k;
+    return big.toString('utf8');
   }
 
-  value(type: number): unknown {
+  skip(k: number): void {
+    this.room(BigInt(k));
+    this.pos += k;
+  }
+
+  value(type: number, keep: boolean): Value {
+    this.tick();
     switch (type) {
       case 0:
-        return this.read(1, (b, o) => b.readUInt8(o));
+        return this.u8();
       case 1:
-        return this.read(1, (b, o) => b.readInt8(o));
+        return this.i8();
       case 2:
-        return this.read(2, (b, o) => b.readUInt16LE(o));
+        return this.u16();
       case 3:
-        return this.read(2, (b, o) => b.readInt16LE(o));
+        return this.i16();
       case 4:
         return this.u32();
       case 5:
-        return this.read(4, (b, o) => b.readInt32LE(o));
+        return this.i32();
       case 6:
-        return this.read(4, (b, o) => b.readFloatLE(o));
+        return this.f32();
       case 7:
-        return this.read(1, (b, o) => b.readUInt8(o)) !== 0;
-      case 8:
-        return this.str();
+        return this.u8() !== 0;
       case 10:
-        return Number(this.read(8, (b, o) => b.readBigUInt64LE(o)));
+        return safe(this.u64());
       case 11:
-        return Number(this.read(8, (b, o) => b.readBigInt64LE(o)));
+        return safe(this.i64());
       case 12:
-        return this.read(8, (b, o) => b.readDoubleLE(o));
+        return this.f64();
+      case 8: {
+        const len = this.strLen(L.maxStringBytes, W.stringLength);
+        if (keep) return this.text(len);
+        this.skip(len);
+        return { skipped: 'string', bytes: BigInt(len) };
+      }
       case 9: {
+        const from = this.pos;
         const elem = this.u32();
         const count = this.u64();
-        // Long arrays (the vocabulary, merges, token types) are skipped: the page needs only their length.
-        const fixed = FIXED_BYTES[elem];
-        if (fixed !== undefined) {
-          this.skip(fixed * count);
-          return { array: elem, count };
-        }
-        if (elem === 8) {
-          for (let i = 0; i < count; i++) this.skip(this.u64());
-          return { array: elem, count };
-        }
-        throw new StudioError('invalid_input', `${this.file}: ${this.reading} is an array of unknown type ${elem}`);
+        const min = MIN_BYTES[elem];
+        if (min === undefined) throw this.refuse(`${this.reading}: an array of unknown ${W.valueType} ${elem}`);
+        const bytes = count * BigInt(min);
+        const left = BigInt(this.size - this.pos);
+        if (bytes > BigInt(L.maxArrayBytes))
+          throw this.refuse(
+            `${this.reading}: an ${W.array} of ${n(count)} elements (at least ${n(bytes)} bytes), over the ${byteText(L.maxArrayBytes)} cap; not read`,
+          );
+        if (bytes > left)
+          throw this.refuse(
+            `${this.reading}: an ${W.array} of ${n(count)} elements (at least ${n(bytes)} bytes), more than the ${n(left)} bytes left in the file`,
+          );
+        // The vocabulary, merges and token types are only counted: fixed-size elements are skipped whole.
+        if (elem !== 8 && elem !== 9) this.skip(Number(bytes));
+        else for (let i = 0; i < Number(count); i++) this.value(elem, false);
+        return { skipped: 'array', bytes: BigInt(this.pos - from) };
       }
       default:
-        throw new StudioError('invalid_input', `${this.file}: ${this.reading} has unknown value type ${type}`);
+        throw this.refuse(`${this.reading} has unknown ${W.valueType} ${type}`);
     }
   }
 }
 
-const FIXED_BYTES: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
+/** A u64/i64 as a number when it is one exactly. */
+const safe = (v: bigint): number | bigint =>
+  v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v;
+
+interface Tensor {
+  name: string;
+  type: number;
+  elements: bigint;
+  offset: bigint;
+}
+
+/** What the gate read: the header passes every limit; `problem` is why the importer would refuse it. */
+export interface GgufInspection {
+  summary: GgufSummary;
+  problem: string | null;
+}
 
 /**
- * The header of `path`, checked as the importer will check it: GGUF magic and version 2 or 3, a
- * supported architecture, every tensor of a supported type and inside the file. Throws
- * invalid_input naming the key or tensor.
+ * The gate and the summary in one read. Throws a GateError (the file is refused: not a regular file,
+ * a limit, truncated, a tensor outside the file); an unsupported architecture or tensor type is
+ * returned as `problem` (the page still shows what the file is).
  */
-export function readGgufHeader(path: string, opts: { check?: boolean } = {}): GgufSummary {
-  const check = opts.check ?? true;
+export function inspectGguf(path: string, opts: { budgetMs?: number } = {}): GgufInspection {
   const file = basename(path);
-  let fd: number;
+  const { fd, size } = openGatedSync(path, 'GGUF model file');
   try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    throw new StudioError('not_found', `${path}: ${(err as NodeJS.ErrnoException).code ?? 'cannot open'}`);
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw new StudioError('invalid_input', `${path}: not a file`);
-    const c = new Cursor(fd, st.size, file);
-    if (st.size < 24) throw new StudioError('invalid_input', `${file}: ${st.size} bytes, too short for a GGUF header`);
+    const c = new Cursor(fd, size, path, opts.budgetMs ?? L.budgetMs);
+    if (size < 4) throw c.refuse(`${W.truncated}: ${size} bytes, too short for a GGUF header`);
     const magic = Buffer.alloc(4);
     readSync(fd, magic, 0, 4, 0);
-    if (magic.toString('latin1') !== 'GGUF')
-      throw new StudioError('invalid_input', `${file}: not a GGUF file (no GGUF magic)`);
+    if (magic.toString('latin1') !== 'GGUF') throw c.refuse(`not a GGUF file (no GGUF ${W.magic})`);
     c.pos = 4;
+    c.reading = 'the preamble';
     const version = c.u32();
-    if (version !== 2 && version !== 3)
-      throw new StudioError('invalid_input', `${file}: GGUF version ${version} is not supported (2 and 3 are)`);
+    if (!(L.versions as readonly number[]).includes(version))
+      throw c.refuse(`GGUF ${W.version} ${version} is not supported (2 and 3 are)`);
     const nTensors = c.u64();
     const nKv = c.u64();
-    const kv = new Map<string, unknown>();
-    for (let i = 0; i < nKv; i++) {
-      c.reading =
-        i === 0 ? 'the first metadata key' : `the metadata key after ${JSON.stringify([...kv.keys()].at(-1))}`;
-      const key = c.str();
+    if (nKv > BigInt(L.maxKeys)) throw c.refuse(`metadata ${W.keyCount} ${n(nKv)}, over the cap of ${n(L.maxKeys)}`);
+    if (nTensors > BigInt(L.maxTensors))
+      throw c.refuse(`${W.tensorCount} ${n(nTensors)}, over the cap of ${n(L.maxTensors)}`);
+    const kv = new Map<string, { type: number; value: Value }>();
+    c.metaFrom = PREAMBLE;
+    let last: string | null = null;
+    for (let i = 0; i < Number(nKv); i++) {
+      c.reading = last === null ? 'the first metadata key' : `the metadata key after ${JSON.stringify(last)}`;
+      const key = c.text(c.strLen(L.maxKeyBytes, W.keyLength));
       c.reading = `metadata key ${JSON.stringify(key)}`;
-      kv.set(key, c.value(c.u32()));
+      const type = c.u32();
+      kv.set(key, { type, value: c.value(type, WANTED.has(key)) });
+      last = key;
     }
-    const arch = kv.get('general.architecture');
-    if (typeof arch !== 'string')
-      throw new StudioError('invalid_input', `${file}: metadata key 'general.architecture' missing`);
-    if (check && !(GGUF_ARCHITECTURES as readonly string[]).includes(arch))
-      throw new StudioError(
-        'invalid_input',
-        `${file}: general.architecture '${arch}' is not supported (supported: ${GGUF_ARCHITECTURES.join(', ')}; Mistral files are 'llama')`,
-      );
-    const tensors: { name: string; type: number; elements: number; offset: number }[] = [];
-    for (let i = 0; i < nTensors; i++) {
-      c.reading = `the tensor table entry ${i + 1} of ${nTensors}`;
-      const name = c.str();
+    c.metaFrom = null;
+    const align = kv.get('general.alignment');
+    let alignment = 32n;
+    if (align) {
+      const v = align.value;
+      const ok = INTEGER_TYPES.has(align.type) && (typeof v === 'number' || typeof v === 'bigint');
+      const big = ok ? BigInt(v) : 0n;
+      if (!ok || big < 1n || big > BigInt(L.maxAlignment) || (big & (big - 1n)) !== 0n)
+        throw c.refuse(
+          `metadata key '${W.alignment}' is ${typeof v === 'object' ? `a ${v.skipped}` : JSON.stringify(String(v))}: it must be an integer ≥ 1, a power of two, at most ${byteText(L.maxAlignment)}`,
+        );
+      alignment = big;
+    }
+    const tensors: Tensor[] = [];
+    for (let i = 0; i < Number(nTensors); i++) {
+      c.tick();
+      c.reading = `the tensor table entry ${i + 1} of ${n(nTensors)}`;
+      const name = c.text(c.strLen(L.maxKeyBytes, `tensor ${W.nameLength}`));
       c.reading = `the tensor table entry '${name}'`;
       const dims = c.u32();
-      let elements = 1;
+      if (dims > L.maxDims) throw c.refuse(`tensor '${name}' has ${dims} ${W.dims} (at most ${L.maxDims})`);
+      let elements = 1n;
       for (let d = 0; d < dims; d++) elements *= c.u64();
-      tensors.push({ name, type: c.u32(), elements, offset: c.u64() });
+      const type = c.u32();
+      if (!GGML_TYPES[type]) throw c.refuse(`tensor '${name}' has unknown ${W.tensorType} ${type}`);
+      tensors.push({ name, type, elements, offset: c.u64() });
     }
-    const alignment = typeof kv.get('general.alignment') === 'number' ? (kv.get('general.alignment') as number) : 32;
-    const dataStart = Math.ceil(c.pos / alignment) * alignment;
+    const dataStart = ((BigInt(c.pos) + alignment - 1n) / alignment) * alignment;
     const types: Record<string, number> = {};
     let parameters = 0;
     for (const t of tensors) {
-      const known = GGML_TYPES[t.type];
-      const typeName = known?.[0] ?? `type ${t.type}`;
+      const [typeName, block, blockBytes] = GGML_TYPES[t.type]!;
+      const end = dataStart + t.offset + ((t.elements + BigInt(block) - 1n) / BigInt(block)) * BigInt(blockBytes);
+      if (end > BigInt(size))
+        throw c.refuse(`${W.truncated}: tensor '${t.name}' ends at byte ${n(end)}, ${W.outside} (${n(size)} bytes)`);
       types[typeName] = (types[typeName] ?? 0) + 1;
-      if (t.name !== 'rope_freqs.weight') parameters += t.elements;
-      if (!check) continue;
-      if (!known || !GGUF_SUPPORTED_TYPES.includes(typeName))
-        throw new StudioError(
-          'invalid_input',
-          `${file}: tensor '${t.name}' has quantization type ${typeName}, which is not supported (supported: ${GGUF_SUPPORTED_TYPES.join(', ')})`,
-        );
-      const end = dataStart + t.offset + (t.elements / known[1]) * known[2];
-      if (end > st.size)
-        throw new StudioError(
-          'invalid_input',
-          `${file}: truncated: tensor '${t.name}' ends at byte ${end.toLocaleString('en-US')}, the file has ${st.size.toLocaleString('en-US')} bytes`,
-        );
+      if (t.name !== 'rope_freqs.weight') parameters += Number(t.elements);
     }
-    const num = (k: string) => (typeof kv.get(k) === 'number' ? (kv.get(k) as number) : null);
-    const name = typeof kv.get('general.name') === 'string' ? (kv.get('general.name') as string) : file;
+    const get = (k: string) => kv.get(k)?.value;
+    const num = (k: string) => (typeof get(k) === 'number' ? (get(k) as number) : null);
+    const str = (k: string) => (typeof get(k) === 'string' ? (get(k) as string) : null);
+    const arch = str('general.architecture');
+    const name = str('general.name') ?? file;
     const ftype = num('general.file_type');
     const common = Object.entries(types).sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'none';
-    const template = kv.get('tokenizer.chat_template');
-    return {
+    const summary: GgufSummary = {
       path,
-      bytes: st.size,
+      bytes: size,
       version,
-      architecture: arch,
+      architecture: arch ?? 'unknown',
       name,
-      family: arch === 'qwen2' ? 'qwen2' : /mistral/i.test(name) ? 'mistral' : arch,
+      family: arch === 'qwen2' ? 'qwen2' : /mistral/i.test(name) ? 'mistral' : (arch ?? 'unknown'),
       parameters,
       quantization: ftype !== null && FILE_TYPES[ftype] ? FILE_TYPES[ftype] : common,
       tensorTypes: types,
-      context: num(`${arch}.context_length`),
-      layers: num(`${arch}.block_count`),
-      hidden: num(`${arch}.embedding_length`),
-      chatTemplate: typeof template === 'string' ? template : null,
+      context: arch ? num(`${arch}.context_length`) : null,
+      layers: arch ? num(`${arch}.block_count`) : null,
+      hidden: arch ? num(`${arch}.embedding_length`) : null,
+      chatTemplate: str('tokenizer.chat_template'),
       tensors: tensors.length,
     };
+    return { summary, problem: importProblem(file, arch, tensors) };
   } finally {
     closeSync(fd);
   }
+}
+
+/** Why the importer would refuse a header that passed the gate, or null. */
+function importProblem(file: string, arch: string | null, tensors: readonly Tensor[]): string | null {
+  if (arch === null) return `${file}: metadata key 'general.architecture' missing`;
+  if (!(GGUF_ARCHITECTURES as readonly string[]).includes(arch))
+    return `${file}: general.architecture '${arch}' is not supported (supported: ${GGUF_ARCHITECTURES.join(', ')}; Mistral files are 'llama')`;
+  for (const t of tensors) {
+    const typeName = GGML_TYPES[t.type]![0];
+    if (!GGUF_SUPPORTED_TYPES.includes(typeName))
+      return `${file}: tensor '${t.name}' has quantization type ${typeName}, which is not supported (supported: ${GGUF_SUPPORTED_TYPES.join(', ')})`;
+  }
+  return null;
+}
+
+/**
+ * The header of `path` through the gate, checked as the importer will check it (`check`, default on):
+ * a supported architecture, every tensor of a supported type. Throws a GateError or invalid_input
+ * naming the key or tensor.
+ */
+export function readGgufHeader(path: string, opts: { check?: boolean; budgetMs?: number } = {}): GgufSummary {
+  const { summary, problem } = inspectGguf(path, opts);
+  if (problem && (opts.check ?? true)) throw new StudioError('invalid_input', problem);
+  return summary;
 }
 
 /** A chat template's format by its markers ("ChatML", "Llama 3", …), for a card; "custom" otherwise. */

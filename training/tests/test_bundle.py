@@ -13,6 +13,7 @@ import pytest
 from pskills_train.export.bundle import main as bundle_main
 from pskills_train.export.bundle import random_model, write_bundle
 from pskills_train.export.manifest import FORMAT, BundleSpec, expand_names, sha256_file
+from pskills_train.export.staging import MARKER
 from pskills_train.export.train_step import DEFAULT_BUCKETS
 from pskills_train.tokenizer import SPECIAL_TOKENS, synthetic_corpus, tokenizer_config, train_bpe
 
@@ -58,7 +59,7 @@ def rank_zero(m: dict) -> dict[str, np.ndarray]:
 
 def test_manifest_lists_every_file_with_its_sha256(bundle):
     out, m = bundle
-    on_disk = {p.name for p in out.iterdir()} - {"bundle.json"}
+    on_disk = {p.name for p in out.iterdir()} - {"bundle.json", MARKER}
     steps = {f"train_step-{b}x{s}.onnx" for b, s in DEFAULT_BUCKETS}
     assert set(m["files"]) == on_disk == {"lm.onnx", "encoder.onnx", "tokenizer.json", "tokenizer_config.json", *steps}
     for name, entry in m["files"].items():

@@ -148,7 +148,8 @@ def expect_refusal(path: Path, tmp_path: Path, match: str, capsys) -> None:
 @pytest.mark.parametrize("cut, match", [
     (0.0005, r"truncated at byte [\d,]+, in the name that follows metadata key 'general\.\w+'"),
     (0.02, r"metadata key 'tokenizer\.ggml\.(tokens|token_type|merges)'"),
-    (0.9, r"truncated: tensor '(output\.weight|blk\.1\.[\w.]+)' ends at byte [\d,]+, the file has [\d,]+ bytes"),
+    (0.9, r"tensor '(output\.weight|blk\.1\.[\w.]+)' lies outside the file: it ends at byte [\d,]+, the file has "
+           r"[\d,]+ bytes"),
 ])
 def test_truncated_file_names_the_key_or_tensor(tmp_path, capsys, cut, match):
     full = write_gguf(tmp_path / "full.gguf", "llama").read_bytes()

@@ -18,6 +18,7 @@ from pskills_train.export.bundle_writer import FromHfOptions, check_shapes, ort_
 from pskills_train.export.from_hf import create_bundle, main
 from pskills_train.export.hf_checkpoint import write_base_bundle
 from pskills_train.export.onnx_weights import FP16_MIN_ELEMENTS
+from pskills_train.export.staging import MARKER
 
 TOL = 1e-4
 OPTS = dict(created="2025-01-01T00:00:00Z")
@@ -106,7 +107,7 @@ def test_external_data_past_the_threshold(tmp_path):
     m = json.loads((out / "bundle.json").read_text())
     assert sorted(m["files"]) == ["lm.onnx", "lm.onnx.data", "tokenizer.json", "tokenizer_config.json"]
     assert (out / "lm.onnx").stat().st_size < 100_000 < (out / "lm.onnx.data").stat().st_size
-    assert sorted(p.name for p in out.iterdir()) == sorted([*m["files"], "bundle.json"])  # no temp files
+    assert sorted(p.name for p in out.iterdir()) == sorted([*m["files"], "bundle.json", MARKER])  # no temp files
     locations = {e.value for t in onnx.load(str(out / "lm.onnx"), load_external_data=False).graph.initializer
                  for e in t.external_data if e.key == "location"}
     assert locations == {"lm.onnx.data"}

@@ -13,6 +13,7 @@ import torch
 
 from pskills_train.export.bundle import write_bundle
 from pskills_train.export.manifest import BundleSpec, hypernet_output_names
+from pskills_train.export.staging import MARKER
 from pskills_train.hyper.config import NetConfig
 from pskills_train.hyper.export import check_hypernet_graph, export_hypernet, write_hyper_bundle
 from pskills_train.hyper.export import main as export_main
@@ -80,7 +81,7 @@ def test_both_kinds_share_the_bundle_io_and_bytes_are_deterministic(frozen_tiny,
         perturb(net, 1)
         outs = [write_hyper_bundle(base_bundle, net, tmp_path / f"{kind}{i}", BUDGET, 4, {"steps": 0}) for i in (0, 1)]
         files = sorted(p.name for p in outs[0].iterdir())
-        assert files == ["bundle.json", "hypernet.onnx", "lm.onnx", "tokenizer.json", "tokenizer_config.json"]
+        assert files == [MARKER, "bundle.json", "hypernet.onnx", "lm.onnx", "tokenizer.json", "tokenizer_config.json"]
         for f in files:
             assert (outs[0] / f).read_bytes() == (outs[1] / f).read_bytes(), f
         m = json.loads((outs[0] / "bundle.json").read_text())
@@ -88,7 +89,7 @@ def test_both_kinds_share_the_bundle_io_and_bytes_are_deterministic(frozen_tiny,
         assert m["hypernet"]["kind"] == kind and m["hypernet"]["rank"] == 2
         assert m["encoder"]["token_budget"] == BUDGET and m["encoder"]["chunk_overlap"] == 4
         assert m["lora"]["default_rank"] == 2 and m["training_card"]["hypernet"] == {"steps": 0}
-        assert set(m["files"]) == set(files) - {"bundle.json"}
+        assert set(m["files"]) == set(files) - {"bundle.json", MARKER}
         sess = ort.InferenceSession(str(outs[0] / "hypernet.onnx"), providers=["CPUExecutionProvider"])
         manifests[kind] = ([(i.name, i.shape) for i in sess.get_inputs()],
                            [(o.name, o.shape) for o in sess.get_outputs()])

@@ -14,13 +14,20 @@ have the memory and disk the float32 model needs. `--weights q4` then requantize
 weights to 4 bits (lm_q4.py; the train-step graphs keep the float32 weights).
 """
 
+# ruff: noqa: E402 -- the gate below runs before torch and gguf load
 from __future__ import annotations
+
+import sys
+
+if __name__ == "__main__":  # refuse a bad file in milliseconds, before torch loads (gguf_gate.py)
+    from .gguf_gate import gate_cli
+
+    gate_cli(sys.argv[1:])
 
 import argparse
 import os
 import re
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +52,8 @@ from .bundle_writer import (
     run_build,
     write_loaded_bundle,
 )
+from .gguf_gate import check_gguf, check_importable, default_out
+from .staging import check_replaceable
 
 ARCHITECTURES = ("llama", "qwen2")
 # Types whose dequantization the gguf package implements and tests/test_from_gguf.py checks.
@@ -87,32 +96,25 @@ class GGUFError(ValueError):
 
 
 def _open_reader(path: Path) -> Any:
-    """gguf.GGUFReader with errors that name the metadata key or tensor being read when the file ends."""
-    size = path.stat().st_size
+    """gguf.GGUFReader on a file the gate passed (gguf_gate.py: every length bounded, every tensor inside the
+    file, a tensor table of a model this importer builds). The metadata comes from the gate, decoded when
+    asked; GGUFReader builds the tensor table only."""
+    header = check_gguf(path)
+    check_importable(header)
+    size = header.size
 
     class Reader(GGUFReader):
-        reading = "the header"
+        reading = "the tensor table"
 
         def _build_fields(self, offs: int, count: int) -> int:
-            for _ in range(int(count)):  # one at a time, so that a failure names its key
-                self.reading = f"metadata key {self._peek_str(offs)!r}"
-                offs = super()._build_fields(offs, 1)
-            self.reading = "the tensor table"
-            return offs
-
-        def _get_tensor_info_field(self, orig_offs: int) -> Any:
-            self.reading = f"the tensor table entry {self._peek_str(orig_offs)!r}"
-            return super()._get_tensor_info_field(orig_offs)
+            self.alignment = header.alignment  # general.alignment, checked by the gate (any integer type)
+            return header.metadata_end
 
         def _build_tensors(self, start_offs: int, fields: list[Any]) -> None:
-            for f in fields:  # the data of every tensor must lie inside the file
+            for f in fields:  # the gate checked this already; kept as GGUFReader's own numbers
                 name = bytes(f.parts[1]).decode("utf-8", "replace")
                 self.reading = f"tensor {name!r}"
-                try:
-                    qtype = GGMLQuantizationType(int(f.parts[4][0]))
-                except ValueError:
-                    raise GGUFError(f"{path}: tensor {name!r} has ggml type {int(f.parts[4][0])}, which this "
-                                    f"gguf package does not know") from None
+                qtype = GGMLQuantizationType(int(f.parts[4][0]))
                 block, type_size = GGML_QUANT_SIZES[qtype]
                 end = start_offs + int(f.parts[5][0]) + int(np.prod(f.parts[3])) * type_size // block
                 if end > size:
@@ -120,28 +122,16 @@ def _open_reader(path: Path) -> Any:
                                     f"{size:,} bytes")
             super()._build_tensors(start_offs, fields)
 
-        def _peek_str(self, offs: int) -> str:
-            """The name stored at `offs` (a key or a tensor), checked to lie inside the file."""
-            n = int(self.data[offs:offs + 8].view(np.uint64)[0]) if offs + 8 <= size else None
-            if n is None or offs + 8 + n > size:
-                raise GGUFError(f"{path}: truncated at byte {size:,}, in the name that follows {self.reading} "
-                                f"(at byte {offs:,})")
-            return bytes(self.data[offs + 8:offs + 8 + n]).decode("utf-8", "replace")
-
-    if size < 24:
-        raise GGUFError(f"{path}: {size} bytes, too short for a GGUF header")
-    with open(path, "rb") as fh:
-        if fh.read(4) != b"GGUF":
-            raise GGUFError(f"{path}: not a GGUF file (no GGUF magic)")
     reader: Any = None
     try:
         reader = Reader.__new__(Reader)
-        Reader.__init__(reader, path)
+        Reader.__init__(reader, header.real)
     except GGUFError:
         raise
     except Exception as e:  # the gguf package's own errors say little about where: add it
         where = getattr(reader, "reading", "the header")
         raise GGUFError(f"{path}: truncated or corrupt in {where} ({type(e).__name__}: {e})") from None
+    reader.fields = header.fields()
     return reader
 
 
@@ -474,8 +464,6 @@ def source_card(path: Path, meta: Meta, lm: LlamaLM, tensors: dict[str, Any], op
 
 
 def load_gguf(path: Path, out: Path, opts: FromHfOptions, check_space: bool = True) -> LoadedBase:
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
     reader = _open_reader(path)
     meta = read_meta(reader, path)
     tensors = {t.name: t for t in reader.tensors}
@@ -495,8 +483,7 @@ def load_gguf(path: Path, out: Path, opts: FromHfOptions, check_space: bool = Tr
 def write_gguf_bundle(path: Path, out: Path, opts: FromHfOptions) -> Path:
     if opts.dtype not in DTYPES:
         raise ValueError(f"--dtype: {opts.dtype!r} is not one of {DTYPES}")
-    if out.exists() and not opts.force:  # before minutes of dequantizing
-        raise FileExistsError(f"{out} exists (pass --force to replace it)")
+    check_replaceable(out, opts.force)  # before minutes of dequantizing
     progress(1, opts.steps, f"reading and dequantizing {path.name}")
     return write_loaded_bundle(load_gguf(path, out, opts), out, opts)
 
@@ -507,9 +494,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="bundle folder (default: the file's name without .gguf, beside it)")
     add_bundle_args(ap, "the file")
     a = ap.parse_args(argv)
-    out = a.out or a.gguf.with_suffix("")
     opts = options_from_args(ap, a)
-    return run_build(lambda: write_gguf_bundle(a.gguf, out, opts), a.dtype, lambda m: (
+    return run_build(lambda: write_gguf_bundle(a.gguf, a.out or default_out(a.gguf), opts), a.dtype, lambda m: (
         f"{m['architecture']['family']} from {a.gguf.name} ({', '.join(m['training_card']['gguf']['tensor_types'])})"))
 
 

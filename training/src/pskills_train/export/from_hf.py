@@ -35,18 +35,18 @@ from ..hyper.export import write_hyper_bundle
 from .bundle_writer import FromHfOptions, add_bundle_args, options_from_args, progress, run_build
 from .hf_checkpoint import write_base_bundle
 from .manifest import MANIFEST
+from .staging import check_replaceable
 
 
 def create_bundle(folder: Path, out: Path, opts: FromHfOptions, hypernet: str = "none",
                   hyper_config: Path | None = None) -> Path:
     """A base bundle, or (with a hypernet) the base assembled beside `out` and extended into `out`."""
+    check_replaceable(out, opts.force)  # before the checkpoint is read
     if hypernet == "none":
         return write_base_bundle(folder, out, opts)
     if opts.weights != "fp32":
         raise ValueError(f"--weights {opts.weights} with --hypernet: the hypernetwork's encoder reads lm.onnx's "
                          f"float32 weights; attach it to an fp32 bundle")
-    if out.exists() and not opts.force:
-        raise FileExistsError(f"{out} exists (pass --force to replace it)")
     base = out.with_name(f".{out.name}.base")
     try:
         write_base_bundle(folder, base, FromHfOptions(**{**vars(opts), "force": True, "steps": 5}))

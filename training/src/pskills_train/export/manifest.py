@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.config import ModelConfig
+from .staging import MARKER as BUNDLE_MARKER
 
 FORMAT = "pskills.bundle/2"  # 1 = the same without lora.groups (one LoRA pair per target)
 MANIFEST = "bundle.json"
@@ -47,8 +48,9 @@ def sha256_file(path: Path) -> str:
 
 
 def file_table(folder: Path) -> dict[str, dict[str, Any]]:
-    """{name: {sha256, bytes}} for every file in the folder except bundle.json, sorted by name."""
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != MANIFEST)
+    """{name: {sha256, bytes}} for every file in the folder except bundle.json and the studio's marker
+    (staging.py), sorted by name."""
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name not in (MANIFEST, BUNDLE_MARKER))
     return {p.name: {"sha256": sha256_file(p), "bytes": p.stat().st_size} for p in files}
 
 

@@ -1,0 +1,505 @@
+"""The gate every GGUF file passes before anything else reads it (docs/security.md, "GGUF files").
+
+gguf's GGUFReader builds a numpy view per metadata element and trusts every length it reads: a 134-byte
+file declaring 10⁹ uint8 grows it without limit, and 10⁶ empty strings cost it 1.6 GB. So the file is
+walked here first, with the standard library only (a refused file never loads torch or numpy), in
+fixed-size windows, against the limits the Node reader (main/models/gguf.ts) applies too:
+
+- a regular file (a symbolic link is followed to one); FIFOs, sockets and devices are refused from
+  lstat, before any open, and the open is non-blocking as a second guard;
+- magic "GGUF", version 2 or 3;
+- at most 65,536 metadata keys, 1,000,000 tensors, keys (and tensor names) of at most 65,536 bytes;
+- a string value at most 16 MiB; an array's length × its smallest element (8 bytes for a string)
+  within the bytes left in the file and at most 64 MiB; all metadata at most 64 MiB;
+- general.alignment, when present, an integer, ≥ 1, a power of two, at most 1 MiB;
+- every tensor's data inside the file;
+- the walk ends within TIME_BUDGET_S.
+
+The importer (from_gguf.py) then reads metadata values from here, decoded only when asked, and lets
+GGUFReader build the tensor table alone, after `check_importable` has bounded it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import struct
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MIB = 1 << 20
+MAX_KEYS = 65_536
+MAX_TENSORS = 1_000_000
+MAX_KEY_BYTES = 65_536
+MAX_STRING_BYTES = 16 * MIB
+MAX_ARRAY_BYTES = 64 * MIB
+MAX_METADATA_BYTES = 64 * MIB
+MAX_ALIGNMENT = MIB
+MAX_DIMS = 4  # GGML_MAX_DIMS
+MAX_ARRAY_DEPTH = 4  # arrays of arrays; llama.cpp writes none
+TIME_BUDGET_S = 1.5  # the walk; with interpreter start a refusal stays within 2 s
+WINDOW = MIB
+HEADER_BYTES = 24  # magic, version, tensor count, key count
+DEFAULT_ALIGNMENT = 32
+
+# ggml type -> (elements per block, bytes per block): gguf.constants.GGML_QUANT_SIZES, copied so that the
+# gate needs no numpy (tests/test_gguf_gate.py checks that the two agree).
+GGML_SIZES: dict[int, tuple[int, int]] = {
+    0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34), 9: (32, 40),
+    10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210), 15: (256, 292),
+    16: (256, 66), 17: (256, 74), 18: (256, 98), 19: (256, 50), 20: (32, 18), 21: (256, 110), 22: (256, 82),
+    23: (256, 136), 24: (1, 1), 25: (1, 2), 26: (1, 4), 27: (1, 8), 28: (1, 8), 29: (256, 56), 30: (1, 2),
+    34: (256, 54), 35: (256, 66), 39: (32, 17), 40: (64, 36), 41: (128, 18)}
+
+# GGUF value types: struct codes of the scalars; 8 is a string, 9 an array.
+SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+INTEGERS = (0, 1, 2, 3, 4, 5, 10, 11)
+STRING, ARRAY = 8, 9
+TYPE_NAMES = {0: "uint8", 1: "int8", 2: "uint16", 3: "int16", 4: "uint32", 5: "int32", 6: "float32", 7: "bool",
+              8: "string", 9: "array", 10: "uint64", 11: "int64", 12: "float64"}
+
+# What the importer builds (from_gguf.py ARCHITECTURES, _GLOBAL, _LAYER; the tests check they agree).
+ARCHITECTURES = ("llama", "qwen2")
+GLOBAL_TENSORS = ("token_embd.weight", "output_norm.weight", "output.weight", "rope_freqs.weight")
+LAYER_TENSORS = ("attn_norm.weight", "ffn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+                 "attn_output.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias",
+                 "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
+MAX_LAYERS = 1024  # Llama 3.1 405B has 126
+KEEP_TENSORS = len(GLOBAL_TENSORS) + len(LAYER_TENSORS) * MAX_LAYERS
+KEEP_NAME_BYTES = 256  # ggml names are at most 64
+
+
+class GGUFGateError(ValueError):
+    """A file refused at the gate; the message names the file and the key, tensor or field."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """Where a metadata value lies: its type, its first byte, and for an array its element type and length."""
+
+    vtype: int
+    offset: int
+    etype: int = -1
+    count: int = 0
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    dims: tuple[int, ...]  # ggml order (fastest first)
+    ggml_type: int
+    offset: int  # from the start of the data section
+
+
+@dataclass
+class Header:
+    path: Path  # as given
+    real: str  # the regular file it names
+    size: int
+    order: str  # struct byte order: "<" or ">"
+    version: int
+    values: dict[str, Value]
+    tensor_count: int
+    tensors: list[Tensor] | None  # None when there are more than KEEP_TENSORS or a name is long
+    alignment: int
+    metadata_end: int  # the tensor table's first byte
+    table_end: int  # the byte after the tensor table
+    data_offset: int
+
+    def value(self, key: str) -> Any:
+        """The decoded value of `key` (a list for an array), or None when the file has no such key."""
+        v = self.values.get(key)
+        if v is None:
+            return None
+        fd = open_regular(self.path)[0]
+        try:
+            cur = _Cursor(fd, self.size, self.path, self.order, deadline=float("inf"))
+            cur.pos = v.offset
+            return cur.decode(v.vtype, f"the value of metadata key {key!r}")
+        finally:
+            os.close(fd)
+
+    def fields(self) -> dict[str, LazyField]:
+        """The metadata as GGUFReader's `fields` are used by from_gguf.Meta: `.contents()` per key."""
+        return {k: LazyField(self, k) for k in self.values}
+
+
+class LazyField:
+    def __init__(self, header: Header, key: str):
+        self.header, self.key, self._got, self._value = header, key, False, None
+
+    def contents(self) -> Any:
+        if not self._got:
+            self._value, self._got = self.header.value(self.key), True
+        return self._value
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISDIR, "a folder"), (stat.S_ISLNK, "a symbolic link that leads nowhere")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_regular(path: Path) -> tuple[int, os.stat_result, str]:
+    """(fd, stat, real path) of the regular file `path` names; anything else is refused before it is opened."""
+    try:
+        st = os.lstat(path)
+        real = str(path)
+        if stat.S_ISLNK(st.st_mode):
+            real = os.path.realpath(path)
+            st = os.lstat(real)
+    except FileNotFoundError:
+        raise GGUFGateError(f"{path}: no such file") from None
+    except OSError as e:
+        raise GGUFGateError(f"{path}: cannot be read ({e.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        via = f" (a link to {real})" if real != str(path) else ""
+        raise GGUFGateError(f"{path}{via}: {_kind(st.st_mode)}, not a regular file; a GGUF model must be a file")
+    try:  # O_NONBLOCK: should the file have been swapped for a FIFO since lstat, the open does not wait
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        raise GGUFGateError(f"{path}: cannot be opened ({e.strerror})") from None
+    now = os.fstat(fd)
+    if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+        os.close(fd)
+        raise GGUFGateError(f"{path}: changed while it was being opened; not read")
+    return fd, now, real
+
+
+class _Cursor:
+    """Reads the file in WINDOW-sized windows with pread; `pos` is the next byte. Every read is checked
+    against the file's size (naming `where`) and, at each new window, against the deadline."""
+
+    def __init__(self, fd: int, size: int, path: Path, order: str, deadline: float):
+        self.fd, self.size, self.path, self.order, self.deadline = fd, size, path, order, deadline
+        self.buf, self.base, self.pos = b"", 0, 0
+        self.u32, self.u64 = struct.Struct(order + "I"), struct.Struct(order + "Q")
+
+    def fail(self, what: str) -> GGUFGateError:
+        return GGUFGateError(f"{self.path}: {what}")
+
+    def truncated(self, where: str) -> GGUFGateError:
+        return self.fail(f"truncated at byte {self.size:,}, in {where} (at byte {self.pos:,})")
+
+    def over_time(self, where: str) -> GGUFGateError:
+        return self.fail(f"reading its header passed its time budget of {TIME_BUDGET_S:g} s (at byte {self.pos:,}, "
+                         f"in {where})")
+
+    def fill(self, n: int, where: str) -> int:
+        """Makes the window cover [pos, pos + n); returns pos's index in it."""
+        if self.pos + n > self.size:
+            raise self.truncated(where)
+        off = self.pos - self.base
+        if off < 0 or off + n > len(self.buf):
+            if time.monotonic() > self.deadline:
+                raise self.over_time(where)
+            self.base, self.buf = self.pos, os.pread(self.fd, max(WINDOW, n), self.pos)
+            if len(self.buf) < n:
+                raise self.fail(f"shrank while it was being read (at byte {self.pos:,}, in {where})")
+            off = 0
+        return off
+
+    def unpack(self, s: struct.Struct, where: str) -> Any:
+        off = self.fill(s.size, where)
+        self.pos += s.size
+        return s.unpack_from(self.buf, off)[0]
+
+    def take(self, n: int, where: str) -> bytes:
+        off = self.fill(n, where)
+        self.pos += n
+        return self.buf[off:off + n]
+
+    def skip(self, n: int, where: str) -> None:
+        if self.pos + n > self.size:
+            raise self.truncated(where)
+        self.pos += n
+
+    def name(self, where: str, what: str, metadata: bool) -> str:
+        """A key (`metadata`) or a tensor name: its length against its cap, the metadata total, the file."""
+        n = self.unpack(self.u64, where)
+        if n > MAX_KEY_BYTES:
+            raise self.fail(f"the {what} at byte {self.pos - 8:,} claims {n:,} bytes; the {what} length limit is "
+                            f"{MAX_KEY_BYTES:,}")
+        if metadata:
+            self.check_metadata_bytes(where, self.pos + n)
+        raw = self.take(n, where)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise self.fail(f"the {what} at byte {self.pos - n:,} is not UTF-8") from None
+
+    # ---------------------------------------------------------------------------------------------- values
+
+    def check_value(self, vtype: int, key: str, depth: int = 0) -> Value:
+        """Steps over one value of type `vtype`, checking every length in it; returns where it lay."""
+        where = f"the value of metadata key {key!r}"
+        start = self.pos
+        if vtype in SCALARS:
+            self.skip(struct.calcsize(SCALARS[vtype]), where)
+            return Value(vtype, start)
+        if vtype == STRING:
+            n = self.unpack(self.u64, where)
+            if n > MAX_STRING_BYTES:
+                raise self.fail(f"metadata key {key!r}: a string of {n:,} bytes; the string length limit is "
+                                f"{MAX_STRING_BYTES:,}")
+            self.check_metadata_bytes(where, self.pos + n)
+            self.skip(n, where)
+            return Value(vtype, start)
+        if vtype != ARRAY:
+            raise self.fail(f"metadata key {key!r} has value type {vtype}, which GGUF does not define")
+        if depth >= MAX_ARRAY_DEPTH:
+            raise self.fail(f"metadata key {key!r}: arrays nested deeper than {MAX_ARRAY_DEPTH}")
+        etype = self.unpack(self.u32, where)
+        count = self.unpack(self.u64, where)
+        size = struct.calcsize(SCALARS[etype]) if etype in SCALARS else 8 if etype == STRING else \
+            12 if etype == ARRAY else None
+        if size is None:
+            raise self.fail(f"metadata key {key!r}: an array of value type {etype}, which GGUF does not define")
+        least, left = count * size, self.size - self.pos
+        what = f"metadata key {key!r}: an array of {count:,} {TYPE_NAMES[etype]}"
+        if least > left:
+            raise self.fail(f"{what} needs at least {least:,} bytes; {left:,} are left in the file")
+        if least > MAX_ARRAY_BYTES:
+            raise self.fail(f"{what} needs at least {least:,} bytes; the limit is {MAX_ARRAY_BYTES:,}")
+        if etype in SCALARS:
+            self.skip(least, where)
+        elif etype == STRING:
+            self.skip_strings(count, key)
+        else:
+            for _ in range(count):
+                self.check_value(ARRAY, key, depth + 1)
+                self.check_metadata_bytes(where, self.pos)
+        return Value(vtype, start, etype, count)
+
+    def skip_strings(self, count: int, key: str) -> None:
+        """The strings of an array: the hot loop of a large vocabulary, so the window is read inline."""
+        where = f"the value of metadata key {key!r}"
+        limit = HEADER_BYTES + MAX_METADATA_BYTES
+        unpack = self.u64.unpack_from
+        for _ in range(count):
+            off = self.pos - self.base
+            if off < 0 or off + 8 > len(self.buf):
+                off = self.fill(8, where)
+            n = unpack(self.buf, off)[0]
+            if n > MAX_STRING_BYTES:
+                raise self.fail(f"metadata key {key!r}: a string of {n:,} bytes (at byte {self.pos:,}); the string "
+                                f"length limit is {MAX_STRING_BYTES:,}")
+            if self.pos + 8 + n > limit:
+                self.check_metadata_bytes(where, self.pos + 8 + n)
+            self.pos += 8 + n
+            if self.pos > self.size:
+                raise self.truncated(where)
+
+    def check_metadata_bytes(self, where: str, end: int) -> None:
+        """The key/value section, from byte 24 to `end`, within MAX_METADATA_BYTES."""
+        if end - HEADER_BYTES > MAX_METADATA_BYTES:
+            raise self.fail(f"the metadata bytes would reach byte {end:,} (in {where}); the limit is "
+                            f"{MAX_METADATA_BYTES:,} bytes of metadata")
+
+    def decode(self, vtype: int, where: str) -> Any:
+        """A value of a file the gate passed, as Python values (GGUFReader's `contents()`)."""
+        if vtype in SCALARS:
+            s = struct.Struct(self.order + SCALARS[vtype])
+            return self.unpack(s, where)
+        if vtype == STRING:
+            n = self.unpack(self.u64, where)
+            return self.take(n, where).decode("utf-8", "replace")
+        etype = self.unpack(self.u32, where)
+        count = self.unpack(self.u64, where)
+        if etype in SCALARS:
+            s = struct.Struct(f"{self.order}{count}{SCALARS[etype]}")
+            data = os.pread(self.fd, s.size, self.pos)
+            self.skip(s.size, where)
+            return list(s.unpack(data))
+        return [self.decode(etype, where) for _ in range(count)]
+
+
+# -------------------------------------------------------------------------------------------------- the gate
+
+
+def check_gguf(path: Path, budget_s: float = TIME_BUDGET_S) -> Header:
+    """Walks the header of `path` against the limits above; returns where everything lies, or refuses."""
+    fd, st, real = open_regular(path)
+    try:
+        return _walk(fd, st.st_size, path, real, time.monotonic() + budget_s)
+    finally:
+        os.close(fd)
+
+
+def _walk(fd: int, size: int, path: Path, real: str, deadline: float) -> Header:
+    head = os.pread(fd, HEADER_BYTES, 0)
+    if len(head) >= 4 and head[:4] != b"GGUF":
+        raise GGUFGateError(f"{path}: not a GGUF file (no GGUF magic)")
+    if size < HEADER_BYTES:
+        raise GGUFGateError(f"{path}: truncated: {size} bytes, too short for a GGUF header")
+    order = "<"
+    version = struct.unpack_from("<I", head, 4)[0]
+    if version & 0xFFFF == 0:  # written on a big-endian machine (GGUFReader reads those too)
+        order, version = ">", struct.unpack_from(">I", head, 4)[0]
+    if version not in (2, 3):
+        raise GGUFGateError(f"{path}: GGUF version {version}; this importer reads versions 2 and 3")
+    tensor_count, key_count = struct.unpack_from(order + "QQ", head, 8)
+    if key_count > MAX_KEYS:
+        raise GGUFGateError(f"{path}: the header's key count is {key_count:,}; the limit is {MAX_KEYS:,}")
+    if tensor_count > MAX_TENSORS:
+        raise GGUFGateError(f"{path}: the header's tensor count is {tensor_count:,}; the limit is {MAX_TENSORS:,}")
+    cur = _Cursor(fd, size, path, order, deadline)
+    cur.pos = HEADER_BYTES
+    values: dict[str, Value] = {}
+    last = "the header"
+    for _ in range(key_count):
+        key = cur.name(f"the name that follows {last}", "key", metadata=True)
+        if key in values:
+            raise cur.fail(f"metadata key {key!r} appears twice")
+        vtype = cur.unpack(cur.u32, f"the type of metadata key {key!r}")
+        values[key] = cur.check_value(vtype, key)
+        cur.check_metadata_bytes(f"metadata key {key!r}", cur.pos)
+        last = f"metadata key {key!r}"
+    metadata_end = cur.pos
+    alignment = _alignment(cur, values)
+
+    tensors: list[Tensor] | None = [] if tensor_count <= KEEP_TENSORS else None
+    names: set[str] = set()
+    end, last_end = 0, ""
+    last = "the tensor table"
+    for _ in range(tensor_count):
+        name = cur.name(f"the name that follows {last}", "tensor name", metadata=False)
+        where = f"the tensor table entry {name!r}"
+        n_dims = cur.unpack(cur.u32, where)
+        if n_dims > MAX_DIMS:
+            raise cur.fail(f"tensor {name!r} has {n_dims:,} dimensions; ggml has at most {MAX_DIMS}")
+        dims = tuple(cur.unpack(cur.u64, where) for _ in range(n_dims))
+        ggml_type = cur.unpack(cur.u32, where)
+        offset = cur.unpack(cur.u64, where)
+        if ggml_type not in GGML_SIZES:
+            raise cur.fail(f"tensor {name!r} has tensor type {ggml_type}, which ggml does not define")
+        block, type_size = GGML_SIZES[ggml_type]
+        elements = 1
+        for d in dims:
+            elements *= d
+        if dims and dims[0] % block:
+            raise cur.fail(f"tensor {name!r}: its rows of {dims[0]:,} are not whole blocks of {block}")
+        t_end = offset + elements * type_size // block
+        if t_end > end:
+            end, last_end = t_end, name
+        if tensors is not None:
+            if len(name.encode()) > KEEP_NAME_BYTES:
+                tensors = None
+            else:
+                if name in names:
+                    raise cur.fail(f"tensor {name!r} appears twice")
+                names.add(name)
+                tensors.append(Tensor(name, dims, ggml_type, offset))
+        last = f"the tensor table entry {name!r}"
+    data_offset = -(-cur.pos // alignment) * alignment
+    if tensor_count and data_offset + end > size:
+        raise GGUFGateError(f"{path}: tensor {last_end!r} lies outside the file: it ends at byte "
+                            f"{data_offset + end:,}, the file has {size:,} bytes")
+    return Header(path, real, size, order, version, values, tensor_count, tensors, alignment, metadata_end, cur.pos,
+                  data_offset)
+
+
+def _alignment(cur: _Cursor, values: dict[str, Value]) -> int:
+    v = values.get("general.alignment")
+    if v is None:
+        return DEFAULT_ALIGNMENT
+    if v.vtype not in INTEGERS:
+        raise cur.fail(f"general.alignment is a {TYPE_NAMES.get(v.vtype, v.vtype)}; it must be an integer")
+    raw = os.pread(cur.fd, struct.calcsize(SCALARS[v.vtype]), v.offset)
+    a = struct.unpack(cur.order + SCALARS[v.vtype], raw)[0]
+    if a < 1 or a & (a - 1) or a > MAX_ALIGNMENT:
+        raise cur.fail(f"general.alignment = {a}; it must be a power of two from 1 to {MAX_ALIGNMENT:,}")
+    return int(a)
+
+
+# ------------------------------------------------------------------------------------------ the importer's
+
+
+def check_importable(h: Header) -> str:
+    """What from_gguf.py builds, checked before GGUFReader builds its tensor table (which costs a few KB a
+    tensor): a supported architecture, a block count, and only tensors of such a model. Returns the
+    architecture."""
+    if "general.architecture" not in h.values:
+        raise GGUFGateError(f"{h.path}: metadata key 'general.architecture' missing")
+    arch = h.value("general.architecture") if h.values["general.architecture"].vtype == STRING else None
+    if arch not in ARCHITECTURES:
+        raise GGUFGateError(f"{h.path}: general.architecture {arch!r} is not supported (supported: "
+                            f"{', '.join(ARCHITECTURES)}; Mistral files are 'llama')")
+    key = f"{arch}.block_count"
+    v = h.values.get(key)
+    if v is None:
+        raise GGUFGateError(f"{h.path}: metadata key {key!r} missing")
+    blocks = h.value(key) if v.vtype in INTEGERS else None
+    if blocks is None or not 1 <= blocks <= MAX_LAYERS:
+        raise GGUFGateError(f"{h.path}: {key} = {blocks!r}; this importer builds 1 to {MAX_LAYERS} layers")
+    if h.tensors is None:
+        raise GGUFGateError(f"{h.path}: {h.tensor_count:,} tensors (or a name over {KEEP_NAME_BYTES} bytes): not a "
+                            f"{arch} model this importer builds")
+    layer = re.compile(r"blk\.(\d+)\.(.+)")
+    for t in h.tensors:
+        m = layer.fullmatch(t.name)
+        known = t.name in GLOBAL_TENSORS or (m is not None and int(m[1]) < blocks and m[2] in LAYER_TENSORS)
+        if not known:
+            raise GGUFGateError(f"{h.path}: tensor {t.name!r} is not part of a {arch} model this importer builds "
+                                f"({blocks} layers)")
+    if not any(t.name == "token_embd.weight" for t in h.tensors):
+        raise GGUFGateError(f"{h.path}: tensor 'token_embd.weight' missing")
+    return str(arch)
+
+
+def default_out(path: Path) -> Path:
+    """The bundle folder beside a `.gguf` file; a file without the extension (Ollama's blobs are named
+    sha256-…) has no sensible default beside it."""
+    if path.suffix.lower() != ".gguf":
+        raise GGUFGateError(f"{path}: the file's name does not end in .gguf, so there is no default bundle folder "
+                            f"beside it; pass --out DIR")
+    return path.with_suffix("")
+
+
+# -------------------------------------------------------------------------------------------------- the CLI
+
+FLAGS = ("--force",)  # the importer's options without a value (tests check against its parser)
+
+
+def cli_arguments(argv: list[str]) -> tuple[str | None, str | None]:
+    """(file, --out) as from_gguf's parser will read them, or (None, None) when unsure (help, no file)."""
+    file = out = None
+    it = iter(argv)
+    for a in it:
+        if a in ("-h", "--help"):
+            return None, None
+        if a == "--":
+            file = file or next(it, None)
+            break
+        if a.startswith("--out="):
+            out = a[len("--out="):]
+        elif a == "--out":
+            out = next(it, None)
+        elif a.startswith("-") and len(a) > 1:
+            if "=" not in a and a not in FLAGS:
+                next(it, None)
+        elif file is None:
+            file = a
+    return file, out
+
+
+def gate_cli(argv: list[str]) -> None:
+    """`python -m pskills_train.export.from_gguf` runs this before torch loads: a refused file costs
+    milliseconds and a few MB. Refusals are one `error:` line and exit status 1."""
+    file, out = cli_arguments(argv)
+    if file is None:
+        return
+    try:
+        check_importable(check_gguf(Path(file)))
+        if out is None:
+            default_out(Path(file))
+    except GGUFGateError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(1) from None

@@ -1,0 +1,222 @@
+"""The GGUF gate (export/gguf_gate.py): every crafted header of tests/fixtures/gguf-gate-cases.json (the
+cases the Node gate answers too) gets the same answer here, in a child process holding at most 300 MB;
+`bundle create --from-gguf` (python -m pskills_train.export.from_gguf) refuses such files with one
+`error:` line before torch loads; GGUFReader never reads the metadata. Times: bench/gguf_gate.py."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import struct
+import sys
+from pathlib import Path
+
+import pytest
+
+from gguf_cases import gate_in_child, load_cases, measure, write_case
+from gguf_tiny import write_gguf
+from pskills_train.export import gguf_gate as gate
+
+CASES = load_cases()
+MAX_RSS_MB = 300
+
+
+def case(name: str) -> dict:
+    return next(c for c in CASES["cases"] if c["name"] == name)
+
+
+def test_limits_are_the_shared_ones():
+    lim = CASES["limits"]
+    assert (lim["max_keys"], lim["max_tensors"], lim["max_key_bytes"], lim["max_string_bytes"],
+            lim["max_array_bytes"], lim["max_metadata_bytes"], lim["max_alignment"], lim["max_dims"]) == (
+        gate.MAX_KEYS, gate.MAX_TENSORS, gate.MAX_KEY_BYTES, gate.MAX_STRING_BYTES, gate.MAX_ARRAY_BYTES,
+        gate.MAX_METADATA_BYTES, gate.MAX_ALIGNMENT, gate.MAX_DIMS)
+    assert lim["versions"] == [2, 3] and lim["min_element_bytes"] == {"string": 8, "array": 12}
+    assert gate.TIME_BUDGET_S * 1000 < lim["budget_ms"]
+
+
+def test_tables_copied_from_gguf_and_the_importer_agree():
+    from gguf.constants import GGML_QUANT_SIZES
+
+    import pskills_train.export.from_gguf as fg
+
+    assert gate.GGML_SIZES == {int(k): v for k, v in GGML_QUANT_SIZES.items()}
+    assert gate.ARCHITECTURES == fg.ARCHITECTURES
+    assert set(gate.GLOBAL_TENSORS) == {*fg._GLOBAL, "rope_freqs.weight"}
+    assert set(gate.LAYER_TENSORS) == set(fg._LAYER)
+
+
+@pytest.mark.parametrize("c", CASES["cases"], ids=[c["name"] for c in CASES["cases"]])
+def test_shared_case(c, tmp_path):
+    got = gate_in_child(write_case(c, tmp_path))
+    assert got["rc"] == 0, got
+    if c["refusal"] is None:
+        assert got["output"].strip() == "passed", got
+    else:
+        assert got["output"].startswith("refused: "), got
+        assert c["refusal"] in got["output"], got
+        assert str(tmp_path) in got["output"], got  # names the file
+    assert got["rss_mb"] <= MAX_RSS_MB, got
+
+
+def test_time_budget(tmp_path):
+    path = write_case(case("10^6 empty strings (an 8 MB sparse file): within every cap"), tmp_path)
+    gate.check_gguf(path)
+    with pytest.raises(gate.GGUFGateError, match=r"passed its time budget .* in the value of metadata key "
+                       r"'tokenizer\.ggml\.tokens'"):
+        gate.check_gguf(path, budget_s=0.01)
+
+
+@pytest.mark.parametrize("variant, spm", [("llama", True), ("qwen2", False)])
+def test_values_equal_gguf_readers(tmp_path, variant, spm):
+    from gguf import GGUFReader
+
+    path = write_gguf(tmp_path / "m.gguf", variant, spm=spm)
+    header = gate.check_gguf(path)
+    reader = GGUFReader(path)
+    keys = [k for k in reader.fields if not k.startswith("GGUF.")]
+    assert keys == list(header.values)
+    for k in keys:
+        assert header.value(k) == reader.fields[k].contents(), k
+    assert (header.data_offset, header.tensor_count) == (reader.data_offset, len(reader.tensors))
+    got = [(t.name, list(t.dims)) for t in header.tensors or []]
+    assert got == [(t.name, t.shape.tolist()) for t in reader.tensors]
+
+
+# ------------------------------------------------------------------------------------------ the importer
+
+
+def cli(*args: str) -> dict:
+    return measure([sys.executable, "-m", "pskills_train.export.from_gguf", *args, "--train-step-buckets", "none"],
+                   timeout=120)
+
+
+def assert_refused(got: dict, path: Path, word: str) -> None:
+    lines = got["output"].strip().splitlines()
+    assert got["rc"] == 1 and len(lines) == 1 and lines[0].startswith("error: "), got
+    assert str(path) in lines[0] and word in lines[0], got
+    assert "Traceback" not in got["output"]
+    assert got["rss_mb"] <= MAX_RSS_MB, got  # the gate ran before torch loaded
+
+
+CLI_CASES = {  # the probe's files; the word the refusal holds
+    "the 134-byte file: an array of 10^9 uint8": "array",
+    "10^6 empty strings (an 8 MB sparse file): within every cap": "llama.block_count' missing",
+    "a 4 KB sparse file whose one key claims 400 MB": "key length",
+    "general.alignment = 0": "general.alignment",
+    "a FIFO": "a FIFO (named pipe), not a regular file",
+}
+
+
+@pytest.mark.parametrize("name", CLI_CASES)
+def test_bundle_create_refuses_crafted_files(name, tmp_path):
+    path = write_case(case(name), tmp_path)
+    out = tmp_path / "out"
+    assert_refused(cli(str(path), "--out", str(out)), path, CLI_CASES[name])
+    assert not out.exists()
+
+
+def test_bundle_create_refuses_a_device(tmp_path):
+    assert_refused(cli("/dev/zero", "--out", str(tmp_path / "out")), Path("/dev/zero"), "a character device")
+    link = tmp_path / "zero.gguf"
+    link.symlink_to("/dev/zero")
+    assert_refused(cli(str(link), "--out", str(tmp_path / "out")), link, "(a link to /dev/zero): a character device")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["zero.gguf"]
+
+
+def test_only_the_tensors_of_a_model_reach_gguf_reader(tmp_path, capsys):
+    from pskills_train.export.from_gguf import main
+
+    path = write_gguf(tmp_path / "m.gguf", "llama")
+    full = bytearray(path.read_bytes())
+    struct.pack_into("<Q", full, 8, struct.unpack_from("<Q", full, 8)[0] + 1)  # one tensor more than written
+    extra = b"".join([struct.pack("<Q", 5), b"evil0", struct.pack("<IQ", 1, 16), struct.pack("<IQ", 0, 0)])
+    h = gate.check_gguf(path)
+    pad = bytes(-(h.table_end + len(extra)) % h.alignment)
+    bad = tmp_path / "extra.gguf"
+    bad.write_bytes(bytes(full[:h.table_end]) + extra + pad + bytes(full[h.data_offset:]))
+    assert main([str(bad), "--out", str(tmp_path / "o")]) == 1
+    assert "tensor 'evil0' is not part of a llama model this importer builds (2 layers)" in capsys.readouterr().err
+
+
+def with_junk_array(src: Path, dst: Path, count: int) -> Path:
+    """`src` with one more metadata key: an array of `count` empty strings, before the tensor table (its
+    length a multiple of 32, so that the data section stays aligned)."""
+    h = gate.check_gguf(src)
+    raw = bytearray(src.read_bytes())
+    struct.pack_into("<Q", raw, 16, len(h.values) + 1)
+    kv = struct.pack("<Q", 8) + b"junk.arr" + struct.pack("<IIQ", 9, 8, count) + bytes(8 * count)
+    assert len(kv) % 32 == 0
+    dst.write_bytes(bytes(raw[:h.metadata_end]) + kv + bytes(raw[h.metadata_end:]))
+    return dst
+
+
+READER_CHILD = """
+import resource, sys
+from pathlib import Path
+from pskills_train.export.from_gguf import _open_reader, read_meta
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+reader = _open_reader(Path(sys.argv[1]))
+meta = read_meta(reader, Path(sys.argv[1]))
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(len(reader.tensors), len(meta.need("tokenizer.ggml.tokens")), (after - before) / 1024)
+"""
+
+
+def test_gguf_reader_never_walks_the_metadata(tmp_path):
+    """10⁶ empty strings cost GGUFReader 1.6 GB when it read the metadata; now the gate's values are read,
+    decoded per key when asked."""
+    path = with_junk_array(write_gguf(tmp_path / "m.gguf", "llama"), tmp_path / "junk.gguf", 10**6)
+    got = measure([sys.executable, "-c", READER_CHILD, str(path)])
+    tensors, tokens, grew_mb = got["output"].split()
+    assert got["rc"] == 0 and int(tensors) == 21 and int(tokens) > 100, got
+    assert float(grew_mb) < 100, got
+
+
+# ------------------------------------------------------------------------------------------ the command line
+
+
+def test_cli_arguments_find_the_file_as_the_parser_does(monkeypatch):
+    from pskills_train.export import from_gguf
+
+    parsers: list[argparse.ArgumentParser] = []
+
+    def grab(self, args=None, namespace=None):
+        parsers.append(self)
+        raise SystemExit(0)
+
+    with monkeypatch.context() as m:
+        m.setattr(argparse.ArgumentParser, "parse_args", grab)
+        with pytest.raises(SystemExit):
+            from_gguf.main([])
+    ap = parsers[0]
+    flags = {s for a in ap._actions if a.nargs == 0 for s in a.option_strings} - {"-h", "--help"}
+    assert flags == set(gate.FLAGS), "a new flag of from_gguf's parser: add it to gguf_gate.FLAGS"
+    for argv in (["m.gguf", "--out", "o"], ["--dtype", "fp16", "m.gguf", "--force"], ["--force", "m.gguf"],
+                 ["--out=o", "--rank", "4", "m.gguf"], ["--id", "x", "--", "m.gguf"], ["--train-step-buckets=none",
+                                                                                  "m.gguf"]):
+        a = ap.parse_args(argv)
+        assert gate.cli_arguments(argv) == (str(a.gguf), None if a.out is None else str(a.out)), argv
+
+
+def test_default_out(tmp_path, capsys):
+    from pskills_train.export.from_gguf import main
+
+    assert gate.default_out(Path("/m/x.Q4_0.GGUF")) == Path("/m/x.Q4_0")
+    blob = write_gguf(tmp_path / "sha256-0123abcd", "qwen2")  # as Ollama stores its models
+    for force in ([], ["--force"]):
+        assert main([str(blob), *force]) == 1
+        err = capsys.readouterr().err
+        assert "does not end in .gguf, so there is no default bundle folder beside it; pass --out DIR" in err, err
+        assert "Traceback" not in err
+    got = cli(str(blob), "--force")
+    assert_refused(got, blob, "pass --out DIR")
+    assert sorted(os.listdir(tmp_path)) == ["sha256-0123abcd"]
+
+
+def test_bundle_create_as_a_command_imports_a_good_file(tmp_path):
+    """The path Node takes (python -m …from_gguf): the gate passes a good file and the bundle is written."""
+    path = write_gguf(tmp_path / "m.gguf", "qwen2")
+    got = cli(str(path), "--out", str(tmp_path / "b"))
+    assert got["rc"] == 0 and f"wrote {tmp_path / 'b'}: qwen2 from m.gguf" in got["output"], got
+    assert (tmp_path / "b" / "bundle.json").is_file()
