@@ -91,7 +91,10 @@ export async function writeGgufLoraFile(
     if (!info.isFile() || !(await isGguf(file)))
       throw new Error(`${file}: exists and is not a GGUF file; not overwritten (choose a new name)`);
     if (!opts.overwrite)
-      throw new StudioError('conflict', `${file}: exists; not overwritten (pass --force, or overwrite: true in the API)`);
+      throw new StudioError(
+        'conflict',
+        `${file}: exists; not overwritten (pass --force, or overwrite: true in the API)`,
+      );
   }
   const bytes = encodeChecked(adapter, base, opts, file);
   await makeDirs(dirname(file));

@@ -161,7 +161,9 @@ export function decodeGgufLora(bytes: Buffer, where: string): GgufLoraFile {
     const start = dataStart + offset;
     if (offset % alignment !== 0) throw new GgufLoraError(`${where}: tensor '${name}' is not aligned`);
     if (start + size > bytes.length)
-      throw new GgufLoraError(`${where}: truncated: tensor '${name}' ends at byte ${start + size}, the file has ${bytes.length}`);
+      throw new GgufLoraError(
+        `${where}: truncated: tensor '${name}' ends at byte ${start + size}, the file has ${bytes.length}`,
+      );
     const data = new Float32Array(n);
     if (type === GGML_F32) for (let i = 0; i < n; i++) data[i] = bytes.readFloatLE(start + 4 * i);
     else for (let i = 0; i < n; i++) data[i] = fromHalfBits(bytes.readUInt16LE(start + 2 * i));
@@ -207,10 +209,13 @@ export function ggufLoraToAdapter(
   let rank: number | null = null;
   const targets = new Map<TargetKey, LoraPair>();
   for (const [key, { a, b, module }] of halves) {
-    if (!a || !b) throw new GgufLoraError(`${where}: ${(a ?? b)!.name.replace(/_[ab]$/, '')}: lora_${a ? 'b' : 'a'} missing`);
+    if (!a || !b)
+      throw new GgufLoraError(`${where}: ${(a ?? b)!.name.replace(/_[ab]$/, '')}: lora_${a ? 'b' : 'a'} missing`);
     const want = dims.get(module);
     if (!want)
-      throw new GgufLoraError(`${where}: tensor '${a.name}': the current bundle has no LoRA inputs for module ${module}`);
+      throw new GgufLoraError(
+        `${where}: tensor '${a.name}': the current bundle has no LoRA inputs for module ${module}`,
+      );
     if (a.dims.length !== 2 || b.dims.length !== 2)
       throw new GgufLoraError(`${where}: tensor '${a.name}': lora_a and lora_b must be 2-D`);
     const [dIn, r] = a.dims as [number, number];
@@ -222,7 +227,9 @@ export function ggufLoraToAdapter(
       );
     if (rB !== r) throw new GgufLoraError(`${where}: tensor '${b.name}': rank ${rB}, its lora_a has ${r}`);
     if (rank !== null && r !== rank)
-      throw new GgufLoraError(`${where}: tensor '${a.name}': rank ${r}, other tensors have ${rank} (one rank per adapter)`);
+      throw new GgufLoraError(
+        `${where}: tensor '${a.name}': rank ${r}, other tensors have ${rank} (one rank per adapter)`,
+      );
     rank = r;
     const A = new Float32Array(dIn * r);
     for (let k = 0; k < r; k++) for (let i = 0; i < dIn; i++) A[i * r + k] = a.data[k * dIn + i]!;

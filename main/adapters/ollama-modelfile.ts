@@ -7,26 +7,33 @@
 export class ModelfileError extends Error {}
 
 // Go's strconv.IsPrint is false for these (C0, DEL, C1 controls); the parser drops them silently.
-const DROPPED = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+const dropped = (s: string): boolean =>
+  [...s].some((ch) => {
+    const c = ch.codePointAt(0)!;
+    return (c < 0x20 && ch !== '\t' && ch !== '\n' && ch !== '\r') || (c >= 0x7f && c <= 0x9f);
+  });
 
 /** One-line value (a path, a stop string) as Ollama reads it back exactly. */
 export function modelfileValue(value: string, what: string): string {
   if (value.length === 0) throw new ModelfileError(`${what}: empty`);
-  if (/[\r\n]/.test(value)) throw new ModelfileError(`${what} ${JSON.stringify(value)}: a Modelfile value cannot hold a line break`);
-  if (DROPPED.test(value))
-    throw new ModelfileError(`${what} ${JSON.stringify(value)}: holds a control character Ollama's Modelfile parser drops`);
+  if (/[\r\n]/.test(value))
+    throw new ModelfileError(`${what} ${JSON.stringify(value)}: a Modelfile value cannot hold a line break`);
+  if (dropped(value))
+    throw new ModelfileError(
+      `${what} ${JSON.stringify(value)}: holds a control character Ollama's Modelfile parser drops`,
+    );
   // Unquoted unless trimming would change it or a leading quote would be taken as quoting.
   const plain = value.trim() === value && !value.startsWith('"');
   if (plain) return value;
-  if (value.startsWith('""')) throw new ModelfileError(`${what} ${JSON.stringify(value)}: starts with "", which reads as a block`);
+  if (value.startsWith('""'))
+    throw new ModelfileError(`${what} ${JSON.stringify(value)}: starts with "", which reads as a block`);
   return `"${value}"`;
 }
 
 /** A multi-line value in triple quotes; refused when it holds `"""` or ends in `"` (unreadable back). */
 export function modelfileBlock(value: string, what: string): string {
   if (value.includes('"""')) throw new ModelfileError(`${what}: holds """, which ends a Modelfile block`);
-  if (DROPPED.test(value.replace(/[\t\r\n]/g, '')))
-    throw new ModelfileError(`${what}: holds a control character Ollama's Modelfile parser drops`);
+  if (dropped(value)) throw new ModelfileError(`${what}: holds a control character Ollama's Modelfile parser drops`);
   return `"""${value}"""`;
 }
 

@@ -140,7 +140,9 @@ describe('GGUF LoRA', () => {
     expect(f).toMatchObject({ arch: 'llama', name: 'skill' });
     expect(f.meta.get('general.type')).toBe('adapter');
     expect(f.meta.get('adapter.type')).toBe('lora');
-    await expect(writeGgufLoraFile(file, adapter(6), LLAMA, { dtype: 'f32' })).rejects.toThrow(/exists; not overwritten/);
+    await expect(writeGgufLoraFile(file, adapter(6), LLAMA, { dtype: 'f32' })).rejects.toThrow(
+      /exists; not overwritten/,
+    );
     await writeGgufLoraFile(file, adapter(7), LLAMA, { dtype: 'f16', overwrite: true });
     writeFileSync(join(dir, 'notes.gguf'), 'my notes');
     await expect(
@@ -155,9 +157,9 @@ describe('GGUF LoRA', () => {
     await expect(writeGgufLoraFile(join(dir, 'z.gguf'), zero, LLAMA, { dtype: 'f32' })).rejects.toThrow(
       /every ΔW is zero/,
     );
-    expect(() => encodeGgufLora(randomAdapter({ seed: 1, shapes: [{ layer: 0, module: 'lm_head', dIn: 4, dOut: 4 }] }), LLAMA)).toThrow(
-      /module "lm_head" has no llama\.cpp tensor/,
-    );
+    expect(() =>
+      encodeGgufLora(randomAdapter({ seed: 1, shapes: [{ layer: 0, module: 'lm_head', dIn: 4, dOut: 4 }] }), LLAMA),
+    ).toThrow(/module "lm_head" has no llama\.cpp tensor/);
     expect(() => encodeGgufLora(adapter(1, { alpha: 0 }), LLAMA)).toThrow(/reads adapter\.lora\.alpha 0 as "no alpha"/);
     expect(() => encodeGgufLora({ rank: 0, alpha: 1, targets: new Map() }, LLAMA)).toThrow(/rank 0/);
     const big = adapter(9);
@@ -205,7 +207,9 @@ describe('GGUF LoRA', () => {
     const name = Buffer.from('blk.0.attn_q.weight.lora_a');
     const at = q8.indexOf(name) + name.length;
     q8.writeUInt32LE(8, at + 4 + 16); // n_dims (u32), two u64 dims, then the type: Q8_0
-    expect(() => decodeGgufLora(q8, 'q.gguf')).toThrow(/tensor 'blk\.0\.attn_q\.weight\.lora_a' is Q8_0; only F32 and F16/);
+    expect(() => decodeGgufLora(q8, 'q.gguf')).toThrow(
+      /tensor 'blk\.0\.attn_q\.weight\.lora_a' is Q8_0; only F32 and F16/,
+    );
     expect(() => decodeGgufLora(good.subarray(0, good.length - 100), 'cut.gguf')).toThrow(
       /cut\.gguf: truncated: tensor 'blk\.1\.ffn_down\.weight\.lora_b' ends at byte/,
     );
