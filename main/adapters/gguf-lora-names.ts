@@ -1,4 +1,4 @@
-// llama.cpp's names and row order for a LoRA on a GGUF base (docs/adapters.md "GGUF LoRA"):
+// llama.cpp's names and row order for a LoRA on a GGUF base (docs/guide.md "Back to llama.cpp, Ollama and LM Studio"):
 // the studio's seven target modules ↔ GGUF tensor names, the GGUF architecture a bundle's base has,
 // and Llama's q/k row permutation (llama.cpp's converter reorders those rows for its interleaved RoPE).
 

@@ -1,4 +1,4 @@
-// GGUF LoRA as a user runs it (docs/adapters.md "GGUF LoRA"): the tiny GGUF fixture
+// GGUF LoRA as a user runs it (docs/guide.md "Back to llama.cpp, Ollama and LM Studio"): the tiny GGUF fixture
 // (training/tests/gguf_tiny.py, here with one token per embedding row and F32 tensors, which llama.cpp
 // needs to load it and to compute in float32 as the engine does), a bundle made from it, a seeded
 // adapter imported as PEFT, then `pskills adapters export --format gguf|ollama` and `adapters import
