@@ -74,7 +74,7 @@ export const adaptersShow: Command = {
 
 export const adaptersExport: Command = {
   name: 'adapters export',
-  usage: '<id> --out PATH [--format peft|gguf|ollama] [--dtype f32|f16] [--base FILE.gguf] [--force]',
+  usage: '<id> --out DIR|FILE.gguf [--format peft|gguf|ollama] [--dtype f32|f16] [--base FILE.gguf] [--force]',
   summary: 'a PEFT folder, a llama.cpp LoRA FILE.gguf, or an Ollama folder (adapter + Modelfile)',
   async run(argv, ctx) {
     const { values, arg: id } = oneArgument(adaptersExport, argv, ctx);
