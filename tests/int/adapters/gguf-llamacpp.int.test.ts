@@ -3,7 +3,8 @@
 // needs to load it and to compute in float32 as the engine does), a bundle made from it, a seeded
 // adapter imported as PEFT, then `pskills adapters export --format gguf|ollama` and `adapters import
 // FILE.gguf`; and llama.cpp itself (node-llama-cpp's prebuilt binary) with the exported file gives the
-// same greedy tokens as the engine, 16 tokens on 5 prompts, and the base's tokens at scale 0.
+// same greedy tokens as the engine, 16 tokens on 5 prompts, and the base's tokens at scale 0, on the
+// Llama fixture (q/k rows in llama.cpp's order) and the Qwen2 one (not reordered).
 // Skipped with the reason printed only where that binary cannot load. Needs training/.venv.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -44,6 +45,25 @@ describe.skipIf(!hasVenv)('GGUF LoRA export/import and llama.cpp (needs training
     return { code: r.status, out: r.stdout, err: r.stderr };
   };
 
+  const env = { ...process.env, PYTHONPATH: join(process.cwd(), 'training', 'src') };
+  /** The fixture GGUF (`variant`, one token per row, F32) and a bundle made from it. */
+  const makeBundle = (variant: string, file: string, out: string) => {
+    const made = spawnSync(
+      trainingPython(),
+      ['training/tests/gguf_tiny.py', '--variant', variant, '--out', file, '--full-vocab', '--f32'],
+      { encoding: 'utf8', timeout: 120_000, env },
+    );
+    expect(made.status, made.stderr).toBe(0);
+    const args = ['-m', 'pskills_train.export.from_gguf', file, '--out', out, '--train-step-buckets', 'none'];
+    const built = spawnSync(trainingPython(), args, { encoding: 'utf8', timeout: 300_000, env });
+    expect(built.status, built.stderr).toBe(0);
+  };
+  const importPeft = (bundle: string): string => {
+    const r = pskills('adapters', 'import', join(tmp, 'peft'), '--bundle', bundle, '--json');
+    expect(r.code, r.err).toBe(0);
+    return (JSON.parse(r.out) as { adapter: string }).adapter;
+  };
+
   beforeAll(async () => {
     tmp = mkdtempSync(join(tmpdir(), 'pskills-gguf-lora-'));
     dataDir = join(tmp, 'data');
@@ -51,22 +71,11 @@ describe.skipIf(!hasVenv)('GGUF LoRA export/import and llama.cpp (needs training
     mkdirSync(models);
     gguf = join(models, 'tiny.gguf');
     bundleDir = join(tmp, 'tiny');
-    const env = { ...process.env, PYTHONPATH: join(process.cwd(), 'training', 'src') };
-    const made = spawnSync(trainingPython(), ['training/tests/gguf_tiny.py', '--out', gguf, '--full-vocab', '--f32'], {
-      encoding: 'utf8',
-      timeout: 120_000,
-      env,
-    });
-    expect(made.status, made.stderr).toBe(0);
-    const args = ['-m', 'pskills_train.export.from_gguf', gguf, '--out', bundleDir, '--train-step-buckets', 'none'];
-    const built = spawnSync(trainingPython(), args, { encoding: 'utf8', timeout: 300_000, env });
-    expect(built.status, built.stderr).toBe(0);
+    makeBundle('llama', gguf, bundleDir);
     // A seeded adapter large enough to change the random model's greedy tokens.
     adapter = fixtureAdapter(7, { scale: 0.3 });
     await writePeftDir(join(tmp, 'peft'), adapter, {});
-    const r = pskills('adapters', 'import', join(tmp, 'peft'), '--bundle', bundleDir, '--json');
-    expect(r.code, r.err).toBe(0);
-    id = (JSON.parse(r.out) as { adapter: string }).adapter;
+    id = importPeft(bundleDir);
   }, 600_000);
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -111,14 +120,13 @@ describe.skipIf(!hasVenv)('GGUF LoRA export/import and llama.cpp (needs training
   });
 
   it('refuses the default kind of bundle, a model GGUF and a LoRA for another base, by name', () => {
-    const peft = join(tmp, 'peft-fixture');
     const r = pskills('adapters', 'import', join(tmp, 'peft'), '--bundle', FIXTURE_BUNDLE, '--json');
     expect(r.code, r.err).toBe(0);
     const other = (JSON.parse(r.out) as { adapter: string }).adapter;
     const no = pskills('adapters', 'export', other, '--format', 'gguf', '--out', join(tmp, 'no.gguf'));
     expect(no.code).toBe(2);
     expect(no.err).toMatch(/randomly initialised test model: no GGUF file of that base exists for llama\.cpp/);
-    expect(existsSync(join(tmp, 'no.gguf')) || existsSync(peft)).toBe(false);
+    expect(existsSync(join(tmp, 'no.gguf'))).toBe(false);
     const model = pskills('adapters', 'import', gguf, '--bundle', bundleDir);
     expect(model.err).toMatch(/tiny\.gguf: not a LoRA adapter \(general\.type/);
     const qwen = join(tmp, 'qwen.gguf');
@@ -128,60 +136,70 @@ describe.skipIf(!hasVenv)('GGUF LoRA export/import and llama.cpp (needs training
     );
   });
 
-  it('llama.cpp with the exported adapter gives the engine’s greedy tokens; at scale 0, the base’s', async (ctx) => {
-    const cpp = await loadLlamaCpp(gguf);
-    if ('why' in cpp) {
-      console.log(`[skip] llama.cpp check: ${cpp.why}`);
-      ctx.skip();
-      return;
-    }
-    const file = join(tmp, 'llamacpp.gguf');
-    const exported = pskills('adapters', 'export', id, '--format', 'gguf', '--out', file);
-    expect(exported.code, exported.err).toBe(0);
-    const bundle = await loadBundle(bundleDir);
-    try {
-      const folded = foldAdapter(adapter);
-      const run = async (a: typeof folded | null, prompts: number[][]) =>
-        (
-          await generateAll(
-            bundle,
-            prompts.map((prompt) => ({ prompt, adapter: a, maxNewTokens: N, stopTokenIds: [] })),
-          )
-        ).map((r) => [...r.tokens]);
-      // Prompts whose greedy paths (with and without the adapter) have no near-tie in the engine's logits.
-      const all = CANDIDATES.map((t) => bundle.tokenizer.encode(t));
-      const [base, lora] = [await run(null, all), await run(folded, all)];
-      const clear = [];
-      for (const [i, p] of all.entries())
-        if ((await minGap(bundle, p, base[i]!, null)) > TIE && (await minGap(bundle, p, lora[i]!, folded)) > TIE)
-          clear.push(i);
-      console.log(`${clear.length} of ${all.length} prompts have no top-2 logit gap under ${TIE} on either path`);
-      expect(clear.length, 'prompts without near-ties').toBeGreaterThanOrEqual(5);
-      const chosen = clear.slice(0, 5);
-      let same = 0;
-      let sameBase = 0;
-      let sameZero = 0;
-      let moved = 0;
-      for (const i of chosen) {
-        const l = await greedy(cpp, all[i]!, N, { filePath: file, scale: 1 });
-        const b = await greedy(cpp, all[i]!, N);
-        const z = await greedy(cpp, all[i]!, N, { filePath: file, scale: 0 });
-        same += l.filter((t, j) => t === lora[i]![j]).length;
-        sameBase += b.filter((t, j) => t === base[i]![j]).length;
-        sameZero += z.filter((t, j) => t === base[i]![j]).length;
-        moved += lora[i]!.filter((t, j) => t !== base[i]![j]).length;
+  it.for(['llama', 'qwen2'])(
+    'llama.cpp with the exported adapter gives the engine’s greedy tokens; at scale 0, the base’s (%s)',
+    { timeout: 300_000 },
+    async (variant, ctx) => {
+      let [model, dir, adapterId] = [gguf, bundleDir, id];
+      if (variant !== 'llama') {
+        [model, dir] = [join(tmp, `${variant}.gguf`), join(tmp, variant)];
+        makeBundle(variant, model, dir);
+        adapterId = importPeft(dir);
       }
-      console.log(
-        `llama.cpp vs engine, ${chosen.length} prompts × ${N} tokens: adapter ${same}, base ${sameBase}, scale 0 ${sameZero} ` +
-          `of ${chosen.length * N} agree; the adapter changed ${moved} of the engine's tokens`,
-      );
-      expect(moved).toBeGreaterThan(0); // else the comparison would not test the adapter
-      expect({ same, sameBase, sameZero }).toEqual({ same: 5 * N, sameBase: 5 * N, sameZero: 5 * N });
-    } finally {
-      await bundle.dispose();
-      await cpp.model.dispose();
-    }
-  }, 300_000);
+      const cpp = await loadLlamaCpp(model);
+      if ('why' in cpp) {
+        console.log(`[skip] llama.cpp check: ${cpp.why}`);
+        ctx.skip();
+        return;
+      }
+      const file = join(tmp, `llamacpp-${variant}.gguf`);
+      const exported = pskills('adapters', 'export', adapterId, '--format', 'gguf', '--out', file);
+      expect(exported.code, exported.err).toBe(0);
+      const bundle = await loadBundle(dir);
+      try {
+        const folded = foldAdapter(adapter);
+        const run = async (a: typeof folded | null, prompts: number[][]) =>
+          (
+            await generateAll(
+              bundle,
+              prompts.map((prompt) => ({ prompt, adapter: a, maxNewTokens: N, stopTokenIds: [] })),
+            )
+          ).map((r) => [...r.tokens]);
+        // Prompts whose greedy paths (with and without the adapter) have no near-tie in the engine's logits.
+        const all = CANDIDATES.map((t) => bundle.tokenizer.encode(t));
+        const [base, lora] = [await run(null, all), await run(folded, all)];
+        const clear = [];
+        for (const [i, p] of all.entries())
+          if ((await minGap(bundle, p, base[i]!, null)) > TIE && (await minGap(bundle, p, lora[i]!, folded)) > TIE)
+            clear.push(i);
+        console.log(`${clear.length} of ${all.length} prompts have no top-2 logit gap under ${TIE} on either path`);
+        expect(clear.length, 'prompts without near-ties').toBeGreaterThanOrEqual(5);
+        const chosen = clear.slice(0, 5);
+        let same = 0;
+        let sameBase = 0;
+        let sameZero = 0;
+        let moved = 0;
+        for (const i of chosen) {
+          const l = await greedy(cpp, all[i]!, N, { filePath: file, scale: 1 });
+          const b = await greedy(cpp, all[i]!, N);
+          const z = await greedy(cpp, all[i]!, N, { filePath: file, scale: 0 });
+          same += l.filter((t, j) => t === lora[i]![j]).length;
+          sameBase += b.filter((t, j) => t === base[i]![j]).length;
+          sameZero += z.filter((t, j) => t === base[i]![j]).length;
+          moved += lora[i]!.filter((t, j) => t !== base[i]![j]).length;
+        }
+        console.log(
+          `${variant}: llama.cpp vs engine, ${chosen.length} prompts × ${N} tokens: adapter ${same}, base ${sameBase}, scale 0 ${sameZero} ` +
+            `of ${chosen.length * N} agree; the adapter changed ${moved} of the engine's tokens`,
+        );
+        expect(moved).toBeGreaterThan(0); // else the comparison would not test the adapter
+        expect({ same, sameBase, sameZero }).toEqual({ same: 5 * N, sameBase: 5 * N, sameZero: 5 * N });
+      } finally {
+        await bundle.dispose();
+        await cpp.model.dispose();
+      }
+    },
+  );
 });
 
 /** The smallest top-2 logit gap along a greedy path (prompt then the tokens it produced). */
