@@ -44,12 +44,18 @@ const LLAMA3_GO =
   '{{- range .Messages }}<|start_header_id|>{{ .Role }}<|end_header_id|>\n\n{{ .Content }}<|eot_id|>' +
   '{{ end }}<|start_header_id|>assistant<|end_header_id|>\n\n';
 
-/** The Go form of a Jinja chat template by its markers, with its name; null when it does not map simply. */
-export function goTemplateOf(jinja: string | null): { name: string; template: string } | null {
+/** The Go form of a Jinja chat template by its markers, with its name and the default system message
+ * the Jinja inserts when a chat has none (SmolLM2's, Qwen2.5's; Ollama's SYSTEM does the same); null
+ * when it does not map simply. */
+export function goTemplateOf(jinja: string | null): { name: string; template: string; system: string | null } | null {
   if (!jinja) return null;
-  if (jinja.includes('<|im_start|>') && jinja.includes('<|im_end|>')) return { name: 'ChatML', template: CHATML_GO };
+  if (jinja.includes('<|im_start|>') && jinja.includes('<|im_end|>')) {
+    // A literal '<|im_start|>system⏎…<|im_end|>' in the Jinja source, its line break written as \n or as is.
+    const m = /<\|im_start\|>system(?:\\n|\n)([^'"<{}]+)<\|im_end\|>/.exec(jinja);
+    return { name: 'ChatML', template: CHATML_GO, system: m ? m[1]!.replace(/\\n/g, '\n') : null };
+  }
   if (jinja.includes('<|start_header_id|>') && jinja.includes('<|eot_id|>'))
-    return { name: 'Llama 3', template: LLAMA3_GO };
+    return { name: 'Llama 3', template: LLAMA3_GO, system: null };
   return null;
 }
 
@@ -72,6 +78,7 @@ export function buildModelfile(m: ModelfileInput): string {
   if (go) {
     lines.push(`# TEMPLATE: the bundle's ${go.name} chat template, in Ollama's Go-template form`);
     lines.push(`TEMPLATE ${modelfileBlock(go.template, 'chat template')}`);
+    if (go.system) lines.push(`SYSTEM ${modelfileBlock(go.system, "the chat template's default system message")}`);
   } else if (m.chatTemplate)
     lines.push(
       "# TEMPLATE: the bundle's Jinja chat template has no simple Go-template form; Ollama uses the one it derives from the base GGUF",

@@ -121,6 +121,20 @@ describe('Ollama Modelfile', () => {
     expect(text).toMatch(/^# made by pskills\n/);
   });
 
+  it("keeps the template's default system message (SmolLM2's form) as SYSTEM", () => {
+    const smol =
+      "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}";
+    const cmds = ollamaParse(buildModelfile({ from: '/m/b.gguf', adapter: './a.gguf', chatTemplate: smol, stops: [] }));
+    expect(cmds.find((c) => c.name === 'system')!.args).toBe(
+      'You are a helpful AI assistant named SmolLM, trained by Hugging Face',
+    );
+    expect(goTemplateOf(CHATML_JINJA)!.system).toBeNull();
+    // SmolLM2's GGUF holds the same template with real line breaks inside its strings.
+    expect(goTemplateOf(smol.replaceAll('\\n', '\n'))!.system).toBe(
+      'You are a helpful AI assistant named SmolLM, trained by Hugging Face',
+    );
+  });
+
   it('says so in a comment when the Jinja template has no simple Go form', () => {
     const text = buildModelfile({
       from: '/m/b.gguf',
