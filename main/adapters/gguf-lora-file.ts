@@ -1,5 +1,5 @@
-// GGUF LoRA files and Ollama folders on disk (docs/guide.md "Back to llama.cpp, Ollama and LM Studio"). Each write goes to a
-// temporary name beside its target, is read back through the read gate and compared value by value
+// GGUF LoRA files and Ollama folders on disk (docs/guide.md "Back to llama.cpp, Ollama and LM Studio").
+// Each write goes to a temporary name beside its target, is read back through the read gate and compared value by value
 // with what was meant (float32 exactly; float16 as rounded), and only then renamed into place.
 import { lstat, mkdir, open, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';

@@ -1,5 +1,5 @@
-// Reads llama.cpp's LoRA GGUF (the format gguf-lora-write.ts writes; docs/guide.md "Back to llama.cpp, Ollama and LM Studio") back
-// into our Adapter. The file comes through the read gate (main/files/read-gate.ts: a regular file, its
+// Reads llama.cpp's LoRA GGUF (the format gguf-lora-write.ts writes; docs/guide.md "Back to llama.cpp,
+// Ollama and LM Studio") back into our Adapter. The file comes through the read gate (main/files/read-gate.ts: a regular file, its
 // size under the limit, checked before it is opened); every length and offset in it is bounds-checked,
 // and errors name the file and the key or tensor. Only F32 and F16 tensors are read.
 import { readGated } from '../files/read-gate';

@@ -1,5 +1,5 @@
-// Writes an adapter as llama.cpp's LoRA GGUF (docs/guide.md "Back to llama.cpp, Ollama and LM Studio"), our own writer of the
-// format llama.cpp's convert_lora_to_gguf.py produces and llama-adapter.cpp loads:
+// Writes an adapter as llama.cpp's LoRA GGUF (docs/guide.md "Back to llama.cpp, Ollama and LM Studio"):
+// our own writer of the format llama.cpp's convert_lora_to_gguf.py produces and llama-adapter.cpp loads:
 //   GGUF v3, little-endian; metadata general.architecture (the base's), general.type = "adapter",
 //   adapter.type = "lora", adapter.lora.alpha (float32); per target two tensors
 //   blk.N.<module>.weight.lora_a with ggml dims [d_in, r] (r rows of d_in, PEFT's lora_A) and

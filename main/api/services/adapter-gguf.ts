@@ -1,6 +1,7 @@
-// adapters.export as gguf / ollama and adapters.import of a `.gguf` (docs/guide.md "Back to llama.cpp, Ollama and LM Studio"): the
-// bundle's GGUF base from its stored bundle.json, the Modelfile's FROM from its provenance, and the
-// chat template and stop strings from its tokenizer files. The file formats are main/adapters/gguf-lora-*.
+// adapters.export as gguf / ollama and adapters.import of a `.gguf` (docs/guide.md "Back to llama.cpp,
+// Ollama and LM Studio"): the bundle's GGUF base from its stored bundle.json, the Modelfile's FROM from
+// its provenance, the chat template and stop strings from its tokenizer files. The file formats are
+// main/adapters/gguf-lora-*.
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { StudioError } from '../../../common/errors';

@@ -1,5 +1,5 @@
-// GGUF LoRA as a user runs it (docs/guide.md "Back to llama.cpp, Ollama and LM Studio"): the tiny GGUF fixture
-// (training/tests/gguf_tiny.py, here with one token per embedding row and F32 tensors, which llama.cpp
+// GGUF LoRA as a user runs it (docs/guide.md "Back to llama.cpp, Ollama and LM Studio"): the tiny GGUF
+// fixture (training/tests/gguf_tiny.py, here with one token per embedding row and F32 tensors, which llama.cpp
 // needs to load it and to compute in float32 as the engine does), a bundle made from it, a seeded
 // adapter imported as PEFT, then `pskills adapters export --format gguf|ollama` and `adapters import
 // FILE.gguf`; and llama.cpp itself (node-llama-cpp's prebuilt binary) with the exported file gives the
