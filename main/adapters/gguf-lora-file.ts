@@ -1,14 +1,14 @@
 // GGUF LoRA files and Ollama folders on disk (docs/guide.md "Back to llama.cpp, Ollama and LM Studio").
 // Each write goes to a temporary name beside its target, is read back through the read gate and compared value by value
 // with what was meant (float32 exactly; float16 as rounded), and only then renamed into place.
-import { lstat, mkdir, open, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { StudioError } from '../../common/errors';
 import { makeDirs } from '../files/make-dirs';
 import { exportFolderKind, SIDECAR, SIDECAR_FORMAT } from './export-folder';
 import type { GgufBase } from './gguf-lora-names';
 import { decodeGgufLora, ggufLoraToAdapter, readGgufLoraFile } from './gguf-lora-read';
-import { encodeGgufLora, GGUF_MAGIC, type GgufDtype } from './gguf-lora-write';
+import { encodeGgufLora, type GgufDtype } from './gguf-lora-write';
 import { fromHalfBits, toHalfBits } from './half';
 import { buildModelfile, type ModelfileInput } from './ollama-modelfile';
 import type { Adapter } from './types';
@@ -61,22 +61,17 @@ function encodeChecked(
   return bytes;
 }
 
-/** True when the file starts with the GGUF magic (an earlier export we may replace). */
-async function isGguf(path: string): Promise<boolean> {
-  const h = await open(path, 'r').catch(() => null);
-  if (!h) return false;
-  try {
-    const b = Buffer.alloc(4);
-    const { bytesRead } = await h.read(b, 0, 4, 0);
-    return bytesRead === 4 && b.readUInt32LE(0) === GGUF_MAGIC;
-  } finally {
-    await h.close();
-  }
+/** True when the file is a llama.cpp LoRA GGUF (an earlier export we may replace), never a model file. */
+async function isLoraGguf(path: string): Promise<boolean> {
+  return readGgufLoraFile(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
  * Writes `file` (a .gguf path). An existing file is replaced only with `overwrite` and only when it is a
- * GGUF; anything else there is refused, untouched.
+ * LoRA GGUF; anything else there (a model GGUF too) is refused, untouched.
  */
 export async function writeGgufLoraFile(
   file: string,
@@ -88,8 +83,8 @@ export async function writeGgufLoraFile(
   if (!file.endsWith('.gguf')) throw new Error(`${file}: a GGUF LoRA file's name ends in .gguf`);
   const info = await lstat(file).catch(() => null);
   if (info) {
-    if (!info.isFile() || !(await isGguf(file)))
-      throw new Error(`${file}: exists and is not a GGUF file; not overwritten (choose a new name)`);
+    if (!info.isFile() || !(await isLoraGguf(file)))
+      throw new Error(`${file}: exists and is not a GGUF LoRA adapter; not overwritten (choose a new name)`);
     if (!opts.overwrite)
       throw new StudioError(
         'conflict',

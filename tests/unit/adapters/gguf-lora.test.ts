@@ -147,8 +147,16 @@ describe('GGUF LoRA', () => {
     writeFileSync(join(dir, 'notes.gguf'), 'my notes');
     await expect(
       writeGgufLoraFile(join(dir, 'notes.gguf'), adapter(6), LLAMA, { dtype: 'f32', overwrite: true }),
-    ).rejects.toThrow(/exists and is not a GGUF file/);
+    ).rejects.toThrow(/exists and is not a GGUF LoRA adapter/);
     expect(readFileSync(join(dir, 'notes.gguf'), 'utf8')).toBe('my notes');
+    // A model GGUF (general.type "model") is not replaced either.
+    const model = Buffer.from(encodeGgufLora(adapter(6), LLAMA));
+    model.write('model!!', model.indexOf('adapter', model.indexOf('general.type')));
+    writeFileSync(join(dir, 'base.gguf'), model);
+    await expect(
+      writeGgufLoraFile(join(dir, 'base.gguf'), adapter(6), LLAMA, { dtype: 'f32', overwrite: true }),
+    ).rejects.toThrow(/exists and is not a GGUF LoRA adapter/);
+    expect(readFileSync(join(dir, 'base.gguf')).equals(model)).toBe(true);
   });
 
   it('refuses what the format cannot hold, with the reason', async () => {
