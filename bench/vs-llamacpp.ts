@@ -8,7 +8,7 @@
 // medians over rounds. Writes bench/results/vs-llamacpp.json:
 //   runs.<engine>.<threads>.{decode_tok_s, prefill_tok_s, decode_tok_s_lora, rss_mib}
 //   ratios.{decode, prefill, decode_lora}.<threads>: ours ÷ llama.cpp, the better studio bundle per figure.
-// Run: npm run bench:vs-llamacpp [-- --rounds N]   (bundles are built into the cache on first use; the
+// Run: npm run bench:vs-llamacpp [-- --rounds N] [--engines studio-fp32,studio-q4,llamacpp]   (bundles are built into the cache on first use; the
 // GGUF comes from training/scripts/fetch_smollm2.py).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -150,18 +150,24 @@ function ensureBundle(gguf: string, weights: string): void {
 }
 
 async function main(): Promise<void> {
-  const rounds = Number(process.argv[process.argv.indexOf('--rounds') + 1] ?? 3) || 3;
+  const flag = (name: string) =>
+    process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
+  const rounds = Number(flag('--rounds') ?? 3) || 3;
+  const engines = (flag('--engines')?.split(',') ?? [...ENGINES]) as EngineName[];
+  for (const e of engines)
+    if (!ENGINES.includes(e)) throw new Error(`--engines: ${e} is not one of ${ENGINES.join(', ')}`);
+  const studio = engines.filter((e): e is keyof typeof BUNDLES => e !== 'llamacpp');
   const fetched = spawnSync(PYTHON, [join(APP_ROOT, 'training/scripts/fetch_smollm2.py'), '--cache', CACHE], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   if (fetched.status !== 0) throw new Error('fetching SmolLM2-135M-Instruct failed');
   const gguf = fetched.stdout.trim().split('\n').at(-1)!;
-  for (const w of Object.values(BUNDLES)) ensureBundle(gguf, w);
+  for (const e of studio) ensureBundle(gguf, BUNDLES[e]);
 
   const tmp = mkdtempSync(join(tmpdir(), 'vs-llamacpp-'));
   try {
-    const bundle = await loadBundle(bundleDir('fp32'), { verifyHashes: false });
+    const bundle = await loadBundle(bundleDir(BUNDLES[studio[0] ?? 'studio-fp32']), { verifyHashes: false });
     const base = ggufBaseOf(bundle.manifest);
     if (typeof base === 'string') throw new Error(base);
     const adapterFile = join(tmp, 'bench-rank8.gguf');
@@ -181,7 +187,7 @@ async function main(): Promise<void> {
     const samples: Record<string, Record<number, Figures[]>> = {};
     for (let r = 0; r < rounds; r++)
       for (const threads of THREADS)
-        for (const engine of ENGINES) {
+        for (const engine of engines) {
           const c = spawnSync(
             process.execPath,
             ['--import', 'tsx', join(APP_ROOT, 'bench/vs-llamacpp.ts'), '--child', engine, String(threads), planFile],
@@ -204,17 +210,17 @@ async function main(): Promise<void> {
           rss_mib: round(median(xs.map((x) => x.rss_mib)), 0),
         };
     const ratio = (k: keyof Figures) =>
-      Object.fromEntries(
-        THREADS.map((t) => [
-          t,
-          round(Math.max(runs['studio-fp32']![t]![k], runs['studio-q4']![t]![k]) / runs.llamacpp![t]![k], 3),
-        ]),
-      );
+      runs.llamacpp && studio.length
+        ? Object.fromEntries(
+            THREADS.map((t) => [t, round(Math.max(...studio.map((e) => runs[e]![t]![k])) / runs.llamacpp![t]![k], 3)]),
+          )
+        : null;
     const result = {
       model: 'SmolLM2-135M-Instruct (llama.cpp: Q4_1 GGUF; studio: float32 and 4-bit bundles made from it)',
       llamacpp: 'node-llama-cpp 3.21.1 prebuilt CPU binary',
       machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? null, loadavg: loadavg().map((x) => round(x)) },
       rounds,
+      engines,
       decode_tokens: DECODE,
       prefill_tokens: PREFILL,
       lora: `rank ${RANK}, all seven projections, every layer`,
@@ -228,7 +234,7 @@ async function main(): Promise<void> {
     writeFileSync(`${OUT}.tmp`, JSON.stringify(result, null, 2) + '\n');
     renameSync(`${OUT}.tmp`, OUT);
     console.log('engine        threads  decode tok/s  prefill tok/s  decode+LoRA tok/s  peak RSS MiB');
-    for (const e of ENGINES)
+    for (const e of engines)
       for (const t of THREADS) {
         const f = runs[e]![t]!;
         console.log(
