@@ -128,15 +128,34 @@ export type AdapterWritten = z.infer<typeof AdapterWritten>;
 export const GetAdapterInput = z
   .object({ id: AdapterId, singularValues: z.number().int().min(0).max(256).optional() })
   .strict();
+/** `dir`: a PEFT folder, or a llama.cpp LoRA `.gguf` file (docs/adapters.md "GGUF LoRA"). */
 export const ImportAdapterInput = z.object({ dir: AbsoluteDir }).strict();
+/** peft: a PEFT folder; gguf: one llama.cpp LoRA file; ollama: a folder with that file and a Modelfile. */
+export const ExportFormat = z.enum(['peft', 'gguf', 'ollama']);
+export type ExportFormat = z.infer<typeof ExportFormat>;
 export const ExportAdapterInput = z
   .object({
     id: AdapterId,
+    /** The folder written (peft, ollama), or with format gguf the `.gguf` file. */
     dir: AbsoluteDir,
     /** Replace an earlier export's three files (else such a folder is refused, untouched): docs/security.md. */
     overwrite: z.boolean().optional(),
+    format: ExportFormat.optional(),
+    /** GGUF tensor type (gguf, ollama); default f32. */
+    dtype: z.enum(['f32', 'f16']).optional(),
+    /** ollama: the base GGUF for FROM, when the bundle's record of it is missing or moved. */
+    base: AbsoluteDir.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((v, ctx) => {
+    const format = v.format ?? 'peft';
+    if (format === 'gguf' && !v.dir.endsWith('.gguf'))
+      ctx.addIssue({ code: 'custom', path: ['dir'], message: 'with format gguf, the path of a file ending in .gguf' });
+    if (format === 'peft' && v.dtype)
+      ctx.addIssue({ code: 'custom', path: ['dtype'], message: 'goes with gguf or ollama' });
+    if (format !== 'ollama' && v.base) ctx.addIssue({ code: 'custom', path: ['base'], message: 'goes with ollama' });
+  });
+export type ExportAdapterInput = z.infer<typeof ExportAdapterInput>;
 export const ExportResult = z.object({ dir: z.string(), files: z.array(z.string()) });
 
 export const MAX_REHEARSE = 400;

@@ -1,13 +1,31 @@
 // `pskills adapters list|show|export|import`: the adapter library from the shell, through the same
 // StudioApi the UI uses. --json prints the API's objects.
 import { resolve } from 'node:path';
+import { StudioError } from '../../common/errors';
 import type { AdapterDetail, AdapterSummary } from '../../common/api/adapter-schemas';
 import type { Command } from './command';
 import type { CliContext, Io } from './context';
 import { usageError } from './usage';
 
 // Every adapters subcommand has taken both (--bundle loads that bundle first).
-const OPTIONS = { out: { type: 'string' }, bundle: { type: 'string' }, force: { type: 'boolean' } } as const;
+const OPTIONS = {
+  out: { type: 'string' },
+  bundle: { type: 'string' },
+  force: { type: 'boolean' },
+  format: { type: 'string' },
+  dtype: { type: 'string' },
+  base: { type: 'string' },
+} as const;
+const FORMATS = ['peft', 'gguf', 'ollama'] as const;
+const DTYPES = ['f32', 'f16'] as const;
+
+/** --format and --dtype checked here, so a typo is a usage error naming the choices. */
+function choice<T extends string>(flag: string, value: string | undefined, of: readonly T[]): T | undefined {
+  if (value === undefined) return undefined;
+  if (!(of as readonly string[]).includes(value))
+    throw new StudioError('invalid_input', `--${flag} ${value}: one of ${of.join(', ')}`);
+  return value as T;
+}
 
 const recipeText = (a: AdapterSummary): string =>
   a.recipe.kind === 'merge' ? `merge:${a.recipe.method}` : a.recipe.kind;
@@ -56,22 +74,31 @@ export const adaptersShow: Command = {
 
 export const adaptersExport: Command = {
   name: 'adapters export',
-  usage: '<id> --out DIR [--force]',
-  summary: 'a PEFT folder; DIR new or empty (an earlier export only with --force)',
+  usage: '<id> --out DIR|FILE.gguf [--format peft|gguf|ollama] [--dtype f32|f16] [--base FILE.gguf] [--force]',
+  summary: 'a PEFT folder, a llama.cpp LoRA FILE.gguf, or an Ollama folder (adapter + Modelfile)',
   async run(argv, ctx) {
     const { values, arg: id } = oneArgument(adaptersExport, argv, ctx);
     if (!values.out) throw usageError(adaptersExport);
+    const format = choice('format', values.format, FORMATS);
+    const dtype = choice('dtype', values.dtype, DTYPES);
     const r = await ctx.withStudio(values, (api) =>
-      api.adapters.export({ id, dir: resolve(values.out!), ...(values.force && { overwrite: true }) }),
+      api.adapters.export({
+        id,
+        dir: resolve(values.out!),
+        ...(values.force && { overwrite: true }),
+        ...(format && { format }),
+        ...(dtype && { dtype }),
+        ...(values.base && { base: resolve(values.base) }),
+      }),
     );
-    ctx.io.out(values.json ? JSON.stringify(r) : `exported ${id} to ${r.dir}`);
+    ctx.io.out(values.json ? JSON.stringify(r) : `exported ${id} to ${format === 'gguf' ? values.out : r.dir}`);
   },
 };
 
 export const adaptersImport: Command = {
   name: 'adapters import',
-  usage: '<dir> [--bundle DIR]',
-  summary: 'a PEFT folder into the library; it must fit the bundle',
+  usage: '<dir|FILE.gguf> [--bundle DIR]',
+  summary: 'a PEFT folder or a llama.cpp LoRA .gguf into the library; it must fit the bundle',
   async run(argv, ctx) {
     const { values, arg } = oneArgument(adaptersImport, argv, ctx);
     const { adapter, created } = await ctx.withStudio(values, (api) => api.adapters.import({ dir: resolve(arg) }));

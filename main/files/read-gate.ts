@@ -21,6 +21,7 @@ export const READ_LIMITS = {
   'skill archive (.tgz)': 256 * MiB,
   'PEFT adapter_config.json': 1 * MiB,
   'PEFT adapter_model.safetensors': 512 * MiB,
+  'GGUF LoRA adapter': 2048 * MiB,
   'adapter sidecar (pskills.json)': 1 * MiB,
   'bundle.json': 4 * MiB,
   'bundle JSON file': 64 * MiB,

