@@ -146,6 +146,9 @@ export const MergeInput = z
     method: MergeMethod,
     weights: z.array(Weight).optional(),
     rank: z.number().int().min(1).max(4096).optional(),
+    /** A result over the rank cap (the maxMergeRank setting, the model's dimensions: docs/api.md
+     *  "Rank caps"): refused with the numbers (default), or truncated to the cap by svd. */
+    overRank: z.enum(['refuse', 'svd']).optional(),
     /** The merged adapter's name; absent: made from its parts' names ("a@1 + b@2 (cat)"). */
     name: AdapterName.optional(),
     /** Then this many distillation steps over every source's skill practice, each answered with its own

@@ -258,6 +258,9 @@ export const Settings = z.object({
   /** Where bundles run (docs/providers.md); the next bundle load uses it, --provider overrides it.
    *  An unavailable one falls back to cpu with a message (engine.info's provider.fallback). */
   executionProvider: z.enum(['cpu', 'webgpu', 'cuda']),
+  /** The largest rank a merge may produce (docs/adapters.md "Rank caps"); the model's own dimensions
+   *  cap it further. Over it, a merge is refused or truncated by svd, as the request chooses. */
+  maxMergeRank: z.number().int('a whole number').min(1, 'at least 1').max(4096, 'at most 4096'),
 });
 export type Settings = z.infer<typeof Settings>;
 export const DEFAULT_SETTINGS: Settings = {
@@ -266,5 +269,6 @@ export const DEFAULT_SETTINGS: Settings = {
   llmModel: null,
   llmApiKey: null,
   executionProvider: 'cpu',
+  maxMergeRank: 512,
 };
 export const SettingsPatch = Settings.partial().strict();

@@ -83,7 +83,14 @@ export function createStudio(opts: StudioOptions): Studio {
   const trajectories = new TrajectoryService(new TrajectoriesRepo(db), repo, new SettingsRepo(db));
   const skillTests = new SkillTestsRepo(db);
   const distiller = new DistillService(compiler, skillTests, adaptersRepo, bundles, adapterCache);
-  const adapters = new AdapterService(adaptersRepo, bundles, undefined, undefined, distiller);
+  const adapters = new AdapterService(
+    adaptersRepo,
+    bundles,
+    undefined,
+    undefined,
+    distiller,
+    () => trajectories.settings().maxMergeRank,
+  );
   const compare = new CompareService(repo, compiler, engine, { trajectories, bundles }, distiller);
   // engine.generate with the adapter the request chooses (library, skill version or global).
   const generation = new GenerationService(engine, adaptersRepo, bundles, adapterCache, compiler);
