@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { Sha256 } from './adapter-schemas';
 import { MAX_NEW_TOKENS, Sampling, samplingFields } from './engine-schemas';
-import { isAbsolutePath } from './paths';
+import { AbsolutePath } from './paths';
 import { SkillName } from './skill-schemas';
 
 export const TRAJECTORY_SOURCES = ['compare', 'playground', 'openai', 'eval', 'evolve', 'synth'] as const;
@@ -132,9 +132,7 @@ export const TrajectoryRateInput = z.strictObject({
   note: z.string().max(2000).optional(),
 });
 
-export const AbsoluteFile = z.string().min(1).max(4096).refine(isAbsolutePath, {
-  message: "must be an absolute path (a relative one would resolve against the server's working directory)",
-});
+export const AbsoluteFile = AbsolutePath;
 
 export const TrajectoryExportInput = TrajectoryFilter.extend({
   file: AbsoluteFile,
