@@ -25,6 +25,7 @@ export class GgufReader {
   constructor(
     private readonly file = workerFile('gguf-worker', import.meta.url),
     private readonly budgetMs: number = GGUF_LIMITS.budgetMs,
+    private readonly graceMs: number = GRACE_MS,
   ) {}
 
   /** `path` through the gate; never throws. Calls run one after another. */
@@ -75,9 +76,9 @@ export class GgufReader {
       const timer = setTimeout(() => {
         this.lose(w);
         void w.terminate(); // not awaited: a thread stuck in a system call must not hold us
-        const reason = `no answer within the ${GGUF_LIMITS.budgetMs.toLocaleString('en-US')} ms ${GGUF_REFUSALS.budget} for a GGUF header; skipped`;
+        const reason = `no answer within the ${this.budgetMs.toLocaleString('en-US')} ms ${GGUF_REFUSALS.budget} for a GGUF header; skipped`;
         done({ ok: false, gate: true, missing: false, reason, message: `${path}: ${reason}` });
-      }, this.budgetMs + GRACE_MS);
+      }, this.budgetMs + this.graceMs);
       const onExit = (code: number) => {
         const reason = `the header reader stopped (exit ${code}); skipped`;
         done({ ok: false, gate: true, missing: false, reason, message: `${path}: ${reason}` });

@@ -174,7 +174,7 @@ class Cursor {
     private readonly fd: number,
     readonly size: number,
     private readonly path: string,
-    budgetMs: number,
+    private readonly budgetMs: number,
   ) {
     this.deadline = Date.now() + budgetMs;
   }
@@ -186,7 +186,7 @@ class Cursor {
   /** Every so often: past the time budget, the file is refused. */
   tick(): void {
     if ((++this.ticks & 0xfff) === 0 && Date.now() > this.deadline)
-      throw this.refuse(`over the ${n(L.budgetMs)} ms ${W.budget} for a GGUF header, in ${this.reading}; skipped`);
+      throw this.refuse(`over the ${n(this.budgetMs)} ms ${W.budget} for a GGUF header, in ${this.reading}; skipped`);
   }
 
   /** `bytes` more may be read here: within the metadata cap and the file. */
