@@ -303,6 +303,11 @@ class Cursor {
           );
         // The vocabulary, merges and token types are only counted: fixed-size elements are skipped whole.
         if (elem !== 8 && elem !== 9) this.skip(Number(bytes));
+        else if (elem === 8)
+          for (let i = 0; i < Number(count); i++) {
+            this.tick();
+            this.skip(this.strLen(L.maxStringBytes, W.stringLength));
+          }
         else for (let i = 0; i < Number(count); i++) this.value(elem, false);
         return { skipped: 'array', bytes: BigInt(this.pos - from) };
       }
