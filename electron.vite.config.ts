@@ -16,6 +16,7 @@ export default defineConfig({
         input: {
           index: resolve('main/electron/main.ts'),
           'algebra-worker': resolve('main/adapters/algebra-worker.ts'),
+          'gguf-worker': resolve('main/models/gguf-worker.ts'),
           'engine-worker': resolve('main/engine/engine-worker.ts'),
         },
         external: ['better-sqlite3', 'onnxruntime-node'],

@@ -2,7 +2,7 @@
 // EMA global adapter's history (docs/design.md §1).
 import { z } from 'zod';
 import { AbsoluteDir } from './paths';
-import { SkillName } from './skill-schemas';
+import { nameProblem, SkillName } from './skill-schemas';
 
 export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, '64 lowercase hex digits');
 
@@ -92,7 +92,12 @@ export const AdapterName = z
   .trim()
   .min(1, 'give the adapter a name')
   .max(120, 'at most 120 characters')
-  .regex(/^[^\p{Cc}]+$/u, 'one line, no control characters');
+  .regex(/^[^\p{Cc}]+$/u, 'one line, no control characters')
+  // Bidi controls and invisible characters as skill names refuse them: two names that look alike differ.
+  .superRefine((name, ctx) => {
+    const why = nameProblem(name);
+    if (why) ctx.addIssue({ code: 'custom', message: `name ${why}` });
+  });
 
 /** adapters.rename: a new name, or null for the one made from its skill and tier. */
 export const RenameAdapterInput = z.object({ id: AdapterId, name: AdapterName.nullable() }).strict();
@@ -165,6 +170,9 @@ export const MergeInput = z
     method: MergeMethod,
     weights: z.array(Weight).optional(),
     rank: z.number().int().min(1).max(4096).optional(),
+    /** A result over the rank cap (the maxMergeRank setting, the model's dimensions: docs/api.md
+     *  "Rank caps"): refused with the numbers (default), or truncated to the cap by svd. */
+    overRank: z.enum(['refuse', 'svd']).optional(),
     /** The merged adapter's name; absent: made from its parts' names ("a@1 + b@2 (cat)"). */
     name: AdapterName.optional(),
     /** Then this many distillation steps over every source's skill practice, each answered with its own
@@ -350,7 +358,16 @@ export const DistillInput = z
     questions: z.array(PracticeQuestionSchema).min(1).max(512).optional(),
     steps: z.number().int().min(1).max(10_000).optional(),
     from: z.enum(['instant', 'zero']).optional(),
-    lr: z.number().positive().max(1).optional(),
+    /** Adam's step size (default 3e-3, docs/distill.md). Below 1e-6 the steps move no Float32 weight:
+     *  the result would be the adapter it started from. */
+    lr: z
+      .number()
+      .min(
+        1e-6,
+        'at least 1e-6: a smaller learning rate changes no weight, and the result would be the adapter it starts from',
+      )
+      .max(1, 'at most 1')
+      .optional(),
     seed: z
       .number()
       .int()

@@ -46,6 +46,7 @@ import {
   ImportResult,
   ParsedSkill,
   SkillDetail,
+  NewSkillName,
   SkillName,
   SkillSummary,
   VersionMeta,
@@ -121,7 +122,7 @@ export const studioContract = {
     ),
     /** Version 1 of a new skill from the studio's SKILL.md template (provenance `template`). Refused
      *  with `conflict`, nothing written, when a skill of that name exists. */
-    create: method(z.object({ name: SkillName }).strict(), SkillDetail),
+    create: method(z.object({ name: NewSkillName }).strict(), SkillDetail),
     validate: method(
       z.object({ content: z.string().max(MAX_SKILL_BYTES), folderName: z.string().max(200).optional() }).strict(),
       ParsedSkill,

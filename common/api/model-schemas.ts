@@ -76,6 +76,11 @@ export const ModelList = z.object({
   userDir: z.string(),
   /** GGUF files in LM Studio's and Ollama's folders that exist (`searched`), ready to import. */
   found: z.array(LocalModel),
+  /** Files there that the GGUF gate refused (not a regular file, a header over its limits, past the
+   *  time budget): listed with why, never imported (docs/security.md "GGUF files"). */
+  skipped: z.array(
+    z.object({ app: z.enum(['lmstudio', 'ollama']), path: z.string(), label: z.string(), reason: z.string() }),
+  ),
   searched: z.array(z.string()),
 });
 export type ModelList = z.infer<typeof ModelList>;

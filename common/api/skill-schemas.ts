@@ -25,6 +25,16 @@ export function nameProblem(name: string): string | null {
   return null;
 }
 
+/** Why `name` cannot be a new skill's name (create, save under a new name, import): nameProblem's
+ *  reasons, and '@', which separates a name from its version everywhere a skill is named (`compile
+ *  pdf@2`), so "amb@1" would be read as version 1 of "amb". Names stored before are still reached. */
+export function newSkillNameProblem(name: string): string | null {
+  const why = nameProblem(name);
+  if (why) return why;
+  const at = [...name].indexOf('@');
+  return at < 0 ? null : `has '@' at position ${at + 1}, the separator of a version (name@2 is version 2 of name)`;
+}
+
 /** A skill's name as the store keeps it: what registries ship ("pdf", "Git Commit Helper",
  *  "sw/handoff"), so the API reaches every imported skill; control characters, bidi controls,
  *  surrounding whitespace and more than NAME_MAX_CHARS characters are refused. The validator warns
@@ -37,6 +47,12 @@ export const SkillName = z
     const why = nameProblem(name);
     if (why) ctx.addIssue({ code: 'custom', message: `name ${why}` });
   });
+
+/** The name of a skill being created: SkillName without '@' (newSkillNameProblem). */
+export const NewSkillName = SkillName.superRefine((name, ctx) => {
+  if (!nameProblem(name) && name.includes('@'))
+    ctx.addIssue({ code: 'custom', message: `name ${newSkillNameProblem(name)!}` });
+});
 
 export const Provenance = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('manual') }),

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { Sha256 } from './adapter-schemas';
 import { MAX_NEW_TOKENS, Sampling, samplingFields } from './engine-schemas';
-import { isAbsolutePath } from './paths';
+import { AbsolutePath } from './paths';
 import { SkillName } from './skill-schemas';
 
 export const TRAJECTORY_SOURCES = ['compare', 'playground', 'openai', 'eval', 'evolve', 'synth'] as const;
@@ -132,9 +132,7 @@ export const TrajectoryRateInput = z.strictObject({
   note: z.string().max(2000).optional(),
 });
 
-export const AbsoluteFile = z.string().min(1).max(4096).refine(isAbsolutePath, {
-  message: "must be an absolute path (a relative one would resolve against the server's working directory)",
-});
+export const AbsoluteFile = AbsolutePath;
 
 export const TrajectoryExportInput = TrajectoryFilter.extend({
   file: AbsoluteFile,
@@ -258,6 +256,9 @@ export const Settings = z.object({
   /** Where bundles run (docs/providers.md); the next bundle load uses it, --provider overrides it.
    *  An unavailable one falls back to cpu with a message (engine.info's provider.fallback). */
   executionProvider: z.enum(['cpu', 'webgpu', 'cuda']),
+  /** The largest rank a merge may produce (docs/adapters.md "Rank caps"); the model's own dimensions
+   *  cap it further. Over it, a merge is refused or truncated by svd, as the request chooses. */
+  maxMergeRank: z.number().int('a whole number').min(1, 'at least 1').max(4096, 'at most 4096'),
 });
 export type Settings = z.infer<typeof Settings>;
 export const DEFAULT_SETTINGS: Settings = {
@@ -266,5 +267,6 @@ export const DEFAULT_SETTINGS: Settings = {
   llmModel: null,
   llmApiKey: null,
   executionProvider: 'cpu',
+  maxMergeRank: 512,
 };
 export const SettingsPatch = Settings.partial().strict();

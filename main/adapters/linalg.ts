@@ -131,6 +131,12 @@ function qrOfColumns(w: Float64Array, m: number, n: number): { r: Mat; q: Reflec
     v.set(col);
     v[0]! -= alpha;
     const unit = Math.sqrt(1 / (norm * (norm + Math.abs(col[0]!)))); // vᵀv = 2·‖x‖·(‖x‖ + |x₀|)
+    // A column left at ~1e-160 by the reflections before (rank-deficient input, such as copies of one
+    // adapter) underflows norm² to 0: it is a zero column, skipped like one.
+    if (!Number.isFinite(unit)) {
+      v.fill(0);
+      continue;
+    }
     for (let i = 0; i < v.length; i++) v[i]! *= unit;
     for (let c = j; c < n; c++) reflect(w, c * m + j, v);
   }

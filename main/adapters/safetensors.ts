@@ -59,8 +59,14 @@ export function readSafetensors(
 ): { tensors: Map<string, NamedTensor>; metadata: Record<string, string> } {
   if (buf.byteLength < 8) throw new Error(`${file}: too short to be a safetensors file`);
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const headerLen = Number(view.getBigUint64(0, true));
-  if (headerLen > MAX_HEADER || 8 + headerLen > buf.byteLength)
+  const claimed = view.getBigUint64(0, true);
+  // The cap first: a header over it is refused for that, whatever the file's size.
+  if (claimed > BigInt(MAX_HEADER))
+    throw new Error(
+      `${file}: header length ${claimed.toLocaleString('en-US')} bytes is over the ${MAX_HEADER / (1024 * 1024)} MiB cap on a safetensors header; not read`,
+    );
+  const headerLen = Number(claimed);
+  if (8 + headerLen > buf.byteLength)
     throw new Error(`${file}: header length ${headerLen} does not fit the file (${buf.byteLength} bytes)`);
   let header: Record<string, unknown>;
   try {

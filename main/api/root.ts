@@ -45,6 +45,8 @@ export interface StudioOptions {
   defaultBundleDir?: string | null;
   /** Execution provider for every bundle load (CLI --provider); default: the executionProvider setting. */
   provider?: Provider;
+  /** Where LM Studio's and Ollama's model folders are looked for; default: the user's home. */
+  modelsHome?: string;
 }
 
 export interface Studio {
@@ -70,6 +72,7 @@ export function createStudio(opts: StudioOptions): Studio {
     defaultBundleDir: opts.defaultBundleDir === undefined ? DEFAULT_BUNDLE_DIR : opts.defaultBundleDir,
     providerOf: () => opts.provider ?? settingsRepo.get().executionProvider,
     startupDir: () => readActive(join(opts.dataDir, 'bundles')),
+    ...(opts.modelsHome ? { home: opts.modelsHome } : {}),
   });
   const adaptersRepo = new AdaptersRepo(db, opts.dataDir);
   // One bundle registry and one cache of decoded adapters, shared by every service that needs them.
@@ -80,7 +83,14 @@ export function createStudio(opts: StudioOptions): Studio {
   const trajectories = new TrajectoryService(new TrajectoriesRepo(db), repo, new SettingsRepo(db));
   const skillTests = new SkillTestsRepo(db);
   const distiller = new DistillService(compiler, skillTests, adaptersRepo, bundles, adapterCache);
-  const adapters = new AdapterService(adaptersRepo, bundles, undefined, undefined, distiller);
+  const adapters = new AdapterService(
+    adaptersRepo,
+    bundles,
+    undefined,
+    undefined,
+    distiller,
+    () => trajectories.settings().maxMergeRank,
+  );
   const compare = new CompareService(repo, compiler, engine, { trajectories, bundles }, distiller);
   // engine.generate with the adapter the request chooses (library, skill version or global).
   const generation = new GenerationService(engine, adaptersRepo, bundles, adapterCache, compiler);
@@ -116,6 +126,7 @@ export function createStudio(opts: StudioOptions): Studio {
     userDir: join(opts.dataDir, 'bundles'),
     defaultDir: opts.defaultBundleDir === undefined ? DEFAULT_BUNDLE_DIR : opts.defaultBundleDir,
     startupDir: () => readActive(join(opts.dataDir, 'bundles')),
+    ...(opts.modelsHome ? { home: opts.modelsHome } : {}),
   });
 
   const handlers: StudioHandlers = {
@@ -219,6 +230,7 @@ export function createStudio(opts: StudioOptions): Studio {
     ],
     dispose: async () => {
       continual.dispose();
+      await models.dispose();
       await engine.dispose();
       db.close();
     },

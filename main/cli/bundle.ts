@@ -2,12 +2,13 @@
 // or a GGUF file (Llama, Qwen2, Mistral), written by the Python exporter (`python -m
 // pskills_train.export.from_hf` / `from_gguf`) in the training venv; its progress and errors pass
 // straight through.
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StudioError } from '../../common/errors';
 import { LORA_MODULES } from '../../common/api/model-schemas';
 import { fromHfArgs } from '../models/from-hf';
 import { fromGgufArgs } from '../models/from-gguf';
+import { inspectGguf } from '../models/gguf';
 import type { Command } from './command';
 import { runTrainingModule } from '../training-venv';
 import { usageError } from './usage';
@@ -36,11 +37,20 @@ export const bundleCreate: Command = {
     });
     const gguf = values['from-gguf'];
     if (positionals.length || !values['from-hf'] === !gguf || (!gguf && !values.out)) throw usageError(bundleCreate);
-    if (gguf && !existsSync(resolve(gguf)))
+    if (gguf && !lstatSync(resolve(gguf), { throwIfNoEntry: false }))
       throw new StudioError('not_found', `--from-gguf: ${resolve(gguf)}: no such file`);
     // A GGUF brings no hypernetwork and none is trained for a new base here: its skills compile by distillation.
     if (gguf && (values.hypernet || values['hyper-config']))
       throw new StudioError('invalid_input', '--hypernet and --hyper-config go with --from-hf only');
+    // The GGUF gate before Python sees the file: a FIFO, a device or a header over its limits is
+    // refused here, naming why (docs/security.md "GGUF files").
+    if (gguf) {
+      try {
+        inspectGguf(resolve(gguf));
+      } catch (e) {
+        throw e instanceof StudioError ? new StudioError(e.code, `--from-gguf: ${e.message}`) : e;
+      }
+    }
     const from = resolve(values['from-hf'] ?? '.');
     if (!gguf && !existsSync(join(from, 'config.json')))
       throw new StudioError('not_found', `--from-hf: ${join(from, 'config.json')}: missing (not a checkpoint folder)`);

@@ -3,7 +3,7 @@
 // also refused whole when the studio opens it, so no write lands on it (docs/store.md).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { DAMAGED_ADVICE, integrityProblems } from '../store/db';
+import { DAMAGED_ADVICE, integrityProblems, notALibraryFile } from '../store/db';
 import type { Command } from './command';
 import { usageError } from './usage';
 
@@ -16,11 +16,15 @@ export const doctorCommand: Command = {
     if (positionals.length) throw usageError(doctorCommand);
     const file = join(dataDir(values), 'studio.db');
     const exists = existsSync(file);
-    const problems = exists ? integrityProblems(file, 20) : [];
+    // A FIFO is never opened (SQLite would wait on it for good); an empty file or /dev/zero is no
+    // library, though SQLite would call it an intact empty one.
+    const odd = exists ? notALibraryFile(file) : null;
+    const problems = odd ? [odd] : exists ? integrityProblems(file, 20) : [];
     const ok = problems.length === 0;
     const advice = ok ? null : DAMAGED_ADVICE;
     if (values.json) io.out(JSON.stringify({ file, exists, ok, problems, advice }));
     else if (!exists) io.out(`${file}: no library yet (the first command that needs one creates it)`);
+    else if (odd) io.out(`${file}: not a library: ${odd}. ${DAMAGED_ADVICE}.`);
     else if (ok) io.out(`${file}: ok (integrity_check)`);
     else {
       io.out(`${file}: damaged (integrity_check)`);

@@ -28,6 +28,8 @@ export const READ_LIMITS = {
   'bundle graph or weights file': 16 * 1024 * MiB,
   'trajectories JSONL': 256 * MiB,
   'tests JSON': 16 * MiB,
+  /** LM Studio's and Ollama's folders: a manifest names the model's blob. */
+  'Ollama manifest': 1 * MiB,
   /** Only its header is read (main/models/gguf.ts, held to GGUF_LIMITS); the size bounds nothing else. */
   'GGUF model file': 1024 * 1024 * MiB,
 } as const;

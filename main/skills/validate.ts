@@ -1,7 +1,12 @@
 // Warnings from the Agent Skills spec (https://agentskills.io/specification) and its
 // progressive-disclosure advice: keep SKILL.md under 500 lines / 5,000 words. One error: a name the
 // studio cannot show safely (control, bidi or invisible characters, over NAME_MAX_CHARS), so it is never imported.
-import { NAME_MAX_CHARS, nameProblem, type Diagnostic, type Frontmatter } from '../../common/api/skill-schemas';
+import {
+  NAME_MAX_CHARS,
+  newSkillNameProblem as nameProblem,
+  type Diagnostic,
+  type Frontmatter,
+} from '../../common/api/skill-schemas';
 import { DESCRIPTION_PLACEHOLDER } from './template';
 
 export const LIMITS = {
@@ -26,7 +31,7 @@ export function checkFields(
     out.push({
       severity: 'error',
       code: 'name-invalid',
-      message: `${why}; a name has no control, bidi or invisible characters and at most ${NAME_MAX_CHARS} characters`,
+      message: `${why}; a name has no control, bidi or invisible characters, no '@' and at most ${NAME_MAX_CHARS} characters`,
       line: fields.fieldLines.get('name') ?? 1,
       field: 'name',
     });

@@ -2,8 +2,9 @@
 // An existing file is checked read-only first and refused, untouched, when damaged; only a missing
 // file becomes a new library, and it is built aside and linked into place whole.
 import { randomBytes } from 'node:crypto';
-import { constants, copyFileSync, linkSync, rmSync, statSync } from 'node:fs';
+import { constants, copyFileSync, linkSync, lstatSync, realpathSync, rmSync, statSync } from 'node:fs';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
+import { specialKind } from '../files/read-gate';
 import { migrate } from './migrate';
 import { migrations } from './migrations';
 
@@ -67,18 +68,30 @@ const NOT_A_DATABASE = 'file is not a database';
 export const DAMAGED_ADVICE = 'Restore it from a backup, or move it aside to start a new library';
 const ADVICE = `nothing was written to it. ${DAMAGED_ADVICE}`;
 
+/**
+ * Why `file` (which exists) cannot be a library, before SQLite opens it, or null: a FIFO would block
+ * the open for good, and an empty file or /dev/zero reads as a new, empty database, which SQLite
+ * would call intact. Ours never leaves an empty file (see createNew).
+ */
+export function notALibraryFile(file: string): string | null {
+  const info = statSync(file); // follows a link; a stat never blocks on a FIFO
+  const special = specialKind(info);
+  const link = lstatSync(file).isSymbolicLink() ? ` (symbolic link to ${realpathSync(file)})` : '';
+  if (special) return `not a regular file (${special}${link}); not opened`;
+  if (info.size === 0) return `it is empty (0 bytes${link}), so it is not a library this app wrote`;
+  return null;
+}
+
 function ensureIntactOrCreate(file: string): void {
-  let size: number;
+  let odd: string | null;
   try {
-    size = statSync(file).size;
+    odd = notALibraryFile(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
       throw new DatabaseOpenError(file, errText(err), { cause: err });
     return createNew(file);
   }
-  // SQLite would take an empty file as a new database; ours never leaves one (see createNew).
-  if (size === 0)
-    throw new DatabaseOpenError(file, `it is empty (0 bytes), so it is not a library this app wrote; ${ADVICE}`);
+  if (odd) throw new DatabaseOpenError(file, `${odd}; ${ADVICE}`);
   const why = checkReadOnly(file);
   if (why) throw new DatabaseOpenError(file, `${why}; ${ADVICE}`);
 }
@@ -99,6 +112,8 @@ function checkReadOnly(file: string): string | null {
 export function integrityProblems(file: string, max = 3): string[] {
   let db: Database | undefined;
   try {
+    const odd = notALibraryFile(file);
+    if (odd) return [odd];
     db = connect(file, { readonly: true, fileMustExist: true });
     const found = db
       .prepare(`PRAGMA integrity_check(${Math.max(1, Math.floor(max))})`)

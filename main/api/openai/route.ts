@@ -142,10 +142,11 @@ async function chatCompletions(
     return fail(res, { ...fromStudio(err), param: 'model' });
   }
   if (adapter === undefined) {
-    const known = (await catalog.list()).map((m) => m.id).join(', ');
+    // Short whatever the library's size (it listed all 10,004 models, 200 KB): where to find them instead.
+    const asked = body.model.length > 200 ? `${body.model.slice(0, 200)}…` : body.model;
     return fail(res, {
       status: 404,
-      message: `The model '${body.model}' does not exist (served: ${known})`,
+      message: `The model '${asked}' does not exist; GET /v1/models lists the models served (base, global, and each skill as base:NAME@VERSION)`,
       type: 'invalid_request_error',
       param: 'model',
       code: 'model_not_found',

@@ -18,21 +18,22 @@ import {
   type SimilarityResult,
 } from '../../../common/api/adapter-schemas';
 import { mergeName } from '../../../common/adapters/name';
+import { DEFAULT_SETTINGS } from '../../../common/api/trajectory-schemas';
 import { StudioError } from '../../../common/errors';
 import { sharedAlgebra, type AlgebraWorker } from '../../adapters/algebra-client';
 import type { MergeJob } from '../../adapters/algebra-ops';
 import { PEFT_CONFIG, PEFT_WEIGHTS, readPeftDir, SIDECAR, writePeftDir } from '../../adapters/peft-dir';
-import { exportGguf, exportOllama, importGguf } from './adapter-gguf';
+import { capMerge, rankCap } from '../../adapters/rank-cap';
 import type { StatSummary } from '../../adapters/stats';
 import { parseTargetKey, type Adapter } from '../../adapters/types';
 import { checkAdapterFits, foldAdapter, type BundleManifest, type EngineAdapter } from '../../engine';
 import { encodeAdapter, sha256Hex } from '../../store/adapter-tensors';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import { nullableSummary, plainSummary, shortId, summaryOf } from './adapter-summaries';
+import { exportGguf, exportOllama, importGguf } from './adapter-gguf';
 import { offThread } from './algebra-jobs';
 import type { BundleRegistry } from './bundle-registry';
 import type { DistillService } from './distill-service';
-
 
 const DEFAULT_SINGULAR_VALUES = 8;
 const VISUAL_SINGULAR_VALUES = 32;
@@ -48,6 +49,8 @@ export class AdapterService {
     private readonly algebra: Pick<AlgebraWorker, 'run'> = sharedAlgebra(),
     /** adapters.merge's `rehearse`; absent: refused. */
     private readonly rehearser?: Pick<DistillService, 'rehearsalParts' | 'rehearse'>,
+    /** The maxMergeRank setting, read at each merge. */
+    private readonly maxMergeRank: () => number = () => DEFAULT_SETTINGS.maxMergeRank,
   ) {}
 
   list(): AdapterSummary[] {
@@ -139,7 +142,7 @@ export class AdapterService {
     if (known) return { adapter: summaryOf(known), created: false };
     // Rehearsal's parts are checked before the merge runs, so a source without a skill costs nothing.
     const rehearsal = input.rehearse === undefined ? null : this.rehearsal(plan.rows, input.rehearse);
-    let merged = await offThread(this.algebra, 'merge', this.mergeJob(input, plan));
+    let merged = await offThread(this.algebra, 'merge', this.mergeJob(plan));
     if (rehearsal) {
       const { adapter: a } = await rehearsal.run(foldAdapter(merged), input.seed ?? 0);
       merged = { rank: a.rank, alpha: a.rank, targets: a.targets };
@@ -150,7 +153,7 @@ export class AdapterService {
       adapter: merged,
       recipe: plan.recipe,
       lineage,
-      name: input.name ?? mergeName(plan.rows, input.method),
+      name: input.name ?? mergeName(plan.rows, plan.method),
     });
     return { adapter: summaryOf(adapter), created };
   }
@@ -165,16 +168,16 @@ export class AdapterService {
   async mergePreview(input: MergeInput): Promise<MergePreview> {
     const plan = this.mergePlan(input);
     const known = this.repo.findByKey(this.repo.keyFor(plan.bundleId, null, plan.recipe));
-    const { rank, norms, sourceNorms, cmp } = await offThread(this.algebra, 'mergePreview', this.mergeJob(input, plan));
+    const { rank, norms, sourceNorms, cmp } = await offThread(this.algebra, 'mergePreview', this.mergeJob(plan));
     return {
-      method: input.method,
+      method: plan.method,
       rank,
       weights: plan.weights,
       sources: plan.rows.map((r, i) => ({ id: shortId(r.key), rank: r.rank, norm: sourceNorms[i]! })),
       norms: plainSummary(norms),
       exactNorms: plainSummary(cmp.exact),
       error: nullableSummary(cmp.error),
-      energyKept: input.method === 'svd' ? nullableSummary(cmp.energy) : null,
+      energyKept: plan.method === 'svd' ? nullableSummary(cmp.energy) : null,
       existing: known ? shortId(known.key) : null,
       rehearse: input.rehearse ?? null,
     };
@@ -255,11 +258,20 @@ export class AdapterService {
   private mergePlan(input: MergeInput) {
     const rows = this.sameBundle(input.ids);
     const weights = input.weights ?? rows.map(() => 1);
+    // The rank cap from the rows' ranks and one source's shapes, before the others are loaded.
+    const first = this.repo.load(rows[0]!.rowId);
+    const capped = capMerge(
+      input.method,
+      rows.map((r) => r.rank),
+      input.rank,
+      rankCap(this.maxMergeRank(), first.targets),
+      input.overRank,
+    );
     const recipe: AdapterRecipe = {
       kind: 'merge',
-      method: input.method,
+      method: capped.method,
       weights,
-      rank: input.rank ?? null,
+      rank: capped.rank ?? null,
       sources: rows.map((r) => r.key),
       ...(input.rehearse === undefined ? {} : { rehearse: { steps: input.rehearse, seed: input.seed ?? 0 } }),
     };
@@ -267,8 +279,10 @@ export class AdapterService {
       rows,
       weights,
       recipe,
+      method: capped.method,
+      rank: capped.rank,
       bundleId: rows[0]!.bundle.rowId,
-      adapters: rows.map((r) => this.repo.load(r.rowId)),
+      adapters: rows.map((r, i) => (i === 0 ? first : this.repo.load(r.rowId))),
     };
   }
 
@@ -282,8 +296,13 @@ export class AdapterService {
     };
   }
 
-  private mergeJob(input: MergeInput, plan: { adapters: Adapter[]; weights: number[] }): MergeJob {
-    return { method: input.method, adapters: plan.adapters, weights: plan.weights, rank: input.rank ?? undefined };
+  private mergeJob(plan: {
+    adapters: Adapter[];
+    weights: number[];
+    method: MergeInput['method'];
+    rank: number | undefined;
+  }): MergeJob {
+    return { method: plan.method, adapters: plan.adapters, weights: plan.weights, rank: plan.rank };
   }
 
   /** The sources and weights an svd merge or an EMA version truncated, when it is one. */

@@ -2,7 +2,7 @@
 // <data folder>/bundles, and folders loaded from elsewhere that the store remembers), which one the
 // engine runs, making one active, and a new bundle from a local Hugging Face checkpoint or GGUF file
 // (those LM Studio and Ollama keep are listed).
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, statSync } from 'node:fs';
 import { mkdir, readdir, rm, statfs } from 'node:fs/promises';
 import { freemem, homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -20,7 +20,8 @@ import { writeActive } from '../../models/active';
 import { readCard } from '../../models/card';
 import { runFromHf, type FromHfOptions } from '../../models/from-hf';
 import { runFromGguf } from '../../models/from-gguf';
-import { readGgufHeader, type GgufSummary } from '../../models/gguf';
+import type { GgufSummary } from '../../models/gguf';
+import { GgufReader } from '../../models/gguf-reader';
 import { findLocalModels, idFrom, modelFolders, type HeaderCache } from '../../models/local-models';
 import type { AdaptersRepo } from '../../store/adapters-repo';
 import type { EngineService } from './engine-service';
@@ -66,6 +67,8 @@ export function checkGgufSpace(g: GgufSummary, free: { memory: number; disk: num
 export class ModelService {
   private creating = false;
   private readonly headers: HeaderCache = new Map();
+  /** The GGUF gate, off the main thread (docs/security.md "GGUF files"). */
+  private readonly gguf = new GgufReader();
 
   constructor(
     private readonly engine: Pick<EngineService, 'load' | 'info'>,
@@ -95,8 +98,13 @@ export class ModelService {
     for (const dir of this.repo.bundlePaths()) await add(dir, 'loaded');
     if (active) await add(active, 'loaded');
     const folders = modelFolders(this.opts.home ?? homedir()).filter((f) => existsSync(f.dir));
-    const found = findLocalModels(folders, this.headers);
-    return { bundles, problems, userDir: this.opts.userDir, found, searched: folders.map((f) => f.dir) };
+    const { found, skipped } = await findLocalModels(folders, this.gguf, this.headers);
+    return { bundles, problems, userDir: this.opts.userDir, found, skipped, searched: folders.map((f) => f.dir) };
+  }
+
+  /** Stops the header worker. */
+  async dispose(): Promise<void> {
+    await this.gguf.dispose();
   }
 
   /** Loads the bundle in `dir` into the engine (the old one is released once the new one works) and
@@ -115,9 +123,13 @@ export class ModelService {
     input: ModelCreateInput,
     ctx: { emit(p: ModelCreateProgress): void; signal: AbortSignal },
   ): Promise<ModelCard> {
-    if (!existsSync(input.source))
+    try {
+      lstatSync(input.source); // never opens it: a FIFO must not block here
+    } catch {
       throw new StudioError('not_found', `source: ${input.source}: no such folder or file`);
-    if (statSync(input.source).isFile()) return this.createFromGguf(input, ctx);
+    }
+    // Anything but a folder is a GGUF file to the gate, which names a FIFO or device as such.
+    if (!existsSync(input.source) || !statSync(input.source).isDirectory()) return this.createFromGguf(input, ctx);
     if (!existsSync(join(input.source, 'config.json')))
       throw new StudioError(
         'not_found',
@@ -147,8 +159,12 @@ export class ModelService {
         'invalid_input',
         'hypernet: a GGUF bundle has no hypernetwork (its skills compile by distillation); choose none',
       );
-    // The header first: a wrong file is refused in milliseconds, naming the key or tensor.
-    const header = readGgufHeader(input.source);
+    // The gate first (off the main thread): a wrong file is refused in milliseconds, naming the key
+    // or tensor, and the importer is never started on a file the gate refuses.
+    const { summary: header, problem } = await this.gguf.read(input.source).catch((e: unknown) => {
+      throw e instanceof StudioError ? e : new StudioError('invalid_input', `source: ${(e as Error).message}`);
+    });
+    if (problem) throw new StudioError('invalid_input', problem);
     return this.writeBundle(input.id ?? idFrom(basename(input.source)), async (id, out) => {
       checkGgufSpace(header, await (this.opts.freeSpace ?? freeSpace)(this.opts.userDir), this.opts.userDir);
       await this.removeStaleStaging(id);

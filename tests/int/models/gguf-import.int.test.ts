@@ -109,12 +109,14 @@ describe.skipIf(!hasVenv)('GGUF import on the Models page (needs training/.venv)
     const list = await service().list();
     expect(list.searched).toEqual([join(home, '.lmstudio', 'models'), join(home, '.ollama', 'models')]);
     expect(list.found.map((m) => [m.app, m.label, m.suggestedId])).toEqual([
-      ['lmstudio', 'tiny-org/Tiny-GGUF/broken.gguf', 'tiny-org-Tiny-GGUF-broken'],
       ['lmstudio', 'tiny-org/Tiny-GGUF/tiny.Q8_0.gguf', 'tiny-org-Tiny-GGUF-tiny.Q8_0'],
       ['ollama', 'tiny:2m', 'tiny-2m'],
     ]);
-    const [broken, lms, ollama] = list.found;
-    expect(broken!.problem).toMatch(/broken\.gguf: not a GGUF file/);
+    const [lms, ollama] = list.found;
+    // The gate refuses it (docs/security.md "GGUF files"): skipped, with why.
+    expect(list.skipped.map((k) => [k.label, k.reason])).toEqual([
+      ['tiny-org/Tiny-GGUF/broken.gguf', 'not a GGUF file (no GGUF magic)'],
+    ]);
     expect(lms).toMatchObject({ family: 'llama', context: 256, chatTemplate: 'ChatML', problem: null });
     expect(ollama).toMatchObject({ path: blob, family: 'llama', problem: null });
     expect(lms!.quantization).toMatch(/^(Q\d|F16|BF16)/);

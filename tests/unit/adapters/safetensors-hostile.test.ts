@@ -29,6 +29,14 @@ const fails = (buf: Uint8Array) => {
 };
 
 describe('readSafetensors on hostile headers', () => {
+  it('a header that claims 450 MB is refused for the header cap, not for the file size', () => {
+    const buf = new Uint8Array(1024);
+    new DataView(buf.buffer).setBigUint64(0, 450_000_000n, true);
+    expect(fails(buf)).toBe(
+      `${FILE}: header length 450,000,000 bytes is over the 100 MiB cap on a safetensors header; not read`,
+    ); // was: "does not fit the file (1024 bytes)"
+  });
+
   it('a shape of [2^31, 2^31] over 8 bytes: the sizes do not match, nothing allocated', () => {
     const message = fails(file({ w: { dtype: 'F32', shape: [2 ** 31, 2 ** 31], data_offsets: [0, 8] } }));
     expect(message).toContain(FILE);

@@ -87,3 +87,15 @@ describe('svdTruncate', () => {
     }
   });
 });
+
+describe('svdMerge of copies of one adapter (rank-deficient: a merge over the rank cap, docs/api.md)', () => {
+  it('stays finite and exact: 16 copies of a rank-4 adapter, truncated to 32', () => {
+    const a = randomAdapter({ seed: 31, rank: 4, alpha: 8, shapes: [{ layer: 0, module: 'q', dIn: 64, dOut: 64 }] });
+    const m = svdMerge(Array(16).fill(a) as (typeof a)[], Array(16).fill(1) as number[], 32);
+    expect(() => validateAdapter(m)).not.toThrow(); // was: every factor NaN (norm² underflow in the QR)
+    for (const key of keysOf(a)) {
+      const exact = denseSum([a], [16], key);
+      expect(relErr(dense(m, key), exact)).toBeLessThan(1e-5);
+    }
+  });
+});

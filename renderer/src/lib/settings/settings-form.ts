@@ -17,6 +17,8 @@ export interface SettingsDraft {
   /** null: keep the stored key; '': remove it; text: replace it. */
   llmApiKey: string | null;
   executionProvider: Settings['executionProvider'];
+  /** As typed. */
+  maxMergeRank: string;
 }
 
 export type FieldErrors = Partial<Record<SettingKey, string>>;
@@ -42,6 +44,7 @@ export function draftOf(s: Settings): SettingsDraft {
     llmModel: s.llmModel ?? '',
     llmApiKey: null,
     executionProvider: s.executionProvider,
+    maxMergeRank: String(s.maxMergeRank),
   };
 }
 
@@ -55,6 +58,7 @@ function valuesOf(draft: SettingsDraft, saved: Settings): Settings {
     llmModel: orNull(draft.llmModel),
     llmApiKey: draft.llmApiKey === null ? saved.llmApiKey : orNull(draft.llmApiKey),
     executionProvider: draft.executionProvider,
+    maxMergeRank: draft.maxMergeRank.trim() === '' ? NaN : Number(draft.maxMergeRank),
   };
 }
 
