@@ -103,6 +103,8 @@ export class CompareRun {
   checks = $state.raw<CompareCheck[]>([]);
   /** The check of the last run's prompt, fixed when it starts (editing the prompt keeps the marks). */
   ranCheck = $state.raw<CompareCheck | null>(null);
+  /** Counts the runs that ended with every answer: the panel brings the columns into view on a new one. */
+  finished = $state(0);
 
   private handle: StreamHandle<CompareRunResult> | null = null;
 
@@ -153,6 +155,7 @@ export class CompareRun {
       const result = await handle.result;
       this.finish(result);
       this.status = result.columns.some((c) => c.finishReason === 'cancelled') ? 'cancelled' : 'done';
+      if (this.status === 'done') this.finished += 1;
     } catch (err) {
       const error = toUiError(err);
       this.error = error;
@@ -195,6 +198,20 @@ export class CompareRun {
   verdict(column: CompareColumnState): ColumnVerdict | null {
     if (!this.ranCheck || !column.final) return null;
     return verdictOf(this.ranCheck, column.final.text);
+  }
+
+  /** What a screen reader hears when a run ends: each column's verdict, or that the answers are in. */
+  announcement(): string {
+    if (this.status !== 'done') return '';
+    const marks = this.columns
+      .map((c) => {
+        const v = this.verdict(c);
+        return v ? `${CONDITION_LABELS[c.condition].title} ${v.passed ? 'passes' : 'fails'}` : null;
+      })
+      .filter((m): m is string => m !== null);
+    return marks.length > 0
+      ? `Compare finished. ${marks.join(', ')}.`
+      : `Compare finished: ${this.columns.length} answers, no checker for this prompt.`;
   }
 
   stop(): void {
