@@ -108,7 +108,7 @@ describe('first run: Try an example', { timeout: 900_000 }, () => {
     )) {
       assert.ok(box.top >= 0 && box.bottom <= 900 && box.left >= 0 && box.right <= 1400, JSON.stringify(box));
     }
-    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-testid')), 'compare-columns');
+    assert.equal(await page.evaluate("document.activeElement?.getAttribute('data-testid')"), 'compare-columns');
     const announced = await page.getByTestId('compare-announce').innerText();
     assert.equal(await page.getByTestId('compare-announce').getAttribute('aria-live'), 'polite');
     assert.match(announced, /No skill fails, In context passes, Instant (passes|fails), Distilled passes, Wrong skill/);

@@ -17,7 +17,7 @@ export class SkillTestsTab {
   private readonly editor: SkillTestsEditor;
   private readonly run: VerifyRun;
 
-  constructor(api: Pick<StudioApi, 'verify'> = studio) {
+  constructor(api: Pick<StudioApi, 'verify'> & Partial<Pick<StudioApi, 'engine'>> = studio) {
     this.editor = new SkillTestsEditor(api, (s) => (this.tests = s));
     this.run = new VerifyRun(api, (s) => (this.verify = s));
     this.tests = this.editor.snapshot;
