@@ -56,6 +56,7 @@ describe('first run: Try an example', { timeout: 900_000 }, () => {
     assert.equal(await page.getByTestId('example-guide').getAttribute('data-skill'), SKILL);
     assert.match(page.url(), new RegExp(`#/skill/${SKILL}/compare$`));
     assert.match(await page.getByTestId('example-guide').innerText(), /VESSOR:/);
+    assert.match(await page.getByTestId('example-guide').innerText(), /Other examples: brikmux-pexsur, glistam-puxgu/);
     // A held-out prompt with a checker, never one of the practice questions (the tests).
     const prompt = await page.getByTestId('compare-prompt').inputValue();
     assert.ok(prompt.length > 0, 'the prompt is filled in');
@@ -96,6 +97,12 @@ describe('first run: Try an example', { timeout: 900_000 }, () => {
     assert.equal(await passed('distilled'), true, 'Distilled passes');
     assert.match(await column('distilled').getByTestId('column-verdict').innerText(), /✓/);
     assert.match(await column('none').getByTestId('column-verdict').innerText(), /✗/);
+    // The checker's words: passes / fails, and the rule as "expects: …", never "answer matches".
+    assert.match(await column('none').getByTestId('column-verdict').innerText(), /fails\s+expects: the answer /);
+    assert.match(await column('in_context').getByTestId('column-verdict').innerText(), /passes\s+expects: the answer /);
+    // Terms of art carry one line of help.
+    for (const term of ['bundle', 'distilled', 'hypernetwork'])
+      assert.ok((await page.getByTestId(`help-${term}`).count()) > 0, term);
     assert.ok(clicks <= 3, `${clicks} clicks from the first screen`);
     // The verdict in view: every verdict inside the 1400 × 900 window as the run ends, no scrolling by hand.
     const verdicts = page.getByTestId('column-verdict');

@@ -197,7 +197,7 @@ describe('the Tests tab in the browser', { timeout: 600_000 }, () => {
     await page.getByTestId('verify-start').click();
     await until(
       async () =>
-        /compiled adapter/.test(
+        /instant adapter/.test(
           await page
             .getByTestId('verify-summary')
             .innerText()
@@ -206,9 +206,12 @@ describe('the Tests tab in the browser', { timeout: 600_000 }, () => {
       'verify compiled finished',
       300_000,
     );
-    assert.match(await page.getByTestId('verify-summary').innerText(), /compiled adapter\s[0-9a-f]{12} · v1/);
+    assert.match(await page.getByTestId('verify-summary').innerText(), /instant adapter\s[0-9a-f]{12} · v1/);
     const rate = await page.getByTestId('verify-pass-rate').innerText();
     assert.match(rate, /^(33|67)%$/);
+    // What good looks like: the in-context rate of the run before, beside this one.
+    assert.match(await page.getByTestId('verify-in-context-rate').innerText(), /^(33|67)%$/);
+    assert.match(await page.getByTestId('verify-beside').innerText(), /Beside it, in context: \d+%/);
     await page.getByTestId('verify-panel').evaluate((e) => e.scrollIntoView({ block: 'start' }));
     await screenshot(page, 'skill-tests-02-verify');
   });
