@@ -2,7 +2,8 @@
 // real default bundle: a rule written in plain words ("Always begin the answer with the word
 // ZORBLAX") gets a suggested checker on the compare page; one click stores it as a test with the
 // compare prompt, and the next comparison marks every column. The default model's note says what it
-// can follow, rewrites the rule in the example skills' shape and links to the Models page.
+// can follow, rewrites the rule in the example skills' shape and links to the Models page. The
+// command palette runs Compare, Distil and Try an example, not only navigation.
 // Run: node --import tsx --test tests/e2e/own-skill.spec.ts
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -87,6 +88,41 @@ describe("a person's own skill on the compare page", { timeout: 600_000 }, () =>
         c,
       );
     assert.match(await page.getByTestId('compare-announce').innerText(), /No skill (passes|fails), In context/);
+  });
+
+  test('the command palette runs commands: Compare, Distil, Try an example', async () => {
+    const palette = async (query: string, command: string) => {
+      await page.keyboard.press('Control+k');
+      await page.getByTestId('palette-input').fill(query);
+      const option = page.locator(`[data-testid="palette-option"][data-command="${command}"]`);
+      await option.waitFor();
+      await option.click();
+      await page.getByTestId('palette').waitFor({ state: 'detached' });
+    };
+    const status = () => page.getByTestId('compare-panel').getAttribute('data-status');
+    const finished = async () => {
+      const n = await page.getByTestId('compare-total').innerText();
+      await palette('compare', 'compare');
+      await until(
+        async () => (await status()) === 'done' && (await page.getByTestId('compare-total').innerText()) !== n,
+        'the palette compares',
+        300_000,
+      );
+    };
+    await finished();
+
+    await palette('distil', 'distil');
+    await until(
+      async () => (await page.getByTestId('distill-panel').getAttribute('data-status')) === 'done',
+      'the palette distils',
+      600_000,
+    );
+    assert.equal(await page.getByTestId('distill-panel').getAttribute('data-folded'), 'true');
+    const adapters = await apiCall<{ recipe: { kind: string } }[]>(host, 'adapters.list', {});
+    assert.equal(adapters.filter((a) => a.recipe.kind === 'distill').length, 1);
+
+    await palette('try an example', 'try-example');
+    await page.getByTestId('example-guide').waitFor({ timeout: 60_000 });
   });
 
   test('no console errors, page errors or failed requests', () => {
