@@ -119,6 +119,17 @@ describe('first run: Try an example', { timeout: 900_000 }, () => {
     const announced = await page.getByTestId('compare-announce').innerText();
     assert.equal(await page.getByTestId('compare-announce').getAttribute('aria-live'), 'polite');
     assert.match(announced, /No skill fails, In context passes, Instant (passes|fails), Distilled passes, Wrong skill/);
+    // The comparison's kept trajectories carry the verdicts shown (the Trajectories page's Verdict).
+    assert.equal((await apiCall<{ storeTrajectories: boolean }>(host, 'settings.get', {})).storeTrajectories, true);
+    const kept = await apiCall<{ items: { condition: string; verdict: { passed: boolean } | null }[] }>(
+      host,
+      'trajectories.list',
+      { source: 'compare' },
+    );
+    assert.equal(kept.items.length, 5);
+    for (const t of kept.items) assert.notEqual(t.verdict, null, `${t.condition} has a verdict`);
+    assert.equal(kept.items.find((t) => t.condition === 'none')!.verdict!.passed, false);
+    assert.equal(kept.items.find((t) => t.condition === 'in_context')!.verdict!.passed, true);
     // The training panel is one line now, and opens again.
     assert.equal(await page.getByTestId('distill-panel').getAttribute('data-folded'), 'true');
     assert.match(await page.getByTestId('distill-summary').innerText(), /Done: \d+ steps, final loss [\d.]+/);

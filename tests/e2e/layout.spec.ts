@@ -27,7 +27,7 @@ async function cut(locator: Locator): Promise<string[]> {
       .filter((e) => e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1)
       .map(
         (e) =>
-          `${(e as HTMLElement).innerText.slice(0, 80)} (${e.clientWidth}×${e.clientHeight} px, text ${e.scrollWidth}×${e.scrollHeight})`,
+          `${(e.textContent ?? '').trim().slice(0, 80)} (${e.clientWidth}×${e.clientHeight} px, text ${e.scrollWidth}×${e.scrollHeight})`,
       ),
   );
 }

@@ -148,6 +148,15 @@ export class CompareRun {
       prompt,
       ...(this.maxTokens !== null && Number.isFinite(this.maxTokens) ? { maxTokens: this.maxTokens } : {}),
       ...(this.wrongSkill && this.wrongSkill !== skill.name ? { wrongSkill: this.wrongSkill } : {}),
+      // The checker goes along, so each column's kept trajectory has the verdict this page shows.
+      ...(this.ranCheck
+        ? {
+            check: {
+              expect: this.ranCheck.expect,
+              ...(this.ranCheck.source.startsWith('test ') && { test: this.ranCheck.source.slice(5) }),
+            },
+          }
+        : {}),
     };
     const handle = studio.compare.run(input, (event) => this.onEvent(event));
     this.handle = handle;
