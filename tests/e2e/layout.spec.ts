@@ -1,6 +1,6 @@
 // Labels people read are never cut, at 1280 × 800 and at 1920 × 1080, light and dark: the Library's
 // descriptions (two lines, no Package column of dashes), the merge workbench's adapter names and
-// facts, trajectory prompts (up to three lines), and an adapter's detail list. An element counts as
+// facts and its preview's room, trajectory prompts (up to three lines), and an adapter's detail list. An element counts as
 // cut when its text is wider or taller than its box (scrollWidth / scrollHeight beyond client size).
 // Run: node --import tsx --test tests/e2e/layout.spec.ts
 import assert from 'node:assert/strict';
@@ -89,6 +89,15 @@ describe('no label people read is cut', { timeout: 300_000 }, () => {
         await page.getByTestId('merge-candidate-name').first().waitFor();
         assert.deepEqual(await cut(page.getByTestId('merge-candidate-name')), [], 'merge workbench names');
         assert.deepEqual(await cut(page.getByTestId('merge-candidate').locator('.muted')), [], 'merge workbench facts');
+        // A preview's results get the room they need, not a strip: the workbench panel grows, and the
+        // list under it keeps a few rows.
+        for (const box of await page.getByTestId('merge-candidate').locator('input').all()) await box.check();
+        await page.getByTestId('merge-preview').click();
+        await page.getByTestId('merge-preview-result').waitFor();
+        const tools = await page.locator('.tools').evaluate((e) => e.clientHeight);
+        const list = await page.locator('.tools + .columns').evaluate((e) => e.clientHeight);
+        assert.ok(tools >= size.height * 0.6, `the workbench is ${tools} px high in a ${size.height} px window`);
+        assert.ok(list >= 150, `the list keeps ${list} px`);
         await page.getByTestId('merge-open').click();
 
         await page.goto(`${host.origin}/#/adapters/${adapterId}`);
