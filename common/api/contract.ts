@@ -68,7 +68,7 @@ import {
   TrajectoryRateInput,
   TrajectoryRef,
 } from './trajectory-schemas';
-import { SkillTests, TestSet, VerifyEvent, VerifyRunInput, VerifyRunResult } from './verify-schemas';
+import { SavedTestSet, SkillTests, VerifyEvent, VerifyRunInput, VerifyRunResult } from './verify-schemas';
 import {
   ContinualAdoptInput,
   ContinualAdoption,
@@ -243,7 +243,7 @@ export const studioContract = {
     tests: method(z.object({ name: SkillName, version: z.number().int().positive().optional() }).strict(), SkillTests),
     /** Replaces the version's tests. */
     setTests: method(
-      z.object({ name: SkillName, version: z.number().int().positive().optional(), tests: TestSet }).strict(),
+      z.object({ name: SkillName, version: z.number().int().positive().optional(), tests: SavedTestSet }).strict(),
       SkillTests,
     ),
     /** Runs the version's tests greedily (parametric, in_context, none, or an adapter) → pass rate per test and overall. */

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { AdapterId } from './adapter-schemas';
 import { SkillName } from './skill-schemas';
+import { ExpectSchema } from '../verify/expect';
 
 export const ChatMessage = z.object({
   role: z.enum(['system', 'user', 'assistant']),
@@ -132,6 +133,12 @@ export const CompareRunInput = z
     sampling: Sampling.optional(),
     /** The skill whose adapter the wrong_skill column uses; default: a dissimilar one (common/compare/wrong-skill.ts). */
     wrongSkill: SkillName.optional(),
+    /** The prompt's checker (a test of the skill, an example's held-out task): each column's kept
+     *  trajectory carries its verdict, as the page's ✓/✗ show it. */
+    check: z
+      .object({ expect: ExpectSchema, test: z.string().min(1).max(200).optional() })
+      .strict()
+      .optional(),
   })
   .strict()
   .refine((v) => !v.conditions || new Set(v.conditions).size === v.conditions.length, {

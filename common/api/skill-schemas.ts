@@ -194,6 +194,16 @@ export const ImportResult = z.object({
   imported: z.number().int().nonnegative(),
   unchanged: z.number().int().nonnegative(),
   skipped: z.array(SkipRecord),
+  /** Each skill the import wrote (a new version) or found as it was, with that version. */
+  skills: z
+    .array(
+      z.object({
+        name: z.string(),
+        version: z.number().int().positive(),
+        status: z.enum(['imported', 'unchanged']),
+      }),
+    )
+    .optional(),
 });
 export type ImportResult = z.infer<typeof ImportResult>;
 

@@ -6,6 +6,7 @@ import { MAX_NEW_TOKENS } from './engine-schemas';
 import { SkillName } from './skill-schemas';
 import { TrajectoryMessage } from './trajectory-schemas';
 import { ExpectSchema } from '../verify/expect';
+import { passesAnything } from '../verify/meaningful';
 
 export const VerifierTest = z
   .strictObject({
@@ -38,6 +39,17 @@ export const TestSet = z
       seen.add(t.id);
     });
   });
+
+/** What verify.setTests stores: a test set with no regex that every answer matches ('', `.*`, `^`,
+ *  `(?:)`; common/verify/meaningful.ts). Composed SkillWorld checkers are left as they are (a `not` of
+ *  something never said is how a fixture marks a test that always passes). Tests stored before are read
+ *  with TestSet, so an old one still loads and can be fixed. */
+export const SavedTestSet = TestSet.superRefine((tests, ctx) => {
+  tests.forEach((t, i) => {
+    const why = t.expect.kind === 'regex' ? passesAnything(t.expect) : null;
+    if (why) ctx.addIssue({ code: 'custom', path: [i, 'expect'], message: why });
+  });
+});
 
 const VersionRef = z.object({ name: z.string(), version: z.number().int().positive() });
 

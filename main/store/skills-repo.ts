@@ -31,6 +31,8 @@ export interface ImportBatchResult {
   imported: number;
   unchanged: number;
   runId: number;
+  /** Each version written or found as it was, in order: what the Import dialog lists. */
+  skills: { name: string; version: number; created: boolean }[];
 }
 
 interface VersionRow {
@@ -265,8 +267,10 @@ export class SkillsRepo {
         const now = this.clock().toISOString();
         let imported = 0;
         let unchanged = 0;
+        const skills: ImportBatchResult['skills'] = [];
         versions.forEach((v, i) => {
-          const { created } = this.write(v, now);
+          const { created, version } = this.write(v, now);
+          skills.push({ name: v.name, version: version.version, created });
           if (created) imported++;
           else unchanged++;
           options.onProgress?.(i + 1, versions.length);
@@ -274,7 +278,7 @@ export class SkillsRepo {
         const finishedAt = this.clock().toISOString();
         const skipped = JSON.stringify(options.skipped ?? []);
         const run = this.sql.insertRun.run(source, startedAt, finishedAt, imported, unchanged, skipped);
-        return { imported, unchanged, runId: Number(run.lastInsertRowid) };
+        return { imported, unchanged, runId: Number(run.lastInsertRowid), skills };
       })
       .immediate();
   }

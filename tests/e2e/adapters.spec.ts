@@ -110,8 +110,8 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
       await parents.evaluateAll((els) => els.map((e) => e.getAttribute('data-adapter-id'))),
       imported.map((a) => a.id),
     );
-    assert.match(await parents.nth(0).innerText(), /×1\s+\w+\s+import · r4/);
-    assert.match(await parents.nth(1).innerText(), /×0\.5\s+\w+\s+import · r4/);
+    assert.match(await parents.nth(0).innerText(), /×1\s+\w+\s+imported · r4/);
+    assert.match(await parents.nth(1).innerText(), /×0\.5\s+\w+\s+imported · r4/);
     assert.match(await page.getByTestId('facts-rank').innerText(), /^8 \/ /);
     assert.match(await page.getByTestId('facts-targets').innerText(), /^14 · 2 layers · q k v o gate up down$/);
     assert.match(await page.getByTestId('facts-norm').innerText(), /^\d/);
@@ -136,7 +136,10 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
     await showing(ema.id);
     const parents = page.getByTestId('lineage-parent');
     assert.equal(await parents.count(), 2);
-    assert.match(await parents.nth(0).innerText(), new RegExp(`×0\\.75\\s+${ema1.id}\\s+previous global\\s+ema · r4`));
+    assert.match(
+      await parents.nth(0).innerText(),
+      new RegExp(`×0\\.75\\s+${ema1.id}\\s+previous global\\s+global · r4`),
+    );
     assert.match(await parents.nth(1).innerText(), new RegExp(`×0\\.25\\s+${imported[1]!.id}\\s+merged in`));
   });
 

@@ -82,6 +82,21 @@ describe('the Continual page in the browser', { timeout: 600_000 }, () => {
     );
     assert.ok((await page.locator('[data-testid="continual-chart"] svg path').count()) > 0, 'the chart has marks');
     await screenshot(page, 'continual-01-run');
+
+    // The link opens this run's own timeline, in its workspace: both versions, never "No global versions yet".
+    await page.getByTestId('continual-timeline-link').click();
+    await page.waitForURL(/#\/adapters\/global\/run\/[0-9a-f]{12}$/);
+    await page.getByTestId('run-timeline-version').first().waitFor();
+    assert.deepEqual(
+      await page
+        .getByTestId('run-timeline-version')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-version'))),
+      ['1', '2'],
+    );
+    assert.equal(await page.getByTestId('global-empty').count(), 0);
+    assert.match(await page.getByTestId('run-timeline').innerText(), /in the run's own workspace/);
+    await page.getByTestId('nav-continual').click();
+    await page.getByTestId('continual-episode').first().waitFor();
   });
 
   test('the run lives in its workspace: listed with its lessons; the Library stays empty until Adopt', async () => {

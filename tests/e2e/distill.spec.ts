@@ -167,6 +167,10 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     assert.ok(steps.length > 3, `the step counter moved: ${w.steps.slice(0, 5).join(' / ')}`);
     assert.ok(steps.every((m) => m[2] === String(STEPS)));
     assert.equal(steps.at(-1)![1], String(STEPS));
+    // Done, the panel folds to one line (the compare columns stay near the top); Show details opens it.
+    assert.match(await page.getByTestId('distill-summary').innerText(), new RegExp(`Done: ${STEPS} steps, final loss`));
+    await page.getByTestId('distill-expand').click();
+    assert.equal(await page.getByTestId('distill-collapse').getAttribute('aria-expanded'), 'true');
     assert.equal(await page.getByTestId('distill-chart').getAttribute('data-ready'), 'true');
     assert.ok((await page.getByTestId('distill-chart').locator('path').count()) > 0, 'the loss line is drawn');
     await page.getByTestId('distill-result').waitFor();

@@ -12,6 +12,7 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import type { AdapterWritten } from '../../common/api/adapter-schemas';
 import { writeFixturePeft } from '../int/adapters/fixture';
+import { INTERNAL_NAMES } from '../../renderer/src/lib/shared/words';
 import { apiCall, openStudio, ROOT, SCREENSHOTS, type Host, type Studio } from './harness';
 
 const PAGES_DIR = join(SCREENSHOTS, 'pages');
@@ -28,6 +29,8 @@ const RAW = [
     re: /\b(invalid_type|invalid_union|invalid_value|too_small|too_big|unrecognized_keys)\b/,
   },
   { what: 'a zod "path" field', re: /"path"\s*:/ },
+  // One vocabulary on screen (renderer/src/lib/shared/words.ts): never the API's own names.
+  { what: 'an internal name', re: INTERNAL_NAMES },
 ];
 
 interface Shot {
@@ -105,7 +108,22 @@ describe('every page: axe, raw messages, screenshots in light and dark', { timeo
     },
     { name: 'skill', route: `#/skill/${SKILL}`, ready: 'skill-reading' },
     { name: 'editor', route: `#/skill/${SKILL}/edit`, ready: 'editor-pane' },
-    { name: 'compare', route: `#/skill/${SKILL}/compare`, ready: 'skill-lab' },
+    {
+      name: 'compare',
+      route: `#/skill/${SKILL}/compare`,
+      ready: 'skill-lab',
+      // A comparison run, so its verdicts are scanned and the Trajectories page lists its rows.
+      act: async (p) => {
+        if ((await p.getByTestId('compare-panel').getAttribute('data-status')) === 'done') return;
+        await p.getByTestId('compare-prompt').fill('Log meter 1057.');
+        await p.getByTestId('compare-run').click();
+        const end = Date.now() + 180_000;
+        while ((await p.getByTestId('compare-panel').getAttribute('data-status')) !== 'done') {
+          if (Date.now() > end) throw new Error('the comparison did not end in 180 s');
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      },
+    },
     { name: 'tests', route: `#/skill/${SKILL}/tests`, ready: 'tests-view' },
     { name: 'evolve', route: `#/skill/${SKILL}/evolve`, ready: 'evolve-view' },
     { name: 'playground', route: '#/playground', ready: 'playground' },

@@ -3,7 +3,10 @@
 // imports the SkillWorld example skills with their tests and opens one on the compare page with a
 // held-out prompt; "Run the example" distils it and compares. Every column says what it is, and the
 // prompt's checker marks each answer: No skill fails, In context and Distilled pass. Two clicks from
-// the first screen; the target is three at most. A reload keeps the guide.
+// the first screen; the target is three at most, and when the run ends the five verdicts are in view at
+// 1400 × 900 without scrolling (the page brings them there), the columns hold focus, a live region reads
+// them out, and the distillation panel is one line. A reload keeps the guide; running the example again
+// uses the stored distilled adapter and says so.
 // Run: node --import tsx --test tests/e2e/first-run.spec.ts
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -33,6 +36,7 @@ describe('first run: Try an example', { timeout: 900_000 }, () => {
   before(async () => {
     studio = await openStudio();
     ({ host, page, problems } = studio);
+    await page.setViewportSize({ width: 1400, height: 900 });
   });
 
   after(async () => {
@@ -52,6 +56,7 @@ describe('first run: Try an example', { timeout: 900_000 }, () => {
     assert.equal(await page.getByTestId('example-guide').getAttribute('data-skill'), SKILL);
     assert.match(page.url(), new RegExp(`#/skill/${SKILL}/compare$`));
     assert.match(await page.getByTestId('example-guide').innerText(), /VESSOR:/);
+    assert.match(await page.getByTestId('example-guide').innerText(), /Other examples: brikmux-pexsur, glistam-puxgu/);
     // A held-out prompt with a checker, never one of the practice questions (the tests).
     const prompt = await page.getByTestId('compare-prompt').inputValue();
     assert.ok(prompt.length > 0, 'the prompt is filled in');
@@ -92,9 +97,44 @@ describe('first run: Try an example', { timeout: 900_000 }, () => {
     assert.equal(await passed('distilled'), true, 'Distilled passes');
     assert.match(await column('distilled').getByTestId('column-verdict').innerText(), /✓/);
     assert.match(await column('none').getByTestId('column-verdict').innerText(), /✗/);
+    // The checker's words: passes / fails, and the rule as "expects: …", never "answer matches".
+    assert.match(await column('none').getByTestId('column-verdict').innerText(), /fails\s+expects: the answer /);
+    assert.match(await column('in_context').getByTestId('column-verdict').innerText(), /passes\s+expects: the answer /);
+    // Terms of art carry one line of help.
+    for (const term of ['bundle', 'distilled', 'hypernetwork'])
+      assert.ok((await page.getByTestId(`help-${term}`).count()) > 0, term);
     assert.ok(clicks <= 3, `${clicks} clicks from the first screen`);
+    // The verdict in view: every verdict inside the 1400 × 900 window as the run ends, no scrolling by hand.
+    const verdicts = page.getByTestId('column-verdict');
+    assert.equal(await verdicts.count(), 5);
+    for (const box of await verdicts.evaluateAll((els) =>
+      els.map((e) => {
+        const r = e.getBoundingClientRect();
+        return { top: r.top, bottom: r.bottom, left: r.left, right: r.right };
+      }),
+    )) {
+      assert.ok(box.top >= 0 && box.bottom <= 900 && box.left >= 0 && box.right <= 1400, JSON.stringify(box));
+    }
+    assert.equal(await page.evaluate("document.activeElement?.getAttribute('data-testid')"), 'compare-columns');
+    const announced = await page.getByTestId('compare-announce').innerText();
+    assert.equal(await page.getByTestId('compare-announce').getAttribute('aria-live'), 'polite');
+    assert.match(announced, /No skill fails, In context passes, Instant (passes|fails), Distilled passes, Wrong skill/);
+    // The comparison's kept trajectories carry the verdicts shown (the Trajectories page's Verdict).
+    assert.equal((await apiCall<{ storeTrajectories: boolean }>(host, 'settings.get', {})).storeTrajectories, true);
+    const kept = await apiCall<{ items: { condition: string; verdict: { passed: boolean } | null }[] }>(
+      host,
+      'trajectories.list',
+      { source: 'compare' },
+    );
+    assert.equal(kept.items.length, 5);
+    for (const t of kept.items) assert.notEqual(t.verdict, null, `${t.condition} has a verdict`);
+    assert.equal(kept.items.find((t) => t.condition === 'none')!.verdict!.passed, false);
+    assert.equal(kept.items.find((t) => t.condition === 'in_context')!.verdict!.passed, true);
+    // The training panel is one line now, and opens again.
+    assert.equal(await page.getByTestId('distill-panel').getAttribute('data-folded'), 'true');
+    assert.match(await page.getByTestId('distill-summary').innerText(), /Done: \d+ steps, final loss [\d.]+/);
+    assert.ok((await page.getByTestId('distill-summary').boundingBox())!.height < 40, 'one line');
     console.log(`# clicks from the first screen to a checked comparison: ${clicks}`);
-    await page.getByTestId('compare-panel').scrollIntoViewIfNeeded();
     await screenshot(page, 'first-run-02-compare');
   });
 
@@ -104,6 +144,29 @@ describe('first run: Try an example', { timeout: 900_000 }, () => {
     assert.equal(await page.getByTestId('example-guide').getAttribute('data-skill'), SKILL);
     assert.match(await page.getByTestId('example-guide').innerText(), /VESSOR:/);
     await until(async () => page.getByTestId('example-run').isEnabled(), 'Run the example is offered again');
+  });
+
+  test('running the example again uses the stored distilled adapter and says so; Distil again is apart', async () => {
+    const distilled = async () =>
+      (await apiCall<{ recipe: { kind: string } }[]>(host, 'adapters.list', {})).filter(
+        (a) => a.recipe.kind === 'distill',
+      ).length;
+    assert.equal(await distilled(), 1);
+    await until(async () => (await page.getByTestId('example-distil-again').count()) === 1, 'Distil again is offered');
+    await page.getByTestId('example-run').click();
+    await until(
+      async () => (await page.getByTestId('compare-panel').getAttribute('data-status')) === 'done',
+      'the example compares again',
+      300_000,
+    );
+    assert.match(await page.getByTestId('example-step').innerText(), /Used the stored distilled adapter [0-9a-f]{12}/);
+    assert.match(await page.getByTestId('compare-distilled-note').innerText(), /the stored adapter [0-9a-f]{12}/);
+    assert.equal(await distilled(), 1, 'no new adapter was trained');
+    assert.equal(await page.getByTestId('distill-panel').getAttribute('data-folded'), 'true');
+    await page.getByTestId('distill-expand').click();
+    assert.equal(await page.getByTestId('distill-panel').getAttribute('data-folded'), null);
+    await page.getByTestId('distill-collapse').click();
+    assert.equal(await page.getByTestId('distill-panel').getAttribute('data-folded'), 'true');
   });
 
   test('trying the example again keeps the skills and their tests as they are', async () => {

@@ -163,6 +163,9 @@ describe('desktop polish in the browser', { timeout: 300_000 }, () => {
     await page.getByTestId('import-result').waitFor();
     const dialog = page.getByTestId('import-dialog');
     assert.equal(await page.getByTestId('import-imported').innerText(), '1', await dialog.innerText());
+    // The dialog lists what it imported, each a link to the skill.
+    assert.deepEqual(await page.getByTestId('import-skill').allInnerTexts(), [`${DROPPED}\nv1 · new version`]);
+    assert.equal(await page.getByTestId('import-skill').locator('a').getAttribute('href'), `#/skill/${DROPPED}`);
     await screenshot(page, 'polish-04-drop-imported');
     await page.getByTestId('import-close').click();
     await page.locator(`[data-testid="skill-row"][data-skill-name="${DROPPED}"]`).waitFor();

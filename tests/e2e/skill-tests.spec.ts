@@ -112,6 +112,65 @@ describe('the Tests tab in the browser', { timeout: 600_000 }, () => {
     assert.deepEqual(stored.tests[2]!.expect, { kind: 'regex', pattern: 'tar -[a-z]*t', flags: 'i' });
   });
 
+  test('tests that cannot fail are flagged before saving: a match-everything regex, then a No skill pass', async () => {
+    await page.getByTestId('tests-add').click();
+    const added = rows().nth(3);
+    await added.getByTestId('test-id').fill('anything');
+    await added.getByTestId('test-prompt').fill('Say anything at all.');
+    await added.getByTestId('test-kind').selectOption('regex');
+    for (const pattern of ['.*', '^', '(?:)']) {
+      await added.getByTestId('test-value').fill(pattern);
+      await until(
+        async () =>
+          /expect: every answer passes it/.test(
+            (await added
+              .getByTestId('test-problems')
+              .innerText()
+              .catch(() => '')) ?? '',
+          ),
+        `the regex /${pattern}/ is flagged`,
+      );
+      assert.ok(await page.getByTestId('tests-save').isDisabled(), `/${pattern}/ cannot be saved`);
+    }
+    // One character of anything: some answer fails it (the empty one), but the model's answer without
+    // the skill passes, so saving stops once to say so; Save anyway stores it.
+    await added.getByTestId('test-value').fill('[\\s\\S]');
+    await page.getByTestId('tests-problems').waitFor({ state: 'detached' });
+    await page.getByTestId('tests-save').click();
+    await page.getByTestId('tests-no-skill').waitFor({ timeout: 60_000 });
+    assert.match(await page.getByTestId('tests-no-skill-row').innerText(), /^Test 4 \("anything"\): No skill answered/);
+    assert.equal(await page.getByTestId('tests-save').innerText(), 'Save anyway');
+    const before = await apiCall<{ tests: unknown[] }>(host, 'verify.tests', { name: SKILL });
+    assert.equal(before.tests.length, 3, 'nothing was saved yet');
+    await page.getByTestId('tests-save').click();
+    await until(
+      async () =>
+        (await page
+          .getByTestId('tests-notice')
+          .innerText()
+          .catch(() => '')) === 'Saved 4 tests with v1.',
+      'Save anyway stores it',
+    );
+    // The API refuses a match-everything regex itself.
+    await assert.rejects(
+      apiCall(host, 'verify.setTests', {
+        name: SKILL,
+        tests: [{ id: 'x', prompt: 'Hi', expect: { kind: 'regex', pattern: '' } }],
+      }),
+      /every answer passes it/,
+    );
+    await rows().nth(3).getByTestId('test-delete').click();
+    await page.getByTestId('tests-save').click();
+    await until(
+      async () =>
+        (await page
+          .getByTestId('tests-notice')
+          .innerText()
+          .catch(() => '')) === 'Saved 3 tests with v1.',
+      'back to three tests',
+    );
+  });
+
   test('Verify in context and compiled: the pass rate and each outcome', async () => {
     await page.getByTestId('verify-mode').selectOption('in_context');
     await page.getByTestId('verify-start').click();
@@ -138,7 +197,7 @@ describe('the Tests tab in the browser', { timeout: 600_000 }, () => {
     await page.getByTestId('verify-start').click();
     await until(
       async () =>
-        /compiled adapter/.test(
+        /instant adapter/.test(
           await page
             .getByTestId('verify-summary')
             .innerText()
@@ -147,9 +206,12 @@ describe('the Tests tab in the browser', { timeout: 600_000 }, () => {
       'verify compiled finished',
       300_000,
     );
-    assert.match(await page.getByTestId('verify-summary').innerText(), /compiled adapter\s[0-9a-f]{12} · v1/);
+    assert.match(await page.getByTestId('verify-summary').innerText(), /instant adapter\s[0-9a-f]{12} · v1/);
     const rate = await page.getByTestId('verify-pass-rate').innerText();
     assert.match(rate, /^(33|67)%$/);
+    // What good looks like: the in-context rate of the run before, beside this one.
+    assert.match(await page.getByTestId('verify-in-context-rate').innerText(), /^(33|67)%$/);
+    assert.match(await page.getByTestId('verify-beside').innerText(), /Beside it, in context: \d+%/);
     await page.getByTestId('verify-panel').evaluate((e) => e.scrollIntoView({ block: 'start' }));
     await screenshot(page, 'skill-tests-02-verify');
   });

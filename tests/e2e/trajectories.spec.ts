@@ -77,7 +77,7 @@ describe('trajectories page', { timeout: 300_000 }, () => {
     // the condition is named under the source, in Compare's words; the row without one has none
     assert.deepEqual(
       (await page.getByTestId('trajectory-row-source').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim()),
-      ['eval parametric', 'compare in context', 'playground'],
+      ['eval instant', 'compare in context', 'playground'],
     );
     await screenshot(page, 'trajectories-01-list');
   });

@@ -8,7 +8,8 @@ import {
   type CompareRunInput,
   type CompareRunResult,
 } from '../../../common/api/engine-schemas';
-import type { TrajectorySampling } from '../../../common/api/trajectory-schemas';
+import type { TrajectorySampling, Verdict } from '../../../common/api/trajectory-schemas';
+import { checkExpect } from '../../../common/verify/expect';
 import { pickWrongSkill } from '../../../common/compare/wrong-skill';
 import { StudioError } from '../../../common/errors';
 import { checkPromptBytes, type EngineAdapter, type GenerateRequest } from '../../engine';
@@ -34,6 +35,16 @@ interface Column {
   request: GenerateRequest;
   /** The full key of the column's adapter (setup.adapter is its short id). */
   adapterKey: string | null;
+}
+
+/** A column's answer against the prompt's checker, as its trajectory keeps it. */
+function verdictOf(check: NonNullable<CompareRunInput['check']>, text: string): Verdict {
+  const outcome = checkExpect(check.expect, text);
+  return {
+    passed: outcome.passed,
+    ...(check.test && { test: check.test }),
+    ...(outcome.reason && { reason: outcome.reason.slice(0, 2000) }),
+  };
 }
 
 /** What compare needs to keep its columns as trajectories (both, or it keeps none). */
@@ -218,7 +229,7 @@ export class CompareService {
       skipped,
       ms: performance.now() - t0,
     };
-    await this.record(input.prompt, who, columns, out, { ...sampling, maxTokens });
+    await this.record(input.prompt, who, columns, out, { ...sampling, maxTokens }, input.check);
     return result;
   }
 
@@ -230,6 +241,7 @@ export class CompareService {
     columns: Column[],
     out: CompareColumn[],
     sampling: TrajectorySampling,
+    check?: CompareRunInput['check'],
   ): Promise<void> {
     if (!this.recording) return;
     const current = await this.recording.bundles.current().catch(() => null); // a bundle gone meanwhile: no bundle named
@@ -247,6 +259,7 @@ export class CompareService {
           { role: 'user' as const, content: prompt },
           { role: 'assistant' as const, content: c.text },
         ],
+        ...(check && { verdict: verdictOf(check, c.text) }),
         details: {
           finishReason: c.finishReason,
           promptTokens: c.promptTokens,

@@ -33,7 +33,7 @@ export class ImportService {
     });
     if (ctx.signal.aborted) throw new StudioError('cancelled', `import of ${input.source} cancelled; nothing written`);
     ctx.emit({ phase: 'write', done: 0, total: versions.length });
-    const { imported, unchanged } = this.repo.importBatch(input.source, versions, {
+    const { imported, unchanged, skills } = this.repo.importBatch(input.source, versions, {
       skipped,
       // Runs inside the transaction: a cancel here rolls the whole import back.
       onProgress: (done, total) => {
@@ -43,7 +43,13 @@ export class ImportService {
       },
     });
     ctx.emit({ phase: 'done', done: versions.length, total: versions.length });
-    return { source: input.source, imported, unchanged, skipped };
+    return {
+      source: input.source,
+      imported,
+      unchanged,
+      skipped,
+      skills: skills.map((k) => ({ name: k.name, version: k.version, status: k.created ? 'imported' : 'unchanged' })),
+    };
   }
 
   /**

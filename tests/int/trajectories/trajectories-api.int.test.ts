@@ -51,6 +51,21 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
       });
       expect(t.adapter === null ? null : t.adapter.slice(0, 12)).toBe(c.adapter);
     }
+    // With the prompt's checker, each column's trajectory keeps the verdict the compare page shows.
+    const checked = await suite.api.compare.run({
+      name: 'sql-review',
+      prompt: 'Checked?',
+      maxTokens: 3,
+      conditions: ['none'],
+      check: { expect: { kind: 'contains', value: 'zq-never-zq' }, test: 't1' },
+    }).result;
+    const kept = (await suite.api.trajectories.list({ source: 'compare' })).items.find((t) => t.prompt === 'Checked?')!;
+    expect(kept.verdict).toEqual({
+      passed: false,
+      test: 't1',
+      reason: expect.stringMatching(/contains "zq-never-zq"/),
+    });
+    expect(checked.columns).toHaveLength(1);
     const wrong = await suite.api.trajectories.show({ id: byCondition.get('wrong_skill')!.id });
     covered.add('trajectories.show');
     expect(wrong.details).toMatchObject({

@@ -31,6 +31,10 @@ function host(route: Route, skills: string[] = []) {
     openImport: () => calls.push('import'),
     openNewSkill: () => calls.push('new-skill'),
     compile: (name, version) => calls.push(`compile ${name} ${version}`),
+    distil: (name, version) => calls.push(`distil ${name} ${version}`),
+    compare: (name, version) => calls.push(`compare ${name} ${version}`),
+    tryExample: () => calls.push('try-example'),
+    exportAdapter: (id) => calls.push(`export ${id}`),
     setTheme: (c) => calls.push(`theme ${c}`),
     showShortcuts: () => calls.push('shortcuts'),
   };
@@ -113,6 +117,7 @@ describe('paletteCommands', () => {
       'go:settings',
       'import',
       'new-skill',
+      'try-example',
       'shortcuts',
       'theme:light',
       'theme:dark',
@@ -138,6 +143,26 @@ describe('paletteCommands', () => {
       'new-skill',
       'theme dark',
     ]);
+  });
+
+  it('runs commands, not only navigation: distil, compare, run the example, try an example, export', () => {
+    const { h, calls } = host({ page: 'skill', name: 'brotro-mixtus', version: null, view: 'compare' });
+    const commands = paletteCommands({ ...h, runExample: (n, v) => calls.push(`example ${n} ${v}`) });
+    filterCommands(commands, 'distil')[0]!.run();
+    filterCommands(commands, 'compare')[0]!.run();
+    filterCommands(commands, 'run the example')[0]!.run();
+    filterCommands(commands, 'example')
+      .find((c) => c.id === 'try-example')!
+      .run();
+    const onAdapter = host({ page: 'adapters', id: '0123456789ab' });
+    filterCommands(paletteCommands(onAdapter.h), 'export')[0]!.run();
+    expect(calls).toEqual([
+      'distil brotro-mixtus null',
+      'compare brotro-mixtus null',
+      'example brotro-mixtus null',
+      'try-example',
+    ]);
+    expect(onAdapter.calls).toEqual(['export 0123456789ab']);
   });
 
   it('finds the theme commands by "toggle theme" and "dark"', () => {

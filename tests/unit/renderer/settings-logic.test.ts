@@ -20,6 +20,10 @@ describe('Settings page route and palette', () => {
       openImport: () => {},
       openNewSkill: () => {},
       compile: () => {},
+      distil: () => {},
+      compare: () => {},
+      tryExample: () => {},
+      exportAdapter: () => {},
       setTheme: () => {},
       showShortcuts: () => {},
     };

@@ -45,8 +45,8 @@ describe('trajectory filters', () => {
 
   it('labels verdicts and skills', () => {
     expect(verdictLabel({ verdict: null })).toBe('');
-    expect(verdictLabel({ verdict: { passed: false } })).toBe('failed');
-    expect(verdictLabel({ verdict: { passed: true } })).toBe('passed');
+    expect(verdictLabel({ verdict: { passed: false } })).toBe('fails');
+    expect(verdictLabel({ verdict: { passed: true } })).toBe('passes');
     expect(skillLabel({ skill: null })).toBe('—');
     expect(skillLabel({ skill: { name: 'pdf', version: 2, sha256: 'a'.repeat(64), linked: true } })).toBe('pdf@2');
   });
@@ -58,10 +58,11 @@ describe('trajectory filters', () => {
     expect(labels).toEqual([
       'compare · no skill',
       'compare · in context',
-      'compare · parametric',
+      'compare · instant',
       'compare · wrong skill',
     ]);
-    expect(sourceLabel({ source: 'playground', condition: 'adapter' })).toBe('playground · adapter');
+    expect(sourceLabel({ source: 'compare', condition: 'adapter' })).toBe('compare · distilled');
+    expect(sourceLabel({ source: 'playground', condition: 'adapter' })).toBe('playground · an adapter');
     expect(sourceLabel({ source: 'openai', condition: null })).toBe('openai');
     expect(conditionLabel({ condition: 'wrong_skill' })).toBe('wrong skill');
     expect(conditionLabel({ condition: null })).toBe('');

@@ -1,11 +1,13 @@
 // How an adapter was made, in words for the Adapters page: its kind and where it came from.
 import type { AdapterSummary } from '../../../../common/api/adapter-schemas';
+import { kindWord } from '../shared/words';
 
 export interface AdapterOrigin {
   /** 'import', 'merge', 'ema', or whatever kind a newer recipe names (e.g. 'compile'). */
   kind: string;
-  /** The kind as the page shows it: a skill's compile is `instant` and its distillation `distilled` (the two
-   *  tiers, docs/distill.md); other kinds keep their name. */
+  /** The kind as the page shows it (lib/shared/words.ts): a skill's compile is `instant` and its
+   *  distillation `distilled` (the two tiers, docs/distill.md); a merge `merged`, an EMA version `global`,
+   *  an import `imported`. */
   label: string;
   /** One line: the method and its numbers. */
   summary: string;
@@ -18,18 +20,18 @@ export function adapterOrigin(a: AdapterSummary): AdapterOrigin {
   const skill = a.skill ? `${a.skill.name}@${a.skill.version}` : null;
   switch (recipe.kind) {
     case 'import':
-      return { kind: 'import', label: 'import', summary: skill ? `PEFT folder, ${skill}` : 'PEFT folder' };
+      return { kind: 'import', label: 'imported', summary: skill ? `PEFT folder, ${skill}` : 'PEFT folder' };
     case 'merge': {
       const r = recipe as Extract<AdapterSummary['recipe'], { kind: 'merge' }>;
       const weights = r.weights.length ? ` · weights ${r.weights.map(num).join(', ')}` : '';
       const rank = r.rank !== null ? ` → rank ${r.rank}` : '';
-      return { kind: 'merge', label: 'merge', summary: `${r.method} of ${r.sources.length}${weights}${rank}` };
+      return { kind: 'merge', label: 'merged', summary: `${r.method} of ${r.sources.length}${weights}${rank}` };
     }
     case 'ema': {
       const r = recipe as Extract<AdapterSummary['recipe'], { kind: 'ema' }>;
       return {
         kind: 'ema',
-        label: 'ema',
+        label: 'global',
         summary: `${r.sources[0] === null ? 'first global version' : 'global update'} · β ${num(r.beta)} · budget ${r.rankBudget}`,
       };
     }
@@ -49,7 +51,7 @@ export function adapterOrigin(a: AdapterSummary): AdapterOrigin {
       };
     }
     default:
-      return { kind: recipe.kind, label: recipe.kind, summary: skill ?? recipe.kind };
+      return { kind: recipe.kind, label: kindWord(recipe.kind), summary: skill ?? kindWord(recipe.kind) };
   }
 }
 

@@ -103,6 +103,8 @@ export class CompareRun {
   checks = $state.raw<CompareCheck[]>([]);
   /** The check of the last run's prompt, fixed when it starts (editing the prompt keeps the marks). */
   ranCheck = $state.raw<CompareCheck | null>(null);
+  /** Counts the runs that ended with every answer: the panel brings the columns into view on a new one. */
+  finished = $state(0);
 
   private handle: StreamHandle<CompareRunResult> | null = null;
 
@@ -146,6 +148,15 @@ export class CompareRun {
       prompt,
       ...(this.maxTokens !== null && Number.isFinite(this.maxTokens) ? { maxTokens: this.maxTokens } : {}),
       ...(this.wrongSkill && this.wrongSkill !== skill.name ? { wrongSkill: this.wrongSkill } : {}),
+      // The checker goes along, so each column's kept trajectory has the verdict this page shows.
+      ...(this.ranCheck
+        ? {
+            check: {
+              expect: this.ranCheck.expect,
+              ...(this.ranCheck.source.startsWith('test ') && { test: this.ranCheck.source.slice(5) }),
+            },
+          }
+        : {}),
     };
     const handle = studio.compare.run(input, (event) => this.onEvent(event));
     this.handle = handle;
@@ -153,6 +164,7 @@ export class CompareRun {
       const result = await handle.result;
       this.finish(result);
       this.status = result.columns.some((c) => c.finishReason === 'cancelled') ? 'cancelled' : 'done';
+      if (this.status === 'done') this.finished += 1;
     } catch (err) {
       const error = toUiError(err);
       this.error = error;
@@ -195,6 +207,20 @@ export class CompareRun {
   verdict(column: CompareColumnState): ColumnVerdict | null {
     if (!this.ranCheck || !column.final) return null;
     return verdictOf(this.ranCheck, column.final.text);
+  }
+
+  /** What a screen reader hears when a run ends: each column's verdict, or that the answers are in. */
+  announcement(): string {
+    if (this.status !== 'done') return '';
+    const marks = this.columns
+      .map((c) => {
+        const v = this.verdict(c);
+        return v ? `${CONDITION_LABELS[c.condition].title} ${v.passed ? 'passes' : 'fails'}` : null;
+      })
+      .filter((m): m is string => m !== null);
+    return marks.length > 0
+      ? `Compare finished. ${marks.join(', ')}.`
+      : `Compare finished: ${this.columns.length} answers, no checker for this prompt.`;
   }
 
   stop(): void {

@@ -2,6 +2,7 @@
 // (whether the bundle can, the practice questions with their sources, seconds per step measured here),
 // the user's edits to the question list, then one run with its live losses, Cancel and the result.
 import type {
+  AdapterSummary,
   DistillPlan,
   DistillProgressEvent,
   DistillResultSchema,
@@ -50,11 +51,22 @@ export class DistillRun extends StreamRun<DistillProgressEvent, DistillResultSch
     );
   }
 
-  /** The plan of this version on this bundle (null: whichever loads); asked again for the same, it is kept. */
-  async load(ref: { name: string; version: number }, bundleId: string | null): Promise<void> {
+  /** The stored distilled adapter of this version on this bundle when its recipe is the one the next run
+   *  would follow (the same steps and the same number of practice questions): using it gives the same
+   *  adapter a new run would train, so *Run the example* and Compare reuse it. */
+  get reusable(): AdapterSummary | null {
+    const a = this.plan?.distilled ?? null;
+    if (!a || a.recipe.kind !== 'distill') return null;
+    const questions = Object.values(a.recipe.questions).reduce((n, k) => n + k, 0);
+    return a.recipe.steps === this.steps && questions === this.questions.length ? a : null;
+  }
+
+  /** The plan of this version on this bundle (null: whichever loads); asked again for the same, it is
+   *  kept unless `reload` (a run may have stored an adapter since). */
+  async load(ref: { name: string; version: number }, bundleId: string | null, reload = false): Promise<void> {
     const key = `${ref.name}@${ref.version}`;
     const same = this.planFor === key && (bundleId === null || this.plan?.bundle.id === bundleId);
-    if (same && (this.plan || this.loadingPlan)) return;
+    if (same && !reload && (this.plan || this.loadingPlan)) return;
     this.planFor = key;
     this.loadingPlan = true;
     this.planError = null;
@@ -97,7 +109,10 @@ export class DistillRun extends StreamRun<DistillProgressEvent, DistillResultSch
     this.losses = [];
     const input = { skill: ref, steps: this.steps, questions: this.questions };
     const result = await this.follow((onEvent) => studio.adapters.distill(input, onEvent));
-    if (result) this.onDistilled(result);
+    if (result) {
+      if (this.plan) this.plan = { ...this.plan, distilled: result.adapter };
+      this.onDistilled(result);
+    }
   }
 
   protected override onProgress(event: DistillProgressEvent): void {

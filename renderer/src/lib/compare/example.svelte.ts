@@ -32,6 +32,8 @@ export class ExampleState {
   /** The skill whose "Run the example" is going (distil, then compare). */
   running = $state<string | null>(null);
   runError = $state.raw<UiError | null>(null);
+  /** The stored distilled adapter the last run compared with instead of training again, or null. */
+  reused = $state<string | null>(null);
 
   constructor(private readonly store: KeyValueStore | null = null) {
     const saved = savedExample(store);
@@ -66,16 +68,23 @@ export class ExampleState {
     }
   }
 
-  /** Distils the version when it has no distilled adapter on this bundle (and the bundle can), then
-   *  compares on the prompt already set. A failed distillation stops there with its error shown. */
-  async run(lab: SkillLab, ref: { name: string; version: number }): Promise<void> {
+  /** Distils the version unless it has a stored distilled adapter on this bundle with the recipe a run
+   *  would follow (then that one is used, and `reused` says so); `again` distils anyway. Then compares on
+   *  the prompt already set. A failed distillation stops there with its error shown. */
+  async run(lab: SkillLab, ref: { name: string; version: number }, again = false): Promise<void> {
     if (this.running) return;
     this.running = ref.name;
     this.runError = null;
+    this.reused = null;
     try {
-      await lab.distill.load(ref, null);
+      await lab.distill.load(ref, null, true);
       const plan = lab.distill.plan;
-      if (plan?.available && !plan.distilled && lab.compare.distilled === null) {
+      const stored = lab.distill.reusable;
+      if (stored && !again) {
+        lab.distill.mode = 'distilled';
+        this.reused = stored.id;
+        lab.compare.setDistilled(stored.id);
+      } else if (plan?.available) {
         lab.distill.mode = 'distilled';
         await lab.distill.start(ref);
         if (lab.distill.status !== 'done') {

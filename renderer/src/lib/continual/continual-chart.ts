@@ -50,7 +50,7 @@ export function modesChart(
     }
   }
   const series = [...byMode].map(([mode, eps], i) => ({
-    name: `${mode} (${count.get(mode)} ${count.get(mode) === 1 ? 'run' : 'runs'})`,
+    name: `${mode.replace(/_/g, ' ')} (${count.get(mode)} ${count.get(mode) === 1 ? 'run' : 'runs'})`,
     type: 'line',
     color: theme.series[i % theme.series.length],
     symbolSize: 6,

@@ -17,9 +17,9 @@ import { labelledIssue } from '../shared/field-words';
 export type ContinualStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
 
 export const MODE_LABELS: Record<ContinualMode, string> = {
-  merge: 'merge: EMA into the global adapter (cat, then svd)',
-  cat: 'cat: exact mean of the lessons',
-  linear: 'linear: factor-wise mean (baseline)',
+  merge: 'merge: each lesson blended into one global adapter',
+  cat: 'cat: the lessons averaged exactly',
+  linear: 'linear: the lessons averaged factor by factor (a baseline)',
   independent: 'independent: the newest lesson only',
   in_context: 'in context: the lessons as text',
 };

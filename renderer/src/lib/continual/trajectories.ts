@@ -40,27 +40,30 @@ export function suggestedExportFile(dataDir: string): string {
   return `${dataDir.replace(/[\\/]+$/, '')}${sep}trajectories.jsonl`;
 }
 
-/** passed / failed (the verifier) or '' when none judged it. */
-export function verdictLabel(t: Pick<TrajectorySummary, 'verdict'>): '' | 'passed' | 'failed' {
-  return t.verdict === null ? '' : t.verdict.passed ? 'passed' : 'failed';
+/** passes / fails (the checker's words, lib/shared/words.ts) or '' when none judged it. */
+export function verdictLabel(t: Pick<TrajectorySummary, 'verdict'>): '' | 'passes' | 'fails' {
+  return t.verdict === null ? '' : t.verdict.passed ? 'passes' : 'fails';
 }
 
 export function skillLabel(t: Pick<TrajectorySummary, 'skill'>): string {
   return t.skill ? `${t.skill.name}@${t.skill.version}` : '—';
 }
 
-/** How the skill reached the model, in the words of Compare's columns. */
+/** How the skill reached the model, in the words of Compare's columns (lib/shared/words.ts). */
 const CONDITION_LABELS: Record<TrajectoryCondition, string> = {
   none: 'no skill',
   in_context: 'in context',
-  parametric: 'parametric',
+  parametric: 'instant',
   wrong_skill: 'wrong skill',
-  adapter: 'adapter',
+  adapter: 'an adapter',
 };
 
-/** `in context`, or '' when none was stored: it tells apart the four rows one comparison stores. */
-export function conditionLabel(t: Pick<TrajectorySummary, 'condition'>): string {
-  return t.condition ? CONDITION_LABELS[t.condition] : '';
+/** `in context`, or '' when none was stored: it tells apart the rows one comparison stores. A
+ *  comparison keeps its Distilled column as condition `adapter`: it reads "distilled" there. */
+export function conditionLabel(t: Pick<TrajectorySummary, 'condition'> & { source?: string }): string {
+  if (!t.condition) return '';
+  if (t.condition === 'adapter' && t.source === 'compare') return 'distilled';
+  return CONDITION_LABELS[t.condition];
 }
 
 /** `compare · in context`: the source and, when one was stored, the condition. */

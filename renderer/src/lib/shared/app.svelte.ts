@@ -12,7 +12,7 @@ import { NewSkillDialog } from '../skills/new-skill.svelte';
 import { Playground } from '../playground/playground.svelte';
 import { Router } from './router.svelte';
 import { SkillLab } from '../compare/skill-lab.svelte';
-import { onServerStopped, studio } from './bridge';
+import { inElectron, onNewToken, onServerStopped, studio } from './bridge';
 import { ServerConnection } from './server-connection.svelte';
 import { TrajectoryBrowser } from '../continual/trajectories.svelte';
 
@@ -53,7 +53,10 @@ export class StudioApp {
     () => {
       void this.library.refresh();
       void this.adapters.refresh();
+      void this.playground.bundle.refresh();
     },
+    inElectron ? null : onNewToken,
+    !inElectron,
   );
   /** Library → New skill: once version 1 exists, the Library lists it and its editor opens. */
   readonly newSkill = new NewSkillDialog(studio, (name) => {

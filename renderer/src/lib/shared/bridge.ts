@@ -46,12 +46,24 @@ const safeDecode = (s: string): string => {
   }
 };
 
+const tokenListeners = new Set<() => void>();
+
+/** Calls `listener` when a launch address is opened in this tab once it runs (a restarted host's
+ *  address pasted in): calls and streams use its token from then on. Returns the unsubscribe. */
+export function onNewToken(listener: () => void): () => void {
+  tokenListeners.add(listener);
+  return () => tokenListeners.delete(listener);
+}
+
 /** The launch token: taken from `#token=…` once (then removed from the address), else sessionStorage.
  *  A route may follow it (`#token=T#/adapters/x`): it stays as the address's hash. */
 export function launchToken(): string | null {
   const m = /^#token=([^#&]*)&?(.*)$/.exec(location.hash);
   if (m?.[1]) {
-    sessionStorage.setItem(TOKEN_KEY, safeDecode(m[1]));
+    const before = sessionStorage.getItem(TOKEN_KEY);
+    const token = safeDecode(m[1]);
+    sessionStorage.setItem(TOKEN_KEY, token);
+    if (before !== null) queueMicrotask(() => tokenListeners.forEach((l) => l()));
     const rest = m[2] ? (m[2].startsWith('#') ? m[2] : `#${m[2]}`) : '';
     history.replaceState(history.state, '', `${location.pathname}${location.search}${rest}`);
   }
@@ -59,7 +71,9 @@ export function launchToken(): string | null {
 }
 
 function webLink(): Link {
-  const token = launchToken() ?? '';
+  // Read on every call and connect: a pasted launch address may bring a new one (onNewToken).
+  launchToken();
+  const token = () => sessionStorage.getItem(TOKEN_KEY) ?? '';
   let socket: WebSocket | null = null;
   let ready: Promise<WebSocket> | null = null;
   const queue: ClientMessage[] = [];
@@ -70,7 +84,7 @@ function webLink(): Link {
     ready = new Promise((resolve, reject) => {
       const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/api/stream`, [
         'pskills',
-        `pskills.token.${token}`,
+        `pskills.token.${token()}`,
       ]);
       ws.onopen = () => {
         socket = ws;
@@ -105,6 +119,11 @@ function webLink(): Link {
     return ready;
   };
 
+  // A new token: the open socket signed in with the old one, so the next stream connects afresh.
+  onNewToken(() => {
+    if (streams.open === 0) socket?.close();
+  });
+
   const streams = new StreamClient(
     {
       send: (msg) => {
@@ -127,7 +146,7 @@ function webLink(): Link {
       try {
         res = await fetch(`/api/call/${method}`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token()}` },
           body: JSON.stringify(input ?? {}),
           credentials: 'omit',
         });

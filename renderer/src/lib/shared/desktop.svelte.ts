@@ -41,11 +41,67 @@ export class Desktop {
             app.router.go({ page: 'skill', name, version, view: 'compare' });
             void app.lab(name).compile.start(version === null ? { name } : { name, version });
           },
+          distil: (name, version) => void this.distil(name, version),
+          compare: (name, version) => void this.compare(name, version),
+          ...(app.router.route.page === 'skill' && app.example.skill(app.router.route.name)
+            ? { runExample: (name: string, version: number | null) => void this.runExample(name, version) }
+            : {}),
+          tryExample: () => void app.tryExample(),
+          exportAdapter: (id) => {
+            app.router.go({ page: 'adapters', id });
+            // The form is on the adapter's panel: focus its folder field once the panel shows it.
+            const until = Date.now() + 5000;
+            const focus = () => {
+              const field = document.querySelector<HTMLInputElement>('[data-testid="export-dir"]');
+              if (field) {
+                field.scrollIntoView({ block: 'center' });
+                field.focus();
+              } else if (Date.now() < until) setTimeout(focus, 100);
+            };
+            focus();
+          },
           setTheme: (choice) => this.theme.set(choice),
           showShortcuts: () => this.palette.show('shortcuts'),
         }),
       async () => (await studio.skills.list({})).map((s) => s.name).sort((a, b) => a.localeCompare(b)),
     );
+  }
+
+  /** The version a palette command acts on: the route's, else the skill's latest. */
+  private async versionOf(name: string, version: number | null): Promise<number> {
+    return version ?? (await studio.skills.get({ name })).version.version;
+  }
+
+  private async distil(name: string, version: number | null): Promise<void> {
+    this.app.router.go({ page: 'skill', name, version, view: 'compare' });
+    const ref = { name, version: await this.versionOf(name, version) };
+    const run = this.app.lab(name).distill;
+    await run.load(ref, null, true);
+    if (!run.plan?.available) return; // the Distil panel says why
+    run.mode = 'distilled';
+    await run.start(ref);
+  }
+
+  private async compare(name: string, version: number | null): Promise<void> {
+    this.app.router.go({ page: 'skill', name, version, view: 'compare' });
+    const compare = this.app.lab(name).compare;
+    if (compare.prompt.trim()) {
+      await compare.start({ name, version: await this.versionOf(name, version) });
+      return;
+    }
+    // No prompt yet: the compare page's prompt field asks for one.
+    const until = Date.now() + 5000;
+    const focus = () => {
+      const field = document.querySelector<HTMLTextAreaElement>('[data-testid="compare-prompt"]');
+      if (field) field.focus();
+      else if (Date.now() < until) setTimeout(focus, 100);
+    };
+    focus();
+  }
+
+  private async runExample(name: string, version: number | null): Promise<void> {
+    this.app.router.go({ page: 'skill', name, version, view: 'compare' });
+    await this.app.example.run(this.app.lab(name), { name, version: await this.versionOf(name, version) });
   }
 
   start(): () => void {

@@ -31,11 +31,12 @@ const HINTS: Record<string, string> = {
   bad_skill: 'Fix the SKILL.md at the line named above, then save again.',
   import_failed: 'Check that the source exists and is a folder, a .tgz archive or an npm package name.',
   cancelled: 'It stopped because it was cancelled.',
-  unauthorized: 'This tab is not signed in to the studio. Open the studio again from the link `pskills serve` printed.',
+  unauthorized:
+    'This tab is not signed in to the studio. Paste the address the studio server printed (studio: http://127.0.0.1:…) into this tab.',
   forbidden: 'The request came from a window or page the studio does not trust, so it was refused.',
   internal: 'Something unexpected went wrong inside the studio. The details below help a bug report.',
   unavailable:
-    'Start the studio server again (pskills serve --port PORT keeps this address), then press Retry at the top of the page.',
+    'Start the studio server again (npm start -- --port PORT, or npx pskills serve --port PORT, keeps this address), then press Retry at the top of the page.',
 };
 
 /** Messages from the transport or the dispatcher that read like logs, rewritten. */

@@ -33,6 +33,27 @@ export const GLOSSARY = {
   mergeLinear:
     'linear: adds the adapters’ A and B factors separately, which mixes in cross terms that were in neither. ' +
     'A baseline to compare against, not for real merges; equal ranks only.',
+  bundle:
+    'Bundle: one model packed for the studio (its weights, tokenizer and, when it has one, the hypernetwork). ' +
+    'Skills are compiled for the bundle that is loaded.',
+  hypernetwork:
+    'Hypernetwork: a small network that reads a skill and writes its adapter in one pass (Instant), in milliseconds.',
+  distilled:
+    'Distilled: the adapter is trained for a few seconds so that the model without the skill answers as it does ' +
+    'with the skill in its prompt.',
+  teacher:
+    'Teacher pass: the model answers each practice question with the skill in its prompt; training then aims at ' +
+    'those answers.',
+  loss:
+    'Loss: how far the model with the adapter is from its answers with the skill in context (KL divergence). ' +
+    'Lower is closer; it should fall as the steps go.',
+  greedy:
+    'Greedy: every column takes the most likely next token each time, in one batch, so the answers differ only by ' +
+    'where the skill is.',
+  truncated: 'Cut to fit: the skill was longer than the model’s context, so only its start was put in the prompt.',
+  passRate:
+    'Pass rate: the share of tests whose answer passes its checker. Compare it with the rate in context, the best ' +
+    'the model does with the skill in its prompt.',
 } as const;
 
 export type GlossaryTerm = keyof typeof GLOSSARY;

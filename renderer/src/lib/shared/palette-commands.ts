@@ -1,6 +1,6 @@
 // The palette's commands, built from what the window can do right now: the pages, Import, New skill,
-// Compile of the skill on screen, the theme, the shortcut list, and one "open" row per skill in the
-// library.
+// Try an example; on a skill's page Compile, Distil, Compare and (an example skill) Run the example; on
+// an adapter's page Export; the theme, the shortcut list, and one "open" row per skill in the library.
 // Pure: the host is a small interface, so the unit tests build the list without the app.
 import type { PaletteCommand } from './palette';
 import type { Route } from './routes';
@@ -16,6 +16,16 @@ export interface PaletteHost {
   openNewSkill(): void;
   /** Compile of the skill (version null: the latest); the caller shows its Compile panel. */
   compile(name: string, version: number | null): void;
+  /** Distillation of the skill with its plan's questions and steps; the caller shows the Distil panel. */
+  distil(name: string, version: number | null): void;
+  /** A comparison on the compare page's prompt (the page asks for one when there is none). */
+  compare(name: string, version: number | null): void;
+  /** The skill's "Run the example", when it is an example skill. */
+  runExample?: (name: string, version: number | null) => void;
+  /** Imports the example skills and opens one on the compare page. */
+  tryExample(): void;
+  /** The adapter's PEFT export form, on its page. */
+  exportAdapter(id: string): void;
   setTheme(choice: ThemeChoice): void;
   showShortcuts(): void;
 }
@@ -93,14 +103,57 @@ export function paletteCommands(host: PaletteHost): PaletteCommand[] {
       run: () => host.openNewSkill(),
     },
   ];
+  commands.push({
+    id: 'try-example',
+    title: 'Try an example',
+    group: 'Actions',
+    keywords: 'example demo skillworld first run tutorial',
+    run: () => host.tryExample(),
+  });
   if (route.page === 'skill') {
     const { name, version } = route;
+    const at = `${name}${version === null ? '' : `@${version}`}`;
+    commands.push(
+      {
+        id: 'compile',
+        title: `Compile ${at}`,
+        group: 'Actions',
+        keywords: 'compile current skill adapter lora hypernetwork instant',
+        run: () => host.compile(name, version),
+      },
+      {
+        id: 'distil',
+        title: `Distil ${at}`,
+        group: 'Actions',
+        keywords: 'distil distill distilled train adapter steps',
+        run: () => host.distil(name, version),
+      },
+      {
+        id: 'compare',
+        title: `Compare ${at}`,
+        group: 'Actions',
+        keywords: 'compare columns no skill in context instant distilled wrong skill',
+        run: () => host.compare(name, version),
+      },
+    );
+    const runExample = host.runExample;
+    if (runExample)
+      commands.push({
+        id: 'run-example',
+        title: `Run the example ${name}`,
+        group: 'Actions',
+        keywords: 'example run distil compare',
+        run: () => runExample(name, version),
+      });
+  }
+  if (route.page === 'adapters' && route.id) {
+    const id = route.id;
     commands.push({
-      id: 'compile',
-      title: `Compile ${name}${version === null ? '' : `@${version}`}`,
+      id: 'export',
+      title: `Export adapter ${id}…`,
       group: 'Actions',
-      keywords: 'compile current skill adapter lora hypernetwork',
-      run: () => host.compile(name, version),
+      keywords: 'export peft lora folder save',
+      run: () => host.exportAdapter(id),
     });
   }
   commands.push(

@@ -1,7 +1,7 @@
 // Hash routes, so the same build works from file:// in Electron and from the web host:
 //   #/library   #/skill/<name>   #/skill/<name>/v/<n>   #/skill/<name>/edit   #/skill/<name>/compare
 //   #/skill/<name>/evolve   #/skill/<name>/tests   #/skill/<name>/diff   #/skill/<name>/diff/<from>/<to>   #/playground   #/adapters   #/adapters/<id>
-//   #/trajectories   #/trajectories/<id>   #/settings   #/continual
+//   #/adapters/global   #/adapters/global/run/<run>   #/trajectories   #/trajectories/<id>   #/settings   #/continual
 // Pure functions (no DOM): the Router (router.svelte.ts) and the unit tests share them.
 
 /** What the Skill page shows: the rendered SKILL.md, the editor, Compile and Compare, a version diff,
@@ -22,8 +22,9 @@ export type Route =
   | { page: 'library' }
   | { page: 'playground' }
   | { page: 'models' }
-  /** tab 'global': the global adapter's timeline, a tab of its own beside the list. */
-  | { page: 'adapters'; id: string | null; tab?: 'global' }
+  /** tab 'global': the global adapter's timeline, a tab of its own beside the list; with `run`, the
+   *  timeline of a continual run's own global adapter, in the run's workspace. */
+  | { page: 'adapters'; id: string | null; tab?: 'global'; run?: string }
   | { page: 'trajectories'; id: string | null }
   | { page: 'continual' }
   | { page: 'settings' }
@@ -49,7 +50,10 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'continual') return { page: 'continual' };
   if (parts[0] === 'settings') return { page: 'settings' };
   if (parts[0] === 'adapters') {
-    if (parts[1] === 'global') return { page: 'adapters', id: null, tab: 'global' };
+    if (parts[1] === 'global') {
+      const run = parts[2] === 'run' && parts[3] && /^[0-9a-f]{12}$/.test(parts[3]) ? parts[3] : null;
+      return run ? { page: 'adapters', id: null, tab: 'global', run } : { page: 'adapters', id: null, tab: 'global' };
+    }
     return { page: 'adapters', id: parts[1] && /^[0-9a-f]+$/.test(parts[1]) ? parts[1] : null };
   }
   if (parts[0] === 'trajectories')
@@ -64,7 +68,13 @@ export function formatRoute(route: Route): string {
   if (route.page === 'continual') return '#/continual';
   if (route.page === 'settings') return '#/settings';
   if (route.page === 'adapters')
-    return route.tab === 'global' ? '#/adapters/global' : route.id ? `#/adapters/${route.id}` : '#/adapters';
+    return route.tab === 'global'
+      ? route.run
+        ? `#/adapters/global/run/${route.run}`
+        : '#/adapters/global'
+      : route.id
+        ? `#/adapters/${route.id}`
+        : '#/adapters';
   if (route.page === 'trajectories') return route.id ? `#/trajectories/${route.id}` : '#/trajectories';
   let hash = `#/skill/${encodeURIComponent(route.name)}`;
   if (route.view === 'diff') {

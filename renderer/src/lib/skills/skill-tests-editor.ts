@@ -2,8 +2,18 @@
 // them with that version (verify.setTests). Plain TypeScript with the API passed in, so tests drive
 // it over the in-memory transport; skill-tests.svelte.ts makes its snapshots reactive.
 import type { StudioApi } from '../../../../common/api/contract';
+import type { VerifierTest } from '../../../../common/api/verify-schemas';
+import { checkExpect } from '../../../../common/verify/expect';
 import { toUiError, type UiError } from '../shared/errors';
-import { blankRow, rowFromTest, rowsSignature, validateRows, type RowProblem, type TestRow } from './skill-tests';
+import {
+  blankRow,
+  rowFromTest,
+  rowsSignature,
+  testFromRow,
+  validateRows,
+  type RowProblem,
+  type TestRow,
+} from './skill-tests';
 
 export interface TestsSnapshot {
   skill: { name: string; version: number } | null;
@@ -13,10 +23,22 @@ export interface TestsSnapshot {
   /** Rows differ from what was loaded or saved. */
   dirty: boolean;
   problems: RowProblem[];
-  busy: 'load' | 'save' | null;
+  busy: 'load' | 'check' | 'save' | null;
   error: UiError | null;
   notice: string | null;
+  /** New or changed tests whose checker passes the No skill answer (the base model without the skill):
+   *  they cannot show the skill works. Save stops once to show them; Save again stores them anyway. */
+  noSkillPasses: NoSkillPass[];
 }
+
+export interface NoSkillPass {
+  row: number;
+  id: string;
+  answer: string;
+}
+
+/** At most this many new or changed tests are answered without the skill before a save. */
+const NO_SKILL_CHECKS = 8;
 
 export class SkillTestsEditor {
   private s: TestsSnapshot = {
@@ -28,15 +50,20 @@ export class SkillTestsEditor {
     busy: null,
     error: null,
     notice: null,
+    noSkillPasses: [],
   };
   private baseline = rowsSignature([]);
+  /** The tests as loaded or saved, by id: the No skill check looks only at new or changed ones. */
+  private stored = new Map<string, string>();
+  /** The rows whose No skill passes were shown: saving those same rows again stores them. */
+  private warned: string | null = null;
   /** Rows added and not yet typed in: their (certain) problems wait for an edit or a Save. */
   private readonly fresh = new Set<number>();
   private nextKey = 1;
   private seq = 0;
 
   constructor(
-    private readonly api: Pick<StudioApi, 'verify'>,
+    private readonly api: Pick<StudioApi, 'verify'> & Partial<Pick<StudioApi, 'engine'>>,
     private readonly onChange: (s: TestsSnapshot) => void,
   ) {}
 
@@ -96,6 +123,17 @@ export class SkillTestsEditor {
       return false;
     }
     const seq = ++this.seq;
+    const signature = rowsSignature(this.s.rows);
+    if (this.warned !== signature) {
+      this.set({ busy: 'check', error: null, notice: null });
+      const passes = await this.noSkillPasses(tests);
+      if (seq !== this.seq) return false;
+      if (passes.length > 0) {
+        this.warned = signature;
+        this.set({ busy: null, noSkillPasses: passes });
+        return false;
+      }
+    }
     this.set({ busy: 'save', error: null, notice: null });
     try {
       const r = await this.api.verify.setTests({ ...skill, tests });
@@ -115,10 +153,46 @@ export class SkillTestsEditor {
     }
   }
 
+  /** The new or changed tests with a prompt whose checker the base model's greedy answer (no skill)
+   *  passes. Without the engine, or when it cannot answer, nothing is flagged: the save goes on. */
+  private async noSkillPasses(tests: VerifierTest[]): Promise<NoSkillPass[]> {
+    const engine = this.api.engine;
+    if (!engine) return [];
+    const changed = tests
+      .map((t, row) => ({ t, row }))
+      .filter(({ t }) => t.prompt !== undefined && this.stored.get(t.id) !== JSON.stringify(t))
+      .slice(0, NO_SKILL_CHECKS);
+    const passes: NoSkillPass[] = [];
+    for (const { t, row } of changed) {
+      try {
+        const handle = engine.generate(
+          {
+            messages: [{ role: 'user', content: t.prompt! }],
+            maxTokens: t.maxTokens ?? 64,
+            sampling: { temperature: 0 },
+          },
+          () => {},
+        );
+        const { text } = await handle.result;
+        if (checkExpect(t.expect, text).passed) passes.push({ row, id: t.id, answer: text });
+      } catch {
+        return passes;
+      }
+    }
+    return passes;
+  }
+
   private reset(skill: TestsSnapshot['skill'], from: number | null, rows: TestRow[]): void {
     this.baseline = rowsSignature(rows);
+    this.stored = new Map(
+      rows.flatMap((r) => {
+        const made = testFromRow(r);
+        return 'test' in made ? [[made.test.id, JSON.stringify(made.test)] as const] : [];
+      }),
+    );
+    this.warned = null;
     this.fresh.clear();
-    this.set({ skill, from, rows, dirty: false, problems: [], busy: null, error: null });
+    this.set({ skill, from, rows, dirty: false, problems: [], busy: null, error: null, noSkillPasses: [] });
   }
 
   private edit(rows: TestRow[]): void {
@@ -127,6 +201,7 @@ export class SkillTestsEditor {
       dirty: rowsSignature(rows) !== this.baseline,
       problems: validateRows(rows).problems.filter((p) => !this.fresh.has(rows[p.row]?.key ?? -1)),
       notice: null,
+      noSkillPasses: [],
     });
   }
 

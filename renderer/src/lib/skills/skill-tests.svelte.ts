@@ -13,13 +13,18 @@ export class SkillTestsTab {
   mode = $state<VerifyMode>('parametric');
   /** mode adapter: the chosen adapter id ('' = none yet) */
   adapter = $state('');
+  /** The last pass rate per mode in this tab: a rate is shown beside the in-context one, what good looks like. */
+  rates = $state.raw<Partial<Record<VerifyMode, number>>>({});
 
   private readonly editor: SkillTestsEditor;
   private readonly run: VerifyRun;
 
-  constructor(api: Pick<StudioApi, 'verify'> = studio) {
+  constructor(api: Pick<StudioApi, 'verify'> & Partial<Pick<StudioApi, 'engine'>> = studio) {
     this.editor = new SkillTestsEditor(api, (s) => (this.tests = s));
-    this.run = new VerifyRun(api, (s) => (this.verify = s));
+    this.run = new VerifyRun(api, (s) => {
+      this.verify = s;
+      if (s.status === 'done' && s.result) this.rates = { ...this.rates, [s.result.mode]: s.result.passRate };
+    });
     this.tests = this.editor.snapshot;
     this.verify = this.run.snapshot;
   }

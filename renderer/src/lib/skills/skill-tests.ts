@@ -1,8 +1,8 @@
 // The Tests tab's rows: a skill version's verifier tests as form rows (prompt + exact / contains /
-// regex / JSON Schema) and back, checked with the contract's own TestSet schema so the tab refuses
+// regex / JSON Schema) and back, checked with the contract's own SavedTestSet schema so the tab refuses
 // what verify.setTests would, naming the row and the field. Tests the form cannot edit (chat
 // messages, SkillWorld checkers such as tool_call or order) ride along unchanged as `fixed`.
-import { TestSet, type VerifierTest } from '../../../../common/api/verify-schemas';
+import { SavedTestSet, type VerifierTest } from '../../../../common/api/verify-schemas';
 import { describeExpect } from '../../../../common/verify/describe';
 import type { Expect } from '../../../../common/verify/expect';
 
@@ -137,7 +137,7 @@ export function validateRows(rows: readonly TestRow[]): { tests: VerifierTest[] 
     else problems.push({ row: i, id: row.id, ...r });
   });
   if (problems.length) return { tests: null, problems };
-  const parsed = TestSet.safeParse(tests);
+  const parsed = SavedTestSet.safeParse(tests);
   if (parsed.success) return { tests: parsed.data, problems: [] };
   for (const issue of parsed.error.issues) {
     const [row, ...rest] = issue.path;

@@ -14,7 +14,7 @@ export const VERIFY_MODE_CHOICES: readonly VerifyMode[] = ['none', 'in_context',
 export const VERIFY_MODE_LABELS: Record<VerifyMode, string> = {
   none: 'No skill (base model)',
   in_context: 'Skill in context',
-  parametric: 'Compiled adapter',
+  parametric: 'Instant adapter',
   adapter: 'A chosen adapter',
 };
 
