@@ -17,11 +17,12 @@ from onnx import numpy_helper
 
 from pskills_train.export.manifest import file_table
 from pskills_train.export.train_layers import (
-    HEAD_INPUTS,
     LayeredRunner,
     add_layered,
     check_layered,
+    head_inputs,
     layer_io,
+    lm_from_weights,
     next_inputs,
     read_weight,
 )
@@ -62,7 +63,7 @@ def test_graphs_are_default_domain_with_the_contract_names(bundle):
     ins, vjp_outs, _ = layer_io(cfg, roles)
     for b in entry["buckets"]:
         for key, want_in, want_out in (("layer", ins, ["hidden_out"]), ("layer_vjp", [*ins, "grad_out"], vjp_outs),
-                                       ("head", HEAD_INPUTS, ["loss", "grad_hidden"])):
+                                       ("head", head_inputs(list(entry["weights"]["head"])), ["loss", "grad_hidden"])):
             g = onnx.load(str(bundle / b[key]))
             assert [i.name for i in g.graph.input] == want_in
             assert [o.name for o in g.graph.output] == want_out
@@ -153,9 +154,11 @@ def test_committed_fixture_is_this_export_and_its_parity_holds(bundle):
 @pytest.mark.parametrize("flags", [["--dtype", "fp16"], ["--weights", "q4"]])
 def test_gguf_bundles_distil_layered(tmp_path, flags):
     """`bundle create --from-gguf` writes layered graphs by default: float16 weights are inputs in float16
-    (an untied head as lm.onnx stores it, [d, V]); a 4-bit lm.onnx keeps the float32 weights in
-    train_step.data and the step still equals torch."""
+    (an untied head as lm.onnx stores it, [d, V]); a 4-bit lm.onnx's projections are inputs as its packed
+    blocks and scales, dequantized in the graph (no float32 copy), and the step equals torch on the model
+    those blocks hold, which is lm.onnx's (same logits)."""
     from gguf_tiny import write_gguf
+    from pskills_train.export.bundle_writer import verify_with_ort
     from pskills_train.export.from_gguf import main
 
     path = write_gguf(tmp_path / "m.gguf", "llama")
@@ -164,45 +167,21 @@ def test_gguf_bundles_distil_layered(tmp_path, flags):
                  *flags]) == 0
     m = manifest_of(out)
     w = m["train_step"]["weights"]
-    head = w["head"]["lm_head.weight"]
-    assert head["shape"] == [m["architecture"]["hidden"], m["architecture"]["vocab"]]  # untied, stored Wᵀ
+    lm = lm_from_weights(out, config_from_manifest(m), w)
     if "fp16" in flags:
+        assert w["head"]["lm_head.weight"]["shape"] == [m["architecture"]["hidden"], m["architecture"]["vocab"]]
         assert w["layers"][0]["self_attn.qkv_proj.weight"]["dtype"] == "float16"
         assert w["embed"]["dtype"] == "float16"
     else:
-        assert {s["file"] for spans in w["layers"] for s in spans.values()} == {"train_step.data"}
-        assert m["files"]["train_step.data"]["bytes"] > 0
-    assert m["train_step"]["parity"]["factors_max_abs"] <= 1e-5  # at export, against the GGUF's own model
-    # and as the bundle now is (the 4-bit one reading train_step.data), against the model its spans hold
-    factors, _ = check_layered(out, _float_lm(out), m, m["train_step"]["buckets"][0], tol=1e-5)
+        assert "train_step.data" not in m["files"] and m["training_card"]["lm_weights"]["float32_for"] is None
+        spans = w["layers"][0]
+        assert spans["mlp.down_proj.weight.q4"]["dtype"] == "uint8" and "mlp.down_proj.weight" not in spans
+        assert spans["mlp.down_proj.weight.scales"]["dtype"] == "float32"
+        assert {"lm_head.weight.q4", "lm_head.weight.scales"} <= set(w["head"])  # untied head, 4-bit too
+        assert verify_with_ort(lm, out / "lm.onnx", outputs=("logits",)) <= 1e-4
+    assert m["train_step"]["parity"]["factors_max_abs"] <= 1e-5  # at export
+    factors, _ = check_layered(out, lm, m, m["train_step"]["buckets"][0], tol=1e-5)
     assert factors <= 1e-5
-
-
-def _float_lm(bundle: Path):
-    """The float32 model a bundle's train step trains against, from its spans (load_onnx_lm reads neither
-    float16 storage nor a 4-bit lm.onnx)."""
-    m = manifest_of(bundle)
-    cfg = config_from_manifest(m)
-    from pskills_train.model.llama import LlamaLM
-
-    w = m["train_step"]["weights"]
-    lm = LlamaLM(cfg)
-    q, kv = cfg.num_heads * cfg.head_dim, cfg.num_kv_heads * cfg.head_dim
-    state = {"model.embed_tokens.weight": read_weight(bundle, w["embed"]),
-             "model.norm.weight": read_weight(bundle, w["head"]["norm.weight"]),
-             "lm_head.weight": read_weight(bundle, w["head"]["lm_head.weight"]).T}
-    for i, spans in enumerate(w["layers"]):
-        a = {k: read_weight(bundle, s) for k, s in spans.items()}
-        qkv = a["self_attn.qkv_proj.weight"].T
-        p = f"model.layers.{i}."
-        state |= {p + "input_layernorm.weight": a["input_layernorm.weight"],
-                  p + "post_attention_layernorm.weight": a["post_attention_layernorm.weight"],
-                  p + "self_attn.q_proj.weight": qkv[:q], p + "self_attn.k_proj.weight": qkv[q:q + kv],
-                  p + "self_attn.v_proj.weight": qkv[q + kv:],
-                  p + "self_attn.o_proj.weight": a["self_attn.o_proj.weight"].T,
-                  **{p + f"mlp.{n}_proj.weight": a[f"mlp.{n}_proj.weight"].T for n in ("gate", "up", "down")}}
-    lm.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v, np.float32)) for k, v in state.items()})
-    return lm.eval()
 
 
 def test_memory_check_sizes_layered_by_the_smallest_bucket(tmp_path):

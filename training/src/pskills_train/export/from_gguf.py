@@ -11,7 +11,7 @@ as `--from-hf` (bundle_writer.write_loaded_bundle): lm.onnx, tokenizer.json, tok
 train_step graphs, no hypernetwork. The file is checked before any weight is read: every tensor
 must lie inside it, have a supported type and the shape the metadata implies, and the machine must
 have the memory and disk the float32 model needs. `--weights q4` then requantizes lm.onnx's MatMul
-weights to 4 bits (lm_q4.py; the train-step graphs keep the float32 weights).
+weights to 4 bits (lm_q4.py; layered train-step graphs train on them, whole ones keep float32 weights).
 """
 
 from __future__ import annotations

@@ -74,7 +74,10 @@ QKV, QKV_BIAS = "self_attn.qkv_proj.weight", "self_attn.qkv_proj.bias"
 LAYER_ROLES = ("input_layernorm.weight", QKV, "self_attn.o_proj.weight", "post_attention_layernorm.weight",
                "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight")
 HEAD_NORM, HEAD_W = "norm.weight", "lm_head.weight"
-DTYPES = {TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16"}
+DTYPES = {TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16", TensorProto.UINT8: "uint8"}
+# A 4-bit lm.onnx (export/lm_q4.py) stores a projection as MatMulNBits' packed nibbles and block scales; the
+# layer graph takes both (`{name}.q4` uint8 [N, K/32, 16], `{name}.scales` float32 [N, K/32]) and dequantizes.
+Q4, SCALES = ".q4", ".scales"
 
 
 @dataclass(frozen=True)
@@ -103,9 +106,9 @@ class LayerSpec(StepSpec):
 def _span(t: onnx.TensorProto, where: Any, lm_path: Path) -> dict[str, Any]:
     if t.data_type not in DTYPES:
         raise ValueError(f"{lm_path}: initializer {t.name} has ONNX type {t.data_type}; the layered train step "
-                         "reads float32 or float16")
+                         "reads float32, float16 or 4-bit (uint8) weights")
     shape = [int(d) for d in t.dims]
-    length = int(np.prod(shape, dtype=np.int64)) * (4 if t.data_type == TensorProto.FLOAT else 2)
+    length = int(np.prod(shape, dtype=np.int64)) * np.dtype(DTYPES[t.data_type]).itemsize
     if where is None or where.length not in (0, length):
         raise ValueError(f"{lm_path}: initializer {t.name} is not stored as raw bytes the runner can read")
     return {"file": where.location, "offset": int(where.offset), "length": length, "dtype": DTYPES[t.data_type],
@@ -132,11 +135,20 @@ def lm_layout(lm_path: Path, cfg: ModelConfig) -> dict[str, Any]:
     seen: list[str] = []
     matmul_of: dict[str, onnx.NodeProto] = {}
     for node in graph.node:
-        if node.op_type in ("MatMul", "Gemm") and len(node.input) > 1:
+        if node.op_type in ("MatMul", "Gemm", "MatMulNBits") and len(node.input) > 1:
             w = node.input[1]
             if (w in inits or w in source) and not w.startswith("lm.") and w not in seen:
                 seen.append(w)
                 matmul_of[w] = node
+                if node.op_type == "MatMulNBits" and (len(node.input) > 3 and node.input[3] or
+                                                      {a.name: a.i for a in node.attribute}.get("bits") != 4):
+                    raise ValueError(f"{lm_path}: {node.name}: only symmetric 4-bit MatMulNBits (export/lm_q4.py)")
+
+    def mat(role: str, w: str) -> dict[str, str]:
+        node = matmul_of[w]
+        if node.op_type != "MatMulNBits":
+            return {role: src(w)}
+        return {role + Q4: node.input[1], role + SCALES: node.input[2]}
     per_layer = 5  # q|k|v fused (onnx_lm.fused_projections), o, gate, up, down
     want = cfg.num_layers * per_layer + (0 if cfg.tie_embeddings else 1)
     if len(seen) not in (want, want + 1):
@@ -158,9 +170,9 @@ def lm_layout(lm_path: Path, cfg: ModelConfig) -> dict[str, Any]:
     for i in range(cfg.num_layers):
         ws = seen[i * per_layer:(i + 1) * per_layer]
         roles = {"input_layernorm.weight": need(f"model.layers.{i}.input_layernorm.weight"),
-                 "post_attention_layernorm.weight": need(f"model.layers.{i}.post_attention_layernorm.weight"),
-                 QKV: src(ws[0]), "self_attn.o_proj.weight": src(ws[1]), "mlp.gate_proj.weight": src(ws[2]),
-                 "mlp.up_proj.weight": src(ws[3]), "mlp.down_proj.weight": src(ws[4])}
+                 "post_attention_layernorm.weight": need(f"model.layers.{i}.post_attention_layernorm.weight")}
+        for role, w in zip((QKV, *LAYER_ROLES[2:3], *LAYER_ROLES[4:]), ws, strict=True):
+            roles.update(mat(role, w))
         if cfg.qkv_bias:  # the exporter folds cat(q, k, v biases) into one anonymous initializer added after the MatMul
             bias = [src(x) for a in adds.get(matmul_of[ws[0]].output[0], []) for x in a.input
                     if src(x) in inits and list(inits[src(x)].dims) == [width]]
@@ -169,7 +181,8 @@ def lm_layout(lm_path: Path, cfg: ModelConfig) -> dict[str, Any]:
             roles[QKV_BIAS] = bias[0]
         layers.append(roles)
     embed = need("model.embed_tokens.weight")
-    head = {HEAD_NORM: need("model.norm.weight"), HEAD_W: embed if cfg.tie_embeddings else src(seen[want - 1])}
+    head = {HEAD_NORM: need("model.norm.weight"),
+            **({HEAD_W: embed} if cfg.tie_embeddings else mat(HEAD_W, seen[want - 1]))}
     names = {embed, *head.values(), *(n for roles in layers for n in roles.values())}
     spans = _lm_spans(lm_path, names)
     out: dict[str, dict[str, Any]] = {}
@@ -187,27 +200,6 @@ def lm_layout(lm_path: Path, cfg: ModelConfig) -> dict[str, Any]:
             "layers": [{k: out[v] for k, v in roles.items()} for roles in layers]}
 
 
-def detach_weights(folder: Path, weights: dict[str, Any], data_file: str) -> dict[str, Any]:
-    """`weights` with every span copied, once per distinct range, into `data_file` and pointed there: a
-    4-bit bundle replaces lm.onnx's float32 tensors, and the layered step keeps training on them."""
-    moved: dict[tuple[str, int, int], int] = {}
-    size = 0
-    with open(folder / data_file, "wb") as out:
-        def move(span: dict[str, Any]) -> dict[str, Any]:
-            nonlocal size
-            key = (span["file"], span["offset"], span["length"])
-            if key not in moved:
-                with open(folder / span["file"], "rb") as f:
-                    f.seek(span["offset"])
-                    out.write(f.read(span["length"]))
-                moved[key] = size
-                size += span["length"]
-            return {**span, "file": data_file, "offset": moved[key]}
-
-        return {"embed": move(weights["embed"]), "head": {k: move(v) for k, v in weights["head"].items()},
-                "layers": [{k: move(v) for k, v in roles.items()} for roles in weights["layers"]]}
-
-
 def read_weight(folder: Path, span: dict[str, Any]) -> np.ndarray:
     """One SPAN's array, in its stored dtype."""
     count = int(np.prod(span["shape"], dtype=np.int64))
@@ -222,16 +214,35 @@ def read_weight(folder: Path, span: dict[str, Any]) -> np.ndarray:
 # The traced functions
 
 
+def dequant_q4(packed: Tensor, scales: Tensor, k: int) -> Tensor:
+    """MatMulNBits' symmetric 4-bit blocks -> W [N, K] float32 (onnxruntime's layout: value 2j of a block in
+    byte j's low nibble, 2j + 1 in its high nibble, zero point 8; blocks padded past K)."""
+    n, nb, half = packed.shape  # [N, K/block, block/2] uint8
+    byte = packed.float()  # nibbles by float arithmetic, exact for 0…255 (the exporter mistypes uint8 shifts)
+    hi = torch.floor(byte * 0.0625)
+    q = torch.stack([byte - 16.0 * hi, hi], -1).reshape(n, nb, 2 * half) - 8.0  # [N, nb, block]
+    return (q * scales.reshape(n, nb, 1)).reshape(n, nb * 2 * half)[:, :k]
+
+
+def stored(w: dict[str, Tensor], role: str, k: int) -> Tensor:
+    """A projection as lm.onnx's MatMul reads it, [K = d_in, d_out] float32: the input itself, or its 4-bit
+    blocks dequantized."""
+    if role in w:
+        return w[role].float()
+    return dequant_q4(w[role + Q4], w[role + SCALES], k).t()
+
+
 def layer_params(cfg: ModelConfig, w: dict[str, Tensor]) -> dict[str, Tensor]:
     """DecoderLayer's parameters from the layer's inputs in lm.onnx's layout (projections stored as Wᵀ)."""
-    q, kv = cfg.num_heads * cfg.head_dim, cfg.num_kv_heads * cfg.head_dim
-    qkv = w[QKV].float().t()  # [q + 2kv, d]
+    d, q, kv = cfg.hidden_size, cfg.num_heads * cfg.head_dim, cfg.num_kv_heads * cfg.head_dim
+    qkv = stored(w, QKV, d).t()  # [q + 2kv, d]
     p = {"input_layernorm.weight": w["input_layernorm.weight"].float(),
          "post_attention_layernorm.weight": w["post_attention_layernorm.weight"].float(),
          "self_attn.q_proj.weight": qkv[:q], "self_attn.k_proj.weight": qkv[q:q + kv],
-         "self_attn.v_proj.weight": qkv[q + kv:], "self_attn.o_proj.weight": w["self_attn.o_proj.weight"].float().t()}
-    for m in ("gate", "up", "down"):
-        p[f"mlp.{m}_proj.weight"] = w[f"mlp.{m}_proj.weight"].float().t()
+         "self_attn.v_proj.weight": qkv[q + kv:],
+         "self_attn.o_proj.weight": stored(w, "self_attn.o_proj.weight", q).t()}
+    for m, k in (("gate", d), ("up", d), ("down", cfg.intermediate_size)):
+        p[f"mlp.{m}_proj.weight"] = stored(w, f"mlp.{m}_proj.weight", k).t()
     if QKV_BIAS in w:
         b = w[QKV_BIAS].float()
         for name, part in (("q", b[:q]), ("k", b[q:q + kv]), ("v", b[q + kv:])):
@@ -265,16 +276,18 @@ def layer_fns(cfg: ModelConfig, roles: list[str]):
     return forward, vjp
 
 
-def head_fn(cfg: ModelConfig, spec: StepSpec):
-    """(hidden, norm weight, head weight, answer_mask, teacher_ids, teacher_logp) -> (loss, grad_hidden)."""
+def head_fn(cfg: ModelConfig, spec: StepSpec, roles: list[str]):
+    """(hidden, *head weights in `roles` order, answer_mask, teacher_ids, teacher_logp) -> (loss, grad_hidden)."""
     with torch.device("meta"):
         norm = RMSNorm(cfg.hidden_size, cfg.rms_eps)
 
-    def head(hidden: Tensor, norm_w: Tensor, head_w: Tensor, ans: Tensor, top_ids: Tensor, top_logp: Tensor):
-        w = head_w.float() if cfg.tie_embeddings else head_w.float().t()  # [V, d]
+    def head(hidden: Tensor, *rest: Tensor):
+        ws = dict(zip(roles, rest[:len(roles)], strict=True))
+        ans, top_ids, top_logp = rest[len(roles):]
+        w = ws[HEAD_W].float() if cfg.tie_embeddings else stored(ws, HEAD_W, cfg.hidden_size).t()  # [V, d]
 
         def loss_of(h: Tensor) -> Tensor:
-            x = torch.func.functional_call(norm, {"weight": norm_w.float()}, (h,))
+            x = torch.func.functional_call(norm, {"weight": ws[HEAD_NORM].float()}, (h,))
             return distill_loss(F.linear(x, w), top_ids, top_logp, ans, spec.ce_weight)
 
         g, loss = torch.func.grad_and_value(loss_of)(hidden)
@@ -298,7 +311,8 @@ def layer_io(cfg: ModelConfig, roles: list[str]) -> tuple[list[str], list[str], 
         ["grad_in", *[f"grad.{m}.{ab}" for m in cfg.lora_targets for ab in "AB"]], factors
 
 
-HEAD_INPUTS = ["hidden", HEAD_NORM, HEAD_W, "answer_mask", "teacher_ids", "teacher_logp"]
+def head_inputs(roles: list[str]) -> list[str]:
+    return ["hidden", *roles, "answer_mask", "teacher_ids", "teacher_logp"]
 
 
 def _export(fn, args: list[Tensor], ins: list[str], outs: list[str], mode: str) -> onnx.ModelProto:
@@ -353,12 +367,13 @@ def export_layered(folder: Path, cfg: ModelConfig, spec: LayerSpec, weights: dic
     _save(_export(vjp, [*args, torch.randn(b, s, cfg.hidden_size, generator=g)], [*ins, "grad_out"], vjp_outs,
                   "real"), folder / spec.vjp_file)
     written += [folder / spec.layer_file, folder / spec.vjp_file]
-    head_w = [torch.from_numpy(read_weight(folder, weights["head"][r])) for r in (HEAD_NORM, HEAD_W)]
+    head_roles = list(weights["head"])
+    head_w = [torch.from_numpy(read_weight(folder, weights["head"][r])) for r in head_roles]
     k = spec.top_k
     head_args = [hidden, *head_w, (torch.rand(b, s, generator=g) < 0.5).float(),
                  torch.randint(0, cfg.vocab_size, (b, s, k), generator=g),
                  torch.log_softmax(torch.randn(b, s, k, generator=g), -1)]
-    model = _export(head_fn(cfg, spec), head_args, HEAD_INPUTS, ["loss", "grad_hidden"], "fake")
+    model = _export(head_fn(cfg, spec, head_roles), head_args, head_inputs(head_roles), ["loss", "grad_hidden"], "fake")
     if not _answer_rows_only(model):
         raise AssertionError(f"{spec.head_file}: the head's traced form was not recognised (answer rows only)")
     _save(model, folder / spec.head_file)
@@ -435,6 +450,28 @@ class LayeredRunner:
         return [*new_p, *new_m, *new_v, torch.tensor(loss)]
 
 
+def lm_from_weights(folder: Path, cfg: ModelConfig, weights: dict[str, Any]) -> LlamaLM:
+    """The float32 model `weights` (bundle.json's spans) hold, 4-bit blocks dequantized as the graphs do:
+    the model a 4-bit bundle's layered step trains, which load_onnx_lm cannot read."""
+    def t(span: dict[str, Any]) -> Tensor:
+        return torch.from_numpy(read_weight(folder, span))
+
+    head = {k: t(v) for k, v in weights["head"].items()}
+    state = {"model.embed_tokens.weight": t(weights["embed"]).float(), "model.norm.weight": head[HEAD_NORM].float()}
+    state["lm_head.weight"] = state["model.embed_tokens.weight"] if cfg.tie_embeddings else \
+        stored(head, HEAD_W, cfg.hidden_size).t()
+    for i, spans in enumerate(weights["layers"]):
+        params = layer_params(cfg, {k: t(s) for k, s in spans.items()})
+        state.update({f"model.layers.{i}.{k}": v for k, v in params.items()})
+    lm = LlamaLM(cfg)
+    lm.load_state_dict({k: v.contiguous() for k, v in state.items()})
+    return lm.eval()
+
+
+def lm_from_lm_onnx(lm_path: Path, cfg: ModelConfig) -> LlamaLM:
+    return lm_from_weights(lm_path.parent, cfg, lm_layout(lm_path, cfg))
+
+
 def next_inputs(inputs: list[Tensor], outputs: list[Tensor], n_f: int) -> list[Tensor]:
     """The inputs of the following step: the updated factors and moments, step + 1, the same batch."""
     return [*outputs[:3 * n_f], inputs[3 * n_f] + 1, *inputs[3 * n_f + 1:]]
@@ -489,20 +526,23 @@ def check_graphs(folder: Path, lm: LlamaLM, manifest: dict[str, Any], bucket: di
     got = _session(folder / bucket["layer_vjp"]).run(vjp_outs, {**feeds, "grad_out": grad_out.numpy()})
     want = vjp(*args, grad_out)
     diff = max(diff, *(_rel(a, w.detach().numpy()) for a, w in zip(got, want, strict=True)))
-    head_w = [torch.from_numpy(read_weight(folder, entry["weights"]["head"][r])) for r in (HEAD_NORM, HEAD_W)]
+    head_roles = list(entry["weights"]["head"])
+    head_w = [torch.from_numpy(read_weight(folder, entry["weights"]["head"][r])) for r in head_roles]
     ans = torch.zeros(b, s)
     ans[0, s // 2:] = 1.0
     ans[-1, -3:] = 1.0
     head_args = [args[0], *head_w, ans, torch.randint(0, cfg.vocab_size, (b, s, k), generator=g),
                  torch.log_softmax(torch.randn(b, s, k, generator=g), -1)]
     loss, grad = _session(folder / bucket["head"]).run(["loss", "grad_hidden"],
-                                                       {n: t.numpy() for n, t in zip(HEAD_INPUTS, head_args,
+                                                       {n: t.numpy() for n, t in zip(head_inputs(head_roles), head_args,
                                                                                      strict=True)})
     rows = ans.reshape(-1) > 0
     spec = StepSpec(b, s, int(entry["rank"]), top_k=k, ce_weight=float(entry["ce_weight"]))
-    flat = [t.reshape(b * s, *t.shape[2:])[rows][None] if t.dim() >= 2 and t.shape[:2] == (b, s) else t
-            for t in head_args]
-    want_loss, want_g = head_fn(cfg, spec)(*flat)
+    def pick(t: Tensor) -> Tensor:  # [b, s, …] -> [1, answer rows, …]
+        return t.reshape(b * s, *t.shape[2:])[rows][None]
+
+    flat = [pick(head_args[0]), *head_w, *(pick(t) for t in head_args[-3:])]
+    want_loss, want_g = head_fn(cfg, spec, head_roles)(*flat)
     full_g = torch.zeros(b * s, cfg.hidden_size)
     full_g[rows] = want_g[0]
     diff = max(diff, _rel(np.asarray(loss), want_loss.numpy()), _rel(grad, full_g.reshape(b, s, -1).numpy()))
