@@ -243,7 +243,8 @@ def add_bundle_args(ap: argparse.ArgumentParser, source: str) -> None:
                     "of the whole model per bucket (export/train_step.py)")
     ap.add_argument("--force", action="store_true", help="replace --out if it exists")
     ap.add_argument("--weights", choices=WEIGHTS, default="fp32",
-                    help="lm.onnx's MatMul weights: fp32, or q4 (4-bit MatMulNBits; layered train steps train on them, whole ones on float32 copies)")
+                    help="lm.onnx's MatMul weights: fp32, or q4 (4-bit MatMulNBits; layered train steps train on "
+                    "them, whole ones on float32 copies)")
 
 
 def options_from_args(ap: argparse.ArgumentParser, a: argparse.Namespace) -> FromHfOptions:

@@ -1,5 +1,5 @@
-"""A bundle whose lm.onnx keeps its weight MatMuls in 4 bits (`--weights q4`), while the train-step
-graphs keep running on the float32 weights.
+"""A bundle whose lm.onnx keeps its weight MatMuls in 4 bits (`--weights q4`), while whole train-step
+graphs keep running on the float32 weights (layered ones read the 4-bit blocks: train_layers.py).
 
 lm.onnx: every MatMul whose weight is an initializer becomes onnxruntime's MatMulNBits (`com.microsoft`
 domain; 4 bits, blocks of BLOCK_SIZE along d_in, symmetric, float32 compute). The LoRA MatMuls take
