@@ -201,3 +201,13 @@ def test_memory_check_sizes_layered_by_the_smallest_bucket(tmp_path):
     with pytest.raises(GGUFError, match="GB of memory"):
         check_resources(tmp_path / "m.gguf", tmp_path / "out", smollm2, 8 * 256 * vocab, free_memory=4 * 10**9,
                         free_disk=10**12)
+
+
+def test_reexport_keeps_the_layered_kind(tmp_path):
+    from pskills_train.export.reexport import reexport
+
+    new = reexport(COMMITTED, tmp_path / "b")
+    assert new["train_step"]["kind"] == "layered"
+    assert [(b["batch"], b["length"]) for b in new["train_step"]["buckets"]] == [(2, 16)]
+    assert new["train_step"]["parity"]["factors_max_abs"] <= 1e-5
+    assert not [f for f in new["files"] if f.startswith("train_step")]
