@@ -1,4 +1,4 @@
-"""`--weights q4`: lm.onnx's MatMul weights in 4 bits (MatMulNBits), the train-step graphs still on float32.
+"""`--weights q4`: lm.onnx's MatMul weights in 4 bits (MatMulNBits), whole train-step graphs still on float32.
 
 A GGUF whose projections are Q4_0 (symmetric 4-bit blocks of 32 along d_in, as MatMulNBits stores them)
 requantizes without loss, so its 4-bit lm.onnx must give the float32 bundle's logits and greedy tokens;
@@ -74,7 +74,7 @@ def test_q4_of_q4_0_blocks_keeps_the_logits_and_greedy_tokens(tmp_path):
 
 def test_q4_train_steps_read_the_float32_weights(tmp_path):
     gguf = write_gguf(tmp_path / "tiny.gguf", "llama", seed=1)  # Q8_0, Q4_1, F16, BF16: a lossy requantization
-    opts = dict(OPTS, train_buckets=((2, 16),))
+    opts = dict(OPTS, train_buckets=((2, 16),), train_kind="whole")  # layered: test_train_layers.py
     fp32 = write_gguf_bundle(gguf, tmp_path / "fp32", FromHfOptions(**opts))
     q4 = write_gguf_bundle(gguf, tmp_path / "q4", FromHfOptions(**opts, weights="q4"))
     m = json.loads((q4 / "bundle.json").read_text())

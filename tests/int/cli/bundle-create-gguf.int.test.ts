@@ -38,7 +38,8 @@ describe.skipIf(!hasVenv)('pskills bundle create --from-gguf (needs training/.ve
     try {
       expect(bundle.manifest.hypernet).toBeNull();
       expect(bundle.manifest.architecture.family).toBe('llama');
-      expect(Object.keys(bundle.manifest.files)).toContain('train_step-8x64.onnx');
+      // layered train-step graphs (docs/bundle-format.md "Layered kind"), bundle create's default
+      expect(Object.keys(bundle.manifest.files)).toContain('train_layer_vjp-8x64.onnx');
     } finally {
       await bundle.dispose();
     }

@@ -30,7 +30,11 @@ from .manifest import MANIFEST, BundleSpec, build_manifest, file_table
 from .onnx_lm import LMExportConfig, export_lm
 from .onnx_weights import EXTERNAL_DATA_BYTES, round_weights_fp16, save_graph, to_fp16_storage
 from .staging import staged_folder
+from .train_layers import KIND as LAYERED
+from .train_layers import add_layered_files, lm_from_lm_onnx
 from .train_step import DEFAULT_BUCKETS, add_train_step_files, parse_buckets
+
+TRAIN_KINDS = ("layered", "whole")
 
 DTYPES = ("fp32", "fp16")
 VERIFY_TOL = 1e-3  # onnxruntime vs PyTorch on the check prompt, relative (tests hold tiny models to 1e-4)
@@ -54,7 +58,10 @@ class FromHfOptions:
     steps: int = 4  # progress lines count to this (5 when a hypernetwork is attached after the base)
     # train_step graphs (export/train_step.py), (batch, length) each; the command line asks for the defaults
     train_buckets: tuple[tuple[int, int], ...] = ()
-    weights: str = "fp32"  # lm.onnx's MatMul weights: fp32, or q4 (lm_q4.py; the train steps keep float32)
+    # layered (export/train_layers.py): distilling and exporting need one layer's memory; whole
+    # (export/train_step.py): one graph per bucket, faster for a small base but the model's memory many times
+    train_kind: str = LAYERED
+    weights: str = "fp32"  # lm.onnx's MatMul weights: fp32, or q4 (lm_q4.py; layered train steps read it too)
 
 
 def progress(step: int, steps: int, what: str) -> None:
@@ -164,6 +171,8 @@ def write_loaded_bundle(src: LoadedBase, out: Path, opts: FromHfOptions) -> Path
     lm.eval()
     if opts.weights not in WEIGHTS:
         raise ValueError(f"--weights: {opts.weights!r} is not one of {WEIGHTS}")
+    if opts.train_kind not in TRAIN_KINDS:
+        raise ValueError(f"--train-step-kind: {opts.train_kind!r} is not one of {TRAIN_KINDS}")
     if opts.weights == "q4" and opts.dtype != "fp32":
         raise ValueError("--weights q4 quantizes float32 weights: it needs --dtype fp32")
     if opts.dtype == "fp16":
@@ -186,9 +195,12 @@ def write_loaded_bundle(src: LoadedBase, out: Path, opts: FromHfOptions) -> Path
         check_graph(tmp / "lm.onnx", manifest)
         check_shapes(tmp / "lm.onnx", manifest)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-        if opts.train_buckets:
-            progress(4, opts.steps, "exporting the train-step graphs (distilling in the studio)")
-            manifest = add_train_step_files(tmp, lm, list(opts.train_buckets))
+        # Layered graphs on a 4-bit bundle read its 4-bit weights, so they are exported after requantizing.
+        layered_q4 = opts.weights == "q4" and opts.train_kind == LAYERED
+        if opts.train_buckets and not layered_q4:
+            progress(4, opts.steps, f"exporting the train-step graphs ({opts.train_kind}; distilling in the studio)")
+            add = add_layered_files if opts.train_kind == LAYERED else add_train_step_files
+            manifest = add(tmp, lm, list(opts.train_buckets))
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         if opts.weights == "q4":
             progress(4, opts.steps, f"requantizing lm.onnx's weights to 4 bits (MatMulNBits, block {BLOCK_SIZE})")
@@ -199,10 +211,16 @@ def write_loaded_bundle(src: LoadedBase, out: Path, opts: FromHfOptions) -> Path
             q4_rel = verify_with_ort(lm, tmp / "lm.onnx", tol=math.inf, outputs=("logits",))
             card = {**manifest["training_card"], "lm_weights": {
                 "kind": "MatMulNBits", "bits": 4, "block_size": BLOCK_SIZE, "symmetric": True,
-                "float32_for": "train_step graphs (train_step.data)" if opts.train_buckets else None,
-                "logits_vs_float32_max_rel": q4_rel}}
+                "float32_for": "train_step graphs (train_step.data)" if opts.train_buckets and not layered_q4
+                else None, "logits_vs_float32_max_rel": q4_rel}}
             manifest = {**manifest, "files": file_table(tmp), "training_card": card}
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+            if opts.train_buckets and layered_q4:
+                progress(4, opts.steps, "exporting the train-step graphs (layered, on the 4-bit weights)")
+                lm_q4 = lm_from_lm_onnx(tmp / manifest["io"]["lm"]["file"], lm.cfg)
+                verify_with_ort(lm_q4, tmp / "lm.onnx", outputs=("logits",))  # the dequantized model is lm.onnx's
+                manifest = add_layered_files(tmp, lm_q4, list(opts.train_buckets))
+                (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return out
 
 
@@ -220,9 +238,13 @@ def add_bundle_args(ap: argparse.ArgumentParser, source: str) -> None:
     ap.add_argument("--external-data-bytes", type=int, default=EXTERNAL_DATA_BYTES, help=argparse.SUPPRESS)
     ap.add_argument("--train-step-buckets", default=",".join(f"{b}x{s}" for b, s in DEFAULT_BUCKETS),
                     help="train_step graphs BATCHxLENGTH,… (export/train_step.py), or none (default %(default)s)")
+    ap.add_argument("--train-step-kind", choices=TRAIN_KINDS, default=LAYERED,
+                    help="layered: one layer's graphs, distilling in one layer's memory (default); whole: one graph "
+                    "of the whole model per bucket (export/train_step.py)")
     ap.add_argument("--force", action="store_true", help="replace --out if it exists")
     ap.add_argument("--weights", choices=WEIGHTS, default="fp32",
-                    help="lm.onnx's MatMul weights: fp32, or q4 (4-bit MatMulNBits; the train steps keep float32)")
+                    help="lm.onnx's MatMul weights: fp32, or q4 (4-bit MatMulNBits; layered train steps train on "
+                    "them, whole ones on float32 copies)")
 
 
 def options_from_args(ap: argparse.ArgumentParser, a: argparse.Namespace) -> FromHfOptions:
@@ -236,7 +258,8 @@ def options_from_args(ap: argparse.ArgumentParser, a: argparse.Namespace) -> Fro
                          chat_template=a.chat_template.read_text(encoding="utf-8") if a.chat_template else None,
                          external_threshold=a.external_data_bytes,
                          train_buckets=() if a.train_step_buckets == "none"
-                         else tuple(parse_buckets(a.train_step_buckets)), weights=a.weights)
+                         else tuple(parse_buckets(a.train_step_buckets)), weights=a.weights,
+                         train_kind=a.train_step_kind)
 
 
 def run_build(build: Callable[[], Path], dtype: str, source: Callable[[dict[str, Any]], str]) -> int:

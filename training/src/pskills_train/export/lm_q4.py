@@ -1,5 +1,5 @@
-"""A bundle whose lm.onnx keeps its weight MatMuls in 4 bits (`--weights q4`), while the train-step
-graphs keep running on the float32 weights.
+"""A bundle whose lm.onnx keeps its weight MatMuls in 4 bits (`--weights q4`), while whole train-step
+graphs keep running on the float32 weights (layered ones read the 4-bit blocks: train_layers.py).
 
 lm.onnx: every MatMul whose weight is an initializer becomes onnxruntime's MatMulNBits (`com.microsoft`
 domain; 4 bits, blocks of BLOCK_SIZE along d_in, symmetric, float32 compute). The LoRA MatMuls take
@@ -71,7 +71,7 @@ def to_q4(folder: Path, manifest: dict[str, Any], external_threshold: int, block
     """lm.onnx (and lm.onnx.data) in `folder` replaced by the 4-bit graph; train-step graphs detached first."""
     lm_file = manifest["io"]["lm"]["file"]
     lm_files = (lm_file, f"{lm_file}.data")
-    steps = [b["file"] for b in manifest.get("train_step", {}).get("buckets", [])]
+    steps = [b["file"] for b in manifest.get("train_step", {}).get("buckets", []) if "file" in b]  # whole graphs
     if steps:
         detach_train_steps(folder, steps, lm_files)
     model = quantize_lm(onnx.load(str(folder / lm_file)), block_size)
