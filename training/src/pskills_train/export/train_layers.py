@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import onnx
@@ -77,7 +77,7 @@ QKV, QKV_BIAS = "self_attn.qkv_proj.weight", "self_attn.qkv_proj.bias"
 LAYER_ROLES = ("input_layernorm.weight", QKV, "self_attn.o_proj.weight", "post_attention_layernorm.weight",
                "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight")
 HEAD_NORM, HEAD_W = "norm.weight", "lm_head.weight"
-DTYPES = {TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16", TensorProto.UINT8: "uint8"}
+DTYPES: dict[int, str] = {TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16", TensorProto.UINT8: "uint8"}
 # A 4-bit lm.onnx (export/lm_q4.py) stores a projection as MatMulNBits' packed nibbles and block scales; the
 # layer graph takes both (`{name}.q4` uint8 [N, K/32, 16], `{name}.scales` float32 [N, K/32]) and dequantizes.
 Q4, SCALES = ".q4", ".scales"
@@ -268,12 +268,11 @@ def layer_fns(cfg: ModelConfig, roles: list[str]):
         lora = {m: (f[2 * j], f[2 * j + 1]) for j, m in enumerate(modules)}
         cos, sin = rotary(pos, hidden.dtype)  # [b, 1, s, hd]
         mask4 = attention_mask_4d(mask, hidden.shape[1], hidden.dtype, cfg.sliding_window)  # [b, 1, s, s]
-        out, _ = torch.func.functional_call(layer, layer_params(cfg, w), (hidden, cos, sin, mask4, None, lora))
-        return out
+        return torch.func.functional_call(layer, layer_params(cfg, w), (hidden, cos, sin, mask4, None, lora))[0]
 
     def vjp(hidden: Tensor, mask: Tensor, pos: Tensor, *rest: Tensor) -> tuple[Tensor, ...]:
         weights, factors, grad_out = rest[:n_w], rest[n_w:-1], rest[-1]
-        _, pull = torch.func.vjp(lambda h, *fs: forward(h, mask, pos, *weights, *fs), hidden, *factors)
+        pull = torch.func.vjp(lambda h, *fs: forward(h, mask, pos, *weights, *fs), hidden, *factors)[1]
         return tuple(pull(grad_out))
 
     return forward, vjp
@@ -320,7 +319,7 @@ def head_inputs(roles: list[str]) -> list[str]:
 
 def _export(fn, args: list[Tensor], ins: list[str], outs: list[str], mode: str) -> onnx.ModelProto:
     """make_fx over static shapes, the dynamo exporter, constant folding only (train_step.py's route)."""
-    gm = make_fx(fn, tracing_mode=mode)(*args)
+    gm = make_fx(fn, tracing_mode=cast(Any, mode))(*args)
     quiet = [logging.getLogger(n) for n in ("onnxscript", "onnx_ir")]
     levels = [q.level for q in quiet]
     with warnings.catch_warnings():

@@ -32,6 +32,7 @@ import os
 import shutil
 import sys
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -361,7 +362,7 @@ def export_train_step(lm: LlamaLM, bundle: Path, spec: StepSpec, layers: list[in
     return path
 
 
-def train_step_entry(specs: list[StepSpec], cfg: ModelConfig, layers: list[int]) -> dict[str, Any]:
+def train_step_entry(specs: Sequence[StepSpec], cfg: ModelConfig, layers: list[int]) -> dict[str, Any]:
     """bundle.json `train_step` (docs/bundle-format.md)."""
     ins, outs = io_names(cfg, layers)
     first = specs[0]
