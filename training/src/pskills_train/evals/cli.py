@@ -31,7 +31,7 @@ from tokenizers import Tokenizer
 from ..model import load_hf
 from ..model.backend import OrtBackend, TorchBackend
 from ..synth.skill import load_skills
-from . import run, sw_suite
+from . import leaks, run, sw_suite
 from .adapters import checkpoint_provider, onnx_provider
 from .conditions import CONDITIONS, DISTILLED, trained_context
 from .core import Part, Settings, Suite
@@ -225,6 +225,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             parts = [suite.run(list(range(n)))]
         res = suite.assemble(parts, time.perf_counter() - t0)
+        refused = leaks.refusal(res["leaks"])
+        if refused:  # practice trained on what is scored: no report (docs/results.md "Leaks")
+            print(refused, file=sys.stderr)
+            return 3
         if a.suite == "skillworld":
             mf = Path(a.skillworld_dir) / "manifest.json"
             m = json.loads(mf.read_text()) if mf.is_file() else {}

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import leaks
 from .conditions import CONDITIONS, DISTILLED, Plan, draw_wrong, skipped_conditions
 from .distilled import adapter_figures, curve_conditions
 from .diversity import diversity
@@ -96,6 +97,7 @@ class Suite:
             if prov.parametric is None:
                 prov.distill.wrong_base = "distilled_zero"
             self.curve = curve_conditions(prov.distill.plan.recipe.steps, prov.distill.curve)
+            prov.distill.scored = self.tasks
             self.conds += [c for c in self.curve if c.partition("@")[0] not in self.skipped]
         self.plan = Plan(prov, tok, texts, wrong, min(st.trained_context or max_pos, max_pos), max_pos, st.seed)
         self.prompter = Prompter(tok, chat_template, max_pos)
@@ -170,6 +172,7 @@ class Suite:
         extra = {}
         if self.prov.distill is not None:
             extra["distilled_adapters"] = adapter_figures(self, parts)
-        return {**extra, "diversity": div, "retrieval": ret, "wrong_skill": wrong,
+        records = {k: v for p in parts for k, v in p.distill.items()}
+        return {**extra, "leaks": leaks.total(records), "diversity": div, "retrieval": ret, "wrong_skill": wrong,
                 "timing_seconds": {k: round(v, 1) for k, v in secs.items()},
                 "compile_seconds": {k: round(v, 1) for k, v in comp.items()}}

@@ -14,6 +14,7 @@ compile the skill without a section, which would need one distillation per task)
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,11 +26,12 @@ from ..distill.student import Recipe, distill
 from ..distill.teacher import Teacher
 from ..model.from_onnx import load_onnx_lm
 from ..synth.skill import Skill
+from . import leaks
 from .adapters import Provider, Row
 from .diversity import diversity
 from .report import mean, per_skill
 from .retrieval import candidates, rank_metrics, retrieval_nll
-from .tasks import Prompter
+from .tasks import Prompter, Task
 
 CURVE_OF = ("distilled", "distilled_zero")
 CURVE_STEPS = (0, 5, 10, 20, 40)
@@ -48,6 +50,8 @@ class DistillSlot:
     wrong_base: str = "distilled"  # distilled_zero where there is no hypernetwork
     merge_base: str = "distilled"  # --merge-init zero: distilled_zero (docs/distill.md "Merging distilled adapters")
     done: dict[tuple[str, int], Distilled] = field(default_factory=dict)
+    scored: Callable[[int], list[Task]] | None = None  # skill -> its scored tasks (the suite's), for the leak count
+
 
     def run(self, base: str, i: int) -> Distilled:
         key = (base, i)
@@ -56,7 +60,11 @@ class DistillSlot:
             sources = self.plan.synth_sources if base == "distilled_synth" else self.plan.sources
             init = self.instant(skill.text) if self.instant is not None and base != "distilled_zero" else None
             snaps = self.curve if base in CURVE_OF else ()
-            self.done[key] = self.distiller(skill, sources, init, tests=self.practice[i], snapshots=snaps)
+            d = self.distiller(skill, sources, init, tests=self.practice[i], snapshots=snaps)
+            if self.scored is not None:  # what it trained on against what the distilled conditions score
+                qs = self.distiller.teacher_rows(skill, sources, tests=self.practice[i])[0]
+                d.record["leaks"] = leaks.count(qs, [t for t in self.scored(i) if t.source == skill.text])
+            self.done[key] = d
         return self.done[key]
 
     def rehearse(self, members: list[int], init: Row, steps: int) -> Row:
