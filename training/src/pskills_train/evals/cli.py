@@ -34,11 +34,9 @@ from ..synth.skill import load_skills
 from . import leaks, run, sw_suite
 from .adapters import checkpoint_provider, onnx_provider
 from .conditions import CONDITIONS, DISTILLED, trained_context
-from .core import Part, Settings, Suite
+from .core import Part, Settings, Suite, answer_cap
 from .distilled import make_slot, read_practice
 from .run import Providers, SkillsSuite
-
-SW_GEN = 48
 
 
 def _provider(backend, tok, manifest, path: Path | None, label: str, prov: Providers, slot: str, threads: int = 1):
@@ -69,8 +67,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--max-skills", type=int)
     ap.add_argument("--max-tasks-per-skill", type=int, default=Settings.max_tasks_per_skill)
     ap.add_argument("--max-answer-tokens", type=int, default=Settings.max_answer_tokens)
-    ap.add_argument("--max-gen-tokens", type=int, help=f"greedy tokens (skills {Settings.max_gen_tokens}, "
-                    f"skillworld {SW_GEN}; there at most the reference + 16)")
+    ap.add_argument("--max-gen-tokens", type=int,
+                    help="greedy answer tokens in every condition and the distil teacher, whatever the reference's "
+                    "length; generation also stops at a stop token (default: the distil recipe's max_answer)")
     ap.add_argument("--trained-context", type=int,
                     help="positions the base was trained on (default: the training card's config.data.seq_len)")
     ap.add_argument("--retrieval-k", type=int, default=Settings.retrieval_k)
@@ -147,8 +146,9 @@ def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
     prov.why_missing.setdefault("stage1", "no --stage1-checkpoint given and the bundle ships no stage1_only hypernet")
     prov.why_missing.setdefault("t2l", "no --t2l-checkpoint given and the bundle ships no t2l_baseline hypernet")
     ctx, _ = trained_context(manifest, a.trained_context)
-    gen = a.max_gen_tokens if a.max_gen_tokens is not None else (SW_GEN if a.suite == "skillworld"
-                                                                 else Settings.max_gen_tokens)
+    gen = a.max_gen_tokens if a.max_gen_tokens is not None else answer_cap()
+    if gen < 1:
+        raise SystemExit("--max-gen-tokens must be >= 1")
     st = Settings(a.max_tasks_per_skill, a.max_answer_tokens, gen, a.seed, trained_context=ctx,
                   retrieval_k=a.retrieval_k, merge_sizes=_sizes(a), merge_groups=a.merge_groups,
                   merge_rehearse=a.merge_rehearse)
@@ -158,13 +158,13 @@ def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
         skills = load_skills(a.skills)[:a.max_skills]
         if not skills:
             raise SystemExit(f"{a.skills}: no SKILL.md files")
-        _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, [[] for _ in skills], prov)
+        _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, [[] for _ in skills], prov, gen)
         suite = SkillsSuite(backend, tok, chat_template, stop, skills, prov, st, log)
     else:
         buckets = {int(b) for b in a.length_buckets.split(",")} if a.length_buckets else None
         skills, tasks = sw_suite.load(a.skillworld_dir, a.max_skills, a.max_tasks_per_skill, buckets)
         practice = read_practice(a.skillworld_dir, [s.name for s in skills])
-        _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, practice, prov)
+        _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, practice, prov, gen)
         suite = sw_suite.SkillWorldSuite(backend, tok, chat_template, stop, skills, tasks, prov, st,
                                          sw_suite.default_check(), log)
     _only(suite, a.conditions)
@@ -187,13 +187,15 @@ def _sizes(a: argparse.Namespace) -> tuple[int, ...]:
     return sizes
 
 
-def _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, practice, prov: Providers) -> None:
+def _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, practice, prov: Providers,
+                  gen: int) -> None:
     if a.distill_steps is None:
         return
     if a.distill_steps < 1:
         raise SystemExit("--distill-steps must be >= 1")
+    # The teacher answers with the same cap, so it and in_context leave the same answer room.
     prov.distill = make_slot(backend, tok, chat_template, manifest, a.bundle, ctx, a.distill_steps, skills, practice,
-                             prov.parametric, a.seed, a.distill_recipe)
+                             prov.parametric, a.seed, a.distill_recipe, max_answer=gen)
     if a.merge_init == "zero" or prov.parametric is None:
         prov.distill.merge_base = "distilled_zero"
 

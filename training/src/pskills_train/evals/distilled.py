@@ -101,9 +101,13 @@ def curve_conditions(steps: int, curve: tuple[int, ...]) -> list[str]:
 
 def make_slot(backend, tok, chat_template: str, manifest: dict[str, Any], bundle: Path, context: int,
               steps: int, skills: list[Skill], practice: list[list[dict[str, Any]]], instant: Provider | None,
-              seed: int, recipe: Path | None = None, curve: tuple[int, ...] = CURVE_STEPS) -> DistillSlot:
+              seed: int, recipe: Path | None = None, curve: tuple[int, ...] = CURVE_STEPS,
+              max_answer: int | None = None) -> DistillSlot:
+    """max_answer: the teacher's answer cap instead of the recipe's (the eval passes its own, so the
+    teacher and in_context reserve the same answer room)."""
     lm = backend.lm if hasattr(backend, "lm") else load_onnx_lm(bundle)
-    plan = load_recipe(recipe, steps=steps) if recipe else load_recipe(steps=steps)
+    plan = load_recipe(recipe, steps=steps, max_answer=max_answer) if recipe else \
+        load_recipe(steps=steps, max_answer=max_answer)
     rec = plan.recipe
     prompter = Prompter(tok, chat_template, manifest["architecture"]["max_positions"])
     stop = set(manifest["special_tokens"]["stop"])
