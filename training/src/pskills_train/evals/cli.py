@@ -35,7 +35,7 @@ from . import leaks, run, sw_suite
 from .adapters import checkpoint_provider, onnx_provider
 from .conditions import CONDITIONS, DISTILLED, trained_context
 from .core import Part, Settings, Suite, answer_cap
-from .distilled import make_slot, read_practice
+from .distilled import cap_tests, make_slot, read_practice
 from .run import Providers, SkillsSuite
 
 
@@ -80,6 +80,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--distill-steps", type=int,
                     help="run the distilled conditions with K steps (docs/distill.md; recipe: --distill-recipe)")
     ap.add_argument("--distill-recipe", type=Path, help="default training/configs/distill.json")
+    ap.add_argument("--practice-tests", type=_count_or_all, metavar="N|all",
+                    help="with --distill-steps: at most N of each skill's own tests (a SkillWorld folder's "
+                    "practice.jsonl) as practice, drawn by --seed; 0: none, all (default): every one")
     ap.add_argument("--length-buckets", help="skillworld: only skills of these length buckets, e.g. 256,512")
     ap.add_argument("--merge-sizes", help="skillworld with --distill-steps: merge groups of these sizes of "
                     "distilled adapters by cat, linear and svd and score their skills' tasks, e.g. 2,3,4")
@@ -92,6 +95,18 @@ def parser() -> argparse.ArgumentParser:
                     "instant adapter")
     ap.add_argument("--conditions", help="comma-separated: run only these conditions (and their curve points)")
     return ap
+
+
+def _count_or_all(v: str) -> int | None:
+    if v == "all":
+        return None
+    try:
+        n = int(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a count >= 0 or 'all', got {v!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a count >= 0 or 'all', got {v!r}")
+    return n
 
 
 def table(res: dict[str, Any]) -> str:
@@ -151,7 +166,7 @@ def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
         raise SystemExit("--max-gen-tokens must be >= 1")
     st = Settings(a.max_tasks_per_skill, a.max_answer_tokens, gen, a.seed, trained_context=ctx,
                   retrieval_k=a.retrieval_k, merge_sizes=_sizes(a), merge_groups=a.merge_groups,
-                  merge_rehearse=a.merge_rehearse)
+                  merge_rehearse=a.merge_rehearse, practice_tests=a.practice_tests)
     stop = set(manifest["special_tokens"]["stop"])
     suite: Suite
     if a.suite == "skills":
@@ -163,7 +178,8 @@ def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
     else:
         buckets = {int(b) for b in a.length_buckets.split(",")} if a.length_buckets else None
         skills, tasks = sw_suite.load(a.skillworld_dir, a.max_skills, a.max_tasks_per_skill, buckets)
-        practice = read_practice(a.skillworld_dir, [s.name for s in skills])
+        names = [s.name for s in skills]
+        practice = cap_tests(read_practice(a.skillworld_dir, names), names, a.practice_tests, a.seed)
         _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, practice, prov, gen)
         suite = sw_suite.SkillWorldSuite(backend, tok, chat_template, stop, skills, tasks, prov, st,
                                          sw_suite.default_check(), log)

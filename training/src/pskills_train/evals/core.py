@@ -45,6 +45,7 @@ class Settings:
     merge_sizes: tuple[int, ...] = ()  # --merge-sizes: the merge comparison (evals/merging.py)
     merge_groups: int | None = None  # groups per size; None: skills // size
     merge_rehearse: int = 0  # --merge-rehearse K: also rehearsed (evals/merging.py)
+    practice_tests: int | None = None  # --practice-tests N: each skill's own tests capped at N (None: all)
 
 
 @dataclass

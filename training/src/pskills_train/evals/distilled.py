@@ -14,6 +14,7 @@ compile the skill without a section, which would need one distillation per task)
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,6 +128,21 @@ def read_practice(folder: Path, names: list[str]) -> list[list[dict[str, Any]]]:
     for r in rows:
         by.setdefault(r["skill"], []).append(r)
     return [by.get(n, []) for n in names]
+
+
+def cap_tests(practice: list[list[dict[str, Any]]], names: list[str], n: int | None,
+              seed: int) -> list[list[dict[str, Any]]]:
+    """`--practice-tests N`: at most N of each skill's own tests, drawn by the seed and the skill's name
+    (so a skill's draw does not depend on the others), kept in file order; None keeps them all."""
+    if n is None:
+        return practice
+    if n < 0:
+        raise ValueError(f"--practice-tests must be >= 0 or 'all', got {n}")
+    out = []
+    for rows, name in zip(practice, names, strict=True):
+        keep = sorted(random.Random(f"{seed}:practice-tests:{name}").sample(range(len(rows)), min(n, len(rows))))
+        out.append([rows[k] for k in keep])
+    return out
 
 
 def extras(rows: list[dict[str, Any]], conds: list[str], records: dict[str, dict[str, Any]], metric: str,
