@@ -28,6 +28,7 @@ from typing import Any
 import torch
 from tokenizers import Tokenizer
 
+from ..export.data_sets import seen_seed
 from ..model import load_hf
 from ..model.backend import OrtBackend, TorchBackend
 from ..synth.skill import load_skills
@@ -176,6 +177,7 @@ def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
         _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, [[] for _ in skills], prov, gen)
         suite = SkillsSuite(backend, tok, chat_template, stop, skills, prov, st, log)
     else:
+        refuse_seen_seed(manifest, a.skillworld_dir)
         buckets = {int(b) for b in a.length_buckets.split(",")} if a.length_buckets else None
         skills, tasks = sw_suite.load(a.skillworld_dir, a.max_skills, a.max_tasks_per_skill, buckets)
         names = [s.name for s in skills]
@@ -185,6 +187,15 @@ def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
                                          sw_suite.default_check(), log)
     _only(suite, a.conditions)
     return suite, manifest
+
+
+def refuse_seen_seed(manifest: dict[str, Any], folder: Path) -> None:
+    """An eval on a SkillWorld seed the bundle's training card lists is refused (export/data_sets.py)."""
+    mf = Path(folder) / "manifest.json"
+    seed = json.loads(mf.read_text()).get("seed") if mf.is_file() else None
+    why = seen_seed(manifest.get("training_card") or {}, seed) if isinstance(seed, int) else None
+    if why:
+        raise SystemExit(f"{folder}: {why}")
 
 
 def _sizes(a: argparse.Namespace) -> tuple[int, ...]:
@@ -230,6 +241,10 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="skillworld-") as tmp:
         if a.suite == "skillworld" and a.skillworld_dir is None:
+            card = json.loads((a.bundle / "bundle.json").read_text()).get("training_card") or {}
+            why = seen_seed(card, a.seed)
+            if why:  # before generating: the world would be one the bundle saw
+                raise SystemExit(f"--seed {a.seed}: {why}")
             a.skillworld_dir = sw_suite.generate(Path(tmp) / "sw", a.n, a.seed)
             argv += ["--skillworld-dir", str(a.skillworld_dir)]
         suite, manifest = build(a)
