@@ -57,6 +57,26 @@ export function splitTests<T extends TestRow>(
   return { practised: tests.filter((_, i) => !out.has(i)), heldOut: tests.filter((_, i) => out.has(i)) };
 }
 
+/** The pass rate on the tests a distilled adapter did not practise on (docs/distill.md "Practice"). */
+export function heldOutRate(results: readonly { passed: boolean; practised?: boolean }[]) {
+  const held = results.filter((r) => !r.practised);
+  const passed = held.filter((r) => r.passed).length;
+  const nPractised = results.length - held.length;
+  if (held.length === 0)
+    return {
+      n: 0,
+      passed: 0,
+      passRate: null,
+      note: `the adapter practised on all ${nPractised} tests (fewer than 4: none held out), so the pass rate is on practised tests`,
+    };
+  return {
+    n: held.length,
+    passed,
+    passRate: passed / held.length,
+    note: `${passed} of ${held.length} held-out tests passed; ${nPractised} practised tests are marked`,
+  };
+}
+
 // ---- self-written requests -------------------------------------------------------------------------
 
 export const WRITE_PROMPT =

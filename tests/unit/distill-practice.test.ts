@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import {
   filterWritten,
   gather,
+  heldOutRate,
   HOLD_OUT_EVERY,
   MIN_QUESTIONS,
   NoPractice,
@@ -143,5 +144,17 @@ describe('practice rules', () => {
     expect(splitTests(t(12), 5).heldOut).toHaveLength(3);
     expect(splitTests(t(12), 5)).toEqual(splitTests(t(12), 5));
     expect(splitTests(t(12), 5).heldOut).not.toEqual(splitTests(t(12), 6).heldOut);
+  });
+
+  it('reports the pass rate on held-out tests, or says it is on practised ones', () => {
+    const r = (passed: boolean, practised: boolean) => ({ passed, practised });
+    expect(heldOutRate([r(true, true), r(false, false), r(true, false), r(true, true)])).toMatchObject({
+      n: 2,
+      passed: 1,
+      passRate: 0.5,
+    });
+    const all = heldOutRate([r(true, true), r(true, true), r(false, true)]);
+    expect(all).toMatchObject({ n: 0, passRate: null });
+    expect(all.note).toMatch(/pass rate is on practised tests/);
   });
 });
