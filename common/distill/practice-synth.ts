@@ -21,15 +21,37 @@ export interface Drafted {
 // Request / reply pairs as skills write them in Examples ("Request:"/"Reply:", "User:"/"Assistant:",
 // "Input:"/"Output:", "Q:"/"A:"), the reply inline, in backticks or in a fence.
 const PAIR =
-  /^\s*(?:\*\*)?(?:request|user|input|prompt|q|question)(?:\*\*)?\s*:\s*(?:\*\*)?\s*(?<q>.+?)\s*\n(?:\s*\n)*\s*(?:\*\*)?(?:reply|assistant|output|response|a|answer)(?:\*\*)?\s*:\s*(?:\*\*)?[ \t]*(?<a>`[^`\n]+`|[^\n]*\S[^\n]*|\n+```[^\n]*\n(?<fence>.*?)\n```)/gims;
+  /^\s*(?:\*\*)?(?:request|user|input|prompt|q|question)(?:\*\*)?\s*:\s*(?:\*\*)?\s*(?<q>.+?)\s*\n(?:\s*\n)*\s*(?:\*\*)?(?:reply|assistant|output|response|a|answer)(?:\*\*)?[ \t]*:[ \t]*(?:\*\*)?[ \t]*(?<a>`[^`\n]+`|[^\n]*\S[^\n]*|\n+```[^\n]*\n(?<fence>.*?)\n```)/gims;
 const MARKER = /^\s*(?:[-*+]|\d+[.)])\s+/;
 const ARROW = /\s+(?:→|->|=>)\s+/;
 const ASKED = /^\s*(?:\*\*)?(?:user|q|question|input|prompt|request)(?:\*\*)?\s*[:>-]\s*(?:\*\*)?\s*/i;
 const unquote = (s: string) => s.replace(/^["“'`]+|["”'`]+$/g, '').trim();
 
-/** An Examples section's pairs (the reply is the answer); else its `"q" → a` items; else its asked
- * lines (`User: …`), list items and quotes as questions the teacher answers. */
-export function examples(doc: SkillDoc): Drafted[] {
+/** Copies of a pair in which the numbers its answer repeats from its question are redrawn (same
+ * number of digits, seeded): the Examples' rule practised on items they do not show. */
+function variants(pair: Drafted & { answer: string }, n: number, seed: number, ...key: (string | number)[]): Drafted[] {
+  const inAnswer = new Set(pair.answer.match(/\d+/g) ?? []);
+  const shared = [...new Set(pair.question.match(/\d+/g) ?? [])].filter((r) => inAnswer.has(r) && r.length <= 9);
+  if (!shared.length) return [];
+  return Array.from({ length: n }, (_, v) => {
+    const map = new Map(
+      shared.map((r) => {
+        const lo = r.length === 1 ? 1 : 10 ** (r.length - 1);
+        return [r, String(lo + (hash(seed, ...key, v, r) % (10 ** r.length - lo)))] as const;
+      }),
+    );
+    const sub = (t: string) => t.replace(/\d+/g, (run) => map.get(run) ?? run);
+    return { question: sub(pair.question), answer: sub(pair.answer) };
+  });
+}
+
+/** Forced copies per Examples pair with its repeated numbers redrawn. */
+export const EXAMPLE_VARIANTS = 3;
+
+/** An Examples section's pairs (the reply is the answer), each with EXAMPLE_VARIANTS copies whose
+ * repeated numbers are redrawn; else its `"q" → a` items; else its asked lines (`User: …`), list
+ * items and quotes as questions the teacher answers. */
+export function examples(doc: SkillDoc, seed = 0): Drafted[] {
   const out: Drafted[] = [];
   for (const sec of sections(doc.text).filter((s) => sectionKind(s.heading) === 'examples')) {
     const text = body(doc.text, sec);
@@ -40,7 +62,7 @@ export function examples(doc: SkillDoc): Drafted[] {
       return q && a.trim() ? [{ question: q, answer: a.trim() }] : [];
     });
     if (pairs.length) {
-      out.push(...pairs);
+      pairs.forEach((p, k) => out.push(p, ...variants(p, EXAMPLE_VARIANTS, seed, doc.name, 'variant', out.length, k)));
       continue;
     }
     const lines = text.split('\n').map((l) => l.replace(MARKER, '').replace(/^\s*>\s*/, ''));

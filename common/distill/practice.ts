@@ -165,7 +165,7 @@ export function gather(input: GatherInput): { questions: PracticeQuestion[]; cou
   const has = (s: PracticeSource) => sources.includes(s);
   const made: Record<PracticeSource, Drafted[]> = {
     tests: has('tests') ? (input.tests ?? []).map((t) => ({ question: t.prompt })) : [],
-    examples: has('examples') ? examples(seen) : [],
+    examples: has('examples') ? examples(seen, seed) : [],
     trajectories: has('trajectories') ? [...(input.trajectories ?? [])] : [],
     user: has('user') ? (input.user ?? []).map((q) => ({ question: q })) : [],
     requests: [],

@@ -108,7 +108,7 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
       page.getByTestId('practice-question').evaluateAll((els) => els.map((e) => e.getAttribute('data-source')));
     const before = await sources();
     assert.equal(before.filter((s) => s === 'tests').length, 24, 'every test prompt but the 8 held out');
-    assert.equal(before.filter((s) => s === 'examples').length, 1, 'the Examples section');
+    assert.ok(before.filter((s) => s === 'examples').length >= 1, 'the Examples section (and copies with new numbers)');
     assert.ok(before.filter((s) => s === 'requests').length >= 1, 'synthesized requests');
     assert.match(await page.getByTestId('practice-sources').innerText(), /8 of 32 tests are held out/);
     assert.ok(before.filter((s) => s === 'cloze').length >= 3, 'a cloze per section');
@@ -124,7 +124,7 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     assert.ok(!(await page.getByTestId('practice-panel').innerText()).includes(removed), 'the removed one is gone');
     assert.match(
       await page.getByTestId('practice-counts').innerText(),
-      /^\d+ · test 24, Examples 1, synthesized \d+, cloze \d+, about \d+, added 1$/,
+      /^\d+ · test 24, Examples \d+, synthesized \d+, cloze \d+, about \d+, added 1$/,
     );
     await screenshot(page, 'distill-01-plan');
   });

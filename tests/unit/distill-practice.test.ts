@@ -116,7 +116,15 @@ describe('practice rules', () => {
   });
 
   it('keeps Examples pairs as forced answers and lesson arrows as questions with answers', () => {
-    expect(examples(ship)).toEqual([{ question: 'Notes for ticket 4411', answer: 'api: faster list endpoint (4411)' }]);
+    const [pair, ...copies] = examples(ship);
+    expect(pair).toEqual({ question: 'Notes for ticket 4411', answer: 'api: faster list endpoint (4411)' });
+    // Copies with the number the reply repeats redrawn (four digits, seeded).
+    expect(copies).toHaveLength(3);
+    for (const c of copies) {
+      const n = /^Notes for ticket (\d{4})$/.exec(c.question)![1]!;
+      expect(n).not.toBe('4411');
+      expect(c.answer).toBe(`api: faster list endpoint (${n})`);
+    }
     const lesson = '# L\n\n## Examples\n\n- "Could you note down contract 9624?" → `{"a": 1}`\n- User: log it\n';
     expect(examples({ name: 'l', description: '', text: lesson })).toEqual([
       { question: 'Could you note down contract 9624?', answer: '{"a": 1}' },

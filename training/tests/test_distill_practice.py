@@ -48,7 +48,7 @@ def test_every_source_gives_questions_and_counts_them():
         n_requests=6,
     )
     c = counts(qs)
-    assert c["tests"] == 1 and c["examples"] == 1 and c["requests"] == 6
+    assert c["tests"] == 1 and c["examples"] == 4 and c["requests"] == 6  # the pair and 3 copies
     assert c["cloze"] >= 3 and c["template"] >= 3
     ex = examples(skill)[0]
     assert ex.question == "Notes for ticket 4411" and ex.answer == "api: faster list endpoint (4411)"

@@ -166,7 +166,7 @@ def gather(
     if "tests" in sources:
         made["tests"] = from_tests(tests or [])
     if "examples" in sources:
-        made["examples"] = [Question(_user(d.question), "examples", d.answer) for d in examples(seen)]
+        made["examples"] = [Question(_user(d.question), "examples", d.answer) for d in examples(seen, seed)]
     if "trajectories" in sources:
         made["trajectories"] = from_trajectories(trajectories or [])
     if "user" in sources:

@@ -22,7 +22,7 @@ class Drafted:
 # "Assistant:", "Input:" / "Output:", "Q:" / "A:", the reply inline, in backticks or in a fence.
 _PAIR = re.compile(
     r"^\s*(?:\*\*)?(?:request|user|input|prompt|q|question)(?:\*\*)?\s*:\s*(?:\*\*)?\s*(?P<q>.+?)\s*\n"
-    r"(?:\s*\n)*\s*(?:\*\*)?(?:reply|assistant|output|response|a|answer)(?:\*\*)?\s*:\s*(?:\*\*)?[ \t]*"
+    r"(?:\s*\n)*\s*(?:\*\*)?(?:reply|assistant|output|response|a|answer)(?:\*\*)?[ \t]*:[ \t]*(?:\*\*)?[ \t]*"
     r"(?P<a>`[^`\n]+`|[^\n]*\S[^\n]*|\n+```[^\n]*\n(?P<fence>.*?)\n```)",
     re.I | re.M | re.S,
 )
@@ -39,9 +39,34 @@ def _unlisted(line: str) -> str:
     return re.sub(r"^\s*>\s*", "", _MARKER.sub("", line, count=1), count=1)
 
 
-def examples(skill: Skill) -> list[Drafted]:
-    """An Examples section's pairs (the reply is the answer); else its `"q" → a` items; else its
-    asked lines (`User: …`), list items and quotes as questions the teacher answers."""
+EXAMPLE_VARIANTS = 3  # forced copies per Examples pair with its repeated numbers redrawn
+
+
+def _variants(pair: Drafted, n: int, seed: int, *key: object) -> list[Drafted]:
+    """Copies of a pair in which the numbers its answer repeats from its question are redrawn (same
+    number of digits, seeded): the Examples' rule practised on items they do not show."""
+    in_answer = set(re.findall(r"\d+", pair.answer or ""))
+    shared = [r for r in dict.fromkeys(re.findall(r"\d+", pair.question)) if r in in_answer and len(r) <= 9]
+    if not shared:
+        return []
+    out = []
+    for v in range(n):
+        m = {}
+        for r in shared:
+            lo = 1 if len(r) == 1 else 10 ** (len(r) - 1)
+            m[r] = str(lo + fnv(seed, *key, v, r) % (10 ** len(r) - lo))
+
+        def sub(t: str, m: dict[str, str] = m) -> str:
+            return re.sub(r"\d+", lambda x: m.get(x.group(0), x.group(0)), t)
+
+        out.append(Drafted(sub(pair.question), sub(pair.answer or "")))
+    return out
+
+
+def examples(skill: Skill, seed: int = 0) -> list[Drafted]:
+    """An Examples section's pairs (the reply is the answer), each with EXAMPLE_VARIANTS copies whose
+    repeated numbers are redrawn; else its `"q" → a` items; else its asked lines (`User: …`), list
+    items and quotes as questions the teacher answers."""
     out: list[Drafted] = []
     for sec in skill.sections:
         if section_kind(sec.heading) != "examples":
@@ -56,7 +81,8 @@ def examples(skill: Skill) -> list[Drafted]:
             if q and a.strip():
                 pairs.append(Drafted(q, a.strip()))
         if pairs:
-            out += pairs
+            for k, p in enumerate(pairs):
+                out += [p, *_variants(p, EXAMPLE_VARIANTS, seed, skill.name, "variant", len(out), k)]
             continue
         lines = [_unlisted(ln) for ln in text.split("\n")]
         arrows = [ln for ln in lines if _ARROW.search(ln)]
