@@ -9,6 +9,7 @@ import {
   pick,
   sectionKind,
   sections,
+  withoutExamples,
   type DocSection,
   type SkillDoc,
 } from './practice-text';
@@ -27,25 +28,39 @@ const ARROW = /\s+(?:→|->|=>)\s+/;
 const ASKED = /^\s*(?:\*\*)?(?:user|q|question|input|prompt|request)(?:\*\*)?\s*[:>-]\s*(?:\*\*)?\s*/i;
 const unquote = (s: string) => s.replace(/^["“'`]+|["”'`]+$/g, '').trim();
 
-/** Copies of a pair in which the numbers its answer repeats from its question are redrawn (same
- * number of digits, seeded): the Examples' rule practised on items they do not show. */
-function variants(pair: Drafted & { answer: string }, n: number, seed: number, ...key: (string | number)[]): Drafted[] {
-  const inAnswer = new Set(pair.answer.match(/\d+/g) ?? []);
-  const shared = [...new Set(pair.question.match(/\d+/g) ?? [])].filter((r) => inAnswer.has(r) && r.length <= 9);
-  if (!shared.length) return [];
+/** Copies of a pair in which the numbers and the Examples-only words (words the skill uses nowhere
+ * outside its Examples) that its answer repeats from its question are redrawn: numbers with as many
+ * digits, words with a generic noun (seeded). The Examples' rule practised on items they do not show. */
+function variants(
+  pair: Drafted & { answer: string },
+  outside: ReadonlySet<string>,
+  n: number,
+  seed: number,
+  ...key: (string | number)[]
+): Drafted[] {
+  const inAnswer = new Set((pair.answer.match(/\d+|[A-Za-z]{3,}/g) ?? []).map((w) => w.toLowerCase()));
+  const tokens = [...new Set((pair.question.match(/\d+|[A-Za-z]{3,}/g) ?? []).map((w) => w.toLowerCase()))];
+  const numbers = tokens.filter((r) => /^\d+$/.test(r) && inAnswer.has(r) && r.length <= 9);
+  const words = tokens.filter((w) => /^[a-z]+$/.test(w) && inAnswer.has(w) && !outside.has(w));
+  if (!numbers.length && !words.length) return [];
   return Array.from({ length: n }, (_, v) => {
-    const map = new Map(
-      shared.map((r) => {
-        const lo = r.length === 1 ? 1 : 10 ** (r.length - 1);
-        return [r, String(lo + (hash(seed, ...key, v, r) % (10 ** r.length - lo)))] as const;
-      }),
-    );
-    const sub = (t: string) => t.replace(/\d+/g, (run) => map.get(run) ?? run);
+    const map = new Map<string, string>();
+    for (const r of numbers) {
+      const lo = r.length === 1 ? 1 : 10 ** (r.length - 1);
+      map.set(r, String(lo + (hash(seed, ...key, v, r) % (10 ** r.length - lo))));
+    }
+    for (const w of words) map.set(w, pick(LEXICON.nouns, seed, ...key, v, w));
+    const sub = (t: string) =>
+      t.replace(/\d+|[A-Za-z]+/g, (tok) => {
+        const to = map.get(tok.toLowerCase());
+        if (to === undefined) return tok;
+        return /^[A-Z]/.test(tok) ? to.charAt(0).toUpperCase() + to.slice(1) : to;
+      });
     return { question: sub(pair.question), answer: sub(pair.answer) };
   });
 }
 
-/** Forced copies per Examples pair with its repeated numbers redrawn. */
+/** Forced copies per Examples pair with its repeated numbers and Examples-only words redrawn. */
 export const EXAMPLE_VARIANTS = 3;
 
 /** An Examples section's pairs (the reply is the answer), each with EXAMPLE_VARIANTS copies whose
@@ -53,6 +68,7 @@ export const EXAMPLE_VARIANTS = 3;
  * items and quotes as questions the teacher answers. */
 export function examples(doc: SkillDoc, seed = 0): Drafted[] {
   const out: Drafted[] = [];
+  const outside = new Set((withoutExamples(doc.text).match(/[A-Za-z]{3,}/g) ?? []).map((w) => w.toLowerCase()));
   for (const sec of sections(doc.text).filter((s) => sectionKind(s.heading) === 'examples')) {
     const text = body(doc.text, sec);
     const pairs = [...text.matchAll(PAIR)].flatMap((m) => {
@@ -62,7 +78,9 @@ export function examples(doc: SkillDoc, seed = 0): Drafted[] {
       return q && a.trim() ? [{ question: q, answer: a.trim() }] : [];
     });
     if (pairs.length) {
-      pairs.forEach((p, k) => out.push(p, ...variants(p, EXAMPLE_VARIANTS, seed, doc.name, 'variant', out.length, k)));
+      pairs.forEach((p, k) =>
+        out.push(p, ...variants(p, outside, EXAMPLE_VARIANTS, seed, doc.name, 'variant', out.length, k)),
+      );
       continue;
     }
     const lines = text.split('\n').map((l) => l.replace(MARKER, '').replace(/^\s*>\s*/, ''));
@@ -93,9 +111,15 @@ export const CLOZE = [
 
 const fill = (t: string, v: Record<string, string>) => t.replace(/\{(\w+)\}/g, (m, k: string) => v[k] ?? m);
 
+/** Sections recall practice asks about: the answerable ones but the Examples (reciting an example's
+ * items teaches the adapter to repeat them; the `examples` source practises their use). */
+function recallable(doc: SkillDoc): DocSection[] {
+  return answerable(doc.text, sections(doc.text)).filter((s) => sectionKind(s.heading) !== 'examples');
+}
+
 /** One question per answerable section, answered with its text (so recall reaches every section). */
 export function cloze(doc: SkillDoc, maxChars = 1200): Drafted[] {
-  return answerable(doc.text, sections(doc.text)).map((s, k) => ({
+  return recallable(doc).map((s, k) => ({
     question: fill(CLOZE[k % CLOZE.length]!, { heading: s.heading, name: doc.name }),
     answer: cleanAnswer(body(doc.text, s), maxChars),
   }));
@@ -117,7 +141,7 @@ export function template(doc: SkillDoc, maxChars = 1000): Drafted[] {
   const out: Drafted[] = doc.description
     ? [{ question: fill(TEMPLATE.about!, { name: doc.name }), answer: doc.description }]
     : [];
-  for (const s of answerable(doc.text, sections(doc.text)))
+  for (const s of recallable(doc))
     out.push({
       question: fill(TEMPLATE[sectionKind(s.heading)]!, { name: doc.name, heading: s.heading }),
       answer: cleanAnswer(body(doc.text, s), maxChars),
@@ -173,6 +197,8 @@ const SLOT_FORMS = [
   'the {noun} from {when}',
   "{person}'s {noun}",
   'the {noun} called "{title}"',
+  'the {noun} #{id}',
+  'the {noun} with id {id}',
 ] as const;
 
 function slot(doc: SkillDoc, lex: { nouns: string[]; numbers: string[] }, seed: number, i: number): string {
@@ -186,6 +212,10 @@ function slot(doc: SkillDoc, lex: { nouns: string[]; numbers: string[] }, seed: 
     noun: pick(nouns, ...key, 'n'),
     num,
     code: `${'ABCDEFGHJKLMNPRSTVWXYZ'[hash(...key, 'c') % 22]}-${num}`,
+    id:
+      lex.numbers.length && hash(...key, 'e') % 3 === 0
+        ? pick(lex.numbers, ...key, 'i')
+        : String(1000 + (hash(...key, 'x') % 9000)),
     person: pick(LEXICON.people, ...key, 'p'),
     when: pick(LEXICON.when, ...key, 'w'),
     title: pick(LEXICON.names, ...key, 't'),

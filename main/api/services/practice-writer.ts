@@ -29,12 +29,13 @@ type EngineWrite = (
   signal: AbortSignal,
 ) => Promise<string[]>;
 
-/** The base answers each prompt greedily with `system` (cut to fit) as its system message. */
+/** The base answers each prompt with `system` (cut to fit) as its system message, sampled (seeded per
+ *  prompt: greedy answers of a small base repeat one request). */
 export const engineWrite: EngineWrite = async (bundle, system, prompts, signal) => {
-  const requests: GenerateRequest[] = prompts.map((p) => ({
+  const requests: GenerateRequest[] = prompts.map((p, i) => ({
     prompt: chatPrompt(bundle, [{ role: 'user', content: p }], system, WRITE_TOKENS).ids,
     maxNewTokens: WRITE_TOKENS,
-    sampling: { temperature: 0 },
+    sampling: { temperature: 0.8, topP: 0.95, repetitionPenalty: 1.1, seed: i },
   }));
   return (await answerBatch(bundle, requests, signal)).map((r) => r.text);
 };

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..synth.skill import Skill
 from ..synth.template import QUESTIONS, clean_answer, section_kind
-from .practice_text import answerable, fnv, own_body, pick
+from .practice_text import answerable, fnv, own_body, pick, without_examples
 
 
 @dataclass
@@ -42,22 +42,33 @@ def _unlisted(line: str) -> str:
 EXAMPLE_VARIANTS = 3  # forced copies per Examples pair with its repeated numbers redrawn
 
 
-def _variants(pair: Drafted, n: int, seed: int, *key: object) -> list[Drafted]:
-    """Copies of a pair in which the numbers its answer repeats from its question are redrawn (same
-    number of digits, seeded): the Examples' rule practised on items they do not show."""
-    in_answer = set(re.findall(r"\d+", pair.answer or ""))
-    shared = [r for r in dict.fromkeys(re.findall(r"\d+", pair.question)) if r in in_answer and len(r) <= 9]
-    if not shared:
+def _variants(pair: Drafted, outside: set[str], n: int, seed: int, *key: object) -> list[Drafted]:
+    """Copies of a pair in which the numbers and the Examples-only words (words the skill uses nowhere
+    outside its Examples) that its answer repeats from its question are redrawn: numbers with as many
+    digits, words with a generic noun (seeded). The Examples' rule practised on items they do not show."""
+    in_answer = {w.lower() for w in re.findall(r"\d+|[A-Za-z]{3,}", pair.answer or "")}
+    tokens = list(dict.fromkeys(w.lower() for w in re.findall(r"\d+|[A-Za-z]{3,}", pair.question)))
+    numbers = [r for r in tokens if r.isascii() and r.isdigit() and r in in_answer and len(r) <= 9]
+    words = [w for w in tokens if w.isalpha() and w in in_answer and w not in outside]
+    if not numbers and not words:
         return []
     out = []
     for v in range(n):
-        m = {}
-        for r in shared:
+        m: dict[str, str] = {}
+        for r in numbers:
             lo = 1 if len(r) == 1 else 10 ** (len(r) - 1)
             m[r] = str(lo + fnv(seed, *key, v, r) % (10 ** len(r) - lo))
+        for w in words:
+            m[w] = pick(LEXICON["nouns"], seed, *key, v, w)
 
         def sub(t: str, m: dict[str, str] = m) -> str:
-            return re.sub(r"\d+", lambda x: m.get(x.group(0), x.group(0)), t)
+            def one(x: re.Match[str]) -> str:
+                to = m.get(x.group(0).lower())
+                if to is None:
+                    return x.group(0)
+                return to[:1].upper() + to[1:] if x.group(0)[:1].isupper() else to
+
+            return re.sub(r"\d+|[A-Za-z]+", one, t)
 
         out.append(Drafted(sub(pair.question), sub(pair.answer or "")))
     return out
@@ -68,6 +79,7 @@ def examples(skill: Skill, seed: int = 0) -> list[Drafted]:
     repeated numbers are redrawn; else its `"q" → a` items; else its asked lines (`User: …`), list
     items and quotes as questions the teacher answers."""
     out: list[Drafted] = []
+    outside = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", without_examples(skill).text)}
     for sec in skill.sections:
         if section_kind(sec.heading) != "examples":
             continue
@@ -82,7 +94,7 @@ def examples(skill: Skill, seed: int = 0) -> list[Drafted]:
                 pairs.append(Drafted(q, a.strip()))
         if pairs:
             for k, p in enumerate(pairs):
-                out += [p, *_variants(p, EXAMPLE_VARIANTS, seed, skill.name, "variant", len(out), k)]
+                out += [p, *_variants(p, outside, EXAMPLE_VARIANTS, seed, skill.name, "variant", len(out), k)]
             continue
         lines = [_unlisted(ln) for ln in text.split("\n")]
         arrows = [ln for ln in lines if _ARROW.search(ln)]
@@ -109,6 +121,12 @@ def _fill(template_: str, **v: str) -> str:
     return re.sub(r"\{(\w+)\}", lambda m: v.get(m.group(1), m.group(0)), template_)
 
 
+def _recallable(skill: Skill) -> list:
+    """Sections recall practice asks about: the answerable ones but the Examples (reciting an example's
+    items teaches the adapter to repeat them; the `examples` source practises their use)."""
+    return [s for s in answerable(skill) if section_kind(s.heading) != "examples"]
+
+
 def cloze(skill: Skill, max_chars: int = 1200) -> list[Drafted]:
     """One question per answerable section, answered with its text."""
     return [
@@ -116,7 +134,7 @@ def cloze(skill: Skill, max_chars: int = 1200) -> list[Drafted]:
             _fill(CLOZE[k % len(CLOZE)], heading=s.heading, name=skill.name),
             clean_answer(s.body(skill.text), max_chars),
         )
-        for k, s in enumerate(answerable(skill))
+        for k, s in enumerate(_recallable(skill))
     ]
 
 
@@ -131,7 +149,7 @@ def template(skill: Skill, max_chars: int = 1000) -> list[Drafted]:
             _fill(TEMPLATE[section_kind(s.heading)], name=skill.name, heading=s.heading),
             clean_answer(s.body(skill.text), max_chars),
         )
-        for s in answerable(skill)
+        for s in _recallable(skill)
     ]
 
 
@@ -183,6 +201,8 @@ SLOT_FORMS = (
     "the {noun} from {when}",
     "{person}'s {noun}",
     'the {noun} called "{title}"',
+    "the {noun} #{id}",
+    "the {noun} with id {id}",
 )
 
 
@@ -195,6 +215,7 @@ def _slot(skill: Skill, nouns: list[str], numbers: list[str], seed: int, i: int)
         noun=pick(pool, *key, "n"),
         num=num,
         code=f"{'ABCDEFGHJKLMNPRSTVWXYZ'[fnv(*key, 'c') % 22]}-{num}",
+        id=pick(numbers, *key, "i") if numbers and fnv(*key, "e") % 3 == 0 else str(1000 + fnv(*key, "x") % 9000),
         person=pick(LEXICON["people"], *key, "p"),
         when=pick(LEXICON["when"], *key, "w"),
         title=pick(LEXICON["names"], *key, "t"),
