@@ -123,6 +123,7 @@ describe('migration 4 (trajectories, settings, skill tests)', () => {
         llmModel: null,
         llmApiKey: null,
         executionProvider: 'cpu',
+        maxMergeRank: 512,
       });
       expect(settings.set({ storeTrajectories: false })).toEqual({
         storeTrajectories: false,
@@ -130,6 +131,7 @@ describe('migration 4 (trajectories, settings, skill tests)', () => {
         llmModel: null,
         llmApiKey: null,
         executionProvider: 'cpu',
+        maxMergeRank: 512,
       });
       expect(db.prepare(`SELECT COUNT(*) FROM skill_tests`).pluck().get()).toBe(0);
       expect(db.prepare('PRAGMA foreign_key_check').all()).toEqual([]);

@@ -82,6 +82,7 @@ describe('recording and the storeTrajectories setting', () => {
       llmModel: null,
       llmApiKey: null,
       executionProvider: 'cpu',
+      maxMergeRank: 512,
     });
     service.setSettings({ storeTrajectories: false });
     expect(service.record([run()])).toEqual([]);
