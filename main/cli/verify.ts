@@ -22,15 +22,20 @@ function readJson(file: string, what: string): unknown {
   }
 }
 
-/** A SkillWorld folder's tasks for one skill as tests: the task's messages, its checker spec. */
+/** A SkillWorld folder's practice questions for one skill as tests: the row's messages, its checker
+ * spec. tasks.jsonl holds the scored tasks and is never read here: a distil trains on a skill's
+ * tests, so tests taken from it would train on what the eval scores (docs/skillworld.md). */
 export function skillworldTests(dir: string, skill: string): VerifierTest[] {
-  const file = join(dir, 'tasks.jsonl');
+  const file = join(dir, 'practice.jsonl');
   let text: string;
   try {
     text = readGatedSync(file, 'tests JSON').toString('utf8');
   } catch (err) {
     if (err instanceof GateError && err.code !== 'not_found') throw err;
-    throw new StudioError('not_found', `${dir}: not a SkillWorld folder (${(err as Error).message})`);
+    throw new StudioError(
+      'not_found',
+      `${dir}: no practice.jsonl (generate the folder with --practice-per-skill N, N ≥ 1; its tasks.jsonl is for scoring only): ${(err as Error).message}`,
+    );
   }
   const tests: VerifierTest[] = [];
   text.split('\n').forEach((line, i) => {
@@ -48,7 +53,7 @@ export function skillworldTests(dir: string, skill: string): VerifierTest[] {
       expect: task.checker as VerifierTest['expect'],
     });
   });
-  if (tests.length === 0) throw new StudioError('not_found', `${file} has no task for skill "${skill}"`);
+  if (tests.length === 0) throw new StudioError('not_found', `${file} has no practice question for skill "${skill}"`);
   return tests;
 }
 
@@ -82,7 +87,7 @@ export const testsSet: Command = {
   name: 'tests set',
   usage: '<name>[@<n>] (FILE.json | --skillworld DIR)',
   summary:
-    "replaces the version's tests: a JSON array of {id, prompt | messages, expect, maxTokens?}, or the skill's SkillWorld tasks",
+    "replaces the version's tests: a JSON array of {id, prompt | messages, expect, maxTokens?}, or the skill's SkillWorld practice questions",
   async run(argv, { io, flags, withStudio }) {
     const { values, positionals } = flags.parse(argv, { skillworld: { type: 'string' } });
     if (positionals.length !== (values.skillworld === undefined ? 2 : 1)) throw usageError(testsSet);

@@ -6,14 +6,23 @@ const isTrainStepFile = (name: string) => name.startsWith('train_step');
 
 /** What makes two bundle.json files the same model: everything but the entries of graphs derived from
  * lm.onnx, whose hash bundle.json also lists: encoder.onnx, and the train-step graphs with their
- * `train_step` entry (docs/bundle-format.md "train_step"). */
+ * `train_step` entry (docs/bundle-format.md "train_step"), and the training card's top-level
+ * `data_sets` record (docs/bundle-format.md "Training card"). */
 export function modelIdentity(manifest: unknown): string {
   if (typeof manifest !== 'object' || manifest === null) return canonicalJson(manifest);
-  const m = manifest as { files?: Record<string, unknown> };
+  const m = manifest as { files?: Record<string, unknown>; training_card?: unknown };
   const files = { ...(m.files ?? {}) };
   delete files['encoder.onnx'];
   for (const f of Object.keys(files)) if (isTrainStepFile(f)) delete files[f];
-  return canonicalJson({ ...m, files, train_step: undefined });
+  return canonicalJson({ ...m, files, train_step: undefined, training_card: withoutProvenance(m.training_card) });
+}
+
+/** The card without `data_sets` / `data_sets_note`: what the weights were trained on, recorded (even
+ * after the run) so an eval can refuse those seeds; the weights are the same model with or without it. */
+function withoutProvenance(card: unknown): unknown {
+  if (typeof card !== 'object' || card === null || Array.isArray(card)) return card;
+  const { data_sets: _sets, data_sets_note: _note, ...rest } = card as Record<string, unknown>;
+  return rest;
 }
 
 const GRAPH_FILES = ['lm.onnx', 'lm.onnx.data', 'encoder.onnx'];

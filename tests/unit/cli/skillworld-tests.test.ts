@@ -1,5 +1,6 @@
-// `pskills tests set <skill> --skillworld DIR`: a SkillWorld folder's tasks for one skill become that
-// skill version's tests (task id, messages up to the answer, checker spec), valid as a TestSet.
+// `pskills tests set <skill> --skillworld DIR`: a SkillWorld folder's practice questions for one skill
+// become that skill version's tests (id, messages up to the answer, checker spec), valid as a TestSet;
+// its scored tasks (tasks.jsonl) never do.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,17 +26,24 @@ const task = (id: string, skill: string, messages: object[], checker: object) =>
   });
 
 describe('skillworldTests', () => {
-  it("takes the named skill's tasks, tool turns included, as tests the API accepts", () => {
+  it("takes the named skill's practice questions, tool turns included, never its scored tasks", () => {
     writeFileSync(
       join(dir, 'tasks.jsonl'),
+      task('sw-test-s0-00000-0', 'brotro-mixtus', [{ role: 'user', content: 'Scored.' }], {
+        kind: 'contains',
+        value: 'z',
+      }) + '\n',
+    );
+    writeFileSync(
+      join(dir, 'practice.jsonl'),
       [
-        task('sw-test-s0-00000-0', 'brotro-mixtus', [{ role: 'user', content: 'Note meter 1057.' }], {
+        task('sw-test-s0-00000-p0', 'brotro-mixtus', [{ role: 'user', content: 'Note meter 1057.' }], {
           kind: 'regex',
           pattern: '^VESSOR: *meter 1057\\.?$',
         }),
-        task('sw-test-s0-00001-0', 'other-skill', [{ role: 'user', content: 'q' }], { kind: 'contains', value: 'z' }),
+        task('sw-test-s0-00001-p0', 'other-skill', [{ role: 'user', content: 'q' }], { kind: 'contains', value: 'z' }),
         task(
-          'sw-test-s0-00000-1',
+          'sw-test-s0-00000-p1',
           'brotro-mixtus',
           [
             { role: 'user', content: 'Look it up.' },
@@ -48,17 +56,23 @@ describe('skillworldTests', () => {
       ].join('\n'),
     );
     const tests = skillworldTests(dir, 'brotro-mixtus');
-    expect(tests.map((t) => t.id)).toEqual(['sw-test-s0-00000-0', 'sw-test-s0-00000-1']);
+    expect(tests.map((t) => t.id)).toEqual(['sw-test-s0-00000-p0', 'sw-test-s0-00000-p1']);
+    expect(tests.some((t) => t.messages![0]!.content === 'Scored.')).toBe(false);
     expect(tests[1]!.messages!.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
     expect(TestSet.safeParse(tests).success).toBe(true);
   });
 
-  it('names a folder without tasks.jsonl, and a skill with no task', () => {
-    expect(() => skillworldTests(join(dir, 'nope'), 'x')).toThrow(/not a SkillWorld folder/);
+  it('names a folder without practice.jsonl (tasks.jsonl alone is not enough), and a skill with none', () => {
+    expect(() => skillworldTests(join(dir, 'nope'), 'x')).toThrow(/no practice\.jsonl/);
     writeFileSync(
       join(dir, 'tasks.jsonl'),
       task('t', 'a', [{ role: 'user', content: 'q' }], { kind: 'contains', value: 'z' }) + '\n',
     );
-    expect(() => skillworldTests(dir, 'b')).toThrow(/has no task for skill "b"/);
+    expect(() => skillworldTests(dir, 'a')).toThrow(/no practice\.jsonl.*scoring only/);
+    writeFileSync(
+      join(dir, 'practice.jsonl'),
+      task('p', 'a', [{ role: 'user', content: 'q' }], { kind: 'contains', value: 'z' }) + '\n',
+    );
+    expect(() => skillworldTests(dir, 'b')).toThrow(/has no practice question for skill "b"/);
   });
 });

@@ -147,6 +147,17 @@ describe('insert / get / list', () => {
     expect(repo.registerBundle('f'.repeat(64), withStep, '/t2')).toEqual(first);
   });
 
+  it("registerBundle keeps the identity when the card's data sets are recorded after the run", () => {
+    const base = { id: 'p', files: { 'lm.onnx': { sha256: 'l1', bytes: 9 } }, training_card: { steps: 5 } };
+    const first = repo.registerBundle('a1'.repeat(32), base, '/p1');
+    const sets = [{ kind: 'skillworld', split: 'train', seed: 0, used_by: ['base'] }];
+    const recorded = { ...base, training_card: { steps: 5, data_sets: sets, data_sets_note: 'after the run' } };
+    expect(repo.registerBundle('a2'.repeat(32), recorded, '/p2')).toEqual(first);
+    // anything else in the card is still another model
+    const other = { ...recorded, training_card: { ...recorded.training_card, steps: 6 } };
+    expect(repo.registerBundle('a3'.repeat(32), other, '/p3').id).not.toBe(first.id);
+  });
+
   it('registerBundle keeps the identity across a re-export that says so, and only then', () => {
     const v1 = {
       format: 'pskills.bundle/1',

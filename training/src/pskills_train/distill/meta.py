@@ -34,6 +34,7 @@ from ..evals.conditions import trained_context
 from ..evals.distilled import read_practice
 from ..evals.sw_suite import load as load_world
 from ..evals.tasks import Prompter
+from ..export.data_sets import merged, skillworld_set
 from ..export.manifest import MANIFEST, file_table
 from ..export.staging import staged_folder
 from ..hyper.compile import batch_adapters, encode_ids
@@ -309,7 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     last = tr.fit()
     if a.export:
         best = tr.load_best()
+        sets = [skillworld_set(f, "hypernetwork distill_meta --train") for f in a.train]
         card = {"steps": tr.step, "best_step": best, "config": asdict(cfg), "train_skills": len(train),
+                "data_sets": merged([*sets, skillworld_set(a.val, "hypernetwork distill_meta --val")]),
                 "metrics": last, "best_val_kl_own": tr.best[0]}
         print(f"bundle: {export(tr, a.export, card)}")
     return 0

@@ -28,17 +28,16 @@ from typing import Any
 import torch
 from tokenizers import Tokenizer
 
+from ..export.data_sets import seen_seed
 from ..model import load_hf
 from ..model.backend import OrtBackend, TorchBackend
 from ..synth.skill import load_skills
-from . import run, sw_suite
+from . import leaks, run, sw_suite
 from .adapters import checkpoint_provider, onnx_provider
 from .conditions import CONDITIONS, DISTILLED, trained_context
-from .core import Part, Settings, Suite
-from .distilled import make_slot, read_practice
+from .core import Part, Settings, Suite, answer_cap
+from .distilled import cap_tests, make_slot, read_practice
 from .run import Providers, SkillsSuite
-
-SW_GEN = 48
 
 
 def _provider(backend, tok, manifest, path: Path | None, label: str, prov: Providers, slot: str, threads: int = 1):
@@ -69,8 +68,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--max-skills", type=int)
     ap.add_argument("--max-tasks-per-skill", type=int, default=Settings.max_tasks_per_skill)
     ap.add_argument("--max-answer-tokens", type=int, default=Settings.max_answer_tokens)
-    ap.add_argument("--max-gen-tokens", type=int, help=f"greedy tokens (skills {Settings.max_gen_tokens}, "
-                    f"skillworld {SW_GEN}; there at most the reference + 16)")
+    ap.add_argument("--max-gen-tokens", type=int,
+                    help="greedy answer tokens in every condition and the distil teacher, whatever the reference's "
+                    "length; generation also stops at a stop token (default: the distil recipe's max_answer)")
     ap.add_argument("--trained-context", type=int,
                     help="positions the base was trained on (default: the training card's config.data.seq_len)")
     ap.add_argument("--retrieval-k", type=int, default=Settings.retrieval_k)
@@ -81,6 +81,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--distill-steps", type=int,
                     help="run the distilled conditions with K steps (docs/distill.md; recipe: --distill-recipe)")
     ap.add_argument("--distill-recipe", type=Path, help="default training/configs/distill.json")
+    ap.add_argument("--practice-tests", type=_count_or_all, metavar="N|all",
+                    help="with --distill-steps: at most N of each skill's own tests (a SkillWorld folder's "
+                    "practice.jsonl) as practice, drawn by --seed; 0: none, all (default): every one")
     ap.add_argument("--length-buckets", help="skillworld: only skills of these length buckets, e.g. 256,512")
     ap.add_argument("--merge-sizes", help="skillworld with --distill-steps: merge groups of these sizes of "
                     "distilled adapters by cat, linear and svd and score their skills' tasks, e.g. 2,3,4")
@@ -93,6 +96,18 @@ def parser() -> argparse.ArgumentParser:
                     "instant adapter")
     ap.add_argument("--conditions", help="comma-separated: run only these conditions (and their curve points)")
     return ap
+
+
+def _count_or_all(v: str) -> int | None:
+    if v == "all":
+        return None
+    try:
+        n = int(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a count >= 0 or 'all', got {v!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a count >= 0 or 'all', got {v!r}")
+    return n
 
 
 def table(res: dict[str, Any]) -> str:
@@ -147,28 +162,40 @@ def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
     prov.why_missing.setdefault("stage1", "no --stage1-checkpoint given and the bundle ships no stage1_only hypernet")
     prov.why_missing.setdefault("t2l", "no --t2l-checkpoint given and the bundle ships no t2l_baseline hypernet")
     ctx, _ = trained_context(manifest, a.trained_context)
-    gen = a.max_gen_tokens if a.max_gen_tokens is not None else (SW_GEN if a.suite == "skillworld"
-                                                                 else Settings.max_gen_tokens)
+    gen = a.max_gen_tokens if a.max_gen_tokens is not None else answer_cap()
+    if gen < 1:
+        raise SystemExit("--max-gen-tokens must be >= 1")
     st = Settings(a.max_tasks_per_skill, a.max_answer_tokens, gen, a.seed, trained_context=ctx,
                   retrieval_k=a.retrieval_k, merge_sizes=_sizes(a), merge_groups=a.merge_groups,
-                  merge_rehearse=a.merge_rehearse)
+                  merge_rehearse=a.merge_rehearse, practice_tests=a.practice_tests)
     stop = set(manifest["special_tokens"]["stop"])
     suite: Suite
     if a.suite == "skills":
         skills = load_skills(a.skills)[:a.max_skills]
         if not skills:
             raise SystemExit(f"{a.skills}: no SKILL.md files")
-        _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, [[] for _ in skills], prov)
+        _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, [[] for _ in skills], prov, gen)
         suite = SkillsSuite(backend, tok, chat_template, stop, skills, prov, st, log)
     else:
+        refuse_seen_seed(manifest, a.skillworld_dir)
         buckets = {int(b) for b in a.length_buckets.split(",")} if a.length_buckets else None
         skills, tasks = sw_suite.load(a.skillworld_dir, a.max_skills, a.max_tasks_per_skill, buckets)
-        practice = read_practice(a.skillworld_dir, [s.name for s in skills])
-        _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, practice, prov)
+        names = [s.name for s in skills]
+        practice = cap_tests(read_practice(a.skillworld_dir, names), names, a.practice_tests, a.seed)
+        _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, practice, prov, gen)
         suite = sw_suite.SkillWorldSuite(backend, tok, chat_template, stop, skills, tasks, prov, st,
                                          sw_suite.default_check(), log)
     _only(suite, a.conditions)
     return suite, manifest
+
+
+def refuse_seen_seed(manifest: dict[str, Any], folder: Path) -> None:
+    """An eval on a SkillWorld seed the bundle's training card lists is refused (export/data_sets.py)."""
+    mf = Path(folder) / "manifest.json"
+    seed = json.loads(mf.read_text()).get("seed") if mf.is_file() else None
+    why = seen_seed(manifest.get("training_card") or {}, seed) if isinstance(seed, int) else None
+    if why:
+        raise SystemExit(f"{folder}: {why}")
 
 
 def _sizes(a: argparse.Namespace) -> tuple[int, ...]:
@@ -187,13 +214,15 @@ def _sizes(a: argparse.Namespace) -> tuple[int, ...]:
     return sizes
 
 
-def _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, practice, prov: Providers) -> None:
+def _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, practice, prov: Providers,
+                  gen: int) -> None:
     if a.distill_steps is None:
         return
     if a.distill_steps < 1:
         raise SystemExit("--distill-steps must be >= 1")
+    # The teacher answers with the same cap, so it and in_context leave the same answer room.
     prov.distill = make_slot(backend, tok, chat_template, manifest, a.bundle, ctx, a.distill_steps, skills, practice,
-                             prov.parametric, a.seed, a.distill_recipe)
+                             prov.parametric, a.seed, a.distill_recipe, max_answer=gen)
     if a.merge_init == "zero" or prov.parametric is None:
         prov.distill.merge_base = "distilled_zero"
 
@@ -212,6 +241,10 @@ def main(argv: list[str] | None = None) -> int:
     t_start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="skillworld-") as tmp:
         if a.suite == "skillworld" and a.skillworld_dir is None:
+            card = json.loads((a.bundle / "bundle.json").read_text()).get("training_card") or {}
+            why = seen_seed(card, a.seed)
+            if why:  # before generating: the world would be one the bundle saw
+                raise SystemExit(f"--seed {a.seed}: {why}")
             a.skillworld_dir = sw_suite.generate(Path(tmp) / "sw", a.n, a.seed)
             argv += ["--skillworld-dir", str(a.skillworld_dir)]
         suite, manifest = build(a)
@@ -225,6 +258,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             parts = [suite.run(list(range(n)))]
         res = suite.assemble(parts, time.perf_counter() - t0)
+        refused = leaks.refusal(res["leaks"])
+        if refused:  # practice trained on what is scored: no report (docs/results.md "Leaks")
+            print(refused, file=sys.stderr)
+            return 3
         if a.suite == "skillworld":
             mf = Path(a.skillworld_dir) / "manifest.json"
             m = json.loads(mf.read_text()) if mf.is_file() else {}

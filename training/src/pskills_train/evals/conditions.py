@@ -1,8 +1,9 @@
 """The eval conditions (docs/design.md §5): what each one puts in context and which adapter it uses.
 
-Context limits: `in_context` and `parametric_in_context` cut the skill so prompt + answer fit the
-base's *trained* context (training card config.data.seq_len); `in_context_full` and the answer
-ceiling use the model's max_positions, as the eval did before.
+Context limits: `in_context` and `parametric_in_context` cut the skill so the prompt plus the answer
+cap and its end-of-turn token fit the base's *trained* context (training card config.data.seq_len),
+the room the distil teacher leaves; `in_context_full` and the answer ceiling use the model's
+max_positions. Every prompt also leaves room for the whole scored reference within max_positions.
 """
 
 from __future__ import annotations

@@ -4,10 +4,11 @@ and the retrieval rows (the skill's tasks under other skills' adapters, NLL only
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..distill.run import load_recipe
+from . import leaks
 from .conditions import CONDITIONS, DISTILLED, Plan, draw_wrong, skipped_conditions
 from .distilled import adapter_figures, curve_conditions
 from .diversity import diversity
@@ -16,13 +17,27 @@ from .score import Item, Scored, score_all
 from .tasks import Prompter, Task, target_ids
 
 
+def answer_cap() -> int:
+    """Greedy answer tokens in every condition and in the distil teacher: the distil recipe's
+    max_answer (training/configs/distill.json). Generation stops there or at a stop token, never at a
+    length taken from the reference, which a user does not have."""
+    return load_recipe().recipe.max_answer
+
+
+def prompt_limit(limit: int, max_positions: int, target: list[int], gen: int) -> int:
+    """Prompt tokens a condition may use: `limit` (the trained context for in_context, else
+    max_positions) less the answer cap and its end-of-turn token, the room the teacher leaves
+    (distill/teacher.py), and never so many that the scored reference overruns max_positions."""
+    return min(limit - gen - 1, max_positions - len(target))
+
+
 @dataclass
 class Settings:
     """How much of each suite to run and how to compare (`pskills eval` flags)."""
 
     max_tasks_per_skill: int = 6  # half reconstruction, half template questions
     max_answer_tokens: int = 128
-    max_gen_tokens: int = 32
+    max_gen_tokens: int = field(default_factory=answer_cap)  # the one cap on generation (answer_cap)
     seed: int = 0
     bootstrap: int = 2000
     trained_context: int | None = None  # None: the model's max_positions
@@ -30,6 +45,7 @@ class Settings:
     merge_sizes: tuple[int, ...] = ()  # --merge-sizes: the merge comparison (evals/merging.py)
     merge_groups: int | None = None  # groups per size; None: skills // size
     merge_rehearse: int = 0  # --merge-rehearse K: also rehearsed (evals/merging.py)
+    practice_tests: int | None = None  # --practice-tests N: each skill's own tests capped at N (None: all)
 
 
 @dataclass
@@ -42,19 +58,19 @@ class Done:
 
 
 def run_conditions(backend, prompter: Prompter, plan: Plan, tasks: list[Task], conds: list[str], st,
-                   stop_ids: set[int], gen_len: Callable[[list[int]], int]) -> list[Done]:
+                   stop_ids: set[int]) -> list[Done]:
     items, keys = [], []
+    g = st.max_gen_tokens
     for task in tasks:
         target = target_ids(prompter, task, st.max_answer_tokens, plan.max_positions)
         if not target:
             continue
-        g = gen_len(target)
         for c in conds:
             spec = plan.spec(c, task)
             if spec is None:
                 continue
             context, limit, adapter = spec
-            ids, cut = prompter.fit(task, context, limit - max(len(target), g))
+            ids, cut = prompter.fit(task, context, prompt_limit(limit, plan.max_positions, target, g))
             items.append(Item(ids, target, g, adapter))
             keys.append((task, c, cut))
     scored = score_all(backend, items, stop_ids)  # one per item
@@ -79,8 +95,8 @@ def _numpy(row) -> dict:
 
 
 class Suite:
-    """The per-skill loop both suites share; a subclass says what a skill's tasks are, how long to
-    generate, what a per-task row holds, and which tasks retrieval scores."""
+    """The per-skill loop both suites share; a subclass says what a skill's tasks are, what a per-task
+    row holds, and which tasks retrieval scores. Every condition generates at most st.max_gen_tokens."""
     retrieval_tasks = ""
 
     def __init__(self, backend, tok, chat_template: str, stop_ids: set[int], prov, st, texts: list[str],
@@ -96,15 +112,13 @@ class Suite:
             if prov.parametric is None:
                 prov.distill.wrong_base = "distilled_zero"
             self.curve = curve_conditions(prov.distill.plan.recipe.steps, prov.distill.curve)
+            prov.distill.scored = self.tasks
             self.conds += [c for c in self.curve if c.partition("@")[0] not in self.skipped]
         self.plan = Plan(prov, tok, texts, wrong, min(st.trained_context or max_pos, max_pos), max_pos, st.seed)
         self.prompter = Prompter(tok, chat_template, max_pos)
         self.cands = candidates(len(texts), st.retrieval_k, st.seed) if wrong and prov.parametric else None
 
     def tasks(self, i: int) -> list[Task]:
-        raise NotImplementedError
-
-    def gen_len(self, target: list[int]) -> int:
         raise NotImplementedError
 
     def row(self, i: int, d: Done) -> dict[str, Any]:
@@ -128,8 +142,7 @@ class Suite:
         for n, i in enumerate(indices):
             ts = time.perf_counter()
             tasks = self.tasks(i)
-            done = run_conditions(self.backend, self.prompter, self.plan, tasks, self.conds, self.st, self.stop_ids,
-                                  self.gen_len)
+            done = run_conditions(self.backend, self.prompter, self.plan, tasks, self.conds, self.st, self.stop_ids)
             rows += [self.row(i, d) for d in done]
             tr = time.perf_counter()
             own = self.own_nll(done)
@@ -170,6 +183,7 @@ class Suite:
         extra = {}
         if self.prov.distill is not None:
             extra["distilled_adapters"] = adapter_figures(self, parts)
-        return {**extra, "diversity": div, "retrieval": ret, "wrong_skill": wrong,
+        records = {k: v for p in parts for k, v in p.distill.items()}
+        return {**extra, "leaks": leaks.total(records), "diversity": div, "retrieval": ret, "wrong_skill": wrong,
                 "timing_seconds": {k: round(v, 1) for k, v in secs.items()},
                 "compile_seconds": {k: round(v, 1) for k, v in comp.items()}}

@@ -14,6 +14,8 @@ compile the skill without a section, which would need one distillation per task)
 from __future__ import annotations
 
 import json
+import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,11 +27,12 @@ from ..distill.student import Recipe, distill
 from ..distill.teacher import Teacher
 from ..model.from_onnx import load_onnx_lm
 from ..synth.skill import Skill
+from . import leaks
 from .adapters import Provider, Row
 from .diversity import diversity
 from .report import mean, per_skill
 from .retrieval import candidates, rank_metrics, retrieval_nll
-from .tasks import Prompter
+from .tasks import Prompter, Task
 
 CURVE_OF = ("distilled", "distilled_zero")
 CURVE_STEPS = (0, 5, 10, 20, 40)
@@ -48,6 +51,8 @@ class DistillSlot:
     wrong_base: str = "distilled"  # distilled_zero where there is no hypernetwork
     merge_base: str = "distilled"  # --merge-init zero: distilled_zero (docs/distill.md "Merging distilled adapters")
     done: dict[tuple[str, int], Distilled] = field(default_factory=dict)
+    scored: Callable[[int], list[Task]] | None = None  # skill -> its scored tasks (the suite's), for the leak count
+
 
     def run(self, base: str, i: int) -> Distilled:
         key = (base, i)
@@ -56,7 +61,11 @@ class DistillSlot:
             sources = self.plan.synth_sources if base == "distilled_synth" else self.plan.sources
             init = self.instant(skill.text) if self.instant is not None and base != "distilled_zero" else None
             snaps = self.curve if base in CURVE_OF else ()
-            self.done[key] = self.distiller(skill, sources, init, tests=self.practice[i], snapshots=snaps)
+            d = self.distiller(skill, sources, init, tests=self.practice[i], snapshots=snaps)
+            if self.scored is not None:  # what it trained on against what the distilled conditions score
+                qs = self.distiller.teacher_rows(skill, sources, tests=self.practice[i])[0]
+                d.record["leaks"] = leaks.count(qs, [t for t in self.scored(i) if t.source == skill.text])
+            self.done[key] = d
         return self.done[key]
 
     def rehearse(self, members: list[int], init: Row, steps: int) -> Row:
@@ -93,9 +102,13 @@ def curve_conditions(steps: int, curve: tuple[int, ...]) -> list[str]:
 
 def make_slot(backend, tok, chat_template: str, manifest: dict[str, Any], bundle: Path, context: int,
               steps: int, skills: list[Skill], practice: list[list[dict[str, Any]]], instant: Provider | None,
-              seed: int, recipe: Path | None = None, curve: tuple[int, ...] = CURVE_STEPS) -> DistillSlot:
+              seed: int, recipe: Path | None = None, curve: tuple[int, ...] = CURVE_STEPS,
+              max_answer: int | None = None) -> DistillSlot:
+    """max_answer: the teacher's answer cap instead of the recipe's (the eval passes its own, so the
+    teacher and in_context reserve the same answer room)."""
     lm = backend.lm if hasattr(backend, "lm") else load_onnx_lm(bundle)
-    plan = load_recipe(recipe, steps=steps) if recipe else load_recipe(steps=steps)
+    plan = load_recipe(recipe, steps=steps, max_answer=max_answer) if recipe else \
+        load_recipe(steps=steps, max_answer=max_answer)
     rec = plan.recipe
     prompter = Prompter(tok, chat_template, manifest["architecture"]["max_positions"])
     stop = set(manifest["special_tokens"]["stop"])
@@ -115,6 +128,21 @@ def read_practice(folder: Path, names: list[str]) -> list[list[dict[str, Any]]]:
     for r in rows:
         by.setdefault(r["skill"], []).append(r)
     return [by.get(n, []) for n in names]
+
+
+def cap_tests(practice: list[list[dict[str, Any]]], names: list[str], n: int | None,
+              seed: int) -> list[list[dict[str, Any]]]:
+    """`--practice-tests N`: at most N of each skill's own tests, drawn by the seed and the skill's name
+    (so a skill's draw does not depend on the others), kept in file order; None keeps them all."""
+    if n is None:
+        return practice
+    if n < 0:
+        raise ValueError(f"--practice-tests must be >= 0 or 'all', got {n}")
+    out = []
+    for rows, name in zip(practice, names, strict=True):
+        keep = sorted(random.Random(f"{seed}:practice-tests:{name}").sample(range(len(rows)), min(n, len(rows))))
+        out.append([rows[k] for k in keep])
+    return out
 
 
 def extras(rows: list[dict[str, Any]], conds: list[str], records: dict[str, dict[str, Any]], metric: str,

@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+from .core import prompt_limit
 from .report import delta, mean, per_skill
 from .score import Item, score_all
 from .tasks import target_ids
@@ -165,7 +166,7 @@ def merge_figures(suite, parts: list, rows: list[dict[str, Any]]) -> dict[str, A
                     target = target_ids(prompter, t, st.max_answer_tokens, plan.max_positions)
                     if not target:
                         continue
-                    g = suite.gen_len(target)
+                    g = st.max_gen_tokens
                     bare = prompter.fit(t, None, 1 << 30)[0]
                     for m in methods:
                         if m == "svd_sum":  # it is cat: scored once, reported under both names
@@ -175,7 +176,7 @@ def merge_figures(suite, parts: list, rows: list[dict[str, Any]]) -> dict[str, A
                     if (i, t.task_id) not in scored_own:
                         items.append(Item(bare, target, g, ads[i]))
                         keys.append((i, t, "own", 0))
-                    ids, cut = prompter.fit(t, context, plan.trained - max(len(target), g))
+                    ids, cut = prompter.fit(t, context, prompt_limit(plan.trained, plan.max_positions, target, g))
                     items.append(Item(ids, target, g, None))
                     keys.append((i, t, "in_context_all", cut))
             for (i, t, m, cut), sc in zip(keys, score_all(suite.backend, items, suite.stop_ids), strict=True):

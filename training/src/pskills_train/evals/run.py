@@ -44,9 +44,6 @@ class SkillsSuite(Suite):
         n_recon = self.st.max_tasks_per_skill // 2
         return skill_tasks(i, self.skills[i], self.tok, n_recon, self.st.max_tasks_per_skill - n_recon, self.st.seed)
 
-    def gen_len(self, target: list[int]) -> int:
-        return min(len(target), self.st.max_gen_tokens)
-
     def row(self, i: int, d: Done) -> dict[str, Any]:
         tok = self.tok
         ref, gen_ref = tok.decode(d.item.target), tok.decode(d.item.target[:d.item.gen_len])

@@ -84,9 +84,6 @@ class SkillWorldSuite(Suite):
     def tasks(self, i: int) -> list[Task]:
         return self.task_lists[i]
 
-    def gen_len(self, target: list[int]) -> int:
-        return min(self.st.max_gen_tokens, len(target) + 16)
-
     def row(self, i: int, d: Done) -> dict[str, Any]:
         pred, n = self.tok.decode(d.scored.generated), d.scored.n_tokens
         return {"skill": self.skills[i].name, "skill_index": i, "task": d.task.task_id,

@@ -25,6 +25,7 @@ from ..model import LORA_MODULES, load_hf
 from ..train.checkpoint import CKPT, load_checkpoint
 from ..train.config import PretrainConfig
 from .bundle import created_now, report_written, write_bundle
+from .data_sets import episodes_sets, merged
 from .manifest import BundleSpec, sha256_file
 
 # The encoder reads skills in windows as long as the base LM was trained on (data.seq_len).
@@ -58,6 +59,7 @@ def training_card(cfg: PretrainConfig, source: str | Path, rows: list[dict[str, 
                                str(source)], check=True, capture_output=True, text=True).stdout
     return {
         "kind": "pretrained",
+        "data_sets": base_data_sets(cfg.to_dict(), phases),
         "config": cfg.to_dict(),
         "config_file": config_record(source, overrides),
         "earlier_phases": list(phases),
@@ -77,6 +79,21 @@ def training_card(cfg: PretrainConfig, source: str | Path, rows: list[dict[str, 
         "precision": json.loads(p.read_text()) if (p := cfg.run.out_path() / "precision.json").exists()
         else {"bf16": cfg.run.bf16, "measured": False},
     }
+
+
+def base_data_sets(config: dict[str, Any], phases: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    """The split and seed of every set this run and its earlier phases read (export/data_sets.py): the
+    corpus's train packages and the episodes of each phase (the SkillWorld worlds they were built from)."""
+    sets: list[dict[str, Any]] = [{"kind": "corpus", "split": "train", "seed": None, "sets": ["docs_train",
+                                   "skills_train"], "split_by": "package lists (training/configs/corpus.json)",
+                                   "used_by": ["base"]}]
+    for c in [*(p["config"] for p in phases), config]:
+        name = (c.get("run") or {}).get("out", "base")
+        data = c.get("data") or {}
+        for key in ("episodes", "probe_episodes"):
+            if data.get(key):
+                sets += episodes_sets(data[key], f"base {name} data.{key}")
+    return merged(sets)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,6 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"skillworld {a.split}: {c['skills']} skills, {c['tasks']} tasks -> {out}")
     print("  by family: " + ", ".join(f"{k} {v}" for k, v in c["by_family"].items()))
     print(f"  filler: {world.manifest['filler']['source']} ({world.manifest['filler']['side']} packages)")
+    short = world.manifest["practice"]["short"]
+    if short:
+        print(f"skillworld: warning: {len(short)} skills have fewer distinct practice instances than "
+              f"--practice-per-skill {a.practice_per_skill} and wrote fewer (manifest.json practice.short): "
+              + ", ".join(f"{k} {v}" for k, v in list(short.items())[:5]) + (" …" if len(short) > 5 else ""),
+              file=sys.stderr)
     return 0
 
 

@@ -7,6 +7,7 @@ than the few tasks of one skill.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections.abc import Callable, Iterator
@@ -54,19 +55,22 @@ class Ctx:
     slots_used: set[str] = field(default_factory=set)
     n_practice: int = 0  # practice drafts after the eval drafts: same rule, new instances (docs/skillworld.md)
     practice_rng: random.Random | None = None
+    practicing: bool = False
+    results_used: set[str] = field(default_factory=set)
 
     def rounds(self) -> Iterator[int]:
         """Draft indices: n_tasks eval drafts from the world's rng, then n_practice ones from a separate
         rng, so adding practice never changes a world's skills or its eval tasks. Slots stay unique over
-        both (slots_used), so no practice question repeats an eval instance."""
+        both (slots_used), and practice results avoid every result drawn before (results_used), so no
+        practice question or answer repeats an eval instance."""
         yield from range(self.n_tasks)
         if not self.n_practice:
             return
-        main, self.rng = self.rng, self.practice_rng or random.Random(0)
+        main, self.rng, self.practicing = self.rng, self.practice_rng or random.Random(0), True
         try:
             yield from range(self.n_tasks, self.n_tasks + self.n_practice)
         finally:
-            self.rng = main
+            self.rng, self.practicing = main, False
 
     def word(self) -> str:
         return self.lex.draw(self.rng)
@@ -79,7 +83,13 @@ class Ctx:
                 return s
 
     def result(self) -> str:
-        return f"{self.rng.choice(T.RESULT_WORDS)} {self.rng.randint(10, 999)}"
+        # Eval results are drawn as they always were (a world's tasks never change); a practice result
+        # is redrawn until it is new, so no practice report line equals an eval answer.
+        while True:
+            r = f"{self.rng.choice(T.RESULT_WORDS)} {self.rng.randint(10, 999)}"
+            if not (self.practicing and r in self.results_used):
+                self.results_used.add(r)
+                return r
 
     def fill(self, text: str, **kw: str) -> str:
         return text.format(team=self.team, topic=self.topic, **kw)
@@ -222,23 +232,41 @@ def tool_call_rule(c: Ctx) -> Rule:
     return Rule("tool_call", "lookup", sections, rid, r_unseen, drafts, {"tool": tool, "arg": arg, "report": report})
 
 
+def order_practice(steps: list[str]) -> list[list[str]]:
+    """Every practice instance of an order rule: 3 or 2 of the steps, in any order but the skill's. An
+    eval task lists all four steps and its answer is the full order, so no practice prompt or answer can
+    equal an eval one. 4·5 + 6·1 = 26 instances (docs/skillworld.md)."""
+    out = []
+    for k in (3, 2):
+        for sub in itertools.combinations(steps, k):
+            out += [list(p) for p in itertools.permutations(sub) if list(p) != list(sub)]
+    return out
+
+
 def order_rule(c: Ctx) -> Rule:
     steps = [c.word() for _ in range(4)]
     objects = (f"the {c.topic} batch", f"the {c.team} queue", "every open item", "the summary")
     listing = "\n".join(f"{i + 1}. {s.capitalize()} {objects[i]}." for i, s in enumerate(steps))
     rid, rtext, r_unseen = c.pick(T.ORDER_RULES)
     drafts = []
-    seen: set[str] = set()
+    pool: list[list[str]] = []
     for j in c.rounds():
-        shuffled = steps[:]
-        # practice rounds (j >= n_tasks) also avoid the eval tasks' orders while any of the 23 is left
-        while shuffled == steps or (j >= c.n_tasks and ",".join(shuffled) in seen and len(seen) < 23):
-            c.rng.shuffle(shuffled)
-        seen.add(",".join(shuffled))
+        if j < c.n_tasks:
+            shown = steps[:]
+            while shown == steps:
+                c.rng.shuffle(shown)
+        else:
+            if j == c.n_tasks:
+                pool = order_practice(steps)
+                c.rng.shuffle(pool)
+            if not pool:  # the rule has no more distinct instances: fewer practice questions
+                continue
+            shown = pool.pop()
+        ordered = [s for s in steps if s in shown]
         qid, qtext, q_unseen = c.pick(T.ORDER_QUESTIONS)
-        q = c.fill(qtext, steps=", ".join(shuffled[:-1]) + " and " + shuffled[-1])
-        drafts.append(Draft("single", user(q), ", ".join(steps),
-                            {"kind": "order", "items": steps, "ignore_case": True}, qid, q_unseen))
+        q = c.fill(qtext, steps=", ".join(shown[:-1]) + " and " + shown[-1])
+        drafts.append(Draft("single", user(q), ", ".join(ordered),
+                            {"kind": "order", "items": ordered, "ignore_case": True}, qid, q_unseen))
     sections = f"## Steps\n\n{listing}\n\n{_rules(c.fill(rtext))}"
     return Rule("order", "steps4", sections, rid, r_unseen, drafts, {f"step{i + 1}": s for i, s in enumerate(steps)})
 

@@ -101,7 +101,8 @@ def generate(split: str, n: int, seed: int = 0, filler: str | Path | None = None
              tokenizer: str | Path | None = None, practice_per_skill: int = 0) -> World:
     """n skills of one split with tasks_per_skill tasks each. filler: see filler.py (None = default).
     practice_per_skill: practice questions per skill (World.practice), drawn from a separate rng after
-    the eval tasks, so the skills and tasks are the same with or without them."""
+    the eval tasks, so the skills and tasks are the same with or without them. A rule with fewer
+    distinct instances writes fewer; manifest["practice"]["short"] names those skills."""
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     if n < 1 or tasks_per_skill < 1 or practice_per_skill < 0:
@@ -113,6 +114,7 @@ def generate(split: str, n: int, seed: int = 0, filler: str | Path | None = None
     skills: list[SwSkill] = []
     tasks: list[Task] = []
     practice: list[Task] = []
+    short: dict[str, int] = {}  # skill -> practice questions written, where its rule had fewer than asked
     for i in range(n):
         rng = rng_for(seed, "skillworld", split, i)
         family, k = fams[i % len(fams)], i // len(fams)
@@ -124,6 +126,8 @@ def generate(split: str, n: int, seed: int = 0, filler: str | Path | None = None
         name = f"{team}-{topic}"
         skills.append(SwSkill(name, doc.text, family, rule.variant, bucket, depth, doc.tokens, doc.rule_at,
                               {"team": team, "topic": topic, **rule.words}, doc.filler_sources))
+        if len(rule.drafts) - tasks_per_skill < practice_per_skill:
+            short[name] = len(rule.drafts) - tasks_per_skill
         for j, d in enumerate(rule.drafts):
             into, tid = (tasks, f"sw-{split}-s{seed}-{i:05d}-{j}") if j < tasks_per_skill else \
                 (practice, f"sw-{split}-s{seed}-{i:05d}-p{j - tasks_per_skill}")
@@ -136,6 +140,8 @@ def generate(split: str, n: int, seed: int = 0, filler: str | Path | None = None
                 d.extra))
     man = _manifest(split, seed, tasks_per_skill, skills, tasks, fill, tok_path)
     man["practice_per_skill"] = practice_per_skill
+    # Skills whose rule has fewer distinct instances than asked write fewer (docs/skillworld.md).
+    man["practice"] = {"per_skill": practice_per_skill, "written": len(practice), "short": short}
     return World(split, seed, skills, tasks, man, practice)
 
 
