@@ -56,7 +56,7 @@ try {
   const skill = readFileSync(skillPath, 'utf8');
   const questions: PracticeQuestion[] = mine.map((p) => ({
     question: p.messages.find((m) => m.role === 'user')!.content,
-    source: 'test',
+    source: 'tests',
   }));
 
   const bundles = await Promise.all(

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { practiceQuestions, type PracticeQuestion } from '../common/distill/practice';
+import { textPractice, type PracticeQuestion } from '../common/distill/practice';
 import { loadBundle } from '../main/engine';
 import { distillRows, fitSystem, teacherRows } from '../main/engine/distill';
 import { distillSkill } from '../main/engine/distill-parts';
@@ -73,11 +73,11 @@ async function nodeSteps(): Promise<Record<string, number>> {
 async function nodeSkill() {
   const bundle = await loadBundle(BUNDLE, { verifyHashes: false, intraOpNumThreads: THREADS });
   const skill = readFileSync(SKILL, 'utf8');
-  const fromSkill = practiceQuestions(skill);
+  const fromSkill = textPractice({ name: 'skill', description: '', text: skill });
   const generic = ['Review this patch for me.', 'Is this change safe to merge?', 'What should I check first?'];
   const questions: PracticeQuestion[] = [
     ...fromSkill,
-    ...generic.map((q) => ({ question: q, source: 'test' as const })),
+    ...generic.map((q) => ({ question: q, source: 'tests' as const })),
   ];
   const res = await distillSkill(bundle, skill, questions.slice(0, 16), {
     steps: STEPS,
@@ -147,7 +147,7 @@ async function nodeBucket(skillPath: string, practiceFile: string) {
     const skill = readFileSync(skillPath, 'utf8');
     const questions: PracticeQuestion[] = jsonl(practiceFile).map((p) => ({
       question: p.messages.find((m) => m.role === 'user')!.content,
-      source: 'test',
+      source: 'tests',
     }));
     const distill = async () => {
       const t0 = performance.now();

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, homedir, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { practiceQuestions, type PracticeQuestion } from '../common/distill/practice';
+import { textPractice, type PracticeQuestion } from '../common/distill/practice';
 import { loadBundle, type Bundle, type EngineAdapter } from '../main/engine';
 import { answerLogits, teacherRows, type DistillResult } from '../main/engine/distill';
 import { distillSkill } from '../main/engine/distill-parts';
@@ -138,7 +138,7 @@ async function distill512(bundle: Bundle) {
     const questions: PracticeQuestion[] = rows('practice.jsonl')
       .filter((p) => p.skill === row.skill)
       .slice(0, 8)
-      .map((p) => ({ question: p.messages.find((m) => m.role === 'user')!.content, source: 'test' }));
+      .map((p) => ({ question: p.messages.find((m) => m.role === 'user')!.content, source: 'tests' }));
     const res = await distillSkill(bundle, skill, questions, { steps: STEPS, maxAnswerTokens: ANSWER_TOKENS });
     return {
       skill: `skillworld test seed 0: ${row.skill}`,
@@ -168,8 +168,8 @@ async function greedy(bundle: Bundle, system: string | null, question: string, a
 async function skillCheck(bundle: Bundle, file: string) {
   const skill = readFileSync(file, 'utf8');
   const all: PracticeQuestion[] = [
-    ...practiceQuestions(skill),
-    ...GENERIC.map((q) => ({ question: q, source: 'test' as const })),
+    ...textPractice({ name: 'skill', description: '', text: skill }),
+    ...GENERIC.map((q) => ({ question: q, source: 'tests' as const })),
   ];
   // Alternate: even questions train, odd ones are held out (never seen by the distillation).
   const train = all.filter((_, i) => i % 2 === 0).slice(0, 8);

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { AbsoluteDir } from './paths';
 import { SkillName } from './skill-schemas';
+import { SOURCES } from '../distill/practice';
 
 export const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, '64 lowercase hex digits');
 
@@ -60,6 +61,8 @@ export const AdapterRecipe = z.discriminatedUnion('kind', [
     questions: z.record(z.string(), z.number().int().nonnegative()),
     finalLoss: z.number(),
     seconds: z.number().nonnegative(),
+    // Where the practice came from (docs/distill.md "Practice"); absent on adapters made before it.
+    practice: z.lazy(() => PracticeRecord).optional(),
   }),
 ]);
 export type AdapterRecipe = z.infer<typeof AdapterRecipe>;
@@ -317,11 +320,31 @@ export type SkillVersionRef = z.infer<typeof SkillVersionRef>;
 
 /** Where a practice question came from: the version's tests, its Examples, a cloze per section, or typed
  *  by the user in the studio's practice panel. */
-export const PracticeSourceSchema = z.enum(['test', 'example', 'cloze', 'user', 'trajectory']);
+export const PracticeSourceSchema = z.enum(SOURCES);
 
 export const PracticeQuestionSchema = z
-  .object({ question: z.string().trim().min(1).max(4000), source: PracticeSourceSchema })
+  .object({
+    question: z.string().trim().min(1).max(4000),
+    source: PracticeSourceSchema,
+    /** Teacher-forced (an Examples reply, a section's text); absent: the teacher answers. */
+    answer: z.string().max(8000).optional(),
+  })
   .strict();
+
+/** What a distillation practised on, recorded with its adapter and shown in the practice panel. */
+export const PracticeRecord = z.object({
+  /** The sources tried, in order (docs/distill.md "Practice"). */
+  tried: z.array(z.string()),
+  /** Test ids practised on, and those held out to judge the adapter (1 in 4, seeded; none below 4 tests). */
+  practisedTests: z.array(z.string()),
+  heldOutTests: z.array(z.string()),
+  /** Who wrote the self-written requests: the configured endpoint, the engine (the teacher), or nobody. */
+  writer: z.enum(['endpoint', 'engine']).nullable(),
+  /** Self-written requests dropped as empty, duplicates or copies of the skill's sentences. */
+  dropped: z.object({ empty: z.number().int(), duplicate: z.number().int(), copy: z.number().int() }),
+  warnings: z.array(z.string()),
+});
+export type PracticeRecord = z.infer<typeof PracticeRecord>;
 export type PracticeQuestionInput = z.infer<typeof PracticeQuestionSchema>;
 
 export const DistillInput = z
@@ -329,6 +352,8 @@ export const DistillInput = z
     skill: SkillRef,
     /** The questions to practise on (the practice panel's list after add/remove); absent: the version's own. */
     questions: z.array(PracticeQuestionSchema).min(1).max(512).optional(),
+    /** Add requests the teacher (or the configured endpoint) writes; default: only without `questions`. */
+    selfWritten: z.boolean().optional(),
     steps: z.number().int().min(1).max(10_000).optional(),
     from: z.enum(['instant', 'zero']).optional(),
     lr: z.number().positive().max(1).optional(),
@@ -351,9 +376,18 @@ export const DistillPlan = z.object({
   available: z.boolean(),
   /** Why only Instant is offered (no train-step graph), else null. */
   reason: z.string().nullable(),
-  questions: z.array(z.object({ question: z.string(), source: PracticeSourceSchema })),
+  questions: z.array(PracticeQuestionSchema),
   /** The message when the version has no practice questions, else null. */
   questionsError: z.string().nullable(),
+  /** The sources tried, the tests held out, and (with no tests) the advice to write some. */
+  practice: z.object({
+    tried: z.array(z.string()),
+    tests: z.number().int().nonnegative(),
+    heldOutTests: z.array(z.string()),
+    /** Who will write self-written requests at the run: the configured endpoint or the engine. */
+    writer: z.enum(['endpoint', 'engine']).nullable(),
+    advice: z.string().nullable(),
+  }),
   defaultSteps: z.number().int().positive(),
   estimate: z
     .object({
@@ -385,6 +419,7 @@ export const DistillResultSchema = z.object({
   seconds: z.number().nonnegative(),
   teacherSeconds: z.number().nonnegative(),
   questions: z.array(z.object({ question: z.string(), source: z.string() })),
+  practice: PracticeRecord.optional(),
 });
 export type DistillResultSchema = z.infer<typeof DistillResultSchema>;
 

@@ -84,6 +84,8 @@ export const VerifyTestResult = z.object({
   completionTokens: z.number().int().nonnegative(),
   /** in_context: the skill text was cut to fit the context. */
   truncated: z.boolean(),
+  /** The adapter was distilled on this test (docs/distill.md "Practice"): its pass says little. */
+  practised: z.boolean().optional(),
 });
 export type VerifyTestResult = z.infer<typeof VerifyTestResult>;
 
@@ -106,5 +108,15 @@ export const VerifyRunResult = z.object({
   passRate: z.number().min(0).max(1),
   results: z.array(VerifyTestResult),
   ms: z.number().nonnegative(),
+  /** With a distilled adapter: the pass rate on the tests it did not practise on (null when it practised
+   *  on every test: fewer than 4, none held out), and a note saying which the pass rate is on. */
+  heldOut: z
+    .object({
+      n: z.number().int().nonnegative(),
+      passed: z.number().int().nonnegative(),
+      passRate: z.number().min(0).max(1).nullable(),
+      note: z.string(),
+    })
+    .optional(),
 });
 export type VerifyRunResult = z.infer<typeof VerifyRunResult>;

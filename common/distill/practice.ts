@@ -1,10 +1,37 @@
-// Practice questions for distilling a skill, only from what the user has (docs/bundle-format.md
-// "train_step"): the skill's verifier tests, its Examples section, and one cloze question per section
-// (heading → its body, which the teacher answers with the whole skill in context). Each keeps its source.
+// Practice questions for distilling a skill, only from what a person has (docs/distill.md "Practice"):
+// the skill's tests, its Examples, trajectories that used it, questions typed in the practice panel,
+// requests synthesized from every section, requests the teacher (or a configured endpoint) writes,
+// one cloze per section and the template questions about it. The same sources, names and rules as
+// training/src/pskills_train/distill/practice.py; tests/fixtures/practice-cases.json pins both.
+import { cloze, examples, requests, template, type Drafted } from './practice-synth';
+import { hash, normalise, withoutExamples, type SkillDoc } from './practice-text';
 
-// 'user': typed in the studio's practice panel (never derived here). 'trajectory': the task of a
-// verified trajectory (a continual lesson's, docs/continual.md).
-export type PracticeSource = 'test' | 'example' | 'cloze' | 'user' | 'trajectory';
+export const SOURCES = [
+  'tests',
+  'examples',
+  'trajectories',
+  'user',
+  'requests',
+  'self_written',
+  'cloze',
+  'template',
+] as const;
+export type PracticeSource = (typeof SOURCES)[number];
+/** What the person wrote or ran; the rest is made from the skill's text. */
+export const OWNED: readonly PracticeSource[] = ['tests', 'examples', 'trajectories', 'user'];
+/** The studio's sources, in the order gather interleaves them. */
+export const STUDIO_SOURCES: readonly PracticeSource[] = [
+  'tests',
+  'examples',
+  'requests',
+  'self_written',
+  'cloze',
+  'template',
+];
+/** A skill without tests practises on at least this many questions from its other sources. */
+export const MIN_QUESTIONS = 32;
+/** One test in HOLD_OUT_EVERY is kept out of practice to judge the adapter (none below that many). */
+export const HOLD_OUT_EVERY = 4;
 
 export interface PracticeQuestion {
   readonly question: string;
@@ -13,60 +40,179 @@ export interface PracticeQuestion {
   readonly answer?: string;
 }
 
-interface Section {
-  readonly level: number;
-  readonly heading: string;
-  readonly body: string;
+export interface TestRow {
+  readonly id: string;
+  readonly prompt: string;
 }
 
-function sections(markdown: string): Section[] {
-  const text = markdown.replace(/\r\n?/g, '\n').replace(/^---\n[\s\S]*?\n---\n/, ''); // frontmatter
-  const out: { level: number; heading: string; lines: string[] }[] = [];
-  let fence = false;
-  for (const line of text.split('\n')) {
-    if (/^\s*(```|~~~)/.test(line)) fence = !fence;
-    const h = fence ? null : /^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line);
-    if (h) out.push({ level: h[1]!.length, heading: h[2]!, lines: [] });
-    else out.at(-1)?.lines.push(line);
-  }
-  return out.map((s) => ({ level: s.level, heading: s.heading, body: s.lines.join('\n').trim() }));
+/** Tests split into the practised and the held out: a seeded 1 in `every`, none below `every` tests. */
+export function splitTests<T extends TestRow>(
+  tests: readonly T[],
+  seed = 0,
+  every = HOLD_OUT_EVERY,
+): { practised: T[]; heldOut: T[] } {
+  if (tests.length < every) return { practised: [...tests], heldOut: [] };
+  const order = tests.map((t, i) => ({ i, h: hash(seed, 'holdout', t.id) })).sort((a, b) => a.h - b.h || a.i - b.i);
+  const out = new Set(order.slice(0, Math.floor(tests.length / every)).map((o) => o.i));
+  return { practised: tests.filter((_, i) => !out.has(i)), heldOut: tests.filter((_, i) => out.has(i)) };
 }
 
-const MARKER = /^\s*(?:[-*+]|\d+[.)])\s+/;
-const ARROW = /\s+(?:→|->|=>)\s+/;
-const ASKED = /^\s*(?:\*\*)?(?:user|q|question|input|prompt|request)(?:\*\*)?\s*[:>-]\s*(?:\*\*)?\s*/i;
-
-/** Questions an Examples section asks: `User: …` / `Q: …` lines, else its list items and quotes. */
-function exampleQuestions(body: string): string[] {
-  const lines = body.split('\n');
-  const unlisted = (l: string) => l.replace(MARKER, '').replace(/^\s*>\s*/, '');
-  const asked = lines.filter((l) => ASKED.test(unlisted(l))).map((l) => unlisted(l).replace(ASKED, ''));
-  const picked = asked.length > 0 ? asked : lines.filter((l) => MARKER.test(l) || /^\s*>/.test(l)).map(unlisted);
-  // `"question" → answer` items (a continual lesson's Examples): the question is what comes before the arrow.
-  const asks = picked.map((l) => (ARROW.test(l) ? l.split(ARROW)[0]! : l));
-  return asks.map((l) => l.replace(/^["“'`]+|["”'`]+$/g, '').trim()).filter((q) => q.length >= 2);
-}
-
-/** Questions from tests (their prompts), the Examples section and a cloze per non-empty section, in that
- * order, without duplicates. Throws naming every source tried when there are none. */
-export function practiceQuestions(skill: string, tests: readonly { prompt: string }[] = []): PracticeQuestion[] {
-  const out: PracticeQuestion[] = [];
-  const seen = new Set<string>();
-  const add = (question: string, source: PracticeSource) => {
-    const q = question.trim();
-    if (q && !seen.has(q)) {
-      seen.add(q);
-      out.push({ question: q, source });
-    }
+/** The pass rate on the tests a distilled adapter did not practise on (docs/distill.md "Practice"). */
+export function heldOutRate(results: readonly { passed: boolean; practised?: boolean }[]) {
+  const held = results.filter((r) => !r.practised);
+  const passed = held.filter((r) => r.passed).length;
+  const nPractised = results.length - held.length;
+  if (held.length === 0)
+    return {
+      n: 0,
+      passed: 0,
+      passRate: null,
+      note: `the adapter practised on all ${nPractised} tests (fewer than 4: none held out), so the pass rate is on practised tests`,
+    };
+  return {
+    n: held.length,
+    passed,
+    passRate: passed / held.length,
+    note: `${passed} of ${held.length} held-out tests passed; ${nPractised} practised tests are marked`,
   };
-  for (const t of tests) add(t.prompt, 'test');
-  const all = sections(skill);
-  for (const s of all.filter((x) => /^examples?\b/i.test(x.heading)))
-    for (const q of exampleQuestions(s.body)) add(q, 'example');
-  for (const s of all) if (s.body && s.level > 1) add(`What does the skill say under "${s.heading}"?`, 'cloze');
-  if (out.length === 0)
-    throw new Error(
-      'no practice questions: tried the skill\'s tests (none), its Examples section (none with questions) and its sections (none with a heading and a body); add a test or an "## Examples" section',
+}
+
+// ---- self-written requests -------------------------------------------------------------------------
+
+export const WRITE_PROMPT =
+  'Write {n} different requests that a user of this skill might send{about}. Vary the details (names, numbers, items) and the wording. Write only the requests, one per line, with no numbering and no answers.';
+export const WRITE_PER_PROMPT = 4;
+const WRITE_PROMPTS = 8;
+
+/** The prompts the writer answers, with the skill (as practice may see it) as the system message:
+ * one general, then one per section heading, up to WRITE_PROMPTS. */
+export function writePrompts(headings: readonly string[]): string[] {
+  const abouts = ['', ...headings.map((h) => ` about "${h}"`)].slice(0, WRITE_PROMPTS);
+  return abouts.map((about) => WRITE_PROMPT.replace('{n}', String(WRITE_PER_PROMPT)).replace('{about}', about));
+}
+
+export interface Dropped {
+  empty: number;
+  duplicate: number;
+  copy: number;
+}
+
+const key = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/[.!?]+$/, '');
+
+/** Requests out of a writer's replies: one a line, numbering, labels and quotes off; empties,
+ * duplicates and copies of the skill's own sentences dropped and counted. */
+export function filterWritten(
+  replies: readonly string[],
+  skillText: string,
+  seen: Set<string> = new Set(),
+): { kept: string[]; dropped: Dropped } {
+  const dropped: Dropped = { empty: 0, duplicate: 0, copy: 0 };
+  const skill = key(normalise(skillText).replace(/[*_`#>]+/g, ''));
+  const sentences = skill.split(/(?<=[.!?:])\s+|\n/).filter((s) => s.split(' ').length >= 6);
+  const kept: string[] = [];
+  for (const line of replies.flatMap((r) => r.split('\n'))) {
+    const q = line
+      .replace(/^\s*(?:[-*+•]|\d+[.):])\s*/, '')
+      .replace(/^\s*(?:\*\*)?(?:request|user|q)(?:\*\*)?\s*:\s*/i, '')
+      .replace(/^["“'`]+|["”'`]+$/g, '')
+      .trim();
+    const k = key(q);
+    if (k.length < 3 || k.length > 600) dropped.empty++;
+    else if (seen.has(k)) dropped.duplicate++;
+    else if ((k.length >= 12 && skill.includes(k)) || sentences.some((s) => k.includes(key(s)))) dropped.copy++;
+    else {
+      seen.add(k);
+      kept.push(q);
+    }
+  }
+  return { kept, dropped };
+}
+
+// ---- gather ---------------------------------------------------------------------------------------
+
+export interface GatherInput {
+  readonly skill: SkillDoc;
+  readonly sources: readonly PracticeSource[];
+  readonly tests?: readonly TestRow[];
+  readonly trajectories?: readonly Drafted[];
+  readonly user?: readonly string[];
+  /** Self-written requests (already filtered); absent: the source gave none. */
+  readonly written?: readonly string[];
+  readonly nRequests?: number;
+  readonly seed?: number;
+  readonly limit?: number | null;
+  readonly ownedShare?: number;
+}
+
+export class NoPractice extends Error {}
+
+/** What the skill practises on: each source's questions, the person's own first (up to `ownedShare`
+ * of `limit`), then the made ones, each group round-robin over its sources. Without Examples in
+ * `sources`, nothing is taken from the Examples (not requests, cloze, template nor slot values). */
+export function gather(input: GatherInput): { questions: PracticeQuestion[]; counts: Record<string, number> } {
+  const { sources, seed = 0, limit = null, ownedShare = 0.75 } = input;
+  const unknown = sources.filter((s) => !(SOURCES as readonly string[]).includes(s));
+  if (unknown.length) throw new Error(`unknown practice sources ${unknown.join(', ')}; known: ${SOURCES.join(', ')}`);
+  const text = normalise(input.skill.text);
+  const seen = sources.includes('examples')
+    ? { ...input.skill, text }
+    : { ...input.skill, text: withoutExamples(text) };
+  const has = (s: PracticeSource) => sources.includes(s);
+  const made: Record<PracticeSource, Drafted[]> = {
+    tests: has('tests') ? (input.tests ?? []).map((t) => ({ question: t.prompt })) : [],
+    examples: has('examples') ? examples(seen, seed) : [],
+    trajectories: has('trajectories') ? [...(input.trajectories ?? [])] : [],
+    user: has('user') ? (input.user ?? []).map((q) => ({ question: q })) : [],
+    requests: [],
+    self_written: has('self_written') ? (input.written ?? []).map((q) => ({ question: q })) : [],
+    cloze: has('cloze') ? cloze(seen) : [],
+    template: has('template') ? template(seen) : [],
+  };
+  if (has('requests')) {
+    // No tests: the made sources reach MIN_QUESTIONS, requests filling what the others leave.
+    const others = SOURCES.filter((s) => s !== 'requests').reduce((n, s) => n + made[s].length, 0);
+    const need = made.tests.length ? 0 : MIN_QUESTIONS - others;
+    made.requests = requests(seen, Math.max(input.nRequests ?? 24, need), seed);
+  }
+  const tried = SOURCES.filter(has);
+  if (tried.every((s) => made[s].length === 0))
+    throw new NoPractice(
+      `${input.skill.name}: no usable practice question; tried ${tried.map((s) => `${s} (none)`).join(', ')}` +
+        ' (add tests, an Examples section with Request:/Reply: pairs, or sections with text)',
     );
+  const tag = (s: PracticeSource) => made[s].map((d) => ({ ...d, source: s }) as PracticeQuestion);
+  const owned = roundRobin(OWNED.filter(has).map(tag));
+  const synth = roundRobin(SOURCES.filter((s) => has(s) && !OWNED.includes(s)).map(tag));
+  const deduped = (qs: PracticeQuestion[]) => {
+    const keys = new Set<string>();
+    return qs.filter((q) => (keys.has(q.question) ? false : (keys.add(q.question), true)));
+  };
+  let questions: PracticeQuestion[];
+  if (limit === null) questions = deduped([...owned, ...synth]);
+  else {
+    const nOwned = Math.min(owned.length, Math.max(limit - synth.length, Math.round(limit * ownedShare)));
+    questions = deduped([...owned.slice(0, nOwned), ...synth.slice(0, limit - nOwned)]);
+  }
+  const counts: Record<string, number> = {};
+  for (const q of questions) counts[q.source] = (counts[q.source] ?? 0) + 1;
+  return { questions, counts };
+}
+
+/** The practice a skill's text and tests give without a writer (no self-written requests). */
+export function textPractice(skill: SkillDoc, tests: readonly TestRow[] = []): PracticeQuestion[] {
+  return gather({ skill, sources: STUDIO_SOURCES.filter((s) => s !== 'self_written'), tests }).questions;
+}
+
+function roundRobin(per: PracticeQuestion[][]): PracticeQuestion[] {
+  const out: PracticeQuestion[] = [];
+  for (let i = 0; i < Math.max(0, ...per.map((p) => p.length)); i++)
+    for (const p of per) if (i < p.length) out.push(p[i]!);
   return out;
 }
+
+export type { SkillDoc } from './practice-text';

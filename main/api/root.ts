@@ -17,6 +17,7 @@ import { GlobalAdapterService } from './services/global-adapter-service';
 import { BundleRegistry } from './services/bundle-registry';
 import { CompareService } from './services/compare-service';
 import { CompileService } from './services/compile-service';
+import { PracticeWriter } from './services/practice-writer';
 import { DistillService } from './services/distill-service';
 import { EngineService } from './services/engine-service';
 import { GenerationService } from './services/generation-service';
@@ -79,7 +80,18 @@ export function createStudio(opts: StudioOptions): Studio {
   const compiler = new CompileService(repo, adaptersRepo, bundles, adapterCache);
   const trajectories = new TrajectoryService(new TrajectoriesRepo(db), repo, new SettingsRepo(db));
   const skillTests = new SkillTestsRepo(db);
-  const distiller = new DistillService(compiler, skillTests, adaptersRepo, bundles, adapterCache);
+  // Self-written practice: the configured endpoint when there is one, else the engine (practice-writer.ts).
+  const distiller = new DistillService(
+    compiler,
+    skillTests,
+    adaptersRepo,
+    bundles,
+    adapterCache,
+    undefined,
+    undefined,
+    undefined,
+    new PracticeWriter(settingsRepo),
+  );
   const adapters = new AdapterService(adaptersRepo, bundles, undefined, undefined, distiller);
   const compare = new CompareService(repo, compiler, engine, { trajectories, bundles }, distiller);
   // engine.generate with the adapter the request chooses (library, skill version or global).

@@ -116,7 +116,11 @@ function verifyJson(r: VerifyRunResult) {
       finish_reason: t.finishReason,
       completion_tokens: t.completionTokens,
       truncated: t.truncated,
+      ...(t.practised !== undefined && { practised: t.practised }),
     })),
+    ...(r.heldOut && {
+      held_out: { n: r.heldOut.n, passed: r.heldOut.passed, pass_rate: r.heldOut.passRate, note: r.heldOut.note },
+    }),
     skill: r.skill.name,
     version: r.skill.version,
     tests_from: r.testsFrom,
@@ -171,9 +175,14 @@ export const verifyCommand: Command = {
       return;
     }
     if (r.testsFrom === null) io.err(`${r.skill.name}@${r.skill.version} has no tests (pskills tests set)`);
-    for (const t of r.results) io.out(`${t.passed ? 'PASS' : 'FAIL'}\t${t.id}${t.reason ? `\t${t.reason}` : ''}`);
+    for (const t of r.results)
+      io.out(
+        `${t.passed ? 'PASS' : 'FAIL'}\t${t.id}${t.practised ? ' (practised)' : ''}${t.reason ? `\t${t.reason}` : ''}`,
+      );
     io.out(
       `${r.skill.name}@${r.skill.version} ${r.mode}${r.adapter ? ` (adapter ${r.adapter})` : ''}: ${r.passed}/${r.n} passed, pass rate ${r.passRate.toFixed(3)}`,
     );
+    if (r.heldOut)
+      io.out(`held out: ${r.heldOut.passRate === null ? '-' : r.heldOut.passRate.toFixed(3)} (${r.heldOut.note})`);
   },
 };

@@ -32,12 +32,12 @@ export function lessonPractice(
   for (const { task } of passed) {
     if (task.messages.length !== 1 || task.messages[0]!.role !== 'user') continue; // no single question
     const question = task.messages[0]!.content;
-    out.push({ question, source: 'trajectory' }, { question, source: 'trajectory', answer: task.reference });
+    out.push({ question, source: 'trajectories' }, { question, source: 'trajectories', answer: task.reference });
     const shared = sharedNumbers(question, task.reference);
     if (!shared.length) continue;
     for (let v = 0; v < variants; v++) {
       const map = new Map(shared.map((r) => [r, digits(r)]));
-      out.push({ question: redraw(question, map), source: 'trajectory', answer: redraw(task.reference, map) });
+      out.push({ question: redraw(question, map), source: 'trajectories', answer: redraw(task.reference, map) });
     }
   }
   return out;

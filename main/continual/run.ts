@@ -11,7 +11,7 @@ import type { TrajectoryMessage } from '../../common/api/trajectory-schemas';
 import type { AdapterRecipe } from '../../common/api/adapter-schemas';
 import { StudioError } from '../../common/errors';
 import { checkExpect } from '../../common/verify/expect';
-import { practiceQuestions, type PracticeQuestion } from '../../common/distill/practice';
+import { textPractice as practiceOf, type PracticeQuestion } from '../../common/distill/practice';
 import type { MergeJob } from '../adapters/algebra-ops';
 import type { Adapter } from '../adapters/types';
 import { foldAdapter, type BundleInfo, type EngineAdapter } from '../engine';
@@ -389,7 +389,7 @@ async function compileLesson(
   signal: AbortSignal,
 ): Promise<LessonRow> {
   if (tier.tier === 'instant') return (await deps.compiler.compileAdapter(ref, { signal })).row;
-  const questions = practice.length ? [...practice] : practiceQuestions(text);
+  const questions = practice.length ? [...practice] : textPractice(ref.name, text);
   const res = await deps.distiller.run(
     { skill: ref, questions, steps: tier.steps, seed: tier.seed },
     { emit: () => {}, signal },
@@ -421,7 +421,7 @@ async function storedLesson(
     rowId: row.rowId,
     key: row.key,
     tensorsSha256: row.tensorsSha256,
-    practice: practice.length ? practice : practiceQuestions(text),
+    practice: practice.length ? practice : textPractice(ref.name, text),
   };
 }
 
@@ -457,6 +457,12 @@ async function addLesson(
     rowId: row.rowId,
     key: row.key,
     tensorsSha256: row.tensorsSha256,
-    practice: practice.length ? [...practice] : practiceQuestions(text),
+    practice: practice.length ? [...practice] : textPractice(ref.name, text),
   };
+}
+
+/** A lesson's practice from its text alone (no tests, no writer): the studio's other sources. */
+function textPractice(name: string, text: string): PracticeQuestion[] {
+  const description = parseSkillMd(text).frontmatter.description ?? '';
+  return practiceOf({ name, description, text });
 }

@@ -345,8 +345,9 @@ export async function teacherRows(
     let answer: number[];
     if (!gen) {
       // A given answer (e.g. one the verifier passed) is teacher-forced: the target is the teacher's
-      // distribution along it, ending the turn after it (docs/distill.md "The Python distiller").
-      answer = [...bundle.tokenizer.encode(q.answer!), m.special_tokens.eos];
+      // distribution along it, ending the turn after it (docs/distill.md "The Python distiller"); cut
+      // at the answer room as the Python teacher cuts it (a long section's cloze body).
+      answer = [...bundle.tokenizer.encode(q.answer!).slice(0, maxAnswerTokens), m.special_tokens.eos];
     } else {
       answer = [...gen.tokens];
       // The teacher ended its turn: the student learns to end it there too, with one end-of-turn token

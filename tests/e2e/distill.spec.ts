@@ -107,8 +107,10 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     const sources = () =>
       page.getByTestId('practice-question').evaluateAll((els) => els.map((e) => e.getAttribute('data-source')));
     const before = await sources();
-    assert.equal(before.filter((s) => s === 'test').length, 32, 'every test prompt');
-    assert.equal(before.filter((s) => s === 'example').length, 1, 'the Examples section');
+    assert.equal(before.filter((s) => s === 'tests').length, 24, 'every test prompt but the 8 held out');
+    assert.ok(before.filter((s) => s === 'examples').length >= 1, 'the Examples section (and copies with new numbers)');
+    assert.ok(before.filter((s) => s === 'requests').length >= 1, 'synthesized requests');
+    assert.match(await page.getByTestId('practice-sources').innerText(), /8 of 32 tests are held out/);
     assert.ok(before.filter((s) => s === 'cloze').length >= 3, 'a cloze per section');
     // Remove a cloze, add one of the user's own.
     const cloze = page.locator('[data-testid="practice-question"][data-source="cloze"]').last();
@@ -120,7 +122,10 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     assert.equal(afterEdit.length, before.length);
     assert.equal(afterEdit.at(-1), 'user');
     assert.ok(!(await page.getByTestId('practice-panel').innerText()).includes(removed), 'the removed one is gone');
-    assert.match(await page.getByTestId('practice-counts').innerText(), /test 32, Examples 1, cloze \d+, added 1/);
+    assert.match(
+      await page.getByTestId('practice-counts').innerText(),
+      /^\d+ · test 24, Examples \d+, synthesized \d+, cloze \d+, about \d+, added 1$/,
+    );
     await screenshot(page, 'distill-01-plan');
   });
 

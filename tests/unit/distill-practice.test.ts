@@ -1,50 +1,168 @@
+// Practice against the case file the Python practice also runs (tests/fixtures/practice-cases.json,
+// written by training/tests/practice_cases.py), and the studio's rules around it.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { practiceQuestions } from '../../common/distill/practice';
+import {
+  filterWritten,
+  gather,
+  heldOutRate,
+  HOLD_OUT_EVERY,
+  MIN_QUESTIONS,
+  NoPractice,
+  OWNED,
+  SOURCES,
+  splitTests,
+  WRITE_PROMPT,
+  writePrompts,
+  type PracticeSource,
+} from '../../common/distill/practice';
+import { CLOZE, examples, FRAMES, LEXICON, requests } from '../../common/distill/practice-synth';
+import { hash } from '../../common/distill/practice-text';
 
-const SKILL = `---
-name: greet
-description: say hello
----
-# Greet
+interface Case {
+  path: string;
+  name: string;
+  description: string;
+  text: string;
+  sources: PracticeSource[];
+  tests: { id: string; prompt: string }[];
+  written: string[] | null;
+  seed: number;
+  limit: number | null;
+  expect: { questions: { question: string; source: string; answer?: string }[]; counts: Record<string, number> };
+}
+const doc = JSON.parse(readFileSync(join(process.cwd(), 'tests/fixtures/practice-cases.json'), 'utf8')) as {
+  sources: string[];
+  owned: string[];
+  min_questions: number;
+  hold_out_every: number;
+  cloze: string[];
+  write_prompt: string;
+  write_prompts: string[];
+  frames: string[];
+  lexicon: Record<string, string[]>;
+  hash: { parts: (string | number)[]; value: number }[];
+  written: { skill: string; replies: string[]; kept: string[]; dropped: Record<string, number> };
+  holdout: { tests: { id: string; prompt: string }[]; seed: number; held_out: string[] }[];
+  cases: Case[];
+};
 
-## When to use
-When someone says hello.
+function run(c: Case) {
+  const written = c.written === null ? undefined : filterWritten(c.written, c.text).kept;
+  return gather({
+    skill: { name: c.name, description: c.description, text: c.text },
+    sources: c.sources,
+    tests: c.tests,
+    ...(written ? { written } : {}),
+    seed: c.seed,
+    limit: c.limit,
+  });
+}
 
-## Examples
-- User: say hi to Ann
-- User: "greet the team"
+describe('practice (shared cases)', () => {
+  it('names the same sources, wordings, lexicon and hash', () => {
+    expect([...SOURCES]).toEqual(doc.sources);
+    expect([...OWNED]).toEqual(doc.owned);
+    expect(MIN_QUESTIONS).toBe(doc.min_questions);
+    expect(HOLD_OUT_EVERY).toBe(doc.hold_out_every);
+    expect([...CLOZE]).toEqual(doc.cloze);
+    expect(WRITE_PROMPT).toBe(doc.write_prompt);
+    expect(writePrompts(['When to use', 'Steps'])).toEqual(doc.write_prompts);
+    expect([...FRAMES]).toEqual(doc.frames);
+    expect(Object.fromEntries(Object.entries(LEXICON).map(([k, v]) => [k, [...v]]))).toEqual(doc.lexicon);
+    for (const h of doc.hash) expect(hash(...h.parts)).toBe(h.value);
+  });
 
-\`\`\`
-## not a heading inside a fence
-\`\`\`
+  it('filters written requests the same way', () => {
+    const got = filterWritten(doc.written.replies, doc.written.skill);
+    expect(got.kept).toEqual(doc.written.kept);
+    expect(got.dropped).toEqual(doc.written.dropped);
+  });
 
-## Pitfalls
-Never shout.
-`;
+  it('holds out the same tests', () => {
+    for (const h of doc.holdout) expect(splitTests(h.tests, h.seed).heldOut.map((t) => t.id)).toEqual(h.held_out);
+  });
 
-describe('practiceQuestions', () => {
-  it('takes tests, Examples questions and a cloze per section, each with its source', () => {
-    const qs = practiceQuestions(SKILL, [{ prompt: 'greet Bob' }, { prompt: 'greet Bob' }]);
-    expect(qs).toEqual([
-      { question: 'greet Bob', source: 'test' },
-      { question: 'say hi to Ann', source: 'example' },
-      { question: 'greet the team', source: 'example' },
-      { question: 'What does the skill say under "When to use"?', source: 'cloze' },
-      { question: 'What does the skill say under "Examples"?', source: 'cloze' },
-      { question: 'What does the skill say under "Pitfalls"?', source: 'cloze' },
+  it.each(doc.cases.map((c, i) => [`${i} ${c.path} [${c.sources.join(',')}]`, c] as const))('%s', (_n, c) => {
+    const got = run(c);
+    expect(got.questions).toEqual(c.expect.questions);
+    expect(got.counts).toEqual(c.expect.counts);
+  });
+});
+
+describe('practice rules', () => {
+  const ship = doc.cases.find((c) => c.path === 'ship-notes/SKILL.md')!;
+
+  it('gives a skill without tests at least MIN_QUESTIONS questions', () => {
+    for (const c of doc.cases.filter((x) => x.tests.length === 0 && x.limit === null))
+      expect(run(c).questions.length).toBeGreaterThanOrEqual(MIN_QUESTIONS);
+  });
+
+  it('takes nothing from the Examples when they are not a source', () => {
+    const synth = gather({ skill: ship, sources: ['requests', 'cloze', 'template'] });
+    const all = JSON.stringify(synth.questions);
+    expect(all).not.toContain('4411');
+    expect(all).not.toContain('faster list endpoint');
+    expect(synth.questions.some((q) => /Examples/.test(q.question))).toBe(false);
+  });
+
+  it('covers every section with a request and never uses a generator slot format', () => {
+    const qs = requests({ ...ship, text: ship.text }, 24).map((q) => q.question);
+    for (const topic of ['release notes', 'merged change', 'notes.lookup', 'internal refactors'])
+      expect(qs.some((q) => q.includes(topic))).toBe(true);
+    // `noun NNNN` with a generator's nouns (docs/distill.md "Practice")
+    expect(qs.filter((q) => /\b(?:invoice|order|ticket|batch|badge|parcel|crate) \d{3,4}\b/.test(q))).toEqual([]);
+  });
+
+  it('keeps Examples pairs as forced answers and lesson arrows as questions with answers', () => {
+    const [pair, ...copies] = examples(ship);
+    expect(pair).toEqual({ question: 'Notes for ticket 4411', answer: 'api: faster list endpoint (4411)' });
+    // Copies with the number the reply repeats redrawn (four digits, seeded).
+    expect(copies).toHaveLength(3);
+    for (const c of copies) {
+      const n = /^Notes for ticket (\d{4})$/.exec(c.question)![1]!;
+      expect(n).not.toBe('4411');
+      expect(c.answer).toBe(`api: faster list endpoint (${n})`);
+    }
+    const lesson = '# L\n\n## Examples\n\n- "Could you note down contract 9624?" → `{"a": 1}`\n- User: log it\n';
+    expect(examples({ name: 'l', description: '', text: lesson })).toEqual([
+      { question: 'Could you note down contract 9624?', answer: '{"a": 1}' },
     ]);
   });
 
-  it('asks the question before the arrow of a `"question" → answer` example', () => {
-    const lesson =
-      '# Lesson\n\n## Examples\n\n- "Could you note down contract 9624?" → `{"a": "contract 9624"}`\n- Log it -> done\n';
-    expect(practiceQuestions(lesson).filter((q) => q.source === 'example')).toEqual([
-      { question: 'Could you note down contract 9624?', source: 'example' },
-      { question: 'Log it', source: 'example' },
-    ]);
+  it('names every source tried when none gives a question', () => {
+    expect(() =>
+      gather({
+        skill: { name: 'x', description: '', text: '# Only a title\n' },
+        sources: ['tests', 'examples', 'cloze'],
+      }),
+    ).toThrow(NoPractice);
+    expect(() =>
+      gather({
+        skill: { name: 'x', description: '', text: '# Only a title\n' },
+        sources: ['tests', 'examples', 'cloze'],
+      }),
+    ).toThrow(/tried tests \(none\), examples \(none\), cloze \(none\)/);
   });
 
-  it('names the sources it tried when there are none', () => {
-    expect(() => practiceQuestions('# Only a title\n')).toThrow(/tests \(none\).*Examples section.*sections/);
+  it('holds out none of 3 tests and 1 in 4 of more, the same for a seed', () => {
+    const t = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `id${i}`, prompt: `p${i}` }));
+    expect(splitTests(t(3)).heldOut).toEqual([]);
+    expect(splitTests(t(12), 5).heldOut).toHaveLength(3);
+    expect(splitTests(t(12), 5)).toEqual(splitTests(t(12), 5));
+    expect(splitTests(t(12), 5).heldOut).not.toEqual(splitTests(t(12), 6).heldOut);
+  });
+
+  it('reports the pass rate on held-out tests, or says it is on practised ones', () => {
+    const r = (passed: boolean, practised: boolean) => ({ passed, practised });
+    expect(heldOutRate([r(true, true), r(false, false), r(true, false), r(true, true)])).toMatchObject({
+      n: 2,
+      passed: 1,
+      passRate: 0.5,
+    });
+    const all = heldOutRate([r(true, true), r(true, true), r(false, true)]);
+    expect(all).toMatchObject({ n: 0, passRate: null });
+    expect(all.note).toMatch(/pass rate is on practised tests/);
   });
 });

@@ -102,10 +102,22 @@ def test_a_non_finite_loss_stops_at_its_step(parts):
         distill(lm, rows, init, Recipe(steps=5, lr=math.inf, batch=4, top_k=8), seed=0)
 
 
+def test_the_teacher_writes_one_reply_per_prompt_and_gather_filters_them(parts):
+    _, _, _, teacher = parts
+    replies = teacher.write(SKILL, ["Write 4 requests.", "Write 4 requests about Steps."], max_new=12)
+    assert len(replies) == 2 and all(isinstance(r, str) for r in replies)
+    report: dict = {}
+    skill = skill_from_text(SKILL, "zorp-notes/SKILL.md")
+    qs = gather(skill, ("self_written", "cloze"), writer=teacher.write, report=report)
+    assert set(report["dropped"]) == {"empty", "duplicate", "copy"}
+    assert all(q.answer is None for q in qs if q.source == "self_written")
+
+
 def test_the_recipe_file_is_the_one_place():
     plan = load_recipe()
     assert plan.recipe.steps == json.loads(RECIPE.read_text())["steps"] and "tests" in plan.sources
     assert "tests" not in plan.synth_sources and "examples" not in plan.synth_sources
+    assert "self_written" in plan.sources and "requests" in plan.synth_sources
     assert load_recipe(steps=5).recipe.steps == 5
 
 

@@ -1,10 +1,17 @@
-"""Practice questions for distillation: sources, the disjoint template halves, SkillWorld practice."""
+"""Practice questions for distillation: the shared cases (tests/fixtures/practice-cases.json, also run by
+tests/unit/distill-practice.test.ts), sources, the disjoint template halves, SkillWorld practice."""
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 
+from pskills_train.distill import practice as P
 from pskills_train.distill.practice import NoPractice, counts, examples, gather
+from pskills_train.distill.practice_synth import CLOZE, FRAMES, LEXICON, requests
 from pskills_train.skillworld import generate
 from pskills_train.synth.skill import skill_from_text
 from pskills_train.synth.template import TemplateSynthesizer
@@ -34,13 +41,17 @@ Never list internal refactors; users cannot see them and the notes get long.
 
 def test_every_source_gives_questions_and_counts_them():
     skill = skill_from_text(SKILL, "ship-notes/SKILL.md")
-    qs = gather(skill, ("tests", "examples", "template", "cloze", "requests"),
-                tests=[{"prompt": "Notes for ticket 77"}], n_requests=6)
+    qs = gather(
+        skill,
+        ("tests", "examples", "template", "cloze", "requests"),
+        tests=[{"prompt": "Notes for ticket 77"}],
+        n_requests=6,
+    )
     c = counts(qs)
-    assert c["tests"] == 1 and c["examples"] == 1 and c["requests"] == 6
+    assert c["tests"] == 1 and c["examples"] == 4 and c["requests"] == 6  # the pair and 3 copies
     assert c["cloze"] >= 3 and c["template"] >= 3
     ex = examples(skill)[0]
-    assert ex.messages[0]["content"] == "Notes for ticket 4411" and ex.answer == "api: faster list endpoint (4411)"
+    assert ex.question == "Notes for ticket 4411" and ex.answer == "api: faster list endpoint (4411)"
     assert all("ship-notes" not in (q.answer or "") or q.source != "requests" for q in qs)
 
 
@@ -54,7 +65,7 @@ def test_template_halves_never_share_a_question():
 
 def test_no_usable_question_names_the_sources_tried():
     bare = skill_from_text("---\nname: x\ndescription: \n---\nhi\n", "x/SKILL.md")
-    with pytest.raises(NoPractice, match="tried tests, examples"):
+    with pytest.raises(NoPractice, match=re.escape("tried tests (none), examples (none)")):
         gather(bare, ("tests", "examples"))
 
 
@@ -77,3 +88,67 @@ def test_a_limit_takes_the_users_own_questions_first_and_keeps_synthesized_ones(
     assert [q.source for q in qs[:2]] == ["tests", "examples"]  # round-robin inside the owned group
     few = gather(skill, ("tests", "cloze"), tests=tests[:2], limit=20)
     assert counts(few)["tests"] == 2 and len(few) == 2 + min(18, counts(few)["cloze"])  # synthesized ones fill
+
+
+CASES = json.loads((Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "practice-cases.json").read_text())
+
+
+def test_shared_names_wordings_and_hash():
+    assert list(P.SOURCES) == CASES["sources"] and list(P.OWNED) == CASES["owned"]
+    assert P.MIN_QUESTIONS == CASES["min_questions"] and P.HOLD_OUT_EVERY == CASES["hold_out_every"]
+    assert list(CLOZE) == CASES["cloze"] and list(FRAMES) == CASES["frames"]
+    assert (
+        P.WRITE_PROMPT == CASES["write_prompt"] and P.write_prompts(["When to use", "Steps"]) == CASES["write_prompts"]
+    )
+    assert {k: list(v) for k, v in LEXICON.items()} == CASES["lexicon"]
+    assert all(P.fnv(*h["parts"]) == h["value"] for h in CASES["hash"])
+
+
+def test_shared_written_filter_and_holdout():
+    w = CASES["written"]
+    assert P.filter_written(w["replies"], w["skill"]) == (w["kept"], w["dropped"])
+    for h in CASES["holdout"]:
+        assert [t["id"] for t in P.split_tests(h["tests"], h["seed"])[1]] == h["held_out"]
+
+
+@pytest.mark.parametrize("case", CASES["cases"], ids=lambda c: f"{c['path']}:{','.join(c['sources'])}")
+def test_shared_cases(case):
+    skill = skill_from_text(case["text"], case["path"])
+    assert (skill.name, skill.description) == (case["name"], case["description"])
+    writer = (lambda system, prompts: case["written"]) if case["written"] is not None else None
+    report: dict = {}
+    qs = gather(
+        skill,
+        tuple(case["sources"]),
+        tests=case["tests"],
+        seed=case["seed"],
+        limit=case["limit"],
+        writer=writer,
+        report=report,
+    )
+    got = [
+        {"question": q.messages[-1]["content"], "source": q.source, **({"answer": q.answer} if q.answer else {})}
+        for q in qs
+    ]
+    assert got == case["expect"]["questions"] and counts(qs) == case["expect"]["counts"]
+    assert report.get("dropped") == case["expect"]["dropped"]
+    if not case["tests"] and case["limit"] is None:
+        assert len(qs) >= P.MIN_QUESTIONS
+
+
+def test_synth_practice_takes_nothing_from_the_examples():
+    skill = skill_from_text(SKILL, "ship-notes/SKILL.md")
+    qs = gather(
+        skill,
+        ("requests", "cloze", "template", "self_written"),
+        writer=lambda system, prompts: ["Notes for the login fix"] if "4411" not in system else ["LEAK"],
+    )
+    blob = json.dumps([(q.messages, q.answer) for q in qs])
+    assert "4411" not in blob and "faster list endpoint" not in blob and "LEAK" not in blob
+
+
+def test_requests_cover_every_section_without_a_generator_slot_format():
+    qs = [d.question for d in requests(skill_from_text(SKILL, "ship-notes/SKILL.md"), 24)]
+    for topic in ("release notes", "merged change", "internal refactors"):
+        assert any(topic in q for q in qs), topic
+    assert not [q for q in qs if re.search(r"\b(?:invoice|order|ticket|batch|badge|parcel|crate) \d{3,4}\b", q)]

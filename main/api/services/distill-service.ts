@@ -1,15 +1,23 @@
 // Distilling a skill version into an adapter with the current bundle's train-step graph (docs/bundle-
-// format.md "train_step"), in the engine worker: practice questions from the version's tests, its
-// Examples and its sections; init from the instant adapter (its lineage) or zero. The adapter is stored
-// only when every step finished with a finite loss; a cancel or failure stores nothing.
+// format.md "train_step"), in the engine worker: practice from the version's tests (1 in 4 held out to
+// judge), its Examples, synthesized and self-written requests and its sections (docs/distill.md
+// "Practice"); init from the instant adapter (its lineage) or zero. The adapter is stored only when every
+// step finished with a finite loss; a cancel or failure stores nothing.
 import type {
   DistillInput,
   DistillPlan,
   DistillProgressEvent,
   DistillResultSchema,
+  PracticeRecord,
   SkillRef,
 } from '../../../common/api/adapter-schemas';
-import { practiceQuestions, type PracticeQuestion } from '../../../common/distill/practice';
+import {
+  gather,
+  splitTests,
+  STUDIO_SOURCES,
+  type PracticeQuestion,
+  type PracticeSource,
+} from '../../../common/distill/practice';
 import { StudioError } from '../../../common/errors';
 import { sharedEngine } from '../../engine/engine-client';
 import {
@@ -28,6 +36,12 @@ import type { AdapterCache } from './adapter-cache';
 import { shortId, summaryOf } from './adapter-summaries';
 import type { BundleRegistry } from './bundle-registry';
 import type { CompileService } from './compile-service';
+import type { PracticeWriter, Written } from './practice-writer';
+
+/** The studio's practice questions at most (a skill without tests gets at least MIN_QUESTIONS). */
+export const PRACTICE_LIMIT = 48;
+const ADVICE =
+  'This skill has no tests: it practises on requests made from its text. Write 3–5 tests (prompts with what a good answer must contain) to practise on what you ask and to judge the adapter.';
 
 type TimeStep = (bundle: BundleInfo, bucket: { batch: number; length: number; file: string }) => Promise<number>;
 
@@ -56,6 +70,8 @@ export class DistillService {
     private readonly distill: Distill = (b, k, s, q, o) => sharedEngine().distill(b, k, s, q, o),
     private readonly timeStep: TimeStep = (b, bucket) => sharedEngine().timeTrainStep(b, bucket),
     private readonly distillMany: DistillMany = (b, k, p, o) => sharedEngine().distillParts(b, k, p, o),
+    /** Self-written practice; null: none (the other sources only). */
+    private readonly writer: Pick<PracticeWriter, 'write' | 'endpoint'> | null = null,
   ) {}
 
   /** Seconds per step, measured once per (bundle folder, bucket) in this process. */
@@ -91,8 +107,9 @@ export class DistillService {
     const latest = this.latestDistilled(who, rowId);
     let questions: PracticeQuestion[] = [];
     let questionsError: string | null = null;
+    const practice = this.practice(ref);
     try {
-      questions = this.questions(ref);
+      questions = practice.questions();
     } catch (err) {
       questionsError = (err as Error).message;
     }
@@ -121,24 +138,51 @@ export class DistillService {
       reason,
       questions,
       questionsError,
+      practice: {
+        tried: [...practice.sources],
+        tests: practice.tests,
+        heldOutTests: practice.heldOut,
+        writer: this.writer ? (this.writer.endpoint() ? 'endpoint' : 'engine') : null,
+        advice: practice.tests === 0 ? ADVICE : null,
+      },
       defaultSteps: DEFAULT_STEPS,
       estimate,
       distilled: latest ? summaryOf(latest) : null,
     };
   }
 
-  /** The questions distilling this version would practise on, each with its source. */
-  questions(ref: DistillInput['skill']): PracticeQuestion[] {
+  /** The questions distilling this version would practise on, each with its source (no self-written). */
+  questions(ref: DistillInput['skill'], seed = 0): PracticeQuestion[] {
+    return this.practice(ref, seed).questions();
+  }
+
+  /** The version's practice: its tests split (1 in 4 held out, seeded), the sources it tries, and its
+   *  questions with `written` (self-written requests) among them; throws naming each source tried. */
+  practice(ref: DistillInput['skill'], seed = 0) {
     const skill = this.compiler.skill(ref);
-    const tests = this.tests.get(skill.name, skill.version.version).tests;
-    try {
-      return practiceQuestions(
-        skill.content,
-        tests.flatMap((t) => (t.prompt ? [{ prompt: t.prompt }] : [])),
-      );
-    } catch (err) {
-      throw new StudioError('invalid_input', (err as Error).message);
-    }
+    const tests = this.tests
+      .get(skill.name, skill.version.version)
+      .tests.flatMap((t) => (t.prompt ? [{ id: t.id, prompt: t.prompt }] : []));
+    const { practised, heldOut } = splitTests(tests, seed);
+    const sources: PracticeSource[] = STUDIO_SOURCES.filter((s) => s !== 'self_written' || this.writer !== null);
+    const doc = { name: skill.name, description: skill.description.replace(/\s+/g, ' ').trim(), text: skill.content };
+    return {
+      sources,
+      tests: tests.length,
+      practised: practised.map((t) => t.id),
+      heldOut: heldOut.map((t) => t.id),
+      questions: (written: readonly string[] = []): PracticeQuestion[] => {
+        try {
+          return gather({ skill: doc, sources, tests: practised, written, seed, limit: PRACTICE_LIMIT }).questions;
+        } catch (err) {
+          const why = (err as Error).message;
+          throw new StudioError(
+            'invalid_input',
+            sources.includes('self_written') ? why : `${why}; self_written (no writer)`,
+          );
+        }
+      },
+    };
   }
 
   async run(
@@ -153,7 +197,24 @@ export class DistillService {
     } catch (err) {
       throw new StudioError('invalid_input', (err as Error).message);
     }
-    const questions: PracticeQuestion[] = input.questions ?? this.questions(input.skill);
+    const seed = input.seed ?? 0;
+    const practice = this.practice(input.skill, seed);
+    const written: Written =
+      this.writer && (input.selfWritten ?? !input.questions)
+        ? await this.writer.write(bundle, skill.content, ctx.signal)
+        : { written: [], dropped: { empty: 0, duplicate: 0, copy: 0 }, writer: null, warnings: [] };
+    if (ctx.signal.aborted) throw new StudioError('cancelled', 'distillation cancelled; nothing was stored');
+    const questions: PracticeQuestion[] = input.questions
+      ? withWritten(input.questions, written.written)
+      : practice.questions(written.written);
+    const record: PracticeRecord = {
+      tried: [...practice.sources],
+      practisedTests: practice.practised,
+      heldOutTests: practice.heldOut,
+      writer: written.writer,
+      dropped: written.dropped,
+      warnings: written.warnings,
+    };
     const from = input.from ?? (bundle.manifest.hypernet ? 'instant' : 'zero');
     let init: EngineAdapter | null = null;
     let lineage: { rowId: number; weight: number }[] = [];
@@ -164,7 +225,6 @@ export class DistillService {
     }
     const steps = input.steps ?? DEFAULT_STEPS;
     const lr = input.lr ?? DEFAULT_LR;
-    const seed = input.seed ?? 0;
     const res = await this.distill(bundle, `${bundle.dir}:${who.name}@${who.version}`, skill.content, questions, {
       steps,
       lr,
@@ -189,6 +249,7 @@ export class DistillService {
         questions: counts,
         finalLoss: res.losses.at(-1)!,
         seconds: Math.round(res.seconds * 1000) / 1000,
+        practice: record,
       },
       lineage,
     });
@@ -202,6 +263,7 @@ export class DistillService {
       seconds: res.seconds,
       teacherSeconds: res.teacherSeconds,
       questions: questions.map((q) => ({ question: q.question, source: q.source })),
+      practice: record,
     };
   }
 
@@ -242,4 +304,13 @@ export class DistillService {
     if (signal.aborted) throw new StudioError('cancelled', 'rehearsal cancelled; nothing was stored');
     return res;
   }
+}
+
+/** The panel's list with the self-written requests added (those it already holds once). */
+function withWritten(questions: readonly PracticeQuestion[], written: readonly string[]): PracticeQuestion[] {
+  const have = new Set(questions.map((q) => q.question));
+  return [
+    ...questions,
+    ...written.filter((q) => !have.has(q)).map((question) => ({ question, source: 'self_written' as const })),
+  ];
 }

@@ -9,6 +9,7 @@ import { StudioError } from '../../../common/errors';
 import { AdapterCache } from './adapter-cache';
 import { BundleRegistry } from './bundle-registry';
 import { CompileService } from './compile-service';
+import { PracticeWriter } from './practice-writer';
 import { DistillService } from './distill-service';
 import type { EngineService } from './engine-service';
 import { GlobalAdapterService } from './global-adapter-service';
@@ -49,14 +50,18 @@ export class RunWorkspace {
     this.cache = new AdapterCache(this.repo);
     this.global = new GlobalAdapterService(this.repo, this.bundles, this.cache);
     this.compiler = new CompileService(this.skills, this.repo, this.bundles, this.cache);
+    const settings = new SettingsRepo(this.db);
     this.distiller = new DistillService(
       this.compiler,
       new SkillTestsRepo(this.db),
       this.repo,
       this.bundles,
       this.cache,
+      undefined,
+      undefined,
+      undefined,
+      new PracticeWriter(settings),
     );
-    const settings = new SettingsRepo(this.db);
     // The lessons are made from the episode's trajectories: the workspace always keeps them.
     if (!settings.get().storeTrajectories) settings.set({ storeTrajectories: true });
     this.trajectories = new TrajectoryService(new TrajectoriesRepo(this.db), this.skills, settings);

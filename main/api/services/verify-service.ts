@@ -12,6 +12,7 @@ import type {
   VerifyTestResult,
 } from '../../../common/api/verify-schemas';
 import { StudioError } from '../../../common/errors';
+import { heldOutRate } from '../../../common/distill/practice';
 import { checkExpect } from '../../../common/verify/expect';
 import {
   checkPromptBytes,
@@ -79,6 +80,7 @@ export class VerifyService {
     const bundle = current.bundle;
 
     let adapter: { id: string; key: string; engine: EngineAdapter } | null = null;
+    let practised: ReadonlySet<string> | null = null; // a distilled adapter's practised tests
     if (mode === 'parametric') {
       const c = await this.compiler.compileAdapter(who, {
         signal: ctx.signal,
@@ -96,6 +98,7 @@ export class VerifyService {
         );
       }
       adapter = { id: row.key.slice(0, 12), key: row.key, engine: this.cache.get(row, bundle.manifest) };
+      if (row.recipe.kind === 'distill' && row.recipe.practice) practised = new Set(row.recipe.practice.practisedTests);
     }
     if (ctx.signal.aborted) throw new StudioError('cancelled', 'verify cancelled');
 
@@ -110,6 +113,7 @@ export class VerifyService {
     });
 
     const passed = results.filter((r) => r.passed).length;
+    const marked = practised ? results.map((r) => ({ ...r, practised: practised.has(r.id) })) : results;
     const bundleRef = { id: bundle.manifest.id, sha256: current.sha256 };
     this.trajectories.record(
       results.map((r, i) => ({
@@ -143,8 +147,9 @@ export class VerifyService {
       n: results.length,
       passed,
       passRate: results.length ? passed / results.length : 0,
-      results,
+      results: marked,
       ms: performance.now() - t0,
+      ...(practised && { heldOut: heldOutRate(marked) }),
     };
   }
 

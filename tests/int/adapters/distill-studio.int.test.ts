@@ -44,20 +44,22 @@ describe.each(transports)('distilling in the studio over $name', (transport) => 
       reason: null,
       distilled: null,
     });
-    expect(plan.questions.filter((q) => q.source === 'example').map((q) => q.question)).toEqual(['hi', 'yo']);
+    expect(plan.questions.filter((q) => q.source === 'examples').map((q) => q.question)).toEqual(['hi', 'yo']);
     expect(plan.questions.some((q) => q.source === 'cloze')).toBe(true);
     expect(plan.questionsError).toBeNull();
     expect(plan.estimate!.bucket).toEqual({ batch: 2, length: 16 });
     expect(plan.estimate!.secondsPerStep).toBeGreaterThan(0);
   });
 
-  it('a version with no practice questions: the plan says which sources were tried; its own list is used', async () => {
+  it('a version with no tests: practice made from its text, the sources named, and advice to write tests', async () => {
     await s.api.skills.save({ name: 'bare', content: '---\nname: bare\ndescription: Nothing to ask.\n---\n# Bare\n' });
     const plan = await s.api.adapters.distillPlan({ name: 'bare' });
-    expect(plan.questions).toEqual([]);
-    expect(plan.questionsError).toMatch(/no practice questions: tried the skill's tests/);
-    const refused = await failure(s.api.adapters.distill({ skill: { name: 'bare' }, steps: 1 }).result);
-    expect(refused.code).toBe('invalid_input');
+    expect(plan.questions.length).toBeGreaterThanOrEqual(32);
+    expect(new Set(plan.questions.map((q) => q.source))).toEqual(new Set(['requests', 'template']));
+    expect(plan.practice).toMatchObject({ tests: 0, heldOutTests: [], writer: 'engine' });
+    expect(plan.practice.tried).toEqual(['tests', 'examples', 'requests', 'self_written', 'cloze', 'template']);
+    expect(plan.practice.advice).toMatch(/Write 3–5 tests/);
+    expect(plan.questionsError).toBeNull();
   });
 
   it('bad input is refused before any work: an empty question, a source outside the list', async () => {
@@ -93,7 +95,7 @@ describe.each(transports)('distilling in the studio over $name', (transport) => 
         skill: { name: 'greet' },
         steps: 3,
         questions: [
-          { question: 'hi', source: 'example' },
+          { question: 'hi', source: 'examples' },
           { question: 'hello there', source: 'user' },
         ],
       },
@@ -101,10 +103,10 @@ describe.each(transports)('distilling in the studio over $name', (transport) => 
     ).result;
     expect(steps).toEqual([0, 1, 2, 3]);
     expect(res.questions).toEqual([
-      { question: 'hi', source: 'example' },
+      { question: 'hi', source: 'examples' },
       { question: 'hello there', source: 'user' },
     ]);
-    expect(res.adapter.recipe).toMatchObject({ kind: 'distill', steps: 3, questions: { example: 1, user: 1 } });
+    expect(res.adapter.recipe).toMatchObject({ kind: 'distill', steps: 3, questions: { examples: 1, user: 1 } });
 
     const plan = await s.api.adapters.distillPlan({ name: 'greet', version: 1 });
     expect(plan.distilled?.id).toBe(res.adapter.id);

@@ -35,8 +35,8 @@ describe('lesson practice', () => {
       ),
     ]);
     expect(q).toEqual([
-      { question: 'note meter 7', source: 'trajectory' },
-      { question: 'note meter 7', source: 'trajectory', answer: 'VESSOR: meter 7' },
+      { question: 'note meter 7', source: 'trajectories' },
+      { question: 'note meter 7', source: 'trajectories', answer: 'VESSOR: meter 7' },
     ]);
   });
 
@@ -45,8 +45,8 @@ describe('lesson practice', () => {
       bundle,
       '# Lesson\n\nSay ok.',
       [
-        { question: 'hi', source: 'trajectory', answer: 'ok' },
-        { question: 'hi', source: 'trajectory' },
+        { question: 'hi', source: 'trajectories', answer: 'ok' },
+        { question: 'hi', source: 'trajectories' },
       ],
       { maxAnswerTokens: 4 },
     );

@@ -73,7 +73,7 @@ describe.skipIf(!existsSync(PYTHON))('distillation: the engine against the Pytho
     bundle = await loadBundle(DEFAULT_BUNDLE_DIR, { verifyHashes: false, intraOpNumThreads: THREADS });
     const questions: PracticeQuestion[] = lines('practice.jsonl')
       .slice(0, QUESTIONS)
-      .map((l) => ({ question: l.messages.find((m) => m.role === 'user')!.content, source: 'test' }));
+      .map((l) => ({ question: l.messages.find((m) => m.role === 'user')!.content, source: 'tests' }));
     rows = await teacherRows(bundle, readFileSync(SKILL, 'utf8'), questions, { maxAnswerTokens: 48 });
     const res = await distillRows(bundle, rows, { steps: STEPS, seed: SEED });
     losses = res.losses;

@@ -11,7 +11,7 @@ import { EngineWorker } from '../../../main/engine/engine-client';
 import { APP_ROOT } from '../../../main/paths';
 
 const DIR = join(APP_ROOT, 'tests/fixtures/bundle-tiny-train');
-const q = (question: string): PracticeQuestion => ({ question, source: 'test' });
+const q = (question: string): PracticeQuestion => ({ question, source: 'tests' });
 const PARTS = [
   { skill: '# Greeting\n\nAlways answer with the word tests.', questions: [q('hi'), q('go')] },
   { skill: '# Farewell\n\nSay bye, then stop.', questions: [q('ok'), q('so')] },

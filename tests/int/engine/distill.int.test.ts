@@ -14,8 +14,8 @@ import { FIXTURE_DIR } from './fixture';
 const DIR = join(APP_ROOT, 'tests/fixtures/bundle-tiny-train');
 const SKILL = '# Greeting\n\nAlways answer with the word tests.';
 const QUESTIONS: PracticeQuestion[] = [
-  { question: 'hi', source: 'test' },
-  { question: 'go', source: 'example' },
+  { question: 'hi', source: 'tests' },
+  { question: 'go', source: 'examples' },
   { question: 'ok', source: 'cloze' },
 ];
 let bundle: Bundle;

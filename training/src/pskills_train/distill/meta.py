@@ -110,7 +110,7 @@ def teacher_rows(bundle: Path, folder: Path, cache: Path, buckets: tuple[int, ..
         for n, i in enumerate(todo, 1):
             s = skills[i]
             try:
-                qs = gather(s, plan.sources, tests=practice[i], seed=seed, limit=plan.questions)
+                qs = gather(s, plan.sources, tests=practice[i], seed=seed, limit=plan.questions, writer=teacher.write)
             except NoPractice:
                 done[s.name] = []
                 continue

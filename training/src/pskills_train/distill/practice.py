@@ -1,29 +1,47 @@
-"""Practice questions for distillation, only from what a user has (docs/distill.md):
+"""Practice questions for distillation, only from what a person has (docs/distill.md "Practice").
+
+The same sources, names and rules as the studio's common/distill/practice.ts (one implementation in
+two languages; tests/fixtures/practice-cases.json pins source names, wordings and whole questions):
 
 - `tests`: the skill's own test prompts (studio tests; a SkillWorld world's practice.jsonl);
-- `examples`: request/reply pairs of the skill's Examples section (the reply is the answer);
+- `examples`: the Examples section's request/reply pairs (the reply is the answer);
 - `trajectories`: stored chats that used the skill (the last assistant turn is the answer);
-- `template`: the template synthesizer's questions *about* the skill, the practice half of its
-  phrasings (the eval's real-skill tasks use the other half), answered with the section text;
-- `cloze`: one question per section (heading -> body), so recall reaches sections nobody asked about;
-- `requests`: requests that *use* the skill, built from its description, When to use, Tools and
-  Examples with varied slot values (generic: it knows nothing of any generator).
+- `user`: questions typed in the studio's practice panel;
+- `requests`: requests that *use* the skill, one section after another, with slot values from the
+  skill's own text and a generic lexicon (practice_synth.py; it knows nothing of any generator);
+- `self_written`: requests the teacher (the base with the skill in context) writes, filtered;
+- `cloze`: one question per section (heading -> body), so recall reaches every section;
+- `template`: the practice half of the template synthesizer's questions about the skill.
 
 A question with `answer` None is answered by the teacher's own greedy answer; with an answer, the
-teacher is teacher-forced on it. Never put the tasks an evaluation scores here.
+teacher is teacher-forced on it. Without `examples` among the sources, nothing comes from the
+Examples: not requests, cloze, template answers nor slot values. Never put scored tasks here.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..synth.skill import Skill
-from ..synth.template import QUESTIONS, TemplateSynthesizer, clean_answer, rng_for, section_kind
+from ..synth.template import QUESTIONS
+from .practice_synth import cloze, examples, requests, template
+from .practice_text import fnv, without_examples  # noqa: F401 (fnv: re-exported)
 
-SOURCES = ("tests", "examples", "trajectories", "template", "cloze", "requests")
-OWNED = ("tests", "examples", "trajectories")  # what the user wrote or ran; the rest is synthesized
+SOURCES = ("tests", "examples", "trajectories", "user", "requests", "self_written", "cloze", "template")
+OWNED = ("tests", "examples", "trajectories", "user")  # what the person wrote or ran; the rest is made
+MIN_QUESTIONS = 32  # a skill without tests practises on at least this many from the other sources
+HOLD_OUT_EVERY = 4  # one test in this many judges the adapter instead of training it
+
+WRITE_PROMPT = (
+    "Write {n} different requests that a user of this skill might send{about}. Vary the details"
+    " (names, numbers, items) and the wording. Write only the requests, one per line, with no"
+    " numbering and no answers."
+)
+WRITE_PER_PROMPT = 4
+WRITE_PROMPTS = 8
 
 
 @dataclass
@@ -42,100 +60,65 @@ def _user(q: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": q}]
 
 
-# Request / reply pairs as skills write them in Examples: "Request: …" / "Reply: …", "User:" /
-# "Assistant:", "Input:" / "Output:", "Q:" / "A:", the reply inline, in backticks or in a fence.
-_PAIR = re.compile(
-    r"^\s*(?:\*\*)?(?:request|user|input|prompt|q|question)(?:\*\*)?\s*:\s*(?:\*\*)?\s*(?P<q>.+?)\s*\n"
-    r"(?:\s*\n)*\s*(?:\*\*)?(?:reply|assistant|output|response|a|answer)(?:\*\*)?\s*:\s*(?:\*\*)?[ \t]*"
-    r"(?P<a>`[^`\n]+`|[^\n]*\S[^\n]*|\n+```[^\n]*\n(?P<fence>.*?)\n```)",
-    re.I | re.M | re.S)
+def split_tests(
+    tests: list[dict[str, Any]], seed: int = 0, every: int = HOLD_OUT_EVERY
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(practised, held out): a seeded 1 in `every` of the tests held out, none below `every` tests."""
+    if len(tests) < every:
+        return list(tests), []
+    order = sorted(range(len(tests)), key=lambda i: (fnv(seed, "holdout", _test_id(tests[i])), i))
+    out = set(order[: len(tests) // every])
+    return [t for i, t in enumerate(tests) if i not in out], [t for i, t in enumerate(tests) if i in out]
 
 
-def examples(skill: Skill) -> list[Question]:
-    out = []
-    for sec in skill.sections:
-        if section_kind(sec.heading) != "examples":
-            continue
-        for m in _PAIR.finditer(sec.body(skill.text)):
-            a = m.group("fence") if m.group("fence") is not None else m.group("a").strip()
-            if a.startswith("`") and a.endswith("`") and len(a) > 1:
-                a = a[1:-1]
-            q = m.group("q").strip().strip("`")
-            if q and a.strip():
-                out.append(Question(_user(q), "examples", a.strip()))
-    return out
+def _test_id(r: dict[str, Any]) -> str:
+    return str(r.get("id") or r.get("task_id") or r.get("prompt") or "")
 
 
-def template(skill: Skill, seed: int = 0) -> list[Question]:
-    syn = TemplateSynthesizer(seed=seed, half="practice")
-    return [Question(_user(q), "template", a, {"kind": k}) for k, _, q, a in syn.qa_pairs(skill)]
+def write_prompts(headings: list[str]) -> list[str]:
+    """The prompts a writer answers (with the skill as practice may see it as the system message)."""
+    abouts = ["", *(f' about "{h}"' for h in headings)][:WRITE_PROMPTS]
+    return [WRITE_PROMPT.replace("{n}", str(WRITE_PER_PROMPT)).replace("{about}", a) for a in abouts]
 
 
-CLOZE = ("What does the \"{heading}\" section of {name} say?", "Recite the \"{heading}\" part of {name}.",
-         "Quote {name}'s section \"{heading}\".")
+def _key(s: str) -> str:
+    return re.sub(r"[.!?]+$", "", re.sub(r"\s+", " ", s.lower()).strip())
 
 
-def cloze(skill: Skill, seed: int = 0, max_chars: int = 1200, min_chars: int = 20) -> list[Question]:
-    out = []
-    for sec in skill.sections:
-        body = clean_answer(sec.body(skill.text), max_chars)
-        if len(body) < min_chars:
-            continue
-        q = rng_for(seed, skill.sha256, "cloze", sec.start).choice(CLOZE).format(heading=sec.heading, name=skill.name)
-        out.append(Question(_user(q), "cloze", body, {"heading": sec.heading}))
-    return out
+def filter_written(
+    replies: list[str], skill_text: str, seen: set[str] | None = None
+) -> tuple[list[str], dict[str, int]]:
+    """Requests out of a writer's replies: one a line, numbering, labels and quotes off; empties,
+    duplicates and copies of the skill's own sentences dropped and counted."""
+    seen = set() if seen is None else seen
+    dropped = {"empty": 0, "duplicate": 0, "copy": 0}
+    skill = _key(re.sub(r"[*_`#>]+", "", skill_text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")))
+    sentences = [s for s in re.split(r"(?<=[.!?:])\s+|\n", skill) if len(s.split(" ")) >= 6]
+    kept: list[str] = []
+    for line in (ln for r in replies for ln in r.split("\n")):
+        q = re.sub(r"^\s*(?:[-*+•]|\d+[.):])\s*", "", line)
+        q = re.sub(r"^\s*(?:\*\*)?(?:request|user|q)(?:\*\*)?\s*:\s*", "", q, flags=re.I)
+        q = re.sub(r"^[\"“'`]+|[\"”'`]+$", "", q).strip()
+        k = _key(q)
+        if len(k) < 3 or len(k) > 600:
+            dropped["empty"] += 1
+        elif k in seen:
+            dropped["duplicate"] += 1
+        elif (len(k) >= 12 and k in skill) or any(_key(s) in k for s in sentences):
+            dropped["copy"] += 1
+        else:
+            seen.add(k)
+            kept.append(q)
+    return kept, dropped
 
 
-NOUNS = ("order", "ticket", "file", "record", "invoice", "account", "report", "request", "entry", "case",
-         "package", "item", "note", "task", "shipment", "document")
-ASKS = ("Please handle {thing}.", "Can you take care of {thing}?", "I need help with {thing}.",
-        "Here is {thing}. What do I do with it?", "Process {thing} for me.", "Deal with {thing}, please.",
-        "Look into {thing}.", "Record {thing} and {thing2}.", "What should happen with {thing}?",
-        "Did {thing} come through?", "Check {thing} and tell me the result.", "Update {thing}.")
-_CALL = re.compile(r"\b([A-Za-z_][\w.-]*)\(\s*([A-Za-z_]\w*)\s*=")
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+)$", re.M)
+Writer = Callable[[str, list[str]], list[str]]  # (system text, prompts) -> one reply per prompt
 
 
-def _thing(rng) -> str:
-    return f"{rng.choice(NOUNS)} {rng.randint(100, 9999)}"
-
-
-def requests(skill: Skill, n: int = 24, seed: int = 0) -> list[Question]:
-    """Requests a user of the skill would make, with fresh slot values (teacher answers greedily)."""
-    rng = rng_for(seed, skill.sha256, "requests")
-    topics: list[str] = []
-    if skill.description:
-        topics.append(skill.description.split(".")[0].strip().rstrip(".").lower())
-    tools: list[tuple[str, str]] = []
-    for sec in skill.sections:
-        body = sec.body(skill.text)
-        if section_kind(sec.heading) == "when_to_use":
-            topics += [b.strip().rstrip(".").lower() for b in _BULLET.findall(body)][:6]
-        tools += _CALL.findall(body)
-    shots = [q.messages[0]["content"] for q in examples(skill)]
-    out: list[Question] = []
-    seen: set[str] = set()
-    for i in range(n * 4):
-        if len(out) >= n:
-            break
-        thing, thing2 = _thing(rng), _thing(rng)
-        kind = i % 4
-        if kind == 0 or (kind == 1 and not topics) or (kind == 2 and not tools) or (kind == 3 and not shots):
-            q = rng.choice(ASKS).format(thing=thing, thing2=thing2)
-            if rng.random() < 0.5:
-                q = f"{q} Use {skill.name}."
-        elif kind == 1:
-            q = f"{rng.choice(topics).capitalize()}: {rng.choice(ASKS).format(thing=thing, thing2=thing2)}"
-        elif kind == 2:
-            tool, arg = rng.choice(tools)
-            q = f"Look up {thing} ({arg} {rng.randint(100, 9999)})." if rng.random() < 0.5 else \
-                f"I need the {tool} result for {thing}."
-        else:  # an example's request with its numbers swapped for new ones
-            q = re.sub(r"\d+", lambda _: str(rng.randint(100, 9999)), rng.choice(shots))
-        if q not in seen:
-            seen.add(q)
-            out.append(Question(_user(q), "requests"))
-    return out
+def self_written(skill: Skill, writer: Writer) -> tuple[list[str], dict[str, int]]:
+    """Requests the writer (the teacher with the skill in context) writes for this skill, filtered."""
+    replies = writer(skill.text, write_prompts([s.heading for s in skill.sections]))
+    return filter_written(replies, skill.text)
 
 
 def from_tests(rows: list[dict[str, Any]]) -> list[Question]:
@@ -153,40 +136,82 @@ def from_trajectories(rows: list[dict[str, Any]]) -> list[Question]:
     for r in rows:
         msgs = list(r.get("messages") or [])
         if len(msgs) >= 2 and msgs[-1].get("role") == "assistant" and msgs[-1].get("content", "").strip():
-            out.append(Question([m for m in msgs[:-1] if m.get("role") != "system"], "trajectories",
-                                msgs[-1]["content"]))
+            out.append(
+                Question([m for m in msgs[:-1] if m.get("role") != "system"], "trajectories", msgs[-1]["content"])
+            )
     return out
 
 
-def gather(skill: Skill, sources: tuple[str, ...], tests: list[dict[str, Any]] | None = None,
-           trajectories: list[dict[str, Any]] | None = None, n_requests: int = 24, seed: int = 0,
-           limit: int | None = None, owned_share: float = 0.75) -> list[Question]:
-    """Questions from the named sources, at most `limit`: the user's own (tests, examples,
-    trajectories) first, up to `owned_share` of the limit, then the synthesized ones; each group
-    round-robin over its sources."""
+def gather(
+    skill: Skill,
+    sources: tuple[str, ...],
+    tests: list[dict[str, Any]] | None = None,
+    trajectories: list[dict[str, Any]] | None = None,
+    n_requests: int = 24,
+    seed: int = 0,
+    limit: int | None = None,
+    owned_share: float = 0.75,
+    writer: Writer | None = None,
+    user: list[str] | None = None,
+    report: dict[str, Any] | None = None,
+) -> list[Question]:
+    """Questions from the named sources, at most `limit`: the person's own first, up to `owned_share`
+    of the limit, then the made ones; each group round-robin over its sources. `report`, when
+    given, receives the self-written requests dropped by kind."""
     unknown = set(sources) - set(SOURCES)
     if unknown:
         raise ValueError(f"unknown practice sources {sorted(unknown)}; known: {', '.join(SOURCES)}")
-    made: dict[str, list[Question]] = {
-        "tests": from_tests(tests or []) if "tests" in sources else [],
-        "examples": examples(skill) if "examples" in sources else [],
-        "trajectories": from_trajectories(trajectories or []) if "trajectories" in sources else [],
-        "template": template(skill, seed) if "template" in sources else [],
-        "cloze": cloze(skill, seed) if "cloze" in sources else [],
-        "requests": requests(skill, n_requests, seed) if "requests" in sources else [],
-    }
-    if not any(made.values()):
-        tried = ", ".join(s for s in SOURCES if s in sources)
-        raise NoPractice(f"{skill.name}: no usable practice question; tried {tried}"
-                         " (add tests, an Examples section with Request:/Reply: pairs, or sections with text)")
-    owned = _round_robin([made[s] for s in OWNED])
-    synth = _round_robin([made[s] for s in SOURCES if s not in OWNED])
+    seen = skill if "examples" in sources else without_examples(skill)
+    made: dict[str, list[Question]] = {s: [] for s in SOURCES}
+    if "tests" in sources:
+        made["tests"] = from_tests(tests or [])
+    if "examples" in sources:
+        made["examples"] = [Question(_user(d.question), "examples", d.answer) for d in examples(seen, seed)]
+    if "trajectories" in sources:
+        made["trajectories"] = from_trajectories(trajectories or [])
+    if "user" in sources:
+        made["user"] = [Question(_user(q), "user") for q in user or []]
+    if "self_written" in sources and writer is not None:
+        kept, dropped = self_written(seen, writer)
+        made["self_written"] = [Question(_user(q), "self_written") for q in kept]
+        if report is not None:
+            report["dropped"] = dropped
+    if "cloze" in sources:
+        made["cloze"] = [Question(_user(d.question), "cloze", d.answer) for d in cloze(seen)]
+    if "template" in sources:
+        made["template"] = [Question(_user(d.question), "template", d.answer) for d in template(seen)]
+    if "requests" in sources:
+        others = sum(len(v) for k, v in made.items() if k != "requests")
+        need = 0 if made["tests"] else MIN_QUESTIONS - others
+        made["requests"] = [
+            Question(_user(d.question), "requests") for d in requests(seen, max(n_requests, need), seed)
+        ]
+    tried = [s for s in SOURCES if s in sources]
+    if not any(made[s] for s in tried):
+        raise NoPractice(
+            f"{skill.name}: no usable practice question; tried "
+            + ", ".join(f"{s} (none)" for s in tried)
+            + " (add tests, an Examples section with Request:/Reply: pairs, or sections with text)"
+        )
+    owned = _round_robin([made[s] for s in OWNED if s in sources])
+    synth = _round_robin([made[s] for s in SOURCES if s in sources and s not in OWNED])
     if limit is None:
-        return owned + synth
-    # The user's own questions first (they use the skill as the user does), up to owned_share of the
-    # limit; the synthesizer fills the rest, so every section still gets a question.
+        return _deduped(owned + synth)
+    # The person's own questions first (they use the skill as the person does), up to owned_share of
+    # the limit; the made ones fill the rest, so every section still gets a question.
     n_owned = min(len(owned), max(limit - len(synth), round(limit * owned_share)))
-    return owned[:n_owned] + synth[:limit - n_owned]
+    return _deduped(owned[:n_owned] + synth[: limit - n_owned])
+
+
+def _deduped(qs: list[Question]) -> list[Question]:
+    seen: set[str] = set()
+    out = []
+    for q in qs:
+        k = q.messages[-1]["content"] if q.messages else ""
+        if k not in seen:
+            seen.add(k)
+            out.append(q)
+    return out
 
 
 def _round_robin(per: list[list[Question]]) -> list[Question]:
@@ -203,5 +228,21 @@ def counts(questions: list[Question]) -> dict[str, int]:
     return out
 
 
-__all__ = ["SOURCES", "Question", "NoPractice", "gather", "counts", "examples", "template", "cloze", "requests",
-           "from_tests", "from_trajectories", "QUESTIONS"]
+__all__ = [
+    "SOURCES",
+    "Question",
+    "NoPractice",
+    "gather",
+    "counts",
+    "examples",
+    "template",
+    "cloze",
+    "requests",
+    "from_tests",
+    "from_trajectories",
+    "split_tests",
+    "filter_written",
+    "write_prompts",
+    "self_written",
+    "QUESTIONS",
+]

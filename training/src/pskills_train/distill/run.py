@@ -51,6 +51,7 @@ class Distiller:
         self.lm, self.teacher, self.layers, self.rank, self.plan, self.seed = lm, teacher, layers, rank, plan, seed
         # The teacher's rows depend on the skill and the questions only: both inits share them.
         self.rows: dict[tuple[str, tuple[str, ...]], tuple[list, list[TeacherRow], float]] = {}
+        self.dropped: dict[tuple[str, tuple[str, ...]], dict[str, int] | None] = {}  # self-written, by kind
 
     def teacher_rows(self, skill: Skill, sources: tuple[str, ...], tests: list[dict] | None = None,
                      trajectories: list[dict] | None = None) -> tuple[list, list[TeacherRow], float]:
@@ -58,8 +59,10 @@ class Distiller:
         key = (skill.sha256, sources)
         if key not in self.rows:
             t0 = time.perf_counter()
+            report: dict = {}
             qs = gather(skill, sources, tests=tests, trajectories=trajectories, seed=self.seed,
-                        limit=self.plan.questions)
+                        limit=self.plan.questions, writer=self.teacher.write, report=report)
+            self.dropped[key] = report.get("dropped")
             self.rows[key] = (qs, self.teacher.rows(skill.text, qs), time.perf_counter() - t0)
         return self.rows[key]
 
@@ -75,6 +78,7 @@ class Distiller:
         chunks = sorted({r.chunk for r in rows if r.chunk is not None})
         return Distilled(res, {
             "kind": "distilled", "init": "instant" if init is not None else "zero", "sources": counts(qs),
+            "self_written_dropped": self.dropped.get((skill.sha256, sources)),
             "rows": len(rows), "chunks": len(chunks) or 1, "steps": rec.steps, "lr": rec.lr, "batch": rec.batch,
             "final_loss": res.losses[-1], "first_loss": res.losses[0],
             "teacher_seconds": round(t_teacher, 2), "train_seconds": round(res.seconds, 2),

@@ -107,6 +107,17 @@ class Teacher:
             rows.append(TeacherRow(student + a, len(student), ti, tl, a, q.source, ml))
         return rows
 
+    def write(self, system: str, prompts: list[str], max_new: int = 192) -> list[str]:
+        """Self-written practice (practice.Writer): one greedy reply per prompt, with `system` (the skill,
+        cut to fit as in_context) as the system message."""
+        max_new = min(max_new, self.context // 2)  # a small base keeps room for the skill
+        items = []
+        for p in prompts:
+            ids = self.prompter.fit(_task(Question([{"role": "user", "content": p}], "self_written")), system,
+                                    self.context - max_new - 1)[0]
+            items.append(Item(ids, [self.eos], max_new, None))
+        return [self.prompter.tok.decode(sc.generated) for sc in score_all(self.backend, items, self.stop_ids)]
+
     def rows(self, skill: str, questions: list[Question], chunked: bool = True) -> list[TeacherRow]:
         """One row per question with a non-empty answer. `chunked`: a skill too long for the context
         is read chunk by chunk (the most confident chunk per question); else it is cut, as in_context."""
