@@ -90,6 +90,8 @@ class SkillsSuite(Suite):
             lk = res["leaks"]
             lk["forced_scored_answer_recall"], lk["forced_scored_answer"] = lk["forced_scored_answer"], 0
             res["recall"]["forced_by_practice"] = lk["forced_scored_answer_recall"]
+            if "use" in res:
+                lk["use_equals_practice"] = res["use"]["leaks"]["use_equals_practice"]
         return res
 
 

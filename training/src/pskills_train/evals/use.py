@@ -1,4 +1,4 @@
-"""Use: real skills scored on requests no practice source produced (docs/results.md "Recall and use").
+"""Use: real skills scored on requests no practice source produced (docs/results.md "Real held-out skills, use").
 
 Recall (the template, cloze and reconstruction tasks) asks for text the skill holds, which practice
 also forces. Use asks requests that use the skill and scores each condition against what the
@@ -258,4 +258,4 @@ def refusal(use: dict[str, Any] | None) -> str | None:
     if not use or not use["leaks"][LEAK]:
         return None
     return "\n".join([f"refusing to report: {use['leaks'][LEAK]} use requests equal a practice question "
-                      "(docs/results.md \"Recall and use\")", *(f"  {s}" for s in use["leaks"]["shown"])])
+                      "(docs/results.md \"Real held-out skills, use\")", *(f"  {s}" for s in use["leaks"]["shown"])])
