@@ -61,7 +61,7 @@ function variants(
 }
 
 /** Forced copies per Examples pair with its repeated numbers and Examples-only words redrawn. */
-export const EXAMPLE_VARIANTS = 3;
+export const EXAMPLE_VARIANTS = 7;
 
 /** An Examples section's pairs (the reply is the answer), each with EXAMPLE_VARIANTS copies whose
  * repeated numbers are redrawn; else its `"q" → a` items; else its asked lines (`User: …`), list
@@ -267,7 +267,7 @@ interface Unit {
 /** Requests that use the skill, one section after another (the description first), each with fresh
  * slot values; the teacher answers them with the skill in context. */
 export function requests(doc: SkillDoc, n: number, seed = 0): Drafted[] {
-  const lex = slotsOf(doc.text);
+  const lex = slotsOf(withoutExamples(doc.text)); // an example's items are the examples source's
   const all = sections(doc.text);
   const units: Unit[] = [];
   if (doc.description) units.push({ key: 'description', topics: topics(doc.description) });

@@ -104,6 +104,15 @@ const key = (s: string) =>
     .trim()
     .replace(/[.!?]+$/, '');
 
+/** A request that repeats this many words of the skill in a row copies it. */
+export const COPY_WORDS = 4;
+
+function copies(k: string, grams: ReadonlySet<string>): boolean {
+  const w = k.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  for (let i = 0; i + COPY_WORDS <= w.length; i++) if (grams.has(w.slice(i, i + COPY_WORDS).join(' '))) return true;
+  return false;
+}
+
 /** Requests out of a writer's replies: one a line, numbering, labels and quotes off; empties,
  * duplicates and copies of the skill's own sentences dropped and counted. */
 export function filterWritten(
@@ -113,7 +122,8 @@ export function filterWritten(
 ): { kept: string[]; dropped: Dropped } {
   const dropped: Dropped = { empty: 0, duplicate: 0, copy: 0 };
   const skill = key(normalise(skillText).replace(/[*_`#>]+/g, ''));
-  const sentences = skill.split(/(?<=[.!?:])\s+|\n/).filter((s) => s.split(' ').length >= 6);
+  const words = skill.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+  const grams = new Set(words.slice(0, -3).map((_, i) => words.slice(i, i + COPY_WORDS).join(' ')));
   const kept: string[] = [];
   for (const line of replies.flatMap((r) => r.split('\n'))) {
     const q = line
@@ -124,7 +134,7 @@ export function filterWritten(
     const k = key(q);
     if (k.length < 3 || k.length > 600) dropped.empty++;
     else if (seen.has(k)) dropped.duplicate++;
-    else if ((k.length >= 12 && skill.includes(k)) || sentences.some((s) => k.includes(key(s)))) dropped.copy++;
+    else if ((k.length >= 12 && skill.includes(k)) || copies(k, grams)) dropped.copy++;
     else {
       seen.add(k);
       kept.push(q);

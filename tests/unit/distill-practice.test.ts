@@ -17,7 +17,7 @@ import {
   writePrompts,
   type PracticeSource,
 } from '../../common/distill/practice';
-import { CLOZE, examples, FRAMES, LEXICON, requests } from '../../common/distill/practice-synth';
+import { CLOZE, EXAMPLE_VARIANTS, examples, FRAMES, LEXICON, requests } from '../../common/distill/practice-synth';
 import { hash } from '../../common/distill/practice-text';
 
 interface Case {
@@ -119,7 +119,7 @@ describe('practice rules', () => {
     const [pair, ...copies] = examples(ship);
     expect(pair).toEqual({ question: 'Notes for ticket 4411', answer: 'api: faster list endpoint (4411)' });
     // Copies with the number the reply repeats redrawn (four digits, seeded).
-    expect(copies).toHaveLength(3);
+    expect(copies).toHaveLength(EXAMPLE_VARIANTS);
     for (const c of copies) {
       const n = /^Notes for ticket (\d{4})$/.exec(c.question)![1]!;
       expect(n).not.toBe('4411');

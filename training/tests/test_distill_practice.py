@@ -11,7 +11,7 @@ import pytest
 
 from pskills_train.distill import practice as P
 from pskills_train.distill.practice import NoPractice, counts, examples, gather
-from pskills_train.distill.practice_synth import CLOZE, FRAMES, LEXICON, requests
+from pskills_train.distill.practice_synth import CLOZE, EXAMPLE_VARIANTS, FRAMES, LEXICON, requests
 from pskills_train.skillworld import generate
 from pskills_train.synth.skill import skill_from_text
 from pskills_train.synth.template import TemplateSynthesizer
@@ -48,7 +48,7 @@ def test_every_source_gives_questions_and_counts_them():
         n_requests=6,
     )
     c = counts(qs)
-    assert c["tests"] == 1 and c["examples"] == 4 and c["requests"] == 6  # the pair and 3 copies
+    assert c["tests"] == 1 and c["examples"] == 1 + EXAMPLE_VARIANTS and c["requests"] == 6  # the pair and its copies
     assert c["cloze"] >= 3 and c["template"] >= 3
     ex = examples(skill)[0]
     assert ex.question == "Notes for ticket 4411" and ex.answer == "api: faster list endpoint (4411)"

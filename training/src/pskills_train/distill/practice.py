@@ -85,6 +85,14 @@ def _key(s: str) -> str:
     return re.sub(r"[.!?]+$", "", re.sub(r"\s+", " ", s.lower()).strip())
 
 
+COPY_WORDS = 4  # a request that repeats this many words of the skill in a row copies it
+
+
+def _copies(k: str, grams: set[str]) -> bool:
+    w = [x for x in re.split(r"[\W_]+", k) if x]
+    return any(" ".join(w[i : i + COPY_WORDS]) in grams for i in range(len(w) - COPY_WORDS + 1))
+
+
 def filter_written(
     replies: list[str], skill_text: str, seen: set[str] | None = None
 ) -> tuple[list[str], dict[str, int]]:
@@ -93,7 +101,8 @@ def filter_written(
     seen = set() if seen is None else seen
     dropped = {"empty": 0, "duplicate": 0, "copy": 0}
     skill = _key(re.sub(r"[*_`#>]+", "", skill_text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")))
-    sentences = [s for s in re.split(r"(?<=[.!?:])\s+|\n", skill) if len(s.split(" ")) >= 6]
+    words = [w for w in re.split(r"[\W_]+", skill) if w]
+    grams = {" ".join(words[i : i + COPY_WORDS]) for i in range(len(words) - 3)}
     kept: list[str] = []
     for line in (ln for r in replies for ln in r.split("\n")):
         q = re.sub(r"^\s*(?:[-*+•]|\d+[.):])\s*", "", line)
@@ -104,7 +113,7 @@ def filter_written(
             dropped["empty"] += 1
         elif k in seen:
             dropped["duplicate"] += 1
-        elif (len(k) >= 12 and k in skill) or any(_key(s) in k for s in sentences):
+        elif (len(k) >= 12 and k in skill) or _copies(k, grams):
             dropped["copy"] += 1
         else:
             seen.add(k)

@@ -39,7 +39,7 @@ def _unlisted(line: str) -> str:
     return re.sub(r"^\s*>\s*", "", _MARKER.sub("", line, count=1), count=1)
 
 
-EXAMPLE_VARIANTS = 3  # forced copies per Examples pair with its repeated numbers redrawn
+EXAMPLE_VARIANTS = 7  # forced copies per Examples pair with its repeated numbers redrawn
 
 
 def _variants(pair: Drafted, outside: set[str], n: int, seed: int, *key: object) -> list[Drafted]:
@@ -259,7 +259,7 @@ def _topics(text: str) -> list[str]:
 def requests(skill: Skill, n: int, seed: int = 0) -> list[Drafted]:
     """Requests that use the skill, one section after another (the description first), each with
     fresh slot values; the teacher answers them with the skill in context."""
-    nouns, numbers = slots_of(skill.text)
+    nouns, numbers = slots_of(without_examples(skill).text)  # an example's items are the examples source's
     units: list[list[str]] = []
     if skill.description:
         units.append(_topics(skill.description))
