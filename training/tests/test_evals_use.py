@@ -98,8 +98,8 @@ def test_held_out_forms_never_appear_in_practice():
 def test_a_planted_leak_is_refused(tmp_path, monkeypatch, capsys):
     real = use.questions
 
-    def planted(skill, teacher, seed, written=True):  # one scored request that practice also asks
-        qs, dropped = real(skill, teacher, seed, written)
+    def planted(skill, teacher, seed, written=True, practised=None):  # a scored request practice also asks
+        qs, dropped = real(skill, teacher, seed, written, practised)
         asked = practice_synth.requests(skill, 1, 0)[0].question
         return [*qs, Question([{"role": "user", "content": asked}], "held_out_forms")], dropped
 
@@ -118,3 +118,11 @@ def test_leak_count_compares_whole_chats():
     assert use.leak_count([q], [[Question([{"role": "user", "content": "check the draft now"}], "x")]])[
         "use_equals_practice"] == 0
     assert use.refusal({"leaks": {"use_equals_practice": 0, "shown": []}}) is None
+
+
+def test_questions_drop_requests_equal_to_practice():
+    skill = skill_from_text(short_md(0), "s0/SKILL.md")
+    qs, dropped = use.questions(skill, None, 0, written=False)  # type: ignore[arg-type]
+    practised = [[Question(list(qs[0].messages), "self_written")]]
+    kept, dropped = use.questions(skill, None, 0, written=False, practised=practised)  # type: ignore[arg-type]
+    assert dropped["equals_practice"] == 1 and len(kept) == len(qs) - 1 and qs[0] not in kept

@@ -103,8 +103,11 @@ def write_prompts(skill: Skill, seed: int) -> list[str]:
     return [USE_WRITE_PROMPT.replace("{n}", "3").replace("{about}", a) for a in abouts]
 
 
-def questions(skill: Skill, teacher: Teacher, seed: int, written: bool = True) -> tuple[list[Question], dict]:
-    """The use requests of one skill (held-out forms, then self-written) and the drop counts."""
+def questions(skill: Skill, teacher: Teacher, seed: int, written: bool = True,
+              practised: list[list[Question]] | None = None) -> tuple[list[Question], dict]:
+    """The use requests of one skill (held-out forms, then self-written) and the drop counts. A request
+    equal to a question the skill practised on is dropped (`equals_practice`): a greedy writer can write
+    the same request under two prompts."""
     s = seed + USE_SEED
     qs = [Question([{"role": "user", "content": q}], "held_out_forms") for q in held_out_requests(skill, N_REQUESTS, s)]
     dropped: dict[str, int] = {}
@@ -112,7 +115,9 @@ def questions(skill: Skill, teacher: Teacher, seed: int, written: bool = True) -
         seen = {q.messages[0]["content"].lower() for q in qs}
         kept, dropped = filter_written(teacher.write(skill.text, write_prompts(skill, s)), skill.text, seen)
         qs += [Question([{"role": "user", "content": q}], "self_written") for q in kept]
-    return qs, dropped
+    asked = {_prompt(q.messages) for p in practised or [] for q in p}
+    dropped["equals_practice"] = sum(_prompt(q.messages) in asked for q in qs)
+    return [q for q in qs if _prompt(q.messages) not in asked], dropped
 
 
 def leak_count(use: list[Question], practised: list[list[Question]]) -> dict[str, Any]:
@@ -161,10 +166,10 @@ def measure(suite, i: int) -> dict[str, Any]:
     slot = suite.prov.distill
     teacher: Teacher = slot.distiller.teacher
     skill = suite.skills[i]
-    qs, dropped = questions(skill, teacher, suite.st.seed)
     practised = [slot.distiller.teacher_rows(skill, slot.plan.synth_sources if base == "distilled_synth"
                                              else slot.plan.sources, tests=slot.practice[i])[0]
                  for (base, j) in slot.done if j == i]
+    qs, dropped = questions(skill, teacher, suite.st.seed, practised=practised)
     entry: dict[str, Any] = {"skill": skill.name, "requests": len(qs), "dropped": dropped,
                              "sources": {s: sum(q.source == s for q in qs) for s in ("held_out_forms", "self_written")},
                              "leaks": leak_count(qs, practised), "conditions": {}}
