@@ -337,11 +337,19 @@ export async function teacherRows(
     );
     idx.forEach((i, j) => answers.set(i, got[j]!));
   }
+  // A greedy answer that is another question's forced answer word for word parrots it (a small
+  // teacher answers a request it cannot place with an example's reply): no row (docs/distill.md "Practice").
+  const forced = new Map(questions.flatMap((q) => (q.answer === undefined ? [] : [[q.answer.trim(), q.question]])));
   const rows: TeacherRow[] = [];
   for (const [i, q] of questions.entries()) {
     checkAborted(signal);
     const prompt = prompts[i]!;
     const gen = answers.get(i);
+    if (gen) {
+      const said = bundle.tokenizer.decode(gen.tokens.filter((t) => !m.special_tokens.stop.includes(t))).trim();
+      const of = forced.get(said);
+      if (of !== undefined && of !== q.question) continue;
+    }
     let answer: number[];
     if (!gen) {
       // A given answer (e.g. one the verifier passed) is teacher-forced: the target is the teacher's

@@ -113,6 +113,21 @@ def test_the_teacher_writes_one_reply_per_prompt_and_gather_filters_them(parts):
     assert all(q.answer is None for q in qs if q.source == "self_written")
 
 
+def test_a_greedy_answer_parroting_a_forced_one_gives_no_row(parts):
+    _, _, prompter, teacher = parts
+    reply = "zorp: faster search [12]"
+    qs = [Question([{"role": "user", "content": "Notes for ticket 12"}], "examples", reply),
+          Question([{"role": "user", "content": "Handle the draft for Dana"}], "requests"),
+          Question([{"role": "user", "content": "Notes for ticket 12"}], "tests")]
+    teacher._answers = lambda prompts, forced: [f if f is not None else prompter.ids(reply) for f in forced]
+    try:
+        rows = teacher.rows(SKILL, qs)
+    finally:
+        del teacher._answers
+    # The request answered with the example's reply is dropped; the example's own request asked again is not.
+    assert [r.source for r in rows] == ["examples", "tests"]
+
+
 def test_the_recipe_file_is_the_one_place():
     plan = load_recipe()
     assert plan.recipe.steps == json.loads(RECIPE.read_text())["steps"] and "tests" in plan.sources

@@ -101,9 +101,17 @@ class Teacher:
         forced = [None if q.answer is None else self.prompter.ids(q.answer)[:self.max_answer] + [self.eos]
                   for q in questions]
         answers = self._answers(prompts, forced)
+        # A greedy answer that is another question's forced answer word for word parrots it (a small
+        # teacher answers a request it cannot place with an example's reply): an empty row, dropped by
+        # `rows` (docs/distill.md "Practice").
+        given = {q.answer.strip(): q.messages[-1]["content"] for q in questions if q.answer is not None}
         rows = []
         for q, a, (ti, tl, ml) in zip(questions, answers, self._topk(prompts, answers), strict=True):
             student = self.prompter.fit(_task(q), None, 1 << 30)[0]
+            if q.answer is None:
+                said = self.prompter.tok.decode([t for t in a if t not in self.stop_ids and t != self.eos]).strip()
+                if given.get(said, q.messages[-1]["content"]) != q.messages[-1]["content"]:
+                    a = []
             rows.append(TeacherRow(student + a, len(student), ti, tl, a, q.source, ml))
         return rows
 
