@@ -122,7 +122,7 @@ def test_leak_count_compares_whole_chats():
 
 def test_questions_drop_requests_equal_to_practice():
     skill = skill_from_text(short_md(0), "s0/SKILL.md")
-    qs, dropped = use.questions(skill, None, 0, written=False)  # type: ignore[arg-type]
+    qs, dropped = use.questions(skill, None, 0, written=False)
     practised = [[Question(list(qs[0].messages), "self_written")]]
-    kept, dropped = use.questions(skill, None, 0, written=False, practised=practised)  # type: ignore[arg-type]
+    kept, dropped = use.questions(skill, None, 0, written=False, practised=practised)
     assert dropped["equals_practice"] == 1 and len(kept) == len(qs) - 1 and qs[0] not in kept
