@@ -32,7 +32,7 @@ from ..export.data_sets import seen_seed
 from ..model import load_hf
 from ..model.backend import OrtBackend, TorchBackend
 from ..synth.skill import load_skills
-from . import leaks, run, sw_suite
+from . import leaks, run, sw_suite, use
 from .adapters import checkpoint_provider, onnx_provider
 from .conditions import CONDITIONS, DISTILLED, trained_context
 from .core import Part, Settings, Suite, answer_cap
@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             parts = [suite.run(list(range(n)))]
         res = suite.assemble(parts, time.perf_counter() - t0)
-        refused = leaks.refusal(res["leaks"])
+        refused = leaks.refusal(res["leaks"]) or use.refusal(res.get("use"))
         if refused:  # practice trained on what is scored: no report (docs/results.md "Leaks")
             print(refused, file=sys.stderr)
             return 3

@@ -88,6 +88,7 @@ class Part:
     compile_seconds: dict[str, float]
     distill: dict[str, dict[str, Any]] = field(default_factory=dict)  # "<condition>:<skill>" -> its record
     distilled: dict[int, dict] = field(default_factory=dict)  # skill -> its distilled adapter (numpy)
+    use: list[dict[str, Any]] = field(default_factory=list)  # real skills: per skill its use entry (evals/use.py)
 
 
 def _numpy(row) -> dict:

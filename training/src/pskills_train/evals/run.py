@@ -9,6 +9,7 @@ from typing import Any
 from tokenizers import Tokenizer
 
 from ..synth.skill import Skill
+from . import use
 from .conditions import CONDITIONS, WITH_CONTEXT, Providers, skill_group
 from .core import Done, Part, Settings, Suite
 from .distilled import extras
@@ -29,6 +30,8 @@ COMPARISONS = (("parametric", "none"), ("parametric", "wrong_skill"), ("parametr
                ("stage1_only", "parametric"), ("t2l_baseline", "parametric"), ("answer_in_context", "none"),
                ("adapter_from_answer", "wrong_skill"), ("adapter_from_answer", "none"))
 METRICS = ("nll", "bpb", "f1", "rougeL")
+RECALL = ("recall: tasks answered with the skill's own text (reconstruction: a held-out section; template: a "
+          "section quoted as the answer), which cloze and template practice also force; use: the report's `use`")
 
 
 class SkillsSuite(Suite):
@@ -58,9 +61,18 @@ class SkillsSuite(Suite):
         # retrieval on the held-out sections: the own adapter never saw the answer
         return {k: v for k, v in super().own_nll(done).items() if ":recon:" in k}
 
+    def run(self, indices: list[int]) -> Part:
+        part = super().run(indices)
+        if self.prov.distill is not None and "none" in self.conds and "in_context" in self.conds:
+            part.use = [use.measure(self, i) for i in indices]  # after the skill's distillations (leak count)
+        return part
+
     def assemble(self, parts: list[Part], seconds: float) -> dict[str, Any]:
         rows = [r for p in parts for r in p.rows]
         out = report(rows, [c for c in self.conds if "@" not in c], self.skipped, self.st, seconds)
+        entries = sorted((e for p in parts for e in p.use), key=lambda e: self.names.index(e["skill"]))
+        if entries:
+            out["use"] = use.report(entries, self.st.bootstrap, self.st.seed)
         if self.prov.distill is not None:  # distilled rows exist on template tasks only: compare there
             tmpl = lambda r: r["task_type"] == "template"  # noqa: E731
             out["distilled_on_template"] = [
@@ -69,7 +81,18 @@ class SkillsSuite(Suite):
             records = {k: v for p in parts for k, v in p.distill.items()}
             tmpl_rows = [r for r in rows if tmpl(r)]
             out.update(extras(tmpl_rows, self.conds, records, "nll", self.prov.distill.plan.recipe.steps))
-        return {**out, **self.merge(parts)}
+            out["recall"]["distilled_on_template"] = out["distilled_on_template"]
+        res = {**out, **self.merge(parts)}
+        if self.prov.distill is not None:
+            # Every task a distilled adapter answers here is a recall task: its reference is the skill's text,
+            # which cloze and template practice force by design. That is counted as recall, not refused; the
+            # measure held apart from practice is `use` (evals/use.py), whose own leak count refuses.
+            lk = res["leaks"]
+            lk["forced_scored_answer_recall"], lk["forced_scored_answer"] = lk["forced_scored_answer"], 0
+            res["recall"]["forced_by_practice"] = lk["forced_scored_answer_recall"]
+            if "use" in res:
+                lk["use_equals_practice"] = res["use"]["leaks"]["use_equals_practice"]
+        return res
 
 
 def evaluate(backend, tok: Tokenizer, chat_template: str, stop_ids: set[int], skills: list[Skill], prov: Providers,
@@ -95,6 +118,7 @@ def report(per_task: list[dict[str, Any]], conds: list[str], skipped: dict[str, 
         "comparisons": comparisons(per_task, COMPARISONS, METRICS, set(conds), st.bootstrap, st.seed),
         # reconstruction (held-out sections, raw text) vs template (chat questions): NLL and delta vs none
         "by_task_type": grouped(per_task, "task_type", conds, "nll", st.bootstrap, st.seed),
+        "recall": {"what": RECALL, "conditions": "the report's conditions and by_task_type"},
         "per_task": per_task,
     }
 
@@ -102,11 +126,25 @@ def report(per_task: list[dict[str, Any]], conds: list[str], skipped: dict[str, 
 def table(res: dict[str, Any]) -> str:
     """The skills suite's result as text (the SkillWorld suite's: sw_suite.table; evals.table picks)."""
     lines = [f"{res['n_skills']} skills, {res['n_tasks']} tasks, {res['seconds']}s",
+             "recall (reconstruction and template tasks: the skill's own text)",
              f"{'condition':<22}" + "".join(f"{m:>8}" for m in METRICS)]
     for c, r in res["conditions"].items():
         lines.append(f"{c:<22}" + "".join(fmt(r[m]) for m in METRICS))
     conds = list(res["conditions"])
-    lines += ["", f"{'nll by task type':<22}" + "".join(f"{SHORT.get(c, c):>8}" for c in conds)]
+    lines += ["", f"{'recall nll by type':<22}" + "".join(f"{SHORT.get(c, c):>8}" for c in conds)]
     for g, e in (res.get("by_task_type") or {}).items():
         lines.append(f"{g[:16]:<16}{e['n_tasks']:>5} " + "".join(fmt(e["nll"][c]) for c in conds))
-    return "\n".join(lines + common_lines(res))
+    return "\n".join(lines + use_lines(res.get("use")) + common_lines(res))
+
+
+def use_lines(u: dict[str, Any] | None) -> list[str]:
+    if not u:
+        return []
+    out = ["", f"use ({u['n_skills']} skills, {u['requests']} requests no practice source produced)",
+           f"{'condition':<22}{'nll':>8}{'kl':>8}"]
+    out += [f"{c:<22}" + fmt(r["nll"]) + fmt(r["kl"]) for c, r in u["conditions"].items()]
+    if (s := u.get("distilled_share")) is not None:
+        out.append(f"distilled_share {s['value']:.3f} [{s['ci95'][0]:.3f}, {s['ci95'][1]:.3f}]")
+    if (d := u.get("distilled_minus_distilled_wrong")) is not None:
+        out.append(f"distilled - distilled_wrong nll {d['nll']:+.3f} [{d['ci95'][0]:.3f}, {d['ci95'][1]:.3f}]")
+    return out
