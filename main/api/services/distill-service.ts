@@ -20,7 +20,8 @@ import {
   type DistillResult,
 } from '../../engine/distill';
 import type { DistillPart } from '../../engine/distill-parts';
-import { trainStepEntry } from '../../engine/train-step';
+import { estimateDistillMemory, freeMemoryBytes, memoryRefusal } from '../../engine/distill-memory';
+import { bucketKey, trainStepEntry, type Bucket } from '../../engine/train-step';
 import type { BundleInfo, EngineAdapter } from '../../engine';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import type { SkillTestsRepo } from '../../store/skill-tests-repo';
@@ -30,7 +31,7 @@ import { shortId } from './adapter-summaries';
 import type { BundleRegistry } from './bundle-registry';
 import type { CompileService } from './compile-service';
 
-type TimeStep = (bundle: BundleInfo, bucket: { batch: number; length: number; file: string }) => Promise<number>;
+type TimeStep = (bundle: BundleInfo, bucket: Bucket) => Promise<number>;
 
 type DistillMany = (
   bundle: BundleInfo,
@@ -57,6 +58,7 @@ export class DistillService {
     private readonly distill: Distill = (b, k, s, q, o) => sharedEngine().distill(b, k, s, q, o),
     private readonly timeStep: TimeStep = (b, bucket) => sharedEngine().timeTrainStep(b, bucket),
     private readonly distillMany: DistillMany = (b, k, p, o) => sharedEngine().distillParts(b, k, p, o),
+    private readonly freeMemory: () => number = freeMemoryBytes,
   ) {}
 
   /** Seconds per step, measured once per (bundle folder, bucket) in this process. */
@@ -106,14 +108,25 @@ export class DistillService {
     let estimate: DistillPlan['estimate'] = null;
     if (reason === null) {
       const bucket = estimateBucket(bundle, questions);
-      const key = `${bundle.dir}:${bucket.file}`;
-      let seconds = this.stepSeconds.get(key);
-      if (!seconds) {
-        seconds = this.timeStep(bundle, bucket);
-        this.stepSeconds.set(key, seconds);
-        seconds.catch(() => this.stepSeconds.delete(key));
+      // Memory first: a step that cannot fit is not timed either (docs/distill.md "Memory before a run").
+      const memory = estimateDistillMemory(bundle.manifest, bucket);
+      const free = this.freeMemory();
+      reason = memoryRefusal(memory, free);
+      if (reason === null) {
+        const key = `${bundle.dir}:${bucketKey(bucket)}`;
+        let seconds = this.stepSeconds.get(key);
+        if (!seconds) {
+          seconds = this.timeStep(bundle, bucket);
+          this.stepSeconds.set(key, seconds);
+          seconds.catch(() => this.stepSeconds.delete(key));
+        }
+        estimate = {
+          bucket: { batch: bucket.batch, length: bucket.length },
+          secondsPerStep: await seconds,
+          memoryBytes: memory.bytes,
+          freeMemoryBytes: free,
+        };
       }
-      estimate = { bucket: { batch: bucket.batch, length: bucket.length }, secondsPerStep: await seconds };
     }
     return {
       skill: who,
@@ -155,6 +168,12 @@ export class DistillService {
       throw new StudioError('invalid_input', (err as Error).message);
     }
     const questions: PracticeQuestion[] = input.questions ?? this.questions(input.skill);
+    // Refused before the instant compile and the teacher pass when the steps cannot fit.
+    const why = memoryRefusal(
+      estimateDistillMemory(bundle.manifest, estimateBucket(bundle, questions)),
+      this.freeMemory(),
+    );
+    if (why) throw new StudioError('invalid_input', why);
     const from = input.from ?? (bundle.manifest.hypernet ? 'instant' : 'zero');
     let init: EngineAdapter | null = null;
     let lineage: { rowId: number; weight: number }[] = [];
