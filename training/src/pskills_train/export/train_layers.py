@@ -1,0 +1,566 @@
+"""The layered train step (docs/bundle-format.md "train_step", kind "layered"): one decoder layer's forward,
+its vector-Jacobian product and the head's loss and gradient, as three graphs per bucket that serve every
+layer, so distilling needs one layer's memory, not the model's.
+
+The weights are graph inputs in lm.onnx's own layout and dtype (fused q|k|v stored as Wᵀ, float16 where
+lm.onnx stores float16); bundle.json `train_step.weights` says where lm.onnx (or lm.onnx.data) holds each
+one's bytes, so the bundle stores no second copy and the runner reads a layer's weights when its step
+runs. The step (embed gather, the layers' forward keeping each input, the head, the layers' VJPs from the
+top, Adam) is run by the studio (Node) and by `LayeredRunner` here, which is the reference the export
+checks against `train_step.torch_step`.
+
+    python -m pskills_train.export.train_layers BUNDLE [--buckets 8x64,8x128,8x256]
+
+adds (or replaces) the layered graphs of an existing bundle, in place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import onnx_ir
+import onnxruntime as ort
+import onnxscript.optimizer
+import torch
+import torch.nn.functional as F
+from onnx import TensorProto
+from onnx.external_data_helper import ExternalDataInfo, uses_external_data
+from torch import Tensor
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from ..distill.objective import adam_update, distill_loss
+from ..model.backend import config_from_manifest
+from ..model.config import ModelConfig
+from ..model.from_onnx import load_onnx_lm
+from ..model.layers import RMSNorm, Rotary, attention_mask_4d
+from ..model.llama import DecoderLayer, LlamaLM
+from .manifest import MANIFEST, file_table
+from .staging import staged_folder
+from .train_step import (
+    DEFAULT_BUCKETS,
+    OPSET,
+    StepSpec,
+    _answer_rows_only,
+    _lm_spans,
+    _pow_as_mul,
+    _slim,
+    lora_keys,
+    parse_buckets,
+    step_rank,
+    torch_step,
+    train_step_entry,
+    warm_inputs,
+)
+
+KIND = "layered"
+# max |Δ| of the factors after two steps, the layered graphs against torch autograd on the whole model (fp32):
+# the tiny fixture holds 1e-5 (test_train_layers.py), a real checkpoint's deeper sums a little more.
+PARITY_TOL = 1e-4
+GRAPH_TOL = 1e-4  # one graph's outputs against torch, relative to the output's largest magnitude when above 1
+QKV, QKV_BIAS = "self_attn.qkv_proj.weight", "self_attn.qkv_proj.bias"
+LAYER_ROLES = ("input_layernorm.weight", QKV, "self_attn.o_proj.weight", "post_attention_layernorm.weight",
+               "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight")
+HEAD_NORM, HEAD_W = "norm.weight", "lm_head.weight"
+DTYPES = {TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16"}
+STEP_PREFIXES = ("train_step", "train_layer", "train_head")
+
+
+@dataclass(frozen=True)
+class LayerSpec(StepSpec):
+    @property
+    def layer_file(self) -> str:
+        return f"train_layer-{self.batch}x{self.length}.onnx"
+
+    @property
+    def vjp_file(self) -> str:
+        return f"train_layer_vjp-{self.batch}x{self.length}.onnx"
+
+    @property
+    def head_file(self) -> str:
+        return f"train_head-{self.batch}x{self.length}.onnx"
+
+    @property
+    def files(self) -> tuple[str, str, str]:
+        return self.layer_file, self.vjp_file, self.head_file
+
+
+def step_graph_files(manifest: dict[str, Any]) -> list[str]:
+    """Every train-step graph a manifest lists, of either kind."""
+    out = []
+    for b in manifest.get("train_step", {}).get("buckets", []):
+        out += [b[k] for k in ("file", "layer", "layer_vjp", "head") if k in b]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Where lm.onnx holds each weight
+
+
+def _span(t: onnx.TensorProto, where: Any, lm_path: Path) -> dict[str, Any]:
+    if t.data_type not in DTYPES:
+        raise ValueError(f"{lm_path}: initializer {t.name} has ONNX type {t.data_type}; the layered train step "
+                         "reads float32 or float16")
+    shape = [int(d) for d in t.dims]
+    length = int(np.prod(shape, dtype=np.int64)) * (4 if t.data_type == TensorProto.FLOAT else 2)
+    if where is None or where.length not in (0, length):
+        raise ValueError(f"{lm_path}: initializer {t.name} is not stored as raw bytes the runner can read")
+    return {"file": where.location, "offset": int(where.offset), "length": length, "dtype": DTYPES[t.data_type],
+            "shape": shape}
+
+
+def lm_layout(lm_path: Path, cfg: ModelConfig) -> dict[str, Any]:
+    """bundle.json `train_step.weights`: the spans of lm.onnx's embedding, each layer's weights (named by
+    LAYER_ROLES, + QKV_BIAS) and the head's (HEAD_NORM, HEAD_W), read as model/from_onnx.py maps them:
+    named `lm.*` tensors (directly, behind an Identity alias, or float16 behind a Cast), then the
+    projections in graph order (per layer the fused q|k|v, o, gate, up, down; then an untied head)."""
+    if cfg.o_bias:
+        raise ValueError(f"{lm_path}: an o_proj bias is not supported by the layered train step")
+    graph = onnx.load(str(lm_path), load_external_data=False).graph
+    inits = {t.name: t for t in graph.initializer}
+    source = {n.output[0]: n.input[0] for n in graph.node
+              if n.op_type in ("Identity", "Cast") and n.input[0] in inits}
+
+    def src(name: str) -> str:
+        return source.get(name, name)
+
+    named = {n.removeprefix("lm."): src(n) for n in [*inits, *source]
+             if n.startswith("lm.") and not n.endswith(".fp16")}
+    seen: list[str] = []
+    matmul_of: dict[str, onnx.NodeProto] = {}
+    for node in graph.node:
+        if node.op_type in ("MatMul", "Gemm") and len(node.input) > 1:
+            w = node.input[1]
+            if (w in inits or w in source) and not w.startswith("lm.") and w not in seen:
+                seen.append(w)
+                matmul_of[w] = node
+    per_layer = 5  # q|k|v fused (onnx_lm.fused_projections), o, gate, up, down
+    want = cfg.num_layers * per_layer + (0 if cfg.tie_embeddings else 1)
+    if len(seen) not in (want, want + 1):
+        raise ValueError(f"{lm_path}: {len(seen)} projection weights, expected {want} for {cfg.num_layers} layers "
+                         "with q|k|v fused (a format 1 lm.onnx: re-export it first, export/reexport.py)")
+    adds: dict[str, list[onnx.NodeProto]] = {}
+    for n in graph.node:
+        if n.op_type == "Add":
+            for i in n.input:
+                adds.setdefault(i, []).append(n)
+    width = (cfg.num_heads + 2 * cfg.num_kv_heads) * cfg.head_dim
+
+    def need(key: str) -> str:
+        if key not in named:
+            raise ValueError(f"{lm_path}: no initializer lm.{key}")
+        return named[key]
+
+    layers: list[dict[str, str]] = []
+    for i in range(cfg.num_layers):
+        ws = seen[i * per_layer:(i + 1) * per_layer]
+        roles = {"input_layernorm.weight": need(f"model.layers.{i}.input_layernorm.weight"),
+                 "post_attention_layernorm.weight": need(f"model.layers.{i}.post_attention_layernorm.weight"),
+                 QKV: src(ws[0]), "self_attn.o_proj.weight": src(ws[1]), "mlp.gate_proj.weight": src(ws[2]),
+                 "mlp.up_proj.weight": src(ws[3]), "mlp.down_proj.weight": src(ws[4])}
+        if cfg.qkv_bias:  # the exporter folds cat(q, k, v biases) into one anonymous initializer added after the MatMul
+            bias = [src(x) for a in adds.get(matmul_of[ws[0]].output[0], []) for x in a.input
+                    if src(x) in inits and list(inits[src(x)].dims) == [width]]
+            if len(bias) != 1:
+                raise ValueError(f"{lm_path}: layer {i}: no q|k|v bias of {width} found after its fused MatMul")
+            roles[QKV_BIAS] = bias[0]
+        layers.append(roles)
+    embed = need("model.embed_tokens.weight")
+    head = {HEAD_NORM: need("model.norm.weight"), HEAD_W: embed if cfg.tie_embeddings else src(seen[want - 1])}
+    names = {embed, *head.values(), *(n for roles in layers for n in roles.values())}
+    spans = _lm_spans(lm_path, names)
+    out: dict[str, dict[str, Any]] = {}
+    for n in names:
+        t = inits[n]
+        if uses_external_data(t):
+            info = ExternalDataInfo(t)
+            where = spans.get(n)
+            if where is not None and not info.length:
+                where = type(where)(where.location, where.offset, 0)
+        else:
+            where = spans.get(n)
+        out[n] = _span(t, where, lm_path)
+    return {"embed": out[embed], "head": {k: out[v] for k, v in head.items()},
+            "layers": [{k: out[v] for k, v in roles.items()} for roles in layers]}
+
+
+def read_weight(folder: Path, span: dict[str, Any]) -> np.ndarray:
+    """One SPAN's array, in its stored dtype."""
+    count = int(np.prod(span["shape"], dtype=np.int64))
+    a = np.fromfile(folder / span["file"], dtype=np.dtype(span["dtype"]).newbyteorder("<"), count=count,
+                    offset=span["offset"])
+    if a.size != count:
+        raise ValueError(f"{folder / span['file']}: {span['length']} bytes at {span['offset']} run past the file")
+    return a.astype(span["dtype"]).reshape(span["shape"])
+
+
+# ---------------------------------------------------------------------------------------------------
+# The traced functions
+
+
+def layer_params(cfg: ModelConfig, w: dict[str, Tensor]) -> dict[str, Tensor]:
+    """DecoderLayer's parameters from the layer's inputs in lm.onnx's layout (projections stored as Wᵀ)."""
+    q, kv = cfg.num_heads * cfg.head_dim, cfg.num_kv_heads * cfg.head_dim
+    qkv = w[QKV].float().t()  # [q + 2kv, d]
+    p = {"input_layernorm.weight": w["input_layernorm.weight"].float(),
+         "post_attention_layernorm.weight": w["post_attention_layernorm.weight"].float(),
+         "self_attn.q_proj.weight": qkv[:q], "self_attn.k_proj.weight": qkv[q:q + kv],
+         "self_attn.v_proj.weight": qkv[q + kv:], "self_attn.o_proj.weight": w["self_attn.o_proj.weight"].float().t()}
+    for m in ("gate", "up", "down"):
+        p[f"mlp.{m}_proj.weight"] = w[f"mlp.{m}_proj.weight"].float().t()
+    if QKV_BIAS in w:
+        b = w[QKV_BIAS].float()
+        for name, part in (("q", b[:q]), ("k", b[q:q + kv]), ("v", b[q + kv:])):
+            p[f"self_attn.{name}_proj.bias"] = part
+    return p
+
+
+def layer_fns(cfg: ModelConfig, roles: list[str]):
+    """(forward, vjp) over flat tensors: (hidden, attention_mask, position_ids, *weights in `roles` order,
+    *factors (A, B per lora target)[, grad_out])."""
+    with torch.device("meta"):  # every parameter comes from the inputs
+        layer = DecoderLayer(cfg)
+    rotary = Rotary(cfg)
+    modules = list(cfg.lora_targets)
+    n_w = len(roles)
+
+    def forward(hidden: Tensor, mask: Tensor, pos: Tensor, *rest: Tensor) -> Tensor:
+        w = dict(zip(roles, rest[:n_w], strict=True))
+        f = rest[n_w:]
+        lora = {m: (f[2 * j], f[2 * j + 1]) for j, m in enumerate(modules)}
+        cos, sin = rotary(pos, hidden.dtype)  # [b, 1, s, hd]
+        mask4 = attention_mask_4d(mask, hidden.shape[1], hidden.dtype, cfg.sliding_window)  # [b, 1, s, s]
+        out, _ = torch.func.functional_call(layer, layer_params(cfg, w), (hidden, cos, sin, mask4, None, lora))
+        return out
+
+    def vjp(hidden: Tensor, mask: Tensor, pos: Tensor, *rest: Tensor) -> tuple[Tensor, ...]:
+        weights, factors, grad_out = rest[:n_w], rest[n_w:-1], rest[-1]
+        _, pull = torch.func.vjp(lambda h, *fs: forward(h, mask, pos, *weights, *fs), hidden, *factors)
+        return tuple(pull(grad_out))
+
+    return forward, vjp
+
+
+def head_fn(cfg: ModelConfig, spec: StepSpec):
+    """(hidden, norm weight, head weight, answer_mask, teacher_ids, teacher_logp) -> (loss, grad_hidden)."""
+    with torch.device("meta"):
+        norm = RMSNorm(cfg.hidden_size, cfg.rms_eps)
+
+    def head(hidden: Tensor, norm_w: Tensor, head_w: Tensor, ans: Tensor, top_ids: Tensor, top_logp: Tensor):
+        w = head_w.float() if cfg.tie_embeddings else head_w.float().t()  # [V, d]
+
+        def loss_of(h: Tensor) -> Tensor:
+            x = torch.func.functional_call(norm, {"weight": norm_w.float()}, (h,))
+            return distill_loss(F.linear(x, w), top_ids, top_logp, ans, spec.ce_weight)
+
+        g, loss = torch.func.grad_and_value(loss_of)(hidden)
+        return loss, g
+
+    return head
+
+
+def factor_shapes(cfg: ModelConfig, rank: int) -> list[tuple[int, int]]:
+    out = []
+    for m in cfg.lora_targets:
+        d_in, d_out = cfg.lora_dims(m)
+        out += [(d_in, rank), (rank, d_out)]
+    return out
+
+
+def layer_io(cfg: ModelConfig, roles: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """(forward inputs, vjp outputs, factor names) of the layer graphs."""
+    factors = [f"lora.{m}.{ab}" for m in cfg.lora_targets for ab in "AB"]
+    return ["hidden", "attention_mask", "position_ids", *roles, *factors], \
+        ["grad_in", *[f"grad.{m}.{ab}" for m in cfg.lora_targets for ab in "AB"]], factors
+
+
+HEAD_INPUTS = ["hidden", HEAD_NORM, HEAD_W, "answer_mask", "teacher_ids", "teacher_logp"]
+
+
+def _export(fn, args: list[Tensor], ins: list[str], outs: list[str], mode: str) -> onnx.ModelProto:
+    """make_fx over static shapes, the dynamo exporter, constant folding only (train_step.py's route)."""
+    gm = make_fx(fn, tracing_mode=mode)(*args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prog = torch.onnx.export(gm, tuple(args), dynamo=True, input_names=ins, output_names=outs,
+                                 opset_version=OPSET, optimize=False, verbose=False)
+    assert prog is not None
+    irm = prog.model
+    onnxscript.optimizer.fold_constants(irm)
+    onnxscript.optimizer.remove_unused_nodes(irm)
+    model = onnx_ir.serde.serialize_model(irm)
+    _slim(model)
+    _pow_as_mul(model)
+    got = [i.name for i in model.graph.input]
+    if got != ins:
+        raise AssertionError(f"traced graph inputs {got}, expected {ins}")
+    return model
+
+
+def _save(model: onnx.ModelProto, path: Path) -> None:
+    model.producer_name, model.producer_version = "pskills_train.export.train_layers", "1"
+    tmp = path.with_name(path.name + ".tmp")
+    onnx.save_model(model, str(tmp))
+    os.replace(tmp, path)
+
+
+def export_layered(folder: Path, cfg: ModelConfig, spec: LayerSpec, weights: dict[str, Any]) -> list[Path]:
+    """Write the bucket's three graphs into `folder`, traced on layer 0's weights (one layer's memory; the
+    head is traced on fake tensors, so no [b, s, vocab] tensor is ever allocated)."""
+    roles = list(weights["layers"][0])
+    forward, vjp = layer_fns(cfg, roles)
+    ins, vjp_outs, _ = layer_io(cfg, roles)
+    b, s = spec.batch, spec.length
+    g = torch.Generator().manual_seed(0)
+    w0 = [torch.from_numpy(read_weight(folder, weights["layers"][0][r])) for r in roles]
+    factors = [torch.randn(*shape, generator=g) * 0.05 for shape in factor_shapes(cfg, spec.rank)]
+    hidden = torch.randn(b, s, cfg.hidden_size, generator=g)
+    mask = torch.ones(b, s, dtype=torch.int64)
+    pos = torch.arange(s).expand(b, s).contiguous()
+    args = [hidden, mask, pos, *w0, *factors]
+    written = []
+    _save(_export(forward, args, ins, ["hidden_out"], "real"), folder / spec.layer_file)
+    _save(_export(vjp, [*args, torch.randn(b, s, cfg.hidden_size, generator=g)], [*ins, "grad_out"], vjp_outs,
+                  "real"), folder / spec.vjp_file)
+    written += [folder / spec.layer_file, folder / spec.vjp_file]
+    head_w = [torch.from_numpy(read_weight(folder, weights["head"][r])) for r in (HEAD_NORM, HEAD_W)]
+    k = spec.top_k
+    head_args = [hidden, *head_w, (torch.rand(b, s, generator=g) < 0.5).float(),
+                 torch.randint(0, cfg.vocab_size, (b, s, k), generator=g),
+                 torch.log_softmax(torch.randn(b, s, k, generator=g), -1)]
+    model = _export(head_fn(cfg, spec), head_args, HEAD_INPUTS, ["loss", "grad_hidden"], "fake")
+    if not _answer_rows_only(model):
+        raise AssertionError(f"{spec.head_file}: the head's traced form was not recognised (answer rows only)")
+    _save(model, folder / spec.head_file)
+    written.append(folder / spec.head_file)
+    return written
+
+
+# ---------------------------------------------------------------------------------------------------
+# The reference runner
+
+
+def _session(path: Path) -> ort.InferenceSession:
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+class LayeredRunner:
+    """One bucket's step over the three graphs with onnxruntime, as the studio runs it: the weights come
+    from bundle.json's spans, not from lm.onnx's graph."""
+
+    def __init__(self, folder: Path, bucket: dict[str, Any], manifest: dict[str, Any]):
+        self.folder = Path(folder)
+        self.entry = manifest["train_step"]
+        self.cfg = config_from_manifest(manifest)
+        self.lora_layers = list(manifest["lora"]["layers"])
+        self.layer, self.vjp, self.head = (_session(self.folder / bucket[k]) for k in ("layer", "layer_vjp", "head"))
+        w = self.entry["weights"]
+        self.embed = np.memmap(self.folder / w["embed"]["file"], dtype=w["embed"]["dtype"], mode="r",
+                               offset=w["embed"]["offset"], shape=tuple(w["embed"]["shape"]))
+
+    def _weights(self, spans: dict[str, dict[str, Any]]) -> dict[str, np.ndarray]:
+        return {k: read_weight(self.folder, v) for k, v in spans.items()}
+
+    def step(self, keys: list[tuple[int, str]], inputs: list[Tensor]) -> list[Tensor]:
+        """`train_step.torch_step`'s inputs and outputs (io_names order)."""
+        cfg, rank = self.cfg, int(self.entry["rank"])
+        n_f = 2 * len(keys)
+        factors, m, v = inputs[:n_f], inputs[n_f:2 * n_f], inputs[2 * n_f:3 * n_f]
+        step, lr, ids, mask, pos, ans, top_ids, top_logp = inputs[3 * n_f:]
+        index = {key: j for j, key in enumerate(keys)}
+        zeros = [np.zeros(s, np.float32) for s in factor_shapes(cfg, rank)]
+
+        def lora(i: int) -> dict[str, np.ndarray]:
+            out = {}
+            for j, mod in enumerate(cfg.lora_targets):
+                at = index.get((i, mod))
+                for t, ab in enumerate("AB"):
+                    out[f"lora.{mod}.{ab}"] = zeros[2 * j + t] if at is None else factors[2 * at + t].numpy()
+            return out
+
+        data = {"attention_mask": mask.numpy(), "position_ids": pos.numpy()}
+        h = np.asarray(self.embed[ids.numpy()], dtype=np.float32)  # [b, s, d]
+        kept = []
+        for i, spans in enumerate(self.entry["weights"]["layers"]):
+            kept.append(h)
+            h = self.layer.run(["hidden_out"], {"hidden": h, **data, **self._weights(spans), **lora(i)})[0]
+        loss, g = self.head.run(["loss", "grad_hidden"], {
+            "hidden": h, **self._weights(self.entry["weights"]["head"]), "answer_mask": ans.numpy(),
+            "teacher_ids": top_ids.numpy(), "teacher_logp": top_logp.numpy()})
+        grads: list[Tensor | None] = [None] * n_f
+        outs = ["grad_in", *[f"grad.{mod}.{ab}" for mod in cfg.lora_targets for ab in "AB"]]
+        for i in reversed(range(len(kept))):
+            got = self.vjp.run(outs, {"hidden": kept[i], **data, **self._weights(self.entry["weights"]["layers"][i]),
+                                      **lora(i), "grad_out": g})
+            g = got[0]
+            for j, mod in enumerate(cfg.lora_targets):
+                at = index.get((i, mod))
+                if at is not None:
+                    grads[2 * at] = torch.from_numpy(got[1 + 2 * j])
+                    grads[2 * at + 1] = torch.from_numpy(got[2 + 2 * j])
+        new_p, new_m, new_v = adam_update(list(factors), [t for t in grads if t is not None], list(m), list(v), step,
+                                          lr, float(self.entry["max_norm"]))
+        return [*new_p, *new_m, *new_v, torch.tensor(loss)]
+
+
+def next_inputs(inputs: list[Tensor], outputs: list[Tensor], n_f: int) -> list[Tensor]:
+    """The inputs of the following step: the updated factors and moments, step + 1, the same batch."""
+    return [*outputs[:3 * n_f], inputs[3 * n_f] + 1, *inputs[3 * n_f + 1:]]
+
+
+def check_layered(folder: Path, lm: LlamaLM, manifest: dict[str, Any], bucket: dict[str, Any], steps: int = 2,
+                  seed: int = 1, tol: float = PARITY_TOL) -> tuple[float, float]:
+    """`steps` steps of the layered runner against `torch_step` from the same warm Adam state; returns the
+    max |Δ| over the factors after the last step and over the losses, and raises past `tol`."""
+    cfg = lm.cfg
+    keys = lora_keys(cfg, manifest["lora"]["layers"])
+    spec = StepSpec(bucket["batch"], bucket["length"], int(manifest["train_step"]["rank"]))
+    runner = LayeredRunner(folder, bucket, manifest)
+    x_ref = x_got = warm_inputs(cfg, keys, spec, seed)
+    x_ref[-3][0, : spec.length // 3] = 0.0  # an answer mask with holes
+    x_ref[3 * 2 * len(keys) + 3][-1, :2] = 0  # and a left-padded row
+    n_f = 2 * len(keys)
+    loss_diff = 0.0
+    for _ in range(steps):
+        want, got = torch_step(lm, keys, spec, x_ref), runner.step(keys, x_got)
+        loss_diff = max(loss_diff, abs(float(want[-1]) - float(got[-1])))
+        x_ref, x_got = next_inputs(x_ref, want, n_f), next_inputs(x_got, got, n_f)
+    diff = max(float((a - b).abs().max()) for a, b in zip(x_ref[:n_f], x_got[:n_f], strict=True))
+    if not diff <= tol:
+        raise AssertionError(f"{bucket['layer']}: factors after {steps} layered steps differ from torch autograd by "
+                             f"{diff:.3g} (tolerance {tol})")
+    return diff, loss_diff
+
+
+def _rel(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a - b).max()) / max(1.0, float(np.abs(b).max()))
+
+
+def check_graphs(folder: Path, lm: LlamaLM, manifest: dict[str, Any], bucket: dict[str, Any], seed: int = 2) -> float:
+    """Each graph of a bucket against torch on the same inputs (layer 0 and the head, answer rows only in
+    the torch head too: a [b, s, vocab] reference would cost what the layered step avoids)."""
+    cfg, entry = lm.cfg, manifest["train_step"]
+    b, s, k = bucket["batch"], bucket["length"], int(entry["top_k"])
+    roles = list(entry["weights"]["layers"][0])
+    forward, vjp = layer_fns(cfg, roles)
+    ins, vjp_outs, _ = layer_io(cfg, roles)
+    g = torch.Generator().manual_seed(seed)
+    w0 = [torch.from_numpy(read_weight(folder, entry["weights"]["layers"][0][r])) for r in roles]
+    factors = [torch.randn(*shape, generator=g) * 0.05 for shape in factor_shapes(cfg, int(entry["rank"]))]
+    mask = torch.ones(b, s, dtype=torch.int64)
+    mask[-1, :2] = 0
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    args = [torch.randn(b, s, cfg.hidden_size, generator=g), mask, pos, *w0, *factors]
+    grad_out = torch.randn(b, s, cfg.hidden_size, generator=g)
+    feeds = {n: t.numpy() for n, t in zip(ins, args, strict=True)}
+    diff = _rel(_session(folder / bucket["layer"]).run(None, feeds)[0], forward(*args).detach().numpy())
+    got = _session(folder / bucket["layer_vjp"]).run(vjp_outs, {**feeds, "grad_out": grad_out.numpy()})
+    want = vjp(*args, grad_out)
+    diff = max(diff, *(_rel(a, w.detach().numpy()) for a, w in zip(got, want, strict=True)))
+    head_w = [torch.from_numpy(read_weight(folder, entry["weights"]["head"][r])) for r in (HEAD_NORM, HEAD_W)]
+    ans = torch.zeros(b, s)
+    ans[0, s // 2:] = 1.0
+    ans[-1, -3:] = 1.0
+    head_args = [args[0], *head_w, ans, torch.randint(0, cfg.vocab_size, (b, s, k), generator=g),
+                 torch.log_softmax(torch.randn(b, s, k, generator=g), -1)]
+    loss, grad = _session(folder / bucket["head"]).run(["loss", "grad_hidden"],
+                                                       {n: t.numpy() for n, t in zip(HEAD_INPUTS, head_args,
+                                                                                     strict=True)})
+    rows = ans.reshape(-1) > 0
+    spec = StepSpec(b, s, int(entry["rank"]), top_k=k, ce_weight=float(entry["ce_weight"]))
+    flat = [t.reshape(b * s, *t.shape[2:])[rows][None] if t.dim() >= 2 and t.shape[:2] == (b, s) else t
+            for t in head_args]
+    want_loss, want_g = head_fn(cfg, spec)(*flat)
+    full_g = torch.zeros(b * s, cfg.hidden_size)
+    full_g[rows] = want_g[0]
+    diff = max(diff, _rel(np.asarray(loss), want_loss.numpy()), _rel(grad, full_g.reshape(b, s, -1).numpy()))
+    if not diff <= GRAPH_TOL:
+        raise AssertionError(f"{bucket['layer']}: a layered graph differs from torch by {diff:.3g} (relative; "
+                             f"tolerance {GRAPH_TOL})")
+    return diff
+
+
+# ---------------------------------------------------------------------------------------------------
+# The bundle
+
+
+def layered_entry(specs: list[LayerSpec], cfg: ModelConfig, layers: list[int], weights: dict[str, Any]
+                  ) -> dict[str, Any]:
+    """bundle.json `train_step` for kind "layered" (docs/bundle-format.md)."""
+    whole = train_step_entry(specs, cfg, layers)
+    buckets = [{"batch": s.batch, "length": s.length, "layer": s.layer_file, "layer_vjp": s.vjp_file,
+                "head": s.head_file} for s in specs]
+    return {"kind": KIND, **{k: v for k, v in whole.items() if k != "buckets"}, "buckets": buckets, "weights": weights}
+
+
+def add_layered_files(folder: Path, lm: LlamaLM | None, buckets: list[tuple[int, int]],
+                      tol: float = PARITY_TOL) -> dict[str, Any]:
+    """Export the layered graphs per bucket into a bundle folder being assembled (lm.onnx and bundle.json
+    written), check them against torch (two full steps on the smallest bucket, each graph on the others)
+    and return the new manifest (the caller writes it). Records the checks in `train_step.parity`."""
+    manifest = json.loads((folder / MANIFEST).read_text())
+    for old in step_graph_files(manifest):
+        (folder / old).unlink(missing_ok=True)
+    files = {k: v for k, v in manifest["files"].items() if not k.startswith(STEP_PREFIXES)}
+    cfg = config_from_manifest(manifest)
+    layers = manifest["lora"]["layers"]
+    weights = lm_layout(folder / manifest["io"]["lm"]["file"], cfg)
+    specs = [LayerSpec(b, s, step_rank(manifest)) for b, s in buckets]
+    for spec in specs:
+        export_layered(folder, cfg, spec, weights)
+    new = {**manifest, "train_step": layered_entry(specs, cfg, layers, weights)}
+    lm = lm if lm is not None else load_onnx_lm(folder)
+    first, *rest = new["train_step"]["buckets"]
+    factors, losses = check_layered(folder, lm, new, first, tol=tol)
+    graphs = max([check_graphs(folder, lm, new, b) for b in rest], default=0.0)
+    new["train_step"]["parity"] = {"bucket": [first["batch"], first["length"]], "steps": 2,
+                                   "factors_max_abs": factors, "loss_max_abs": losses, "graphs_max_rel": graphs}
+    table = file_table(folder)
+    files.update({f: table[f] for s in specs for f in s.files})
+    return {**new, "files": files}
+
+
+def add_layered(bundle: str | os.PathLike, buckets: list[tuple[int, int]] | None = None,
+                lm: LlamaLM | None = None) -> dict[str, Any]:
+    """Add or replace an existing bundle's train-step graphs with layered ones, assembled in a copy and
+    renamed into place; every other file keeps its bytes."""
+    bundle = Path(bundle)
+    with staged_folder(bundle, force=True) as tmp:
+        for p in bundle.iterdir():
+            if p.is_file() and not p.name.startswith(STEP_PREFIXES):
+                shutil.copyfile(p, tmp / p.name)
+        new = add_layered_files(tmp, lm, buckets or list(DEFAULT_BUCKETS))
+        (tmp / MANIFEST).write_text(json.dumps(new, indent=2) + "\n")
+    return new
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pskills_train.export.train_layers", description=__doc__.split("\n")[0])
+    ap.add_argument("bundle", type=Path, help="bundle folder (changed in place)")
+    ap.add_argument("--buckets", default=",".join(f"{b}x{s}" for b, s in DEFAULT_BUCKETS),
+                    help="static shapes, BATCHxLENGTH,… (default %(default)s)")
+    a = ap.parse_args(argv)
+    new = add_layered(a.bundle, parse_buckets(a.buckets))
+    files = [f for f in step_graph_files(new)]
+    added = sum(new["files"][f]["bytes"] for f in files)
+    rest = sum(v["bytes"] for k, v in new["files"].items() if k not in files)
+    p = new["train_step"]["parity"]
+    print(f"{a.bundle}: layered train step, {len(files)} graphs, {added / 1e6:.3f} MB (+{100 * added / rest:.2f} % "
+          f"of the bundle); factors after 2 steps within {p['factors_max_abs']:.2g} of torch")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
