@@ -127,7 +127,10 @@ def test_cli_writes_bundle_with_train_step(tmp_path, capsys):
     assert main([str(path), "--created", "2025-01-01T00:00:00Z", "--train-step-buckets", "1x16"]) == 0
     out = tmp_path / "m"  # default: beside the file, without .gguf
     m = json.loads((out / "bundle.json").read_text())
-    assert "train_step-1x16.onnx" in m["files"] and m["train_step"]
+    assert m["train_step"]["kind"] == "layered"  # bundle create's default (export/train_layers.py)
+    assert {"train_layer-1x16.onnx", "train_layer_vjp-1x16.onnx", "train_head-1x16.onnx"} <= set(m["files"])
+    assert "self_attn.qkv_proj.bias" in m["train_step"]["weights"]["layers"][0]  # qwen2's q|k|v bias is an input
+    assert m["train_step"]["parity"]["factors_max_abs"] <= 1e-5
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m", "m.gguf"]  # nothing staged left behind
     assert "qwen2 from m.gguf" in capsys.readouterr().out
     assert main([str(path)]) == 1  # exists, no --force

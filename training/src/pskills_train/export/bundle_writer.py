@@ -25,12 +25,16 @@ from tokenizers import Tokenizer
 from ..model import LlamaLM
 from ..model.config import LORA_MODULES, ModelConfig
 from .bundle import check_graph, created_now
-from .lm_q4 import BLOCK_SIZE, WEIGHTS, to_q4
+from .lm_q4 import BLOCK_SIZE, TRAIN_STEP_DATA, WEIGHTS, to_q4
 from .manifest import MANIFEST, BundleSpec, build_manifest, file_table
 from .onnx_lm import LMExportConfig, export_lm
 from .onnx_weights import EXTERNAL_DATA_BYTES, round_weights_fp16, save_graph, to_fp16_storage
 from .staging import staged_folder
+from .train_layers import KIND as LAYERED
+from .train_layers import add_layered_files, detach_weights
 from .train_step import DEFAULT_BUCKETS, add_train_step_files, parse_buckets
+
+TRAIN_KINDS = ("layered", "whole")
 
 DTYPES = ("fp32", "fp16")
 VERIFY_TOL = 1e-3  # onnxruntime vs PyTorch on the check prompt, relative (tests hold tiny models to 1e-4)
@@ -54,6 +58,9 @@ class FromHfOptions:
     steps: int = 4  # progress lines count to this (5 when a hypernetwork is attached after the base)
     # train_step graphs (export/train_step.py), (batch, length) each; the command line asks for the defaults
     train_buckets: tuple[tuple[int, int], ...] = ()
+    # layered (export/train_layers.py): distilling and exporting need one layer's memory; whole
+    # (export/train_step.py): one graph per bucket, faster for a small base but the model's memory many times
+    train_kind: str = LAYERED
     weights: str = "fp32"  # lm.onnx's MatMul weights: fp32, or q4 (lm_q4.py; the train steps keep float32)
 
 
@@ -187,11 +194,15 @@ def write_loaded_bundle(src: LoadedBase, out: Path, opts: FromHfOptions) -> Path
         check_shapes(tmp / "lm.onnx", manifest)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         if opts.train_buckets:
-            progress(4, opts.steps, "exporting the train-step graphs (distilling in the studio)")
-            manifest = add_train_step_files(tmp, lm, list(opts.train_buckets))
+            progress(4, opts.steps, f"exporting the train-step graphs ({opts.train_kind}; distilling in the studio)")
+            add = add_layered_files if opts.train_kind == LAYERED else add_train_step_files
+            manifest = add(tmp, lm, list(opts.train_buckets))
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
         if opts.weights == "q4":
             progress(4, opts.steps, f"requantizing lm.onnx's weights to 4 bits (MatMulNBits, block {BLOCK_SIZE})")
+            if manifest.get("train_step", {}).get("kind") == LAYERED:  # before lm.onnx's float32 bytes go
+                manifest["train_step"]["weights"] = detach_weights(tmp, manifest["train_step"]["weights"],
+                                                                   TRAIN_STEP_DATA)
             to_q4(tmp, manifest, opts.external_threshold)
             check_graph(tmp / "lm.onnx", manifest)
             check_shapes(tmp / "lm.onnx", manifest)
@@ -220,6 +231,9 @@ def add_bundle_args(ap: argparse.ArgumentParser, source: str) -> None:
     ap.add_argument("--external-data-bytes", type=int, default=EXTERNAL_DATA_BYTES, help=argparse.SUPPRESS)
     ap.add_argument("--train-step-buckets", default=",".join(f"{b}x{s}" for b, s in DEFAULT_BUCKETS),
                     help="train_step graphs BATCHxLENGTH,… (export/train_step.py), or none (default %(default)s)")
+    ap.add_argument("--train-step-kind", choices=TRAIN_KINDS, default=LAYERED,
+                    help="layered: one layer's graphs, distilling in one layer's memory (default); whole: one graph "
+                    "of the whole model per bucket (export/train_step.py)")
     ap.add_argument("--force", action="store_true", help="replace --out if it exists")
     ap.add_argument("--weights", choices=WEIGHTS, default="fp32",
                     help="lm.onnx's MatMul weights: fp32, or q4 (4-bit MatMulNBits; the train steps keep float32)")
@@ -236,7 +250,8 @@ def options_from_args(ap: argparse.ArgumentParser, a: argparse.Namespace) -> Fro
                          chat_template=a.chat_template.read_text(encoding="utf-8") if a.chat_template else None,
                          external_threshold=a.external_data_bytes,
                          train_buckets=() if a.train_step_buckets == "none"
-                         else tuple(parse_buckets(a.train_step_buckets)), weights=a.weights)
+                         else tuple(parse_buckets(a.train_step_buckets)), weights=a.weights,
+                         train_kind=a.train_step_kind)
 
 
 def run_build(build: Callable[[], Path], dtype: str, source: Callable[[dict[str, Any]], str]) -> int:

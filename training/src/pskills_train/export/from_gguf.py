@@ -37,6 +37,7 @@ from ..model.config import ModelConfig
 from ..model.layers import rope_inv_freq
 from .bundle_writer import (
     DTYPES,
+    LAYERED,
     FromHfOptions,
     LoadedBase,
     add_bundle_args,
@@ -436,6 +437,16 @@ def mem_available() -> int:
     return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
+def train_logits(opts: FromHfOptions) -> int:
+    """b·s of the bucket whose [b, s, vocab] tensors the train-step export holds: the largest for whole
+    graphs (traced on real tensors); the smallest for layered ones, whose head is traced on fake tensors and
+    whose only full-vocabulary tensors are torch's reference steps in the parity check (smallest bucket)."""
+    sizes = [b * n for b, n in opts.train_buckets]
+    if not sizes:
+        return 0
+    return min(sizes) if opts.train_kind == LAYERED else max(sizes)
+
+
 def check_resources(path: Path, out: Path, n_params: int, logits: int = 0, free_memory: int | None = None,
                     free_disk: int | None = None) -> None:
     """Refuse before any work when the float32 model (and `logits` = b·s·vocab of the largest train-step
@@ -483,8 +494,7 @@ def load_gguf(path: Path, out: Path, opts: FromHfOptions, check_space: bool = Tr
     check_tensors(meta, tensors, cfg)
     n_params = sum(int(t.n_elements) for n, t in tensors.items() if n != "rope_freqs.weight")
     if check_space:
-        largest = max((b * n for b, n in opts.train_buckets), default=0)
-        check_resources(path, out, n_params, largest * cfg.vocab_size)
+        check_resources(path, out, n_params, train_logits(opts) * cfg.vocab_size)
     tok, tcfg, special = tokenizer_from_gguf(meta, cfg.vocab_size, opts.chat_template)
     lm = build_lm(meta, tensors, cfg)
     return LoadedBase(lm=lm, tokenizer_json=tok.to_str(pretty=True).encode("utf-8"), tokenizer_config=tcfg,

@@ -71,7 +71,7 @@ def to_q4(folder: Path, manifest: dict[str, Any], external_threshold: int, block
     """lm.onnx (and lm.onnx.data) in `folder` replaced by the 4-bit graph; train-step graphs detached first."""
     lm_file = manifest["io"]["lm"]["file"]
     lm_files = (lm_file, f"{lm_file}.data")
-    steps = [b["file"] for b in manifest.get("train_step", {}).get("buckets", [])]
+    steps = [b["file"] for b in manifest.get("train_step", {}).get("buckets", []) if "file" in b]  # whole graphs
     if steps:
         detach_train_steps(folder, steps, lm_files)
     model = quantize_lm(onnx.load(str(folder / lm_file)), block_size)

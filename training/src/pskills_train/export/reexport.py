@@ -2,13 +2,14 @@
 
     python -m pskills_train.export.reexport OLD_BUNDLE --out NEW_BUNDLE [--force]
 
-lm.onnx, encoder.onnx and the train-step graphs (export/train_step.py: the old bundle's buckets, else the
-defaults) are written again from the weights lm.onnx holds (model/from_onnx.py), so a
-bundle gains what the exporter learned since (format 2's LoRA groups, attention without copying the
-cache, a tied head stored once); every other file is copied as is. Before anything is written the old
-and new lm.onnx run side by side in onnxruntime, with and without an adapter, from an empty and a
-filled cache: their logits must agree within TOL. bundle.json keeps id, created and the card, and the
-card gains `reexport` {of: sha256 of the old bundle.json, logits_max_abs_diff}: the studio's store
+lm.onnx, encoder.onnx and the train-step graphs (export/train_step.py, or train_layers.py when the old
+bundle's are layered; the old bundle's buckets, else the defaults) are written again from the weights
+lm.onnx holds (model/from_onnx.py), so a bundle gains what the exporter learned since (format 2's LoRA
+groups, attention without copying the cache, a tied head stored once); every other file is copied as
+is. Before anything is written the old and new lm.onnx run side by side in onnxruntime, with and
+without an adapter, from an empty and a filled cache: their logits must agree within TOL. bundle.json
+keeps id, created and the card, and the card gains `reexport` {of: sha256 of the old bundle.json,
+logits_max_abs_diff}: the studio's store
 treats such a bundle as the model it was re-exported from (docs/store.md), so adapters made with the
 old files stay usable.
 """
@@ -35,7 +36,9 @@ from .manifest import FORMAT, LM_INPUTS, LM_LORA_INPUTS, MANIFEST, file_table, g
 from .onnx_encoder import ENCODER_FILE, export_encoder
 from .onnx_lm import LMExportConfig, export_lm, lora_graph_feeds
 from .staging import staged_folder
-from .train_step import DEFAULT_BUCKETS, add_train_step_files, parse_buckets
+from .train_layers import KIND as LAYERED
+from .train_layers import add_layered_files
+from .train_step import DEFAULT_BUCKETS, STEP_PREFIXES, add_train_step_files, parse_buckets
 
 TOL = 1e-4
 GRAPHS = ("lm.onnx", "lm.onnx.data", ENCODER_FILE)
@@ -109,7 +112,7 @@ def reexport(old: Path, out: Path, force: bool = False,
         raise AssertionError(f"{old}/lm.onnx: the recovered model differs from it by {recovered:.2e}")
     with staged_folder(out, force) as tmp:
         for name in manifest["files"]:
-            if name not in GRAPHS and not name.startswith("train_step"):
+            if name not in GRAPHS and not name.startswith(STEP_PREFIXES):
                 shutil.copyfile(old / name, tmp / name)
         with torch.no_grad():
             export_lm(lm, tmp / "lm.onnx", LMExportConfig(lora_inputs=True))
@@ -129,7 +132,8 @@ def reexport(old: Path, out: Path, force: bool = False,
         check_graph(tmp / "lm.onnx", new)
         (tmp / MANIFEST).write_text(json.dumps(new, indent=2) + "\n")
         if train_buckets:  # they read lm.onnx's bytes at fixed offsets, so they follow the new lm.onnx
-            new = add_train_step_files(tmp, lm, train_buckets)
+            layered = manifest.get("train_step", {}).get("kind") == LAYERED
+            new = (add_layered_files if layered else add_train_step_files)(tmp, lm, train_buckets)
             (tmp / MANIFEST).write_text(json.dumps(new, indent=2) + "\n")
     return new
 

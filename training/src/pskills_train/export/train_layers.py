@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import shutil
 import sys
@@ -49,6 +50,7 @@ from .staging import staged_folder
 from .train_step import (
     DEFAULT_BUCKETS,
     OPSET,
+    STEP_PREFIXES,
     StepSpec,
     _answer_rows_only,
     _lm_spans,
@@ -56,6 +58,7 @@ from .train_step import (
     _slim,
     lora_keys,
     parse_buckets,
+    step_graph_files,
     step_rank,
     torch_step,
     train_step_entry,
@@ -72,7 +75,6 @@ LAYER_ROLES = ("input_layernorm.weight", QKV, "self_attn.o_proj.weight", "post_a
                "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight")
 HEAD_NORM, HEAD_W = "norm.weight", "lm_head.weight"
 DTYPES = {TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16"}
-STEP_PREFIXES = ("train_step", "train_layer", "train_head")
 
 
 @dataclass(frozen=True)
@@ -92,14 +94,6 @@ class LayerSpec(StepSpec):
     @property
     def files(self) -> tuple[str, str, str]:
         return self.layer_file, self.vjp_file, self.head_file
-
-
-def step_graph_files(manifest: dict[str, Any]) -> list[str]:
-    """Every train-step graph a manifest lists, of either kind."""
-    out = []
-    for b in manifest.get("train_step", {}).get("buckets", []):
-        out += [b[k] for k in ("file", "layer", "layer_vjp", "head") if k in b]
-    return out
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -191,6 +185,27 @@ def lm_layout(lm_path: Path, cfg: ModelConfig) -> dict[str, Any]:
         out[n] = _span(t, where, lm_path)
     return {"embed": out[embed], "head": {k: out[v] for k, v in head.items()},
             "layers": [{k: out[v] for k, v in roles.items()} for roles in layers]}
+
+
+def detach_weights(folder: Path, weights: dict[str, Any], data_file: str) -> dict[str, Any]:
+    """`weights` with every span copied, once per distinct range, into `data_file` and pointed there: a
+    4-bit bundle replaces lm.onnx's float32 tensors, and the layered step keeps training on them."""
+    moved: dict[tuple[str, int, int], int] = {}
+    size = 0
+    with open(folder / data_file, "wb") as out:
+        def move(span: dict[str, Any]) -> dict[str, Any]:
+            nonlocal size
+            key = (span["file"], span["offset"], span["length"])
+            if key not in moved:
+                with open(folder / span["file"], "rb") as f:
+                    f.seek(span["offset"])
+                    out.write(f.read(span["length"]))
+                moved[key] = size
+                size += span["length"]
+            return {**span, "file": data_file, "offset": moved[key]}
+
+        return {"embed": move(weights["embed"]), "head": {k: move(v) for k, v in weights["head"].items()},
+                "layers": [{k: move(v) for k, v in roles.items()} for roles in weights["layers"]]}
 
 
 def read_weight(folder: Path, span: dict[str, Any]) -> np.ndarray:
@@ -289,14 +304,20 @@ HEAD_INPUTS = ["hidden", HEAD_NORM, HEAD_W, "answer_mask", "teacher_ids", "teach
 def _export(fn, args: list[Tensor], ins: list[str], outs: list[str], mode: str) -> onnx.ModelProto:
     """make_fx over static shapes, the dynamo exporter, constant folding only (train_step.py's route)."""
     gm = make_fx(fn, tracing_mode=mode)(*args)
+    quiet = [logging.getLogger(n) for n in ("onnxscript", "onnx_ir")]
+    levels = [q.level for q in quiet]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        for q in quiet:  # the optimizer's per-node INFO lines would bury bundle create's progress
+            q.setLevel(logging.WARNING)
         prog = torch.onnx.export(gm, tuple(args), dynamo=True, input_names=ins, output_names=outs,
                                  opset_version=OPSET, optimize=False, verbose=False)
     assert prog is not None
     irm = prog.model
     onnxscript.optimizer.fold_constants(irm)
     onnxscript.optimizer.remove_unused_nodes(irm)
+    for q, level in zip(quiet, levels, strict=True):
+        q.setLevel(level)
     model = onnx_ir.serde.serialize_model(irm)
     _slim(model)
     _pow_as_mul(model)

@@ -65,6 +65,7 @@ MAX_NORM = 1.0
 CE_WEIGHT = 0.0
 OPSET = 18
 PARITY_TOL = 1e-4  # max |Δ| of the updated factors, graph against torch autograd (fp32)
+STEP_PREFIXES = ("train_step", "train_layer", "train_head")  # the graph files of either kind (and train_step.data)
 DATA_INPUTS = ["step", "lr", "input_ids", "attention_mask", "position_ids", "answer_mask", "teacher_ids",
                "teacher_logp"]
 
@@ -81,6 +82,14 @@ class StepSpec:
     @property
     def file(self) -> str:
         return f"train_step-{self.batch}x{self.length}.onnx"
+
+
+def step_graph_files(manifest: dict[str, Any]) -> list[str]:
+    """Every train-step graph a manifest lists, whole (`file`) or layered (export/train_layers.py)."""
+    out = []
+    for b in manifest.get("train_step", {}).get("buckets", []):
+        out += [b[k] for k in ("file", "layer", "layer_vjp", "head") if k in b]
+    return out
 
 
 def lora_keys(cfg: ModelConfig, layers: list[int]) -> list[tuple[int, str]]:
@@ -543,9 +552,9 @@ def add_train_step_files(folder: Path, lm: LlamaLM, buckets: list[tuple[int, int
     """Export one graph per bucket into a bundle folder being assembled (lm.onnx and bundle.json written),
     check each against torch, and return the new manifest (the caller writes it)."""
     manifest = json.loads((folder / MANIFEST).read_text())
-    for old in manifest.get("train_step", {}).get("buckets", []):
-        (folder / old["file"]).unlink(missing_ok=True)
-    files = {k: v for k, v in manifest["files"].items() if not k.startswith("train_step")}
+    for old in step_graph_files(manifest):
+        (folder / old).unlink(missing_ok=True)
+    files = {k: v for k, v in manifest["files"].items() if not k.startswith(STEP_PREFIXES)}
     layers = manifest["lora"]["layers"]
     specs = [StepSpec(b, s, step_rank(manifest)) for b, s in buckets]
     for spec in specs:
@@ -565,7 +574,7 @@ def add_train_step(bundle: str | os.PathLike, buckets: list[tuple[int, int]] | N
     lm = lm if lm is not None else load_onnx_lm(bundle)
     with staged_folder(bundle, force=True) as tmp:
         for p in bundle.iterdir():
-            if p.is_file() and not p.name.startswith("train_step"):
+            if p.is_file() and not p.name.startswith(STEP_PREFIXES):
                 shutil.copyfile(p, tmp / p.name)
         new = add_train_step_files(tmp, lm, buckets or list(DEFAULT_BUCKETS))
         (tmp / MANIFEST).write_text(json.dumps(new, indent=2) + "\n")
@@ -579,7 +588,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--buckets", default=",".join(f"{b}x{s}" for b, s in DEFAULT_BUCKETS),
                     help=f"static shapes, BATCHxLENGTH,…, or fine ({fine}; default %(default)s)")
     a = ap.parse_args(argv)
-    before = sum(p.stat().st_size for p in a.bundle.iterdir() if p.is_file() and not p.name.startswith("train_step"))
+    before = sum(p.stat().st_size for p in a.bundle.iterdir() if p.is_file() and not p.name.startswith(STEP_PREFIXES))
     new = add_train_step(a.bundle, list(FINE_BUCKETS) if a.buckets == "fine" else parse_buckets(a.buckets))
     added = sum(new["files"][b["file"]]["bytes"] for b in new["train_step"]["buckets"])
     print(f"{a.bundle}: {len(new['train_step']['buckets'])} train-step graphs, {added / 1e6:.3f} MB "

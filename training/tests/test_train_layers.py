@@ -1,0 +1,205 @@
+"""The layered train step (export/train_layers.py): three default-domain graphs per bucket whose weights are
+inputs read from lm.onnx's own bytes, a reference runner over them equal to torch autograd on the whole model
+after two Adam steps, and the committed fixture the TypeScript runner checks against."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import numpy_helper
+
+from pskills_train.export.manifest import file_table
+from pskills_train.export.train_layers import (
+    HEAD_INPUTS,
+    LayeredRunner,
+    add_layered,
+    check_layered,
+    layer_io,
+    next_inputs,
+    read_weight,
+)
+from pskills_train.export.train_step import add_train_step, io_names, lora_keys
+from pskills_train.model.backend import config_from_manifest
+from pskills_train.model.from_onnx import load_onnx_lm
+
+torch.set_num_threads(2)
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests/fixtures/bundle-tiny"
+COMMITTED = ROOT / "tests/fixtures/bundle-tiny-layered"
+BUCKETS = [(2, 16), (2, 24)]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    """A copy of the tiny fixture bundle with whole graphs replaced by layered ones (two buckets)."""
+    out = tmp_path_factory.mktemp("tl") / "b"
+    shutil.copytree(FIXTURE, out)
+    add_train_step(out, [(2, 16)])  # replaced below, every file of it
+    add_layered(out, BUCKETS)
+    return out
+
+
+def manifest_of(bundle: Path) -> dict:
+    return json.loads((bundle / "bundle.json").read_text())
+
+
+def test_graphs_are_default_domain_with_the_contract_names(bundle):
+    m = manifest_of(bundle)
+    entry = m["train_step"]
+    assert entry["kind"] == "layered"
+    assert [(b["batch"], b["length"]) for b in entry["buckets"]] == BUCKETS
+    assert not [f for f in m["files"] if f.startswith("train_step")]  # the whole graph is gone
+    assert not [p.name for p in bundle.iterdir() if p.name.startswith("train_step")]
+    cfg = config_from_manifest(m)
+    roles = list(entry["weights"]["layers"][0])
+    ins, vjp_outs, _ = layer_io(cfg, roles)
+    for b in entry["buckets"]:
+        for key, want_in, want_out in (("layer", ins, ["hidden_out"]), ("layer_vjp", [*ins, "grad_out"], vjp_outs),
+                                       ("head", HEAD_INPUTS, ["loss", "grad_hidden"])):
+            g = onnx.load(str(bundle / b[key]))
+            assert [i.name for i in g.graph.input] == want_in
+            assert [o.name for o in g.graph.output] == want_out
+            ops = {(n.domain, n.op_type) for n in g.graph.node}
+            assert {d for d, _ in ops} <= {"", "ai.onnx"}, ops
+            assert {imp.domain for imp in g.opset_import} <= {"", "ai.onnx"}
+            # no weights inside: every initializer is small (shape constants, Expand scalars)
+            assert all(len(t.raw_data) < 4096 for t in g.graph.initializer), b[key]
+        head = onnx.load(str(bundle / b["head"]))
+        assert "NonZero" in {n.op_type for n in head.graph.node}  # the head runs on the answer rows only
+    on_disk = file_table(bundle)
+    assert all(on_disk[name] == info for name, info in m["files"].items())
+
+
+def test_spans_hold_lm_onnx_initializers(bundle):
+    m = manifest_of(bundle)
+    w = m["train_step"]["weights"]
+    inits = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(bundle / "lm.onnx")).graph.initializer}
+    assert np.array_equal(read_weight(bundle, w["embed"]), inits["lm.model.embed_tokens.weight"])
+    assert len(w["layers"]) == m["architecture"]["layers"]
+    for spans in w["layers"]:
+        for span in spans.values():
+            a = read_weight(bundle, span)
+            assert span["file"] == "lm.onnx" and span["dtype"] == "float32"
+            assert any(v.shape == a.shape and np.array_equal(v, a) for v in inits.values())
+    qkv = [read_weight(bundle, spans["self_attn.qkv_proj.weight"]) for spans in w["layers"]]
+    assert not np.array_equal(qkv[0], qkv[1])  # each layer its own
+
+
+def test_two_steps_equal_torch_autograd(bundle):
+    m = manifest_of(bundle)
+    lm = load_onnx_lm(bundle)
+    factors, loss = check_layered(bundle, lm, m, m["train_step"]["buckets"][1], seed=5, tol=1e-5)
+    assert factors <= 1e-5 and loss <= 1e-5
+    p = m["train_step"]["parity"]
+    assert p["factors_max_abs"] <= 1e-5 and p["graphs_max_rel"] <= 1e-4
+
+
+def test_a_wrong_span_is_caught(bundle, tmp_path):
+    """The export's check fails, not passes quietly, when the runner reads other weights (layers swapped)."""
+    m = manifest_of(bundle)
+    w = m["train_step"]["weights"]
+    w["layers"] = w["layers"][::-1]
+    with pytest.raises(AssertionError, match="differ from torch autograd"):
+        check_layered(bundle, load_onnx_lm(bundle), m, m["train_step"]["buckets"][0])
+
+
+def test_layers_without_lora_get_zero_factors(bundle):
+    """lora.layers = [1]: layer 0 runs with zero factors; the step still equals torch on layer 1's."""
+    m = manifest_of(bundle)
+    m["lora"]["layers"] = [1]
+    factors, _ = check_layered(bundle, load_onnx_lm(bundle), m, m["train_step"]["buckets"][0], tol=1e-5)
+    assert factors <= 1e-5
+
+
+def test_committed_fixture_is_this_export_and_its_parity_holds(bundle):
+    """tests/fixtures/bundle-tiny-layered (training/scripts/make_fixture_layered.py): its graphs are the bytes
+    this exporter writes for the same lm.onnx, and the reference runner reproduces parity.json's torch steps."""
+    m = manifest_of(COMMITTED)
+    fresh = manifest_of(bundle)
+    for key in ("layer", "layer_vjp", "head"):
+        name = m["train_step"]["buckets"][0][key]
+        assert hashlib.sha256((COMMITTED / name).read_bytes()).hexdigest() == fresh["files"][name]["sha256"], name
+    assert m["train_step"]["weights"] == fresh["train_step"]["weights"]
+    p = json.loads((COMMITTED / "parity.json").read_text())
+    cfg = config_from_manifest(m)
+    keys = lora_keys(cfg, m["lora"]["layers"])
+    ins, _ = io_names(cfg, m["lora"]["layers"])
+    ints = {"input_ids", "attention_mask", "position_ids", "teacher_ids"}
+
+    def t(name: str, a: dict) -> torch.Tensor:
+        return torch.tensor(a["data"], dtype=torch.int64 if name in ints else torch.float32).reshape(a["dims"])
+
+    n_f = 2 * len(keys)
+    x = [t(n, p["init"][n]) for n in ins[:3 * n_f]] + [torch.tensor(p["step"]), torch.tensor(p["lr"])]
+    x += [t(n, p["inputs"][n]) for n in ins[3 * n_f + 2:]]
+    runner = LayeredRunner(COMMITTED, m["train_step"]["buckets"][0], m)
+    for want in p["steps"]:
+        got = runner.step(keys, x)
+        assert abs(float(got[-1]) - want["loss"]) <= 1e-5
+        diff = max(float((g - t(n, {"dims": list(g.shape), "data": want["factors"][n]})).abs().max())
+                   for n, g in zip(ins[:n_f], got[:n_f], strict=True))
+        assert diff <= 1e-5, diff
+        x = next_inputs(x, got, n_f)
+    assert sum(f.stat().st_size for f in COMMITTED.iterdir()) < 2e6
+
+
+@pytest.mark.parametrize("flags", [["--dtype", "fp16"], ["--weights", "q4"]])
+def test_gguf_bundles_distil_layered(tmp_path, flags):
+    """`bundle create --from-gguf` writes layered graphs by default: float16 weights are inputs in float16
+    (an untied head as lm.onnx stores it, [d, V]); a 4-bit lm.onnx keeps the float32 weights in
+    train_step.data and the step still equals torch."""
+    from gguf_tiny import write_gguf
+    from pskills_train.export.from_gguf import main
+
+    path = write_gguf(tmp_path / "m.gguf", "llama")
+    out = tmp_path / "b"
+    assert main([str(path), "--out", str(out), "--created", "2025-01-01T00:00:00Z", "--train-step-buckets", "1x16",
+                 *flags]) == 0
+    m = manifest_of(out)
+    w = m["train_step"]["weights"]
+    head = w["head"]["lm_head.weight"]
+    assert head["shape"] == [m["architecture"]["hidden"], m["architecture"]["vocab"]]  # untied, stored Wᵀ
+    if "fp16" in flags:
+        assert w["layers"][0]["self_attn.qkv_proj.weight"]["dtype"] == "float16"
+        assert w["embed"]["dtype"] == "float16"
+    else:
+        assert {s["file"] for spans in w["layers"] for s in spans.values()} == {"train_step.data"}
+        assert m["files"]["train_step.data"]["bytes"] > 0
+    assert m["train_step"]["parity"]["factors_max_abs"] <= 1e-5  # at export, against the GGUF's own model
+    # and as the bundle now is (the 4-bit one reading train_step.data), against the model its spans hold
+    factors, _ = check_layered(out, _float_lm(out), m, m["train_step"]["buckets"][0], tol=1e-5)
+    assert factors <= 1e-5
+
+
+def _float_lm(bundle: Path):
+    """The float32 model a bundle's train step trains against, from its spans (load_onnx_lm reads neither
+    float16 storage nor a 4-bit lm.onnx)."""
+    m = manifest_of(bundle)
+    cfg = config_from_manifest(m)
+    from pskills_train.model.llama import LlamaLM
+
+    w = m["train_step"]["weights"]
+    lm = LlamaLM(cfg)
+    q, kv = cfg.num_heads * cfg.head_dim, cfg.num_kv_heads * cfg.head_dim
+    state = {"model.embed_tokens.weight": read_weight(bundle, w["embed"]),
+             "model.norm.weight": read_weight(bundle, w["head"]["norm.weight"]),
+             "lm_head.weight": read_weight(bundle, w["head"]["lm_head.weight"]).T}
+    for i, spans in enumerate(w["layers"]):
+        a = {k: read_weight(bundle, s) for k, s in spans.items()}
+        qkv = a["self_attn.qkv_proj.weight"].T
+        p = f"model.layers.{i}."
+        state |= {p + "input_layernorm.weight": a["input_layernorm.weight"],
+                  p + "post_attention_layernorm.weight": a["post_attention_layernorm.weight"],
+                  p + "self_attn.q_proj.weight": qkv[:q], p + "self_attn.k_proj.weight": qkv[q:q + kv],
+                  p + "self_attn.v_proj.weight": qkv[q + kv:],
+                  p + "self_attn.o_proj.weight": a["self_attn.o_proj.weight"].T,
+                  **{p + f"mlp.{n}_proj.weight": a[f"mlp.{n}_proj.weight"].T for n in ("gate", "up", "down")}}
+    lm.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v, np.float32)) for k, v in state.items()})
+    return lm.eval()
