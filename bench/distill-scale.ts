@@ -185,22 +185,27 @@ async function main(): Promise<void> {
       `${BATCH}x${LENGTH}`,
     ]);
     const node = lastJson(d.stdout);
-    const p = timed(`${model.name}: ${BATCH}x${LENGTH} steps in torch + PEFT`, PYTHON, [
-      join(APP_ROOT, 'training/scripts/peft_step.py'),
-      '--gguf',
-      gguf,
-      '--batch',
-      String(BATCH),
-      '--length',
-      String(LENGTH),
-      '--steps',
-      String(STEPS),
-      '--rank',
-      String(trainStepEntry(loadManifest(dir)).rank),
-      '--threads',
-      String(THREADS),
-    ]);
-    const peft = lastJson(p.stdout);
+    // torch + PEFT on the same GGUF; recorded as null (and said) where its script is not in this checkout.
+    const peftScript = join(APP_ROOT, 'training/scripts/peft_step.py');
+    let peft: { peakMib: number | null; seconds: unknown } = { peakMib: null, seconds: null };
+    if (existsSync(peftScript)) {
+      const p = timed(`${model.name}: ${BATCH}x${LENGTH} steps in torch + PEFT`, PYTHON, [
+        peftScript,
+        '--gguf',
+        gguf,
+        '--batch',
+        String(BATCH),
+        '--length',
+        String(LENGTH),
+        '--steps',
+        String(STEPS),
+        '--rank',
+        String(trainStepEntry(loadManifest(dir)).rank),
+        '--threads',
+        String(THREADS),
+      ]);
+      peft = { peakMib: p.peakMib, seconds: lastJson(p.stdout).seconds_per_step };
+    } else console.error(`distill-scale: ${peftScript} is missing: torch + PEFT not measured`);
     models[model.name] = {
       params: node.params,
       kind: node.kind,
@@ -210,8 +215,8 @@ async function main(): Promise<void> {
       distill_estimate_mib: node.estimate_mib,
       seconds_per_step: node.seconds_per_step,
       step_seconds: node.step_seconds,
-      torch_peft_peak_rss_mib: p.peakMib,
-      torch_peft_seconds_per_step: peft.seconds_per_step,
+      torch_peft_peak_rss_mib: peft.peakMib,
+      torch_peft_seconds_per_step: peft.seconds,
     };
   }
   const result = {
