@@ -32,6 +32,8 @@ const arg = (name: string) => {
 // `--rows BxS`: other rows than the recorded 8 × 128 (a quick look on a small fixture).
 const [BATCH, LENGTH] = (arg('--rows') ?? '8x128').split('x').map(Number) as [number, number];
 const STEPS = Number(arg('--steps') ?? 3);
+// This checkout's Python package, whichever checkout the venv's editable install points at.
+const ENV = { ...process.env, PSKILLS_CACHE: CACHE, PYTHONPATH: join(APP_ROOT, 'training/src') };
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const round = (x: number, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
@@ -99,7 +101,7 @@ function timed(what: string, cmd: string, args: string[]): { peakMib: number; st
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
     maxBuffer: 64 * 2 ** 20,
-    env: { ...process.env, PSKILLS_CACHE: CACHE },
+    env: ENV,
   });
   const seconds = (performance.now() - t0) / 1000;
   try {
@@ -125,6 +127,7 @@ const MODELS: Model[] = [
       const r = spawnSync(PYTHON, [join(APP_ROOT, 'training/scripts/fetch_smollm2.py'), '--cache', CACHE], {
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'inherit'],
+        env: ENV,
       });
       if (r.status !== 0) throw new Error('fetch_smollm2.py failed');
       return r.stdout.trim().split('\n').at(-1)!;
@@ -138,6 +141,7 @@ const MODELS: Model[] = [
         mkdirSync(join(CACHE, 'qwen05-shape'), { recursive: true });
         const r = spawnSync(PYTHON, [join(APP_ROOT, 'training/scripts/make_qwen05_shape_gguf.py'), '--out', out], {
           stdio: 'inherit',
+          env: ENV,
         });
         if (r.status !== 0) throw new Error('make_qwen05_shape_gguf.py failed');
       }
