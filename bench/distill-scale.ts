@@ -16,7 +16,7 @@ import { cpus, homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadBundle } from '../main/engine';
 import { estimateDistillMemory } from '../main/engine/distill-memory';
-import { parseManifest, type BundleManifest } from '../main/engine/manifest';
+import type { BundleManifest } from '../main/engine/manifest';
 import { seededRng } from '../main/engine/sampler';
 import { initState, openStepRunner, stepKind, TrainLoop, trainStepEntry } from '../main/engine/train-step';
 import { APP_ROOT } from '../main/paths';
@@ -82,6 +82,7 @@ async function child(dir: string): Promise<void> {
   process.stdout.write(
     `${JSON.stringify({
       kind: stepKind(m),
+      rank: trainStepEntry(m).rank,
       params: params(m),
       seconds_per_step: round(median(times)),
       step_seconds: times.map((x) => round(x)),
@@ -117,12 +118,16 @@ const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1)
 
 interface Model {
   name: string;
+  /** peft_step.py's --shape: a random-weight model of the same shape (the peak and the time do not
+   * depend on the weights' values). */
+  peftShape: string;
   gguf: () => string;
 }
 
 const MODELS: Model[] = [
   {
     name: 'smollm2-135m',
+    peftShape: 'smollm2-135m',
     gguf: () => {
       const r = spawnSync(PYTHON, [join(APP_ROOT, 'training/scripts/fetch_smollm2.py'), '--cache', CACHE], {
         encoding: 'utf8',
@@ -135,6 +140,7 @@ const MODELS: Model[] = [
   },
   {
     name: 'qwen05-shape',
+    peftShape: 'qwen2.5-0.5b',
     gguf: () => {
       const out = join(CACHE, 'qwen05-shape', 'qwen05-shape.gguf');
       if (!existsSync(out)) {
@@ -195,16 +201,14 @@ async function main(): Promise<void> {
     if (existsSync(peftScript)) {
       const p = timed(`${model.name}: ${BATCH}x${LENGTH} steps in torch + PEFT`, PYTHON, [
         peftScript,
-        '--gguf',
-        gguf,
-        '--batch',
+        '--shape',
+        model.peftShape,
+        '--rows',
         String(BATCH),
         '--length',
         String(LENGTH),
         '--steps',
         String(STEPS),
-        '--rank',
-        String(trainStepEntry(loadManifest(dir)).rank),
         '--threads',
         String(THREADS),
       ]);
@@ -213,6 +217,7 @@ async function main(): Promise<void> {
     models[model.name] = {
       params: node.params,
       kind: node.kind,
+      rank: node.rank,
       build_peak_rss_mib: build,
       build_seconds: buildSeconds,
       distill_peak_rss_mib: d.peakMib,
@@ -247,11 +252,6 @@ async function main(): Promise<void> {
   console.log(['model', ...cols].join('\t'));
   for (const [name, r] of Object.entries(models)) console.log([name, ...cols.map((c) => String(r[c]))].join('\t'));
   console.log(`(${result.seconds} s in all; ${OUT})`);
-}
-
-function loadManifest(dir: string): BundleManifest {
-  const file = join(dir, 'bundle.json');
-  return parseManifest(JSON.parse(readFileSync(file, 'utf8')), file);
 }
 
 if (process.argv.includes('--child')) await child(arg('--child')!);
