@@ -203,3 +203,22 @@ def _float_lm(bundle: Path):
                   **{p + f"mlp.{n}_proj.weight": a[f"mlp.{n}_proj.weight"].T for n in ("gate", "up", "down")}}
     lm.load_state_dict({k: torch.from_numpy(np.ascontiguousarray(v, np.float32)) for k, v in state.items()})
     return lm.eval()
+
+
+def test_memory_check_sizes_layered_by_the_smallest_bucket(tmp_path):
+    """The importer's precheck counts [b, s, vocab] tensors of the largest bucket for whole graphs, of the
+    smallest (the parity check's torch steps) for layered ones, at fewer bytes each: SmolLM2-135M's 19 GB
+    requirement becomes its lm.onnx export's."""
+    from pskills_train.export.bundle_writer import FromHfOptions
+    from pskills_train.export.from_gguf import MEMORY_PER_LOGIT_LAYERED, GGUFError, check_resources, train_logits
+
+    buckets = ((8, 64), (8, 128), (8, 256))
+    assert train_logits(FromHfOptions(train_buckets=buckets)) == 8 * 64
+    assert train_logits(FromHfOptions(train_buckets=buckets, train_kind="whole")) == 8 * 256
+    smollm2, vocab = 134_515_008, 49_152
+    logits = train_logits(FromHfOptions(train_buckets=buckets)) * vocab
+    check_resources(tmp_path / "m.gguf", tmp_path / "out", smollm2, logits, free_memory=4 * 10**9,
+                    free_disk=10**12, per_logit=MEMORY_PER_LOGIT_LAYERED)
+    with pytest.raises(GGUFError, match="GB of memory"):
+        check_resources(tmp_path / "m.gguf", tmp_path / "out", smollm2, 8 * 256 * vocab, free_memory=4 * 10**9,
+                        free_disk=10**12)

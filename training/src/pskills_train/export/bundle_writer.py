@@ -171,6 +171,8 @@ def write_loaded_bundle(src: LoadedBase, out: Path, opts: FromHfOptions) -> Path
     lm.eval()
     if opts.weights not in WEIGHTS:
         raise ValueError(f"--weights: {opts.weights!r} is not one of {WEIGHTS}")
+    if opts.train_kind not in TRAIN_KINDS:
+        raise ValueError(f"--train-step-kind: {opts.train_kind!r} is not one of {TRAIN_KINDS}")
     if opts.weights == "q4" and opts.dtype != "fp32":
         raise ValueError("--weights q4 quantizes float32 weights: it needs --dtype fp32")
     if opts.dtype == "fp16":

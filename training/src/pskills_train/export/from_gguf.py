@@ -55,8 +55,12 @@ SUPPORTED_TYPES = ("F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0",
 # 3.0 GB through lm.onnx (the dequantized state, the traced graph and its serialization), 17.8 GB with the
 # default train-step graphs, whose tracing holds ~40 float32 [b, s, vocab] tensors of the largest bucket.
 # Disk: lm.onnx plus the exporter's scratch copy.
+# Layered train-step graphs (the default) trace one layer and the head on fake tensors; their only
+# full-vocabulary tensors are the parity check's torch steps on the smallest bucket (~5 float32 [b, s, vocab]):
+# SmolLM2-135M with 8×64, 8×128, 8×256 peaks at 3.3 GB, as without train steps.
 MEMORY_PER_WEIGHT_BYTE = 6.0
 MEMORY_PER_LOGIT = 40 * 4
+MEMORY_PER_LOGIT_LAYERED = 5 * 4
 DISK_FACTOR = 2.0
 GB = 1e9
 
@@ -448,16 +452,17 @@ def train_logits(opts: FromHfOptions) -> int:
 
 
 def check_resources(path: Path, out: Path, n_params: int, logits: int = 0, free_memory: int | None = None,
-                    free_disk: int | None = None) -> None:
-    """Refuse before any work when the float32 model (and `logits` = b·s·vocab of the largest train-step
-    bucket) will not fit in the available memory, or the bundle beside `out` on disk."""
+                    free_disk: int | None = None, per_logit: float = MEMORY_PER_LOGIT) -> None:
+    """Refuse before any work when the float32 model (and `logits` = b·s·vocab of the train-step bucket
+    `train_logits` names, `per_logit` bytes each) will not fit in the available memory, or the bundle beside
+    `out` on disk."""
     fp32 = 4 * n_params
     parent = out.resolve().parent
     while not parent.exists():
         parent = parent.parent
     disk = shutil.disk_usage(parent).free if free_disk is None else free_disk
     mem = mem_available() if free_memory is None else free_memory
-    need_mem, need_disk = int(MEMORY_PER_WEIGHT_BYTE * fp32 + MEMORY_PER_LOGIT * logits), int(DISK_FACTOR * fp32)
+    need_mem, need_disk = int(MEMORY_PER_WEIGHT_BYTE * fp32 + per_logit * logits), int(DISK_FACTOR * fp32)
     head = f"{path.name}: {n_params / 1e6:,.1f} M parameters ({fp32 / GB:.2f} GB as float32)"
     if need_mem > mem:
         steps = " with its train-step graphs (fewer or smaller --train-step-buckets need less)" if logits else ""
@@ -494,7 +499,8 @@ def load_gguf(path: Path, out: Path, opts: FromHfOptions, check_space: bool = Tr
     check_tensors(meta, tensors, cfg)
     n_params = sum(int(t.n_elements) for n, t in tensors.items() if n != "rope_freqs.weight")
     if check_space:
-        check_resources(path, out, n_params, train_logits(opts) * cfg.vocab_size)
+        per_logit = MEMORY_PER_LOGIT_LAYERED if opts.train_kind == LAYERED else MEMORY_PER_LOGIT
+        check_resources(path, out, n_params, train_logits(opts) * cfg.vocab_size, per_logit=per_logit)
     tok, tcfg, special = tokenizer_from_gguf(meta, cfg.vocab_size, opts.chat_template)
     lm = build_lm(meta, tensors, cfg)
     return LoadedBase(lm=lm, tokenizer_json=tok.to_str(pretty=True).encode("utf-8"), tokenizer_config=tcfg,
