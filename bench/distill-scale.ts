@@ -51,6 +51,7 @@ function params(m: BundleManifest): number {
 /** The child: the bundle loaded as a distillation loads it, then 1 + STEPS train steps of 8 × 128. */
 async function child(dir: string): Promise<void> {
   const bundle = await loadBundle(dir, { verifyHashes: false, intraOpNumThreads: THREADS });
+  const loadedMib = Math.round(process.memoryUsage().rss / 2 ** 20);
   const m = bundle.manifest;
   const bucket = trainStepEntry(m).buckets.find((b) => b.batch === BATCH && b.length === LENGTH);
   if (!bucket) throw new Error(`${dir}: no ${BATCH}x${LENGTH} train-step bucket`);
@@ -88,6 +89,7 @@ async function child(dir: string): Promise<void> {
       step_seconds: times.map((x) => round(x)),
       warmup_seconds: round(warm),
       estimate_mib: Math.round(estimate.bytes / 2 ** 20),
+      loaded_rss_mib: loadedMib,
     })}\n`,
   );
 }
@@ -145,16 +147,39 @@ const MODELS: Model[] = [
       const out = join(CACHE, 'qwen05-shape', 'qwen05-shape.gguf');
       if (!existsSync(out)) {
         mkdirSync(join(CACHE, 'qwen05-shape'), { recursive: true });
-        const r = spawnSync(PYTHON, [join(APP_ROOT, 'training/scripts/make_qwen05_shape_gguf.py'), '--out', out], {
+        // Written beside and renamed: a run stopped midway leaves no truncated file to reuse.
+        const part = `${out}.part`;
+        const r = spawnSync(PYTHON, [join(APP_ROOT, 'training/scripts/make_qwen05_shape_gguf.py'), '--out', part], {
           stdio: 'inherit',
           env: ENV,
         });
         if (r.status !== 0) throw new Error('make_qwen05_shape_gguf.py failed');
+        renameSync(part, out);
       }
       return out;
     },
   },
 ];
+
+/** bench/results/distill-scale.json: the models measured now over those of earlier runs. */
+function write(models: Record<string, Record<string, unknown>>, started: number) {
+  const previous = existsSync(OUT)
+    ? (JSON.parse(readFileSync(OUT, 'utf8')) as { models?: Record<string, Record<string, unknown>> })
+    : {};
+  const result = {
+    rows: { batch: BATCH, length: LENGTH, answer: 'the second half of each row' },
+    steps_timed: STEPS,
+    threads: THREADS,
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    seconds: round((performance.now() - started) / 1000, 1),
+    models: { ...(previous.models ?? {}), ...models },
+  };
+  mkdirSync(join(APP_ROOT, 'bench/results'), { recursive: true });
+  writeFileSync(`${OUT}.tmp`, `${JSON.stringify(result, null, 2)}\n`);
+  renameSync(`${OUT}.tmp`, OUT);
+  return result;
+}
 
 async function main(): Promise<void> {
   const only = arg('--models')?.split(',');
@@ -168,7 +193,7 @@ async function main(): Promise<void> {
     const gguf = model.gguf();
     const dir = join(CACHE, `${model.name}-layered`);
     let build: number | null = (previous.models?.[model.name]?.build_peak_rss_mib as number | undefined) ?? null;
-    let buildSeconds: number | null = null;
+    let buildSeconds = (previous.models?.[model.name]?.build_seconds as number | undefined) ?? null;
     if (!reuse || !existsSync(join(dir, 'bundle.json'))) {
       const b = timed(`${model.name}: bundle create`, process.execPath, [
         join(APP_ROOT, 'bin/pskills.mjs'),
@@ -222,24 +247,15 @@ async function main(): Promise<void> {
       build_seconds: buildSeconds,
       distill_peak_rss_mib: d.peakMib,
       distill_estimate_mib: node.estimate_mib,
+      distill_loaded_rss_mib: node.loaded_rss_mib,
       seconds_per_step: node.seconds_per_step,
       step_seconds: node.step_seconds,
       torch_peft_peak_rss_mib: peft.peakMib,
       torch_peft_seconds_per_step: peft.seconds,
     };
+    write(models, started); // each model as it is done: a run stopped later keeps it
   }
-  const result = {
-    rows: { batch: BATCH, length: LENGTH, answer: 'the second half of each row' },
-    steps_timed: STEPS,
-    threads: THREADS,
-    cpus: cpus().length,
-    cpu: cpus()[0]?.model ?? 'unknown',
-    seconds: round((performance.now() - started) / 1000, 1),
-    models: { ...(previous.models ?? {}), ...models },
-  };
-  mkdirSync(join(APP_ROOT, 'bench/results'), { recursive: true });
-  writeFileSync(`${OUT}.tmp`, `${JSON.stringify(result, null, 2)}\n`);
-  renameSync(`${OUT}.tmp`, OUT);
+  const result = write(models, started);
   const cols = [
     'params',
     'build_peak_rss_mib',
