@@ -208,6 +208,12 @@ async function main(): Promise<void> {
       build = b.peakMib;
       buildSeconds = round(b.seconds, 1);
     }
+    // Each figure is written as it is measured: a run stopped later keeps what it has.
+    const row: Record<string, unknown> = (models[model.name] = {
+      build_peak_rss_mib: build,
+      build_seconds: buildSeconds,
+    });
+    write(models, started);
     const d = timed(`${model.name}: ${BATCH}x${LENGTH} train steps in Node`, process.execPath, [
       '--import',
       'tsx',
@@ -220,6 +226,17 @@ async function main(): Promise<void> {
       `${BATCH}x${LENGTH}`,
     ]);
     const node = lastJson(d.stdout);
+    Object.assign(row, {
+      params: node.params,
+      kind: node.kind,
+      rank: node.rank,
+      distill_peak_rss_mib: d.peakMib,
+      distill_estimate_mib: node.estimate_mib,
+      distill_loaded_rss_mib: node.loaded_rss_mib,
+      seconds_per_step: node.seconds_per_step,
+      step_seconds: node.step_seconds,
+    });
+    write(models, started);
     // torch + PEFT on the same GGUF; recorded as null (and said) where its script is not in this checkout.
     const peftScript = join(APP_ROOT, 'training/scripts/peft_step.py');
     let peft: { peakMib: number | null; seconds: unknown } = { peakMib: null, seconds: null };
@@ -239,21 +256,8 @@ async function main(): Promise<void> {
       ]);
       peft = { peakMib: p.peakMib, seconds: lastJson(p.stdout).seconds_per_step };
     } else console.error(`distill-scale: ${peftScript} is missing: torch + PEFT not measured`);
-    models[model.name] = {
-      params: node.params,
-      kind: node.kind,
-      rank: node.rank,
-      build_peak_rss_mib: build,
-      build_seconds: buildSeconds,
-      distill_peak_rss_mib: d.peakMib,
-      distill_estimate_mib: node.estimate_mib,
-      distill_loaded_rss_mib: node.loaded_rss_mib,
-      seconds_per_step: node.seconds_per_step,
-      step_seconds: node.step_seconds,
-      torch_peft_peak_rss_mib: peft.peakMib,
-      torch_peft_seconds_per_step: peft.seconds,
-    };
-    write(models, started); // each model as it is done: a run stopped later keeps it
+    Object.assign(row, { torch_peft_peak_rss_mib: peft.peakMib, torch_peft_seconds_per_step: peft.seconds });
+    write(models, started);
   }
   const result = write(models, started);
   const cols = [
