@@ -11,6 +11,10 @@ import type { Bucket } from './train-step';
 const MIB = 2 ** 20;
 /** The sessions themselves, ORT's arena slack and the step's small buffers, measured nowhere finer. */
 const RUNTIME_BYTES = 256 * MIB;
+/** ORT keeps an activation's block in its arena after use, and a graph's intermediates outnumber the ones
+ * counted below: ×2 brings the estimate over the measured peak (SmolLM2-135M, 8 × 128: the steps added
+ * 1,478 MiB to the loaded bundle, estimated 1,580; bench/results/distill-scale.json). */
+const ARENA = 2;
 
 export interface MemoryEstimate {
   readonly kind: 'whole' | 'layered';
@@ -39,9 +43,9 @@ export function estimateDistillMemory(m: BundleManifest, bucket: Bucket, maxAnsw
   if (!ts) throw invalid(`bundle ${m.id} has no train step`);
   const a = m.architecture;
   const tokens = bucket.batch * bucket.length;
-  const layer = tokens * layerFloatsPerToken(m, bucket.length) * 4;
+  const layer = tokens * layerFloatsPerToken(m, bucket.length) * 4 * ARENA;
   const answerRows = bucket.batch * Math.min(bucket.length, maxAnswerTokens + 1);
-  const head = answerRows * a.vocab * 4 * 3; // logits, their softmax, their gradient
+  const head = answerRows * a.vocab * 4 * 3 * ARENA; // logits, their softmax, their gradient
   if (ts.kind === 'layered' && ts.weights) {
     // Each span once (a tied embedding is the head's too); float16 counted widened, the upper bound.
     const spans = new Map<string, number>();
