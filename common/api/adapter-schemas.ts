@@ -429,6 +429,9 @@ export const DistillPlan = z.object({
     .object({
       bucket: z.object({ batch: z.number().int().positive(), length: z.number().int().positive() }),
       secondsPerStep: z.number().positive(),
+      /** The train steps' estimated peak memory and the machine's free memory when planned, bytes. */
+      memoryBytes: z.number().nonnegative(),
+      freeMemoryBytes: z.number().nonnegative(),
     })
     .nullable(),
   distilled: AdapterSummary.nullable(),

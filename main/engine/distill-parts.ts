@@ -4,9 +4,11 @@
 // (docs/distill.md "Rehearsing lessons into the global adapter").
 import type { PracticeQuestion } from '../../common/distill/practice';
 import type { Bundle } from './bundle';
+import { checkDistillFits } from './distill-memory';
 import {
   DEFAULT_STEPS,
   distillRows,
+  estimateBucket,
   teacherRows,
   type DistillOptions,
   type DistillResult,
@@ -26,6 +28,16 @@ export async function distillParts(
   options: DistillOptions = {},
 ): Promise<DistillResult> {
   trainStepEntry(bundle.manifest);
+  // Refused before the teacher pass when the steps cannot fit the free memory (docs/distill.md).
+  checkDistillFits(
+    bundle.manifest,
+    estimateBucket(
+      bundle,
+      parts.flatMap((p) => p.questions),
+      options.maxAnswerTokens,
+    ),
+    options.maxAnswerTokens,
+  );
   const t0 = performance.now();
   const steps = options.steps ?? DEFAULT_STEPS;
   options.onProgress?.({ phase: 'teacher', step: 0, steps, loss: null, secondsLeft: null });

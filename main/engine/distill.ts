@@ -18,7 +18,7 @@ import {
   stateAdapter,
   TrainLoop,
   TrainStepCache,
-  type TrainStepGraph,
+  type StepRunner,
   trainStepEntry,
   type BatchBuffers,
   type Bucket,
@@ -481,8 +481,8 @@ export async function distillRows(
   // Each step runs in the smallest bucket its own batch fits (as the Python distiller pads each batch to
   // its longest row): one long question no longer makes every step pay for the longest shape.
   const releases = new Map<number, () => void>();
-  const graphs = new Map<number, TrainStepGraph>();
-  const graphFor = async (bucket: Bucket): Promise<TrainStepGraph> => {
+  const graphs = new Map<number, StepRunner>();
+  const graphFor = async (bucket: Bucket): Promise<StepRunner> => {
     let g = graphs.get(bucket.length);
     if (!g) {
       const got = await trainSteps(bundle).acquire(bucket, {
@@ -539,7 +539,7 @@ export function estimateBucket(
   bundle: Pick<BundleInfo, 'manifest' | 'tokenizer' | 'chat'>,
   questions: readonly PracticeQuestion[],
   maxAnswerTokens = 48,
-): { batch: number; length: number; file: string } {
+): Bucket {
   const m = bundle.manifest;
   const longest = Math.max(
     1,

@@ -71,16 +71,49 @@ const Hypernet = z.object({
   ablations: z.record(z.string(), fileName).optional(),
 });
 
-/** Optional: one distillation step as an inference graph per static (batch, length) bucket
- * (docs/bundle-format.md "train_step"). Absent: the bundle offers Instant compile only. */
+/** The bytes of one lm.onnx initializer a layered train step reads (docs/bundle-format.md "train_step"):
+ * little-endian, row-major, `length` = the product of `shape` × the dtype's size. */
+const WeightSpan = z.object({
+  file: fileName,
+  offset: index,
+  length: count,
+  dtype: z.enum(['float32', 'float16']),
+  shape: z.array(count),
+});
+export type WeightSpan = z.infer<typeof WeightSpan>;
+
+/** Optional: one distillation step per static (batch, length) bucket (docs/bundle-format.md "train_step").
+ * kind "whole" (absent = whole): one inference graph per bucket (`file`). kind "layered": one decoder
+ * layer's forward and its vector-Jacobian product, reused for every layer, and the head with the loss
+ * (`layer`, `layer_vjp`, `head`), over the base's weights read from `weights`. Absent: Instant only. */
 const TrainStepEntry = z.object({
+  kind: z.enum(['whole', 'layered']).optional(),
   rank: count,
   top_k: count,
   ce_weight: z.number(),
   max_norm: z.number(),
+  adam: z.object({ beta1: z.number(), beta2: z.number(), eps: z.number() }).optional(),
   inputs: z.array(z.string()),
   outputs: z.array(z.string()),
-  buckets: z.array(z.object({ batch: count, length: count, file: fileName })).min(1),
+  buckets: z
+    .array(
+      z.object({
+        batch: count,
+        length: count,
+        file: fileName.optional(),
+        layer: fileName.optional(),
+        layer_vjp: fileName.optional(),
+        head: fileName.optional(),
+      }),
+    )
+    .min(1),
+  weights: z
+    .object({
+      embed: WeightSpan,
+      head: z.record(z.string(), WeightSpan),
+      layers: z.array(z.record(z.string(), WeightSpan)),
+    })
+    .optional(),
 });
 export type TrainStepEntry = z.infer<typeof TrainStepEntry>;
 
@@ -237,6 +270,63 @@ export const BundleManifest = z
       if (m.encoder.token_budget > a.max_positions)
         issue(['encoder', 'token_budget'], `${m.encoder.token_budget} > architecture.max_positions ${a.max_positions}`);
     }
+    const ts = m.train_step;
+    const layered = ts?.kind === 'layered';
+    if (ts) {
+      const need = layered ? (['layer', 'layer_vjp', 'head'] as const) : (['file'] as const);
+      ts.buckets.forEach((b, j) => {
+        for (const f of need)
+          if (b[f] === undefined)
+            issue(
+              ['train_step', 'buckets', j, f],
+              `required: a ${layered ? 'layered' : 'whole'} train step's bucket names its ${f} graph`,
+            );
+      });
+      if (layered && !ts.weights)
+        issue(['train_step', 'weights'], "required: a layered train step reads the base's weights by span");
+      if (!layered && ts.weights)
+        issue(
+          ['train_step', 'kind'],
+          '"whole" (or absent), but weights are listed: a layered step says kind "layered"',
+        );
+      if (layered && ts.weights) {
+        const w = ts.weights;
+        if (w.layers.length !== a.layers)
+          issue(
+            ['train_step', 'weights', 'layers'],
+            `${w.layers.length} layers, but architecture.layers is ${a.layers} (one object per decoder layer)`,
+          );
+        const spans: [WeightSpan, (string | number)[]][] = [
+          [w.embed, ['train_step', 'weights', 'embed']],
+          ...Object.entries(w.head).map(
+            ([n, s]) => [s, ['train_step', 'weights', 'head', n]] as [WeightSpan, (string | number)[]],
+          ),
+          ...w.layers.flatMap((l, i) =>
+            Object.entries(l).map(
+              ([n, s]) => [s, ['train_step', 'weights', 'layers', i, n]] as [WeightSpan, (string | number)[]],
+            ),
+          ),
+        ];
+        for (const [s, path] of spans) {
+          const want = s.shape.reduce((x, y) => x * y, 1) * (s.dtype === 'float16' ? 2 : 4);
+          if (s.length !== want)
+            issue([...path, 'length'], `${s.length} bytes, but ${s.dtype} [${s.shape.join(', ')}] is ${want} bytes`);
+          const listed = m.files[s.file];
+          if (!listed) issue([...path, 'file'], `${s.file} is not listed in files`);
+          else if (s.offset + s.length > listed.bytes)
+            issue(
+              [...path, 'offset'],
+              `${s.offset} + ${s.length} bytes runs past the end of ${s.file} (${listed.bytes} bytes)`,
+            );
+        }
+        const [rows, cols] = w.embed.shape;
+        if (w.embed.shape.length !== 2 || rows !== a.vocab || cols !== a.hidden)
+          issue(
+            ['train_step', 'weights', 'embed', 'shape'],
+            `[${w.embed.shape.join(', ')}], expected [${a.vocab}, ${a.hidden}] (vocab, hidden)`,
+          );
+      }
+    }
     const referenced: [string, (string | number)[]][] = [
       [m.io.lm.file, ['io', 'lm', 'file']],
       [m.tokenizer.file, ['tokenizer', 'file']],
@@ -246,8 +336,10 @@ export const BundleManifest = z
       ...Object.entries(m.hypernet?.ablations ?? {}).map(
         ([name, file]) => [file, ['hypernet', 'ablations', name]] as [string, (string | number)[]],
       ),
-      ...(m.train_step?.buckets ?? []).map(
-        (b, j) => [b.file, ['train_step', 'buckets', j, 'file']] as [string, (string | number)[]],
+      ...(m.train_step?.buckets ?? []).flatMap((b, j) =>
+        (['file', 'layer', 'layer_vjp', 'head'] as const).flatMap((f) =>
+          b[f] === undefined ? [] : [[b[f], ['train_step', 'buckets', j, f]] as [string, (string | number)[]]],
+        ),
       ),
     ];
     for (const [file, path] of referenced) if (!(file in m.files)) issue(path, `${file} is not listed in files`);

@@ -26,6 +26,11 @@ export function float32(data: Float32Array, dims: readonly number[]): Tensor {
   return new ort.Tensor('float32', data, dims);
 }
 
+/** float16 values as their raw bits (what a float16 initializer's bytes are). */
+export function float16(bits: Uint16Array, dims: readonly number[]): Tensor {
+  return new ort.Tensor('float16', bits, dims);
+}
+
 export function int64(values: ArrayLike<number> | BigInt64Array, dims: readonly number[]): Tensor {
   const data = values instanceof BigInt64Array ? values : BigInt64Array.from(values, (v) => BigInt(v));
   return new ort.Tensor('int64', data, dims);

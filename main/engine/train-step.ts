@@ -9,11 +9,23 @@ import { invalid } from './errors';
 import type { BundleManifest, TrainStepEntry } from './manifest';
 import { float32, floats, int64, Session, type SessionOptions, type Tensor } from './ort';
 import { seededRng } from './sampler';
+import { bucketKey, stepKind, type Bucket, type StepRunner } from './step-runner';
+import { LayeredStep, WeightStore } from './train-layered';
 
-export interface Bucket {
-  readonly batch: number;
-  readonly length: number;
-  readonly file: string;
+export { bucketKey, stepKind, type Bucket, type StepRunner } from './step-runner';
+
+/** Opens the bucket's step of the bundle's kind; a layered step reads its weights through `store`
+ * (one per bundle, so buckets share them). */
+export async function openStepRunner(
+  dir: string,
+  manifest: BundleManifest,
+  bucket: Bucket,
+  options: SessionOptions = {},
+  store: WeightStore = new WeightStore(dir),
+): Promise<StepRunner> {
+  return stepKind(manifest) === 'layered'
+    ? LayeredStep.open(dir, manifest, bucket, options, store)
+    : TrainStepGraph.open(dir, manifest, bucket, options);
 }
 
 /** Student rows and the teacher's top-k, row-major, exactly one bucket's shape. */
@@ -89,7 +101,8 @@ export function stateAdapter(manifest: BundleManifest, state: TrainState): Engin
   return engineAdapter(r, map);
 }
 
-export class TrainStepGraph {
+export class TrainStepGraph implements StepRunner {
+  readonly kind = 'whole';
   private constructor(
     readonly session: Session,
     readonly manifest: BundleManifest,
@@ -106,6 +119,8 @@ export class TrainStepGraph {
     // A step is one long native call while JS waits, so it takes every core unless told otherwise. A
     // distillation takes turns between buckets' sessions: threads left spinning by one would slow the next.
     const threads = options.intraOpNumThreads ?? availableParallelism();
+    if (!bucket.file)
+      throw invalid(`bundle ${manifest.id}: whole train-step bucket ${bucketKey(bucket)} names no file`);
     return new TrainStepGraph(
       await Session.open(`${dir}/${bucket.file}`, { ...options, intraOpNumThreads: threads, allowSpinning: false }),
       manifest,
@@ -113,39 +128,46 @@ export class TrainStepGraph {
     );
   }
 
-  /** One step; `step` is 1-based. Returns the new state (new arrays) and the loss before the update. */
-  async run(
-    state: TrainState,
-    batch: TrainBatch,
-    step: number,
-    lr: number,
-  ): Promise<{ state: TrainState; loss: number }> {
-    const { batch: b, length: s } = this.bucket;
-    const k = trainStepEntry(this.manifest).top_k;
-    const feeds: Record<string, Tensor> = {};
-    const r = trainStepEntry(this.manifest).rank;
-    for (const { key, dIn, dOut } of targets(this.manifest))
-      for (const p of ['lora', 'm', 'v']) {
-        feeds[`${p}.${key}.A`] = float32(state.get(`${p}.${key}.A`)!, [dIn, r]);
-        feeds[`${p}.${key}.B`] = float32(state.get(`${p}.${key}.B`)!, [r, dOut]);
-      }
-    feeds.step = float32(new Float32Array([step]), []);
-    feeds.lr = float32(new Float32Array([lr]), []);
-    feeds.input_ids = int64(batch.inputIds, [b, s]);
-    feeds.attention_mask = int64(batch.attentionMask, [b, s]);
-    feeds.position_ids = int64(batch.positionIds, [b, s]);
-    feeds.answer_mask = float32(batch.answerMask, [b, s]);
-    feeds.teacher_ids = int64(batch.teacherIds, [b, s, k]);
-    feeds.teacher_logp = float32(batch.teacherLogp, [b, s, k]);
-    const out = await this.session.run(feeds);
-    const next = new Map<string, Float32Array>();
-    for (const name of state.keys()) next.set(name, floats(out[`new_${name}`]!));
-    return { state: next, loss: floats(out.loss!)[0]! };
+  run(feeds: Readonly<Record<string, Tensor>>): Promise<Record<string, Tensor>> {
+    return this.session.run(feeds);
   }
 
   async dispose(): Promise<void> {
     await this.session.dispose();
   }
+}
+
+/** One step of `runner` from `state` on `batch` (`step` 1-based): the new state (new arrays) and the loss
+ * before the update. TrainLoop does the same without copying between steps. */
+export async function runStep(
+  runner: StepRunner,
+  manifest: BundleManifest,
+  state: TrainState,
+  batch: TrainBatch,
+  step: number,
+  lr: number,
+): Promise<{ state: TrainState; loss: number }> {
+  const { batch: b, length: s } = runner.bucket;
+  const k = trainStepEntry(manifest).top_k;
+  const feeds: Record<string, Tensor> = {};
+  const r = trainStepEntry(manifest).rank;
+  for (const { key, dIn, dOut } of targets(manifest))
+    for (const p of ['lora', 'm', 'v']) {
+      feeds[`${p}.${key}.A`] = float32(state.get(`${p}.${key}.A`)!, [dIn, r]);
+      feeds[`${p}.${key}.B`] = float32(state.get(`${p}.${key}.B`)!, [r, dOut]);
+    }
+  feeds.step = float32(new Float32Array([step]), []);
+  feeds.lr = float32(new Float32Array([lr]), []);
+  feeds.input_ids = int64(batch.inputIds, [b, s]);
+  feeds.attention_mask = int64(batch.attentionMask, [b, s]);
+  feeds.position_ids = int64(batch.positionIds, [b, s]);
+  feeds.answer_mask = float32(batch.answerMask, [b, s]);
+  feeds.teacher_ids = int64(batch.teacherIds, [b, s, k]);
+  feeds.teacher_logp = float32(batch.teacherLogp, [b, s, k]);
+  const out = await runner.run(feeds);
+  const next = new Map<string, Float32Array>();
+  for (const name of state.keys()) next.set(name, floats(out[`new_${name}`]!));
+  return { state: next, loss: floats(out.loss!)[0]! };
 }
 
 /** Train-step sessions kept open across distillations on one bundle. Opening one costs ~0.25 s (ORT
@@ -154,30 +176,34 @@ export class TrainStepGraph {
  * graph's buffers, so at most `max` are kept (least recently used closed first); one in use is never
  * closed under a running distillation. */
 export class TrainStepCache {
-  private readonly entries = new Map<string, { graph: Promise<TrainStepGraph>; users: number }>();
+  private readonly entries = new Map<string, { graph: Promise<StepRunner>; users: number }>();
   private closed = false;
+  /** The layered kind's weights, read once for every bucket. */
+  private readonly store: WeightStore;
 
   constructor(
     private readonly dir: string,
     private readonly manifest: BundleManifest,
     private readonly max = 3,
-  ) {}
+  ) {
+    this.store = new WeightStore(dir);
+  }
 
   /** The bucket's graph, opened on first use; call the returned release when done with it. */
-  async acquire(bucket: Bucket, options: SessionOptions): Promise<{ graph: TrainStepGraph; release: () => void }> {
+  async acquire(bucket: Bucket, options: SessionOptions): Promise<{ graph: StepRunner; release: () => void }> {
     if (this.closed) {
-      const graph = await TrainStepGraph.open(this.dir, this.manifest, bucket, options);
+      const graph = await openStepRunner(this.dir, this.manifest, bucket, options, this.store);
       return { graph, release: () => void graph.dispose().catch(() => undefined) };
     }
-    const key = `${bucket.file}|${options.provider ?? ''}|${options.intraOpNumThreads ?? ''}`;
+    const key = `${bucketKey(bucket)}|${options.provider ?? ''}|${options.intraOpNumThreads ?? ''}`;
     let e = this.entries.get(key);
     if (e)
       this.entries.delete(key); // re-inserted last: Map order is the LRU order
-    else e = { graph: TrainStepGraph.open(this.dir, this.manifest, bucket, options), users: 0 };
+    else e = { graph: openStepRunner(this.dir, this.manifest, bucket, options, this.store), users: 0 };
     this.entries.set(key, e);
     e.users++;
     const entry = e;
-    let graph: TrainStepGraph;
+    let graph: StepRunner;
     try {
       graph = await entry.graph;
     } catch (err) {
@@ -261,7 +287,7 @@ export class TrainLoop {
   }
 
   private feedsFor(bucket: Bucket): { buffers: BatchBuffers; feeds: Record<string, Tensor> } {
-    const key = `${bucket.batch}x${bucket.length}`;
+    const key = bucketKey(bucket);
     let d = this.data.get(key);
     if (!d) {
       const { batch: b, length: s } = bucket;
@@ -292,10 +318,10 @@ export class TrainLoop {
 
   /** One step (`step` 1-based) of `graph` on its bucket's buffers as last filled; returns the loss
    * before the update. */
-  async run(graph: TrainStepGraph, step: number, lr: number): Promise<number> {
+  async run(graph: StepRunner, step: number, lr: number): Promise<number> {
     this.step[0] = step;
     this.lr[0] = lr;
-    const out = await graph.session.run({ ...this.state, ...this.scalars, ...this.feedsFor(graph.bucket).feeds });
+    const out = await graph.run({ ...this.state, ...this.scalars, ...this.feedsFor(graph.bucket).feeds });
     for (const name of this.names) this.state[name] = out[`new_${name}`]!;
     return floats(out.loss!)[0]!;
   }

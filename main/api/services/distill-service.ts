@@ -28,7 +28,8 @@ import {
   type DistillResult,
 } from '../../engine/distill';
 import type { DistillPart } from '../../engine/distill-parts';
-import { trainStepEntry } from '../../engine/train-step';
+import { estimateDistillMemory, freeMemoryBytes, memoryRefusal } from '../../engine/distill-memory';
+import { bucketKey, trainStepEntry, type Bucket } from '../../engine/train-step';
 import type { BundleInfo, EngineAdapter } from '../../engine';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import type { SkillTestsRepo } from '../../store/skill-tests-repo';
@@ -43,7 +44,7 @@ export const PRACTICE_LIMIT = 48;
 const ADVICE =
   'This skill has no tests: it practises on requests made from its text. Write 3–5 tests (prompts with what a good answer must contain) to practise on what you ask and to judge the adapter.';
 
-type TimeStep = (bundle: BundleInfo, bucket: { batch: number; length: number; file: string }) => Promise<number>;
+type TimeStep = (bundle: BundleInfo, bucket: Bucket) => Promise<number>;
 
 type DistillMany = (
   bundle: BundleInfo,
@@ -72,6 +73,7 @@ export class DistillService {
     private readonly distillMany: DistillMany = (b, k, p, o) => sharedEngine().distillParts(b, k, p, o),
     /** Self-written practice; null: none (the other sources only). */
     private readonly writer: Pick<PracticeWriter, 'write' | 'endpoint'> | null = null,
+    private readonly freeMemory: () => number = freeMemoryBytes,
   ) {}
 
   /** Seconds per step, measured once per (bundle folder, bucket) in this process. */
@@ -122,14 +124,25 @@ export class DistillService {
     let estimate: DistillPlan['estimate'] = null;
     if (reason === null) {
       const bucket = estimateBucket(bundle, questions);
-      const key = `${bundle.dir}:${bucket.file}`;
-      let seconds = this.stepSeconds.get(key);
-      if (!seconds) {
-        seconds = this.timeStep(bundle, bucket);
-        this.stepSeconds.set(key, seconds);
-        seconds.catch(() => this.stepSeconds.delete(key));
+      // Memory first: a step that cannot fit is not timed either (docs/distill.md "Memory before a run").
+      const memory = estimateDistillMemory(bundle.manifest, bucket);
+      const free = this.freeMemory();
+      reason = memoryRefusal(memory, free);
+      if (reason === null) {
+        const key = `${bundle.dir}:${bucketKey(bucket)}`;
+        let seconds = this.stepSeconds.get(key);
+        if (!seconds) {
+          seconds = this.timeStep(bundle, bucket);
+          this.stepSeconds.set(key, seconds);
+          seconds.catch(() => this.stepSeconds.delete(key));
+        }
+        estimate = {
+          bucket: { batch: bucket.batch, length: bucket.length },
+          secondsPerStep: await seconds,
+          memoryBytes: memory.bytes,
+          freeMemoryBytes: free,
+        };
       }
-      estimate = { bucket: { batch: bucket.batch, length: bucket.length }, secondsPerStep: await seconds };
     }
     return {
       skill: who,
@@ -199,6 +212,13 @@ export class DistillService {
     }
     const seed = input.seed ?? 0;
     const practice = this.practice(input.skill, seed);
+    // Refused before the self-written requests, the instant compile and the teacher pass when the steps
+    // cannot fit (self-written requests are short: the practice without them sizes the bucket).
+    const why = memoryRefusal(
+      estimateDistillMemory(bundle.manifest, estimateBucket(bundle, input.questions ?? practice.questions([]))),
+      this.freeMemory(),
+    );
+    if (why) throw new StudioError('invalid_input', why);
     const written: Written =
       this.writer && (input.selfWritten ?? !input.questions)
         ? await this.writer.write(bundle, skill.content, ctx.signal)

@@ -5,7 +5,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBundle } from '../../../main/engine/bundle';
-import { bucketFor, initState, stateAdapter, TrainStepGraph, trainStepEntry } from '../../../main/engine/train-step';
+import {
+  bucketFor,
+  initState,
+  runStep,
+  stateAdapter,
+  TrainStepGraph,
+  trainStepEntry,
+} from '../../../main/engine/train-step';
 import { APP_ROOT } from '../../../main/paths';
 import { FIXTURE_DIR } from './fixture';
 
@@ -30,7 +37,9 @@ describe('train_step graph', () => {
         .filter((n) => /^(lora|m|v)\./.test(n))
         .map((n) => [n, f(n)] as const),
     );
-    const { state: next, loss } = await graph.run(
+    const { state: next, loss } = await runStep(
+      graph,
+      bundle.manifest,
       state,
       {
         inputIds: oracle.inputs.input_ids!.data,

@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { BundleManifest } from '../../../main/engine/manifest';
 import { loadBundle } from '../../../main/engine/bundle';
-import { initState, TrainLoop, TrainStepCache, TrainStepGraph, trainStepEntry } from '../../../main/engine/train-step';
+import {
+  initState,
+  TrainLoop,
+  TrainStepCache,
+  TrainStepGraph,
+  trainStepEntry,
+  type StepRunner,
+} from '../../../main/engine/train-step';
 import { APP_ROOT } from '../../../main/paths';
 
 const DIR = join(APP_ROOT, 'tests/fixtures/bundle-tiny-train');
@@ -22,8 +29,8 @@ afterEach(() => {
 });
 
 /** Every graph disposed so far, in order (dispose is called after eviction without being awaited). */
-function watchDisposed(): TrainStepGraph[] {
-  const disposed: TrainStepGraph[] = [];
+function watchDisposed(): StepRunner[] {
+  const disposed: StepRunner[] = [];
   const real = TrainStepGraph.prototype.dispose;
   vi.spyOn(TrainStepGraph.prototype, 'dispose').mockImplementation(function (this: TrainStepGraph) {
     disposed.push(this);
@@ -33,7 +40,7 @@ function watchDisposed(): TrainStepGraph[] {
 }
 
 /** One step through the graph: resolves on a live session, rejects on a released one. */
-async function step(graph: TrainStepGraph): Promise<number> {
+async function step(graph: StepRunner): Promise<number> {
   const loop = new TrainLoop(manifest, initState(manifest, null, 0));
   loop.buffers(graph.bucket).attentionMask.fill(1n);
   return loop.run(graph, 1, 1e-3);
@@ -46,7 +53,7 @@ describe('TrainStepCache', () => {
   it('closes the least recently used idle session beyond 3 and keeps the others open', async () => {
     const disposed = watchDisposed();
     const cache = new TrainStepCache(DIR, manifest);
-    const graphs = new Map<number, TrainStepGraph>();
+    const graphs = new Map<number, StepRunner>();
     for (const t of [1, 2, 3]) {
       const { graph, release } = await cache.acquire(bucket(), opts(t));
       graphs.set(t, graph);
@@ -75,7 +82,7 @@ describe('TrainStepCache', () => {
     const disposed = watchDisposed();
     const cache = new TrainStepCache(DIR, manifest);
     const held = await cache.acquire(bucket(), opts(1)); // the least recently used, but busy
-    const graphs = new Map<number, TrainStepGraph>();
+    const graphs = new Map<number, StepRunner>();
     for (const t of [2, 3, 4]) {
       const { graph, release } = await cache.acquire(bucket(), opts(t));
       graphs.set(t, graph);
@@ -99,7 +106,7 @@ describe('TrainStepCache', () => {
   it('dispose closes every idle session, a busy one when released, and later ones after use', async () => {
     const disposed = watchDisposed();
     const cache = new TrainStepCache(DIR, manifest);
-    const idle: TrainStepGraph[] = [];
+    const idle: StepRunner[] = [];
     for (const t of [1, 2]) {
       const { graph, release } = await cache.acquire(bucket(), opts(t));
       idle.push(graph);

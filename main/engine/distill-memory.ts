@@ -1,0 +1,113 @@
+// What a distillation's train steps will hold in memory, estimated before it starts (docs/distill.md
+// "Memory before a run"), and the machine's free memory to weigh it against. A layered step holds the
+// base's weights, the input of every layer, one layer's activations (its forward recomputed in its vjp)
+// and the head on the answer rows; a whole step holds the activations of every layer at once.
+import { readFileSync } from 'node:fs';
+import { freemem } from 'node:os';
+import { invalid } from './errors';
+import type { BundleManifest } from './manifest';
+import type { Bucket } from './train-step';
+
+const MIB = 2 ** 20;
+/** The sessions themselves, ORT's arena slack and the step's small buffers, measured nowhere finer. */
+const RUNTIME_BYTES = 256 * MIB;
+/** ORT keeps an activation's block in its arena after use, and a graph's intermediates outnumber the ones
+ * counted below: ×2 brings the estimate over the measured peak (SmolLM2-135M, 8 × 128: the steps added
+ * 1,478 MiB to the loaded bundle, estimated 1,580; bench/results/distill-scale.json). */
+const ARENA = 2;
+
+export interface MemoryEstimate {
+  readonly kind: 'whole' | 'layered';
+  /** Everything below together. */
+  readonly bytes: number;
+  readonly weights: number;
+  /** One layer's activations (layered) or every layer's (whole). */
+  readonly activations: number;
+  /** The layer inputs a layered step keeps for its backward (0 for whole). */
+  readonly kept: number;
+  /** The LM head and the loss on the answer rows. */
+  readonly head: number;
+}
+
+/** Float32 values one decoder layer's forward-and-backward holds per token: the hidden-size tensors
+ * (norms, residuals, q, attention output, their gradients), k and v, the SwiGLU's gate, up, product and
+ * their gradients, and the attention scores, probabilities and their gradient per head. */
+function layerFloatsPerToken(m: BundleManifest, length: number): number {
+  const a = m.architecture;
+  return 12 * a.hidden + 4 * a.kv_heads * a.head_dim + 6 * a.intermediate + 3 * a.heads * length;
+}
+
+/** Peak bytes of a distillation's steps in `bucket` (answers of at most maxAnswerTokens per row). */
+export function estimateDistillMemory(m: BundleManifest, bucket: Bucket, maxAnswerTokens = 48): MemoryEstimate {
+  const ts = m.train_step;
+  if (!ts) throw invalid(`bundle ${m.id} has no train step`);
+  const a = m.architecture;
+  const tokens = bucket.batch * bucket.length;
+  const layer = tokens * layerFloatsPerToken(m, bucket.length) * 4 * ARENA;
+  const answerRows = bucket.batch * Math.min(bucket.length, maxAnswerTokens + 1);
+  const head = answerRows * a.vocab * 4 * 3 * ARENA; // logits, their softmax, their gradient
+  if (ts.kind === 'layered' && ts.weights) {
+    // Each span once (a tied embedding is the head's too); float16 counted widened, the upper bound.
+    const spans = new Map<string, number>();
+    const add = (s: { file: string; offset: number; length: number; dtype: string }, widen: boolean) =>
+      spans.set(
+        `${s.file}:${s.offset}`,
+        Math.max(spans.get(`${s.file}:${s.offset}`) ?? 0, widen && s.dtype === 'float16' ? s.length * 2 : s.length),
+      );
+    add(ts.weights.embed, false);
+    for (const s of Object.values(ts.weights.head)) add(s, true);
+    for (const l of ts.weights.layers) for (const s of Object.values(l)) add(s, true);
+    const weights = [...spans.values()].reduce((x, y) => x + y, 0);
+    const kept = a.layers * tokens * a.hidden * 4;
+    return {
+      kind: 'layered',
+      bytes: weights + layer + kept + head + RUNTIME_BYTES,
+      weights,
+      activations: layer,
+      kept,
+      head,
+    };
+  }
+  // Whole: the graph's own file and the weight files it reads (lm.onnx's, train_step.data).
+  const files = [bucket.file, ...Object.keys(m.files).filter((f) => /^(lm\.onnx|train_step\.data)/.test(f))];
+  const weights = [...new Set(files)].reduce((x, f) => x + (f ? (m.files[f]?.bytes ?? 0) : 0), 0);
+  const activations = a.layers * layer;
+  return { kind: 'whole', bytes: weights + activations + head + RUNTIME_BYTES, weights, activations, kept: 0, head };
+}
+
+/** Memory the machine can give a new allocation now: /proc/meminfo MemAvailable (counts the page cache
+ * that can be dropped), else os.freemem(). */
+export function freeMemoryBytes(): number {
+  try {
+    const line = /^MemAvailable:\s+(\d+) kB$/m.exec(readFileSync('/proc/meminfo', 'utf8'));
+    if (line) return Number(line[1]) * 1024;
+  } catch {
+    // not Linux
+  }
+  return freemem();
+}
+
+const gib = (b: number) => `${(b / 2 ** 30).toFixed(1)} GiB`;
+
+/** The sentence that refuses a run that does not fit, else null. */
+export function memoryRefusal(e: MemoryEstimate, free: number): string | null {
+  if (e.bytes <= free) return null;
+  const parts =
+    e.kind === 'layered'
+      ? `weights ${gib(e.weights)}, one layer's activations ${gib(e.activations)}, the kept layer inputs ${gib(e.kept)}, the head ${gib(e.head)}`
+      : `weights ${gib(e.weights)}, every layer's activations ${gib(e.activations)}, the head ${gib(e.head)}`;
+  return `this distillation needs about ${gib(e.bytes)} of memory (${parts}) and this machine has ${gib(free)} free; nothing was started (close other programs, or use a bundle with a layered train step: docs/distill.md)`;
+}
+
+/** Throws invalid_input with memoryRefusal's sentence when the run cannot fit. */
+export function checkDistillFits(
+  m: BundleManifest,
+  bucket: Bucket,
+  maxAnswerTokens = 48,
+  free = freeMemoryBytes(),
+): MemoryEstimate {
+  const e = estimateDistillMemory(m, bucket, maxAnswerTokens);
+  const why = memoryRefusal(e, free);
+  if (why) throw invalid(why, { estimateBytes: e.bytes, freeBytes: free });
+  return e;
+}

@@ -1,0 +1,209 @@
+// The layered train step's parts that need no graph: Adam and the global-norm clip against values
+// worked by hand from distill.objective.adam_update, float16 widening, weight spans read from a file,
+// bundle.json's layered entry, and the memory estimate with its refusal.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { APP_ROOT } from '../../../main/paths';
+import { checkDistillFits, estimateDistillMemory, memoryRefusal } from '../../../main/engine/distill-memory';
+import { parseManifest } from '../../../main/engine/manifest';
+import { adamUpdate, clipScale, halfToFloat32, WeightStore } from '../../../main/engine/train-layered';
+
+const CFG = { beta1: 0.9, beta2: 0.999, eps: 1e-8, maxNorm: 1 };
+const TRAIN = join(APP_ROOT, 'tests/fixtures/bundle-tiny-train');
+const tmp = mkdtempSync(join(tmpdir(), 'pskills-layered-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const f32 = (xs: number[]) => Float32Array.from(xs);
+
+describe('clip and Adam (distill.objective.adam_update)', () => {
+  it('clip: 1 below max_norm, else max_norm / (‖g‖ + 1e-6) over every gradient together', () => {
+    expect(clipScale([f32([0.3]), f32([0.4])], 1)).toBe(1);
+    // ‖(3, 4, 0)‖ = 5 across two arrays
+    expect(clipScale([f32([3, 0]), f32([4])], 1)).toBeCloseTo(1 / (5 + 1e-6), 12);
+    expect(clipScale([f32([3, 0]), f32([4])], 2)).toBeCloseTo(2 / (5 + 1e-6), 12);
+  });
+
+  it('step 1 from zero moments moves each factor by lr · g / (|g| + eps)', () => {
+    const [out] = adamUpdate(
+      [{ p: f32([1, -2, 0.5]), g: f32([0.5, -0.25, 0]), m: f32([0, 0, 0]), v: f32([0, 0, 0]) }],
+      1,
+      0.1,
+      CFG,
+    );
+    // m = 0.1 g, v = 0.001 g²; m̂ = g, v̂ = g²
+    expect(Array.from(out!.m)).toEqual(Array.from(f32([0.05, -0.025, 0])));
+    expect(Array.from(out!.v)).toEqual(Array.from(f32([0.00025, 0.0000625, 0])));
+    expect(out!.p[0]).toBeCloseTo(1 - (0.1 * 0.5) / (0.5 + 1e-8), 6);
+    expect(out!.p[1]).toBeCloseTo(-2 + (0.1 * 0.25) / (0.25 + 1e-8), 6);
+    expect(out!.p[2]).toBe(0.5); // no gradient, no move (no weight decay)
+  });
+
+  it('step 2 with moments and a clipped gradient, worked by hand', () => {
+    // g = (3, 4): ‖g‖ = 5 → scaled (0.6, 0.8)·5/(5+1e-6); m₀ = (0.1, −0.2), v₀ = (0.01, 0.02)
+    const [out] = adamUpdate(
+      [{ p: f32([0.2, 0.4]), g: f32([3, 4]), m: f32([0.1, -0.2]), v: f32([0.01, 0.02]) }],
+      2,
+      0.01,
+      CFG,
+    );
+    const s = 1 / (5 + 1e-6);
+    const g = [3 * s, 4 * s];
+    const m = [0.9 * 0.1 + 0.1 * g[0]!, 0.9 * -0.2 + 0.1 * g[1]!];
+    const v = [0.999 * 0.01 + 0.001 * g[0]! ** 2, 0.999 * 0.02 + 0.001 * g[1]! ** 2];
+    const c1 = 1 - 0.9 ** 2;
+    const c2 = 1 - 0.999 ** 2;
+    // m = (0.15, −0.1), v ≈ (0.01035, 0.02062), m̂ = (0.78947, −0.52632), √v̂ ≈ (2.27543, 3.21172)
+    expect(m[0]).toBeCloseTo(0.15, 6);
+    expect(m[1]).toBeCloseTo(-0.1, 6);
+    const p = [
+      0.2 - (0.01 * (m[0]! / c1)) / (Math.sqrt(v[0]! / c2) + 1e-8),
+      0.4 - (0.01 * (m[1]! / c1)) / (Math.sqrt(v[1]! / c2) + 1e-8),
+    ];
+    expect(p[0]).toBeCloseTo(0.2 - 0.01 * (0.78947 / 2.27543), 6); // 0.1965304
+    expect(p[1]).toBeCloseTo(0.4 + 0.01 * (0.52632 / 3.21172), 6); // 0.4016387
+    for (let i = 0; i < 2; i++) {
+      expect(out!.m[i]).toBeCloseTo(m[i]!, 7);
+      expect(out!.v[i]).toBeCloseTo(v[i]!, 8);
+      expect(out!.p[i]).toBeCloseTo(p[i]!, 7);
+    }
+  });
+
+  it('leaves its inputs as they were', () => {
+    const x = { p: f32([1]), g: f32([1]), m: f32([0]), v: f32([0]) };
+    adamUpdate([x], 1, 0.1, CFG);
+    expect([x.p[0], x.m[0], x.v[0]]).toEqual([1, 0, 0]);
+  });
+});
+
+describe('weights by span', () => {
+  it('float16 bits widen exactly', () => {
+    const bits = Uint16Array.from([0x3c00, 0xc000, 0x7bff, 0x0001, 0x7c00, 0x3555, 0x8000]);
+    const got = Array.from(halfToFloat32(bits));
+    expect(got.slice(0, 5)).toEqual([1, -2, 65504, 2 ** -24, Infinity]);
+    expect(got[5]).toBeCloseTo(0.333251953125, 12);
+    expect(Object.is(got[6], -0)).toBe(true);
+  });
+
+  it('reads a span once as float32 (widened) or float16, and names a span past the end', () => {
+    const half = Uint16Array.from([0x3c00, 0x4000, 0x4200, 0x4400, 0xbc00, 0x0000]); // 1 2 3 4 −1 0
+    const floats = Float32Array.from([5, 6]);
+    const file = Buffer.concat([Buffer.from([9, 9, 9, 9]), Buffer.from(half.buffer), Buffer.from(floats.buffer)]);
+    writeFileSync(join(tmp, 'w.data'), file);
+    const store = new WeightStore(tmp);
+    const span = { file: 'w.data', offset: 4, length: 12, dtype: 'float16' as const, shape: [2, 3] };
+    const wide = store.tensor(span, 'float32', 'w');
+    expect(wide.type).toBe('float32');
+    expect(wide.dims).toEqual([2, 3]);
+    expect(Array.from(wide.data as Float32Array)).toEqual([1, 2, 3, 4, -1, 0]);
+    expect(store.tensor(span, 'float32', 'w')).toBe(wide); // once
+    const raw = store.tensor(span, 'float16', 'w');
+    expect(Array.from(raw.data as Uint16Array)).toEqual(Array.from(half));
+    const f = store.tensor({ file: 'w.data', offset: 16, length: 8, dtype: 'float32', shape: [2] }, 'float32', 'f');
+    expect(Array.from(f.data as Float32Array)).toEqual([5, 6]);
+    expect(store.bytes).toBe(24 + 12 + 8);
+    expect(() =>
+      store.tensor(
+        { file: 'w.data', offset: 20, length: 8, dtype: 'float32', shape: [2] },
+        'float32',
+        'train_step.weights.head.x',
+      ),
+    ).toThrow(/^train_step\.weights\.head\.x: w\.data ends before 28 bytes/);
+    expect(() => store.tensor({ ...span, dtype: 'float32', length: 24 }, 'float16', 'y')).toThrow(/takes float16/);
+  });
+});
+
+/** The tiny train fixture's bundle.json turned into a layered entry over spans of its lm.onnx. */
+function layeredJson() {
+  const m = JSON.parse(readFileSync(join(TRAIN, 'bundle.json'), 'utf8'));
+  const span = (length: number, shape: number[]) => ({ file: 'lm.onnx', offset: 0, length, dtype: 'float32', shape });
+  m.train_step.kind = 'layered';
+  m.train_step.buckets = [{ batch: 2, length: 16, layer: 'lm.onnx', layer_vjp: 'lm.onnx', head: 'lm.onnx' }];
+  m.train_step.weights = {
+    embed: span(384 * 64 * 4, [384, 64]),
+    head: { 'norm.weight': span(64 * 4, [64]) },
+    layers: [{ 'q.weight': span(64 * 64 * 4, [64, 64]) }, { 'q.weight': span(64 * 64 * 4, [64, 64]) }],
+  };
+  return m;
+}
+
+describe("bundle.json's layered train step", () => {
+  it('reads a layered entry; absent kind is whole', () => {
+    const m = parseManifest(layeredJson());
+    expect(m.train_step!.kind).toBe('layered');
+    expect(m.train_step!.weights!.layers).toHaveLength(2);
+    const whole = parseManifest(JSON.parse(readFileSync(join(TRAIN, 'bundle.json'), 'utf8')));
+    expect(whole.train_step!.kind).toBeUndefined();
+  });
+
+  it('says what is wrong, naming the field', () => {
+    const edit = (f: (m: ReturnType<typeof layeredJson>) => void) => {
+      const m = layeredJson();
+      f(m);
+      return () => parseManifest(m);
+    };
+    expect(edit((m) => delete m.train_step.buckets[0].layer_vjp)).toThrow(
+      /train_step\.buckets\.0\.layer_vjp: required: a layered train step's bucket names its layer_vjp graph/,
+    );
+    expect(edit((m) => delete m.train_step.weights)).toThrow(/train_step\.weights: required/);
+    expect(edit((m) => m.train_step.weights.layers.pop())).toThrow(
+      /train_step\.weights\.layers: 1 layers, but architecture\.layers is 2/,
+    );
+    expect(edit((m) => (m.train_step.weights.head['norm.weight'].dtype = 'float16'))).toThrow(
+      /train_step\.weights\.head\.norm\.weight\.length: 256 bytes, but float16 \[64\] is 128 bytes/,
+    );
+    expect(edit((m) => (m.train_step.weights.embed.file = 'nope.data'))).toThrow(
+      /train_step\.weights\.embed\.file: nope\.data is not listed in files/,
+    );
+    expect(edit((m) => (m.train_step.weights.layers[1]['q.weight'].offset = 10 ** 9))).toThrow(
+      /train_step\.weights\.layers\.1\.q\.weight\.offset: 1000000000 \+ 16384 bytes runs past the end of lm\.onnx/,
+    );
+    expect(edit((m) => (m.train_step.buckets[0].head = 'missing.onnx'))).toThrow(
+      /train_step\.buckets\.0\.head: missing\.onnx is not listed in files/,
+    );
+    expect(edit((m) => (m.train_step.weights.layers[0]['q.weight'].dtype = 'bfloat16'))).toThrow(
+      /train_step\.weights\.layers\.0\.q\.weight\.dtype/,
+    );
+    expect(
+      edit((m) => {
+        delete m.train_step.kind;
+      }),
+    ).toThrow(/train_step\.buckets\.0\.file: required: a whole train step's bucket names its file graph/);
+  });
+});
+
+describe('memory before a run', () => {
+  it('layered: the weights once, one layer, the kept inputs, the head; refused naming both figures', () => {
+    const m = parseManifest(layeredJson());
+    const bucket = m.train_step!.buckets[0]!;
+    const e = estimateDistillMemory(m, bucket, 4);
+    expect(e.kind).toBe('layered');
+    // every span starts at offset 0 of lm.onnx: one span, the largest (the embedding), counted once
+    expect(e.weights).toBe(384 * 64 * 4);
+    expect(e.kept).toBe(2 * 2 * 16 * 64 * 4);
+    expect(e.head).toBe(2 * 5 * 384 * 4 * 3 * 2); // ×2: ORT's arena (calibrated on SmolLM2-135M)
+    expect(e.activations).toBe(2 * 16 * (12 * 64 + 4 * 2 * 16 + 6 * 128 + 3 * 4 * 16) * 4 * 2);
+    expect(e.bytes).toBeGreaterThan(e.weights + e.activations + e.kept + e.head);
+    expect(memoryRefusal(e, e.bytes)).toBeNull();
+    const why = memoryRefusal(e, 2 ** 28);
+    expect(why).toMatch(
+      /^this distillation needs about 0\.3 GiB of memory \(weights 0\.0 GiB, one layer's activations/,
+    );
+    expect(why).toMatch(/and this machine has 0\.3 GiB free; nothing was started/);
+    expect(() => checkDistillFits(m, bucket, 4, 1024)).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+  });
+
+  it('whole: every layer at once, so the same bucket needs more than layered', () => {
+    const json = JSON.parse(readFileSync(join(TRAIN, 'bundle.json'), 'utf8'));
+    const whole = parseManifest(json);
+    const layered = parseManifest(layeredJson());
+    const b = whole.train_step!.buckets[0]!;
+    const w = estimateDistillMemory(whole, b, 4);
+    const l = estimateDistillMemory(layered, layered.train_step!.buckets[0]!, 4);
+    expect(w.kind).toBe('whole');
+    expect(w.activations).toBe(2 * l.activations);
+    expect(w.weights).toBe(json.files['lm.onnx'].bytes + json.files['train_step-2x16.onnx'].bytes);
+    expect(memoryRefusal(w, 0)).toMatch(/every layer's activations/);
+  });
+});
