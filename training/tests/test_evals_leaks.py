@@ -61,7 +61,7 @@ def test_a_planted_leak_is_refused(tmp_path, capsys):
     assert eval_main([*ARGS, "--skillworld-dir", str(folder), "--out", str(out)]) == 3
     err = capsys.readouterr().err
     assert "refusing to report" in err and "practice_equals_task 1," in err and not out.exists()
-    # the Examples reply forces it, and so do the template and cloze answers that quote the section
+    # the Examples reply forces it (template and cloze questions skip the Examples section)
     n_forced = int(err.split("forced_scored_answer ")[1].split()[0])
-    assert n_forced >= 3 and f"task {order['task_id']}" in err
+    assert n_forced >= 1 and f"task {order['task_id']}" in err
     assert all(f"forced_scored_answer ({s})" in err for s in ("examples", "template", "cloze"))
