@@ -64,4 +64,4 @@ def test_a_planted_leak_is_refused(tmp_path, capsys):
     # the Examples reply forces it (template and cloze questions skip the Examples section)
     n_forced = int(err.split("forced_scored_answer ")[1].split()[0])
     assert n_forced >= 1 and f"task {order['task_id']}" in err
-    assert all(f"forced_scored_answer ({s})" in err for s in ("examples", "template", "cloze"))
+    assert "forced_scored_answer (examples)" in err
