@@ -45,7 +45,8 @@ describe.each(transports)('distilling in the studio over $name', (transport) => 
       distilled: null,
     });
     expect(plan.questions.filter((q) => q.source === 'examples').map((q) => q.question)).toEqual(['hi', 'yo']);
-    expect(plan.questions.some((q) => q.source === 'cloze')).toBe(true);
+    // Recall questions skip the Examples, the one section here: requests carry the rest.
+    expect(plan.questions.some((q) => q.source === 'requests')).toBe(true);
     expect(plan.questionsError).toBeNull();
     expect(plan.estimate!.bucket).toEqual({ batch: 2, length: 16 });
     expect(plan.estimate!.secondsPerStep).toBeGreaterThan(0);

@@ -115,6 +115,7 @@ describe('pskills trajectories', () => {
       llmModel: null,
       llmApiKey: null,
       executionProvider: 'cpu',
+      maxMergeRank: 512,
     });
     expect(pskills('settings', 'set', 'storeTrajectories', 'false').out.trim()).toBe('storeTrajectories\tfalse');
     expect(JSON.parse(pskills('settings', 'show', '--json').out)).toEqual({
@@ -123,6 +124,7 @@ describe('pskills trajectories', () => {
       llmModel: null,
       llmApiKey: null,
       executionProvider: 'cpu',
+      maxMergeRank: 512,
     });
     const bad = pskills('settings', 'set', 'storeTrajectories', 'maybe');
     expect(bad.code).toBe(2);

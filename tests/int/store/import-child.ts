@@ -13,8 +13,15 @@ if (!file || (mode !== 'crash' && mode !== 'complete')) {
 }
 
 function say(line: string): void {
-  // Synchronous so the line is in the pipe before we block.
-  writeSync(1, `${line}\n`);
+  // Synchronous so the line is in the pipe before we block; a pipe may take a long line in parts.
+  const bytes = Buffer.from(`${line}\n`);
+  for (let at = 0; at < bytes.length;) {
+    try {
+      at += writeSync(1, bytes, at);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+    }
+  }
 }
 
 function blockFor(ms: number): void {

@@ -85,6 +85,7 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
       llmModel: null,
       llmApiKey: null,
       executionProvider: 'cpu',
+      maxMergeRank: 512,
     });
     covered.add('settings.get');
     const g = await suite.api.engine.generate({ messages: [{ role: 'user', content: 'Hello' }], maxTokens: 5 }).result;
@@ -117,6 +118,7 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
       llmModel: null,
       llmApiKey: null,
       executionProvider: 'cpu',
+      maxMergeRank: 512,
     });
     covered.add('settings.set');
     const before = (await suite.api.trajectories.list({})).total;

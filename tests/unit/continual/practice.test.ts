@@ -13,8 +13,8 @@ describe('lesson practice variants', () => {
       seed: 7,
     });
     expect(q.slice(0, 2)).toEqual([
-      { question: 'File contract 9561 in register 12.', source: 'trajectory' },
-      { question: 'File contract 9561 in register 12.', source: 'trajectory', answer: '{"id": "contract 9561"}' },
+      { question: 'File contract 9561 in register 12.', source: 'trajectories' },
+      { question: 'File contract 9561 in register 12.', source: 'trajectories', answer: '{"id": "contract 9561"}' },
     ]);
     const variants = q.slice(2);
     expect(variants).toHaveLength(3);
