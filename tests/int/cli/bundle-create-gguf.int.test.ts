@@ -47,10 +47,18 @@ describe.skipIf(!hasVenv)('pskills bundle create --from-gguf (needs training/.ve
 
   it('refuses a truncated file by name and leaves nothing behind', () => {
     const bad = join(tmp, 'cut.gguf');
-    writeFileSync(bad, Buffer.concat([Buffer.from('GGUF'), Buffer.alloc(40, 1)]));
+    // version 3, 1 tensor, 2 metadata keys, then the file ends inside the first key's length
+    const head = Buffer.alloc(26);
+    head.write('GGUF', 0);
+    head.writeUInt32LE(3, 4);
+    head.writeBigUInt64LE(1n, 8);
+    head.writeBigUInt64LE(2n, 16);
+    head.writeUInt16LE(5, 24);
+    writeFileSync(bad, head);
     const r = pskills(['bundle', 'create', '--from-gguf', bad, '--out', join(tmp, 'cut')]);
-    expect(r.code).toBe(1);
-    expect(r.err).toMatch(/error: .*cut\.gguf: truncated/);
+    // The Node gate refuses it before Python starts (exit 2), naming the file and where it ends.
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/cut\.gguf: truncated at byte 26/);
     expect(readdirSync(tmp).filter((n) => n.startsWith('.cut') || n === 'cut')).toEqual([]);
   }, 120_000);
 });
