@@ -128,7 +128,7 @@ def main() -> None:
             "Request: notes for the login fix, please",
         ],
     }
-    kept, dropped = P.filter_written(written["replies"], SHIP)
+    kept, dropped = P.filter_written(list(written["replies"]), SHIP)
     holdout = [
         {"tests": TESTS[:n], "seed": s, "held_out": [t["id"] for t in P.split_tests(TESTS[:n], s)[1]]}
         for n, s in ((3, 0), (4, 0), (7, 1), (8, 2))
