@@ -19,7 +19,7 @@ beforeAll(async () => {
 afterAll(async () => bundle.dispose());
 
 function service(free: number, calls: string[]): DistillService {
-  const skill = { name: 'greet', content: SKILL, version: { version: 1 }, rowId: 1 };
+  const skill = { name: 'greet', description: 'Answer a greeting.', content: SKILL, version: { version: 1 }, rowId: 1 };
   return new DistillService(
     {
       skill: () => skill as never,
