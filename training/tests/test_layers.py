@@ -10,7 +10,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "pskills_train"
 
 # Lowest first. A module is in the row of the longest prefix of its dotted name.
 LAYERS: list[tuple[str, ...]] = [
-    ("__init__", "config_io", "data.config", "tokenizer"),
+    ("__init__", "config_io", "data.config", "tokenizer", "export.data_sets"),  # data_sets: the card's plain record
     ("model", "distill.objective"),  # the distillation loss is plain torch; train_step.onnx exports it
     ("data", "synth", "skillworld"),
     ("train",),
@@ -19,8 +19,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("evals", "evals.metrics", "evals.tasks", "evals.adapters", "evals.score", "evals.conditions",
      "evals.report", "evals.diversity", "evals.retrieval"),
     ("distill",),
-    ("evals.distilled", "evals.core", "evals.merging", "evals.run", "evals.sw_suite", "evals.cli",
-     "evals.__main__"),
+    ("evals.distilled", "evals.leaks", "evals.use", "evals.core", "evals.merging", "evals.run", "evals.sw_suite",
+     "evals.cli", "evals.__main__"),
     ("distill.meta", "distill.__main__", "export.from_hf"),  # commands that put the layers below together
 ]
 # Imports inside a function that stay there, (module, imported module): none of this package's own.
