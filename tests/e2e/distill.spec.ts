@@ -243,7 +243,10 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
       await page.getByTestId('lineage-summary').innerText(),
       /distilled from the instant adapter · 40 steps/,
     );
-    assert.match(await page.getByTestId('lineage-practice').innerText(), /test 32 · example 1 · cloze \d+ · user 1/);
+    assert.match(
+      await page.getByTestId('lineage-practice').innerText(),
+      /tests 24 · examples \d+ · requests \d+ · cloze \d+ · template \d+ · user 1/,
+    );
     assert.match(await page.getByTestId('lineage-steps').innerText(), /^40 /);
     assert.match(await page.getByTestId('lineage-final-loss').innerText(), /^[\d.]+$/);
     assert.match(await page.getByTestId('lineage-seconds').innerText(), /^[\d.]+$/);
