@@ -83,6 +83,7 @@ describe('settings page in the browser', { timeout: 300_000 }, () => {
       llmModel: 'tiny-chat',
       llmApiKey: 'sk-e2e-secret',
       executionProvider: 'webgpu',
+      maxMergeRank: 512,
     });
     assert.equal(await field('llmApiKey').inputValue(), '', 'the key is not put back in the field');
     assert.equal(await field('llmApiKey').getAttribute('data-stored'), 'true');
