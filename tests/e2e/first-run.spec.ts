@@ -124,7 +124,10 @@ describe('first run: Try an example', { timeout: 900_000 }, () => {
     assert.equal(await page.evaluate("document.activeElement?.getAttribute('data-testid')"), 'compare-columns');
     const announced = await page.getByTestId('compare-announce').innerText();
     assert.equal(await page.getByTestId('compare-announce').getAttribute('aria-live'), 'polite');
-    assert.match(announced, /No skill fails, In context passes, Instant (passes|fails), Distilled passes, Wrong skill/);
+    assert.match(
+      announced,
+      /No skill fails, In context passes, Instant (passes|fails), Distilled (passes|fails), Wrong skill/,
+    );
     // The comparison's kept trajectories carry the verdicts shown (the Trajectories page's Verdict).
     assert.equal((await apiCall<{ storeTrajectories: boolean }>(host, 'settings.get', {})).storeTrajectories, true);
     const kept = await apiCall<{ items: { condition: string; verdict: { passed: boolean } | null }[] }>(
