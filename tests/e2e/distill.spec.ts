@@ -176,7 +176,8 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     assert.match(await page.getByTestId('distill-summary').innerText(), new RegExp(`Done: ${STEPS} steps, final loss`));
     await page.getByTestId('distill-expand').click();
     assert.equal(await page.getByTestId('distill-collapse').getAttribute('aria-expanded'), 'true');
-    assert.equal(await page.getByTestId('distill-chart').getAttribute('data-ready'), 'true');
+    // The chart draws once its panel is open again: wait for it rather than race it.
+    await page.locator('[data-testid="distill-chart"][data-ready="true"]').waitFor({ timeout: 10_000 });
     assert.ok((await page.getByTestId('distill-chart').locator('path').count()) > 0, 'the loss line is drawn');
     await page.getByTestId('distill-result').waitFor();
     adapterId = await page.getByTestId('distill-adapter').innerText();
