@@ -123,7 +123,8 @@ describe('evolve in the browser', { timeout: 600_000 }, () => {
       new RegExp(`^Iteration ${it}, candidate #${index} is now version 2, compiled \\(adapter [0-9a-f]{12}\\)`),
     );
     await until(async () => (await page.getByTestId('skill-version').innerText()) === 'v2', 'the header shows v2');
-    assert.match(await rows.nth(0).innerText(), /accepted\s*\(v2\)/);
+    // The candidate rows reload after the skill header; wait for them rather than read once.
+    await until(async () => /accepted\s*\(v2\)/.test(await rows.nth(0).innerText()), 'the row says accepted (v2)');
     assert.match(
       await page.getByTestId('skill-provenance-summary').innerText(),
       /^evolve · run [0-9a-f]{12} · from v1/,
