@@ -165,7 +165,7 @@ async function nodeBucket(skillPath: string, practiceFile: string) {
     const q = questions[0]!.question;
     const prompt = bundle.tokenizer.encode(
       bundle.chat.render([
-        { role: 'system', content: fitSystem(bundle, skill, q, 49) },
+        { role: 'system', content: fitSystem(bundle, skill, [{ role: 'user', content: q }], 49) },
         { role: 'user', content: q },
       ]),
     );

@@ -355,8 +355,18 @@ export const PracticeQuestionSchema = z
     source: PracticeSourceSchema,
     /** Teacher-forced (an Examples reply, a section's text); absent: the teacher answers. */
     answer: z.string().max(8000).optional(),
+    /** The chat before the answer when a test is more than one user turn; `question` is its last turn. */
+    messages: z
+      .array(z.strictObject({ role: z.enum(['user', 'assistant', 'tool']), content: z.string().max(100_000) }))
+      .min(1)
+      .max(100)
+      .optional(),
   })
-  .strict();
+  .strict()
+  .refine((q) => !q.messages || q.messages.at(-1)!.content === q.question, {
+    message: 'question must be the last turn of messages',
+    path: ['question'],
+  });
 
 /** What a distillation practised on, recorded with its adapter and shown in the practice panel. */
 export const PracticeRecord = z.object({

@@ -17,6 +17,14 @@ import {
 export interface Drafted {
   readonly question: string;
   readonly answer?: string;
+  /** The chat before the answer when it is more than one user turn (a test written as messages). */
+  readonly messages?: PracticeTurn[];
+}
+
+/** A turn before the answer (the skill is never one: the teacher adds it as the system turn). */
+export interface PracticeTurn {
+  readonly role: 'user' | 'assistant' | 'tool';
+  readonly content: string;
 }
 
 // Request / reply pairs as skills write them in Examples ("Request:"/"Reply:", "User:"/"Assistant:",

@@ -3,7 +3,7 @@
 // requests synthesized from every section, requests the teacher (or a configured endpoint) writes,
 // one cloze per section and the template questions about it. The same sources, names and rules as
 // training/src/pskills_train/distill/practice.py; tests/fixtures/practice-cases.json pins both.
-import { cloze, examples, requests, template, type Drafted } from './practice-synth';
+import { cloze, examples, requests, template, type Drafted, type PracticeTurn } from './practice-synth';
 import { hash, normalise, withoutExamples, type SkillDoc } from './practice-text';
 
 export const SOURCES = [
@@ -34,15 +34,36 @@ export const MIN_QUESTIONS = 32;
 export const HOLD_OUT_EVERY = 4;
 
 export interface PracticeQuestion {
+  /** The request the answer follows: the last turn of `messages` when those are given. */
   readonly question: string;
   readonly source: PracticeSource;
   /** An answer to teacher-force (one the verifier passed); absent: the teacher answers greedily. */
   readonly answer?: string;
+  /** The chat before the answer, when it is more than one user turn (a test written as messages). */
+  readonly messages?: PracticeTurn[];
 }
 
+/** A test as practice reads it: a prompt, or the chat messages before the answer. */
 export interface TestRow {
   readonly id: string;
-  readonly prompt: string;
+  readonly prompt?: string;
+  readonly messages?: readonly { readonly role: string; readonly content: string }[];
+}
+
+/** The chat a question is asked in, without the skill: its messages, or its one user turn. */
+export function chatOf(q: Pick<PracticeQuestion, 'question' | 'messages'>): readonly PracticeTurn[] {
+  return q.messages ?? [{ role: 'user', content: q.question }];
+}
+
+/** A test row as a drafted question; a chat that ends on an answer, or has none, asks nothing. */
+function fromTest(t: TestRow): Drafted[] {
+  if (t.prompt !== undefined) return t.prompt.trim() ? [{ question: t.prompt }] : [];
+  const msgs = (t.messages ?? []).filter((m): m is PracticeTurn => ['user', 'assistant', 'tool'].includes(m.role));
+  const last = msgs.at(-1);
+  if (!last || last.role === 'assistant' || !last.content.trim()) return [];
+  return msgs.length === 1 && last.role === 'user'
+    ? [{ question: last.content }]
+    : [{ question: last.content, messages: msgs.map((m) => ({ role: m.role, content: m.content })) }];
 }
 
 /** Tests split into the practised and the held out: a seeded 1 in `every`, none below `every` tests. */
@@ -174,7 +195,7 @@ export function gather(input: GatherInput): { questions: PracticeQuestion[]; cou
     : { ...input.skill, text: withoutExamples(text) };
   const has = (s: PracticeSource) => sources.includes(s);
   const made: Record<PracticeSource, Drafted[]> = {
-    tests: has('tests') ? (input.tests ?? []).map((t) => ({ question: t.prompt })) : [],
+    tests: has('tests') ? (input.tests ?? []).flatMap(fromTest) : [],
     examples: has('examples') ? examples(seen, seed) : [],
     trajectories: has('trajectories') ? [...(input.trajectories ?? [])] : [],
     user: has('user') ? (input.user ?? []).map((q) => ({ question: q })) : [],

@@ -2,9 +2,10 @@
 // skill as its system message (cut to fit, as the in_context condition), answering each practice
 // question greedily; its top-k log-probabilities on that answer are the target. The student is the base
 // plus the adapter, without the skill. K steps of the train-step graph move the adapter toward the teacher.
-import type { PracticeQuestion } from '../../common/distill/practice';
+import { chatOf, type PracticeQuestion } from '../../common/distill/practice';
 import type { EngineAdapter } from './adapter';
 import type { Bundle, BundleInfo } from './bundle';
+import type { ChatMessage } from './chat';
 import { batchOrder } from './distill-order';
 import { EngineError, invalid } from './errors';
 import { KV_KINDS, pastName, presentName } from './graph-io';
@@ -74,12 +75,8 @@ function checkAborted(signal: AbortSignal | undefined): void {
 }
 
 /** The skill text cut (at a token boundary) so the teacher's prompt and answer fit the context. */
-export function fitSystem(bundle: Bundle, skill: string, question: string, room: number): string {
-  const render = (system: string) =>
-    bundle.chat.render([
-      { role: 'system', content: system },
-      { role: 'user', content: question },
-    ]);
+export function fitSystem(bundle: Bundle, skill: string, chat: readonly ChatMessage[], room: number): string {
+  const render = (system: string) => bundle.chat.render([{ role: 'system', content: system }, ...chat]);
   const limit = bundle.manifest.architecture.max_positions - room;
   const count = (system: string) => bundle.tokenizer.encode(render(system)).length;
   if (count(skill) <= limit) return skill;
@@ -313,13 +310,8 @@ export async function teacherRows(
   const maxLen = Math.max(...trainStepEntry(m).buckets.map((b) => b.length));
   const prompts = questions.map((q) => {
     checkAborted(signal);
-    const system = fitSystem(bundle, skill, q.question, maxAnswerTokens + 1);
-    return bundle.tokenizer.encode(
-      bundle.chat.render([
-        { role: 'system', content: system },
-        { role: 'user', content: q.question },
-      ]),
-    );
+    const system = fitSystem(bundle, skill, chatOf(q), maxAnswerTokens + 1);
+    return bundle.tokenizer.encode(bundle.chat.render([{ role: 'system', content: system }, ...chatOf(q)]));
   });
   // Questions without an answer are answered greedily, all together (the skill prefix once).
   const open = questions.flatMap((q, i) => (q.answer === undefined ? [i] : []));
@@ -363,7 +355,7 @@ export async function teacherRows(
       if (gen.finishReason === 'eos') answer.pop();
       if (gen.finishReason === 'eos' || gen.finishReason === 'stop') answer.push(m.special_tokens.eos);
     }
-    const student = bundle.tokenizer.encode(bundle.chat.render([{ role: 'user', content: q.question }]));
+    const student = bundle.tokenizer.encode(bundle.chat.render(chatOf(q)));
     const n = Math.min(answer.length, maxLen - student.length);
     if (n < 1) continue; // the question alone fills the largest bucket
     const ans = answer.slice(0, n);
@@ -541,12 +533,7 @@ export function estimateBucket(
   maxAnswerTokens = 48,
 ): Bucket {
   const m = bundle.manifest;
-  const longest = Math.max(
-    1,
-    ...questions.map(
-      (q) => bundle.tokenizer.encode(bundle.chat.render([{ role: 'user', content: q.question }])).length,
-    ),
-  );
+  const longest = Math.max(1, ...questions.map((q) => bundle.tokenizer.encode(bundle.chat.render(chatOf(q))).length));
   const all = [...trainStepEntry(m).buckets].sort((a, b) => a.length - b.length);
   return bucketFor(m, longest + maxAnswerTokens) ?? all.at(-1)!;
 }

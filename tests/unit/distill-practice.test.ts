@@ -166,3 +166,36 @@ describe('practice rules', () => {
     expect(all.note).toMatch(/pass rate is on practised tests/);
   });
 });
+
+describe('tests written as chat messages', () => {
+  const skill = {
+    name: 'desk',
+    description: 'Desk rules.',
+    text: '# Desk\n\n## Rules\n\n- Prefix the answer with `DESK:`.\n',
+  };
+  const chat = [
+    { role: 'system', content: 'ignored: the skill is the system turn' },
+    { role: 'user', content: 'Look up order 12.' },
+    { role: 'assistant', content: 'lookup(order="12")' },
+    { role: 'tool', content: '{"status": "shipped"}' },
+  ];
+
+  it('practise on the chat before the answer, the last turn as the question', () => {
+    const { questions } = gather({ skill, sources: ['tests'], tests: [{ id: 't1', messages: chat }] });
+    expect(questions).toEqual([{ question: '{"status": "shipped"}', source: 'tests', messages: chat.slice(1) }]);
+  });
+
+  it('one user turn is a plain question; a chat that ends on an answer or an empty turn asks nothing', () => {
+    const tests = [
+      { id: 'one', messages: [{ role: 'user', content: 'File ticket 4.' }] },
+      { id: 'answered', messages: chat.slice(1, 3) },
+      { id: 'empty', messages: [{ role: 'user', content: '  ' }] },
+      { id: 'prompt', prompt: 'File ticket 5.' },
+    ];
+    const { questions } = gather({ skill, sources: ['tests'], tests });
+    expect(questions).toEqual([
+      { question: 'File ticket 4.', source: 'tests' },
+      { question: 'File ticket 5.', source: 'tests' },
+    ]);
+  });
+});

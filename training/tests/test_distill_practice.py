@@ -152,3 +152,20 @@ def test_requests_cover_every_section_without_a_generator_slot_format():
     for topic in ("release notes", "merged change", "internal refactors"):
         assert any(topic in q for q in qs), topic
     assert not [q for q in qs if re.search(r"\b(?:invoice|order|ticket|batch|badge|parcel|crate) \d{3,4}\b", q)]
+
+
+def test_tests_as_chat_practise_their_chat_and_a_chat_that_ends_on_an_answer_asks_nothing():
+    chat = [
+        {"role": "system", "content": "dropped: the skill is the system turn"},
+        {"role": "user", "content": "Look up order 12."},
+        {"role": "assistant", "content": 'lookup(order="12")'},
+        {"role": "tool", "content": '{"status": "shipped"}'},
+    ]
+    rows = [
+        {"id": "chat", "messages": chat},
+        {"id": "answered", "messages": chat[1:3]},
+        {"id": "empty", "messages": [{"role": "user", "content": "  "}]},
+        {"id": "prompt", "prompt": "File ticket 5."},
+    ]
+    got = P.from_tests(rows)
+    assert [q.messages for q in got] == [chat[1:], [{"role": "user", "content": "File ticket 5."}]]

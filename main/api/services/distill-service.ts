@@ -175,7 +175,7 @@ export class DistillService {
     const skill = this.compiler.skill(ref);
     const tests = this.tests
       .get(skill.name, skill.version.version)
-      .tests.flatMap((t) => (t.prompt ? [{ id: t.id, prompt: t.prompt }] : []));
+      .tests.map((t) => ({ id: t.id, prompt: t.prompt, messages: t.messages }));
     const { practised, heldOut } = splitTests(tests, seed);
     const sources: PracticeSource[] = STUDIO_SOURCES.filter((s) => s !== 'self_written' || this.writer !== null);
     const doc = { name: skill.name, description: skill.description.replace(/\s+/g, ' ').trim(), text: skill.content };

@@ -78,6 +78,34 @@ describe.each(transports)('distilling in the studio over $name', (transport) => 
     expect((await s.api.adapters.list({})).length).toBe(0);
   });
 
+  it('tests written as chat messages are practised on their chat, through the wire and in the run', async () => {
+    await s.api.skills.save({ name: 'chat', content: SKILL.replace('name: greet', 'name: chat') });
+    const chat = [
+      { role: 'user' as const, content: 'look up order 7' },
+      { role: 'assistant' as const, content: 'lookup(7)' },
+      { role: 'tool' as const, content: 'shipped' },
+    ];
+    await s.api.verify.setTests({
+      name: 'chat',
+      tests: [{ id: 'c1', messages: chat, expect: { kind: 'contains', value: 'shipped' } }],
+    });
+    const plan = await s.api.adapters.distillPlan({ name: 'chat' });
+    expect(plan.practice.tests).toBe(1);
+    expect(plan.questions.filter((q) => q.source === 'tests')).toEqual([
+      { question: 'shipped', source: 'tests', messages: chat },
+    ]);
+    const { adapter } = await s.api.adapters.distill({ skill: { name: 'chat' }, steps: 1, questions: plan.questions })
+      .result;
+    expect(adapter.recipe).toMatchObject({ questions: { tests: 1 } });
+    const bad = await failure(
+      s.api.adapters.distill({
+        skill: { name: 'chat' },
+        questions: [{ question: 'not the last turn', source: 'tests', messages: chat }],
+      }).result,
+    );
+    expect(bad.code).toBe('invalid_input');
+  });
+
   it('before distilling, compare skips the Distilled column it was asked for, and says why', async () => {
     const r = await s.api.compare.run({
       name: 'greet',

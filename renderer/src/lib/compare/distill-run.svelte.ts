@@ -57,7 +57,8 @@ export class DistillRun extends StreamRun<DistillProgressEvent, DistillResultSch
   get reusable(): AdapterSummary | null {
     const a = this.plan?.distilled ?? null;
     if (!a || a.recipe.kind !== 'distill') return null;
-    const questions = Object.values(a.recipe.questions).reduce((n, k) => n + k, 0);
+    // Self-written requests are written at run time, so they are not in the list.
+    const questions = Object.entries(a.recipe.questions).reduce((n, [s, k]) => n + (s === 'self_written' ? 0 : k), 0);
     return a.recipe.steps === this.steps && questions === this.questions.length ? a : null;
   }
 
@@ -107,7 +108,9 @@ export class DistillRun extends StreamRun<DistillProgressEvent, DistillResultSch
   async start(ref: SkillRef): Promise<void> {
     if (!this.canStart) return;
     this.losses = [];
-    const input = { skill: ref, steps: this.steps, questions: this.questions };
+    // The panel promises self-written requests on top of the list whenever there is a writer (as the CLI).
+    const selfWritten = this.plan?.practice.writer != null;
+    const input = { skill: ref, steps: this.steps, questions: this.questions, selfWritten };
     const result = await this.follow((onEvent) => studio.adapters.distill(input, onEvent));
     if (result) {
       if (this.plan) this.plan = { ...this.plan, distilled: result.adapter };

@@ -134,8 +134,11 @@ def from_tests(rows: list[dict[str, Any]]) -> list[Question]:
     """Test rows ({"messages": [...]} or {"prompt": str}) -> questions the teacher answers."""
     out = []
     for r in rows:
-        msgs = r.get("messages") or (_user(r["prompt"]) if r.get("prompt") else None)
-        if msgs:
+        msgs = [m for m in r.get("messages") or [] if m.get("role") != "system"]
+        if r.get("prompt") is not None:
+            msgs = _user(r["prompt"]) if r["prompt"].strip() else []
+        # A chat that ends on an answer, or an empty turn, asks nothing (as common/distill/practice.ts).
+        if msgs and msgs[-1].get("role") != "assistant" and msgs[-1].get("content", "").strip():
             out.append(Question([dict(m) for m in msgs], "tests", None, {"id": r.get("task_id") or r.get("id")}))
     return out
 
