@@ -1,6 +1,7 @@
 // Compiling skill versions into adapters through the current bundle's hypernetwork, cached in the
 // adapter library by (skill version sha256, bundle sha256): the same input returns the same stored
 // adapter (same key, same bytes). Progress per encoder chunk; a cancelled compile writes nothing.
+import { storeLane } from './turn-lane';
 import type { AdapterRecipe, CompileProgress, CompileResult, SkillRef } from '../../../common/api/adapter-schemas';
 import { StudioError } from '../../../common/errors';
 import { chunkSpans, requireHypernet, skillIds, type BundleInfo, type EngineAdapter } from '../../engine';
@@ -90,13 +91,11 @@ export class CompileService {
       onProgress: (p) => ctx.emit?.({ skill: who, chunk: p.chunk, chunks: p.chunks, tokens: p.tokens }),
     });
     if (ctx.signal?.aborted) throw new StudioError('cancelled', 'compile cancelled');
-    // One transaction (AdaptersRepo.insert): the row and its tensors land together or not at all.
-    const { adapter: row } = this.repo.insert({
-      bundleId,
-      skillVersionId: skill.rowId,
-      adapter: compiled.adapter,
-      recipe,
-    });
+    // One transaction (AdaptersRepo.insert): the row and its tensors land together or not at all; one
+    // store a turn, so compiles that finish together do not hold the web host (turn-lane.ts).
+    const { adapter: row } = await storeLane.run(() =>
+      this.repo.insert({ bundleId, skillVersionId: skill.rowId, adapter: compiled.adapter, recipe }),
+    );
     this.cache.put(row.tensorsSha256, compiled.engine);
     return {
       row,
