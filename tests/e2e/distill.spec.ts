@@ -234,6 +234,27 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     await screenshot(page, 'distill-03-compare');
   });
 
+  test('a test prompt in compare says whether the distilled adapter practised on it or it was held out', async () => {
+    const plan = await apiCall<{
+      distilled: { recipe: { practice: { practisedTests: string[]; heldOutTests: string[] } } };
+    }>(host, 'adapters.distillPlan', { name: SKILL });
+    const { practisedTests, heldOutTests } = plan.distilled.recipe.practice;
+    for (const [id, word] of [
+      [practisedTests[0]!, 'practised'],
+      [heldOutTests[0]!, 'held out'],
+    ] as const) {
+      await page.getByTestId('compare-prompt').fill(PRACTICE.find((p) => p.task_id === id)!.messages[0]!.content);
+      await page.getByTestId('compare-run').click();
+      await until(
+        async () => (await page.getByTestId('compare-panel').getAttribute('data-status')) === 'done',
+        'the comparison ends',
+        180_000,
+      );
+      assert.equal(await column('distilled').getByTestId('column-practised').innerText(), word);
+      assert.equal(await column('in_context').getByTestId('column-practised').count(), 0, 'only Distilled is marked');
+    }
+  });
+
   test('the Adapters page shows the kind and the lineage', async () => {
     await page.goto(`${host.origin}/#/adapters/${adapterId}`);
     const row = page.locator(`[data-testid="adapter-row"][data-adapter-id="${adapterId}"]`);

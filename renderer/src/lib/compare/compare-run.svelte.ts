@@ -53,11 +53,14 @@ export interface ColumnVerdict {
   passed: boolean;
   rule: string;
   reason: string | null;
+  /** Distilled on a skill's test: whether the adapter practised on it (its ✓ then says little) or it
+   *  was held out to judge the adapter; null otherwise (docs/distill.md "Practice"). */
+  practice: 'practised' | 'held out' | null;
 }
 
 export function verdictOf(check: CompareCheck, answer: string): ColumnVerdict {
   const outcome = checkExpect(check.expect, answer);
-  return { passed: outcome.passed, rule: describeExpect(check.expect), reason: outcome.reason };
+  return { passed: outcome.passed, rule: describeExpect(check.expect), reason: outcome.reason, practice: null };
 }
 
 /** One column: what the stream has said about its condition so far. */
@@ -88,6 +91,8 @@ export class CompareRun {
   columns = $state.raw<CompareColumnState[]>(shownConditions(false).map((c) => new CompareColumnState(c)));
   /** The id of the version's newest distilled adapter, null when it has none (no Distilled column). */
   distilled = $state<string | null>(null);
+  /** The test ids the distilled adapter practised on and held out, by adapter id (its recipe). */
+  private practiceOf = $state.raw<{ id: string; practised: string[]; heldOut: string[] } | null>(null);
   /** Whether the bundle has a hypernetwork (Instant and Wrong skill columns); set by the skill page. */
   instant = $state(true);
   /** Set while the run compiles an adapter it needs before generating. */
@@ -206,7 +211,12 @@ export class CompareRun {
   /** The mark of one column of the last run, once its answer is final. */
   verdict(column: CompareColumnState): ColumnVerdict | null {
     if (!this.ranCheck || !column.final) return null;
-    return verdictOf(this.ranCheck, column.final.text);
+    const verdict = verdictOf(this.ranCheck, column.final.text);
+    const test = this.ranCheck.source.startsWith('test ') ? this.ranCheck.source.slice(5) : null;
+    const p = this.practiceOf;
+    if (column.condition !== 'distilled' || test === null || !p || p.id !== column.setup?.adapter) return verdict;
+    const practice = p.practised.includes(test) ? 'practised' : p.heldOut.includes(test) ? 'held out' : null;
+    return { ...verdict, practice };
   }
 
   /** What a screen reader hears when a run ends: each column's verdict, or that the answers are in. */
@@ -230,8 +240,11 @@ export class CompareRun {
   }
 
   /** Shows or hides the Distilled column between runs (the skill page learns of a distilled adapter). */
-  setDistilled(id: string | null): void {
+  setDistilled(id: string | null, practice?: { practisedTests: string[]; heldOutTests: string[] } | null): void {
     this.distilled = id;
+    if (practice !== undefined)
+      this.practiceOf =
+        id && practice ? { id, practised: practice.practisedTests, heldOut: practice.heldOutTests } : null;
     this.reshape();
   }
 
