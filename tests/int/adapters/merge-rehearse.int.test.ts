@@ -107,14 +107,24 @@ describe('merging with rehearsal', () => {
     await expect(parts.mock.results[0]!.value).rejects.toMatchObject({ code: 'cancelled' });
     expect((await s.api.adapters.list({})).length).toBe(before);
 
-    // The workbench's Cancel does the same, and says so.
+    // The workbench's Cancel does the same, and says so; the recipe cannot change under a running save.
     const bench = new MergeWorkbench(s.api, (snap) => {
-      if (snap.progress?.phase === 'train' && snap.cancel === null) bench.cancel();
+      if (snap.progress?.phase === 'train' && snap.cancel === null) {
+        bench.setRehearse(1);
+        bench.cancel();
+      }
     });
     for (const a of (await s.api.adapters.list({})).filter((x) => ids.includes(x.id)).reverse()) bench.toggle(a);
     bench.setRehearse(MAX_REHEARSE);
     expect(await bench.save()).toBe(false);
-    expect(bench.snapshot).toMatchObject({ cancel: 'cancelled', busy: null, saved: null, error: null, progress: null });
+    expect(bench.snapshot).toMatchObject({
+      cancel: 'cancelled',
+      busy: null,
+      saved: null,
+      error: null,
+      progress: null,
+      rehearse: MAX_REHEARSE,
+    });
     expect((await s.api.adapters.list({})).length).toBe(before);
   });
 

@@ -160,6 +160,7 @@ export class MergeWorkbench {
 
   /** The merge's name ('' = the default made from its parts); the preview stays valid. */
   setName(name: string): void {
+    if (this.s.busy === 'save') return;
     this.set({ name, saved: null });
   }
 
@@ -259,6 +260,7 @@ export class MergeWorkbench {
 
   /** A change to the inputs: the preview and the saved note no longer describe them. */
   private edit(patch: Partial<Pick<WorkbenchSnapshot, 'picks' | 'method' | 'rank' | 'rehearse'>>): void {
+    if (this.s.busy === 'save') return; // the recipe being saved stays the one shown (the page locks it)
     this.seq++;
     const next = { ...this.s, ...patch };
     this.set({
