@@ -45,7 +45,10 @@ describe('checkers suggested from a skill', () => {
       ['Answer in English even when the user writes in Italian.', 'en'],
     ] as const;
     for (const [rule, language] of rules)
-      expect(suggestCheckers(SKILL(rule)).map((x) => x.expect), rule).toEqual([{ kind: 'language', language }]);
+      expect(
+        suggestCheckers(SKILL(rule)).map((x) => x.expect),
+        rule,
+      ).toEqual([{ kind: 'language', language }]);
     expect(suggestCheckers(SKILL('Mention the French revolution when it fits.'))).toEqual([]);
   });
 
