@@ -69,12 +69,12 @@ try {
   }
   await timed(
     'merge cat',
-    () => api.adapters.merge({ ids, method: 'cat' }),
+    () => api.adapters.merge({ ids, method: 'cat' }).result,
     (r) => r.adapter.rank,
   );
   await timed(
     `merge cat, rehearse ${steps}`,
-    () => api.adapters.merge({ ids, method: 'cat', rehearse: steps }),
+    () => api.adapters.merge({ ids, method: 'cat', rehearse: steps }).result,
     (r) => r.adapter.rank,
   );
 } finally {

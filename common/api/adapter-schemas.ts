@@ -202,6 +202,17 @@ export const MergeInput = z
   });
 export type MergeInput = z.infer<typeof MergeInput>;
 
+/** adapters.merge's progress: `merge` once the sources are summed (steps: the rehearsal's, 0 without one),
+ *  then, with `rehearse`, the teacher pass and each rehearsal step with its loss, as adapters.distill. */
+export const MergeProgress = z.object({
+  phase: z.enum(['merge', 'teacher', 'train']),
+  step: z.number().int().nonnegative(),
+  steps: z.number().int().nonnegative(),
+  loss: z.number().nullable(),
+  secondsLeft: z.number().nullable(),
+});
+export type MergeProgress = z.infer<typeof MergeProgress>;
+
 const NullableTargetValue = z.object({
   layer: z.number().int().nonnegative(),
   module: z.string(),

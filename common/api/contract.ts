@@ -24,6 +24,7 @@ import {
   GlobalVersion,
   ImportAdapterInput,
   MergeInput,
+  MergeProgress,
   MergePreview,
   RenameAdapterInput,
   SimilarityInput,
@@ -171,9 +172,10 @@ export const studioContract = {
     /**
      * cat: exact Σ wᵢΔWᵢ at rank Σrᵢ (the default). svd: the same sum truncated to `rank`.
      * linear: the factor-wise BASELINE (A = Σ·Aᵢ, B = Σ·Bᵢ, equal ranks only), with cross terms;
-     * kept for comparison, not for real merges.
+     * kept for comparison, not for real merges. With `rehearse`, progress per rehearsal step; a cancel
+     * stores nothing.
      */
-    merge: method(MergeInput, AdapterWritten),
+    merge: stream(MergeInput, MergeProgress, AdapterWritten),
     /** The merge adapters.merge would store (rank, norms, error against the exact sum), without storing it. */
     mergePreview: method(MergeInput, MergePreview),
     /** Visualizer data: rank-slot norms, a cat merge's blocks by source, spectra before/after svd truncation. */

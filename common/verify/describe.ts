@@ -1,6 +1,7 @@
 // A test's expectation as a rule a person reads ("contains \"tar\"", "not: matches /x/"), for the
 // Tests tab and for the reason a failed check gives: never the spec's JSON.
 import type { Expect } from './expect';
+import { LANGUAGES } from './language';
 
 const quote = (s: string) => JSON.stringify(s);
 const anyCase = (e: { ignore_case?: boolean }) => (e.ignore_case ? ' (any case)' : '');
@@ -15,6 +16,8 @@ export function describeExpect(e: Expect): string {
       return `matches /${e.pattern}/${e.flags ?? ''}`;
     case 'json_schema':
       return 'is JSON matching a schema';
+    case 'language':
+      return `is written in ${LANGUAGES[e.language]}`;
     case 'tool_call':
       return `calls ${e.name}(${Object.keys(e.args).join(', ')})`;
     case 'order':

@@ -1,15 +1,18 @@
 // What a verifier test expects of an answer: a SkillWorld checker spec (common/skillworld/check.ts,
-// whose `exact`, `contains` and `regex` are also the forms a user writes for a real skill), or a
-// JSON Schema the answer, parsed as JSON, must satisfy (converted with zod's fromJSONSchema).
+// whose `exact`, `contains` and `regex` are also the forms a user writes for a real skill), a
+// JSON Schema the answer, parsed as JSON, must satisfy (converted with zod's fromJSONSchema), or a
+// language the answer must be written in (language.ts). The last two are the studio's own: the
+// SkillWorld checkers, shared with Python, know neither.
 import { z } from 'zod';
 import { CheckerSpecSchema, check, normalizeAnswer, type CheckerSpec } from '../skillworld/check';
 import { describeExpect } from './describe';
+import { checkLanguage, LanguageExpectSchema, type LanguageExpect } from './language';
 
 export interface JsonSchemaExpect {
   kind: 'json_schema';
   schema: Record<string, unknown>;
 }
-export type Expect = CheckerSpec | JsonSchemaExpect;
+export type Expect = CheckerSpec | JsonSchemaExpect | LanguageExpect;
 
 const compiled = new WeakMap<object, z.ZodType>();
 
@@ -39,7 +42,11 @@ export const JsonSchemaExpectSchema = z.strictObject({
   }),
 });
 
-export const ExpectSchema: z.ZodType<Expect> = z.union([JsonSchemaExpectSchema, CheckerSpecSchema]);
+export const ExpectSchema: z.ZodType<Expect> = z.union([
+  JsonSchemaExpectSchema,
+  LanguageExpectSchema,
+  CheckerSpecSchema,
+]);
 
 /** The JSON value an answer holds: the whole answer, or the body of one ``` fence that is all of it. */
 function jsonOf(answer: string): { ok: true; value: unknown } | { ok: false } {
@@ -62,6 +69,7 @@ const short = (s: string) => (s.length > 160 ? `${s.slice(0, 157)}…` : s);
 
 /** Whether answer meets expect. */
 export function checkExpect(expect: Expect, answer: string): ExpectOutcome {
+  if (expect.kind === 'language') return checkLanguage(expect, normalizeAnswer(answer));
   if (expect.kind === 'json_schema') {
     const parsed = jsonOf(answer);
     if (!parsed.ok) return { passed: false, reason: 'the answer is not JSON' };

@@ -1,13 +1,15 @@
 // Checkers read off a skill's own words: a rule a person writes in plain English ("Always begin the
-// answer with the word ZORBLAX", "Mention `ticket`", "Reply in JSON", "At most 20 words") becomes a
+// answer with the word ZORBLAX", "Mention `ticket`", "Reply in JSON", "Answer in French", "At most 20
+// words") becomes a
 // test the compare page can mark ✓/✗, and a rewrite in the shape the default 5 M model was trained
 // on (docs/guide.md, "Your own skill"). Only rules these patterns recognise are suggested.
 import type { Expect } from './expect';
+import { LANGUAGES, type Language } from './language';
 import { passesAnything } from './meaningful';
 
 export interface Suggestion {
   /** What the rule is about. */
-  kind: 'prefix' | 'word' | 'format' | 'length';
+  kind: 'prefix' | 'word' | 'format' | 'language' | 'length';
   /** The sentence of the skill the rule was read from. */
   rule: string;
   expect: Expect;
@@ -31,6 +33,15 @@ const WORD = new RegExp(
   'i',
 );
 const JSON_FORMAT = /\b(?:answer|reply|respond|output|return)\w*\s+(?:only\s+)?(?:in|as|with)\s+(?:valid\s+)?JSON\b/i;
+const LANGUAGE_NAMES = Object.entries(LANGUAGES).map(([code, name]) => [name.toLowerCase(), code as Language] as const);
+const languageRule = (verbs: string) =>
+  new RegExp(
+    String.raw`\b(?:${verbs})\w*\b[^.!?\n]{0,40}?\b(?:in|into)\s+(${LANGUAGE_NAMES.map(([n]) => n).join('|')})\b`,
+    'i',
+  );
+/** "Answer in French", "Always reply only in German", "Write your answers in Spanish", "Translate it into
+ *  Dutch"; a verb of answering first, so "answer in English even when the user writes in German" is English. */
+const LANGUAGE = [languageRule('answer|repl(?:y|ies)|respond'), languageRule('write|speak|talk|output|translate')];
 const ONE_LINE = /\b(?:on\s+)?(?:one|a\s+single|single)\s+line\b/i;
 const MAX_LENGTH =
   /\b(?:at\s+most|no\s+more\s+than|fewer\s+than|under|maximum\s+of|max(?:imum)?)\s+(\d{1,4})\s+(words?|characters?|chars?)\b/i;
@@ -78,6 +89,11 @@ export function suggestCheckers(text: string): Suggestion[] {
       add({ kind: 'format', rule, expect: { kind: 'json_schema', schema: { type: 'object' } }, rewrite: null });
     else if (ONE_LINE.test(rule))
       add({ kind: 'format', rule, expect: { kind: 'regex', pattern: '^[^\\n]+$' }, rewrite: null });
+    m = LANGUAGE[0]!.exec(rule) ?? LANGUAGE[1]!.exec(rule);
+    if (m) {
+      const language = LANGUAGE_NAMES.find(([n]) => n === m![1]!.toLowerCase())![1];
+      add({ kind: 'language', rule, expect: { kind: 'language', language }, rewrite: null });
+    }
     m = MAX_LENGTH.exec(rule);
     if (m) {
       const n = Number(m[1]);

@@ -174,7 +174,7 @@ export function createStudio(opts: StudioOptions): Studio {
       get: (i) => adapters.get(i),
       import: (i) => adapters.import(i),
       export: (i) => adapters.export(i),
-      merge: (i) => adapters.merge(i),
+      merge: (i, ctx) => adapters.merge(i, ctx),
       mergePreview: (i) => adapters.mergePreview(i),
       visualize: (i) => adapters.visualize(i),
       similarity: (i) => adapters.similarity(i),

@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { AdapterSummary, AdapterWritten } from '../../common/api/adapter-schemas';
 import { writeFixturePeft } from '../int/adapters/fixture';
-import { apiCall, openStudio, ROOT, screenshot, until, type Host, type Studio } from './harness';
+import { apiCall, apiStream, openStudio, ROOT, screenshot, until, type Host, type Studio } from './harness';
 
 const BUNDLE = join(ROOT, 'tests/fixtures/bundle-tiny');
 
@@ -53,7 +53,8 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
       imported.push((await apiCall<AdapterWritten>(host, 'adapters.import', { dir })).adapter);
     }
     const ids = imported.map((a) => a.id);
-    merged = (await apiCall<AdapterWritten>(host, 'adapters.merge', { ids, method: 'cat', weights: [1, 0.5] })).adapter;
+    merged = (await apiStream<AdapterWritten>(host, 'adapters.merge', { ids, method: 'cat', weights: [1, 0.5] }))
+      .adapter;
     ema1 = (await apiCall<{ adapter: AdapterSummary }>(host, 'ema.update', { adapterId: ids[0] })).adapter;
     ema = (
       await apiCall<{ adapter: AdapterSummary }>(host, 'ema.update', { adapterId: ids[1], beta: 0.25, rankBudget: 6 })
@@ -283,7 +284,7 @@ describe('adapters page in the browser', { timeout: 300_000 }, () => {
     const dialog = page.getByTestId('adapter-delete-dialog');
     await dialog.getByTestId('adapter-delete-question').waitFor();
     const child = (
-      await apiCall<AdapterWritten>(host, 'adapters.merge', { ids: [late.id, imported[0]!.id], method: 'cat' })
+      await apiStream<AdapterWritten>(host, 'adapters.merge', { ids: [late.id, imported[0]!.id], method: 'cat' })
     ).adapter;
     await dialog.getByTestId('adapter-delete-confirm').click();
     const error = dialog.getByTestId('error');

@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import type { AdapterWritten } from '../../common/api/adapter-schemas';
 import { CHART_FALLBACK } from '../../renderer/src/lib/shared/chart-theme';
 import { writeFixturePeft } from '../int/adapters/fixture';
-import { apiCall, openStudio, ROOT, screenshot, until, type Studio } from './harness';
+import { apiCall, apiStream, openStudio, ROOT, screenshot, until, type Studio } from './harness';
 
 describe('charts follow the theme', { timeout: 300_000 }, () => {
   let studio: Studio | undefined;
@@ -47,8 +47,8 @@ describe('charts follow the theme', { timeout: 300_000 }, () => {
         (await apiCall<AdapterWritten>(host, 'adapters.import', { dir: join(work, `peft-${seed}`) })).adapter.id,
       );
     }
-    merged = (await apiCall<AdapterWritten>(host, 'adapters.merge', { ids, method: 'cat', weights: [1, 0.5] })).adapter
-      .id;
+    merged = (await apiStream<AdapterWritten>(host, 'adapters.merge', { ids, method: 'cat', weights: [1, 0.5] }))
+      .adapter.id;
   });
 
   after(async () => {

@@ -5,8 +5,10 @@
 // prompt's checker marks each answer: No skill fails, In context and Distilled pass. Two clicks from
 // the first screen; the target is three at most, and when the run ends the five verdicts are in view at
 // 1400 × 900 without scrolling (the page brings them there), the columns hold focus, a live region reads
-// them out, and the distillation panel is one line. A reload keeps the guide; running the example again
-// uses the stored distilled adapter and says so.
+// them out, and the distillation panel is one line. Before that, a run is cancelled twice, before its
+// distillation starts and in it: the guide says what the run is doing and offers Cancel from the first
+// moment, and a cancel stores nothing. A reload keeps the guide; running the example again uses the
+// stored distilled adapter and says so.
 // Run: node --import tsx --test tests/e2e/first-run.spec.ts
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -72,6 +74,39 @@ describe('first run: Try an example', { timeout: 900_000 }, () => {
     assert.match(note, /--from-hf/);
     assert.match(note, /--from-gguf/);
     assert.match(note, /docs\/guide\.md/);
+  });
+
+  test('Run the example says what it does and offers Cancel from the first moment; Cancel stores nothing', async () => {
+    const step = () => page.getByTestId('example-step');
+    const distilled = async () =>
+      (await apiCall<{ recipe: { kind: string } }[]>(host, 'adapters.list', {})).filter(
+        (a) => a.recipe.kind === 'distill',
+      ).length;
+    const cancelled = async (timeout: number) => {
+      await page.getByTestId('example-cancel').click();
+      await until(
+        async () => (await step().innerText()) === 'Cancelled: nothing was trained or stored.',
+        'the guide says the run was cancelled and nothing was stored',
+        timeout,
+      );
+      assert.equal(await page.getByTestId('example-cancel').count(), 0);
+      assert.equal(await distilled(), 0, 'no distilled adapter was stored');
+      await until(async () => page.getByTestId('example-run').isEnabled(), 'Run the example is offered again');
+    };
+    // Before any distillation progress exists (the model loads and one step is timed), the guide already
+    // says so and offers Cancel.
+    await page.getByTestId('example-run').click();
+    await page.getByTestId('example-cancel').waitFor({ timeout: 1000 });
+    assert.equal(await step().getAttribute('data-phase'), 'prepare');
+    assert.equal(await step().innerText(), 'Loading the model and timing one training step…');
+    assert.equal(await page.getByRole('progressbar', { name: 'Example progress' }).count(), 1);
+    await cancelled(5000);
+    // In the distillation: the teacher pass, then each step; Cancel stops it between steps.
+    await page.getByTestId('example-run').click();
+    await until(async () => (await step().getAttribute('data-phase')) === 'distil', 'the distillation starts', 120_000);
+    assert.match(await step().innerText(), /^(Teacher pass: |Distilling: step \d+ of \d+)/);
+    await cancelled(60_000);
+    assert.notEqual(await page.getByTestId('compare-panel').getAttribute('data-status'), 'done', 'nothing compared');
   });
 
   test('Run the example distils, compares, and the checker marks each column', async () => {

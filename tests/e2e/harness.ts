@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import WebSocket from 'ws';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const SCREENSHOTS = join(ROOT, 'docs/screenshots');
@@ -176,6 +177,31 @@ export async function apiCall<T = unknown>(host: Host, method: string, input: un
   const body = (await res.json()) as { ok: true; value: T } | { ok: false; error: { code: string; message: string } };
   if (!body.ok) throw new Error(`${method}: ${body.error.code}: ${body.error.message}`);
   return body.value;
+}
+
+/**
+ * One StudioApi stream (adapters.merge, adapters.distill) through the host's WebSocket, run to its end:
+ * test setup, as apiCall is for methods. Rejects with the API's code and message.
+ */
+export async function apiStream<T = unknown>(host: Host, method: string, input: unknown = {}): Promise<T> {
+  const token = new URLSearchParams(new URL(host.url).hash.slice(1)).get('token') ?? '';
+  const ws = new WebSocket(`${host.origin.replace('http', 'ws')}/api/stream`, {
+    headers: { authorization: `Bearer ${token}`, origin: host.origin },
+  });
+  try {
+    return await new Promise<T>((resolve, reject) => {
+      ws.once('error', reject);
+      ws.once('open', () => ws.send(JSON.stringify({ t: 'start', id: 's1', method, input })));
+      ws.on('message', (data) => {
+        const msg = JSON.parse(String(data)) as
+          { t: 'event' } | { t: 'ok'; value: T } | { t: 'err'; error: { code: string; message: string } };
+        if (msg.t === 'ok') resolve(msg.value);
+        else if (msg.t === 'err') reject(new Error(`${method}: ${msg.error.code}: ${msg.error.message}`));
+      });
+    });
+  } finally {
+    ws.close();
+  }
 }
 
 /** Polls a Node-side condition (locator counts, boxes, texts) until it holds. */

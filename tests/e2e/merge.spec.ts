@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
 import type { AdapterSummary, AdapterWritten } from '../../common/api/adapter-schemas';
 import { writeFixturePeft } from '../int/adapters/fixture';
-import { apiCall, openStudio, ROOT, screenshot, until, type Host, type Studio } from './harness';
+import { apiCall, apiStream, openStudio, ROOT, screenshot, until, type Host, type Studio } from './harness';
 
 const BUNDLE = join(ROOT, 'tests/fixtures/bundle-tiny');
 
@@ -175,7 +175,7 @@ describe('merge workbench and visualizer', { timeout: 300_000 }, () => {
 
   test('an svd merge shows spectra before and after truncation with the energy kept', async () => {
     const svd = (
-      await apiCall<AdapterWritten>(host, 'adapters.merge', {
+      await apiStream<AdapterWritten>(host, 'adapters.merge', {
         ids: [imported[0]!.id, imported[2]!.id],
         method: 'svd',
         rank: 3,

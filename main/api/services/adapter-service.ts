@@ -13,6 +13,7 @@ import {
   type ExportAdapterInput,
   type MergeInput,
   type MergePreview,
+  type MergeProgress,
   type RenameAdapterInput,
   type SimilarityInput,
   type SimilarityResult,
@@ -34,6 +35,12 @@ import { exportGguf, exportOllama, importGguf } from './adapter-gguf';
 import { offThread } from './algebra-jobs';
 import type { BundleRegistry } from './bundle-registry';
 import type { DistillService } from './distill-service';
+
+/** Where adapters.merge reports its progress, and the signal that cancels it. */
+export interface MergeContext {
+  emit(event: MergeProgress): void;
+  signal: AbortSignal;
+}
 
 const DEFAULT_SINGULAR_VALUES = 8;
 const VISUAL_SINGULAR_VALUES = 32;
@@ -136,17 +143,29 @@ export class AdapterService {
     return { dir, files: [PEFT_CONFIG, PEFT_WEIGHTS, SIDECAR] };
   }
 
-  async merge(input: MergeInput): Promise<AdapterWritten> {
+  /** The merge, then with `rehearse` that many train steps (progress per step); the caller's signal stops
+   *  it between steps, and a cancelled merge stores nothing. */
+  async merge(
+    input: MergeInput,
+    ctx: MergeContext = { emit: () => {}, signal: new AbortController().signal },
+  ): Promise<AdapterWritten> {
     const plan = this.mergePlan(input);
     const known = this.repo.findByKey(this.repo.keyFor(plan.bundleId, null, plan.recipe));
     if (known) return { adapter: summaryOf(known), created: false };
     // Rehearsal's parts are checked before the merge runs, so a source without a skill costs nothing.
     const rehearsal = input.rehearse === undefined ? null : this.rehearsal(plan.rows, input.rehearse);
     let merged = await offThread(this.algebra, 'merge', this.mergeJob(plan));
+    const cancelled = () => new StudioError('cancelled', 'merge cancelled; nothing was stored');
+    if (ctx.signal.aborted) throw cancelled();
+    ctx.emit({ phase: 'merge', step: 0, steps: input.rehearse ?? 0, loss: null, secondsLeft: null });
     if (rehearsal) {
-      const { adapter: a } = await rehearsal.run(foldAdapter(merged), input.seed ?? 0);
+      // The engine's own cancel speaks of a distillation: the caller asked for a merge.
+      const { adapter: a } = await rehearsal.run(foldAdapter(merged), input.seed ?? 0, ctx).catch((err: unknown) => {
+        throw ctx.signal.aborted ? cancelled() : err;
+      });
       merged = { rank: a.rank, alpha: a.rank, targets: a.targets };
     }
+    if (ctx.signal.aborted) throw cancelled();
     const lineage = plan.rows.map((r, i) => ({ rowId: r.rowId, weight: plan.weights[i]! }));
     const { adapter, created } = this.repo.insert({
       bundleId: plan.bundleId,
@@ -291,8 +310,8 @@ export class AdapterService {
     if (!distiller) throw new StudioError('invalid_input', 'rehearse: this studio cannot distil');
     const parts = distiller.rehearsalParts(rows);
     return {
-      run: (init: EngineAdapter, seed: number) =>
-        distiller.rehearse({ parts, init, steps, seed }, new AbortController().signal),
+      run: (init: EngineAdapter, seed: number, ctx: MergeContext) =>
+        distiller.rehearse({ parts, init, steps, seed }, ctx.signal, (p) => ctx.emit({ ...p })),
     };
   }
 

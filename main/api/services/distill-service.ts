@@ -308,6 +308,7 @@ export class DistillService {
   async rehearse(
     input: { parts: readonly DistillPart[]; init: EngineAdapter | null; steps: number; seed: number },
     signal: AbortSignal,
+    onProgress?: DistillOptions['onProgress'],
   ): Promise<DistillResult> {
     const { bundle } = await this.bundles.current();
     try {
@@ -320,6 +321,7 @@ export class DistillService {
       seed: input.seed,
       init: input.init,
       signal,
+      onProgress,
     });
     if (signal.aborted) throw new StudioError('cancelled', 'rehearsal cancelled; nothing was stored');
     return res;

@@ -90,7 +90,7 @@ describe.each(transports)('adapter library over $name', (transport) => {
   });
 
   it('adapters.merge: cat (exact, once per input), svd to a rank, the linear baseline', async () => {
-    const c = await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] });
+    const c = await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] }).result;
     covered.add('adapters.merge');
     expect(c.created).toBe(true);
     expect(c.adapter).toMatchObject({
@@ -101,22 +101,26 @@ describe.each(transports)('adapter library over $name', (transport) => {
       ],
       recipe: { kind: 'merge', method: 'cat' },
     });
-    expect(await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] })).toEqual({
+    expect(await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] }).result).toEqual({
       ...c,
       created: false,
     });
-    expect((await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'svd', rank: 3 })).adapter.rank).toBe(3);
-    expect((await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'linear' })).adapter.rank).toBe(4);
-    const unequal = await failure(suite.api.adapters.merge({ ids: [ids[0]!, ids[2]!], method: 'linear' }));
+    expect((await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'svd', rank: 3 }).result).adapter.rank).toBe(
+      3,
+    );
+    expect((await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'linear' }).result).adapter.rank).toBe(4);
+    const unequal = await failure(suite.api.adapters.merge({ ids: [ids[0]!, ids[2]!], method: 'linear' }).result);
     expect(unequal.message).toMatch(/rank is 2, linear merge needs every rank equal/);
-    expect((await failure(suite.api.adapters.merge({ ids, method: 'svd' }))).message).toMatch(
+    expect((await failure(suite.api.adapters.merge({ ids, method: 'svd' }).result)).message).toMatch(
       /svd needs a target rank/,
     );
-    expect((await failure(suite.api.adapters.merge({ ids, method: 'cat', weights: [1] }))).code).toBe('invalid_input');
+    expect((await failure(suite.api.adapters.merge({ ids, method: 'cat', weights: [1] }).result)).code).toBe(
+      'invalid_input',
+    );
   });
 
   it('adapters.rename names an adapter and takes the name back; a merge is named from its parts', async () => {
-    const merged = (await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] }))
+    const merged = (await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] }).result)
       .adapter;
     expect(merged.name).toBe('imported PEFT adapter + imported PEFT adapter (cat)');
     const renamed = await suite.api.adapters.rename({ id: merged.id, name: '  review + pdf ' });
@@ -128,7 +132,8 @@ describe.each(transports)('adapter library over $name', (transport) => {
     expect(empty.code).toBe('invalid_input');
     expect(empty.message).toMatch(/give the adapter a name/);
     expect((await failure(suite.api.adapters.rename({ id: 'abcdef123456', name: 'x' }))).code).toBe('not_found');
-    const named = await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'svd', rank: 1, name: 'small pair' });
+    const named = await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'svd', rank: 1, name: 'small pair' })
+      .result;
     expect(named.adapter.name).toBe('small pair');
   });
 
@@ -145,7 +150,7 @@ describe.each(transports)('adapter library over $name', (transport) => {
     expect(c.norms.overall).toBeCloseTo(c.exactNorms.overall, 5);
     expect(c.norms.perTarget).toHaveLength(14);
     // The cat merge above was stored by the merge test: the preview names it.
-    const stored = (await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] }))
+    const stored = (await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] }).result)
       .adapter;
     expect(c.existing).toBe(stored.id);
     const s = await suite.api.adapters.mergePreview({ ids: ids.slice(0, 2), method: 'svd', rank: 2, weights: [1, 1] });
@@ -170,7 +175,8 @@ describe.each(transports)('adapter library over $name', (transport) => {
   });
 
   it("adapters.visualize: a cat merge's blocks by source, spectra before and after an svd truncation", async () => {
-    const c = (await suite.api.adapters.merge({ ids: [ids[0]!, ids[2]!], method: 'cat', weights: [2, -1] })).adapter;
+    const c = (await suite.api.adapters.merge({ ids: [ids[0]!, ids[2]!], method: 'cat', weights: [2, -1] }).result)
+      .adapter;
     const v = await suite.api.adapters.visualize({ id: c.id });
     covered.add('adapters.visualize');
     expect(v.blocks).toEqual([
@@ -183,7 +189,7 @@ describe.each(transports)('adapter library over $name', (transport) => {
     // The slots' squares add up to ‖ΔW‖² only when pieces are orthogonal; each is at most ‖ΔW‖.
     const norm = (await suite.api.adapters.get({ id: c.id })).stats.norms.overall;
     for (const x of v.rankSlots) expect(x).toBeLessThanOrEqual(norm);
-    const s = (await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'svd', rank: 3 })).adapter;
+    const s = (await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'svd', rank: 3 }).result).adapter;
     const sv = await suite.api.adapters.visualize({ id: s.id, singularValues: 6 });
     expect(sv.blocks).toEqual([]);
     expect(sv.truncation!.rank).toBe(3);
@@ -202,7 +208,8 @@ describe.each(transports)('adapter library over $name', (transport) => {
   });
 
   it('adapters.export writes a PEFT folder equal to the stored adapter, with the sidecar', async () => {
-    const c = (await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] })).adapter;
+    const c = (await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'cat', weights: [1, -0.5] }).result)
+      .adapter;
     const out = join(suite.dataDir, 'exported');
     const r = await suite.api.adapters.export({ id: c.id, dir: out });
     covered.add('adapters.export');
@@ -286,7 +293,7 @@ describe.each(transports)('adapter library over $name', (transport) => {
   });
 
   it('adapters.delete refuses adapters named by a lineage or a global version', async () => {
-    const linear = (await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'linear' })).adapter;
+    const linear = (await suite.api.adapters.merge({ ids: ids.slice(0, 2), method: 'linear' }).result).adapter;
     const inUse = await failure(suite.api.adapters.delete({ id: ids[1]! }));
     expect(inUse.code).toBe('conflict');
     expect(inUse.message).toMatch(/lineage/);

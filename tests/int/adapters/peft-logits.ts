@@ -24,7 +24,8 @@ try {
   await writeFixturePeft(join(dataDir, 'b'), 32, { rank: 2, alpha: 8 });
   const a = await api.adapters.import({ dir: join(dataDir, 'a') });
   const b = await api.adapters.import({ dir: join(dataDir, 'b') });
-  const merged = await api.adapters.merge({ ids: [a.adapter.id, b.adapter.id], method: 'cat', weights: [1, -0.5] });
+  const merged = await api.adapters.merge({ ids: [a.adapter.id, b.adapter.id], method: 'cat', weights: [1, -0.5] })
+    .result;
   await api.adapters.export({ id: merged.adapter.id, dir: resolve(out) });
 
   // The studio's sessions live in its engine worker: the logits come from the same folder loaded here.

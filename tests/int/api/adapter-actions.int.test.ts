@@ -77,7 +77,7 @@ describe('Adapters page Delete and Import over the in-memory transport', () => {
   });
 
   it('shows what depends on an adapter: merges that name it, global versions that are it', async () => {
-    merged = (await suite.api.adapters.merge({ ids: imported.map((a) => a.id), method: 'cat' })).adapter;
+    merged = (await suite.api.adapters.merge({ ids: imported.map((a) => a.id), method: 'cat' }).result).adapter;
     global1 = (await suite.api.ema.update({ adapterId: imported[0]!.id })).adapter;
     const list = await suite.api.adapters.list({});
     const history = (await suite.api.ema.history({})).versions;

@@ -86,6 +86,7 @@ describe('Adapters page state over the in-memory transport', () => {
   it('visualizer: a cat merge brings its blocks, heatmap norms, and its sources compared', async () => {
     const merged = (
       await suite.api.adapters.merge({ ids: [imported[0]!.id, imported[1]!.id], method: 'cat', weights: [1, 0.5] })
+        .result
     ).adapter;
     const d = await loadVisual(suite.api, merged.id);
     expect(d.visual.blocks.map((b) => [b.source, b.weight, b.rank])).toEqual([

@@ -46,16 +46,18 @@ describe.each(transports)('over $name', (transport) => {
       [3e38, 1],
       [1, -3e38],
     ]) {
-      const err = await failure(s.api.adapters.merge({ ids, method: 'svd', weights, rank: 4 }));
+      const err = await failure(s.api.adapters.merge({ ids, method: 'svd', weights, rank: 4 }).result);
       expect(err.code).toBe('invalid_input');
       expect(err.message).toMatch(/weights/);
     }
-    const zero = await failure(s.api.adapters.merge({ ids, method: 'svd', rank: 0 }));
+    const zero = await failure(s.api.adapters.merge({ ids, method: 'svd', rank: 0 }).result);
     expect(zero.code).toBe('invalid_input');
     expect(zero.message).toMatch(/rank/);
     const preview = await failure(s.api.adapters.mergePreview({ ids, method: 'cat', weights: [3e38, 1] }));
     expect(preview.code).toBe('invalid_input');
-    expect((await s.api.adapters.merge({ ids, method: 'svd', weights: [0.5, 0.5], rank: 4 })).adapter.rank).toBe(4);
+    expect((await s.api.adapters.merge({ ids, method: 'svd', weights: [0.5, 0.5], rank: 4 }).result).adapter.rank).toBe(
+      4,
+    );
   });
 
   it('refuses skill names with invisible characters, naming the code point, and writes nothing', async () => {

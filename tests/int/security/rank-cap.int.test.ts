@@ -28,10 +28,11 @@ describe.each(transports)('merge rank caps over $name', (transport) => {
   });
 
   it('64 copies of a rank-16 merge (rank 1,024) are refused at once, naming the model’s cap', async () => {
-    const m16 = (await s.api.adapters.merge({ ids: [ids[0]!, ids[1]!, ids[2]!, ids[0]!], method: 'cat' })).adapter;
+    const m16 = (await s.api.adapters.merge({ ids: [ids[0]!, ids[1]!, ids[2]!, ids[0]!], method: 'cat' }).result)
+      .adapter;
     expect(m16.rank).toBe(16);
     const t0 = performance.now();
-    const err = await failure(s.api.adapters.merge({ ids: Array(64).fill(m16.id), method: 'cat' }));
+    const err = await failure(s.api.adapters.merge({ ids: Array(64).fill(m16.id), method: 'cat' }).result);
     const ms = performance.now() - t0;
     expect(err.code).toBe('invalid_input');
     expect(err.message).toMatch(
@@ -40,22 +41,22 @@ describe.each(transports)('merge rank caps over $name', (transport) => {
     console.log(`${transport.name}: 64 × rank 16 refused in ${ms.toFixed(0)} ms`);
     const preview = await failure(s.api.adapters.mergePreview({ ids: Array(64).fill(m16.id), method: 'cat' }));
     expect(preview.message).toMatch(/asks for rank 1,024/);
-    const svd = await failure(s.api.adapters.merge({ ids, method: 'svd', rank: 40 }));
+    const svd = await failure(s.api.adapters.merge({ ids, method: 'svd', rank: 40 }).result);
     expect(svd.message).toMatch(/asks for rank 40 \(the svd target rank\), over the cap of 32/);
   });
 
   it('the maxMergeRank setting caps it too; overRank svd truncates to the cap', async () => {
     await s.api.settings.set({ maxMergeRank: 8 });
     try {
-      const err = await failure(s.api.adapters.merge({ ids, method: 'cat' }));
+      const err = await failure(s.api.adapters.merge({ ids, method: 'cat' }).result);
       expect(err.message).toMatch(/asks for rank 12 .*over the cap of 8 set by the maxMergeRank setting/);
-      const cut = await s.api.adapters.merge({ ids, method: 'cat', overRank: 'svd' });
+      const cut = await s.api.adapters.merge({ ids, method: 'cat', overRank: 'svd' }).result;
       expect(cut.adapter.rank).toBe(8);
       const detail = await s.api.adapters.get({ id: cut.adapter.id });
       expect(detail.recipe).toMatchObject({ kind: 'merge', method: 'svd', rank: 8 });
       const preview = await s.api.adapters.mergePreview({ ids, method: 'cat', overRank: 'svd' });
       expect([preview.method, preview.rank]).toEqual(['svd', 8]);
-      expect((await s.api.adapters.merge({ ids: [ids[0]!, ids[1]!], method: 'cat' })).adapter.rank).toBe(8);
+      expect((await s.api.adapters.merge({ ids: [ids[0]!, ids[1]!], method: 'cat' }).result).adapter.rank).toBe(8);
     } finally {
       await s.api.settings.set({ maxMergeRank: 512 });
     }

@@ -33,6 +33,25 @@ describe('checkers suggested from a skill', () => {
     expect(checkExpect(length, Array.from({ length: 13 }, () => 'w').join(' ')).passed).toBe(false);
   });
 
+  it('reads a language rule into a language checker that passes and fails real answers', () => {
+    const [s] = suggestCheckers(SKILL('Always answer in French, whatever language the question is in.'));
+    expect(s).toMatchObject({ kind: 'language', expect: { kind: 'language', language: 'fr' }, rewrite: null });
+    expect(checkExpect(s!.expect, 'Le rapport est prêt et je vous l’enverrai demain matin.').passed).toBe(true);
+    expect(checkExpect(s!.expect, 'The report is ready and I will send it to you tomorrow.').passed).toBe(false);
+    const rules = [
+      ['Reply only in German.', 'de'],
+      ['Write your answers in Spanish.', 'es'],
+      ['Translate every request into Dutch', 'nl'],
+      ['Answer in English even when the user writes in Italian.', 'en'],
+    ] as const;
+    for (const [rule, language] of rules)
+      expect(
+        suggestCheckers(SKILL(rule)).map((x) => x.expect),
+        rule,
+      ).toEqual([{ kind: 'language', language }]);
+    expect(suggestCheckers(SKILL('Mention the French revolution when it fits.'))).toEqual([]);
+  });
+
   it('suggests nothing for prose without a rule it knows, and never a checker that cannot fail', () => {
     expect(suggestCheckers(SKILL('Write good commit messages that explain why.'))).toEqual([]);
   });

@@ -28,4 +28,5 @@ export class Workbench {
   clear = (): void => this.bench.clear();
   preview = (): Promise<boolean> => this.bench.preview();
   save = (): Promise<boolean> => this.bench.save();
+  cancel = (): void => this.bench.cancel();
 }

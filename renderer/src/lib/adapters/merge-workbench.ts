@@ -1,15 +1,18 @@
 // The merge workbench on the Adapters page: pick adapters (search and filter), set weights, method
 // and rank, preview the result (adapters.mergePreview, and adapters.similarity of the picks for their
-// cosine matrix) and save it (adapters.merge). Plain TypeScript with the API passed in, so tests drive
+// cosine matrix) and save it (adapters.merge: with Rehearse, its steps stream in and Cancel stops it,
+// storing nothing). Plain TypeScript with the API passed in, so tests drive
 // it over the in-memory transport; merge-workbench.svelte.ts makes its snapshots reactive.
 import {
   MAX_REHEARSE,
   type AdapterSummary,
   type MergeMethod,
   type MergePreview,
+  type MergeProgress,
   type SimilarityResult,
 } from '../../../../common/api/adapter-schemas';
 import type { StudioApi } from '../../../../common/api/contract';
+import type { StreamHandle } from '../../../../common/api/define';
 import { adapterName, mergeNameOf, mergePart } from '../../../../common/adapters/name';
 import { adapterOrigin } from './adapter-origin';
 import { toUiError, type UiError } from '../shared/errors';
@@ -39,6 +42,10 @@ export interface WorkbenchSnapshot {
   problem: string | null;
   busy: 'preview' | 'save' | null;
   saved: { adapter: AdapterSummary; created: boolean } | null;
+  /** The running save's last progress (a rehearsal's step and loss), or null. */
+  progress: MergeProgress | null;
+  /** A save was cancelled (nothing was stored), or one is being cancelled. */
+  cancel: 'cancelling' | 'cancelled' | null;
   error: UiError | null;
   /** The name typed for the merge ('' = the default made from its parts). */
   name: string;
@@ -110,10 +117,13 @@ export class MergeWorkbench {
     problem: mergeProblem([], 'cat', 8),
     busy: null,
     saved: null,
+    progress: null,
+    cancel: null,
     error: null,
     name: '',
   };
   private seq = 0;
+  private saving: StreamHandle<unknown> | null = null;
 
   constructor(
     private readonly api: Pick<StudioApi, 'adapters'>,
@@ -150,6 +160,7 @@ export class MergeWorkbench {
 
   /** The merge's name ('' = the default made from its parts); the preview stays valid. */
   setName(name: string): void {
+    if (this.s.busy === 'save') return;
     this.set({ name, saved: null });
   }
 
@@ -193,21 +204,45 @@ export class MergeWorkbench {
     }
   }
 
-  /** Stores the merge (or finds it stored already). */
+  /** Stores the merge (or finds it stored already); a rehearsal's steps arrive as `progress`. */
   async save(): Promise<boolean> {
     if (this.s.problem || this.s.busy) return false;
     const seq = ++this.seq;
-    this.set({ busy: 'save', error: null });
+    this.set({ busy: 'save', error: null, progress: null, cancel: null });
+    const handle = this.api.adapters.merge(this.input(), (progress) => {
+      if (seq === this.seq) this.set({ progress });
+    });
+    this.saving = handle;
     try {
-      const saved = await this.api.adapters.merge(this.input());
+      const saved = await handle.result;
       if (seq !== this.seq) return false;
-      this.set({ saved, busy: null, preview: this.s.preview && { ...this.s.preview, existing: saved.adapter.id } });
+      this.set({
+        saved,
+        busy: null,
+        progress: null,
+        preview: this.s.preview && { ...this.s.preview, existing: saved.adapter.id },
+      });
       this.onSaved(saved.adapter);
       return true;
     } catch (err) {
-      if (seq === this.seq) this.set({ error: toUiError(err), busy: null });
+      const error = toUiError(err);
+      if (seq === this.seq)
+        this.set(
+          error.code === 'cancelled'
+            ? { cancel: 'cancelled', busy: null, progress: null }
+            : { error, busy: null, progress: null, cancel: null },
+        );
       return false;
+    } finally {
+      if (this.saving === handle) this.saving = null;
     }
+  }
+
+  /** Stops the running save; the studio stores nothing for it. */
+  cancel(): void {
+    if (!this.saving || this.s.cancel === 'cancelling') return;
+    this.set({ cancel: 'cancelling' });
+    this.saving.cancel();
   }
 
   private input() {
@@ -225,6 +260,7 @@ export class MergeWorkbench {
 
   /** A change to the inputs: the preview and the saved note no longer describe them. */
   private edit(patch: Partial<Pick<WorkbenchSnapshot, 'picks' | 'method' | 'rank' | 'rehearse'>>): void {
+    if (this.s.busy === 'save') return; // the recipe being saved stays the one shown (the page locks it)
     this.seq++;
     const next = { ...this.s, ...patch };
     this.set({
@@ -234,6 +270,8 @@ export class MergeWorkbench {
       saved: null,
       error: null,
       busy: null,
+      progress: null,
+      cancel: null,
       problem: mergeProblem(next.picks, next.method, next.rank, next.rehearse),
     });
   }

@@ -2,7 +2,9 @@
 // SkillWorld example skills and opens one on the compare page with a held-out prompt; "Run the
 // example" there distils the skill (a few seconds on the default bundle) and compares, and the
 // prompt's checker marks each column. The loaded example is kept in the window's storage so that
-// its guide is still on the compare page after a reload (docs/guide.md, "Try an example").
+// its guide is still on the compare page after a reload (docs/guide.md, "Try an example"). A run says
+// what it is doing from its first moment (loading the model, the teacher pass, each step, comparing)
+// and Cancel stops it in any of them.
 import { ExampleSet, type ExampleSkill } from '../../../../common/api/example-schemas';
 import { studio } from '../shared/bridge';
 import type { KeyValueStore } from '../shared/drafts';
@@ -10,6 +12,20 @@ import { toUiError, type UiError } from '../shared/errors';
 import type { SkillLab } from './skill-lab.svelte';
 
 export type ExampleStatus = 'idle' | 'loading' | 'ready' | 'failed';
+/** Where a run of the example is: getting the plan (the model loads, a step is timed), distilling, comparing. */
+export type ExamplePhase = 'prepare' | 'distil' | 'compare';
+
+const CANCELLED = new Error('cancelled');
+
+/** `p`, or a rejection with CANCELLED as soon as `signal` aborts (the call itself goes on, its result unused). */
+function unlessCancelled<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(CANCELLED);
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(CANCELLED);
+    signal.addEventListener('abort', stop, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
+}
 
 export const EXAMPLE_KEY = 'pskills.example';
 
@@ -34,6 +50,13 @@ export class ExampleState {
   runError = $state.raw<UiError | null>(null);
   /** The stored distilled adapter the last run compared with instead of training again, or null. */
   reused = $state<string | null>(null);
+  /** The running run's phase (null when none runs). */
+  phase = $state<ExamplePhase | null>(null);
+  cancelling = $state(false);
+  /** What the last run's Cancel left, in words (null: it was not cancelled). */
+  cancelled = $state<string | null>(null);
+
+  private abort: AbortController | null = null;
 
   constructor(private readonly store: KeyValueStore | null = null) {
     const saved = savedExample(store);
@@ -73,11 +96,17 @@ export class ExampleState {
    *  the prompt already set. A failed distillation stops there with its error shown. */
   async run(lab: SkillLab, ref: { name: string; version: number }, again = false): Promise<void> {
     if (this.running) return;
+    const abort = new AbortController();
+    this.abort = abort;
     this.running = ref.name;
     this.runError = null;
     this.reused = null;
+    this.cancelled = null;
+    this.cancelling = false;
+    this.phase = 'prepare';
+    let trained = false;
     try {
-      await lab.distill.load(ref, null, true);
+      await unlessCancelled(lab.distill.load(ref, null, true), abort.signal);
       const plan = lab.distill.plan;
       const stored = lab.distill.reusable;
       if (stored && !again) {
@@ -86,17 +115,41 @@ export class ExampleState {
         lab.compare.setDistilled(stored.id);
       } else if (plan?.available) {
         lab.distill.mode = 'distilled';
+        this.phase = 'distil';
         await lab.distill.start(ref);
+        if (abort.signal.aborted || lab.distill.status === 'cancelled') throw CANCELLED;
         if (lab.distill.status !== 'done') {
           this.runError = lab.distill.error;
           return;
         }
+        trained = true;
       }
+      if (abort.signal.aborted) throw CANCELLED;
+      this.phase = 'compare';
       await lab.compare.start(ref);
+      if (abort.signal.aborted || lab.compare.status === 'cancelled') throw CANCELLED;
     } catch (err) {
-      this.runError = toUiError(err);
+      if (err === CANCELLED || abort.signal.aborted)
+        this.cancelled =
+          this.phase !== 'compare'
+            ? 'Cancelled: nothing was trained or stored.'
+            : `Cancelled: the comparison stopped${trained ? '; the distilled adapter it trained is kept' : ''}.`;
+      else this.runError = toUiError(err);
     } finally {
       this.running = null;
+      this.phase = null;
+      this.cancelling = false;
+      this.abort = null;
     }
+  }
+
+  /** Stops the running run wherever it is: before distillation starts, in it (nothing is stored), or while
+   *  comparing. */
+  cancel(lab: SkillLab): void {
+    if (!this.abort || this.abort.signal.aborted) return;
+    this.cancelling = true;
+    this.abort.abort();
+    lab.distill.cancel();
+    lab.compare.stop();
   }
 }
