@@ -86,6 +86,40 @@ describe('execution providers', () => {
   );
 });
 
+describe('the layered train step on each provider', () => {
+  const LAYERED = join(APP_ROOT, 'tests/fixtures/bundle-tiny-layered');
+  const LAYERED_CHILD = join(APP_ROOT, 'tests/int/engine/layered-provider-child.ts');
+  interface StepOut {
+    used: string;
+    losses: number[];
+    factors: Record<string, number[]>;
+  }
+  const steps = (provider: string, env: Record<string, string> = {}): StepOut => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', LAYERED_CHILD, LAYERED, provider], {
+      cwd: APP_ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+      timeout: 600_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    return JSON.parse(r.stdout) as StepOut;
+  };
+
+  it.skipIf(!existsSync(SWIFTSHADER))(
+    'webgpu on SwiftShader: two steps land within 1e-5 of cpu (factors and losses)',
+    () => {
+      const cpu = steps('cpu');
+      const gpu = steps('webgpu', { VK_ICD_FILENAMES: SWIFTSHADER, LD_LIBRARY_PATH: '/usr/lib/chromium' });
+      expect(gpu.used).toBe('webgpu');
+      const names = Object.keys(cpu.factors);
+      expect(names.length).toBeGreaterThan(0);
+      for (const n of names) expect(maxAbsDiff(gpu.factors[n]!, cpu.factors[n]!), n).toBeLessThan(1e-5);
+      gpu.losses.forEach((l, i) => expect(Math.abs(l - cpu.losses[i]!)).toBeLessThan(1e-4));
+    },
+    600_000,
+  );
+});
+
 describe('engine.info says where the bundle runs', () => {
   let bundle: Bundle;
   beforeAll(async () => {
