@@ -84,17 +84,14 @@ export function createStudio(opts: StudioOptions): Studio {
   const trajectories = new TrajectoryService(new TrajectoriesRepo(db), repo, new SettingsRepo(db));
   const skillTests = new SkillTestsRepo(db);
   // Self-written practice: the configured endpoint when there is one, else the engine (practice-writer.ts).
-  const distiller = new DistillService(
+  const distiller = new DistillService({
     compiler,
-    skillTests,
-    adaptersRepo,
+    tests: skillTests,
+    repo: adaptersRepo,
     bundles,
-    adapterCache,
-    undefined,
-    undefined,
-    undefined,
-    new PracticeWriter(settingsRepo),
-  );
+    cache: adapterCache,
+    writer: new PracticeWriter(settingsRepo),
+  });
   const adapters = new AdapterService(
     adaptersRepo,
     bundles,

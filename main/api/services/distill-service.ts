@@ -61,20 +61,39 @@ type Distill = (
   options: DistillOptions,
 ) => Promise<DistillResult>;
 
+/** What distilling needs, by name; `engine` replaces the shared engine worker (tests). */
+export interface DistillDeps {
+  compiler: Pick<CompileService, 'skill' | 'compileAdapter'>;
+  tests: Pick<SkillTestsRepo, 'get'>;
+  repo: AdaptersRepo;
+  bundles: Pick<BundleRegistry, 'current'>;
+  cache: Pick<AdapterCache, 'put' | 'get'>;
+  engine?: { distill: Distill; timeStep: TimeStep; distillMany: DistillMany };
+  /** Self-written practice; null or absent: none (the other sources only). */
+  writer?: Pick<PracticeWriter, 'write' | 'endpoint'> | null;
+  freeMemory?: () => number;
+}
+
 export class DistillService {
-  constructor(
-    private readonly compiler: Pick<CompileService, 'skill' | 'compileAdapter'>,
-    private readonly tests: Pick<SkillTestsRepo, 'get'>,
-    private readonly repo: AdaptersRepo,
-    private readonly bundles: Pick<BundleRegistry, 'current'>,
-    private readonly cache: Pick<AdapterCache, 'put' | 'get'>,
-    private readonly distill: Distill = (b, k, s, q, o) => sharedEngine().distill(b, k, s, q, o),
-    private readonly timeStep: TimeStep = (b, bucket) => sharedEngine().timeTrainStep(b, bucket),
-    private readonly distillMany: DistillMany = (b, k, p, o) => sharedEngine().distillParts(b, k, p, o),
-    /** Self-written practice; null: none (the other sources only). */
-    private readonly writer: Pick<PracticeWriter, 'write' | 'endpoint'> | null = null,
-    private readonly freeMemory: () => number = freeMemoryBytes,
-  ) {}
+  private readonly compiler: DistillDeps['compiler'];
+  private readonly tests: DistillDeps['tests'];
+  private readonly repo: AdaptersRepo;
+  private readonly bundles: DistillDeps['bundles'];
+  private readonly cache: DistillDeps['cache'];
+  private readonly distill: Distill;
+  private readonly timeStep: TimeStep;
+  private readonly distillMany: DistillMany;
+  private readonly writer: Pick<PracticeWriter, 'write' | 'endpoint'> | null;
+  private readonly freeMemory: () => number;
+
+  constructor(deps: DistillDeps) {
+    ({ compiler: this.compiler, tests: this.tests, repo: this.repo, bundles: this.bundles, cache: this.cache } = deps);
+    this.distill = deps.engine?.distill ?? ((b, k, s, q, o) => sharedEngine().distill(b, k, s, q, o));
+    this.timeStep = deps.engine?.timeStep ?? ((b, bucket) => sharedEngine().timeTrainStep(b, bucket));
+    this.distillMany = deps.engine?.distillMany ?? ((b, k, p, o) => sharedEngine().distillParts(b, k, p, o));
+    this.writer = deps.writer ?? null;
+    this.freeMemory = deps.freeMemory ?? freeMemoryBytes;
+  }
 
   /** Seconds per step, measured once per (bundle folder, bucket) in this process. */
   private readonly stepSeconds = new Map<string, Promise<number>>();

@@ -51,17 +51,14 @@ export class RunWorkspace {
     this.global = new GlobalAdapterService(this.repo, this.bundles, this.cache);
     this.compiler = new CompileService(this.skills, this.repo, this.bundles, this.cache);
     const settings = new SettingsRepo(this.db);
-    this.distiller = new DistillService(
-      this.compiler,
-      new SkillTestsRepo(this.db),
-      this.repo,
-      this.bundles,
-      this.cache,
-      undefined,
-      undefined,
-      undefined,
-      new PracticeWriter(settings),
-    );
+    this.distiller = new DistillService({
+      compiler: this.compiler,
+      tests: new SkillTestsRepo(this.db),
+      repo: this.repo,
+      bundles: this.bundles,
+      cache: this.cache,
+      writer: new PracticeWriter(settings),
+    });
     // The lessons are made from the episode's trajectories: the workspace always keeps them.
     if (!settings.get().storeTrajectories) settings.set({ storeTrajectories: true });
     this.trajectories = new TrajectoryService(new TrajectoriesRepo(this.db), this.skills, settings);

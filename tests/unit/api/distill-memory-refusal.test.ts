@@ -20,32 +20,34 @@ afterAll(async () => bundle.dispose());
 
 function service(free: number, calls: string[]): DistillService {
   const skill = { name: 'greet', description: 'Answer a greeting.', content: SKILL, version: { version: 1 }, rowId: 1 };
-  return new DistillService(
-    {
+  return new DistillService({
+    compiler: {
       skill: () => skill as never,
       compileAdapter: async () => {
         calls.push('compile');
         throw new Error('not here');
       },
     },
-    { get: () => ({ tests: [] }) as never },
-    { list: () => [] } as never,
-    { current: async () => ({ bundle, rowId: 1 }) as never },
-    { put: () => undefined, get: () => null as never },
-    async () => {
-      calls.push('distill');
-      throw new Error('not here');
+    tests: { get: () => ({ tests: [] }) as never },
+    repo: { list: () => [] } as never,
+    bundles: { current: async () => ({ bundle, rowId: 1 }) as never },
+    cache: { put: () => undefined, get: () => null as never },
+    engine: {
+      distill: async () => {
+        calls.push('distill');
+        throw new Error('not here');
+      },
+      timeStep: async () => {
+        calls.push('time');
+        return 0.01;
+      },
+      distillMany: async () => {
+        throw new Error('not here');
+      },
     },
-    async () => {
-      calls.push('time');
-      return 0.01;
-    },
-    async () => {
-      throw new Error('not here');
-    },
-    null,
-    () => free,
-  );
+    writer: null,
+    freeMemory: () => free,
+  });
 }
 
 describe('distil: memory before a run', () => {
