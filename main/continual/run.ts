@@ -139,19 +139,8 @@ export async function runContinual(
 ): Promise<ContinualRunResult> {
   const t0 = performance.now();
   const input = run.input;
-  const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
-  const s: Settings = { ...CONTINUAL_DEFAULTS, ...given };
-  const plan = planEpisodes(loadWorlds(input.world ?? DEFAULT_SUITE_DIR), {
-    episodes: input.episodes,
-    seed: s.seed,
-    demos: s.demos,
-    heldOut: s.tasks,
-  });
-  const { bundle, sha256, rowId: bundleId } = await deps.bundles.current();
-  const bundleRef = { id: bundle.manifest.id, sha256 };
-  const tier: Tier = { tier: s.tier, steps: s.steps, seed: s.seed, bundleRowId: bundleId, variants: s.variants };
-  const ops = globalOps(deps, s, tier, bundleId, ctx.signal);
-  const env: RunEnv = { deps, run, s, tier, bundle, bundleRef, bundleId, row: modeRow(input.mode), ops, ctx };
+  const { env, plan } = await openRun(run, deps, ctx);
+  const { s, tier, bundleRef } = env;
 
   // What a killed or cancelled run stored: absorbed episodes are not absorbed again, measured ones not measured.
   const stored = new Map(deps.store.episodes(run).map((e) => [e.episode, e]));
@@ -217,6 +206,28 @@ export async function runContinual(
     finalPassRate: episodes.at(-1)?.passRate ?? 0,
     ms: performance.now() - t0,
   };
+}
+
+/** The run's settings (its input over CONTINUAL_DEFAULTS), its episodes' plan, and what they share. */
+async function openRun(
+  run: StoredContinualRun,
+  deps: ContinualDeps,
+  ctx: Ctx,
+): Promise<{ env: RunEnv; plan: Episode[] }> {
+  const input = run.input;
+  const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+  const s: Settings = { ...CONTINUAL_DEFAULTS, ...given };
+  const plan = planEpisodes(loadWorlds(input.world ?? DEFAULT_SUITE_DIR), {
+    episodes: input.episodes,
+    seed: s.seed,
+    demos: s.demos,
+    heldOut: s.tasks,
+  });
+  const { bundle, sha256, rowId: bundleId } = await deps.bundles.current();
+  const bundleRef = { id: bundle.manifest.id, sha256 };
+  const tier: Tier = { tier: s.tier, steps: s.steps, seed: s.seed, bundleRowId: bundleId, variants: s.variants };
+  const ops = globalOps(deps, s, tier, bundleId, ctx.signal);
+  return { env: { deps, run, s, tier, bundle, bundleRef, bundleId, row: modeRow(input.mode), ops, ctx }, plan };
 }
 
 /** The run's settings as its result reports them; the summariser names those that wrote after a failure. */
