@@ -19,9 +19,9 @@ import type { BundleManifest } from '../engine/manifest';
 import { bodyHash } from '../skills/normalize';
 import { parseSkillMd } from '../skills/parse';
 import type { AdaptersRepo } from '../store/adapters-repo';
-import type { ContinualRepo, StoredContinualRun } from '../store/continual-repo';
+import type { ContinualRepo, Measurement, StoredContinualRun } from '../store/continual-repo';
 import type { SkillsRepo } from '../store/skills-repo';
-import { modeRow, type Answerer, type GlobalOps, type Lesson } from './absorb';
+import { modeRow, type Answerer, type GlobalOps, type Lesson, type ModeRow } from './absorb';
 import { measure, type Condition } from './measure';
 import { lessonPractice } from './practice';
 import { lessonName, type LessonInput } from './summarise';
@@ -111,17 +111,112 @@ export interface ContinualDeps {
 
 const short = (key: string) => key.slice(0, 12);
 
+function cancelled(signal: AbortSignal): void {
+  if (signal.aborted) throw new StudioError('cancelled', 'continual run cancelled');
+}
+
+type Settings = typeof CONTINUAL_DEFAULTS;
+type Ctx = { emit(e: ContinualEvent): void; signal: AbortSignal };
+
+/** What every episode of a run shares. */
+interface RunEnv {
+  deps: ContinualDeps;
+  run: StoredContinualRun;
+  s: Settings;
+  tier: Tier;
+  bundle: BundleInfo;
+  bundleRef: { id: string; sha256: string };
+  bundleId: number;
+  row: ModeRow;
+  ops: GlobalOps;
+  ctx: Ctx;
+}
+
 export async function runContinual(
   run: StoredContinualRun,
   deps: ContinualDeps,
-  ctx: { emit(e: ContinualEvent): void; signal: AbortSignal; resumed?: boolean },
+  ctx: Ctx & { resumed?: boolean },
 ): Promise<ContinualRunResult> {
   const t0 = performance.now();
   const input = run.input;
-  const s = { ...CONTINUAL_DEFAULTS, ...Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) };
-  const cancelled = () => {
-    if (ctx.signal.aborted) throw new StudioError('cancelled', 'continual run cancelled');
+  const { env, plan } = await openRun(run, deps, ctx);
+  const { s, tier, bundleRef } = env;
+
+  // What a killed or cancelled run stored: absorbed episodes are not absorbed again, measured ones not measured.
+  const stored = new Map(deps.store.episodes(run).map((e) => [e.episode, e]));
+  ctx.emit({
+    type: 'run',
+    run: run.id,
+    resumed: ctx.resumed ?? false,
+    done: [...stored.values()].filter((e) => e.measured).length,
+  });
+  const lessons: Lesson[] = [];
+  const heldOut: SuiteTask[] = [];
+  const episodes: ContinualEpisode[] = [];
+  const writers = new Set<string>();
+  for (const ep of plan) {
+    cancelled(ctx.signal);
+    const te = performance.now();
+    const before = stored.get(ep.episode);
+    let lesson: Lesson | null = null;
+    let globalVersion: number | null;
+    if (before) {
+      if (before.lesson) {
+        lesson = await storedLesson(deps, ep, before.lesson, tier, ctx.signal);
+        writers.add(before.lesson.summariser);
+      }
+      globalVersion = before.globalVersion;
+    } else {
+      ctx.emit({ type: 'episode', episode: ep.episode, episodes: plan.length, world: ep.world.name });
+      const made = await absorbEpisode(env, ep, lessons);
+      if (made.by) writers.add(made.by);
+      ({ lesson, globalVersion } = made);
+    }
+    if (lesson) {
+      lessons.push(lesson);
+      heldOut.push(...ep.heldOut);
+    }
+    cancelled(ctx.signal);
+
+    const m = before?.measured ?? (await measureEpisode(env, ep.episode, lessons, heldOut, globalVersion, te));
+    const passRate = m.n ? m.passed / m.n : 0;
+    ctx.emit({ type: 'measured', episode: ep.episode, passRate, globalVersion });
+    episodes.push({
+      episode: ep.episode,
+      world: ep.world.name,
+      lesson: lesson && { name: lesson.name, version: lesson.version },
+      passRate,
+      passed: m.passed,
+      n: m.n,
+      globalVersion,
+      adapter: m.adapter,
+      passedTasks: m.passedTasks,
+      truncated: m.truncated,
+      ms: m.ms,
+    });
+  }
+  return {
+    run: run.id,
+    mode: input.mode,
+    suite: 'skillworld',
+    seed: s.seed,
+    bundle: bundleRef,
+    settings: settingsOf(s, input.mode, deps.summariser.name, writers),
+    episodes,
+    finalPassRate: episodes.at(-1)?.passRate ?? 0,
+    ms: performance.now() - t0,
   };
+}
+
+/** The run's settings (its input over CONTINUAL_DEFAULTS), its episodes' plan, and what they share. */
+async function openRun(
+  run: StoredContinualRun,
+  deps: ContinualDeps,
+  ctx: Ctx,
+): Promise<{ env: RunEnv; plan: Episode[] }> {
+  const input = run.input;
+  const given = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+  const s: Settings = { ...CONTINUAL_DEFAULTS, ...given };
   const plan = planEpisodes(loadWorlds(input.world ?? DEFAULT_SUITE_DIR), {
     episodes: input.episodes,
     seed: s.seed,
@@ -130,10 +225,33 @@ export async function runContinual(
   });
   const { bundle, sha256, rowId: bundleId } = await deps.bundles.current();
   const bundleRef = { id: bundle.manifest.id, sha256 };
-  const row = modeRow(input.mode);
   const tier: Tier = { tier: s.tier, steps: s.steps, seed: s.seed, bundleRowId: bundleId, variants: s.variants };
+  const ops = globalOps(deps, s, tier, bundleId, ctx.signal);
+  return { env: { deps, run, s, tier, bundle, bundleRef, bundleId, row: modeRow(input.mode), ops, ctx }, plan };
+}
+
+/** The run's settings as its result reports them; the summariser names those that wrote after a failure. */
+function settingsOf(s: Settings, mode: StoredContinualRun['mode'], summariser: string, writers: Set<string>) {
+  const others = [...writers].filter((w) => w !== summariser);
+  return {
+    beta: s.beta,
+    rankBudget: s.rankBudget,
+    demos: s.demos,
+    tasks: s.tasks,
+    maxTokens: s.maxTokens,
+    tier: s.tier,
+    steps: s.tier === 'distilled' ? s.steps : null,
+    rehearse: mode === 'merge' && s.tier === 'distilled' ? s.rehearse : 0,
+    variants: s.tier === 'distilled' ? s.variants : 0,
+    summariser: others.length ? `${summariser}, ${others.join(', ')} after a failure` : summariser,
+  };
+}
+
+/** How the mode's global adapter is made and kept: EMA (rehearsed on every lesson when the run asks),
+ *  merge, append and the lessons' adapters, loaded once. */
+function globalOps(deps: ContinualDeps, s: Settings, tier: Tier, bundleId: number, signal: AbortSignal): GlobalOps {
   const loaded = new Map<number, Adapter>();
-  const ops: GlobalOps = {
+  return {
     ema: async (lessons) => {
       const step = await deps.adapters.emaStepOffThread({
         adapterId: lessons.at(-1)!.key,
@@ -148,7 +266,7 @@ export async function runContinual(
           steps: s.rehearse,
           seed: s.seed + lessons.length,
         },
-        ctx.signal,
+        signal,
       );
       const { adapter: a, losses, seconds } = rehearsed;
       const rehearsal = { steps: s.rehearse, lessons: lessons.map((l) => l.key), finalLoss: losses.at(-1)!, seconds };
@@ -167,117 +285,58 @@ export async function runContinual(
       return a;
     },
   };
+}
 
-  // What a killed or cancelled run stored: absorbed episodes are not absorbed again, measured ones not measured.
-  const stored = new Map(deps.store.episodes(run).map((e) => [e.episode, e]));
-  ctx.emit({
-    type: 'run',
-    run: run.id,
-    resumed: ctx.resumed ?? false,
-    done: [...stored.values()].filter((e) => e.measured).length,
-  });
-  const lessons: Lesson[] = [];
-  const heldOut: SuiteTask[] = [];
-  const episodes: ContinualEpisode[] = [];
-  const writers = new Set<string>();
-  for (const ep of plan) {
-    cancelled();
-    const te = performance.now();
-    const before = stored.get(ep.episode);
-    let lesson: Lesson | null = null;
-    let globalVersion: number | null;
-    if (before) {
-      if (before.lesson) {
-        lesson = await storedLesson(deps, ep, before.lesson, tier, ctx.signal);
-        writers.add(before.lesson.summariser);
-      }
-      globalVersion = before.globalVersion;
-    } else {
-      ctx.emit({ type: 'episode', episode: ep.episode, episodes: plan.length, world: ep.world.name });
-      const made = await learn(deps, run.id, ep, bundleRef, tier, ctx);
-      cancelled();
-      if (made) {
-        lesson = made.lesson;
-        writers.add(made.by);
-        ctx.emit({
-          type: 'lesson',
-          episode: ep.episode,
-          skill: { name: lesson.name, version: lesson.version },
-          adapter: short(lesson.key),
-          summariser: made.by,
-        });
-      }
-      const withNew = lesson ? [...lessons, lesson] : lessons;
-      const lessonRef = made && { name: made.lesson.name, version: made.lesson.version, summariser: made.by };
-      // The algebra runs in the worker first; its append and the episode row land in one transaction.
-      const write = lesson ? await row.absorb(ops, withNew) : null;
-      globalVersion = deps.store.absorb(run, { episode: ep.episode, world: ep.world.name, lesson: lessonRef }, () =>
-        lesson ? (write?.() ?? null) : row.answerer === 'global' ? (deps.repo.globalHead(bundleId)?.n ?? null) : null,
-      );
-    }
-    if (lesson) {
-      lessons.push(lesson);
-      heldOut.push(...ep.heldOut);
-    }
-    cancelled();
-
-    let m = before?.measured ?? null;
-    if (!m) {
-      const answer = answerer(deps, row.answerer, lessons, globalVersion, bundleId, bundle.manifest);
-      ctx.emit({ type: 'measure', episode: ep.episode, tasks: heldOut.length });
-      const got = await measure(bundle, heldOut, answer.cond, { maxTokens: s.maxTokens, signal: ctx.signal });
-      cancelled(); // a measurement cut short by cancel is not stored
-      m = {
-        passed: got.passed,
-        n: got.n,
-        adapter: answer.adapter,
-        passedTasks: got.results.filter((x) => x.passed).map((x) => x.id),
-        truncated: got.truncated,
-        ms: performance.now() - te,
-      };
-      deps.store.measured(run, ep.episode, m);
-    }
-    const passRate = m.n ? m.passed / m.n : 0;
-    ctx.emit({ type: 'measured', episode: ep.episode, passRate, globalVersion });
-    episodes.push({
+/** A new episode: its lesson learnt (none when no demo passed) and absorbed by the mode. The algebra runs
+ *  in the worker first; its append and the episode row land in one transaction. */
+async function absorbEpisode(
+  { deps, run, bundleRef, bundleId, tier, row, ops, ctx }: RunEnv,
+  ep: Episode,
+  lessons: readonly Lesson[],
+): Promise<{ lesson: Lesson | null; by: string | null; globalVersion: number | null }> {
+  const made = await learn(deps, run.id, ep, bundleRef, tier, ctx);
+  cancelled(ctx.signal);
+  const lesson = made?.lesson ?? null;
+  if (made)
+    ctx.emit({
+      type: 'lesson',
       episode: ep.episode,
-      world: ep.world.name,
-      lesson: lesson && { name: lesson.name, version: lesson.version },
-      passRate,
-      passed: m.passed,
-      n: m.n,
-      globalVersion,
-      adapter: m.adapter,
-      passedTasks: m.passedTasks,
-      truncated: m.truncated,
-      ms: m.ms,
+      skill: { name: made.lesson.name, version: made.lesson.version },
+      adapter: short(made.lesson.key),
+      summariser: made.by,
     });
-  }
-  const others = [...writers].filter((w) => w !== deps.summariser.name);
-  return {
-    run: run.id,
-    mode: input.mode,
-    suite: 'skillworld',
-    seed: s.seed,
-    bundle: bundleRef,
-    settings: {
-      beta: s.beta,
-      rankBudget: s.rankBudget,
-      demos: s.demos,
-      tasks: s.tasks,
-      maxTokens: s.maxTokens,
-      tier: s.tier,
-      steps: s.tier === 'distilled' ? s.steps : null,
-      rehearse: input.mode === 'merge' && s.tier === 'distilled' ? s.rehearse : 0,
-      variants: s.tier === 'distilled' ? s.variants : 0,
-      summariser: others.length
-        ? `${deps.summariser.name}, ${others.join(', ')} after a failure`
-        : deps.summariser.name,
-    },
-    episodes,
-    finalPassRate: episodes.at(-1)?.passRate ?? 0,
-    ms: performance.now() - t0,
+  const lessonRef = made && { name: made.lesson.name, version: made.lesson.version, summariser: made.by };
+  const write = lesson ? await row.absorb(ops, [...lessons, lesson]) : null;
+  const globalVersion = deps.store.absorb(run, { episode: ep.episode, world: ep.world.name, lesson: lessonRef }, () =>
+    lesson ? (write?.() ?? null) : row.answerer === 'global' ? (deps.repo.globalHead(bundleId)?.n ?? null) : null,
+  );
+  return { lesson, by: made?.by ?? null, globalVersion };
+}
+
+/** The held-out tasks of every lesson so far, answered the mode's way, and stored; a measurement cut
+ *  short by cancel is not stored. */
+async function measureEpisode(
+  { deps, run, s, bundle, bundleId, row, ctx }: RunEnv,
+  episode: number,
+  lessons: readonly Lesson[],
+  heldOut: readonly SuiteTask[],
+  globalVersion: number | null,
+  since: number,
+): Promise<Measurement> {
+  const answer = answerer(deps, row.answerer, lessons, globalVersion, bundleId, bundle.manifest);
+  ctx.emit({ type: 'measure', episode, tasks: heldOut.length });
+  const got = await measure(bundle, heldOut, answer.cond, { maxTokens: s.maxTokens, signal: ctx.signal });
+  cancelled(ctx.signal);
+  const m = {
+    passed: got.passed,
+    n: got.n,
+    adapter: answer.adapter,
+    passedTasks: got.results.filter((x) => x.passed).map((x) => x.id),
+    truncated: got.truncated,
+    ms: performance.now() - since,
   };
+  deps.store.measured(run, episode, m);
+  return m;
 }
 
 /** The episode's work: each demo answered with its reference, judged by the task's checker, kept as
@@ -288,7 +347,7 @@ async function learn(
   ep: Episode,
   bundle: { id: string; sha256: string },
   tier: Tier,
-  ctx: { emit(e: ContinualEvent): void; signal: AbortSignal },
+  ctx: Ctx,
 ): Promise<{ lesson: Lesson; by: string } | null> {
   const solved = ep.demos.map((t) => ({
     task: t,
@@ -313,7 +372,7 @@ async function learn(
   try {
     text = await deps.summariser.lesson(lessonInput, ctx.signal);
   } catch (err) {
-    if (ctx.signal.aborted) throw new StudioError('cancelled', 'continual run cancelled');
+    cancelled(ctx.signal);
     if (!deps.fallback) throw err;
     ctx.emit({
       type: 'warning',
@@ -323,7 +382,7 @@ async function learn(
     by = deps.fallback.name;
     text = await deps.fallback.lesson(lessonInput, ctx.signal);
   }
-  if (ctx.signal.aborted) throw new StudioError('cancelled', 'continual run cancelled');
+  cancelled(ctx.signal);
   const lesson = await addLesson(
     deps,
     ep.episode,

@@ -141,6 +141,7 @@ interface Answer {
 /** Greedy answers to prompts that share a prefix (the skill), keeping the teacher's top-k at every
  * step. The prefix runs once and its cache is copied to every row, as the Python teacher's shared-prefix
  * batches; the rest of each prompt follows it (pads between, masked), then one token per row per step. */
+// eslint-disable-next-line max-lines-per-function -- one prefill-then-decode loop that reads top to bottom; the teacher/batch/loop split of this file moves it whole
 async function greedyShared(
   bundle: Bundle,
   prompts: readonly (readonly number[])[],

@@ -124,227 +124,261 @@ const GraphIO = z.object({
   outputs: z.array(z.string()),
 });
 
-export const BundleManifest = z
-  .object({
-    format: z.enum([FORMAT_V1, FORMAT_V2]),
-    id: z
-      .string()
-      .min(1)
-      .superRefine((id, ctx) => {
-        const why = nameProblem(id);
-        if (why) ctx.addIssue({ code: 'custom', message: `the bundle id ${why}` });
-      }),
-    created: z.string().min(1),
-    files: z.record(fileName, FileEntry),
-    architecture: Architecture,
-    lora: z.object({
-      targets: z.array(LoraTarget).min(1),
-      // Absent in bundles written before groups: then lm.onnx takes one pair per target.
-      groups: z.array(LoraGroup).min(1).optional(),
-      layers: z.array(index).min(1),
-      default_rank: index,
-      alpha: z.number(),
+const ManifestShape = z.object({
+  format: z.enum([FORMAT_V1, FORMAT_V2]),
+  id: z
+    .string()
+    .min(1)
+    .superRefine((id, ctx) => {
+      const why = nameProblem(id);
+      if (why) ctx.addIssue({ code: 'custom', message: `the bundle id ${why}` });
     }),
-    encoder: z.object({
-      kind: z.literal('lm_hidden'),
-      layer: index,
-      output: z.literal('hidden_states'),
-      token_budget: count,
-      chunk_overlap: index,
-    }),
-    tokenizer: z.object({ file: fileName, config: fileName, vocab_size: count }),
-    special_tokens: z.object({ bos: index.nullable(), eos: index, pad: index, stop: z.array(index).min(1) }),
-    // io.encoder: the optional encoder.onnx compile reads the states from (else lm.onnx's hidden_states).
-    io: z.object({ lm: GraphIO, encoder: GraphIO.optional() }),
-    // null in a base-only bundle; a reader that only generates ignores it.
-    hypernet: Hypernet.nullable(),
-    train_step: TrainStepEntry.optional(),
-    training_card: z.record(z.string(), z.unknown()),
-  })
-  .superRefine((m, ctx) => {
-    const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
-    const a = m.architecture;
-    const trained = (m.training_card.model as { max_positions?: unknown } | undefined)?.max_positions;
-    if (typeof trained === 'number' && a.max_positions > trained) {
-      issue(
-        ['architecture', 'max_positions'],
-        `${a.max_positions}, but training_card.model.max_positions is ${trained}: the model was not built for more`,
-      );
-    }
-    if (a.heads % a.kv_heads !== 0)
-      issue(['architecture', 'kv_heads'], `heads ${a.heads} is not a multiple of kv_heads ${a.kv_heads}`);
-    const q = a.heads * a.head_dim;
-    const kv = a.kv_heads * a.head_dim;
-    const dims = {
-      q: [a.hidden, q],
-      k: [a.hidden, kv],
-      v: [a.hidden, kv],
-      o: [q, a.hidden],
-      gate: [a.hidden, a.intermediate],
-      up: [a.hidden, a.intermediate],
-      down: [a.intermediate, a.hidden],
-    };
-    const seen = new Set<string>();
-    m.lora.targets.forEach((t, n) => {
-      const [dIn, dOut] = dims[t.module];
-      if (t.d_in !== dIn || t.d_out !== dOut)
-        issue(
-          ['lora', 'targets', n],
-          `module ${t.module}: (d_in, d_out) = (${t.d_in}, ${t.d_out}), the architecture gives (${dIn}, ${dOut})`,
-        );
-      if (seen.has(t.module)) issue(['lora', 'targets', n, 'module'], `module ${t.module} is listed twice`);
-      seen.add(t.module);
-    });
-    if (m.lora.groups) {
-      const targets = new Map(m.lora.targets.map((t) => [t.module, t]));
-      const grouped = new Set<string>();
-      m.lora.groups.forEach((g, n) => {
-        for (const [k, { module, offset }] of g.modules.entries()) {
-          const t = targets.get(module);
-          const at = ['lora', 'groups', n, 'modules', k];
-          if (!t) issue(at, `module ${module} is not in lora.targets`);
-          else if (t.d_in !== g.d_in) issue(at, `module ${module}: d_in ${t.d_in}, the group has ${g.d_in}`);
-          else if (offset + t.d_out > g.d_out)
-            issue(at, `module ${module}: columns ${offset}…${offset + t.d_out} pass the group's d_out ${g.d_out}`);
-          if (grouped.has(module)) issue(at, `module ${module} is in two groups`);
-          grouped.add(module);
-        }
-      });
-      for (const t of m.lora.targets)
-        if (!grouped.has(t.module)) issue(['lora', 'groups'], `target ${t.module} is in no group`);
-    }
-    m.lora.layers.forEach((l, n) => {
-      if (l >= a.layers) issue(['lora', 'layers', n], `layer ${l} does not exist (the model has ${a.layers})`);
-    });
-    if (new Set(m.lora.layers).size !== m.lora.layers.length) issue(['lora', 'layers'], 'a layer is listed twice');
-    if (m.encoder.layer > a.layers) issue(['encoder', 'layer'], `layer ${m.encoder.layer} > layers ${a.layers}`);
-    if (m.tokenizer.vocab_size > a.vocab)
-      issue(['tokenizer', 'vocab_size'], `${m.tokenizer.vocab_size} tokens but the model's vocab is ${a.vocab}`);
-    for (const [key, id] of Object.entries(m.special_tokens)) {
-      for (const [n, v] of (Array.isArray(id) ? id : [id]).entries()) {
-        if (v !== null && v >= m.tokenizer.vocab_size)
-          issue(
-            ['special_tokens', key, ...(Array.isArray(id) ? [n] : [])],
-            `id ${v} >= tokenizer vocab_size ${m.tokenizer.vocab_size}`,
-          );
-      }
-    }
-    const kind = lmInputsKind(m.io.lm.inputs);
-    const v2 = keepsLogits(m.io.lm.inputs);
-    if (kind === null) issue(['io', 'lm', 'inputs'], 'not an input list of format 1 or 2 (see docs/bundle-format.md)');
-    else if (v2 !== (m.format === FORMAT_V2))
-      issue(
-        ['io', 'lm', 'inputs'],
-        v2
-          ? `logits_to_keep and lora.{i}.{group} inputs are format ${FORMAT_V2}`
-          : `format ${FORMAT_V2} lists logits_to_keep and lora.{i}.{group}.A|B (one pair per group)`,
-      );
-    else if (kind === 'lora' && v2 && !m.lora.groups)
-      issue(['lora', 'groups'], 'required: lm.onnx takes lora.{i}.{group}.A|B');
-    if (!lmOutputsValid(m.io.lm.outputs))
-      issue(['io', 'lm', 'outputs'], 'not the format v1 output list (see docs/bundle-format.md)');
-    const enc = m.io.encoder;
-    if (enc && !encoderIOValid(enc.inputs, enc.outputs))
-      issue(['io', 'encoder'], 'not the format v1 encoder I/O (see docs/bundle-format.md "encoder.onnx")');
-    const h = m.hypernet;
-    if (h) {
-      if (h.rank !== m.lora.default_rank)
-        issue(['hypernet', 'rank'], `${h.rank}, but lora.default_rank is ${m.lora.default_rank} (they must be equal)`);
-      if (h.d_enc !== a.hidden)
-        issue(
-          ['hypernet', 'd_enc'],
-          `${h.d_enc}, but architecture.hidden is ${a.hidden} (the states are the LM's hidden_states)`,
-        );
-      if (h.inputs.join() !== HYPERNET_INPUTS.join())
-        issue(['hypernet', 'inputs'], `${JSON.stringify(h.inputs)}, format v1 has ${JSON.stringify(HYPERNET_INPUTS)}`);
-      if (h.outputs.join() !== HYPERNET_OUTPUTS.join())
-        issue(
-          ['hypernet', 'outputs'],
-          `${JSON.stringify(h.outputs)}, format v1 has ${JSON.stringify(HYPERNET_OUTPUTS)}`,
-        );
-      if (m.encoder.chunk_overlap >= m.encoder.token_budget)
-        issue(
-          ['encoder', 'chunk_overlap'],
-          `${m.encoder.chunk_overlap} must be smaller than token_budget ${m.encoder.token_budget}`,
-        );
-      if (m.encoder.token_budget > a.max_positions)
-        issue(['encoder', 'token_budget'], `${m.encoder.token_budget} > architecture.max_positions ${a.max_positions}`);
-    }
-    const ts = m.train_step;
-    const layered = ts?.kind === 'layered';
-    if (ts) {
-      const need = layered ? (['layer', 'layer_vjp', 'head'] as const) : (['file'] as const);
-      ts.buckets.forEach((b, j) => {
-        for (const f of need)
-          if (b[f] === undefined)
-            issue(
-              ['train_step', 'buckets', j, f],
-              `required: a ${layered ? 'layered' : 'whole'} train step's bucket names its ${f} graph`,
-            );
-      });
-      if (layered && !ts.weights)
-        issue(['train_step', 'weights'], "required: a layered train step reads the base's weights by span");
-      if (!layered && ts.weights)
-        issue(
-          ['train_step', 'kind'],
-          '"whole" (or absent), but weights are listed: a layered step says kind "layered"',
-        );
-      if (layered && ts.weights) {
-        const w = ts.weights;
-        if (w.layers.length !== a.layers)
-          issue(
-            ['train_step', 'weights', 'layers'],
-            `${w.layers.length} layers, but architecture.layers is ${a.layers} (one object per decoder layer)`,
-          );
-        const spans: [WeightSpan, (string | number)[]][] = [
-          [w.embed, ['train_step', 'weights', 'embed']],
-          ...Object.entries(w.head).map(
-            ([n, s]) => [s, ['train_step', 'weights', 'head', n]] as [WeightSpan, (string | number)[]],
-          ),
-          ...w.layers.flatMap((l, i) =>
-            Object.entries(l).map(
-              ([n, s]) => [s, ['train_step', 'weights', 'layers', i, n]] as [WeightSpan, (string | number)[]],
-            ),
-          ),
-        ];
-        for (const [s, path] of spans) {
-          const want = s.shape.reduce((x, y) => x * y, 1) * (s.dtype === 'float16' ? 2 : 4);
-          if (s.length !== want)
-            issue([...path, 'length'], `${s.length} bytes, but ${s.dtype} [${s.shape.join(', ')}] is ${want} bytes`);
-          const listed = m.files[s.file];
-          if (!listed) issue([...path, 'file'], `${s.file} is not listed in files`);
-          else if (s.offset + s.length > listed.bytes)
-            issue(
-              [...path, 'offset'],
-              `${s.offset} + ${s.length} bytes runs past the end of ${s.file} (${listed.bytes} bytes)`,
-            );
-        }
-        const [rows, cols] = w.embed.shape;
-        if (w.embed.shape.length !== 2 || rows !== a.vocab || cols !== a.hidden)
-          issue(
-            ['train_step', 'weights', 'embed', 'shape'],
-            `[${w.embed.shape.join(', ')}], expected [${a.vocab}, ${a.hidden}] (vocab, hidden)`,
-          );
-      }
-    }
-    const referenced: [string, (string | number)[]][] = [
-      [m.io.lm.file, ['io', 'lm', 'file']],
-      [m.tokenizer.file, ['tokenizer', 'file']],
-      [m.tokenizer.config, ['tokenizer', 'config']],
-      ...(enc ? ([[enc.file, ['io', 'encoder', 'file']]] as [string, (string | number)[]][]) : []),
-      ...(m.hypernet ? ([[m.hypernet.file, ['hypernet', 'file']]] as [string, (string | number)[]][]) : []),
-      ...Object.entries(m.hypernet?.ablations ?? {}).map(
-        ([name, file]) => [file, ['hypernet', 'ablations', name]] as [string, (string | number)[]],
-      ),
-      ...(m.train_step?.buckets ?? []).flatMap((b, j) =>
-        (['file', 'layer', 'layer_vjp', 'head'] as const).flatMap((f) =>
-          b[f] === undefined ? [] : [[b[f], ['train_step', 'buckets', j, f]] as [string, (string | number)[]]],
-        ),
-      ),
-    ];
-    for (const [file, path] of referenced) if (!(file in m.files)) issue(path, `${file} is not listed in files`);
-  });
+  created: z.string().min(1),
+  files: z.record(fileName, FileEntry),
+  architecture: Architecture,
+  lora: z.object({
+    targets: z.array(LoraTarget).min(1),
+    // Absent in bundles written before groups: then lm.onnx takes one pair per target.
+    groups: z.array(LoraGroup).min(1).optional(),
+    layers: z.array(index).min(1),
+    default_rank: index,
+    alpha: z.number(),
+  }),
+  encoder: z.object({
+    kind: z.literal('lm_hidden'),
+    layer: index,
+    output: z.literal('hidden_states'),
+    token_budget: count,
+    chunk_overlap: index,
+  }),
+  tokenizer: z.object({ file: fileName, config: fileName, vocab_size: count }),
+  special_tokens: z.object({ bos: index.nullable(), eos: index, pad: index, stop: z.array(index).min(1) }),
+  // io.encoder: the optional encoder.onnx compile reads the states from (else lm.onnx's hidden_states).
+  io: z.object({ lm: GraphIO, encoder: GraphIO.optional() }),
+  // null in a base-only bundle; a reader that only generates ignores it.
+  hypernet: Hypernet.nullable(),
+  train_step: TrainStepEntry.optional(),
+  training_card: z.record(z.string(), z.unknown()),
+});
+type Shape = z.infer<typeof ManifestShape>;
+type Path = (string | number)[];
+type Issue = (path: Path, message: string) => void;
+
+/** Checks across fields, in the order their issues are reported. */
+export const BundleManifest = ManifestShape.superRefine((m, ctx) => {
+  const issue: Issue = (path, message) => ctx.addIssue({ code: 'custom', path, message });
+  checkArchitecture(m, issue);
+  checkLora(m, issue);
+  checkRanges(m, issue);
+  checkIo(m, issue);
+  checkHypernet(m, issue);
+  checkTrainStep(m, issue);
+  checkListed(m, issue);
+});
 export type BundleManifest = z.infer<typeof BundleManifest>;
+
+/** The trained context and the attention heads. */
+function checkArchitecture(m: Shape, issue: Issue): void {
+  const a = m.architecture;
+  const trained = (m.training_card.model as { max_positions?: unknown } | undefined)?.max_positions;
+  if (typeof trained === 'number' && a.max_positions > trained) {
+    issue(
+      ['architecture', 'max_positions'],
+      `${a.max_positions}, but training_card.model.max_positions is ${trained}: the model was not built for more`,
+    );
+  }
+  if (a.heads % a.kv_heads !== 0)
+    issue(['architecture', 'kv_heads'], `heads ${a.heads} is not a multiple of kv_heads ${a.kv_heads}`);
+}
+
+/** Each LoRA target's shape against the architecture; each target in exactly one group, inside its columns. */
+function checkLora(m: Shape, issue: Issue): void {
+  const a = m.architecture;
+  const q = a.heads * a.head_dim;
+  const kv = a.kv_heads * a.head_dim;
+  const dims = {
+    q: [a.hidden, q],
+    k: [a.hidden, kv],
+    v: [a.hidden, kv],
+    o: [q, a.hidden],
+    gate: [a.hidden, a.intermediate],
+    up: [a.hidden, a.intermediate],
+    down: [a.intermediate, a.hidden],
+  };
+  const seen = new Set<string>();
+  m.lora.targets.forEach((t, n) => {
+    const [dIn, dOut] = dims[t.module];
+    if (t.d_in !== dIn || t.d_out !== dOut)
+      issue(
+        ['lora', 'targets', n],
+        `module ${t.module}: (d_in, d_out) = (${t.d_in}, ${t.d_out}), the architecture gives (${dIn}, ${dOut})`,
+      );
+    if (seen.has(t.module)) issue(['lora', 'targets', n, 'module'], `module ${t.module} is listed twice`);
+    seen.add(t.module);
+  });
+  if (m.lora.groups) {
+    const targets = new Map(m.lora.targets.map((t) => [t.module, t]));
+    const grouped = new Set<string>();
+    m.lora.groups.forEach((g, n) => {
+      for (const [k, { module, offset }] of g.modules.entries()) {
+        const t = targets.get(module);
+        const at = ['lora', 'groups', n, 'modules', k];
+        if (!t) issue(at, `module ${module} is not in lora.targets`);
+        else if (t.d_in !== g.d_in) issue(at, `module ${module}: d_in ${t.d_in}, the group has ${g.d_in}`);
+        else if (offset + t.d_out > g.d_out)
+          issue(at, `module ${module}: columns ${offset}…${offset + t.d_out} pass the group's d_out ${g.d_out}`);
+        if (grouped.has(module)) issue(at, `module ${module} is in two groups`);
+        grouped.add(module);
+      }
+    });
+    for (const t of m.lora.targets)
+      if (!grouped.has(t.module)) issue(['lora', 'groups'], `target ${t.module} is in no group`);
+  }
+}
+
+/** Every layer and token id the manifest names exists in the model. */
+function checkRanges(m: Shape, issue: Issue): void {
+  const a = m.architecture;
+  m.lora.layers.forEach((l, n) => {
+    if (l >= a.layers) issue(['lora', 'layers', n], `layer ${l} does not exist (the model has ${a.layers})`);
+  });
+  if (new Set(m.lora.layers).size !== m.lora.layers.length) issue(['lora', 'layers'], 'a layer is listed twice');
+  if (m.encoder.layer > a.layers) issue(['encoder', 'layer'], `layer ${m.encoder.layer} > layers ${a.layers}`);
+  if (m.tokenizer.vocab_size > a.vocab)
+    issue(['tokenizer', 'vocab_size'], `${m.tokenizer.vocab_size} tokens but the model's vocab is ${a.vocab}`);
+  for (const [key, id] of Object.entries(m.special_tokens)) {
+    for (const [n, v] of (Array.isArray(id) ? id : [id]).entries()) {
+      if (v !== null && v >= m.tokenizer.vocab_size)
+        issue(
+          ['special_tokens', key, ...(Array.isArray(id) ? [n] : [])],
+          `id ${v} >= tokenizer vocab_size ${m.tokenizer.vocab_size}`,
+        );
+    }
+  }
+}
+
+/** The graphs' input and output lists match the format (docs/bundle-format.md). */
+function checkIo(m: Shape, issue: Issue): void {
+  const kind = lmInputsKind(m.io.lm.inputs);
+  const v2 = keepsLogits(m.io.lm.inputs);
+  if (kind === null) issue(['io', 'lm', 'inputs'], 'not an input list of format 1 or 2 (see docs/bundle-format.md)');
+  else if (v2 !== (m.format === FORMAT_V2))
+    issue(
+      ['io', 'lm', 'inputs'],
+      v2
+        ? `logits_to_keep and lora.{i}.{group} inputs are format ${FORMAT_V2}`
+        : `format ${FORMAT_V2} lists logits_to_keep and lora.{i}.{group}.A|B (one pair per group)`,
+    );
+  else if (kind === 'lora' && v2 && !m.lora.groups)
+    issue(['lora', 'groups'], 'required: lm.onnx takes lora.{i}.{group}.A|B');
+  if (!lmOutputsValid(m.io.lm.outputs))
+    issue(['io', 'lm', 'outputs'], 'not the format v1 output list (see docs/bundle-format.md)');
+  const enc = m.io.encoder;
+  if (enc && !encoderIOValid(enc.inputs, enc.outputs))
+    issue(['io', 'encoder'], 'not the format v1 encoder I/O (see docs/bundle-format.md "encoder.onnx")');
+}
+
+/** The hypernetwork against the LoRA rank, the hidden size, the graph I/O and the encoder budget. */
+function checkHypernet(m: Shape, issue: Issue): void {
+  const a = m.architecture;
+  const h = m.hypernet;
+  if (!h) return;
+  if (h.rank !== m.lora.default_rank)
+    issue(['hypernet', 'rank'], `${h.rank}, but lora.default_rank is ${m.lora.default_rank} (they must be equal)`);
+  if (h.d_enc !== a.hidden)
+    issue(
+      ['hypernet', 'd_enc'],
+      `${h.d_enc}, but architecture.hidden is ${a.hidden} (the states are the LM's hidden_states)`,
+    );
+  if (h.inputs.join() !== HYPERNET_INPUTS.join())
+    issue(['hypernet', 'inputs'], `${JSON.stringify(h.inputs)}, format v1 has ${JSON.stringify(HYPERNET_INPUTS)}`);
+  if (h.outputs.join() !== HYPERNET_OUTPUTS.join())
+    issue(['hypernet', 'outputs'], `${JSON.stringify(h.outputs)}, format v1 has ${JSON.stringify(HYPERNET_OUTPUTS)}`);
+  if (m.encoder.chunk_overlap >= m.encoder.token_budget)
+    issue(
+      ['encoder', 'chunk_overlap'],
+      `${m.encoder.chunk_overlap} must be smaller than token_budget ${m.encoder.token_budget}`,
+    );
+  if (m.encoder.token_budget > a.max_positions)
+    issue(['encoder', 'token_budget'], `${m.encoder.token_budget} > architecture.max_positions ${a.max_positions}`);
+}
+
+/** Each bucket names the graphs of its kind; a layered step lists the base's weights. */
+function checkTrainStep(m: Shape, issue: Issue): void {
+  const ts = m.train_step;
+  const layered = ts?.kind === 'layered';
+  if (!ts) return;
+  const need = layered ? (['layer', 'layer_vjp', 'head'] as const) : (['file'] as const);
+  ts.buckets.forEach((b, j) => {
+    for (const f of need)
+      if (b[f] === undefined)
+        issue(
+          ['train_step', 'buckets', j, f],
+          `required: a ${layered ? 'layered' : 'whole'} train step's bucket names its ${f} graph`,
+        );
+  });
+  if (layered && !ts.weights)
+    issue(['train_step', 'weights'], "required: a layered train step reads the base's weights by span");
+  if (!layered && ts.weights)
+    issue(['train_step', 'kind'], '"whole" (or absent), but weights are listed: a layered step says kind "layered"');
+  if (layered && ts.weights) checkWeights(m, ts.weights, issue);
+}
+
+/** Each weight span's byte length against its dtype and shape, inside its listed file; one object per layer. */
+function checkWeights(m: Shape, w: NonNullable<TrainStepEntry['weights']>, issue: Issue): void {
+  const a = m.architecture;
+  if (w.layers.length !== a.layers)
+    issue(
+      ['train_step', 'weights', 'layers'],
+      `${w.layers.length} layers, but architecture.layers is ${a.layers} (one object per decoder layer)`,
+    );
+  const spans: [WeightSpan, Path][] = [
+    [w.embed, ['train_step', 'weights', 'embed']],
+    ...Object.entries(w.head).map(([n, s]) => [s, ['train_step', 'weights', 'head', n]] as [WeightSpan, Path]),
+    ...w.layers.flatMap((l, i) =>
+      Object.entries(l).map(([n, s]) => [s, ['train_step', 'weights', 'layers', i, n]] as [WeightSpan, Path]),
+    ),
+  ];
+  for (const [s, path] of spans) {
+    const want = s.shape.reduce((x, y) => x * y, 1) * (s.dtype === 'float16' ? 2 : 4);
+    if (s.length !== want)
+      issue([...path, 'length'], `${s.length} bytes, but ${s.dtype} [${s.shape.join(', ')}] is ${want} bytes`);
+    const listed = m.files[s.file];
+    if (!listed) issue([...path, 'file'], `${s.file} is not listed in files`);
+    else if (s.offset + s.length > listed.bytes)
+      issue(
+        [...path, 'offset'],
+        `${s.offset} + ${s.length} bytes runs past the end of ${s.file} (${listed.bytes} bytes)`,
+      );
+  }
+  const [rows, cols] = w.embed.shape;
+  if (w.embed.shape.length !== 2 || rows !== a.vocab || cols !== a.hidden)
+    issue(
+      ['train_step', 'weights', 'embed', 'shape'],
+      `[${w.embed.shape.join(', ')}], expected [${a.vocab}, ${a.hidden}] (vocab, hidden)`,
+    );
+}
+
+/** Every file the manifest names is listed in `files`. */
+function checkListed(m: Shape, issue: Issue): void {
+  const enc = m.io.encoder;
+  const referenced: [string, Path][] = [
+    [m.io.lm.file, ['io', 'lm', 'file']],
+    [m.tokenizer.file, ['tokenizer', 'file']],
+    [m.tokenizer.config, ['tokenizer', 'config']],
+    ...(enc ? ([[enc.file, ['io', 'encoder', 'file']]] as [string, Path][]) : []),
+    ...(m.hypernet ? ([[m.hypernet.file, ['hypernet', 'file']]] as [string, Path][]) : []),
+    ...Object.entries(m.hypernet?.ablations ?? {}).map(
+      ([name, file]) => [file, ['hypernet', 'ablations', name]] as [string, Path],
+    ),
+    ...(m.train_step?.buckets ?? []).flatMap((b, j) =>
+      (['file', 'layer', 'layer_vjp', 'head'] as const).flatMap((f) =>
+        b[f] === undefined ? [] : [[b[f], ['train_step', 'buckets', j, f]] as [string, Path]],
+      ),
+    ),
+  ];
+  for (const [file, path] of referenced) if (!(file in m.files)) issue(path, `${file} is not listed in files`);
+}
 
 /** Parses bundle.json's JSON value. `where` prefixes messages (usually the file's path). */
 export function parseManifest(json: unknown, where = MANIFEST_FILE): BundleManifest {

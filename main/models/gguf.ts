@@ -358,44 +358,9 @@ export function inspectGguf(path: string, opts: { budgetMs?: number } = {}): Ggu
     if (nKv > BigInt(L.maxKeys)) throw c.refuse(`metadata ${W.keyCount} ${n(nKv)}, over the cap of ${n(L.maxKeys)}`);
     if (nTensors > BigInt(L.maxTensors))
       throw c.refuse(`${W.tensorCount} ${n(nTensors)}, over the cap of ${n(L.maxTensors)}`);
-    const kv = new Map<string, { type: number; value: Value }>();
-    c.metaFrom = PREAMBLE;
-    let last: string | null = null;
-    for (let i = 0; i < Number(nKv); i++) {
-      c.reading = last === null ? 'the first metadata key' : `the metadata key after ${JSON.stringify(last)}`;
-      const key = c.text(c.strLen(L.maxKeyBytes, W.keyLength));
-      c.reading = `metadata key ${JSON.stringify(key)}`;
-      const type = c.u32();
-      kv.set(key, { type, value: c.value(type, WANTED.has(key)) });
-      last = key;
-    }
-    c.metaFrom = null;
-    const align = kv.get('general.alignment');
-    let alignment = 32n;
-    if (align) {
-      const v = align.value;
-      const ok = INTEGER_TYPES.has(align.type) && (typeof v === 'number' || typeof v === 'bigint');
-      const big = ok ? BigInt(v) : 0n;
-      if (!ok || big < 1n || big > BigInt(L.maxAlignment) || (big & (big - 1n)) !== 0n)
-        throw c.refuse(
-          `metadata key '${W.alignment}' is ${typeof v === 'object' ? `a ${v.skipped}` : JSON.stringify(String(v))}: it must be an integer ≥ 1, a power of two, at most ${byteText(L.maxAlignment)}`,
-        );
-      alignment = big;
-    }
-    const tensors: Tensor[] = [];
-    for (let i = 0; i < Number(nTensors); i++) {
-      c.tick();
-      c.reading = `the tensor table entry ${i + 1} of ${n(nTensors)}`;
-      const name = c.text(c.strLen(L.maxKeyBytes, `tensor ${W.nameLength}`));
-      c.reading = `the tensor table entry '${name}'`;
-      const dims = c.u32();
-      if (dims > L.maxDims) throw c.refuse(`tensor '${name}' has ${dims} ${W.dims} (at most ${L.maxDims})`);
-      let elements = 1n;
-      for (let d = 0; d < dims; d++) elements *= c.u64();
-      const type = c.u32();
-      if (!GGML_TYPES[type]) throw c.refuse(`tensor '${name}' has unknown ${W.tensorType} ${type}`);
-      tensors.push({ name, type, elements, offset: c.u64() });
-    }
+    const kv = readMetadata(c, nKv);
+    const alignment = alignmentOf(c, kv);
+    const tensors = readTensorTable(c, nTensors);
     const dataStart = ((BigInt(c.pos) + alignment - 1n) / alignment) * alignment;
     const types: Record<string, number> = {};
     let parameters = 0;
@@ -434,6 +399,58 @@ export function inspectGguf(path: string, opts: { budgetMs?: number } = {}): Ggu
   } finally {
     closeSync(fd);
   }
+}
+
+type Metadata = Map<string, { type: number; value: Value }>;
+
+/** The key/value section: the keys the page shows kept, every other value skipped unread. */
+function readMetadata(c: Cursor, nKv: bigint): Metadata {
+  const kv: Metadata = new Map();
+  c.metaFrom = PREAMBLE;
+  let last: string | null = null;
+  for (let i = 0; i < Number(nKv); i++) {
+    c.reading = last === null ? 'the first metadata key' : `the metadata key after ${JSON.stringify(last)}`;
+    const key = c.text(c.strLen(L.maxKeyBytes, W.keyLength));
+    c.reading = `metadata key ${JSON.stringify(key)}`;
+    const type = c.u32();
+    kv.set(key, { type, value: c.value(type, WANTED.has(key)) });
+    last = key;
+  }
+  c.metaFrom = null;
+  return kv;
+}
+
+/** `general.alignment` (default 32): an integer power of two within the cap, else the file is refused. */
+function alignmentOf(c: Cursor, kv: Metadata): bigint {
+  const align = kv.get('general.alignment');
+  if (!align) return 32n;
+  const v = align.value;
+  const ok = INTEGER_TYPES.has(align.type) && (typeof v === 'number' || typeof v === 'bigint');
+  const big = ok ? BigInt(v) : 0n;
+  if (!ok || big < 1n || big > BigInt(L.maxAlignment) || (big & (big - 1n)) !== 0n)
+    throw c.refuse(
+      `metadata key '${W.alignment}' is ${typeof v === 'object' ? `a ${v.skipped}` : JSON.stringify(String(v))}: it must be an integer ≥ 1, a power of two, at most ${byteText(L.maxAlignment)}`,
+    );
+  return big;
+}
+
+/** The tensor table: each tensor's name, type, element count and data offset. */
+function readTensorTable(c: Cursor, nTensors: bigint): Tensor[] {
+  const tensors: Tensor[] = [];
+  for (let i = 0; i < Number(nTensors); i++) {
+    c.tick();
+    c.reading = `the tensor table entry ${i + 1} of ${n(nTensors)}`;
+    const name = c.text(c.strLen(L.maxKeyBytes, `tensor ${W.nameLength}`));
+    c.reading = `the tensor table entry '${name}'`;
+    const dims = c.u32();
+    if (dims > L.maxDims) throw c.refuse(`tensor '${name}' has ${dims} ${W.dims} (at most ${L.maxDims})`);
+    let elements = 1n;
+    for (let d = 0; d < dims; d++) elements *= c.u64();
+    const type = c.u32();
+    if (!GGML_TYPES[type]) throw c.refuse(`tensor '${name}' has unknown ${W.tensorType} ${type}`);
+    tensors.push({ name, type, elements, offset: c.u64() });
+  }
+  return tensors;
 }
 
 /** Why the importer would refuse a header that passed the gate, or null. */

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GenerateInput, GenerateResult } from '../../../common/api/engine-schemas';
 import { StudioError, toEnvelope } from '../../../common/errors';
+import type { EngineAdapter } from '../../engine';
 import type { EngineService } from '../services/engine-service';
 import type { OpenAiRecorder } from '../services/openai-recorder';
 import { readBody, sendJson } from '../transports/http-util';
@@ -114,6 +115,49 @@ export function openAiRoute(
   };
 }
 
+/** The request body, parsed and checked, or the error to answer with. */
+async function readRequest(req: IncomingMessage): Promise<ChatCompletionRequest | OpenAiError> {
+  let raw: unknown;
+  try {
+    const buf = await readBody(req, MAX_BODY);
+    raw = JSON.parse(buf.toString('utf8'));
+  } catch (err) {
+    if (err instanceof StudioError) return { ...badRequest(err.message), status: 413 };
+    return badRequest('request body is not valid JSON');
+  }
+  const parsed = ChatCompletionRequest.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  return badRequest(`${issue.path.join('.') || 'body'}: ${issue.message}`, issue.path.join('.') || null);
+}
+
+/** The adapter that serves `model` (null: the base), or the error to answer with. */
+async function resolveModel(
+  catalog: ModelCatalog,
+  model: string,
+): Promise<{ adapter: EngineAdapter | null } | OpenAiError> {
+  let adapter: EngineAdapter | null | undefined;
+  try {
+    adapter = await catalog.resolve(model); // a skill model compiles on first use
+  } catch (err) {
+    return { ...fromStudio(err), param: 'model' };
+  }
+  if (adapter !== undefined) return { adapter };
+  // Short whatever the library's size (it listed all 10,004 models, 200 KB): where to find them instead.
+  const asked = model.length > 200 ? `${model.slice(0, 200)}…` : model;
+  return {
+    status: 404,
+    message: `The model '${asked}' does not exist; GET /v1/models lists the models served (base, global, and each skill as base:NAME@VERSION)`,
+    type: 'invalid_request_error',
+    param: 'model',
+    code: 'model_not_found',
+  };
+}
+
+/** What names a completion's answer, and its generation (`emit`: each token's text). */
+type Head = { id: string; created: number; model: string };
+type Generate = (emit: (text: string) => void) => Promise<GenerateResult>;
+
 async function chatCompletions(
   req: IncomingMessage,
   res: ServerResponse,
@@ -121,80 +165,56 @@ async function chatCompletions(
   catalog: ModelCatalog,
   recorder: Pick<OpenAiRecorder, 'record'> | null,
 ): Promise<void> {
-  let raw: unknown;
-  try {
-    const buf = await readBody(req, MAX_BODY);
-    raw = JSON.parse(buf.toString('utf8'));
-  } catch (err) {
-    if (err instanceof StudioError) return fail(res, { ...badRequest(err.message), status: 413 });
-    return fail(res, badRequest('request body is not valid JSON'));
-  }
-  const parsed = ChatCompletionRequest.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    return fail(res, badRequest(`${issue.path.join('.') || 'body'}: ${issue.message}`, issue.path.join('.') || null));
-  }
-  const body = parsed.data;
-  let adapter: Awaited<ReturnType<ModelCatalog['resolve']>>;
-  try {
-    adapter = await catalog.resolve(body.model); // a skill model compiles on first use
-  } catch (err) {
-    return fail(res, { ...fromStudio(err), param: 'model' });
-  }
-  if (adapter === undefined) {
-    // Short whatever the library's size (it listed all 10,004 models, 200 KB): where to find them instead.
-    const asked = body.model.length > 200 ? `${body.model.slice(0, 200)}…` : body.model;
-    return fail(res, {
-      status: 404,
-      message: `The model '${asked}' does not exist; GET /v1/models lists the models served (base, global, and each skill as base:NAME@VERSION)`,
-      type: 'invalid_request_error',
-      param: 'model',
-      code: 'model_not_found',
-    });
-  }
+  const body = await readRequest(req);
+  if ('status' in body) return fail(res, body);
+  const resolved = await resolveModel(catalog, body.model);
+  if ('status' in resolved) return fail(res, resolved);
   const input = toInput(body);
   if ('status' in input) return fail(res, input);
 
-  const keep = async (r: GenerateResult) => {
-    if (body.store && recorder && r.finishReason !== 'cancelled')
-      await recorder.record({ model: body.model, input, result: r, metadata: body.metadata ?? null });
-  };
-  const id = `chatcmpl-${randomUUID()}`;
-  const created = Math.floor(Date.now() / 1000);
+  const head = { id: `chatcmpl-${randomUUID()}`, created: Math.floor(Date.now() / 1000), model: body.model };
   const controller = new AbortController();
   res.on('close', () => controller.abort()); // the client went away: stop generating
+  const generate: Generate = async (emit) => {
+    const ctx = { signal: controller.signal, emit: (e: { text: string }) => emit(e.text) };
+    const r = await engine.generate(input, ctx, resolved.adapter);
+    // Before the answer goes out, so a client that asked sees it kept.
+    if (body.store && recorder && r.finishReason !== 'cancelled')
+      await recorder.record({ model: body.model, input, result: r, metadata: body.metadata ?? null });
+    return r;
+  };
+  if (body.stream) await answerStream(res, head, generate, body.stream_options?.include_usage ?? false);
+  else await answerJson(res, head, generate);
+}
 
-  if (!body.stream) {
-    try {
-      const r = await engine.generate(input, { emit: () => {}, signal: controller.signal }, adapter);
-      await keep(r); // before the answer goes out, so a client that asked sees it kept
-      sendJson(res, 200, {
-        id,
-        object: 'chat.completion',
-        created,
-        model: body.model,
-        choices: [
-          {
-            index: 0,
-            message: { role: 'assistant', content: r.text },
-            finish_reason: finishOf(r.finishReason),
-            logprobs: null,
-          },
-        ],
-        usage: usageOf(r),
-      });
-    } catch (err) {
-      fail(res, fromStudio(err));
-    }
-    return;
+async function answerJson(res: ServerResponse, head: Head, generate: Generate): Promise<void> {
+  try {
+    const r = await generate(() => {});
+    sendJson(res, 200, {
+      id: head.id,
+      object: 'chat.completion',
+      created: head.created,
+      model: head.model,
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: r.text },
+          finish_reason: finishOf(r.finishReason),
+          logprobs: null,
+        },
+      ],
+      usage: usageOf(r),
+    });
+  } catch (err) {
+    fail(res, fromStudio(err));
   }
+}
 
-  // SSE: headers go out with the first token, so errors before it are still plain JSON errors.
+/** SSE: headers go out with the first token, so errors before it are still plain JSON errors. */
+async function answerStream(res: ServerResponse, head: Head, generate: Generate, usage: boolean): Promise<void> {
+  const base = { id: head.id, object: 'chat.completion.chunk', created: head.created, model: head.model };
   const chunk = (delta: object, finish: string | null) => ({
-    id,
-    object: 'chat.completion.chunk',
-    created,
-    model: body.model,
+    ...base,
     choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
   });
   const send = (obj: unknown) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
@@ -208,22 +228,13 @@ async function chatCompletions(
     send(chunk({ role: 'assistant', content: '' }, null));
   };
   try {
-    const r = await engine.generate(
-      input,
-      {
-        signal: controller.signal,
-        emit: (e) => {
-          open();
-          if (e.text) send(chunk({ content: e.text }, null));
-        },
-      },
-      adapter,
-    );
-    await keep(r);
+    const r = await generate((text) => {
+      open();
+      if (text) send(chunk({ content: text }, null));
+    });
     open();
     send(chunk({}, finishOf(r.finishReason)));
-    if (body.stream_options?.include_usage)
-      send({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage: usageOf(r) });
+    if (usage) send({ ...base, choices: [], usage: usageOf(r) });
     res.end('data: [DONE]\n\n');
   } catch (err) {
     if (!res.headersSent) return fail(res, fromStudio(err));

@@ -13,7 +13,7 @@ import { checkExpect } from '../../../common/verify/expect';
 import { pickWrongSkill } from '../../../common/compare/wrong-skill';
 import { StudioError } from '../../../common/errors';
 import { checkPromptBytes, type EngineAdapter, type GenerateRequest } from '../../engine';
-import { sharedEngine } from '../../engine/engine-client';
+import { sharedEngine, type BundleHandle } from '../../engine/engine-client';
 import { fitSkillText } from '../../skills/answer';
 import type { SkillsRepo } from '../../store/skills-repo';
 import type { BundleRegistry } from './bundle-registry';
@@ -29,6 +29,8 @@ export interface DistilledLookup {
   } | null>;
 }
 export const DEFAULT_COMPARE_TOKENS = 128;
+
+type SkillRef = { name: string; version: number };
 
 interface Column {
   setup: CompareColumnSetup;
@@ -87,18 +89,83 @@ export class CompareService {
     ctx: { emit(e: CompareEvent): void; signal: AbortSignal },
   ): Promise<CompareRunResult> {
     const t0 = performance.now();
-    const asked = input.conditions !== undefined;
     const maxTokens = input.maxTokens ?? DEFAULT_COMPARE_TOKENS;
     const sampling = input.sampling ?? { temperature: 0 };
     const skill = this.compiler.skill({ name: input.name, version: input.version });
     const who = { name: skill.name, version: skill.version.version };
     const bundle = await this.engine.current();
+    const { conditions, skipped, distilled, wrongSkill } = await this.plan(input, who, bundle);
+
+    const compile = async (ref: SkillRef): Promise<{ id: string; key: string; engine: EngineAdapter }> => {
+      const c = await this.compiler.compileAdapter(ref, {
+        signal: ctx.signal,
+        emit: (p) => ctx.emit({ type: 'compile', skill: p.skill, chunk: p.chunk, chunks: p.chunks }),
+      });
+      if (c.bundle !== bundle)
+        throw new StudioError('conflict', 'the bundle changed while compare was compiling; run it again');
+      return { id: c.result.adapter.id, key: c.row.key, engine: c.engine };
+    };
+    checkPromptBytes(bundle, Buffer.byteLength(input.prompt));
+    const user = bundle.chat.render([{ role: 'user', content: input.prompt }]);
+    const columns: Column[] = [];
+    const base = { maxNewTokens: maxTokens, sampling, stop: [] as string[] };
+    const column = (
+      setup: Omit<CompareColumnSetup, 'promptTokens'>,
+      request: Partial<GenerateRequest>,
+      adapterKey: string | null,
+    ) =>
+      columns.push({
+        setup: { ...setup, promptTokens: 0 },
+        request: { ...base, prompt: user, ...request },
+        adapterKey,
+      });
+    for (const condition of conditions) {
+      if (condition === 'none') {
+        column({ condition, adapter: null, skill: null, truncated: false }, {}, null);
+      } else if (condition === 'in_context') {
+        const fit = fitSkillText(bundle, skill.content, input.prompt, maxTokens);
+        const prompt = bundle.chat.render([
+          { role: 'system', content: fit.text },
+          { role: 'user', content: input.prompt },
+        ]);
+        column({ condition, adapter: null, skill: who, truncated: fit.truncated }, { prompt }, null);
+      } else if (condition === 'parametric') {
+        const a = await compile(who);
+        column({ condition, adapter: a.id, skill: who, truncated: false }, { adapter: a.engine }, a.key);
+      } else if (condition === 'distilled') {
+        if (!distilled) continue;
+        const key = distilled.row.key;
+        column(
+          { condition, adapter: key.slice(0, 12), skill: who, truncated: false },
+          { adapter: distilled.engine },
+          key,
+        );
+      } else if (wrongSkill) {
+        const a = await compile(wrongSkill);
+        column({ condition, adapter: a.id, skill: wrongSkill, truncated: false }, { adapter: a.engine }, a.key);
+      }
+    }
+    if (ctx.signal.aborted) throw new StudioError('cancelled', 'compare cancelled');
+    if (columns.length === 0) return { skill: who, wrongSkill: null, columns: [], skipped, ms: performance.now() - t0 };
+    const out = await this.answer(bundle, columns, ctx);
+    const result = {
+      skill: who,
+      wrongSkill: columns.some((c) => c.setup.condition === 'wrong_skill') ? wrongSkill : null,
+      columns: out,
+      skipped,
+      ms: performance.now() - t0,
+    };
+    await this.record(input.prompt, who, columns, out, { ...sampling, maxTokens }, input.check);
+    return result;
+  }
+
+  /** Which columns run, and the reason for each one skipped: the distilled column by default only when
+   *  the version has a distilled adapter (asked for and absent, it is skipped with the reason). */
+  private async plan(input: CompareRunInput, who: SkillRef, bundle: BundleHandle) {
     const skipped: CompareRunResult['skipped'] = [];
-    // The distilled column: by default only when the version has a distilled adapter; asked for and
-    // absent, it is skipped with the reason.
     const distilled = this.distilled ? await this.distilled.distilledAdapter(who) : null;
     const conditions = (input.conditions ?? COMPARE_CONDITIONS).filter(
-      (c) => c !== 'distilled' || distilled !== null || asked,
+      (c) => c !== 'distilled' || distilled !== null || input.conditions !== undefined,
     );
     // Without a hypernetwork (a GGUF or base-only bundle) no instant adapter exists, for this skill or
     // another: those columns are skipped with the reason, and the distilled one stands for the skill.
@@ -117,73 +184,22 @@ export class CompareService {
         condition: 'distilled',
         reason: `${who.name}@${who.version} has no distilled adapter for this bundle; distil it on the skill page or with pskills compile --distill`,
       });
-
-    const compile = async (ref: {
-      name: string;
-      version: number;
-    }): Promise<{ id: string; key: string; engine: EngineAdapter }> => {
-      const c = await this.compiler.compileAdapter(ref, {
-        signal: ctx.signal,
-        emit: (p) => ctx.emit({ type: 'compile', skill: p.skill, chunk: p.chunk, chunks: p.chunks }),
-      });
-      if (c.bundle !== bundle)
-        throw new StudioError('conflict', 'the bundle changed while compare was compiling; run it again');
-      return { id: c.result.adapter.id, key: c.row.key, engine: c.engine };
-    };
-    let wrongSkill: { name: string; version: number } | null = null;
+    let wrongSkill: SkillRef | null = null;
     if (conditions.includes('wrong_skill')) {
-      wrongSkill = this.wrongSkillFor(skill.name, input.wrongSkill);
+      wrongSkill = this.wrongSkillFor(who.name, input.wrongSkill);
       if (!wrongSkill)
-        skipped.push({ condition: 'wrong_skill', reason: `the library has no skill other than "${skill.name}"` });
+        skipped.push({ condition: 'wrong_skill', reason: `the library has no skill other than "${who.name}"` });
     }
+    return { conditions, skipped, distilled, wrongSkill };
+  }
 
-    checkPromptBytes(bundle, Buffer.byteLength(input.prompt));
-    const user = bundle.chat.render([{ role: 'user', content: input.prompt }]);
-    const columns: Column[] = [];
-    const base = { maxNewTokens: maxTokens, sampling, stop: [] as string[] };
-    for (const condition of conditions) {
-      if (condition === 'none') {
-        columns.push({
-          setup: { condition, promptTokens: 0, adapter: null, skill: null, truncated: false },
-          request: { ...base, prompt: user },
-          adapterKey: null,
-        });
-      } else if (condition === 'in_context') {
-        const fit = fitSkillText(bundle, skill.content, input.prompt, maxTokens);
-        const prompt = bundle.chat.render([
-          { role: 'system', content: fit.text },
-          { role: 'user', content: input.prompt },
-        ]);
-        columns.push({
-          setup: { condition, promptTokens: 0, adapter: null, skill: who, truncated: fit.truncated },
-          request: { ...base, prompt },
-          adapterKey: null,
-        });
-      } else if (condition === 'parametric') {
-        const a = await compile(who);
-        columns.push({
-          setup: { condition, promptTokens: 0, adapter: a.id, skill: who, truncated: false },
-          request: { ...base, prompt: user, adapter: a.engine },
-          adapterKey: a.key,
-        });
-      } else if (condition === 'distilled') {
-        if (!distilled) continue;
-        columns.push({
-          setup: { condition, promptTokens: 0, adapter: distilled.row.key.slice(0, 12), skill: who, truncated: false },
-          request: { ...base, prompt: user, adapter: distilled.engine },
-          adapterKey: distilled.row.key,
-        });
-      } else if (wrongSkill) {
-        const a = await compile(wrongSkill);
-        columns.push({
-          setup: { condition, promptTokens: 0, adapter: a.id, skill: wrongSkill, truncated: false },
-          request: { ...base, prompt: user, adapter: a.engine },
-          adapterKey: a.key,
-        });
-      }
-    }
-    if (ctx.signal.aborted) throw new StudioError('cancelled', 'compare cancelled');
-    if (columns.length === 0) return { skill: who, wrongSkill: null, columns: [], skipped, ms: performance.now() - t0 };
+  /** The columns answered in one batch off the main thread, each token streamed to its column, with
+   *  each column's time to first token and decode rate. */
+  private async answer(
+    bundle: BundleHandle,
+    columns: Column[],
+    ctx: { emit(e: CompareEvent): void; signal: AbortSignal },
+  ): Promise<CompareColumn[]> {
     // Token ids once, so the start event can say how long each prompt is.
     const requests = columns.map((c) => ({
       ...c.request,
@@ -195,7 +211,7 @@ export class CompareService {
     const tStart = performance.now();
     const first = columns.map(() => -1);
     const last = columns.map(() => -1);
-    const it = sharedEngine().generateBatch(bundle, requests, { signal: ctx.signal }); // off the main thread
+    const it = sharedEngine().generateBatch(bundle, requests, { signal: ctx.signal });
     let results;
     for (;;) {
       const step = await it.next();
@@ -210,7 +226,7 @@ export class CompareService {
       ctx.emit({ type: 'token', column: row, condition: columns[row]!.setup.condition, tokenId, text });
     }
     if (ctx.signal.aborted) throw new StudioError('cancelled', 'compare cancelled');
-    const out: CompareColumn[] = columns.map((c, i) => {
+    return columns.map((c, i) => {
       const r = results[i]!;
       const decodeMs = last[i]! - first[i]!;
       return {
@@ -222,15 +238,6 @@ export class CompareService {
         finishReason: r.finishReason,
       };
     });
-    const result = {
-      skill: who,
-      wrongSkill: columns.some((c) => c.setup.condition === 'wrong_skill') ? wrongSkill : null,
-      columns: out,
-      skipped,
-      ms: performance.now() - t0,
-    };
-    await this.record(input.prompt, who, columns, out, { ...sampling, maxTokens }, input.check);
-    return result;
   }
 
   /** Keeps each column as a trajectory (source `compare`), when the studio keeps trajectories. All

@@ -26,7 +26,7 @@ import { parseSkillMd } from '../../skills/parse';
 import { bodyHash } from '../../skills/normalize';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import type { AdoptionsRepo, StoredAdoption } from '../../store/adoptions-repo';
-import type { StoredContinualRun } from '../../store/continual-repo';
+import type { StoredContinualRun, StoredEpisode } from '../../store/continual-repo';
 import type { SkillsRepo } from '../../store/skills-repo';
 import type { BundleRegistry } from './bundle-registry';
 import type { EngineService } from './engine-service';
@@ -34,6 +34,15 @@ import type { EngineService } from './engine-service';
 export const TEMPLATE_SUMMARISER: Summariser = {
   name: 'template',
   lesson: (input) => Promise.resolve(templateLesson(input)),
+};
+
+/** What adopt reads from: the run's workspace and stored episodes, and the Library bundle it writes to. */
+type AdoptFrom = {
+  ws: RunWorkspace;
+  run: StoredContinualRun;
+  bundleId: number;
+  episodes: StoredEpisode[];
+  base: { run: string; mode: StoredContinualRun['mode']; seed: number };
 };
 
 type Ctx = { emit(e: ContinualEvent): void; signal: AbortSignal };
@@ -255,69 +264,77 @@ export class ContinualService {
   async adopt(input: ContinualAdoptInput): Promise<ContinualAdoption> {
     const ws = this.workspace(input.run);
     const run = this.only(ws);
-    const lib = this.deps.library;
-    const { rowId: bundleId, sha256 } = await lib.bundles.current();
+    const { rowId: bundleId, sha256 } = await this.deps.library.bundles.current();
     if (sha256 !== run.bundleSha256)
       throw new StudioError(
         'conflict',
         `continual run ${run.id} ran with another bundle (sha256 ${run.bundleSha256.slice(0, 12)}); load that bundle to adopt from it`,
       );
-    const episodes = ws.store.episodes(run);
-    const base = { run: run.id, mode: run.mode, seed: run.input.seed ?? 0 };
-    if (input.what === 'lesson') {
-      const ep = episodes.find((e) => e.episode === input.episode && e.lesson);
-      if (input.episode === undefined) throw new StudioError('invalid_input', 'episode: say which lesson to adopt');
-      if (!ep?.lesson)
-        throw new StudioError('not_found', `episode: run ${run.id} has no lesson at episode ${input.episode}`);
-      const ref = ep.lesson;
-      const skill = ws.skills.get(ref.name, ref.version)!;
-      const adapter = this.lessonAdapter(ws.repo.list(), ref);
-      if (!adapter)
-        throw new StudioError('not_found', `${ref.name}@${ref.version} has no adapter in run ${run.id}'s workspace`);
-      const name = input.name ?? ref.name;
-      if (lib.skills.get(name))
-        throw new StudioError(
-          'conflict',
-          `name: a skill named "${name}" is already in the Library; choose another name (nothing was written)`,
-          { field: 'name', name },
-        );
-      const content = skill.content.replace(/^(---\n(?:[\s\S]*?\n)?name:[ \t]*)[^\n]*/, `$1${name}`);
-      const parsed = parseSkillMd(content);
-      const provenance = skill.version.provenance;
-      if (provenance.kind !== 'lesson') throw new StudioError('conflict', `${ref.name}@${ref.version} is not a lesson`);
-      const tensors = ws.repo.load(adapter.rowId);
-      const made = lib.adoptions.adopt(
-        {
-          name,
-          kind: 'lesson',
-          source: {
-            ...base,
-            episode: ep.episode,
-            lesson: `${ref.name}@${ref.version}`,
-            adapterKey: adapter.key,
-            recipe: adapter.recipe,
-          },
-        },
-        () => {
-          const saved = lib.skills.create(
-            name,
-            content,
-            parsed.frontmatter.description ?? skill.description,
-            { ...provenance, adoptedFrom: `${ref.name}@${ref.version}` },
-            bodyHash(parsed.body),
-          );
-          const versionRow = lib.skills.versionRowId(name, saved.version.version)!;
-          const { adapter: row } = lib.repo.insert({
-            bundleId,
-            skillVersionId: versionRow,
-            adapter: tensors,
-            recipe: adapter.recipe,
-          });
-          return { adapterRowId: row.rowId, skillVersionRowId: versionRow, version: saved.version.version };
-        },
+    const from: AdoptFrom = {
+      ws,
+      run,
+      bundleId,
+      episodes: ws.store.episodes(run),
+      base: { run: run.id, mode: run.mode, seed: run.input.seed ?? 0 },
+    };
+    return this.toAdoption(
+      input.what === 'lesson' ? this.adoptLesson(from, input) : await this.adoptGlobal(from, input),
+    );
+  }
+
+  /** The lesson of `input.episode` as a new Library skill (renamed to `input.name`) with its adapter. */
+  private adoptLesson({ ws, run, bundleId, episodes, base }: AdoptFrom, input: ContinualAdoptInput): StoredAdoption {
+    const lib = this.deps.library;
+    const ep = episodes.find((e) => e.episode === input.episode && e.lesson);
+    if (input.episode === undefined) throw new StudioError('invalid_input', 'episode: say which lesson to adopt');
+    if (!ep?.lesson)
+      throw new StudioError('not_found', `episode: run ${run.id} has no lesson at episode ${input.episode}`);
+    const ref = ep.lesson;
+    const skill = ws.skills.get(ref.name, ref.version)!;
+    const adapter = this.lessonAdapter(ws.repo.list(), ref);
+    if (!adapter)
+      throw new StudioError('not_found', `${ref.name}@${ref.version} has no adapter in run ${run.id}'s workspace`);
+    const name = input.name ?? ref.name;
+    if (lib.skills.get(name))
+      throw new StudioError(
+        'conflict',
+        `name: a skill named "${name}" is already in the Library; choose another name (nothing was written)`,
+        { field: 'name', name },
       );
-      return this.toAdoption(made);
-    }
+    const content = skill.content.replace(/^(---\n(?:[\s\S]*?\n)?name:[ \t]*)[^\n]*/, `$1${name}`);
+    const parsed = parseSkillMd(content);
+    const provenance = skill.version.provenance;
+    if (provenance.kind !== 'lesson') throw new StudioError('conflict', `${ref.name}@${ref.version} is not a lesson`);
+    const tensors = ws.repo.load(adapter.rowId);
+    const lesson = `${ref.name}@${ref.version}`;
+    return lib.adoptions.adopt(
+      {
+        name,
+        kind: 'lesson',
+        source: { ...base, episode: ep.episode, lesson, adapterKey: adapter.key, recipe: adapter.recipe },
+      },
+      () => {
+        const saved = lib.skills.create(
+          name,
+          content,
+          parsed.frontmatter.description ?? skill.description,
+          { ...provenance, adoptedFrom: lesson },
+          bodyHash(parsed.body),
+        );
+        const versionRow = lib.skills.versionRowId(name, saved.version.version)!;
+        const { adapter: row } = lib.repo.insert({
+          bundleId,
+          skillVersionId: versionRow,
+          adapter: tensors,
+          recipe: adapter.recipe,
+        });
+        return { adapterRowId: row.rowId, skillVersionRowId: versionRow, version: saved.version.version };
+      },
+    );
+  }
+
+  /** The global adapter version of `input.episode` (else the run's last) as an imported Library adapter. */
+  private async adoptGlobal({ ws, run, bundleId, episodes, base }: AdoptFrom, input: ContinualAdoptInput) {
     const withGlobal = episodes.filter((e) => e.globalVersion !== null);
     const ep = input.episode === undefined ? withGlobal.at(-1) : withGlobal.find((e) => e.episode === input.episode);
     if (!ep)
@@ -331,15 +348,14 @@ export class ContinualService {
     const g = ws.repo.globalHistory(wsBundle).find((v) => v.n === ep.globalVersion)!;
     const stored = ws.repo.get(g.adapterRowId)!;
     const tensors = ws.repo.load(g.adapterRowId);
-    const name = input.name ?? `global-${run.id}`;
-    const made = lib.adoptions.adopt(
+    return this.deps.library.adoptions.adopt(
       {
-        name,
+        name: input.name ?? `global-${run.id}`,
         kind: 'global',
         source: { ...base, episode: ep.episode, globalVersion: g.n, adapterKey: stored.key, recipe: stored.recipe },
       },
       () => {
-        const { adapter: row } = lib.repo.insert({
+        const { adapter: row } = this.deps.library.repo.insert({
           bundleId,
           adapter: tensors,
           recipe: { kind: 'import', tensorsSha256: stored.tensorsSha256 },
@@ -347,7 +363,6 @@ export class ContinualService {
         return { adapterRowId: row.rowId, skillVersionRowId: null };
       },
     );
-    return this.toAdoption(made);
   }
 
   private toAdoption(a: StoredAdoption): ContinualAdoption {

@@ -217,6 +217,7 @@ export class DistillService {
     };
   }
 
+  // eslint-disable-next-line max-lines-per-function -- resolve, practise, train and store in one pass; the adapter factory work takes these steps over
   async run(
     input: DistillInput,
     ctx: { emit(e: DistillProgressEvent): void; signal: AbortSignal },

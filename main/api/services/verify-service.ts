@@ -34,6 +34,10 @@ export const DEFAULT_VERIFY_TOKENS = 64;
 /** Tests answered in one engine batch. */
 const BATCH = 8;
 
+type SkillRef = { name: string; version: number };
+type RunAdapter = { id: string; key: string; engine: EngineAdapter };
+type Current = Awaited<ReturnType<BundleRegistry['current']>>;
+
 const messagesOf = (t: VerifierTest): ChatMessage[] => t.messages ?? [{ role: 'user', content: t.prompt! }];
 
 export class VerifyService {
@@ -79,27 +83,7 @@ export class VerifyService {
     const current = await this.bundles.current();
     const bundle = current.bundle;
 
-    let adapter: { id: string; key: string; engine: EngineAdapter } | null = null;
-    let practised: ReadonlySet<string> | null = null; // a distilled adapter's practised tests
-    if (mode === 'parametric') {
-      const c = await this.compiler.compileAdapter(who, {
-        signal: ctx.signal,
-        emit: (p) => ctx.emit({ type: 'compile', chunk: p.chunk, chunks: p.chunks }),
-      });
-      if (c.bundle !== bundle)
-        throw new StudioError('conflict', 'the bundle changed while verify was compiling; run it again');
-      adapter = { id: c.result.adapter.id, key: c.row.key, engine: c.engine };
-    } else if (mode === 'adapter') {
-      const row = this.adapters.resolve(input.adapter!);
-      if (row.bundle.rowId !== current.rowId) {
-        throw new StudioError(
-          'invalid_input',
-          `adapter ${row.key.slice(0, 12)} belongs to bundle ${row.bundle.id}, not the loaded ${bundle.manifest.id}`,
-        );
-      }
-      adapter = { id: row.key.slice(0, 12), key: row.key, engine: this.cache.get(row, bundle.manifest) };
-      if (row.recipe.kind === 'distill' && row.recipe.practice) practised = new Set(row.recipe.practice.practisedTests);
-    }
+    const { adapter, practised } = await this.adapterFor(input, mode, who, current, ctx);
     if (ctx.signal.aborted) throw new StudioError('cancelled', 'verify cancelled');
 
     ctx.emit({ type: 'start', tests: tests.length });
@@ -114,31 +98,7 @@ export class VerifyService {
 
     const passed = results.filter((r) => r.passed).length;
     const marked = practised ? results.map((r) => ({ ...r, practised: practised.has(r.id) })) : results;
-    const bundleRef = { id: bundle.manifest.id, sha256: current.sha256 };
-    this.trajectories.record(
-      results.map((r, i) => ({
-        source: 'eval' as const,
-        skill: who,
-        condition: mode === 'adapter' ? ('adapter' as const) : mode,
-        adapterKey: adapter?.key ?? null,
-        bundle: bundleRef,
-        sampling: { temperature: 0, maxTokens: tests[i]!.maxTokens ?? maxTokens },
-        messages: [
-          ...messagesOf(tests[i]!).map((m) => ({
-            role: m.role as 'system' | 'user' | 'assistant' | 'tool',
-            content: m.content,
-          })),
-          { role: 'assistant' as const, content: r.answer },
-        ],
-        verdict: { passed: r.passed, test: r.id, ...(r.reason !== null && { reason: r.reason }) },
-        details: {
-          verify: { testsFrom: set.from },
-          finishReason: r.finishReason,
-          completionTokens: r.completionTokens,
-          ...(mode === 'in_context' && { truncated: r.truncated }),
-        },
-      })),
-    );
+    this.record(results, tests, { who, mode, maxTokens, adapterKey: adapter?.key ?? null, from: set.from }, current);
     return {
       skill: who,
       testsFrom: set.from,
@@ -151,6 +111,73 @@ export class VerifyService {
       ms: performance.now() - t0,
       ...(practised && { heldOut: heldOutRate(marked) }),
     };
+  }
+
+  /** The adapter a run answers with: compiled for parametric, the stored one for adapter (on the loaded
+   *  bundle), none otherwise; and a distilled adapter's practised tests. */
+  private async adapterFor(
+    input: VerifyRunInput,
+    mode: VerifyMode,
+    who: SkillRef,
+    current: Current,
+    ctx: { emit(e: VerifyEvent): void; signal: AbortSignal },
+  ): Promise<{ adapter: RunAdapter | null; practised: ReadonlySet<string> | null }> {
+    const bundle = current.bundle;
+    if (mode === 'parametric') {
+      const c = await this.compiler.compileAdapter(who, {
+        signal: ctx.signal,
+        emit: (p) => ctx.emit({ type: 'compile', chunk: p.chunk, chunks: p.chunks }),
+      });
+      if (c.bundle !== bundle)
+        throw new StudioError('conflict', 'the bundle changed while verify was compiling; run it again');
+      return { adapter: { id: c.result.adapter.id, key: c.row.key, engine: c.engine }, practised: null };
+    }
+    if (mode !== 'adapter') return { adapter: null, practised: null };
+    const row = this.adapters.resolve(input.adapter!);
+    if (row.bundle.rowId !== current.rowId) {
+      throw new StudioError(
+        'invalid_input',
+        `adapter ${row.key.slice(0, 12)} belongs to bundle ${row.bundle.id}, not the loaded ${bundle.manifest.id}`,
+      );
+    }
+    const adapter = { id: row.key.slice(0, 12), key: row.key, engine: this.cache.get(row, bundle.manifest) };
+    const practice = row.recipe.kind === 'distill' ? row.recipe.practice : undefined;
+    return { adapter, practised: practice ? new Set(practice.practisedTests) : null };
+  }
+
+  /** Keeps each answer as a trajectory (source `eval`) with its verdict. */
+  private record(
+    results: readonly VerifyTestResult[],
+    tests: readonly VerifierTest[],
+    run: { who: SkillRef; mode: VerifyMode; maxTokens: number; adapterKey: string | null; from: SkillTests['from'] },
+    current: Current,
+  ): void {
+    const { who, mode, maxTokens } = run;
+    const bundleRef = { id: current.bundle.manifest.id, sha256: current.sha256 };
+    this.trajectories.record(
+      results.map((r, i) => ({
+        source: 'eval' as const,
+        skill: who,
+        condition: mode === 'adapter' ? ('adapter' as const) : mode,
+        adapterKey: run.adapterKey,
+        bundle: bundleRef,
+        sampling: { temperature: 0, maxTokens: tests[i]!.maxTokens ?? maxTokens },
+        messages: [
+          ...messagesOf(tests[i]!).map((m) => ({
+            role: m.role as 'system' | 'user' | 'assistant' | 'tool',
+            content: m.content,
+          })),
+          { role: 'assistant' as const, content: r.answer },
+        ],
+        verdict: { passed: r.passed, test: r.id, ...(r.reason !== null && { reason: r.reason }) },
+        details: {
+          verify: { testsFrom: run.from },
+          finishReason: r.finishReason,
+          completionTokens: r.completionTokens,
+          ...(mode === 'in_context' && { truncated: r.truncated }),
+        },
+      })),
+    );
   }
 
   /**

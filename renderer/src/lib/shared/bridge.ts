@@ -70,10 +70,32 @@ export function launchToken(): string | null {
   return sessionStorage.getItem(TOKEN_KEY);
 }
 
+// Read on every call and connect: a pasted launch address may bring a new one (onNewToken).
+const token = () => sessionStorage.getItem(TOKEN_KEY) ?? '';
+
+/** One call as an HTTP POST with the launch token; the host's error comes back as a StudioError. */
+async function callOverHttp(method: string, input: unknown): Promise<unknown> {
+  let res: Response;
+  try {
+    res = await fetch(`/api/call/${method}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token()}` },
+      body: JSON.stringify(input ?? {}),
+      credentials: 'omit',
+    });
+  } catch {
+    // fetch rejects only when no HTTP answer came: the host is not listening any more.
+    throw serverStopped();
+  }
+  const body = (await res.json().catch(() => null)) as CallOutcome | null;
+  if (!body) throw new StudioError('internal', `HTTP ${res.status} from ${method}`);
+  if (!body.ok) throw StudioError.from(body.error);
+  return body.value;
+}
+
+/** Calls over HTTP, streams over one WebSocket opened on the first stream (and again after it closes). */
 function webLink(): Link {
-  // Read on every call and connect: a pasted launch address may bring a new one (onNewToken).
   launchToken();
-  const token = () => sessionStorage.getItem(TOKEN_KEY) ?? '';
   let socket: WebSocket | null = null;
   let ready: Promise<WebSocket> | null = null;
   const queue: ClientMessage[] = [];
@@ -141,24 +163,7 @@ function webLink(): Link {
   );
 
   return {
-    async call(method, input) {
-      let res: Response;
-      try {
-        res = await fetch(`/api/call/${method}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${token()}` },
-          body: JSON.stringify(input ?? {}),
-          credentials: 'omit',
-        });
-      } catch {
-        // fetch rejects only when no HTTP answer came: the host is not listening any more.
-        throw serverStopped();
-      }
-      const body = (await res.json().catch(() => null)) as CallOutcome | null;
-      if (!body) throw new StudioError('internal', `HTTP ${res.status} from ${method}`);
-      if (!body.ok) throw StudioError.from(body.error);
-      return body.value;
-    },
+    call: callOverHttp,
     stream: (method, input, onEvent) => streams.stream(method, input, onEvent),
   };
 }

@@ -36,58 +36,26 @@ const THEME_TITLES: Record<ThemeChoice, string> = {
   system: 'Theme: Follow the system',
 };
 
+/** The "Go to" rows: each page with the words that find it. */
+const PAGES: [title: string, keywords: string, route: Route][] = [
+  ['Library', 'skills list', { page: 'library' }],
+  ['Playground', 'generate chat model bundle', { page: 'playground' }],
+  ['Models', 'bundle base model checkpoint hugging face qwen llama mistral', { page: 'models' }],
+  ['Adapters', 'lora merge global timeline', { page: 'adapters', id: null }],
+  ['Trajectories', 'history ratings', { page: 'trajectories', id: null }],
+  ['Continual learning', 'continual episodes lessons ema global skillworld pass rate', { page: 'continual' }],
+  ['Settings', 'preferences options llm endpoint api key provider theme trajectories', { page: 'settings' }],
+];
+
 export function paletteCommands(host: PaletteHost): PaletteCommand[] {
-  const route = host.route;
-  const commands: PaletteCommand[] = [
-    {
-      id: 'go:library',
-      title: 'Go to Library',
+  return [
+    ...PAGES.map(([title, keywords, route]): PaletteCommand => ({
+      id: `go:${route.page}`,
+      title: `Go to ${title}`,
       group: 'Go to',
-      keywords: 'skills list',
-      run: () => host.go({ page: 'library' }),
-    },
-    {
-      id: 'go:playground',
-      title: 'Go to Playground',
-      group: 'Go to',
-      keywords: 'generate chat model bundle',
-      run: () => host.go({ page: 'playground' }),
-    },
-    {
-      id: 'go:models',
-      title: 'Go to Models',
-      group: 'Go to',
-      keywords: 'bundle base model checkpoint hugging face qwen llama mistral',
-      run: () => host.go({ page: 'models' }),
-    },
-    {
-      id: 'go:adapters',
-      title: 'Go to Adapters',
-      group: 'Go to',
-      keywords: 'lora merge global timeline',
-      run: () => host.go({ page: 'adapters', id: null }),
-    },
-    {
-      id: 'go:trajectories',
-      title: 'Go to Trajectories',
-      group: 'Go to',
-      keywords: 'history ratings',
-      run: () => host.go({ page: 'trajectories', id: null }),
-    },
-    {
-      id: 'go:continual',
-      title: 'Go to Continual learning',
-      group: 'Go to',
-      keywords: 'continual episodes lessons ema global skillworld pass rate',
-      run: () => host.go({ page: 'continual' }),
-    },
-    {
-      id: 'go:settings',
-      title: 'Go to Settings',
-      group: 'Go to',
-      keywords: 'preferences options llm endpoint api key provider theme trajectories',
-      run: () => host.go({ page: 'settings' }),
-    },
+      keywords,
+      run: () => host.go({ ...route }),
+    })),
     {
       id: 'import',
       title: 'Import skills…',
@@ -102,61 +70,14 @@ export function paletteCommands(host: PaletteHost): PaletteCommand[] {
       keywords: 'create write skill.md template add',
       run: () => host.openNewSkill(),
     },
-  ];
-  commands.push({
-    id: 'try-example',
-    title: 'Try an example',
-    group: 'Actions',
-    keywords: 'example demo skillworld first run tutorial',
-    run: () => host.tryExample(),
-  });
-  if (route.page === 'skill') {
-    const { name, version } = route;
-    const at = `${name}${version === null ? '' : `@${version}`}`;
-    commands.push(
-      {
-        id: 'compile',
-        title: `Compile ${at}`,
-        group: 'Actions',
-        keywords: 'compile current skill adapter lora hypernetwork instant',
-        run: () => host.compile(name, version),
-      },
-      {
-        id: 'distil',
-        title: `Distil ${at}`,
-        group: 'Actions',
-        keywords: 'distil distill distilled train adapter steps',
-        run: () => host.distil(name, version),
-      },
-      {
-        id: 'compare',
-        title: `Compare ${at}`,
-        group: 'Actions',
-        keywords: 'compare columns no skill in context instant distilled wrong skill',
-        run: () => host.compare(name, version),
-      },
-    );
-    const runExample = host.runExample;
-    if (runExample)
-      commands.push({
-        id: 'run-example',
-        title: `Run the example ${name}`,
-        group: 'Actions',
-        keywords: 'example run distil compare',
-        run: () => runExample(name, version),
-      });
-  }
-  if (route.page === 'adapters' && route.id) {
-    const id = route.id;
-    commands.push({
-      id: 'export',
-      title: `Export adapter ${id}…`,
+    {
+      id: 'try-example',
+      title: 'Try an example',
       group: 'Actions',
-      keywords: 'export peft lora folder save',
-      run: () => host.exportAdapter(id),
-    });
-  }
-  commands.push(
+      keywords: 'example demo skillworld first run tutorial',
+      run: () => host.tryExample(),
+    },
+    ...pageActions(host),
     {
       id: 'shortcuts',
       title: 'Show keyboard shortcuts',
@@ -180,6 +101,59 @@ export function paletteCommands(host: PaletteHost): PaletteCommand[] {
       keywords: 'open skill',
       run: () => host.go({ page: 'skill', name, version: null, view: 'read' }),
     })),
-  );
-  return commands;
+  ];
+}
+
+/** The actions of the page on screen: a skill's Compile, Distil, Compare (and Run the example for an
+ *  example skill); an adapter's Export. */
+function pageActions(host: PaletteHost): PaletteCommand[] {
+  const route = host.route;
+  if (route.page === 'adapters' && route.id) {
+    const id = route.id;
+    return [
+      {
+        id: 'export',
+        title: `Export adapter ${id}…`,
+        group: 'Actions',
+        keywords: 'export peft lora folder save',
+        run: () => host.exportAdapter(id),
+      },
+    ];
+  }
+  if (route.page !== 'skill') return [];
+  const { name, version } = route;
+  const at = `${name}${version === null ? '' : `@${version}`}`;
+  const actions: PaletteCommand[] = [
+    {
+      id: 'compile',
+      title: `Compile ${at}`,
+      group: 'Actions',
+      keywords: 'compile current skill adapter lora hypernetwork instant',
+      run: () => host.compile(name, version),
+    },
+    {
+      id: 'distil',
+      title: `Distil ${at}`,
+      group: 'Actions',
+      keywords: 'distil distill distilled train adapter steps',
+      run: () => host.distil(name, version),
+    },
+    {
+      id: 'compare',
+      title: `Compare ${at}`,
+      group: 'Actions',
+      keywords: 'compare columns no skill in context instant distilled wrong skill',
+      run: () => host.compare(name, version),
+    },
+  ];
+  const runExample = host.runExample;
+  if (runExample)
+    actions.push({
+      id: 'run-example',
+      title: `Run the example ${name}`,
+      group: 'Actions',
+      keywords: 'example run distil compare',
+      run: () => runExample(name, version),
+    });
+  return actions;
 }
