@@ -3,22 +3,14 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { studioContract, type StudioContract, type StudioHandlers } from '../../common/api/contract';
 import { openDatabase } from '../store/db';
-import { AdaptersRepo } from '../store/adapters-repo';
 import { SettingsRepo } from '../store/settings-repo';
-import { SkillTestsRepo } from '../store/skill-tests-repo';
-import { SkillsRepo } from '../store/skills-repo';
-import { TrajectoriesRepo } from '../store/trajectories-repo';
 import { Dispatcher } from './dispatcher';
 import { LibraryCatalog, SkillModels } from './openai/models';
 import { openAiRoute } from './openai/route';
-import { AdapterCache } from './services/adapter-cache';
+import { libraryServices } from './services/library-services';
 import { AdapterService } from './services/adapter-service';
-import { GlobalAdapterService } from './services/global-adapter-service';
-import { BundleRegistry } from './services/bundle-registry';
 import { CompareService } from './services/compare-service';
-import { CompileService } from './services/compile-service';
-import { PracticeWriter } from './services/practice-writer';
-import { DistillService } from './services/distill-service';
+import type { CompileService } from './services/compile-service';
 import { EngineService } from './services/engine-service';
 import { GenerationService } from './services/generation-service';
 import { ModelService } from './services/model-service';
@@ -29,7 +21,7 @@ import { ExampleService } from './services/example-service';
 import { SkillService } from './services/skill-service';
 import { OpenAiRecorder } from './services/openai-recorder';
 import { PlaygroundService } from './services/playground-service';
-import { TrajectoryService } from './services/trajectory-service';
+import type { TrajectoryService } from './services/trajectory-service';
 import { VerifyService } from './services/verify-service';
 import { EvolveService } from './services/evolve-service';
 import { EvolveRepo } from '../store/evolve-repo';
@@ -66,9 +58,6 @@ export function createStudio(opts: StudioOptions): Studio {
   mkdirSync(opts.dataDir, { recursive: true });
   const dbPath = join(opts.dataDir, 'studio.db');
   const db = openDatabase(dbPath);
-  const repo = new SkillsRepo(db);
-  const skills = new SkillService(repo);
-  const imports = new ImportService(repo, opts.cacheDir ?? join(opts.dataDir, 'cache'));
   const settingsRepo = new SettingsRepo(db);
   const engine = new EngineService({
     defaultBundleDir: opts.defaultBundleDir === undefined ? DEFAULT_BUNDLE_DIR : opts.defaultBundleDir,
@@ -76,23 +65,11 @@ export function createStudio(opts: StudioOptions): Studio {
     startupDir: () => readActive(join(opts.dataDir, 'bundles')),
     ...(opts.modelsHome ? { home: opts.modelsHome } : {}),
   });
-  const adaptersRepo = new AdaptersRepo(db, opts.dataDir);
-  // One bundle registry and one cache of decoded adapters, shared by every service that needs them.
-  const bundles = new BundleRegistry(engine, adaptersRepo);
-  const adapterCache = new AdapterCache(adaptersRepo);
-  const globalAdapter = new GlobalAdapterService(adaptersRepo, bundles, adapterCache);
-  const compiler = new CompileService(repo, adaptersRepo, bundles, adapterCache);
-  const trajectories = new TrajectoryService(new TrajectoriesRepo(db), repo, new SettingsRepo(db));
-  const skillTests = new SkillTestsRepo(db);
-  // Self-written practice: the configured endpoint when there is one, else the engine (practice-writer.ts).
-  const distiller = new DistillService({
-    compiler,
-    tests: skillTests,
-    repo: adaptersRepo,
-    bundles,
-    cache: adapterCache,
-    writer: new PracticeWriter(settingsRepo),
-  });
+  const library = libraryServices({ db, dir: opts.dataDir, engine, settings: settingsRepo });
+  const { skills: repo, adapters: adaptersRepo, bundles, cache: adapterCache, compiler, distiller } = library;
+  const { global: globalAdapter, trajectories, tests: skillTests } = library;
+  const skills = new SkillService(repo);
+  const imports = new ImportService(repo, opts.cacheDir ?? join(opts.dataDir, 'cache'));
   const adapters = new AdapterService(
     adaptersRepo,
     bundles,
@@ -114,7 +91,7 @@ export function createStudio(opts: StudioOptions): Studio {
     verify,
     skillTests,
     bundles,
-    new SettingsRepo(db),
+    settingsRepo,
     trajectories,
     undefined,
     distiller,

@@ -4,6 +4,7 @@
 // and the head on the answer rows; a whole step holds the activations of every layer at once.
 import { readFileSync } from 'node:fs';
 import { freemem } from 'node:os';
+import { recipeOf } from './distill-recipe';
 import { invalid } from './errors';
 import type { BundleManifest } from './manifest';
 import type { Bucket } from './train-step';
@@ -38,7 +39,11 @@ function layerFloatsPerToken(m: BundleManifest, length: number): number {
 }
 
 /** Peak bytes of a distillation's steps in `bucket` (answers of at most maxAnswerTokens per row). */
-export function estimateDistillMemory(m: BundleManifest, bucket: Bucket, maxAnswerTokens = 48): MemoryEstimate {
+export function estimateDistillMemory(
+  m: BundleManifest,
+  bucket: Bucket,
+  maxAnswerTokens = recipeOf(m).max_answer,
+): MemoryEstimate {
   const ts = m.train_step;
   if (!ts) throw invalid(`bundle ${m.id} has no train step`);
   const a = m.architecture;
@@ -103,7 +108,7 @@ export function memoryRefusal(e: MemoryEstimate, free: number): string | null {
 export function checkDistillFits(
   m: BundleManifest,
   bucket: Bucket,
-  maxAnswerTokens = 48,
+  maxAnswerTokens = recipeOf(m).max_answer,
   free = freeMemoryBytes(),
 ): MemoryEstimate {
   const e = estimateDistillMemory(m, bucket, maxAnswerTokens);

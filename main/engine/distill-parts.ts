@@ -4,9 +4,9 @@
 // (docs/distill.md "Rehearsing lessons into the global adapter").
 import type { PracticeQuestion } from '../../common/distill/practice';
 import type { Bundle } from './bundle';
+import { recipeOf } from './distill-recipe';
 import { checkDistillFits } from './distill-memory';
 import {
-  DEFAULT_STEPS,
   distillRows,
   estimateBucket,
   teacherRows,
@@ -39,7 +39,7 @@ export async function distillParts(
     options.maxAnswerTokens,
   );
   const t0 = performance.now();
-  const steps = options.steps ?? DEFAULT_STEPS;
+  const steps = options.steps ?? recipeOf(bundle.manifest).steps;
   options.onProgress?.({ phase: 'teacher', step: 0, steps, loss: null, secondsLeft: null });
   const rows: TeacherRow[] = [];
   for (const part of parts) rows.push(...(await teacherRows(bundle, part.skill, part.questions, options)));

@@ -7,6 +7,7 @@ import type { EngineAdapter } from './adapter';
 import type { Bundle, BundleInfo } from './bundle';
 import type { ChatMessage } from './chat';
 import { batchOrder } from './distill-order';
+import { recipeOf } from './distill-recipe';
 import { EngineError, invalid } from './errors';
 import { KV_KINDS, pastName, presentName } from './graph-io';
 import { KvCache } from './kv-cache';
@@ -66,9 +67,6 @@ export interface DistillResult {
   readonly teacherSeconds: number;
   readonly rows: number;
 }
-
-export const DEFAULT_STEPS = 40;
-export const DEFAULT_LR = 3e-3;
 
 function checkAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new EngineError('cancelled', 'distillation cancelled; nothing was stored');
@@ -304,7 +302,10 @@ export async function teacherRows(
   bundle: Bundle,
   skill: string,
   questions: readonly PracticeQuestion[],
-  { maxAnswerTokens = 48, signal }: { maxAnswerTokens?: number; signal?: AbortSignal } = {},
+  {
+    maxAnswerTokens = recipeOf(bundle.manifest).max_answer,
+    signal,
+  }: { maxAnswerTokens?: number; signal?: AbortSignal } = {},
 ): Promise<TeacherRow[]> {
   const m = bundle.manifest;
   const k = trainStepEntry(m).top_k;
@@ -462,8 +463,8 @@ export async function distillRows(
   options: DistillOptions = {},
 ): Promise<Omit<DistillResult, 'teacherSeconds'>> {
   const m = bundle.manifest;
-  const steps = options.steps ?? DEFAULT_STEPS;
-  const lr = options.lr ?? DEFAULT_LR;
+  const steps = options.steps ?? recipeOf(m).steps;
+  const lr = options.lr ?? recipeOf(m).lr;
   if (rows.length === 0)
     throw invalid(
       `no practice rows to distil from: every question with its answer is longer than the largest train-step bucket (${Math.max(...trainStepEntry(m).buckets.map((b) => b.length))} tokens)`,
@@ -531,7 +532,7 @@ export async function distillRows(
 export function estimateBucket(
   bundle: Pick<BundleInfo, 'manifest' | 'tokenizer' | 'chat'>,
   questions: readonly PracticeQuestion[],
-  maxAnswerTokens = 48,
+  maxAnswerTokens = recipeOf(bundle.manifest).max_answer,
 ): Bucket {
   const m = bundle.manifest;
   const longest = Math.max(1, ...questions.map((q) => bundle.tokenizer.encode(bundle.chat.render(chatOf(q))).length));
@@ -543,7 +544,12 @@ export function estimateBucket(
  * whose rows each end in an answer of `maxAnswerTokens` (the graph's LM head runs on the answer rows
  * only, so this is an upper bound, as `estimateBucket`'s bucket is). The first run is not counted, so a
  * session the bundle already kept open times the same. */
-export async function timeTrainStep(bundle: Bundle, bucket: Bucket, runs = 3, maxAnswerTokens = 48): Promise<number> {
+export async function timeTrainStep(
+  bundle: Bundle,
+  bucket: Bucket,
+  runs = 3,
+  maxAnswerTokens = recipeOf(bundle.manifest).max_answer,
+): Promise<number> {
   const m = bundle.manifest;
   const k = trainStepEntry(m).top_k;
   const n = Math.min(maxAnswerTokens, bucket.length - 1);
@@ -563,7 +569,7 @@ export async function timeTrainStep(bundle: Bundle, bucket: Bucket, runs = 3, ma
     // The first run also builds the session's kernels: not counted.
     for (let i = 0; i <= runs; i++) {
       const t0 = performance.now();
-      await loop.run(graph, i + 1, DEFAULT_LR);
+      await loop.run(graph, i + 1, recipeOf(m).lr);
       if (i > 0) times.push((performance.now() - t0) / 1000);
     }
     times.sort((a, b) => a - b);

@@ -158,6 +158,21 @@ const ManifestShape = z.object({
   // null in a base-only bundle; a reader that only generates ignores it.
   hypernet: Hypernet.nullable(),
   train_step: TrainStepEntry.optional(),
+  // The distil recipe the exporter wrote from training/configs/distill.json (main/engine/distill-recipe.ts).
+  distill: z
+    .object({
+      steps: count,
+      lr: z.number().positive().finite(),
+      batch: count,
+      ce_weight: z.number().min(0).finite(),
+      max_norm: z.number().positive().finite(),
+      top_k: count,
+      max_answer: count,
+      questions: count,
+      sources: z.array(z.string()).min(1),
+      synth_sources: z.array(z.string()).min(1),
+    })
+    .optional(),
   training_card: z.record(z.string(), z.unknown()),
 });
 type Shape = z.infer<typeof ManifestShape>;

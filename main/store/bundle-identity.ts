@@ -14,7 +14,14 @@ export function modelIdentity(manifest: unknown): string {
   const files = { ...(m.files ?? {}) };
   delete files['encoder.onnx'];
   for (const f of Object.keys(files)) if (isTrainStepFile(f)) delete files[f];
-  return canonicalJson({ ...m, files, train_step: undefined, training_card: withoutProvenance(m.training_card) });
+  // The distil recipe is how to train on the model, not the model: recorded or not, the same bundle.
+  return canonicalJson({
+    ...m,
+    files,
+    train_step: undefined,
+    distill: undefined,
+    training_card: withoutProvenance(m.training_card),
+  });
 }
 
 /** The card without `data_sets` / `data_sets_note`: what the weights were trained on, recorded (even
@@ -46,6 +53,7 @@ export function reexportIdentity(manifest: unknown): string | null {
   return canonicalJson({
     ...m,
     format: undefined,
+    distill: undefined,
     train_step: undefined,
     files,
     lora: { ...m.lora, groups: undefined },

@@ -19,14 +19,9 @@ import {
   type PracticeSource,
 } from '../../../common/distill/practice';
 import { StudioError } from '../../../common/errors';
+import { recipeOf } from '../../engine/distill-recipe';
 import { sharedEngine } from '../../engine/engine-client';
-import {
-  DEFAULT_LR,
-  DEFAULT_STEPS,
-  estimateBucket,
-  type DistillOptions,
-  type DistillResult,
-} from '../../engine/distill';
+import { estimateBucket, type DistillOptions, type DistillResult } from '../../engine/distill';
 import type { DistillPart } from '../../engine/distill-parts';
 import { estimateDistillMemory, freeMemoryBytes, memoryRefusal } from '../../engine/distill-memory';
 import { bucketKey, trainStepEntry, type Bucket } from '../../engine/train-step';
@@ -177,7 +172,7 @@ export class DistillService {
         writer: this.writer ? (this.writer.endpoint() ? 'endpoint' : 'engine') : null,
         advice: practice.tests === 0 ? ADVICE : null,
       },
-      defaultSteps: DEFAULT_STEPS,
+      defaultSteps: recipeOf(bundle.manifest).steps,
       estimate,
       distilled: latest ? summaryOf(latest) : null,
     };
@@ -263,8 +258,8 @@ export class DistillService {
       init = instant.engine;
       lineage = [{ rowId: instant.row.rowId, weight: 1 }];
     }
-    const steps = input.steps ?? DEFAULT_STEPS;
-    const lr = input.lr ?? DEFAULT_LR;
+    const steps = input.steps ?? recipeOf(bundle.manifest).steps;
+    const lr = input.lr ?? recipeOf(bundle.manifest).lr;
     const res = await this.distill(bundle, `${bundle.dir}:${who.name}@${who.version}`, skill.content, questions, {
       steps,
       lr,

@@ -6,21 +6,18 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { StudioError } from '../../../common/errors';
-import { AdapterCache } from './adapter-cache';
-import { BundleRegistry } from './bundle-registry';
-import { CompileService } from './compile-service';
-import { PracticeWriter } from './practice-writer';
-import { DistillService } from './distill-service';
+import { libraryServices } from './library-services';
+import type { AdapterCache } from './adapter-cache';
+import type { BundleRegistry } from './bundle-registry';
+import type { CompileService } from './compile-service';
+import type { DistillService } from './distill-service';
 import type { EngineService } from './engine-service';
-import { GlobalAdapterService } from './global-adapter-service';
-import { TrajectoryService } from './trajectory-service';
-import { AdaptersRepo } from '../../store/adapters-repo';
+import type { GlobalAdapterService } from './global-adapter-service';
+import type { TrajectoryService } from './trajectory-service';
+import type { AdaptersRepo } from '../../store/adapters-repo';
 import { ContinualRepo } from '../../store/continual-repo';
 import { openDatabase, type Database } from '../../store/db';
-import { SettingsRepo } from '../../store/settings-repo';
-import { SkillTestsRepo } from '../../store/skill-tests-repo';
-import { SkillsRepo } from '../../store/skills-repo';
-import { TrajectoriesRepo } from '../../store/trajectories-repo';
+import type { SkillsRepo } from '../../store/skills-repo';
 
 export const RUNS_DIR = 'runs';
 export const WORKSPACE_DB = 'run.db';
@@ -44,24 +41,16 @@ export class RunWorkspace {
     engine: Pick<EngineService, 'current'>,
   ) {
     this.db = openDatabase(join(dir, WORKSPACE_DB));
-    this.skills = new SkillsRepo(this.db);
-    this.repo = new AdaptersRepo(this.db, dir);
-    this.bundles = new BundleRegistry(engine, this.repo);
-    this.cache = new AdapterCache(this.repo);
-    this.global = new GlobalAdapterService(this.repo, this.bundles, this.cache);
-    this.compiler = new CompileService(this.skills, this.repo, this.bundles, this.cache);
-    const settings = new SettingsRepo(this.db);
-    this.distiller = new DistillService({
+    const lib = libraryServices({ db: this.db, dir, engine });
+    ({ skills: this.skills, adapters: this.repo, bundles: this.bundles, cache: this.cache } = lib);
+    ({
+      global: this.global,
       compiler: this.compiler,
-      tests: new SkillTestsRepo(this.db),
-      repo: this.repo,
-      bundles: this.bundles,
-      cache: this.cache,
-      writer: new PracticeWriter(settings),
-    });
+      distiller: this.distiller,
+      trajectories: this.trajectories,
+    } = lib);
     // The lessons are made from the episode's trajectories: the workspace always keeps them.
-    if (!settings.get().storeTrajectories) settings.set({ storeTrajectories: true });
-    this.trajectories = new TrajectoryService(new TrajectoriesRepo(this.db), this.skills, settings);
+    if (!lib.settings.get().storeTrajectories) lib.settings.set({ storeTrajectories: true });
     this.store = new ContinualRepo(this.db);
   }
 

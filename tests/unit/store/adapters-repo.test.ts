@@ -147,6 +147,13 @@ describe('insert / get / list', () => {
     expect(repo.registerBundle('f'.repeat(64), withStep, '/t2')).toEqual(first);
   });
 
+  it('registerBundle keeps the identity when the distil recipe is written into a stored bundle.json', () => {
+    const base = { id: 'r', files: { 'lm.onnx': { sha256: 'l1', bytes: 9 } } };
+    const first = repo.registerBundle('b1'.repeat(32), base, '/r1');
+    const recipe = { steps: 40, lr: 0.003, batch: 8, top_k: 16, max_answer: 48 };
+    expect(repo.registerBundle('b2'.repeat(32), { ...base, distill: recipe }, '/r2')).toEqual(first);
+  });
+
   it("registerBundle keeps the identity when the card's data sets are recorded after the run", () => {
     const base = { id: 'p', files: { 'lm.onnx': { sha256: 'l1', bytes: 9 } }, training_card: { steps: 5 } };
     const first = repo.registerBundle('a1'.repeat(32), base, '/p1');
