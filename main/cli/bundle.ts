@@ -1,6 +1,6 @@
 // `pskills bundle create --from-hf | --from-gguf`: a model bundle from a local Hugging Face checkpoint
 // or a GGUF file (Llama, Qwen2, Mistral), written by the Python exporter (`python -m
-// pskills_train.export.from_hf` / `from_gguf`) in the training venv; its progress and errors pass
+// pskills_train.commands.from_hf` / `from_gguf`) in the training venv; its progress and errors pass
 // straight through.
 import { existsSync, lstatSync } from 'node:fs';
 import { join, resolve } from 'node:path';

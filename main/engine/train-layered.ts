@@ -3,7 +3,7 @@
 // for every layer, and the head with the loss. Here: the embedding gather, the forward layer by layer
 // keeping only each layer's input, the head, the backward layer by layer (each layer's forward is
 // recomputed inside its vjp graph, so this is checkpointing by construction), then the global-norm clip
-// and Adam of distill.objective.adam_update. The base's weights are read once, by span, from the
+// and Adam of model.distill_objective.adam_update. The base's weights are read once, by span, from the
 // bundle's own files, and kept as tensors every step and every bucket reuses.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -97,14 +97,14 @@ export interface AdamConfig {
   readonly maxNorm: number;
 }
 
-/** distill.objective.clip_scale: the factor that brings the global gradient norm down to maxNorm. */
+/** model.distill_objective.clip_scale: the factor that brings the global gradient norm down to maxNorm. */
 export function clipScale(grads: readonly Float32Array[], maxNorm: number): number {
   let sum = 0;
   for (const g of grads) for (let i = 0; i < g.length; i++) sum += g[i]! * g[i]!;
   return Math.min(1, maxNorm / (Math.sqrt(sum) + 1e-6));
 }
 
-/** distill.objective.adam_update: one Adam step (bias-corrected, no weight decay) after the global-norm
+/** model.distill_objective.adam_update: one Adam step (bias-corrected, no weight decay) after the global-norm
  * clip; `step` is 1-based. Returns new arrays; the inputs are not changed. */
 export function adamUpdate(
   params: readonly { p: Float32Array; g: Float32Array; m: Float32Array; v: Float32Array }[],

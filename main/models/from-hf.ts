@@ -1,5 +1,5 @@
 // A bundle from a local Hugging Face checkpoint: the Python exporter (`python -m
-// pskills_train.export.from_hf` in training/.venv) with its arguments built in one place, for
+// pskills_train.commands.from_hf` in training/.venv) with its arguments built in one place, for
 // `pskills bundle create --from-hf` (stdio inherited) and the Models page (progress read from stderr).
 import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
@@ -23,7 +23,7 @@ export interface FromHfOptions {
 }
 
 export function fromHfArgs(o: FromHfOptions): string[] {
-  const args = ['-m', 'pskills_train.export.from_hf', '--from-hf', o.from, '--out', o.out];
+  const args = ['-m', 'pskills_train.commands.from_hf', '--from-hf', o.from, '--out', o.out];
   args.push('--dtype', o.dtype ?? 'fp32');
   if (o.loraTargets) args.push('--lora-targets', o.loraTargets.join(','));
   if (o.encoderLayer !== undefined) args.push('--encoder-layer', String(o.encoderLayer));

@@ -81,6 +81,6 @@ $py -m pskills_train.hyper.export --base-bundle $c/bundles/base5b --checkpoint $
   --out $c/sw/meta-train
 [[ -f $c/sw/meta-val/tasks.jsonl ]] || $py -m pskills_train.skillworld generate --split val --n 90 --seed 0 \
   --out $c/sw/meta-val
-$py -m pskills_train.distill.meta --bundle $c/bundles/round5 --train $c/sw/meta-train --val $c/sw/meta-val \
+$py -m pskills_train.commands.distill_meta --bundle $c/bundles/round5 --train $c/sw/meta-train --val $c/sw/meta-val \
   --out $c/runs/meta6 $( [[ -f $c/runs/meta6/ckpt.pt ]] && echo --resume ) --export resources/bundles/default
 echo "default bundle: resources/bundles/default"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,8 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pskills_train.distill_recipe import RECIPE
 from pskills_train.export.bundle import main as bundle_main
 from pskills_train.export.bundle import random_model, write_bundle
+from pskills_train.export.distill_entry import main as distill_entry
 from pskills_train.export.manifest import FORMAT, BundleSpec, expand_names, sha256_file
 from pskills_train.export.staging import MARKER
 from pskills_train.export.train_step import DEFAULT_BUCKETS
@@ -80,6 +83,7 @@ def test_manifest_fields(bundle):
     assert m["special_tokens"] == {"bos": 1, "eos": 3, "pad": 0, "stop": [3, 1]}
     assert m["tokenizer"]["vocab_size"] <= a["vocab"]
     assert m["hypernet"] is None and m["training_card"]["kind"] == "random init"
+    assert m["distill"] == json.loads(RECIPE.read_text())  # the recipe file, field for field
 
 
 def test_onnxruntime_loads_lm_with_the_manifest_io(bundle):
@@ -160,6 +164,25 @@ def test_bpe_puts_specials_first_and_round_trips_bytes():
     assert tok.token_to_id("<|im_end|>") in ids
     assert tok.decode(ids, skip_special_tokens=False) == text
     assert train_bpe(synthetic_corpus(4000), 300).to_str() == tok.to_str()
+
+
+def test_distill_entry_adds_the_recipe_and_changes_nothing_else(tmp_path, capsys):
+    b = tmp_path / "b"
+    shutil.copytree(FIXTURE, b)
+    before = json.loads((b / "bundle.json").read_text())
+    assert "distill" not in before and distill_entry([str(b), "--check"]) == 1
+    assert distill_entry([str(b)]) == 0 and "distill written" in capsys.readouterr().out
+    after = json.loads((b / "bundle.json").read_text())
+    assert after["distill"] == json.loads(RECIPE.read_text())
+    assert {k: v for k, v in after.items() if k != "distill"} == before
+    assert list(after).index("distill") == list(after).index("training_card") - 1
+    for name, entry in after["files"].items():  # bundle.json lists no hash of itself: the table still holds
+        assert entry == {"sha256": sha256_file(b / name), "bytes": (b / name).stat().st_size}, name
+    assert distill_entry([str(b), "--check"]) == 0 and distill_entry([str(b)]) == 0
+    assert "already the recipe" in capsys.readouterr().out
+    assert not list(b.glob("*.tmp"))
+    with pytest.raises(FileNotFoundError, match="no bundle.json"):
+        distill_entry([str(tmp_path)])
 
 
 def test_committed_fixture_is_what_the_script_makes(tmp_path):

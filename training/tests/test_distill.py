@@ -11,15 +11,17 @@ import pytest
 import torch
 
 from pskills_train.distill.practice import Question, gather
-from pskills_train.distill.run import RECIPE, load_recipe
-from pskills_train.distill.student import NonFinite, Recipe, distill, zero_init
+from pskills_train.distill.run import Distiller
+from pskills_train.distill.student import NonFinite, distill, zero_init
 from pskills_train.distill.teacher import Teacher, chunk_texts
+from pskills_train.distill_recipe import RECIPE, Recipe, load_recipe
 from pskills_train.evals.__main__ import main as eval_main
 from pskills_train.evals.conditions import DISTILLED
 from pskills_train.evals.distilled import CURVE_STEPS
-from pskills_train.evals.tasks import Prompter
+from pskills_train.export.train_step import StepSpec
 from pskills_train.model.backend import OrtBackend
 from pskills_train.model.from_onnx import load_onnx_lm
+from pskills_train.scoring.tasks import Prompter
 from pskills_train.synth import skill_from_text
 
 torch.set_num_threads(1)
@@ -128,9 +130,39 @@ def test_a_greedy_answer_parroting_a_forced_one_gives_no_row(parts):
     assert [r.source for r in rows] == ["examples", "tests"]
 
 
+class EchoTeacher:
+    """A teacher whose rows are the questions it was asked."""
+
+    def rows(self, text, questions):
+        return [q.messages[-1]["content"] for q in questions]
+
+    def write(self, system, prompts, max_new=192):
+        return []
+
+
+def test_teacher_rows_follow_the_tests_they_were_gathered_from():
+    skill = skill_from_text(SKILL, "zorp-notes/SKILL.md")
+    d = Distiller(None, EchoTeacher(), [], 1, load_recipe())  # no lm: no student step here
+    first = d.teacher_rows(skill, ("tests",), tests=[{"prompt": "Notes for ticket 1"}])[1]
+    other = d.teacher_rows(skill, ("tests",), tests=[{"prompt": "Notes for ticket 2"}])[1]
+    assert first == ["Notes for ticket 1"] and other == ["Notes for ticket 2"]
+    assert d.teacher_rows(skill, ("tests",), tests=[{"prompt": "Notes for ticket 1"}])[1] is first  # still cached
+
+    def chat(n):
+        turns = [{"role": "user", "content": f"Notes for ticket {n}"}, {"role": "assistant", "content": "ok"}]
+        return [{"messages": turns}]
+
+    assert d.teacher_rows(skill, ("trajectories",), trajectories=chat(3))[1] == ["Notes for ticket 3"]
+    assert d.teacher_rows(skill, ("trajectories",), trajectories=chat(4))[1] == ["Notes for ticket 4"]
+
+
 def test_the_recipe_file_is_the_one_place():
     plan = load_recipe()
-    assert plan.recipe.steps == json.loads(RECIPE.read_text())["steps"] and "tests" in plan.sources
+    on_file = json.loads(RECIPE.read_text())
+    assert plan.recipe.steps == on_file["steps"] and "tests" in plan.sources
+    assert {k: v for k, v in vars(Recipe()).items() if k != "snapshots"} == \
+        {k: on_file[k] for k in vars(Recipe()) if k != "snapshots"}  # the defaults are the file's
+    assert StepSpec(8, 64, 4).top_k == on_file["top_k"] and StepSpec(8, 64, 4).max_norm == on_file["max_norm"]
     assert "tests" not in plan.synth_sources and "examples" not in plan.synth_sources
     assert "self_written" in plan.sources and "requests" in plan.synth_sources
     assert load_recipe(steps=5).recipe.steps == 5

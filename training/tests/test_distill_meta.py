@@ -1,4 +1,4 @@
-"""distill.meta: the hypernetwork learns from the distiller's teacher rows (docs/distill.md, "Teaching the
+"""commands.distill_meta: the hypernetwork learns from the distiller's teacher rows (docs/distill.md, "Teaching the
 hypernetwork"): the KL falls, a cut run resumes where it stopped, and the exported bundle computes
 what was trained."""
 
@@ -11,13 +11,13 @@ import pytest
 import torch
 from tokenizers import Tokenizer
 
-from pskills_train.distill.meta import CONFIG, MetaConfig, MetaTrainer, export, load_config
+from pskills_train.commands.distill_meta import CONFIG, MetaConfig, MetaTrainer, export, load_config
 from pskills_train.distill.practice import Question
 from pskills_train.distill.teacher import Teacher
-from pskills_train.evals.tasks import Prompter
 from pskills_train.hyper.compile import encode_ids
 from pskills_train.hyper.from_onnx import load_onnx_hypernet, parity
 from pskills_train.model.backend import OrtBackend
+from pskills_train.scoring.tasks import Prompter
 from test_hyper_from_onnx import hyper_bundle  # noqa: F401  (the fixture: a tiny bundle with a card)
 
 SKILLS = {

@@ -15,12 +15,12 @@ from pskills_train.evals.adapters import random_text
 from pskills_train.evals.cli import table
 from pskills_train.evals.conditions import CONDITIONS, DISTILLED, Providers
 from pskills_train.evals.core import Settings
-from pskills_train.evals.metrics import paired_bootstrap, rouge_l, token_f1
 from pskills_train.evals.run import evaluate
-from pskills_train.evals.score import Item, score_all, score_batch
-from pskills_train.evals.tasks import Prompter, skill_tasks
 from pskills_train.export.bundle import random_model
 from pskills_train.model.backend import OrtBackend, TorchBackend
+from pskills_train.scoring.metrics import paired_bootstrap, rouge_l, token_f1
+from pskills_train.scoring.score import Item, score_all, score_batch
+from pskills_train.scoring.tasks import Prompter, skill_tasks
 from pskills_train.synth import skill_from_text
 from pskills_train.tokenizer.chat import CHAT_TEMPLATE
 

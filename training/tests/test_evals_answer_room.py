@@ -7,13 +7,13 @@ import pytest
 import torch
 
 from pskills_train.distill.practice import Question
-from pskills_train.distill.run import load_recipe
 from pskills_train.distill.teacher import Teacher
+from pskills_train.distill_recipe import load_recipe
 from pskills_train.evals.conditions import Plan, Providers
 from pskills_train.evals.core import Settings, answer_cap, run_conditions
-from pskills_train.evals.tasks import Prompter, Task
 from pskills_train.export.bundle import random_model
 from pskills_train.model.backend import TorchBackend
+from pskills_train.scoring.tasks import Prompter, Task
 from pskills_train.tokenizer.chat import CHAT_TEMPLATE
 
 torch.set_num_threads(1)

@@ -8,7 +8,7 @@ from pathlib import Path
 from pskills_train.distill.practice import Question
 from pskills_train.evals.__main__ import main as eval_main
 from pskills_train.evals.leaks import count, refusal, total
-from pskills_train.evals.tasks import Task
+from pskills_train.scoring.tasks import Task
 from pskills_train.skillworld import generate
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,14 +11,14 @@ import torch
 from pskills_train.evals import sw_suite
 from pskills_train.evals.__main__ import main as eval_main
 from pskills_train.evals.cli import table
-from pskills_train.evals.conditions import CONDITIONS, Plan, Providers, draw_wrong, skill_group, trained_context
+from pskills_train.evals.conditions import CONDITIONS, Plan, Providers, draw_wrong, skill_group
 from pskills_train.evals.core import Settings
 from pskills_train.evals.retrieval import candidates, rank_metrics, retrieval_nll
 from pskills_train.evals.run import evaluate
-from pskills_train.evals.score import Item, score_batch
-from pskills_train.evals.tasks import Prompter, Task, target_ids
 from pskills_train.export.bundle import random_model
 from pskills_train.model.backend import TorchBackend
+from pskills_train.scoring.score import Item, score_batch
+from pskills_train.scoring.tasks import Prompter, Task, target_ids, trained_context
 from pskills_train.synth import skill_from_text
 from pskills_train.tokenizer.chat import CHAT_TEMPLATE
 from test_evals import FIXTURES, StubProvider, skill_md

@@ -16,6 +16,7 @@ from tokenizers import Tokenizer
 
 from gguf_tiny import VARIANTS, _permute, write_gguf
 from hf_tiny import build_tokenizer
+from pskills_train.distill_recipe import bundle_entry
 from pskills_train.export.bundle_writer import FromHfOptions, ort_feeds
 from pskills_train.export.from_gguf import GGUFError, _unpermute, check_resources, load_gguf, main, write_gguf_bundle
 from pskills_train.model.config import ModelConfig
@@ -131,6 +132,7 @@ def test_cli_writes_bundle_with_train_step(tmp_path, capsys):
     assert {"train_layer-1x16.onnx", "train_layer_vjp-1x16.onnx", "train_head-1x16.onnx"} <= set(m["files"])
     assert "self_attn.qkv_proj.bias" in m["train_step"]["weights"]["layers"][0]  # qwen2's q|k|v bias is an input
     assert m["train_step"]["parity"]["factors_max_abs"] <= 1e-5
+    assert m["distill"] == bundle_entry()  # the distil recipe (docs/bundle-format.md "distill")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m", "m.gguf"]  # nothing staged left behind
     assert "qwen2 from m.gguf" in capsys.readouterr().out
     assert main([str(path)]) == 1  # exists, no --force

@@ -14,8 +14,9 @@ import pytest
 import torch
 
 from hf_tiny import save_checkpoint
+from pskills_train.commands.from_hf import create_bundle, main
+from pskills_train.distill_recipe import bundle_entry
 from pskills_train.export.bundle_writer import FromHfOptions, check_shapes, ort_feeds
-from pskills_train.export.from_hf import create_bundle, main
 from pskills_train.export.hf_checkpoint import write_base_bundle
 from pskills_train.export.onnx_weights import FP16_MIN_ELEMENTS
 from pskills_train.export.staging import MARKER
@@ -131,6 +132,7 @@ def test_cli_with_fresh_hypernet_and_two_targets(tmp_path, capsys):
     assert m["id"] == "tiny-qwen2" and [t["module"] for t in m["lora"]["targets"]] == ["q", "v"]
     assert m["hypernet"]["kind"] == "perceiver" and "hypernet.onnx" in m["files"]
     assert m["training_card"]["hypernet"]["kind"] == "untrained hypernetwork"
+    assert m["distill"] == bundle_entry()  # the base's recipe, kept when the hypernetwork is attached
     assert not any(p.name.startswith(".") for p in tmp_path.iterdir())  # staging folders are gone
     sess = ort.InferenceSession(str(tmp_path / "b" / "hypernet.onnx"), providers=["CPUExecutionProvider"])
     outs = dict(zip([o.name for o in sess.get_outputs()],

@@ -1,5 +1,6 @@
 """The package's layers (training/README.md, "Package layers"): a module imports modules of its own
-layer and those below, at the top of the file, and the imports between modules form no cycle."""
+layer and those below, at the top of the file; the imports between modules form no cycle, and neither do
+the imports between the package's top-level parts (subpackages and top-level modules)."""
 
 from __future__ import annotations
 
@@ -8,20 +9,17 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "pskills_train"
 
-# Lowest first. A module is in the row of the longest prefix of its dotted name.
+# Lowest first; each entry is one top-level part of the package, so a subpackage sits in exactly one layer.
 LAYERS: list[tuple[str, ...]] = [
-    ("__init__", "config_io", "data.config", "tokenizer", "export.data_sets"),  # data_sets: the card's plain record
-    ("model", "distill.objective"),  # the distillation loss is plain torch; train_step.onnx exports it
-    ("data", "synth", "skillworld"),
-    ("train",),
+    ("__init__", "distill_recipe", "tokenizer"),  # plain records: the distil recipe, BPE and the chat template
+    ("model",),  # the base LM and the distillation objective (plain torch; train_step.onnx exports it)
+    ("data", "synth", "skillworld", "config_io"),
+    ("train", "scoring"),
+    ("distill",),
     ("export",),
     ("hyper",),
-    ("evals", "evals.metrics", "evals.tasks", "evals.adapters", "evals.score", "evals.conditions",
-     "evals.report", "evals.diversity", "evals.retrieval"),
-    ("distill",),
-    ("evals.distilled", "evals.leaks", "evals.use", "evals.core", "evals.merging", "evals.run", "evals.sw_suite",
-     "evals.cli", "evals.__main__"),
-    ("distill.meta", "distill.__main__", "export.from_hf"),  # commands that put the layers below together
+    ("evals",),
+    ("commands",),  # commands that put the layers below together
 ]
 # Imports inside a function that stay there, (module, imported module): none of this package's own.
 LOCAL_OK: set[tuple[str, str]] = set()
@@ -65,10 +63,46 @@ def graph() -> dict[str, dict[str, bool]]:
     return g
 
 
+def part(name: str) -> str:
+    """The top-level part a module belongs to: its subpackage, or itself."""
+    return name.split(".")[0]
+
+
 def layer(name: str) -> int:
-    rows = [(len(p), i) for i, row in enumerate(LAYERS) for p in row if name == p or name.startswith(p + ".")]
+    rows = [i for i, row in enumerate(LAYERS) if part(name) in row]
     assert rows, f"{name}: in no row of LAYERS"
-    return max(rows)[1]
+    return rows[0]
+
+
+def cycle(g: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of the directed graph g (node -> nodes it imports), or None."""
+    done: set[str] = set()
+
+    def visit(m: str, path: list[str]) -> list[str] | None:
+        for d in sorted(g.get(m, ())):
+            if d in path:
+                return path[path.index(d):] + [d]
+            if d not in done:
+                found = visit(d, path + [d])
+                if found:
+                    return found
+        done.add(m)
+        return None
+
+    for m in sorted(g):
+        found = visit(m, [m])
+        if found:
+            return found
+    return None
+
+
+def test_every_part_of_the_package_sits_in_exactly_one_layer():
+    listed = [p for row in LAYERS for p in row]
+    assert all("." not in p for p in listed), "LAYERS names top-level parts, not modules inside them"
+    twice = sorted({p for p in listed if listed.count(p) > 1})
+    assert not twice, f"in more than one layer: {twice}"
+    parts = {part(m) for m in module_files()}
+    assert parts == set(listed), f"not in LAYERS: {sorted(parts - set(listed))}; gone: {sorted(set(listed) - parts)}"
 
 
 def test_imports_of_the_package_sit_at_the_top():
@@ -83,15 +117,15 @@ def test_no_module_imports_a_higher_layer():
 
 
 def test_the_imports_form_no_cycle():
-    g = graph()
-    done: set[str] = set()
+    found = cycle({m: set(deps) for m, deps in graph().items()})
+    assert not found, f"import cycle: {' -> '.join(found)}"
 
-    def visit(m: str, path: list[str]) -> None:
-        for d in g.get(m, {}):
-            assert d not in path, f"import cycle: {' -> '.join(path[path.index(d):] + [d])}"
-            if d not in done:
-                visit(d, path + [d])
-        done.add(m)
 
-    for m in sorted(g):
-        visit(m, [m])
+def test_no_two_parts_of_the_package_import_each_other():
+    """Modules may form no cycle and still tie two subpackages together (a.x -> b.y, b.z -> a.w):
+    then neither can be read, tested or moved without the other."""
+    g: dict[str, set[str]] = {}
+    for m, deps in graph().items():
+        g.setdefault(part(m), set()).update(part(d) for d in deps if part(d) != part(m))
+    found = cycle(g)
+    assert not found, f"subpackages that import each other: {' -> '.join(found)} (move the shared piece lower)"

@@ -67,8 +67,8 @@ def test_force_replaces_its_own_bundles(tmp_path):
 
 
 def test_bundle_create_force_leaves_a_persons_folder(tmp_path, capsys):
+    from pskills_train.commands.from_hf import main as from_hf
     from pskills_train.export.from_gguf import main as from_gguf
-    from pskills_train.export.from_hf import main as from_hf
 
     out = persons_folder(tmp_path / "out")
     gguf = write_gguf(tmp_path / "m.gguf", "qwen2")

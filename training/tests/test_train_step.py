@@ -1,5 +1,5 @@
 """train_step.onnx (export/train_step.py): standard ONNX ops only, one step equal to torch autograd on the
-same objective.py functions, base weights read from lm.onnx's bytes (no copy), and the committed default
+same model/distill_objective.py functions, base weights read from lm.onnx's bytes (no copy), and the committed default
 bundle's graphs cost < 10 % of the bundle."""
 
 from __future__ import annotations

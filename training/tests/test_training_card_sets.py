@@ -1,5 +1,5 @@
 """The training card records the split and seed of every set the base or the hypernetwork saw, and the
-eval refuses a SkillWorld seed the card lists (export/data_sets.py)."""
+eval refuses a SkillWorld seed the card lists (data/data_sets.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from pskills_train.data.data_sets import listed, seen_seed, unknown_seeds
 from pskills_train.evals.__main__ import main as eval_main
 from pskills_train.evals.cli import refuse_seen_seed
-from pskills_train.export.data_sets import listed, seen_seed, unknown_seeds
 from pskills_train.export.default_bundle import base_data_sets
 from pskills_train.hyper.export import training_card as hyper_card
 from pskills_train.skillworld import generate

@@ -1,5 +1,5 @@
 // The layered train step's parts that need no graph: Adam and the global-norm clip against values
-// worked by hand from distill.objective.adam_update, float16 widening, weight spans read from a file,
+// worked by hand from model.distill_objective.adam_update, float16 widening, weight spans read from a file,
 // bundle.json's layered entry, and the memory estimate with its refusal.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 const f32 = (xs: number[]) => Float32Array.from(xs);
 
-describe('clip and Adam (distill.objective.adam_update)', () => {
+describe('clip and Adam (model.distill_objective.adam_update)', () => {
   it('clip: 1 below max_norm, else max_norm / (‖g‖ + 1e-6) over every gradient together', () => {
     expect(clipScale([f32([0.3]), f32([0.4])], 1)).toBe(1);
     // ‖(3, 4, 0)‖ = 5 across two arrays

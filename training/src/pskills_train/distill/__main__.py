@@ -21,14 +21,13 @@ from typing import Any
 
 import torch
 
-from ..evals.conditions import trained_context
-from ..evals.score import Item, score_all
-from ..evals.tasks import Prompter, Task
+from ..distill_recipe import RECIPE, load_recipe
 from ..model.backend import OrtBackend
 from ..model.from_onnx import load_onnx_lm
+from ..scoring.score import Item, score_all
+from ..scoring.tasks import Prompter, Task, trained_context
 from ..skillworld.check import check
 from .practice import Question
-from .run import RECIPE, load_recipe
 from .student import distill, zero_init
 from .teacher import Teacher
 

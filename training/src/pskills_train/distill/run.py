@@ -1,43 +1,34 @@
 """One skill distilled: practice questions -> teacher rows -> K student steps from an init adapter.
 
-The recipe (steps, learning rate, batch, top-k, sources) is one file, training/configs/distill.json;
-docs/distill.md describes the method and what each field means.
+The recipe (steps, learning rate, batch, top-k, sources) is one file, training/configs/distill.json,
+read by distill_recipe.py; docs/distill.md describes the method and what each field means.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
-from dataclasses import dataclass, fields
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
+from ..distill_recipe import Plan, Recipe
 from ..model.llama import LlamaLM
+from ..model.lora import Row
 from ..synth.skill import Skill
 from .practice import counts, gather
-from .student import Recipe, Result, Row, distill, zero_init
+from .student import Result, distill, zero_init
 from .teacher import Teacher, TeacherRow
 
-RECIPE = Path(__file__).resolve().parents[3] / "configs" / "distill.json"
+RowsKey = tuple[str, tuple[str, ...], str]
 
 
-@dataclass
-class Plan:
-    recipe: Recipe
-    questions: int
-    sources: tuple[str, ...]
-    synth_sources: tuple[str, ...]
-
-
-def load_recipe(path: Path = RECIPE, **override: Any) -> Plan:
-    raw = {**json.loads(Path(path).read_text()), **{k: v for k, v in override.items() if v is not None}}
-    known = {f.name for f in fields(Recipe)}
-    unknown = set(raw) - known - {"questions", "sources", "synth_sources"}
-    if unknown:
-        raise ValueError(f"{path}: unknown fields {sorted(unknown)}")
-    args: dict[str, Any] = {k: (tuple(v) if k == "snapshots" else v) for k, v in raw.items() if k in known}
-    rec = Recipe(**args)
-    return Plan(rec, int(raw["questions"]), tuple(raw["sources"]), tuple(raw["synth_sources"]))
+def rows_key(skill: Skill, sources: tuple[str, ...], tests: list[dict] | None,
+             trajectories: list[dict] | None) -> RowsKey:
+    """Everything a skill's teacher rows depend on within one Distiller (its plan, seed and teacher are
+    fixed): the skill, the sources, and the tests and trajectories practice is gathered from."""
+    given = json.dumps([tests or [], trajectories or []], sort_keys=True, ensure_ascii=False)
+    return skill.sha256, sources, hashlib.sha256(given.encode()).hexdigest()
 
 
 @dataclass
@@ -49,14 +40,14 @@ class Distilled:
 class Distiller:
     def __init__(self, lm: LlamaLM, teacher: Teacher, layers: list[int], rank: int, plan: Plan, seed: int = 0):
         self.lm, self.teacher, self.layers, self.rank, self.plan, self.seed = lm, teacher, layers, rank, plan, seed
-        # The teacher's rows depend on the skill and the questions only: both inits share them.
-        self.rows: dict[tuple[str, tuple[str, ...]], tuple[list, list[TeacherRow], float]] = {}
-        self.dropped: dict[tuple[str, tuple[str, ...]], dict[str, int] | None] = {}  # self-written, by kind
+        # The teacher's rows depend on the skill and its practice only (rows_key): both inits share them.
+        self.rows: dict[RowsKey, tuple[list, list[TeacherRow], float]] = {}
+        self.dropped: dict[RowsKey, dict[str, int] | None] = {}  # self-written, by kind
 
     def teacher_rows(self, skill: Skill, sources: tuple[str, ...], tests: list[dict] | None = None,
                      trajectories: list[dict] | None = None) -> tuple[list, list[TeacherRow], float]:
         """The skill's practice questions, their teacher rows and the teacher pass's seconds (cached)."""
-        key = (skill.sha256, sources)
+        key = rows_key(skill, sources, tests, trajectories)
         if key not in self.rows:
             t0 = time.perf_counter()
             report: dict = {}
@@ -78,7 +69,7 @@ class Distiller:
         chunks = sorted({r.chunk for r in rows if r.chunk is not None})
         return Distilled(res, {
             "kind": "distilled", "init": "instant" if init is not None else "zero", "sources": counts(qs),
-            "self_written_dropped": self.dropped.get((skill.sha256, sources)),
+            "self_written_dropped": self.dropped.get(rows_key(skill, sources, tests, trajectories)),
             "rows": len(rows), "chunks": len(chunks) or 1, "steps": rec.steps, "lr": rec.lr, "batch": rec.batch,
             "final_loss": res.losses[-1], "first_loss": res.losses[0],
             "teacher_seconds": round(t_teacher, 2), "train_seconds": round(res.seconds, 2),

@@ -1,5 +1,6 @@
 """The student: the base plus one LoRA (every target of the bundle's layers), no skill in context,
-moved toward the teacher's top-k by K Adam steps (`objective`, the same update as train_step.onnx).
+moved toward the teacher's top-k by K Adam steps (`model.distill_objective`, the same update as
+train_step.onnx); the recipe is distill_recipe.py's.
 
 Init: the instant adapter (the hypernetwork's output, its own rank) or zero (A uniform ±1/√d_in, B 0,
 drawn from the seed). Batches are drawn in a seeded permutation per pass over the teacher rows, so a
@@ -18,27 +19,15 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ..distill_recipe import Recipe
+from ..model.distill_objective import adam_update, distill_loss
 from ..model.llama import LlamaLM
-from .objective import adam_update, distill_loss
+from ..model.lora import Row
 from .teacher import TeacherRow
-
-Row = dict[tuple[int, str], tuple[Tensor, Tensor]]  # (layer, module) -> (A [d_in, r], B [r, d_out])
 
 
 class NonFinite(RuntimeError):
     """The loss went non-finite: the step is named and nothing is kept."""
-
-
-@dataclass
-class Recipe:
-    steps: int = 40
-    lr: float = 3e-3
-    batch: int = 8
-    ce_weight: float = 0.0
-    max_norm: float = 1.0
-    top_k: int = 16
-    max_answer: int = 48
-    snapshots: tuple[int, ...] = ()  # steps after which the adapter is also returned (curves)
 
 
 @dataclass

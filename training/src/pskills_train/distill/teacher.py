@@ -3,7 +3,7 @@
 The skill is cut to fit the base's trained context exactly as the eval's in_context condition cuts it
 (`Prompter.fit`). A question without an answer is answered greedily; a question with one is
 teacher-forced on it. Per answer token the teacher's top-k log-probabilities (log-softmax over the
-whole vocabulary) are kept; they are the student's target (`objective.distill_loss`).
+whole vocabulary) are kept; they are the student's target (`model.distill_objective.distill_loss`).
 
 A skill longer than the context is read chunk by chunk (docs/distill.md, "Long skills"): per question,
 every chunk in context gives a greedy answer, and the chunk whose answer has the highest mean
@@ -18,8 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..evals.score import Item, score_all
-from ..evals.tasks import Prompter, Task
+from ..scoring.score import Item, score_all
+from ..scoring.tasks import Prompter, Task
 from .practice import Question
 
 
@@ -56,8 +56,9 @@ def chunk_texts(prompter: Prompter, text: str, budget: int, overlap: int = 32) -
 
 
 class Teacher:
-    def __init__(self, backend, prompter: Prompter, stop_ids: set[int], eos: int, context: int, k: int = 16,
-                 max_answer: int = 48, batch: int = 8):
+    def __init__(self, backend, prompter: Prompter, stop_ids: set[int], eos: int, context: int, k: int,
+                 max_answer: int, batch: int):
+        """k, max_answer, batch: the recipe's top_k, max_answer and batch (distill_recipe.py)."""
         self.backend, self.prompter, self.stop_ids, self.eos = backend, prompter, stop_ids, eos
         self.context, self.k, self.max_answer, self.batch = context, k, max_answer, batch
 

@@ -25,8 +25,8 @@ from torch import Tensor
 
 from ..hyper.compile import chunk_spans, encode_ids  # the compile contract's chunking and text -> ids
 from ..hyper.export import load_hypernet
+from ..model.lora import Row
 
-Row = dict[tuple[int, str], tuple[Tensor, Tensor]]
 Provider = Callable[[str], Row]
 ChunkFn = Callable[[Tensor], dict[str, tuple[Tensor, Tensor]]]  # states [1, m, d] -> m -> (A [L,d_in,r], B [L,r,d_out])
 

@@ -28,13 +28,14 @@ from typing import Any
 import torch
 from tokenizers import Tokenizer
 
-from ..export.data_sets import seen_seed
+from ..data.data_sets import seen_seed
 from ..model import load_hf
 from ..model.backend import OrtBackend, TorchBackend
+from ..scoring.tasks import trained_context
 from ..synth.skill import load_skills
 from . import leaks, run, sw_suite, use
 from .adapters import checkpoint_provider, onnx_provider
-from .conditions import CONDITIONS, DISTILLED, trained_context
+from .conditions import CONDITIONS, DISTILLED
 from .core import Part, Settings, Suite, answer_cap
 from .distilled import cap_tests, make_slot, read_practice
 from .run import Providers, SkillsSuite
@@ -190,7 +191,7 @@ def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
 
 
 def refuse_seen_seed(manifest: dict[str, Any], folder: Path) -> None:
-    """An eval on a SkillWorld seed the bundle's training card lists is refused (export/data_sets.py)."""
+    """An eval on a SkillWorld seed the bundle's training card lists is refused (data/data_sets.py)."""
     mf = Path(folder) / "manifest.json"
     seed = json.loads(mf.read_text()).get("seed") if mf.is_file() else None
     why = seen_seed(manifest.get("training_card") or {}, seed) if isinstance(seed, int) else None

@@ -16,8 +16,8 @@ from typing import Any
 
 from tokenizers import Tokenizer
 
+from ..scoring.tasks import Task
 from .adapters import Provider, Row, random_text
-from .tasks import Task
 
 CONDITIONS = ("none", "in_context", "in_context_full", "parametric", "parametric_in_context", "wrong_skill",
               "random_text", "stage1_only", "t2l_baseline", "answer_in_context", "adapter_from_answer")
@@ -52,18 +52,6 @@ def skipped_conditions(prov: Providers, n_skills: int) -> dict[str, str]:
         if n_skills < 2:
             why["distilled_wrong"] = "needs at least 2 skills"
     return why
-
-
-def trained_context(manifest: dict[str, Any], flag: int | None) -> tuple[int, str]:
-    """Positions the base LM was trained on: the flag, else the training card's config.data.seq_len,
-    else max_positions."""
-    if flag:
-        return flag, "--trained-context"
-    cfg = (manifest.get("training_card") or {}).get("config")
-    seq = ((cfg.get("data") or {}).get("seq_len") if isinstance(cfg, dict) else None)
-    if isinstance(seq, int) and seq > 0:
-        return seq, "training_card.config.data.seq_len"
-    return manifest["architecture"]["max_positions"], "architecture.max_positions (no seq_len in the training card)"
 
 
 def skill_group(package: str | None, source_path: str | None) -> str | None:

@@ -7,14 +7,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..distill.run import load_recipe
+from ..distill_recipe import load_recipe
+from ..scoring.score import Item, Scored, score_all
+from ..scoring.tasks import Prompter, Task, target_ids
 from . import leaks
 from .conditions import CONDITIONS, DISTILLED, Plan, draw_wrong, skipped_conditions
 from .distilled import adapter_figures, curve_conditions
 from .diversity import diversity
 from .retrieval import candidates, rank_metrics, retrieval_nll
-from .score import Item, Scored, score_all
-from .tasks import Prompter, Task, target_ids
 
 
 def answer_cap() -> int:

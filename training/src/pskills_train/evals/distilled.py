@@ -22,17 +22,18 @@ from typing import Any
 
 import torch
 
-from ..distill.run import Distilled, Distiller, Plan, load_recipe
-from ..distill.student import Recipe, distill
+from ..distill.run import Distilled, Distiller
+from ..distill.student import distill
 from ..distill.teacher import Teacher
+from ..distill_recipe import Plan, Recipe, load_recipe
 from ..model.from_onnx import load_onnx_lm
+from ..scoring.tasks import Prompter, Task
 from ..synth.skill import Skill
 from . import leaks
 from .adapters import Provider, Row
 from .diversity import diversity
 from .report import mean, per_skill
 from .retrieval import candidates, rank_metrics, retrieval_nll
-from .tasks import Prompter, Task
 
 CURVE_OF = ("distilled", "distilled_zero")
 CURVE_STEPS = (0, 5, 10, 20, 40)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..distill.practice import Question
-from .tasks import Task
+from ..scoring.tasks import Task
 
 KEYS = ("practice_equals_task", "forced_scored_answer")
 MIN_CONTAINED = 24  # characters: a shorter reference ("yes") inside a long cloze body is no leak

@@ -24,10 +24,11 @@ from typing import Any
 
 import torch
 
+from ..model.lora import Row
+from ..scoring.score import Item, score_all
+from ..scoring.tasks import target_ids
 from .core import prompt_limit
 from .report import delta, mean, per_skill
-from .score import Item, score_all
-from .tasks import target_ids
 
 METHODS = ("cat", "cat_mean", "linear", "svd_sum", "svd_single")
 REHEARSED = "rehearsed"
@@ -35,7 +36,6 @@ PAIRS = (("cat", "linear"), (REHEARSED, "own"), (REHEARSED, "cat"),
          ("cat_mean", "cat"), ("cat_mean", "own"), ("cat", "own"), ("cat", "in_context_all"),
          ("svd_single", "cat"),
          ("linear", "own"), ("svd_single", "own"), ("own", "in_context_all"), ("linear", "in_context_all"))
-Row = dict[tuple[int, str], tuple[torch.Tensor, torch.Tensor]]
 
 
 def cat(rows: list[Row]) -> Row:

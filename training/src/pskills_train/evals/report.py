@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .metrics import paired_bootstrap
+from ..scoring.metrics import paired_bootstrap
 
 Row = dict[str, Any]
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from ..scoring.score import Item, score_all
+from ..scoring.tasks import Prompter, Task, target_ids
 from .conditions import Plan
-from .score import Item, score_all
-from .tasks import Prompter, Task, target_ids
 
 
 def candidates(n: int, k: int, seed: int) -> list[list[int]]:

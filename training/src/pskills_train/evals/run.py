@@ -8,14 +8,14 @@ from typing import Any
 
 from tokenizers import Tokenizer
 
+from ..scoring.metrics import bits_per_byte, rouge_l, token_f1
+from ..scoring.tasks import Task, skill_tasks
 from ..synth.skill import Skill
 from . import use
 from .conditions import CONDITIONS, WITH_CONTEXT, Providers, skill_group
 from .core import Done, Part, Settings, Suite
 from .distilled import extras
-from .metrics import bits_per_byte, rouge_l, token_f1
 from .report import SHORT, common_lines, comparisons, conditions, context_cuts, delta, fmt, grouped
-from .tasks import Task, skill_tasks
 
 __all__ = ["CONDITIONS", "COMPARISONS", "Providers", "Settings", "SkillsSuite", "evaluate", "table"]
 

@@ -17,6 +17,8 @@ from typing import Any
 
 from tokenizers import Tokenizer
 
+from ..scoring.metrics import bits_per_byte
+from ..scoring.tasks import Task
 from ..skillworld import generate as sw_generate
 from ..skillworld.check import check  # the SkillWorld checker interpreter
 from ..synth.skill import Skill, skill_from_text
@@ -24,9 +26,7 @@ from .conditions import WITH_CONTEXT, Providers
 from .core import Done, Part, Settings, Suite
 from .distilled import extras
 from .merging import merge_figures, merge_lines
-from .metrics import bits_per_byte
 from .report import SHORT, common_lines, comparisons, conditions, context_cuts, fmt, grouped
-from .tasks import Task
 
 METRICS = ("accuracy", "nll", "bpb")
 PRACTICE = 32  # practice questions per world (practice.jsonl): the distilled conditions' tests

@@ -32,11 +32,11 @@ from ..distill.practice_synth import LEXICON, _fill, _topics, slots_of
 from ..distill.practice_text import fnv, own_body, pick
 from ..distill.teacher import Teacher, TeacherRow, chunk_texts
 from ..model.lora import stack_rows
+from ..scoring.metrics import paired_bootstrap
+from ..scoring.tasks import Task
 from ..synth.skill import Skill
 from ..synth.template import section_kind
 from .leaks import _prompt
-from .metrics import paired_bootstrap
-from .tasks import Task
 
 # The scored half of the synthesizer's forms: no practice source uses them (tests/test_evals_use.py).
 USE_FRAMES = (

@@ -21,11 +21,11 @@ from typing import Any
 from tokenizers import Tokenizer
 
 from ..config_io import config_record
+from ..data.data_sets import episodes_sets, merged
 from ..model import LORA_MODULES, load_hf
 from ..train.checkpoint import CKPT, load_checkpoint
 from ..train.config import PretrainConfig
 from .bundle import created_now, report_written, write_bundle
-from .data_sets import episodes_sets, merged
 from .manifest import BundleSpec, sha256_file
 
 # The encoder reads skills in windows as long as the base LM was trained on (data.seq_len).
@@ -82,7 +82,7 @@ def training_card(cfg: PretrainConfig, source: str | Path, rows: list[dict[str, 
 
 
 def base_data_sets(config: dict[str, Any], phases: Sequence[dict[str, Any]] = ()) -> list[dict[str, Any]]:
-    """The split and seed of every set this run and its earlier phases read (export/data_sets.py): the
+    """The split and seed of every set this run and its earlier phases read (data/data_sets.py): the
     corpus's train packages and the episodes of each phase (the SkillWorld worlds they were built from)."""
     sets: list[dict[str, Any]] = [{"kind": "corpus", "split": "train", "seed": None, "sets": ["docs_train",
                                    "skills_train"], "split_by": "package lists (training/configs/corpus.json)",

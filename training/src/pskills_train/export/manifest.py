@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..distill_recipe import bundle_entry as distill_entry
 from ..model.config import ModelConfig
 from .staging import MARKER as BUNDLE_MARKER
 
@@ -122,6 +123,7 @@ def build_manifest(cfg: ModelConfig, spec: BundleSpec, files: dict[str, dict[str
         "special_tokens": special,
         "io": {"lm": {"file": "lm.onnx", "float_dtype": "float32", "inputs": inputs, "outputs": LM_OUTPUTS}},
         "hypernet": None,
+        "distill": distill_entry(),  # the studio's distil recipe (distill_recipe.py)
         "training_card": spec.training_card,
     }
 

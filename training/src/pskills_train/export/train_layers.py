@@ -42,9 +42,9 @@ from onnx.external_data_helper import ExternalDataInfo, uses_external_data
 from torch import Tensor
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from ..distill.objective import adam_update, distill_loss
 from ..model.backend import config_from_manifest
 from ..model.config import ModelConfig
+from ..model.distill_objective import adam_update, distill_loss
 from ..model.from_onnx import load_onnx_lm
 from ..model.layers import RMSNorm, Rotary, attention_mask_4d
 from ..model.llama import DecoderLayer, LlamaLM

@@ -2,7 +2,7 @@
 
 onnxruntime-node runs inference only, so the studio distils with a graph that is itself the update:
 forward of the frozen base + LoRA, the distillation loss, backward to the LoRA factors, and Adam. The
-loss and optimizer are exactly `distill.objective.distill_loss` and `adam_update`, so the Python
+loss and optimizer are exactly `model.distill_objective.distill_loss` and `adam_update`, so the Python
 distiller and the studio compute the same step.
 
 Inputs   lora.{i}.{module}.A [d_in, r]   lora.{i}.{module}.B [r, d_out]     (scale folded, ΔW = A·B)
@@ -33,7 +33,7 @@ import shutil
 import sys
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +48,9 @@ from onnx.external_data_helper import ExternalDataInfo, set_external_data, uses_
 from torch import Tensor
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from ..distill.objective import BETA1, BETA2, EPS, adam_update, distill_loss
+from ..distill_recipe import recipe_default
 from ..model.config import ModelConfig
+from ..model.distill_objective import BETA1, BETA2, EPS, adam_update, distill_loss
 from ..model.from_onnx import PROJ, load_onnx_lm
 from ..model.llama import LlamaLM
 from .manifest import MANIFEST, file_table
@@ -57,13 +58,11 @@ from .shared_weights import MIN_SHARED_BYTES, Span, read_span
 from .staging import staged_folder
 
 DEFAULT_BUCKETS = ((8, 64), (8, 128), (8, 256))
-# The default bundle's: practice rows (a question and an answer of at most 48 tokens) run 30–95 tokens and
-# each step runs in the smallest bucket its batch fits, so fine steps keep the padding every step pays
-# small. A graph of that 5 M base costs 0.25 MB and a minute to export; other checkpoints keep the default.
+# The default bundle's: practice rows (a question and an answer of at most the recipe's max_answer tokens)
+# run 30–95 tokens and each step runs in the smallest bucket its batch fits, so fine steps keep the padding
+# every step pays small. A graph of that 5 M base costs 0.25 MB and a minute to export; other checkpoints
+# keep the default.
 FINE_BUCKETS = ((8, 32), (8, 40), (8, 48), (8, 56), (8, 64), (8, 80), (8, 96), (8, 128), (8, 256))
-TOP_K = 16
-MAX_NORM = 1.0
-CE_WEIGHT = 0.0
 OPSET = 18
 PARITY_TOL = 1e-4  # max |Δ| of the updated factors, graph against torch autograd (fp32)
 STEP_PREFIXES = ("train_step", "train_layer", "train_head")  # the graph files of either kind (and train_step.data)
@@ -76,9 +75,10 @@ class StepSpec:
     batch: int
     length: int
     rank: int
-    top_k: int = TOP_K
-    ce_weight: float = CE_WEIGHT
-    max_norm: float = MAX_NORM
+    # baked into the graph, from the distil recipe (distill_recipe.py)
+    top_k: int = field(default_factory=lambda: recipe_default("top_k"))
+    ce_weight: float = field(default_factory=lambda: recipe_default("ce_weight"))
+    max_norm: float = field(default_factory=lambda: recipe_default("max_norm"))
 
     @property
     def file(self) -> str:

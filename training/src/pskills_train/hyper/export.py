@@ -25,7 +25,7 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
-from ..export.data_sets import episodes_sets, merged
+from ..data.data_sets import episodes_sets, merged
 from ..export.manifest import (
     HYPERNET_FILE,
     HYPERNET_INPUTS,
@@ -197,7 +197,7 @@ def training_card(ckpt: dict[str, Any]) -> dict[str, Any]:
         card["config_file"] = ckpt["config_file"]
     if "recalibrated" in ckpt:  # hyper.recalibrate: the batch-norm statistics the bundle compiles with
         card["recalibrated"] = ckpt["recalibrated"]
-    data = cfg.get("data") or {}  # the episodes it trained and validated on (export/data_sets.py)
+    data = cfg.get("data") or {}  # the episodes it trained and validated on (data/data_sets.py)
     card["data_sets"] = merged([r for k in ("trajectories_train", "trajectories_val") if data.get(k)
                                 for r in episodes_sets(data[k], f"hypernetwork data.{k}")])
     return card

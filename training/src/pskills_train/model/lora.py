@@ -27,6 +27,7 @@ from .config import LORA_MODULES, ModelConfig
 
 LoraPair = tuple[Tensor, Tensor]  # (A [b, d_in, r], B [b, r, d_out])
 LoraInputs = dict[tuple[int, str], LoraPair]  # (layer, module short name) -> pair
+Row = dict[tuple[int, str], tuple[Tensor, Tensor]]  # one adapter: (layer, module) -> (A [d_in, r], B [r, d_out])
 
 
 class LoRALinear(nn.Linear):
@@ -57,7 +58,7 @@ def zero_lora(cfg: ModelConfig, batch: int, rank: int = 0, dtype=torch.float32, 
     return out
 
 
-def stack_rows(cfg: ModelConfig, rows: list[dict[tuple[int, str], LoraPair] | None]) -> LoraInputs:
+def stack_rows(cfg: ModelConfig, rows: list[Row | None]) -> LoraInputs:
     """Batch per-row adapters into one LoraInputs, zero-padding every row to the largest rank.
 
     Each row is None (no adapter) or a dict (layer, module) -> (A [d_in, r_row], B [r_row, d_out])

@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..data.data_sets import SOURCES, skillworld_set
 from ..data.shards import read_skills
-from ..export.data_sets import SOURCES, skillworld_set
 
 
 def skillworld_episodes(folder: Path) -> Iterator[dict[str, Any]]:
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     write_jsonl(a.out_dir / "base.jsonl",
                 [{"messages": [{"role": "system", "content": e["skill_text"]}] + e["messages"]} for e in eps])
     write_jsonl(a.out_dir / "stage2.jsonl", eps)
-    # What the episodes were built from, for the training cards of what trains on them (export/data_sets.py)
+    # What the episodes were built from, for the training cards of what trains on them (data/data_sets.py)
     sets = [skillworld_set(f, "episodes") for f in a.skillworld]
     if a.trajectories:
         sets.append({"kind": "trajectories", "split": a.trajectories.stem, "seed": "unknown", "used_by": ["episodes"],

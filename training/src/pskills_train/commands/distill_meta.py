@@ -4,14 +4,14 @@ The Doc-to-LoRA objective: the adapter the hypernetwork emits in one pass, with 
 should make the base answer practice questions as the base does with the skill in context. Per step:
 a few training skills, each compiled by the hypernetwork (differentiable, the base frozen), then the
 student forward on some of each skill's teacher rows with that skill's adapter, and the same top-k KL
-as `objective.distill_loss`; AdamW on the hypernetwork alone.
+as `model.distill_objective.distill_loss`; AdamW on the hypernetwork alone.
 
 Teacher rows come from the distiller's own teacher and practice gathering (the same recipe file), so
 what the hypernetwork learns to emit is what the distilled tier would distil toward. They are computed
 once per skill and cached in the run folder. The slot batch norm keeps its running statistics (the
 net runs in eval mode): the exported graph then computes exactly what was trained.
 
-    python -m pskills_train.distill.meta --bundle resources/bundles/default --train SW_TRAIN --val SW_VAL \\
+    python -m pskills_train.commands.distill_meta --bundle resources/bundles/default --train SW_TRAIN --val SW_VAL \\
         --out RUN [--steps 1500] [--resume] [--export OUT_BUNDLE]
 """
 
@@ -30,26 +30,25 @@ import torch
 from tokenizers import Tokenizer
 from torch import Tensor
 
-from ..evals.conditions import trained_context
+from ..data.data_sets import merged, skillworld_set
+from ..distill.practice import NoPractice, gather
+from ..distill.student import _batch
+from ..distill.teacher import Teacher, TeacherRow
+from ..distill_recipe import load_recipe
 from ..evals.distilled import read_practice
 from ..evals.sw_suite import load as load_world
-from ..evals.tasks import Prompter
-from ..export.data_sets import merged, skillworld_set
 from ..export.manifest import MANIFEST, file_table
 from ..export.staging import staged_folder
 from ..hyper.compile import batch_adapters, encode_ids
 from ..hyper.export import check_hypernet_graph, export_hypernet
 from ..hyper.from_onnx import load_onnx_hypernet
 from ..model.backend import OrtBackend
+from ..model.distill_objective import distill_loss
 from ..model.from_onnx import load_onnx_lm
+from ..scoring.tasks import Prompter, trained_context
 from ..train.config import OptimConfig
 from ..train.metrics import MetricsLog
 from ..train.optim import lr_at
-from .objective import distill_loss
-from .practice import NoPractice, gather
-from .run import load_recipe
-from .student import _batch
-from .teacher import Teacher, TeacherRow
 
 
 @dataclass
@@ -281,7 +280,8 @@ def export(trainer: MetaTrainer, out: Path, card: dict[str, Any]) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pskills_train.distill.meta", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m pskills_train.commands.distill_meta",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--bundle", type=Path, required=True)
     ap.add_argument("--train", type=Path, required=True, action="append",
                     help="SkillWorld folder with practice.jsonl (train split); repeat for more")

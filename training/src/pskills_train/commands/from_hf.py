@@ -1,6 +1,6 @@
 """A bundle from a local Hugging Face checkpoint (Llama, Qwen2, Mistral): `pskills bundle create --from-hf`.
 
-    python -m pskills_train.export.from_hf --from-hf HF_DIR --out DIR [--dtype fp32|fp16]
+    python -m pskills_train.commands.from_hf --from-hf HF_DIR --out DIR [--dtype fp32|fp16]
         [--lora-targets q,k,v,o,gate,up,down] [--encoder-layer K] [--hypernet none|init|CKPT]
 
 The checkpoint's weights load into our LlamaLM by HF key names (model/hf_load.py) and export to
@@ -18,8 +18,8 @@ compile → generate path runs end to end and equals the base model. `--hypernet
 trained one (a ckpt.pt of pskills_train.hyper.train on this base).
 
 This module is the command (the studio runs it by this name): the checkpoint is read in
-hf_checkpoint.py, the bundle written in bundle_writer.py, and the hypernetwork comes from hyper/, so it
-sits above both packages.
+export/hf_checkpoint.py, the bundle written in export/bundle_writer.py, and the hypernetwork comes from
+hyper/, which itself builds on export/, so the command sits above both packages.
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ import shutil
 import sys
 from pathlib import Path
 
+from ..export.bundle_writer import FromHfOptions, add_bundle_args, options_from_args, progress, run_build
+from ..export.hf_checkpoint import write_base_bundle
+from ..export.manifest import MANIFEST
+from ..export.staging import check_replaceable
 from ..hyper.attach import initial_hypernet, trained_hypernet
 from ..hyper.export import write_hyper_bundle
-from .bundle_writer import FromHfOptions, add_bundle_args, options_from_args, progress, run_build
-from .hf_checkpoint import write_base_bundle
-from .manifest import MANIFEST
-from .staging import check_replaceable
 
 
 def create_bundle(folder: Path, out: Path, opts: FromHfOptions, hypernet: str = "none",
@@ -61,7 +61,7 @@ def create_bundle(folder: Path, out: Path, opts: FromHfOptions, hypernet: str = 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pskills_train.export.from_hf", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m pskills_train.commands.from_hf", description=__doc__.split("\n")[0])
     ap.add_argument("--from-hf", required=True, type=Path, help="checkpoint folder: config.json, safetensors, "
                     "tokenizer.json, tokenizer_config.json")
     ap.add_argument("--out", required=True, type=Path)

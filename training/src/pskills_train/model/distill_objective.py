@@ -1,7 +1,8 @@
 """The distillation objective and its optimizer as pure tensor functions.
 
-Both the Python distiller (`distill.loop`) and the exported training-step graph (`export.train_step`)
-call exactly these, so the studio's ONNX step and the training package compute the same update.
+Both the Python distiller (`distill.student`) and the exported training-step graph (`export.train_step`,
+`export.train_layers`) call exactly these, so the studio's ONNX step and the training package compute
+the same update. It sits with the model, below both.
 
 Shapes: student logits [b, s, V]; the teacher's top-k per position, aligned to the student's positions
 (position t predicts token t + 1): ids [b, s, k] int64, log-probabilities [b, s, k] (log-softmax of the

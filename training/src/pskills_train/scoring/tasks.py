@@ -1,4 +1,4 @@
-"""Eval tasks of one skill and the prompts each condition gives them.
+"""Eval tasks of one skill, the prompts each condition gives them, and the trained context they fit.
 
 - reconstruction: a held-out section (heading line to the next heading, as stage 1's cloze cuts it);
   the adapter (and the in-context text) come from the skill without that section; raw LM prompt =
@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import jinja2.sandbox
 from tokenizers import Tokenizer
@@ -103,3 +104,15 @@ def target_ids(prompter: Prompter, task: Task, max_answer: int, max_positions: i
     """The reference answer's ids a task scores: at most `max_answer`, and what fits after its bare prompt."""
     bare = len(prompter.fit(task, None, 1 << 30)[0])  # a very long heading/question leaves less room
     return prompter.ids(task.reference)[:min(max_answer, max_positions - bare)]
+
+
+def trained_context(manifest: dict[str, Any], flag: int | None) -> tuple[int, str]:
+    """Positions the base LM was trained on: the flag, else the training card's config.data.seq_len,
+    else max_positions."""
+    if flag:
+        return flag, "--trained-context"
+    cfg = (manifest.get("training_card") or {}).get("config")
+    seq = ((cfg.get("data") or {}).get("seq_len") if isinstance(cfg, dict) else None)
+    if isinstance(seq, int) and seq > 0:
+        return seq, "training_card.config.data.seq_len"
+    return manifest["architecture"]["max_positions"], "architecture.max_positions (no seq_len in the training card)"

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..model.lora import stack_rows
-from .adapters import Row
+from ..model.lora import Row, stack_rows
 
 
 @dataclass
