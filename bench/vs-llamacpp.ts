@@ -124,7 +124,9 @@ async function child(engine: EngineName, threads: number, planFile: string): Pro
     engine === 'llamacpp'
       ? await llamaChild(threads, plan)
       : await studioChild(bundleDir(BUNDLES[engine]), threads, plan);
-  const rss = process.resourceUsage().maxRSS / 1024; // KiB → MiB
+  // VmHWM: this process image's peak RSS. getrusage's maxRSS would also count the parent's RSS at the fork.
+  const hwm = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
+  const rss = hwm ? Number(hwm[1]) / 1024 : process.resourceUsage().maxRSS / 1024; // KiB → MiB
   console.log(JSON.stringify({ ...figures, rss_mib: rss }));
 }
 
@@ -165,6 +167,7 @@ async function main(): Promise<void> {
   const gguf = fetched.stdout.trim().split('\n').at(-1)!;
   for (const e of studio) ensureBundle(gguf, BUNDLES[e]);
 
+  const loadBefore = loadavg().map((x) => round(x));
   const tmp = mkdtempSync(join(tmpdir(), 'vs-llamacpp-'));
   try {
     const bundle = await loadBundle(bundleDir(BUNDLES[studio[0] ?? 'studio-fp32']), { verifyHashes: false });
@@ -218,7 +221,14 @@ async function main(): Promise<void> {
     const result = {
       model: 'SmolLM2-135M-Instruct (llama.cpp: Q4_1 GGUF; studio: float32 and 4-bit bundles made from it)',
       llamacpp: 'node-llama-cpp 3.21.1 prebuilt CPU binary',
-      machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? null, loadavg: loadavg().map((x) => round(x)) },
+      // `uptime`'s load averages (1, 5, 15 min) before and after: the 2 cores are shared with other work.
+      machine: {
+        cpus: cpus().length,
+        cpu: cpus()[0]?.model ?? null,
+        loadavg_before: loadBefore,
+        loadavg: loadavg().map((x) => round(x)),
+      },
+      measured: new Date().toISOString(),
       rounds,
       engines,
       decode_tokens: DECODE,

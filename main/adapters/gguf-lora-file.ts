@@ -9,41 +9,12 @@ import { exportFolderKind, SIDECAR, SIDECAR_FORMAT } from './export-folder';
 import type { GgufBase } from './gguf-lora-names';
 import { decodeGgufLora, ggufLoraToAdapter, readGgufLoraFile } from './gguf-lora-read';
 import { encodeGgufLora, type GgufDtype } from './gguf-lora-write';
-import { fromHalfBits, toHalfBits } from './half';
 import { buildModelfile, type ModelfileInput } from './ollama-modelfile';
+import { adapterDiff, checkWritable } from './same';
 import type { Adapter } from './types';
 
 export const OLLAMA_ADAPTER = 'adapter.gguf';
 export const MODELFILE = 'Modelfile';
-
-const allZero = (a: Adapter) =>
-  [...a.targets.values()].every((p) => p.A.every((v) => v === 0) || p.B.every((v) => v === 0));
-
-/** The first value that differs between what was meant and what the file holds, or null. */
-function sameAsWritten(meant: Adapter, back: Adapter, dtype: GgufDtype): string | null {
-  const q = dtype === 'f32' ? Math.fround : (x: number) => fromHalfBits(toHalfBits(x));
-  if (meant.rank !== back.rank || meant.alpha !== back.alpha)
-    return `rank/alpha ${back.rank}/${back.alpha}, wrote ${meant.rank}/${meant.alpha}`;
-  if (meant.targets.size !== back.targets.size) return `${back.targets.size} targets, wrote ${meant.targets.size}`;
-  for (const [key, p] of meant.targets) {
-    const b = back.targets.get(key);
-    if (!b) return `${key} missing`;
-    for (const [n, x, y] of [
-      ['A', p.A, b.A],
-      ['B', p.B, b.B],
-    ] as const) {
-      if (x.length !== y.length) return `${key}.${n}: ${y.length} values, wrote ${x.length}`;
-      for (let i = 0; i < x.length; i++)
-        if (!Object.is(q(x[i]!), y[i]!)) return `${key}.${n}[${i}] = ${y[i]}, wrote ${q(x[i]!)}`;
-    }
-  }
-  return null;
-}
-
-function checkWritable(adapter: Adapter, where: string): void {
-  if (adapter.rank === 0 || allZero(adapter))
-    throw new Error(`${where}: refusing to export an adapter whose every ΔW is zero`);
-}
 
 /** Encodes, and checks the bytes decode to the same adapter (before anything touches the disk). */
 function encodeChecked(
@@ -56,7 +27,7 @@ function encodeChecked(
   const dims = new Map<string, { dIn: number; dOut: number }>();
   for (const [key, p] of adapter.targets) dims.set(key.slice(key.indexOf('.') + 1), { dIn: p.dIn, dOut: p.dOut });
   const back = ggufLoraToAdapter(decodeGgufLora(Buffer.from(bytes), where), base, dims, where);
-  const diff = sameAsWritten(adapter, back, opts.dtype);
+  const diff = adapterDiff(adapter, back, { round: opts.dtype });
   if (diff) throw new Error(`${where}: encoding check failed: ${diff}`);
   return bytes;
 }
@@ -97,7 +68,7 @@ export async function writeGgufLoraFile(
   try {
     await writeFile(tmp, bytes, { flag: 'wx' });
     const back = ggufLoraToAdapter(await readGgufLoraFile(tmp), base, dimsOf(adapter), file);
-    const diff = sameAsWritten(adapter, back, opts.dtype);
+    const diff = adapterDiff(adapter, back, { round: opts.dtype });
     if (diff) throw new Error(`${file}: read-back check failed: ${diff}`);
     await rename(tmp, file);
   } catch (err) {
@@ -150,7 +121,7 @@ export async function writeOllamaFolder(
   try {
     for (const [name, data] of files) await writeFile(join(tmp, name), data);
     const back = ggufLoraToAdapter(await readGgufLoraFile(join(tmp, OLLAMA_ADAPTER)), base, dimsOf(adapter), dir);
-    const diff = sameAsWritten(adapter, back, opts.dtype);
+    const diff = adapterDiff(adapter, back, { round: opts.dtype });
     if (diff) throw new Error(`${dir}: read-back check failed: ${diff}`);
     if (kind === 'new') await rename(tmp, dir);
     else {

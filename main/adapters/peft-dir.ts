@@ -7,6 +7,7 @@ import { GateError, readGated } from '../files/read-gate';
 import { makeDirs } from '../files/make-dirs';
 import { exportFolderKind, SIDECAR, SIDECAR_FORMAT } from './export-folder';
 import { readPeft, writePeft } from './peft';
+import { adapterDiff, checkWritable } from './same';
 import type { Adapter } from './types';
 
 export const PEFT_CONFIG = 'adapter_config.json';
@@ -47,26 +48,6 @@ export async function readPeftDir(dir: string): Promise<{ adapter: Adapter; side
   };
 }
 
-function sameAdapter(a: Adapter, b: Adapter): string | null {
-  if (a.rank !== b.rank || a.alpha !== b.alpha) return `rank/alpha ${b.rank}/${b.alpha}, wrote ${a.rank}/${a.alpha}`;
-  if (a.targets.size !== b.targets.size) return `${b.targets.size} targets, wrote ${a.targets.size}`;
-  for (const [key, p] of a.targets) {
-    const q = b.targets.get(key);
-    if (!q) return `${key} missing`;
-    for (const [name, x, y] of [
-      ['A', p.A, q.A],
-      ['B', p.B, q.B],
-    ] as const) {
-      if (x.length !== y.length) return `${key}.${name}: ${y.length} values, wrote ${x.length}`;
-      for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return `${key}.${name}[${i}] = ${y[i]}, wrote ${x[i]}`;
-    }
-  }
-  return null;
-}
-
-const allZero = (a: Adapter) =>
-  [...a.targets.values()].every((p) => p.A.every((v) => v === 0) || p.B.every((v) => v === 0));
-
 /**
  * Writes the adapter as a PEFT folder plus our sidecar; refuses all-zero adapters, and any `dir` that
  * is not new, empty or (with `overwrite`) a previous export of ours (see export-folder.ts). Only our
@@ -80,8 +61,7 @@ export async function writePeftDir(
   baseModel: string | null = null,
   overwrite = false,
 ): Promise<void> {
-  if (adapter.rank === 0 || allZero(adapter))
-    throw new Error(`${dir}: refusing to export an adapter whose every ΔW is zero`);
+  checkWritable(adapter, dir);
   const kind = await exportFolderKind(dir);
   if (kind === 'ours' && !overwrite)
     throw new StudioError(
@@ -102,7 +82,7 @@ export async function writePeftDir(
   try {
     for (const [name, data] of files) await writeFile(join(tmp, name), data);
     const back = await readPeftDir(tmp);
-    const diff = sameAdapter(adapter, back.adapter);
+    const diff = adapterDiff(adapter, back.adapter);
     if (diff) throw new Error(`${dir}: read-back check failed: ${diff}`);
     if (kind === 'new')
       await rename(tmp, dir); // fails, touching nothing, if `dir` was filled meanwhile

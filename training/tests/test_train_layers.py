@@ -156,10 +156,11 @@ def test_gguf_bundles_distil_layered(tmp_path, flags):
     """`bundle create --from-gguf` writes layered graphs by default: float16 weights are inputs in float16
     (an untied head as lm.onnx stores it, [d, V]); a 4-bit lm.onnx's projections are inputs as its packed
     blocks and scales, dequantized in the graph (no float32 copy), and the step equals torch on the model
-    those blocks hold, which is lm.onnx's (same logits)."""
+    those blocks hold, which is lm.onnx's (same logits in float32 arithmetic; lm.onnx runs int8 activations)."""
     from gguf_tiny import write_gguf
     from pskills_train.export.bundle_writer import verify_with_ort
     from pskills_train.export.from_gguf import main
+    from pskills_train.export.lm_q4 import write_float_twin
 
     path = write_gguf(tmp_path / "m.gguf", "llama")
     out = tmp_path / "b"
@@ -178,7 +179,8 @@ def test_gguf_bundles_distil_layered(tmp_path, flags):
         assert spans["mlp.down_proj.weight.q4"]["dtype"] == "uint8" and "mlp.down_proj.weight" not in spans
         assert spans["mlp.down_proj.weight.scales"]["dtype"] == "float32"
         assert {"lm_head.weight.q4", "lm_head.weight.scales"} <= set(w["head"])  # untied head, 4-bit too
-        assert verify_with_ort(lm, out / "lm.onnx", outputs=("logits",)) <= 1e-4
+        (twin,) = write_float_twin(out / "lm.onnx", tmp_path / "twin.onnx")  # lm.onnx in float32 arithmetic
+        assert verify_with_ort(lm, twin, outputs=("logits",)) <= 1e-4
     assert m["train_step"]["parity"]["factors_max_abs"] <= 1e-5  # at export
     factors, _ = check_layered(out, lm, m, m["train_step"]["buckets"][0], tol=1e-5)
     assert factors <= 1e-5

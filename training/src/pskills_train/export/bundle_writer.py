@@ -25,7 +25,7 @@ from tokenizers import Tokenizer
 from ..model import LlamaLM
 from ..model.config import LORA_MODULES, ModelConfig
 from .bundle import check_graph, created_now
-from .lm_q4 import BLOCK_SIZE, WEIGHTS, to_q4
+from .lm_q4 import ACCURACY_LEVEL, BLOCK_SIZE, HEAD_BITS, WEIGHTS, to_q4, write_float_twin
 from .manifest import MANIFEST, BundleSpec, build_manifest, file_table
 from .onnx_lm import LMExportConfig, export_lm
 from .onnx_weights import EXTERNAL_DATA_BYTES, round_weights_fp16, save_graph, to_fp16_storage
@@ -211,6 +211,7 @@ def write_loaded_bundle(src: LoadedBase, out: Path, opts: FromHfOptions) -> Path
             q4_rel = verify_with_ort(lm, tmp / "lm.onnx", tol=math.inf, outputs=("logits",))
             card = {**manifest["training_card"], "lm_weights": {
                 "kind": "MatMulNBits", "bits": 4, "block_size": BLOCK_SIZE, "symmetric": True,
+                "accuracy_level": ACCURACY_LEVEL, "tied_head_bits": HEAD_BITS if lm.cfg.tie_embeddings else None,
                 "float32_for": "train_step graphs (train_step.data)" if opts.train_buckets and not layered_q4
                 else None, "logits_vs_float32_max_rel": q4_rel}}
             manifest = {**manifest, "files": file_table(tmp), "training_card": card}
@@ -218,7 +219,12 @@ def write_loaded_bundle(src: LoadedBase, out: Path, opts: FromHfOptions) -> Path
             if opts.train_buckets and layered_q4:
                 progress(4, opts.steps, "exporting the train-step graphs (layered, on the 4-bit weights)")
                 lm_q4 = lm_from_lm_onnx(tmp / manifest["io"]["lm"]["file"], lm.cfg)
-                verify_with_ort(lm_q4, tmp / "lm.onnx", outputs=("logits",))  # the dequantized model is lm.onnx's
+                twin = write_float_twin(tmp / "lm.onnx", tmp / "lm.float-twin.onnx")  # lm.onnx in float32 arithmetic
+                try:
+                    verify_with_ort(lm_q4, twin[0], outputs=("logits",))  # the dequantized model is lm.onnx's
+                finally:
+                    for f in twin:
+                        f.unlink(missing_ok=True)
                 manifest = add_layered_files(tmp, lm_q4, list(opts.train_buckets))
                 (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return out
