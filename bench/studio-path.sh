@@ -3,7 +3,7 @@
 # generate` at SEED, `pskills import` of one skill per family (≤ 512 tokens, the first in the manifest),
 # `pskills compile NAME --distill` with no tests set, then `pskills compare --conditions
 # in_context,distilled` on every single-turn task of those skills, each answer judged by the task's
-# checker. Prints a table, writes bench/results/studio-path.json.
+# checker. Prints a table, writes bench/results/studio-path-SEED.json.
 # Usage: bash bench/studio-path.sh [SEED (default 9173)] [MAX_TOKENS (default 64)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,6 +67,6 @@ for n, rec in recipes.items():
     print(f"  {n}: {rec['questions']} writer={rec.get('practice', {}).get('writer')}")
 out = {"seed": seed, "max_tokens": max_tokens, "skills": names, "in_context": ic, "distilled": di, "tasks": len(rows),
        "ratio": di / max(ic, 1), "recipes": recipes, "rows": rows}
-json.dump(out, open("bench/results/studio-path.json", "w"), indent=1)
-print("wrote bench/results/studio-path.json")
+json.dump(out, open(f"bench/results/studio-path-{seed}.json", "w"), indent=1)
+print(f"wrote bench/results/studio-path-{seed}.json")
 PY
