@@ -125,6 +125,34 @@ describe("a person's own skill on the compare page", { timeout: 600_000 }, () =>
     await page.getByTestId('example-guide').waitFor({ timeout: 60_000 });
   });
 
+  test('a language rule gets a language checker that one click adds as a test', async () => {
+    const name = 'parle-desk';
+    await apiCall(host, 'skills.save', {
+      name,
+      content: skillMd({
+        name,
+        description: 'Answers the parle desk.',
+        body: '# Parle desk\n\nAlways answer in French, in one short sentence.\n',
+      }),
+    });
+    await page.goto(`${host.origin}/#/skill/${name}/compare`);
+    const language = page.locator('[data-testid="suggested-check"][data-kind="language"]');
+    await language.waitFor({ timeout: 60_000 });
+    assert.match(await language.innerText(), /Always answer in French/);
+    assert.match(await language.innerText(), /expects: the answer is written in French/);
+    await page.getByTestId('compare-prompt').fill('Where is the station?');
+    await language.getByTestId('suggested-check-add').click();
+    await until(
+      async () => (await language.getByTestId('suggested-check-add').innerText()) === 'Added as a test',
+      'the language test is stored',
+    );
+    const tests = await apiCall<{ tests: { prompt?: string; expect: unknown }[] }>(host, 'verify.tests', { name });
+    assert.deepEqual(
+      tests.tests.map((t) => [t.prompt, t.expect]),
+      [['Where is the station?', { kind: 'language', language: 'fr' }]],
+    );
+  });
+
   test('no console errors, page errors or failed requests', () => {
     assert.deepEqual(problems, []);
   });
