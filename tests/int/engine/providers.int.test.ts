@@ -29,16 +29,20 @@ interface ChildOut {
   last: Record<'none' | 'r4', number[]>;
 }
 
-function child(provider: string, env: Record<string, string>): ChildOut {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', CHILD, FIXTURE_DIR, provider], {
+/** Runs a child script on BUNDLE and PROVIDER under `env` (WebGPU's device is chosen at process start). */
+function spawnChild<T>(script: string, bundle: string, provider: string, env: Record<string, string>): T {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', script, bundle, provider], {
     cwd: APP_ROOT,
     encoding: 'utf8',
     env: { ...process.env, ...env },
     timeout: 600_000,
   });
   expect(r.status, r.stderr).toBe(0);
-  return JSON.parse(r.stdout) as ChildOut;
+  return JSON.parse(r.stdout) as T;
 }
+
+const child = (provider: string, env: Record<string, string>) =>
+  spawnChild<ChildOut>(CHILD, FIXTURE_DIR, provider, env);
 
 describe('execution providers', () => {
   let cpu: ChildOut;
@@ -94,16 +98,8 @@ describe('the layered train step on each provider', () => {
     losses: number[];
     factors: Record<string, number[]>;
   }
-  const steps = (provider: string, env: Record<string, string> = {}): StepOut => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', LAYERED_CHILD, LAYERED, provider], {
-      cwd: APP_ROOT,
-      encoding: 'utf8',
-      env: { ...process.env, ...env },
-      timeout: 600_000,
-    });
-    expect(r.status, r.stderr).toBe(0);
-    return JSON.parse(r.stdout) as StepOut;
-  };
+  const steps = (provider: string, env: Record<string, string> = {}) =>
+    spawnChild<StepOut>(LAYERED_CHILD, LAYERED, provider, env);
 
   it.skipIf(!existsSync(SWIFTSHADER))(
     'webgpu on SwiftShader: two steps land within 1e-5 of cpu (factors and losses)',

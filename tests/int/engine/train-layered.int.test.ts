@@ -1,7 +1,6 @@
 // The layered train step in Node on the tiny layered fixture: two steps from parity.json's seeded batch
 // and init land within 1e-5 of torch's factors (export.train_step.torch_step, written by the exporter),
 // and a distillation runs end to end through it as on the whole-graph fixture (distill.int.test.ts).
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PracticeQuestion } from '../../../common/distill/practice';
@@ -9,6 +8,7 @@ import { loadBundle, type Bundle } from '../../../main/engine/bundle';
 import { distillRows, teacherRows, timeTrainStep } from '../../../main/engine/distill';
 import { distillSkill } from '../../../main/engine/distill-parts';
 import { APP_ROOT } from '../../../main/paths';
+import { parityRun, readParity, type Arr } from './layered-parity';
 import { openStepRunner, runStep, stepKind, trainStepEntry, type TrainState } from '../../../main/engine/train-step';
 
 const DIR = join(APP_ROOT, 'tests/fixtures/bundle-tiny-layered');
@@ -19,18 +19,7 @@ const QUESTIONS: PracticeQuestion[] = [
   { question: 'ok', source: 'cloze' },
 ];
 
-interface Arr {
-  dims: number[];
-  data: number[];
-}
-const parity = JSON.parse(readFileSync(join(DIR, 'parity.json'), 'utf8')) as {
-  bucket: [number, number];
-  step: number;
-  lr: number;
-  inputs: Record<string, Arr>;
-  init: Record<string, Arr>;
-  steps: { loss: number; factors: Record<string, Arr | number[]> }[];
-};
+const parity = readParity(DIR);
 
 /** An array as the exporter wrote it: {dims, data} or flat. */
 const values = (a: Arr | number[]) => (Array.isArray(a) ? a : a.data);
@@ -45,20 +34,9 @@ describe('layered train step', () => {
   it('two steps match torch: factors within 1e-5, losses within 1e-5', async () => {
     const m = bundle.manifest;
     expect(stepKind(m)).toBe('layered');
-    const bucket = trainStepEntry(m).buckets.find(
-      (b) => b.batch === parity.bucket[0] && b.length === parity.bucket[1],
-    )!;
+    const { bucket, batch, state: init } = parityRun(m, parity);
     const runner = await openStepRunner(DIR, m, bucket, { provider: 'cpu' });
-    const f = (a: Arr) => Float32Array.from(a.data);
-    const batch = {
-      inputIds: parity.inputs.input_ids!.data,
-      attentionMask: parity.inputs.attention_mask!.data,
-      positionIds: parity.inputs.position_ids!.data,
-      answerMask: f(parity.inputs.answer_mask!),
-      teacherIds: parity.inputs.teacher_ids!.data,
-      teacherLogp: f(parity.inputs.teacher_logp!),
-    };
-    let state: TrainState = new Map(Object.entries(parity.init).map(([n, a]) => [n, f(a)] as const));
+    let state: TrainState = init;
     const worst: number[] = [];
     const lossDiff: number[] = [];
     try {
