@@ -16,6 +16,7 @@ from ..distill_recipe import Plan, Recipe
 from ..model.llama import LlamaLM
 from ..model.lora import Row
 from ..synth.skill import Skill
+from . import round_trip
 from .practice import counts, gather
 from .student import Result, distill, zero_init
 from .teacher import Teacher, TeacherRow
@@ -46,15 +47,24 @@ class Distiller:
 
     def teacher_rows(self, skill: Skill, sources: tuple[str, ...], tests: list[dict] | None = None,
                      trajectories: list[dict] | None = None) -> tuple[list, list[TeacherRow], float]:
-        """The skill's practice questions, their teacher rows and the teacher pass's seconds (cached)."""
+        """The skill's practice questions, their teacher rows and the teacher pass's seconds (cached).
+        `round_trip` among the sources adds follow-ups to the teacher's tool calls (round_trip.py)."""
         key = rows_key(skill, sources, tests, trajectories)
         if key not in self.rows:
             t0 = time.perf_counter()
             report: dict = {}
-            qs = gather(skill, sources, tests=tests, trajectories=trajectories, seed=self.seed,
+            gathered = tuple(s for s in sources if s != round_trip.SOURCE)
+            qs = gather(skill, gathered, tests=tests, trajectories=trajectories, seed=self.seed,
                         limit=self.plan.questions, writer=self.teacher.write, report=report)
             self.dropped[key] = report.get("dropped")
-            self.rows[key] = (qs, self.teacher.rows(skill.text, qs), time.perf_counter() - t0)
+            rows = self.teacher.rows(skill.text, qs)
+            if round_trip.SOURCE in sources:  # the teacher's tool calls, followed by a made-up result
+                said = [(qs[r.question], self.teacher.said(r)) for r in rows]
+                more = round_trip.follow_ups(said, self.seed)
+                if more:
+                    rows += self.teacher.rows(skill.text, more)
+                    qs = [*qs, *more]
+            self.rows[key] = (qs, rows, time.perf_counter() - t0)
         return self.rows[key]
 
     def __call__(self, skill: Skill, sources: tuple[str, ...], init: Row | None, tests: list[dict] | None = None,

@@ -33,6 +33,7 @@ class TeacherRow:
     source: str
     mean_logp: float  # the teacher's mean log-probability of its own answer
     chunk: int | None = None
+    question: int = -1  # the index of its question in the list `rows` was given
 
 
 def _task(q: Question) -> Task:
@@ -116,6 +117,10 @@ class Teacher:
             rows.append(TeacherRow(student + a, len(student), ti, tl, a, q.source, ml))
         return rows
 
+    def said(self, row: TeacherRow) -> str:
+        """A row's answer as text, without the stop and end-of-turn tokens."""
+        return self.prompter.tok.decode([t for t in row.answer if t not in self.stop_ids and t != self.eos]).strip()
+
     def write(self, system: str, prompts: list[str], max_new: int = 192) -> list[str]:
         """Self-written practice (practice.Writer): one greedy reply per prompt, with `system` (the skill,
         cut to fit as in_context) as the system message."""
@@ -133,11 +138,14 @@ class Teacher:
         budget = self.context - self.max_answer - 1 - self._longest_question(questions) - 16
         chunks = chunk_texts(self.prompter, skill, max(64, budget)) if chunked else [skill]
         if len(chunks) == 1:
-            return [r for r in self._pass(skill, questions) if r.answer]
+            rows = self._pass(skill, questions)
+            for i, r in enumerate(rows):
+                r.question = i
+            return [r for r in rows if r.answer]
         best: list[TeacherRow | None] = [None] * len(questions)
         for c, text in enumerate(chunks):
             for i, r in enumerate(self._pass(text, questions)):
-                r.chunk = c
+                r.chunk, r.question = c, i
                 if r.answer and (best[i] is None or r.mean_logp > best[i].mean_logp):  # type: ignore[union-attr]
                     best[i] = r
         return [r for r in best if r is not None]

@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from ..distill.round_trip import SOURCE
 from ..distill.run import Distilled, Distiller
 from ..distill.student import distill
 from ..distill.teacher import Teacher
@@ -119,6 +120,11 @@ def make_slot(backend, tok, chat_template: str, manifest: dict[str, Any], bundle
                           plan, seed)
     torch.manual_seed(seed)
     return DistillSlot(distiller, plan, skills, practice, instant, tuple(s for s in curve if s < steps))
+
+
+def with_round_trip(plan: Plan) -> Plan:
+    """`--practice-round-trip`: the plan with the round_trip source in both source lists."""
+    return replace(plan, sources=(*plan.sources, SOURCE), synth_sources=(*plan.synth_sources, SOURCE))
 
 
 def read_practice(folder: Path, names: list[str]) -> list[list[dict[str, Any]]]:
