@@ -58,7 +58,7 @@ def quantize_lm(model: onnx.ModelProto, block_size: int = BLOCK_SIZE, accuracy_l
     """`model` with its initializer-weight MatMuls as 4-bit MatMulNBits at `accuracy_level`, and a tied head
     as a `head_bits` MatMulNBits of a transposed copy of the embedding (the Gather keeps the original)."""
     tied = tied_head(model) if head_bits else None
-    if tied is None:
+    if tied is None or head_bits is None:
         return _quantize(model, 4, block_size, accuracy_level, [])
     head, transpose = tied
     embed = next(t for t in model.graph.initializer if t.name == transpose.input[0])
