@@ -101,7 +101,7 @@ def test_distiller_adds_round_trip_rows_only_when_asked():
     skill = skill_from_text("# Lookup\n\n## Tools\n\nUse the lookup tool for any item a user names.\n", name="lk")
     plan = with_round_trip(load_recipe())
     assert SOURCE in plan.sources and SOURCE in plan.synth_sources
-    d = Distiller(None, _Teacher(), [], 1, plan)  # type: ignore[arg-type]
+    d = Distiller(None, _Teacher(), [], 1, plan)
     qs, rows, _ = d.teacher_rows(skill, ("requests", "cloze", SOURCE))
     trips = [q for q in qs if q.source == SOURCE]
     assert 1 <= len(trips) <= 8 and len(rows) == len(qs)
