@@ -2,27 +2,12 @@
 // train-step graph: two distilled skills merged by cat, then K steps over both skills' practice, each
 // with its own text in context. The stored adapter is the rehearsed one at the merge's rank, its recipe
 // says so, the same request returns it, and a source without a skill version is refused by name.
-import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { MAX_REHEARSE, type MergeProgress } from '../../../common/api/adapter-schemas';
 import { sharedEngine } from '../../../main/engine/engine-client';
-import { APP_ROOT } from '../../../main/paths';
 import { MergeWorkbench } from '../../../renderer/src/lib/adapters/merge-workbench';
 import { failure, memory, studioSuite } from '../api/transports';
-
-const TRAIN_BUNDLE = join(APP_ROOT, 'tests/fixtures/bundle-tiny-train');
-const skill = (name: string, word: string) => `---
-name: ${name}
-description: Answer a greeting with the word ${word}.
----
-# ${name}
-
-Always answer with the word ${word}.
-
-## Examples
-- User: hi
-- User: yo
-`;
+import { greetSkill as skill, TRAIN_BUNDLE } from './greet-skill';
 
 const s = studioSuite(memory, 'pskills-merge-rehearse-', { defaultBundleDir: TRAIN_BUNDLE });
 const parts = vi.spyOn(sharedEngine(), 'distillParts');

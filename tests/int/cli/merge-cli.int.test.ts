@@ -7,22 +7,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APP_ROOT } from '../../../main/paths';
 import { PSKILLS_BIN, pskillsIn } from './spawn-cli';
-
-const TRAIN_BUNDLE = join(APP_ROOT, 'tests/fixtures/bundle-tiny-train');
-const skill = (name: string, word: string) => `---
-name: ${name}
-description: Answer a greeting with the word ${word}.
----
-# ${name}
-
-Always answer with the word ${word}.
-
-## Examples
-- User: hi
-- User: yo
-`;
+import { greetSkill as skill, TRAIN_BUNDLE } from '../adapters/greet-skill';
 
 let dataDir: string;
 let src: string;
