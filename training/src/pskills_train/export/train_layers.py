@@ -49,6 +49,7 @@ from ..model.from_onnx import load_onnx_lm
 from ..model.layers import RMSNorm, Rotary, attention_mask_4d
 from ..model.llama import DecoderLayer, LlamaLM
 from .manifest import MANIFEST, file_table
+from .onnx_structure import read_structure
 from .staging import staged_folder
 from .train_step import (
     DEFAULT_BUCKETS,
@@ -125,7 +126,7 @@ def lm_layout(lm_path: Path, cfg: ModelConfig) -> dict[str, Any]:
     projections in graph order (per layer the fused q|k|v, o, gate, up, down; then an untied head)."""
     if cfg.o_bias:
         raise ValueError(f"{lm_path}: an o_proj bias is not supported by the layered train step")
-    graph = onnx.load(str(lm_path), load_external_data=False).graph
+    graph = read_structure(lm_path)[0].graph  # names, types and shapes; the weights stay on disk
     inits = {t.name: t for t in graph.initializer}
     source = {n.output[0]: n.input[0] for n in graph.node
               if n.op_type in ("Identity", "Cast") and n.input[0] in inits}

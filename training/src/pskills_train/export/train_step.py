@@ -53,6 +53,7 @@ from ..model.config import ModelConfig
 from ..model.from_onnx import PROJ, load_onnx_lm
 from ..model.llama import LlamaLM
 from .manifest import MANIFEST, file_table
+from .onnx_structure import read_structure
 from .shared_weights import MIN_SHARED_BYTES, Span, read_span
 from .staging import staged_folder
 
@@ -249,25 +250,17 @@ def torch_step(lm: LlamaLM, keys: list[tuple[int, str]], spec: StepSpec, inputs:
 
 
 def _lm_spans(lm_path: Path, names: set[str]) -> dict[str, Span]:
-    """Where lm.onnx (or its .data file) holds each named initializer's bytes."""
-    model = onnx.load(str(lm_path), load_external_data=False)
+    """Where lm.onnx (or its .data file) holds each named initializer's bytes (read without loading them)."""
+    model, inline = read_structure(lm_path)
     spans: dict[str, Span] = {}
-    blob: bytes | None = None
-    pos = 0
     for t in model.graph.initializer:
+        if t.name not in names:
+            continue
         if uses_external_data(t):
             info = ExternalDataInfo(t)
-            if t.name in names:
-                spans[t.name] = Span(info.location, info.offset or 0, info.length or 0)
-        elif len(t.raw_data):
-            if blob is None:
-                blob = lm_path.read_bytes()
-            at = blob.find(t.raw_data, pos)
-            if at < 0:
-                at = blob.find(t.raw_data)
-            pos = at + len(t.raw_data)
-            if t.name in names:
-                spans[t.name] = Span(lm_path.name, at, len(t.raw_data))
+            spans[t.name] = Span(info.location, info.offset or 0, info.length or 0)
+        elif t.name in inline:
+            spans[t.name] = Span(lm_path.name, *inline[t.name])
     return spans
 
 
