@@ -241,8 +241,18 @@ def torch_step(lm: LlamaLM, keys: list[tuple[int, str]], spec: StepSpec, inputs:
     m, v = inputs[n_f:2 * n_f], inputs[2 * n_f:3 * n_f]
     step, lr, ids, mask, pos, ans, top_ids, top_logp = inputs[3 * n_f:]
     lora = {key: (factors[2 * j], factors[2 * j + 1]) for j, key in enumerate(keys)}
-    logits = lm(ids, mask, pos, None, lora)[0]
-    loss = distill_loss(logits, top_ids, top_logp, ans, spec.ce_weight)
+    # The head on the answer rows only (the loss is a mean over them; the other rows weigh 0): a large
+    # vocabulary's [b, s, V] logits and their gradient were the reference's largest tensors.
+    head, lm.lm_head = lm.lm_head, torch.nn.Identity()
+    try:
+        h = lm(ids, mask, pos, None, lora)[0]  # [b, s, d], the final norm applied
+    finally:
+        lm.lm_head = head
+    rows = ans.reshape(-1) > 0
+    logits = head(h.reshape(-1, h.shape[-1])[rows])[None]  # [1, answer rows, V]
+    k = top_ids.shape[-1]
+    loss = distill_loss(logits, top_ids.reshape(-1, k)[rows][None], top_logp.reshape(-1, k)[rows][None],
+                        ans.reshape(-1)[rows][None], spec.ce_weight)
     grads = list(torch.autograd.grad(loss, factors))
     with torch.no_grad():
         new_p, new_m, new_v = adam_update([f.detach() for f in factors], grads, m, v, step, lr, spec.max_norm)
