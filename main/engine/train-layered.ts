@@ -8,6 +8,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { headRows } from './distill-memory';
 import { invalid } from './errors';
 import type { BundleManifest, TrainStepEntry, WeightSpan } from './manifest';
 import { float16, float32, floats, Session, type SessionOptions, type Tensor } from './ort';
@@ -221,14 +222,6 @@ function layeredWeights(manifest: BundleManifest): LayeredWeights {
     throw invalid(`bundle ${manifest.id}: train_step is not kind "layered" with weights`);
   return w;
 }
-
-/** Answer rows the head takes at once: the head's few [rows, vocab] float32 tensors of a large vocabulary
- * (Qwen2.5's 151,936) are the step's largest, so longer answers go through it in parts of this many
- * rows (the loss is a mean over answer rows: parts weighted by their rows give the same loss and gradient). */
-export function headRows(vocab: number): number {
-  return Math.max(16, Math.floor(HEAD_PART_BYTES / (vocab * 4)));
-}
-const HEAD_PART_BYTES = 64 * 2 ** 20;
 
 /** Session options, and the head's rows per part (default headRows of the vocabulary). */
 export interface LayeredOptions extends SessionOptions {

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { APP_ROOT } from '../../../main/paths';
-import { checkDistillFits, estimateDistillMemory, memoryRefusal } from '../../../main/engine/distill-memory';
+import { checkDistillFits, estimateDistillMemory, headRows, memoryRefusal } from '../../../main/engine/distill-memory';
 import { parseManifest } from '../../../main/engine/manifest';
 import { adamUpdate, clipScale, halfToFloat32, WeightReader } from '../../../main/engine/train-layered';
 
@@ -205,21 +205,27 @@ describe("bundle.json's layered train step", () => {
 });
 
 describe('memory before a run', () => {
-  it('layered: the weights once, one layer, the kept inputs, the head; refused naming both figures', () => {
+  it("layered: two layers' and the head's weights, one layer, the kept inputs, the head; refused naming both figures", () => {
     const m = parseManifest(layeredJson());
     const bucket = m.train_step!.buckets[0]!;
     const e = estimateDistillMemory(m, bucket, 4);
     expect(e.kind).toBe('layered');
-    // every span starts at offset 0 of lm.onnx: one span, the largest (the embedding), counted once
-    expect(e.weights).toBe(384 * 64 * 4);
+    // two layers' buffers (the one running, the next read meanwhile) and the head's; the embedding by rows
+    expect(e.weights).toBe(2 * 64 * 64 * 4 + 64 * 4);
     expect(e.kept).toBe(2 * 2 * 16 * 64 * 4);
     expect(e.head).toBe(2 * 5 * 384 * 4 * 3 * 2); // ×2: ORT's arena (calibrated on SmolLM2-135M)
+    // a large vocabulary's head takes its answer rows in parts: at most headRows at once
+    expect(headRows(151936)).toBe(110);
+    const big = parseManifest({ ...layeredJson(), architecture: { ...layeredJson().architecture } });
+    expect(estimateDistillMemory(big, { ...bucket, batch: 64, length: 16 }, 15).head).toBe(
+      Math.min(64 * 16, headRows(384)) * 384 * 4 * 3 * 2,
+    );
     expect(e.activations).toBe(2 * 16 * (12 * 64 + 4 * 2 * 16 + 6 * 128 + 3 * 4 * 16) * 4 * 2);
     expect(e.bytes).toBeGreaterThan(e.weights + e.activations + e.kept + e.head);
     expect(memoryRefusal(e, e.bytes)).toBeNull();
     const why = memoryRefusal(e, 2 ** 28);
     expect(why).toMatch(
-      /^this distillation needs about 0\.3 GiB of memory \(weights 0\.0 GiB, one layer's activations/,
+      /^this distillation needs about 0\.3 GiB of memory \(two layers' and the head's weights 0\.0 GiB, one layer's activations/,
     );
     expect(why).toMatch(/and this machine has 0\.3 GiB free; nothing was started/);
     expect(() => checkDistillFits(m, bucket, 4, 1024)).toThrow(expect.objectContaining({ code: 'invalid_input' }));
