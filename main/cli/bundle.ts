@@ -19,7 +19,7 @@ const MODULES: readonly string[] = LORA_MODULES;
 export const bundleCreate: Command = {
   name: 'bundle create',
   usage:
-    '(--from-hf DIR --out DIR | --from-gguf FILE [--out DIR]) [--dtype fp32|fp16] [--lora-targets q,k,v,o,gate,up,down] [--encoder-layer K] [--hypernet none|init|CKPT] [--hyper-config FILE] [--chat-template FILE] [--id ID] [--force]',
+    '(--from-hf DIR --out DIR | --from-gguf FILE [--out DIR]) [--dtype fp32|fp16] [--lora-targets q,k,v,o,gate,up,down] [--encoder-layer K] [--hypernet none|init|CKPT] [--hyper-config FILE] [--chat-template FILE] [--id ID] [--train-step-buckets BxS,…|none] [--force]',
   summary: 'a bundle from a local Llama / Qwen2 / Mistral checkpoint or GGUF file (training/.venv)',
   async run(argv, { io, flags }) {
     const { values, positionals } = flags.parse(argv, {
@@ -33,6 +33,7 @@ export const bundleCreate: Command = {
       'hyper-config': { type: 'string' },
       'chat-template': { type: 'string' },
       id: { type: 'string' },
+      'train-step-buckets': { type: 'string' },
       force: { type: 'boolean', default: false },
     });
     const gguf = values['from-gguf'];
@@ -68,6 +69,12 @@ export const bundleCreate: Command = {
       values['encoder-layer'] === undefined
         ? undefined
         : flags.integer(values['encoder-layer'], '--encoder-layer', { min: 0 });
+    const buckets = values['train-step-buckets'];
+    if (buckets !== undefined && !/^(none|\d+x\d+(,\d+x\d+)*)$/.test(buckets))
+      throw new StudioError(
+        'invalid_input',
+        `--train-step-buckets: "${buckets}" is not BATCHxLENGTH,… (e.g. 4x64,4x128) or none`,
+      );
     const hypernet = values.hypernet ?? 'none';
     const file = (flag: string, path: string) => {
       const full = resolve(path);
@@ -83,6 +90,7 @@ export const bundleCreate: Command = {
           ...(layer !== undefined ? { encoderLayer: layer } : {}),
           ...(values['chat-template'] ? { chatTemplate: file('--chat-template', values['chat-template']) } : {}),
           ...(values.id ? { id: values.id } : {}),
+          ...(buckets ? { trainStepBuckets: buckets } : {}),
           force: values.force,
         })
       : fromHfArgs({
@@ -95,6 +103,7 @@ export const bundleCreate: Command = {
           ...(values['hyper-config'] ? { hyperConfig: file('--hyper-config', values['hyper-config']) } : {}),
           ...(values['chat-template'] ? { chatTemplate: file('--chat-template', values['chat-template']) } : {}),
           ...(values.id ? { id: values.id } : {}),
+          ...(buckets ? { trainStepBuckets: buckets } : {}),
           force: values.force,
         });
     const code = await runTrainingModule(args);

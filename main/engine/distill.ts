@@ -13,6 +13,7 @@ import { Row } from './row';
 import { afterPrefix, fromPrefix, pickRows, runPrefix, sharedLength, type Prefix } from './shared-prefix';
 import {
   bucketFor,
+  stepBuckets,
   initState,
   stateAdapter,
   TrainLoop,
@@ -295,7 +296,7 @@ export async function teacherRows(
 ): Promise<TeacherRow[]> {
   const m = bundle.manifest;
   const k = trainStepEntry(m).top_k;
-  const maxLen = Math.max(...trainStepEntry(m).buckets.map((b) => b.length));
+  const maxLen = stepBuckets(m).at(-1)!.length;
   const prompts = questions.map((q) => {
     checkAborted(signal);
     const system = fitSystem(bundle, skill, q.question, maxAnswerTokens + 1);
@@ -484,7 +485,7 @@ export async function distillRows(
   const lr = options.lr ?? DEFAULT_LR;
   if (rows.length === 0)
     throw invalid(
-      `no practice rows to distil from: every question with its answer is longer than the largest train-step bucket (${Math.max(...trainStepEntry(m).buckets.map((b) => b.length))} tokens)`,
+      `no practice rows to distil from: every question with its answer is longer than the largest train-step bucket (${stepBuckets(m).at(-1)!.length} tokens)`,
     );
   const longest = Math.max(...rows.map((r) => r.ids.length));
   if (!bucketFor(m, longest))
@@ -558,8 +559,7 @@ export function estimateBucket(
       (q) => bundle.tokenizer.encode(bundle.chat.render([{ role: 'user', content: q.question }])).length,
     ),
   );
-  const all = [...trainStepEntry(m).buckets].sort((a, b) => a.length - b.length);
-  return bucketFor(m, longest + maxAnswerTokens) ?? all.at(-1)!;
+  return bucketFor(m, longest + maxAnswerTokens) ?? stepBuckets(m).at(-1)!;
 }
 
 /** Seconds per train step of one bucket on this machine: the median of `runs` timed steps on a full batch

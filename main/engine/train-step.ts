@@ -50,10 +50,23 @@ export function trainStepEntry(manifest: BundleManifest): TrainStepEntry {
   return entry;
 }
 
-/** The smallest bucket whose length holds `tokens`, else null. */
+/** Rows a distillation step takes: the bundle's smallest bucket batch (docs/distill.md "Layered train
+ * step": a real base's layered buckets take 4, the default bundle's 8); larger ones are for benches. */
+export function stepRows(manifest: BundleManifest): number {
+  return Math.min(...trainStepEntry(manifest).buckets.map((b) => b.batch));
+}
+
+/** The buckets of stepRows' batch, shortest first. */
+export function stepBuckets(manifest: BundleManifest): Bucket[] {
+  const rows = stepRows(manifest);
+  return trainStepEntry(manifest)
+    .buckets.filter((b) => b.batch === rows)
+    .sort((a, b) => a.length - b.length);
+}
+
+/** The smallest bucket of stepRows' batch whose length holds `tokens`, else null. */
 export function bucketFor(manifest: BundleManifest, tokens: number): Bucket | null {
-  const buckets = [...trainStepEntry(manifest).buckets].sort((a, b) => a.length - b.length);
-  return buckets.find((b) => b.length >= tokens) ?? null;
+  return stepBuckets(manifest).find((b) => b.length >= tokens) ?? null;
 }
 
 function targets(manifest: BundleManifest): { key: TargetKey; dIn: number; dOut: number }[] {

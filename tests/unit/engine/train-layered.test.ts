@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { APP_ROOT } from '../../../main/paths';
 import { checkDistillFits, estimateDistillMemory, headRows, memoryRefusal } from '../../../main/engine/distill-memory';
 import { parseManifest } from '../../../main/engine/manifest';
+import { bucketFor, stepBuckets, stepRows } from '../../../main/engine/train-step';
 import { adamUpdate, clipScale, halfToFloat32, WeightReader } from '../../../main/engine/train-layered';
 
 const CFG = { beta1: 0.9, beta2: 0.999, eps: 1e-8, maxNorm: 1 };
@@ -158,6 +159,25 @@ function layeredJson() {
   };
   return m;
 }
+
+describe('rows a step', () => {
+  it("the smallest batch: its buckets only, shortest that holds the tokens (a bench's larger ones unused)", () => {
+    const m = parseManifest(layeredJson());
+    const b = (batch: number, length: number) => ({
+      batch,
+      length,
+      layer: 'lm.onnx',
+      layer_vjp: 'lm.onnx',
+      head: 'lm.onnx',
+    });
+    m.train_step!.buckets.splice(0, 1, b(8, 128), b(4, 128), b(4, 64));
+    expect(stepRows(m)).toBe(4);
+    expect(stepBuckets(m).map((x) => x.length)).toEqual([64, 128]);
+    expect(bucketFor(m, 64)).toMatchObject({ batch: 4, length: 64 });
+    expect(bucketFor(m, 100)).toMatchObject({ batch: 4, length: 128 });
+    expect(bucketFor(m, 129)).toBeNull();
+  });
+});
 
 describe("bundle.json's layered train step", () => {
   it('reads a layered entry; absent kind is whole', () => {

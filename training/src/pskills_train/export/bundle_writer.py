@@ -32,7 +32,7 @@ from .onnx_structure import read_structure
 from .onnx_weights import EXTERNAL_DATA_BYTES, round_weights_fp16, save_graph, to_fp16_storage
 from .staging import staged_folder
 from .train_layers import KIND as LAYERED
-from .train_layers import add_layered_files, lm_from_lm_onnx
+from .train_layers import LAYERED_BUCKETS, add_layered_files, lm_from_lm_onnx
 from .train_step import DEFAULT_BUCKETS, add_train_step_files, parse_buckets
 
 TRAIN_KINDS = ("layered", "whole")
@@ -230,6 +230,10 @@ def write_loaded_bundle(src: LoadedBase, out: Path, opts: FromHfOptions) -> Path
     return out
 
 
+def _buckets(buckets: tuple[tuple[int, int], ...]) -> str:
+    return ",".join(f"{b}x{s}" for b, s in buckets)
+
+
 def add_bundle_args(ap: argparse.ArgumentParser, source: str) -> None:
     """The options every `pskills bundle create` source takes; `source` names it in the help ("the file")."""
     ap.add_argument("--dtype", choices=DTYPES, default="fp32", help="weight storage (graph I/O stays float32)")
@@ -242,8 +246,9 @@ def add_bundle_args(ap: argparse.ArgumentParser, source: str) -> None:
     ap.add_argument("--id", help=f"bundle id (default: {source}'s name)")
     ap.add_argument("--created", help="ISO 8601 time (default: now, or SOURCE_DATE_EPOCH)")
     ap.add_argument("--external-data-bytes", type=int, default=EXTERNAL_DATA_BYTES, help=argparse.SUPPRESS)
-    ap.add_argument("--train-step-buckets", default=",".join(f"{b}x{s}" for b, s in DEFAULT_BUCKETS),
-                    help="train_step graphs BATCHxLENGTH,… (export/train_step.py), or none (default %(default)s)")
+    ap.add_argument("--train-step-buckets", default="",
+                    help="train_step graphs BATCHxLENGTH,… (export/train_step.py), or none (default: "
+                    f"{_buckets(LAYERED_BUCKETS)} for layered steps, {_buckets(DEFAULT_BUCKETS)} for whole ones)")
     ap.add_argument("--train-step-kind", choices=TRAIN_KINDS, default=LAYERED,
                     help="layered: one layer's graphs, distilling in one layer's memory (default); whole: one graph "
                     "of the whole model per bucket (export/train_step.py)")
@@ -264,7 +269,8 @@ def options_from_args(ap: argparse.ArgumentParser, a: argparse.Namespace) -> Fro
                          chat_template=a.chat_template.read_text(encoding="utf-8") if a.chat_template else None,
                          external_threshold=a.external_data_bytes,
                          train_buckets=() if a.train_step_buckets == "none"
-                         else tuple(parse_buckets(a.train_step_buckets)), weights=a.weights,
+                         else tuple(parse_buckets(a.train_step_buckets)) if a.train_step_buckets
+                         else LAYERED_BUCKETS if a.train_step_kind == LAYERED else DEFAULT_BUCKETS, weights=a.weights,
                          train_kind=a.train_step_kind)
 
 
