@@ -11,11 +11,11 @@ import type { Bucket } from './train-step';
 
 const MIB = 2 ** 20;
 /** The sessions themselves, ORT's arena slack and the step's small buffers, measured nowhere finer. */
-const RUNTIME_BYTES = 256 * MIB;
+const RUNTIME_BYTES = 512 * MIB;
 /** ORT keeps an activation's block in its arena after use, and a graph's intermediates outnumber the ones
- * counted below: ×2 brings the estimate just over the measured peak (8 × 128, answers of 48 tokens: the
- * steps added 897 MiB to the loaded SmolLM2-135M bundle, estimated 989; 1,757 MiB to the Qwen2.5-0.5B
- * shape, estimated 1,701 + the head's parts; bench/results/distill-scale.json). */
+ * counted below: ×2. With RUNTIME_BYTES the estimate meets what the steps added to the loaded bundle in
+ * two runs of bench:distill-scale (8 × 128, answers of 64 tokens): SmolLM2-135M 914 and 1,051 MiB,
+ * estimated 1,257; the Qwen2.5-0.5B shape 2,061 and 1,814 MiB, estimated 1,970. */
 const ARENA = 2;
 
 /** Answer rows the head takes at once: the head's few [rows, vocab] float32 tensors of a large vocabulary
