@@ -35,7 +35,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import onnx
@@ -45,7 +45,7 @@ import onnxscript.optimizer
 import torch
 from onnx import TensorProto, helper, numpy_helper
 from onnx.external_data_helper import ExternalDataInfo, set_external_data, uses_external_data
-from torch import Tensor
+from torch import Tensor, nn
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from ..distill.objective import BETA1, BETA2, EPS, adam_update, distill_loss
@@ -243,7 +243,8 @@ def torch_step(lm: LlamaLM, keys: list[tuple[int, str]], spec: StepSpec, inputs:
     lora = {key: (factors[2 * j], factors[2 * j + 1]) for j, key in enumerate(keys)}
     # The head on the answer rows only (the loss is a mean over them; the other rows weigh 0): a large
     # vocabulary's [b, s, V] logits and their gradient were the reference's largest tensors.
-    head, lm.lm_head = lm.lm_head, torch.nn.Identity()
+    head = lm.lm_head
+    lm.lm_head = cast(nn.Linear, nn.Identity())  # the model's output is then the last hidden state
     try:
         h = lm(ids, mask, pos, None, lora)[0]  # [b, s, d], the final norm applied
     finally:
