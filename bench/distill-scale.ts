@@ -12,7 +12,7 @@
 // Run: nice -n 10 npm run bench:distill-scale [-- --models smollm2-135m,qwen05-shape] [--reuse] [--steps N]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, homedir, tmpdir } from 'node:os';
+import { cpus, homedir, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadBundle } from '../main/engine';
 import { estimateDistillMemory } from '../main/engine/distill-memory';
@@ -20,6 +20,7 @@ import type { BundleManifest } from '../main/engine/manifest';
 import { seededRng } from '../main/engine/sampler';
 import { initState, openStepRunner, stepKind, TrainLoop, trainStepEntry } from '../main/engine/train-step';
 import { APP_ROOT } from '../main/paths';
+import { BENCH_BUCKETS } from './real-skill';
 
 const PYTHON = join(APP_ROOT, 'training/.venv/bin/python');
 const OUT = join(APP_ROOT, 'bench/results/distill-scale.json');
@@ -78,6 +79,28 @@ async function child(dir: string): Promise<void> {
     if (!Number.isFinite(loss)) throw new Error(`loss ${loss} at step ${s + 2}`);
   }
   await runner.dispose();
+  // The default rows of a layered bundle (4 a step), timed the same way after the recorded ones.
+  let small: number | null = null;
+  const four = trainStepEntry(m).buckets.find((b) => b.batch === 4 && b.length === LENGTH);
+  if (four && BATCH !== 4) {
+    const r4 = await openStepRunner(dir, m, four, { intraOpNumThreads: THREADS });
+    const l4 = new TrainLoop(m, initState(m, null, 0));
+    const b4 = l4.buffers(four);
+    b4.inputIds.set(buf.inputIds.subarray(0, b4.inputIds.length));
+    b4.attentionMask.fill(1n);
+    b4.positionIds.set(buf.positionIds.subarray(0, b4.positionIds.length));
+    b4.answerMask.set(buf.answerMask.subarray(0, b4.answerMask.length));
+    b4.teacherIds.set(buf.teacherIds.subarray(0, b4.teacherIds.length));
+    b4.teacherLogp.fill(Math.log(1 / k));
+    const t4: number[] = [];
+    for (let s = 0; s <= STEPS; s++) {
+      const t = performance.now();
+      await l4.run(r4, s + 1, 1e-3);
+      if (s > 0) t4.push((performance.now() - t) / 1000);
+    }
+    small = round(median(t4));
+    await r4.dispose();
+  }
   await bundle.dispose();
   const estimate = estimateDistillMemory(m, bucket, LENGTH / 2);
   process.stdout.write(
@@ -87,6 +110,7 @@ async function child(dir: string): Promise<void> {
       params: params(m),
       seconds_per_step: round(median(times)),
       step_seconds: times.map((x) => round(x)),
+      seconds_per_step_4x128: small,
       warmup_seconds: round(warm),
       estimate_mib: Math.round(estimate.bytes / 2 ** 20),
       loaded_rss_mib: loadedMib,
@@ -203,6 +227,8 @@ async function main(): Promise<void> {
         gguf,
         '--out',
         dir,
+        '--train-step-buckets',
+        BENCH_BUCKETS,
         '--force',
       ]);
       build = b.peakMib;
@@ -235,6 +261,8 @@ async function main(): Promise<void> {
       distill_loaded_rss_mib: node.loaded_rss_mib,
       seconds_per_step: node.seconds_per_step,
       step_seconds: node.step_seconds,
+      seconds_per_step_4x128: node.seconds_per_step_4x128,
+      load_average: loadavg().map((x) => round(x, 2)),
     });
     write(models, started);
     // torch + PEFT on the same GGUF; recorded as null (and said) where its script is not in this checkout.
@@ -266,6 +294,7 @@ async function main(): Promise<void> {
     'distill_peak_rss_mib',
     'distill_estimate_mib',
     'seconds_per_step',
+    'seconds_per_step_4x128',
     'torch_peft_peak_rss_mib',
     'torch_peft_seconds_per_step',
   ];

@@ -10,6 +10,7 @@ import { fromHfArgs } from '../models/from-hf';
 import { fromGgufArgs } from '../models/from-gguf';
 import { inspectGguf } from '../models/gguf';
 import type { Command } from './command';
+import type { CliContext } from './context';
 import { runTrainingModule } from '../training-venv';
 import { usageError } from './usage';
 
@@ -19,7 +20,7 @@ const MODULES: readonly string[] = LORA_MODULES;
 export const bundleCreate: Command = {
   name: 'bundle create',
   usage:
-    '(--from-hf DIR --out DIR | --from-gguf FILE [--out DIR]) [--dtype fp32|fp16] [--lora-targets q,k,v,o,gate,up,down] [--encoder-layer K] [--hypernet none|init|CKPT] [--hyper-config FILE] [--chat-template FILE] [--id ID] [--force]',
+    '(--from-hf DIR --out DIR | --from-gguf FILE [--out DIR]) [--dtype fp32|fp16] [--lora-targets q,k,v,o,gate,up,down] [--encoder-layer K] [--hypernet none|init|CKPT] [--hyper-config FILE] [--chat-template FILE] [--id ID] [--train-step-buckets BxS,…|none] [--force]',
   summary: 'a bundle from a local Llama / Qwen2 / Mistral checkpoint or GGUF file (training/.venv)',
   async run(argv, { io, flags }) {
     const { values, positionals } = flags.parse(argv, {
@@ -33,6 +34,7 @@ export const bundleCreate: Command = {
       'hyper-config': { type: 'string' },
       'chat-template': { type: 'string' },
       id: { type: 'string' },
+      'train-step-buckets': { type: 'string' },
       force: { type: 'boolean', default: false },
     });
     const gguf = values['from-gguf'];
@@ -54,20 +56,7 @@ export const bundleCreate: Command = {
     const from = resolve(values['from-hf'] ?? '.');
     if (!gguf && !existsSync(join(from, 'config.json')))
       throw new StudioError('not_found', `--from-hf: ${join(from, 'config.json')}: missing (not a checkpoint folder)`);
-    const dtype = values.dtype ?? 'fp32';
-    if (!DTYPES.includes(dtype))
-      throw new StudioError('invalid_input', `--dtype: "${dtype}" is not one of ${DTYPES.join(', ')}`);
-    const targets = values['lora-targets']?.split(',').map((t) => t.trim());
-    const unknown = targets?.filter((t) => !MODULES.includes(t)) ?? [];
-    if (targets && (unknown.length || !targets.length))
-      throw new StudioError(
-        'invalid_input',
-        `--lora-targets: ${unknown.map((t) => `"${t}"`).join(', ')} not among ${MODULES.join(',')}`,
-      );
-    const layer =
-      values['encoder-layer'] === undefined
-        ? undefined
-        : flags.integer(values['encoder-layer'], '--encoder-layer', { min: 0 });
+    const { dtype, targets, layer, buckets } = commonOptions(values, flags);
     const hypernet = values.hypernet ?? 'none';
     const file = (flag: string, path: string) => {
       const full = resolve(path);
@@ -83,6 +72,7 @@ export const bundleCreate: Command = {
           ...(layer !== undefined ? { encoderLayer: layer } : {}),
           ...(values['chat-template'] ? { chatTemplate: file('--chat-template', values['chat-template']) } : {}),
           ...(values.id ? { id: values.id } : {}),
+          ...(buckets ? { trainStepBuckets: buckets } : {}),
           force: values.force,
         })
       : fromHfArgs({
@@ -95,6 +85,7 @@ export const bundleCreate: Command = {
           ...(values['hyper-config'] ? { hyperConfig: file('--hyper-config', values['hyper-config']) } : {}),
           ...(values['chat-template'] ? { chatTemplate: file('--chat-template', values['chat-template']) } : {}),
           ...(values.id ? { id: values.id } : {}),
+          ...(buckets ? { trainStepBuckets: buckets } : {}),
           force: values.force,
         });
     const code = await runTrainingModule(args);
@@ -105,3 +96,31 @@ export const bundleCreate: Command = {
     return 0;
   },
 };
+
+/** The options both sources take, checked: dtype, LoRA targets, encoder layer, train-step buckets. */
+function commonOptions(values: Record<string, string | boolean | undefined>, flags: CliContext['flags']) {
+  const str = (k: string) => values[k] as string | undefined;
+  const dtype = str('dtype') ?? 'fp32';
+  if (!DTYPES.includes(dtype))
+    throw new StudioError('invalid_input', `--dtype: "${dtype}" is not one of ${DTYPES.join(', ')}`);
+  const targets = str('lora-targets')
+    ?.split(',')
+    .map((t) => t.trim());
+  const unknown = targets?.filter((t) => !MODULES.includes(t)) ?? [];
+  if (targets && (unknown.length || !targets.length))
+    throw new StudioError(
+      'invalid_input',
+      `--lora-targets: ${unknown.map((t) => `"${t}"`).join(', ')} not among ${MODULES.join(',')}`,
+    );
+  const layer =
+    str('encoder-layer') === undefined
+      ? undefined
+      : flags.integer(str('encoder-layer')!, '--encoder-layer', { min: 0 });
+  const buckets = str('train-step-buckets');
+  if (buckets !== undefined && !/^(none|\d+x\d+(,\d+x\d+)*)$/.test(buckets))
+    throw new StudioError(
+      'invalid_input',
+      `--train-step-buckets: "${buckets}" is not BATCHxLENGTH,… (e.g. 4x64,4x128) or none`,
+    );
+  return { dtype, targets, layer, buckets };
+}

@@ -58,6 +58,7 @@ export const compileCommand: Command = {
             steps: r.steps,
             final_loss: finalLoss,
             seconds: Math.round(r.seconds * 10) / 10,
+            teacher_seconds: Math.round(r.teacherSeconds * 10) / 10,
             questions: r.questions.length,
           }),
         );

@@ -1,21 +1,31 @@
-// What a distillation's train steps will hold in memory, estimated before it starts (docs/distill.md
-// "Memory before a run"), and the machine's free memory to weigh it against. A layered step holds the
-// base's weights, the input of every layer, one layer's activations (its forward recomputed in its vjp)
-// and the head on the answer rows; a whole step holds the activations of every layer at once.
+// What a distillation's train steps will hold in memory beside the loaded bundle, estimated before it
+// starts (docs/distill.md "Memory before a run"), and the machine's free memory to weigh it against. A
+// layered step holds two layers' weights (the one running and the next, read meanwhile) and the head's,
+// the input of every layer, one layer's activations (its forward recomputed in its vjp) and the head on a
+// part of the answer rows; a whole step holds its graph's weights and the activations of every layer.
 import { readFileSync } from 'node:fs';
 import { freemem } from 'node:os';
 import { recipeOf } from './distill-recipe';
 import { invalid } from './errors';
 import type { BundleManifest } from './manifest';
-import type { Bucket } from './train-step';
+import type { Bucket } from './step-runner';
 
 const MIB = 2 ** 20;
 /** The sessions themselves, ORT's arena slack and the step's small buffers, measured nowhere finer. */
-const RUNTIME_BYTES = 256 * MIB;
+const RUNTIME_BYTES = 512 * MIB;
 /** ORT keeps an activation's block in its arena after use, and a graph's intermediates outnumber the ones
- * counted below: ×2 brings the estimate over the measured peak (SmolLM2-135M, 8 × 128: the steps added
- * 1,478 MiB to the loaded bundle, estimated 1,580; bench/results/distill-scale.json). */
+ * counted below: ×2. With RUNTIME_BYTES the estimate meets what the steps added to the loaded bundle in
+ * two runs of bench:distill-scale (8 × 128, answers of 64 tokens): SmolLM2-135M 914 and 1,051 MiB,
+ * estimated 1,257; the Qwen2.5-0.5B shape 2,061 and 1,814 MiB, estimated 1,970. */
 const ARENA = 2;
+
+/** Answer rows the head takes at once: the head's few [rows, vocab] float32 tensors of a large vocabulary
+ * (Qwen2.5's 151,936) are the step's largest, so longer answers go through it in parts of this many
+ * rows (the loss is a mean over answer rows: parts weighted by their rows give the same loss and gradient). */
+const HEAD_PART_BYTES = 64 * 2 ** 20;
+export function headRows(vocab: number): number {
+  return Math.max(16, Math.floor(HEAD_PART_BYTES / (vocab * 4)));
+}
 
 export interface MemoryEstimate {
   readonly kind: 'whole' | 'layered';
@@ -26,7 +36,7 @@ export interface MemoryEstimate {
   readonly activations: number;
   /** The layer inputs a layered step keeps for its backward (0 for whole). */
   readonly kept: number;
-  /** The LM head and the loss on the answer rows. */
+  /** The LM head and the loss on the answer rows (layered: on a part of them at a time). */
   readonly head: number;
 }
 
@@ -48,27 +58,21 @@ export function estimateDistillMemory(
   if (!ts) throw invalid(`bundle ${m.id} has no train step`);
   const a = m.architecture;
   const tokens = bucket.batch * bucket.length;
-  const layer = tokens * layerFloatsPerToken(m, bucket.length) * 4 * ARENA;
+  const layerActivations = tokens * layerFloatsPerToken(m, bucket.length) * 4 * ARENA;
   const answerRows = bucket.batch * Math.min(bucket.length, maxAnswerTokens + 1);
-  const head = answerRows * a.vocab * 4 * 3 * ARENA; // logits, their softmax, their gradient
   if (ts.kind === 'layered' && ts.weights) {
-    // Each span once (a tied embedding is the head's too); float16 counted widened, the upper bound.
-    const spans = new Map<string, number>();
-    const add = (s: { file: string; offset: number; length: number; dtype: string }, widen: boolean) =>
-      spans.set(
-        `${s.file}:${s.offset}`,
-        Math.max(spans.get(`${s.file}:${s.offset}`) ?? 0, widen && s.dtype === 'float16' ? s.length * 2 : s.length),
-      );
-    add(ts.weights.embed, false);
-    for (const s of Object.values(ts.weights.head)) add(s, true);
-    for (const l of ts.weights.layers) for (const s of Object.values(l)) add(s, true);
-    const weights = [...spans.values()].reduce((x, y) => x + y, 0);
+    // Two layers' weights (the graphs take each span as stored) and the head's, each span once (a tied
+    // head is the embedding); the embedding itself is read by rows.
+    const layer = Math.max(0, ...ts.weights.layers.map((l) => Object.values(l).reduce((x, s) => x + s.length, 0)));
+    const headSpans = new Map(Object.values(ts.weights.head).map((s) => [`${s.file}:${s.offset}`, s.length]));
+    const weights = 2 * layer + [...headSpans.values()].reduce((x, y) => x + y, 0);
     const kept = a.layers * tokens * a.hidden * 4;
+    const head = Math.min(answerRows, headRows(a.vocab)) * a.vocab * 4 * 3 * ARENA; // logits, softmax, gradient
     return {
       kind: 'layered',
-      bytes: weights + layer + kept + head + RUNTIME_BYTES,
+      bytes: weights + layerActivations + kept + head + RUNTIME_BYTES,
       weights,
-      activations: layer,
+      activations: layerActivations,
       kept,
       head,
     };
@@ -76,7 +80,8 @@ export function estimateDistillMemory(
   // Whole: the graph's own file and the weight files it reads (lm.onnx's, train_step.data).
   const files = [bucket.file, ...Object.keys(m.files).filter((f) => /^(lm\.onnx|train_step\.data)/.test(f))];
   const weights = [...new Set(files)].reduce((x, f) => x + (f ? (m.files[f]?.bytes ?? 0) : 0), 0);
-  const activations = a.layers * layer;
+  const activations = a.layers * layerActivations;
+  const head = answerRows * a.vocab * 4 * 3 * ARENA; // logits, their softmax, their gradient
   return { kind: 'whole', bytes: weights + activations + head + RUNTIME_BYTES, weights, activations, kept: 0, head };
 }
 
@@ -99,7 +104,7 @@ export function memoryRefusal(e: MemoryEstimate, free: number): string | null {
   if (e.bytes <= free) return null;
   const parts =
     e.kind === 'layered'
-      ? `weights ${gib(e.weights)}, one layer's activations ${gib(e.activations)}, the kept layer inputs ${gib(e.kept)}, the head ${gib(e.head)}`
+      ? `two layers' and the head's weights ${gib(e.weights)}, one layer's activations ${gib(e.activations)}, the kept layer inputs ${gib(e.kept)}, the head ${gib(e.head)}`
       : `weights ${gib(e.weights)}, every layer's activations ${gib(e.activations)}, the head ${gib(e.head)}`;
   return `this distillation needs about ${gib(e.bytes)} of memory (${parts}) and this machine has ${gib(free)} free; nothing was started (close other programs, or use a bundle with a layered train step: docs/distill.md)`;
 }

@@ -9,13 +9,13 @@ import type { ChatMessage } from './chat';
 import { batchOrder } from './distill-order';
 import { recipeOf } from './distill-recipe';
 import { EngineError, invalid } from './errors';
-import { KV_KINDS, pastName, presentName } from './graph-io';
 import { KvCache } from './kv-cache';
 import type { BundleManifest } from './manifest';
-import { float32, type Tensor } from './ort';
 import { Row } from './row';
+import { afterPrefix, fromPrefix, pickRows, runPrefix, sharedLength, type Prefix } from './shared-prefix';
 import {
   bucketFor,
+  stepBuckets,
   initState,
   stateAdapter,
   TrainLoop,
@@ -113,21 +113,6 @@ export function topK(logits: Float32Array, k: number): { ids: number[]; logp: nu
   return { ids, logp: vals.map((x) => x - lse) };
 }
 
-/** A cache of the rows `from` (an index may repeat: a batch-1 cache copied to every row). */
-function pickRows(m: BundleManifest, cache: KvCache, from: readonly number[]): KvCache {
-  const outputs: Record<string, Tensor> = {};
-  for (let i = 0; i < m.architecture.layers; i++)
-    for (const kind of KV_KINDS) {
-      const t = cache.feeds()[pastName(i, kind)]!;
-      const all = t.data as Float32Array;
-      const size = all.length / t.dims[0]!;
-      const data = new Float32Array(size * from.length);
-      from.forEach((r, j) => data.set(all.subarray(r * size, (r + 1) * size), j * size));
-      outputs[presentName(i, kind)] = float32(data, [from.length, ...t.dims.slice(1)]);
-    }
-  return KvCache.fromOutputs(m, outputs);
-}
-
 interface Answer {
   readonly tokens: readonly number[];
   readonly finishReason: string;
@@ -136,58 +121,31 @@ interface Answer {
   readonly topLogp: readonly number[][];
 }
 
-/** Greedy answers to prompts that share a prefix (the skill), keeping the teacher's top-k at every
- * step. The prefix runs once and its cache is copied to every row, as the Python teacher's shared-prefix
- * batches; the rest of each prompt follows it (pads between, masked), then one token per row per step. */
-// eslint-disable-next-line max-lines-per-function -- one prefill-then-decode loop that reads top to bottom; the teacher/batch/loop split of this file moves it whole
+/** Greedy answers to prompts that start with `prefix` (its cache computed once for every group), keeping the
+ * teacher's top-k at every step. The rest of each prompt follows the prefix (pads between, masked), then
+ * one token per row per step. */
 async function greedyShared(
   bundle: Bundle,
   prompts: readonly (readonly number[])[],
   maxNewTokens: number,
   signal: AbortSignal | undefined,
+  prefix: Prefix,
 ): Promise<Answer[]> {
   const m = bundle.manifest;
   const k = trainStepEntry(m).top_k;
   const V = m.architecture.vocab;
   const { pad } = m.special_tokens;
-  const b = prompts.length;
   const rows = prompts.map((p, i) => new Row(bundle, { prompt: p, maxNewTokens }, i));
-  let shared = Math.min(...prompts.map((p) => p.length)) - 1; // every row keeps a token for its first step
-  for (const p of prompts) {
-    let j = 0;
-    while (j < shared && p[j] === prompts[0]![j]) j++;
-    shared = j;
-  }
-  const masks: number[][] = prompts.map(() => new Array<number>(shared).fill(1));
-  let cache = KvCache.empty(m, b);
-  if (shared > 0) {
-    const prefix = prompts[0]!.slice(0, shared);
-    const out = await bundle.lm.forward({
-      batch: 1,
-      inputIds: prefix,
-      positionIds: prefix.map((_, i) => i),
-      attentionMask: masks[0]!,
-      cache: KvCache.empty(m, 1),
-      lora: bundle.lm.loraFeeds([null]),
-      logitsToKeep: 1,
-    });
-    cache = b === 1 ? out.cache : pickRows(m, out.cache, new Array<number>(b).fill(0));
-  }
-  const width = Math.max(...prompts.map((p) => p.length - shared));
-  let step = { inputIds: [] as number[], positionIds: [] as number[] };
-  prompts.forEach((p, i) => {
-    const padding = width - (p.length - shared);
-    for (let t = 0; t < padding; t++) {
-      step.inputIds.push(pad);
-      step.positionIds.push(0);
-      masks[i]!.push(0);
-    }
-    for (let t = shared; t < p.length; t++) {
-      step.inputIds.push(p[t]!);
-      step.positionIds.push(t);
-      masks[i]!.push(1);
-    }
-  });
+  const shared = prefix.length;
+  const start = fromPrefix(m, prefix, prompts.length);
+  let cache = start.cache;
+  const masks = start.masks;
+  let step = afterPrefix(
+    prompts.map((p) => p.slice(shared)),
+    shared,
+    pad,
+    masks,
+  );
   const tops = prompts.map(() => ({ ids: [] as number[][], logp: [] as number[][] }));
   // The rows still answering; a row that ends leaves the batch (and its cache), so the steps after it
   // cost what the rest need.
@@ -257,27 +215,53 @@ export async function answerLogits(
   return { logits: out.logits.subarray(first * V, (first + n) * V), vocab: V };
 }
 
-/** The teacher's top-k along a given answer. */
-async function forcedTop(
+/** The teacher's top-k along given answers, rows after `prefix` in one batch: each row's rest of prompt and
+ * its answer follow the prefix (pads between, masked), right-aligned, so every row's answer logits lie in
+ * the last (longest answer + 1) positions. */
+async function forcedShared(
   bundle: Bundle,
-  prompt: readonly number[],
-  ans: readonly number[],
-): Promise<{ topIds: Int32Array; topLogp: Float32Array }> {
-  const k = trainStepEntry(bundle.manifest).top_k;
-  const n = ans.length;
-  const { logits, vocab: V } = await answerLogits(bundle, prompt, ans);
-  const topIds = new Int32Array(n * k);
-  const topLogp = new Float32Array(n * k);
-  for (let j = 0; j < n; j++) {
-    const t = topK(logits.subarray(j * V, (j + 1) * V), k);
-    topIds.set(t.ids, j * k);
-    topLogp.set(t.logp, j * k);
-  }
-  return { topIds, topLogp };
+  jobs: readonly { readonly prompt: readonly number[]; readonly answer: readonly number[] }[],
+  prefix: Prefix,
+): Promise<{ topIds: Int32Array; topLogp: Float32Array }[]> {
+  const m = bundle.manifest;
+  const k = trainStepEntry(m).top_k;
+  const V = m.architecture.vocab;
+  const { pad } = m.special_tokens;
+  const { cache, masks } = fromPrefix(m, prefix, jobs.length);
+  const { inputIds, positionIds } = afterPrefix(
+    jobs.map((j) => [...j.prompt.slice(prefix.length), ...j.answer]),
+    prefix.length,
+    pad,
+    masks,
+  );
+  const longest = Math.max(...jobs.map((j) => j.answer.length));
+  const out = await bundle.lm.forward({
+    batch: jobs.length,
+    inputIds,
+    positionIds,
+    attentionMask: masks.flat(),
+    cache,
+    lora: bundle.lm.loraFeeds(jobs.map(() => null)),
+    logitsToKeep: longest + 1,
+  });
+  const kept = out.logitsPerRow;
+  return jobs.map((job, i) => {
+    const n = job.answer.length;
+    const topIds = new Int32Array(n * k);
+    const topLogp = new Float32Array(n * k);
+    // Position (kept − 1 − n + j) of row i predicts its answer token j (the last position is after it).
+    for (let j = 0; j < n; j++) {
+      const at = (i * kept + kept - 1 - n + j) * V;
+      const t = topK(out.logits.subarray(at, at + V), k);
+      topIds.set(t.ids, j * k);
+      topLogp.set(t.logp, j * k);
+    }
+    return { topIds, topLogp };
+  });
 }
 
-/** Groups of rows whose KV cache stays within `budget` bytes together. */
-function cacheGroups(m: BundleManifest, lengths: readonly number[], budget = 256 * 2 ** 20): number[][] {
+/** Groups of rows whose KV cache (and `perRow` more bytes each) stays within `budget` bytes together. */
+function cacheGroups(m: BundleManifest, lengths: readonly number[], budget = 256 * 2 ** 20, perRow = 0): number[][] {
   const { layers, kv_heads, head_dim } = m.architecture;
   const perToken = layers * 2 * kv_heads * head_dim * 4;
   const groups: number[][] = [];
@@ -285,7 +269,7 @@ function cacheGroups(m: BundleManifest, lengths: readonly number[], budget = 256
   let longest = 0;
   lengths.forEach((len, i) => {
     const next = Math.max(longest, len);
-    if (cur.length > 0 && (cur.length + 1) * next * perToken > budget) {
+    if (cur.length > 0 && (cur.length + 1) * (next * perToken + perRow) > budget) {
       groups.push(cur);
       cur = [];
       longest = 0;
@@ -297,7 +281,8 @@ function cacheGroups(m: BundleManifest, lengths: readonly number[], budget = 256
   return groups;
 }
 
-/** The teacher pass: a greedy answer per question with the skill in context, then the teacher's top-k on it. */
+/** The teacher pass: a greedy answer per question with the skill in context, then the teacher's top-k on
+ * it. The prompts' shared beginning (the skill) runs once; every group of rows starts from its cache. */
 export async function teacherRows(
   bundle: Bundle,
   skill: string,
@@ -309,13 +294,15 @@ export async function teacherRows(
 ): Promise<TeacherRow[]> {
   const m = bundle.manifest;
   const k = trainStepEntry(m).top_k;
-  const maxLen = Math.max(...trainStepEntry(m).buckets.map((b) => b.length));
+  const maxLen = stepBuckets(m).at(-1)!.length;
   const prompts = questions.map((q) => {
     checkAborted(signal);
     const system = fitSystem(bundle, skill, chatOf(q), maxAnswerTokens + 1);
     return bundle.tokenizer.encode(bundle.chat.render([{ role: 'system', content: system }, ...chatOf(q)]));
   });
-  // Questions without an answer are answered greedily, all together (the skill prefix once).
+  if (prompts.length === 0) return [];
+  const prefix = await runPrefix(bundle, prompts[0]!.slice(0, sharedLength(prompts)));
+  // Questions without an answer are answered greedily, all together.
   const open = questions.flatMap((q, i) => (q.answer === undefined ? [i] : []));
   const answers = new Map<number, Answer>();
   for (const group of cacheGroups(
@@ -328,13 +315,14 @@ export async function teacherRows(
       idx.map((i) => prompts[i]!),
       maxAnswerTokens,
       signal,
+      prefix,
     );
     idx.forEach((i, j) => answers.set(i, got[j]!));
   }
   // A greedy answer that is another question's forced answer word for word parrots it (a small
   // teacher answers a request it cannot place with an example's reply): no row (docs/distill.md "Practice").
   const forced = new Map(questions.flatMap((q) => (q.answer === undefined ? [] : [[q.answer.trim(), q.question]])));
-  const rows: TeacherRow[] = [];
+  const rows: (TeacherRow & { readonly prompt: readonly number[] })[] = [];
   for (const [i, q] of questions.entries()) {
     checkAborted(signal);
     const prompt = prompts[i]!;
@@ -361,23 +349,58 @@ export async function teacherRows(
     const n = Math.min(answer.length, maxLen - student.length);
     if (n < 1) continue; // the question alone fills the largest bucket
     const ans = answer.slice(0, n);
-    let top: { topIds: Int32Array; topLogp: Float32Array };
-    if (gen && gen.topIds.length >= n) {
-      // The greedy steps' own logits: position j predicted answer token j.
-      top = { topIds: new Int32Array(n * k), topLogp: new Float32Array(n * k) };
+    // The greedy steps' own logits where there are (position j predicted answer token j); else empty,
+    // filled below by the forced pass.
+    const own = gen && gen.topIds.length >= n;
+    const top = { topIds: new Int32Array(n * k), topLogp: new Float32Array(n * k) };
+    if (own)
       for (let j = 0; j < n; j++) {
         top.topIds.set(gen.topIds[j]!, j * k);
         top.topLogp.set(gen.topLogp[j]!, j * k);
       }
-    } else top = await forcedTop(bundle, prompt, ans);
     rows.push({
       ids: [...student, ...ans],
       answerFrom: student.length - 1,
       ...top,
       answer: bundle.tokenizer.decode(ans),
+      prompt: own ? [] : prompt,
     });
   }
-  return rows;
+  await fillForced(bundle, rows, prefix, maxAnswerTokens, signal);
+  return rows.map(({ prompt: _, ...row }) => row);
+}
+
+/** Teacher-forced rows (those with a `prompt`), batched after the shared prefix: their top-k filled in place
+ * ([rows, longest answer + 1, vocab] logits each batch). */
+async function fillForced(
+  bundle: Bundle,
+  rows: readonly (TeacherRow & { readonly prompt: readonly number[] })[],
+  prefix: Prefix,
+  maxAnswerTokens: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const m = bundle.manifest;
+  const jobs = rows.flatMap((r, i) => (r.prompt.length ? [i] : []));
+  const answerOf = (i: number) => rows[i]!.ids.slice(rows[i]!.answerFrom + 1);
+  const logitsPerRow = (maxAnswerTokens + 2) * m.architecture.vocab * 4;
+  for (const group of cacheGroups(
+    m,
+    jobs.map((i) => rows[i]!.prompt.length + answerOf(i).length),
+    256 * 2 ** 20,
+    logitsPerRow,
+  )) {
+    checkAborted(signal);
+    const idx = group.map((g) => jobs[g]!);
+    const got = await forcedShared(
+      bundle,
+      idx.map((i) => ({ prompt: rows[i]!.prompt, answer: answerOf(i) })),
+      prefix,
+    );
+    idx.forEach((i, j) => {
+      rows[i]!.topIds.set(got[j]!.topIds);
+      rows[i]!.topLogp.set(got[j]!.topLogp);
+    });
+  }
 }
 
 /** Rows → one bucket's batch: left-padded (mask 0, positions from each row's first real token), rows
@@ -467,7 +490,7 @@ export async function distillRows(
   const lr = options.lr ?? recipeOf(m).lr;
   if (rows.length === 0)
     throw invalid(
-      `no practice rows to distil from: every question with its answer is longer than the largest train-step bucket (${Math.max(...trainStepEntry(m).buckets.map((b) => b.length))} tokens)`,
+      `no practice rows to distil from: every question with its answer is longer than the largest train-step bucket (${stepBuckets(m).at(-1)!.length} tokens)`,
     );
   const longest = Math.max(...rows.map((r) => r.ids.length));
   if (!bucketFor(m, longest))
@@ -536,8 +559,7 @@ export function estimateBucket(
 ): Bucket {
   const m = bundle.manifest;
   const longest = Math.max(1, ...questions.map((q) => bundle.tokenizer.encode(bundle.chat.render(chatOf(q))).length));
-  const all = [...trainStepEntry(m).buckets].sort((a, b) => a.length - b.length);
-  return bucketFor(m, longest + maxAnswerTokens) ?? all.at(-1)!;
+  return bucketFor(m, longest + maxAnswerTokens) ?? stepBuckets(m).at(-1)!;
 }
 
 /** Seconds per train step of one bucket on this machine: the median of `runs` timed steps on a full batch

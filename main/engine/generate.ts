@@ -5,8 +5,12 @@ import type { Bundle } from './bundle';
 import { invalid } from './errors';
 import { KvCache } from './kv-cache';
 import { Row, type GenerateRequest, type RowResult, type TokenEvent } from './row';
+import { afterPrefix, fromPrefix, runPrefix, sharedLength } from './shared-prefix';
 
 export type { GenerateRequest, RowResult, TokenEvent } from './row';
+
+/** Prompts sharing at least this many leading tokens run them once (a chat template's few are not worth it). */
+const SHARE_FROM = 64;
 
 export interface GenerateOptions {
   /** Aborting ends the iteration after the current step; unfinished rows finish as 'cancelled'. */
@@ -60,13 +64,30 @@ export async function* generateBatch(
   const vocab = bundle.lm.vocab;
   const batch = rows.length;
 
-  const prefill = leftPadded(
-    rows.map((r) => r.promptIds),
-    pad,
-  );
-  const masks = prefill.masks;
-  let step = prefill.step;
-  let cache = KvCache.empty(bundle.manifest, batch);
+  // Prompts that start alike under one adapter (the skill as the system message) run that start once
+  // (shared-prefix.ts); the prefill is then each row's rest, not the whole prompt again per row.
+  const prompts = rows.map((r) => r.promptIds);
+  const adapter = requests[0]!.adapter ?? null;
+  const shared = requests.every((r) => (r.adapter ?? null) === adapter) ? sharedLength(prompts) : 0;
+  let masks: number[][];
+  let step: StepTokens;
+  let cache: KvCache;
+  if (batch > 1 && shared >= SHARE_FROM) {
+    const start = fromPrefix(bundle.manifest, await runPrefix(bundle, prompts[0]!.slice(0, shared), adapter), batch);
+    ({ cache, masks } = start);
+    const rest = afterPrefix(
+      prompts.map((p) => p.slice(shared)),
+      shared,
+      pad,
+      masks,
+    );
+    step = { ...rest, attentionMask: masks.flat() };
+  } else {
+    const prefill = leftPadded(prompts, pad);
+    masks = prefill.masks;
+    step = prefill.step;
+    cache = KvCache.empty(bundle.manifest, batch);
+  }
   while (!signal?.aborted && rows.some((r) => !r.done)) {
     // Only the last position's logits: a long prompt never materialises [b, s, vocab] (format 2).
     const out = await bundle.lm.forward({ batch, ...step, cache, lora, logitsToKeep: 1 });

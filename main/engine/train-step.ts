@@ -10,21 +10,21 @@ import type { BundleManifest, TrainStepEntry } from './manifest';
 import { float32, floats, int64, Session, type SessionOptions, type Tensor } from './ort';
 import { seededRng } from './sampler';
 import { bucketKey, stepKind, type Bucket, type StepRunner } from './step-runner';
-import { LayeredStep, WeightStore } from './train-layered';
+import { LayeredStep, WeightReader, type LayeredOptions } from './train-layered';
 
 export { bucketKey, stepKind, type Bucket, type StepRunner } from './step-runner';
 
-/** Opens the bucket's step of the bundle's kind; a layered step reads its weights through `store`
- * (one per bundle, so buckets share them). */
+/** Opens the bucket's step of the bundle's kind; a layered step reads its weights through `reader`
+ * (one per bundle, so buckets share its buffers). */
 export async function openStepRunner(
   dir: string,
   manifest: BundleManifest,
   bucket: Bucket,
-  options: SessionOptions = {},
-  store: WeightStore = new WeightStore(dir),
+  options: LayeredOptions = {},
+  reader: WeightReader = new WeightReader(dir),
 ): Promise<StepRunner> {
   return stepKind(manifest) === 'layered'
-    ? LayeredStep.open(dir, manifest, bucket, options, store)
+    ? LayeredStep.open(dir, manifest, bucket, options, reader)
     : TrainStepGraph.open(dir, manifest, bucket, options);
 }
 
@@ -50,10 +50,23 @@ export function trainStepEntry(manifest: BundleManifest): TrainStepEntry {
   return entry;
 }
 
-/** The smallest bucket whose length holds `tokens`, else null. */
+/** Rows a distillation step takes: the bundle's smallest bucket batch (docs/distill.md "Layered train
+ * step": a real base's layered buckets take 4, the default bundle's 8); larger ones are for benches. */
+export function stepRows(manifest: BundleManifest): number {
+  return Math.min(...trainStepEntry(manifest).buckets.map((b) => b.batch));
+}
+
+/** The buckets of stepRows' batch, shortest first. */
+export function stepBuckets(manifest: BundleManifest): Bucket[] {
+  const rows = stepRows(manifest);
+  return trainStepEntry(manifest)
+    .buckets.filter((b) => b.batch === rows)
+    .sort((a, b) => a.length - b.length);
+}
+
+/** The smallest bucket of stepRows' batch whose length holds `tokens`, else null. */
 export function bucketFor(manifest: BundleManifest, tokens: number): Bucket | null {
-  const buckets = [...trainStepEntry(manifest).buckets].sort((a, b) => a.length - b.length);
-  return buckets.find((b) => b.length >= tokens) ?? null;
+  return stepBuckets(manifest).find((b) => b.length >= tokens) ?? null;
 }
 
 function targets(manifest: BundleManifest): { key: TargetKey; dIn: number; dOut: number }[] {
@@ -178,28 +191,28 @@ export async function runStep(
 export class TrainStepCache {
   private readonly entries = new Map<string, { graph: Promise<StepRunner>; users: number }>();
   private closed = false;
-  /** The layered kind's weights, read once for every bucket. */
-  private readonly store: WeightStore;
+  /** The layered kind's weight buffers, shared by every bucket. */
+  private readonly reader: WeightReader;
 
   constructor(
     private readonly dir: string,
     private readonly manifest: BundleManifest,
     private readonly max = 3,
   ) {
-    this.store = new WeightStore(dir);
+    this.reader = new WeightReader(dir);
   }
 
   /** The bucket's graph, opened on first use; call the returned release when done with it. */
   async acquire(bucket: Bucket, options: SessionOptions): Promise<{ graph: StepRunner; release: () => void }> {
     if (this.closed) {
-      const graph = await openStepRunner(this.dir, this.manifest, bucket, options, this.store);
+      const graph = await openStepRunner(this.dir, this.manifest, bucket, options, this.reader);
       return { graph, release: () => void graph.dispose().catch(() => undefined) };
     }
     const key = `${bucketKey(bucket)}|${options.provider ?? ''}|${options.intraOpNumThreads ?? ''}`;
     let e = this.entries.get(key);
     if (e)
       this.entries.delete(key); // re-inserted last: Map order is the LRU order
-    else e = { graph: openStepRunner(this.dir, this.manifest, bucket, options, this.store), users: 0 };
+    else e = { graph: openStepRunner(this.dir, this.manifest, bucket, options, this.reader), users: 0 };
     this.entries.set(key, e);
     e.users++;
     const entry = e;
@@ -241,6 +254,7 @@ export class TrainStepCache {
     const idle = [...this.entries.values()].filter((e) => e.users === 0);
     this.entries.clear();
     await Promise.all(idle.map((e) => e.graph.then((g) => g.dispose()).catch(() => undefined)));
+    this.reader.release();
   }
 }
 

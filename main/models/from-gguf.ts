@@ -14,6 +14,8 @@ export interface FromGgufOptions {
   chatTemplate?: string;
   id?: string;
   force?: boolean;
+  /** BATCHxLENGTH,… or none (default: the importer's, by train-step kind) */
+  trainStepBuckets?: string;
 }
 
 export function fromGgufArgs(o: FromGgufOptions): string[] {
@@ -25,6 +27,7 @@ export function fromGgufArgs(o: FromGgufOptions): string[] {
   if (o.chatTemplate) args.push('--chat-template', o.chatTemplate);
   if (o.id) args.push('--id', o.id);
   if (o.force) args.push('--force');
+  if (o.trainStepBuckets) args.push('--train-step-buckets', o.trainStepBuckets);
   return args;
 }
 

@@ -20,6 +20,8 @@ export interface FromHfOptions {
   chatTemplate?: string;
   id?: string;
   force?: boolean;
+  /** BATCHxLENGTH,… or none (default: the importer's, by train-step kind) */
+  trainStepBuckets?: string;
 }
 
 export function fromHfArgs(o: FromHfOptions): string[] {
@@ -32,6 +34,7 @@ export function fromHfArgs(o: FromHfOptions): string[] {
   if (o.chatTemplate) args.push('--chat-template', o.chatTemplate);
   if (o.id) args.push('--id', o.id);
   if (o.force) args.push('--force');
+  if (o.trainStepBuckets) args.push('--train-step-buckets', o.trainStepBuckets);
   return args;
 }
 

@@ -39,7 +39,12 @@ describe.skipIf(!hasVenv)('pskills bundle create --from-gguf (needs training/.ve
       expect(bundle.manifest.hypernet).toBeNull();
       expect(bundle.manifest.architecture.family).toBe('llama');
       // layered train-step graphs (docs/bundle-format.md "Layered kind"), bundle create's default
-      expect(Object.keys(bundle.manifest.files)).toContain('train_layer_vjp-8x64.onnx');
+      expect(Object.keys(bundle.manifest.files)).toContain('train_layer_vjp-4x64.onnx');
+      expect(bundle.manifest.train_step!.buckets.map((b) => `${b.batch}x${b.length}`)).toEqual([
+        '4x64',
+        '4x128',
+        '4x256',
+      ]);
     } finally {
       await bundle.dispose();
     }

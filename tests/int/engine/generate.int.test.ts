@@ -87,6 +87,29 @@ describe('seeded sampling', () => {
     for (const [i, row] of rows.entries())
       expect((await generateAll(bundle, [row]))[0]!.tokens).toEqual(batched[i]!.tokens);
   });
+
+  it('rows that start alike (a long shared start, one adapter) run it once and sample as alone', async () => {
+    const start = [...plain.ids, ...plain.ids, ...plain.ids].slice(0, 80);
+    const rows = [
+      sampled(4, { prompt: [...start, ...oracle.prompts[1]!.ids] }),
+      sampled(5, { prompt: [...start, ...plain.ids.slice(0, 3)] }),
+      { ...greedy, prompt: [...start, 7] },
+    ];
+    let calls = 0;
+    const forward = bundle.lm.forward.bind(bundle.lm);
+    bundle.lm.forward = (step) => {
+      if (calls++ === 0) expect(step.inputIds).toHaveLength(80); // the shared start, once, one row
+      return forward(step);
+    };
+    let batched;
+    try {
+      batched = await generateAll(bundle, rows);
+    } finally {
+      bundle.lm.forward = forward;
+    }
+    for (const [i, row] of rows.entries())
+      expect((await generateAll(bundle, [row]))[0]!.tokens).toEqual(batched[i]!.tokens);
+  });
 });
 
 describe('stopping', () => {

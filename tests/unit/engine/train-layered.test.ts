@@ -6,9 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { APP_ROOT } from '../../../main/paths';
-import { checkDistillFits, estimateDistillMemory, memoryRefusal } from '../../../main/engine/distill-memory';
+import { checkDistillFits, estimateDistillMemory, headRows, memoryRefusal } from '../../../main/engine/distill-memory';
 import { parseManifest } from '../../../main/engine/manifest';
-import { adamUpdate, clipScale, halfToFloat32, WeightStore } from '../../../main/engine/train-layered';
+import { bucketFor, stepBuckets, stepRows } from '../../../main/engine/train-step';
+import { adamUpdate, clipScale, halfToFloat32, WeightReader } from '../../../main/engine/train-layered';
 
 const CFG = { beta1: 0.9, beta2: 0.999, eps: 1e-8, maxNorm: 1 };
 const TRAIN = join(APP_ROOT, 'tests/fixtures/bundle-tiny-train');
@@ -86,31 +87,62 @@ describe('weights by span', () => {
     expect(Object.is(got[6], -0)).toBe(true);
   });
 
-  it('reads a span once as float32 (widened) or float16, and names a span past the end', () => {
+  it('reads spans into buffers reused per set (float16 widened or as is), rows by id, and names a span past the end', () => {
     const half = Uint16Array.from([0x3c00, 0x4000, 0x4200, 0x4400, 0xbc00, 0x0000]); // 1 2 3 4 −1 0
-    const floats = Float32Array.from([5, 6]);
+    const floats = Float32Array.from([5, 6, 7, 8]);
     const file = Buffer.concat([Buffer.from([9, 9, 9, 9]), Buffer.from(half.buffer), Buffer.from(floats.buffer)]);
     writeFileSync(join(tmp, 'w.data'), file);
-    const store = new WeightStore(tmp);
+    const reader = new WeightReader(tmp);
     const span = { file: 'w.data', offset: 4, length: 12, dtype: 'float16' as const, shape: [2, 3] };
-    const wide = store.tensor(span, 'float32', 'w');
+    const wide = reader.tensors('a', { w: span }, { w: 'float32' }, 'x').w!;
     expect(wide.type).toBe('float32');
     expect(wide.dims).toEqual([2, 3]);
     expect(Array.from(wide.data as Float32Array)).toEqual([1, 2, 3, 4, -1, 0]);
-    expect(store.tensor(span, 'float32', 'w')).toBe(wide); // once
-    const raw = store.tensor(span, 'float16', 'w');
+    const raw = reader.tensors('b', { w: span }, { w: 'float16' }, 'x').w!;
     expect(Array.from(raw.data as Uint16Array)).toEqual(Array.from(half));
-    const f = store.tensor({ file: 'w.data', offset: 16, length: 8, dtype: 'float32', shape: [2] }, 'float32', 'f');
-    expect(Array.from(f.data as Float32Array)).toEqual([5, 6]);
-    expect(store.bytes).toBe(24 + 12 + 8);
-    expect(() =>
-      store.tensor(
-        { file: 'w.data', offset: 20, length: 8, dtype: 'float32', shape: [2] },
-        'float32',
-        'train_step.weights.head.x',
-      ),
-    ).toThrow(/^train_step\.weights\.head\.x: w\.data ends before 28 bytes/);
-    expect(() => store.tensor({ ...span, dtype: 'float32', length: 24 }, 'float16', 'y')).toThrow(/takes float16/);
+    // One buffer per set and name: another span of the same size is read into it.
+    const f0 = { file: 'w.data', offset: 16, length: 8, dtype: 'float32' as const, shape: [2] };
+    const t0 = reader.tensors('c', { f: f0 }, {}, 'l0').f!;
+    expect(Array.from(t0.data as Float32Array)).toEqual([5, 6]);
+    const t1 = reader.tensors('c', { f: { ...f0, offset: 24 } }, {}, 'l1').f!;
+    expect(t1).toBe(t0);
+    expect(Array.from(t1.data as Float32Array)).toEqual([7, 8]);
+    expect(reader.bytes).toBe(12 + 24 + 12 + 8);
+    // Embedding rows by id: float32 rows of [2, 2], float16 rows widened.
+    expect(Array.from(reader.rows({ ...f0, length: 16, shape: [2, 2] }, BigInt64Array.of(1n, 0n, 1n), 'e'))).toEqual([
+      7, 8, 5, 6, 7, 8,
+    ]);
+    expect(Array.from(reader.rows(span, BigInt64Array.of(1n), 'e'))).toEqual([4, -1, 0]);
+    expect(() => reader.rows(span, BigInt64Array.of(2n), 'e')).toThrow(
+      /token id 2 at 0 is outside the vocabulary \(2\)/,
+    );
+    expect(() => reader.tensors('d', { x: { ...f0, offset: 28 } }, {}, 'train_step.weights.head')).toThrow(
+      /^train_step\.weights\.head\.x: w\.data ends before 36 bytes/,
+    );
+    expect(() => reader.tensors('c', { f: { ...f0, length: 4, shape: [1] } }, {}, 'l2')).toThrow(
+      /l2\.f: 4 bytes, but the same weight of another layer has 8/,
+    );
+    expect(() => reader.tensors('e', { y: { ...span, dtype: 'float32', length: 24 } }, { y: 'float16' }, 'y')).toThrow(
+      /takes float16/,
+    );
+    reader.release();
+    expect(reader.bytes).toBe(0);
+  });
+
+  it('exclusive: one caller at a time, in order, a failure does not stop the next', async () => {
+    const reader = new WeightReader(tmp);
+    const log: string[] = [];
+    const job = (n: string, ms: number, fail = false) =>
+      reader.exclusive(async () => {
+        log.push(`${n}<`);
+        await new Promise((r) => setTimeout(r, ms));
+        log.push(`>${n}`);
+        if (fail) throw new Error(n);
+        return n;
+      });
+    const got = await Promise.allSettled([job('a', 20), job('b', 1, true), job('c', 1)]);
+    expect(log).toEqual(['a<', '>a', 'b<', '>b', 'c<', '>c']);
+    expect(got.map((g) => g.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
   });
 });
 
@@ -127,6 +159,25 @@ function layeredJson() {
   };
   return m;
 }
+
+describe('rows a step', () => {
+  it("the smallest batch: its buckets only, shortest that holds the tokens (a bench's larger ones unused)", () => {
+    const m = parseManifest(layeredJson());
+    const b = (batch: number, length: number) => ({
+      batch,
+      length,
+      layer: 'lm.onnx',
+      layer_vjp: 'lm.onnx',
+      head: 'lm.onnx',
+    });
+    m.train_step!.buckets.splice(0, 1, b(8, 128), b(4, 128), b(4, 64));
+    expect(stepRows(m)).toBe(4);
+    expect(stepBuckets(m).map((x) => x.length)).toEqual([64, 128]);
+    expect(bucketFor(m, 64)).toMatchObject({ batch: 4, length: 64 });
+    expect(bucketFor(m, 100)).toMatchObject({ batch: 4, length: 128 });
+    expect(bucketFor(m, 129)).toBeNull();
+  });
+});
 
 describe("bundle.json's layered train step", () => {
   it('reads a layered entry; absent kind is whole', () => {
@@ -174,21 +225,27 @@ describe("bundle.json's layered train step", () => {
 });
 
 describe('memory before a run', () => {
-  it('layered: the weights once, one layer, the kept inputs, the head; refused naming both figures', () => {
+  it("layered: two layers' and the head's weights, one layer, the kept inputs, the head; refused naming both figures", () => {
     const m = parseManifest(layeredJson());
     const bucket = m.train_step!.buckets[0]!;
     const e = estimateDistillMemory(m, bucket, 4);
     expect(e.kind).toBe('layered');
-    // every span starts at offset 0 of lm.onnx: one span, the largest (the embedding), counted once
-    expect(e.weights).toBe(384 * 64 * 4);
+    // two layers' buffers (the one running, the next read meanwhile) and the head's; the embedding by rows
+    expect(e.weights).toBe(2 * 64 * 64 * 4 + 64 * 4);
     expect(e.kept).toBe(2 * 2 * 16 * 64 * 4);
     expect(e.head).toBe(2 * 5 * 384 * 4 * 3 * 2); // ×2: ORT's arena (calibrated on SmolLM2-135M)
+    // a large vocabulary's head takes its answer rows in parts: at most headRows at once
+    expect(headRows(151936)).toBe(110);
+    const big = parseManifest({ ...layeredJson(), architecture: { ...layeredJson().architecture } });
+    expect(estimateDistillMemory(big, { ...bucket, batch: 64, length: 16 }, 15).head).toBe(
+      Math.min(64 * 16, headRows(384)) * 384 * 4 * 3 * 2,
+    );
     expect(e.activations).toBe(2 * 16 * (12 * 64 + 4 * 2 * 16 + 6 * 128 + 3 * 4 * 16) * 4 * 2);
     expect(e.bytes).toBeGreaterThan(e.weights + e.activations + e.kept + e.head);
     expect(memoryRefusal(e, e.bytes)).toBeNull();
     const why = memoryRefusal(e, 2 ** 28);
     expect(why).toMatch(
-      /^this distillation needs about 0\.3 GiB of memory \(weights 0\.0 GiB, one layer's activations/,
+      /^this distillation needs about 0\.5 GiB of memory \(two layers' and the head's weights 0\.0 GiB, one layer's activations/,
     );
     expect(why).toMatch(/and this machine has 0\.3 GiB free; nothing was started/);
     expect(() => checkDistillFits(m, bucket, 4, 1024)).toThrow(expect.objectContaining({ code: 'invalid_input' }));

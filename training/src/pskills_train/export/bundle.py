@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import onnx
 import torch
 from tokenizers import Tokenizer
 
@@ -27,6 +26,7 @@ from ..tokenizer import SPECIAL_TOKENS, synthetic_corpus, tokenizer_config, trai
 from .manifest import MANIFEST, BundleSpec, build_manifest, expand_names, file_table
 from .onnx_encoder import ENCODER_FILE, check_encoder_graph, check_encoder_parity, export_encoder, with_encoder
 from .onnx_lm import LMExportConfig, export_lm
+from .onnx_structure import read_structure
 from .staging import staged_folder
 from .train_step import DEFAULT_BUCKETS, add_train_step_files, parse_buckets
 
@@ -107,7 +107,7 @@ def write_bundle(lm: LlamaLM, tok: Tokenizer, tcfg: dict[str, Any], out: str | o
 
 def check_graph(path: Path, manifest: dict[str, Any]) -> None:
     """The exported graph's I/O names are exactly what bundle.json's io templates expand to."""
-    graph = onnx.load(str(path), load_external_data=False).graph
+    graph = read_structure(path)[0].graph  # the graph without its weights (a 2 GB lm.onnx stays on disk)
     num_layers, lora = manifest["architecture"]["layers"], manifest["lora"]
     modules = [g["name"] for g in lora["groups"]] if "groups" in lora else [t["module"] for t in lora["targets"]]
     io = manifest["io"]["lm"]

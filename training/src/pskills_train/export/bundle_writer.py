@@ -28,10 +28,11 @@ from .bundle import check_graph, created_now
 from .lm_q4 import ACCURACY_LEVEL, BLOCK_SIZE, HEAD_BITS, WEIGHTS, to_q4, write_float_twin
 from .manifest import MANIFEST, BundleSpec, build_manifest, file_table
 from .onnx_lm import LMExportConfig, export_lm
+from .onnx_structure import read_structure
 from .onnx_weights import EXTERNAL_DATA_BYTES, round_weights_fp16, save_graph, to_fp16_storage
 from .staging import staged_folder
 from .train_layers import KIND as LAYERED
-from .train_layers import add_layered_files, lm_from_lm_onnx
+from .train_layers import LAYERED_BUCKETS, add_layered_files, lm_from_lm_onnx
 from .train_step import DEFAULT_BUCKETS, add_train_step_files, parse_buckets
 
 TRAIN_KINDS = ("layered", "whole")
@@ -70,13 +71,16 @@ def progress(step: int, steps: int, what: str) -> None:
 
 
 def export_graph(lm: LlamaLM, folder: Path, dtype: str, external_threshold: int) -> list[Path]:
-    """lm.onnx (+ lm.onnx.data) in `folder`. The exporter writes into a scratch folder first (a model
-    over 2 GB comes out as one file per tensor there), then the graph is re-saved in the bundle's layout."""
+    """lm.onnx (+ lm.onnx.data) in `folder`. float32 comes from the exporter in the bundle's layout, weight
+    by weight (export_lm); float16 storage is converted in memory in a scratch folder, then re-saved."""
+    if dtype == "fp32":
+        path = export_lm(lm, folder / "lm.onnx", LMExportConfig(), external_threshold)
+        data = path.with_name(path.name + ".data")
+        return [path, data] if data.exists() else [path]
     with tempfile.TemporaryDirectory(dir=folder, prefix=".export-") as scratch:
         raw = export_lm(lm, Path(scratch) / "lm.onnx", LMExportConfig())
         model = onnx.load(str(raw))
-        if dtype == "fp16":
-            to_fp16_storage(model)
+        to_fp16_storage(model)
         return save_graph(model, folder / "lm.onnx", external_threshold)
 
 
@@ -92,7 +96,7 @@ def check_shapes(path: Path, manifest: dict[str, Any]) -> None:
     lora = manifest["lora"]
     dims = ({g["name"]: (g["d_in"], g["d_out"]) for g in lora["groups"]} if "groups" in lora
             else {t["module"]: (t["d_in"], t["d_out"]) for t in lora["targets"]})
-    graph = onnx.load(str(path), load_external_data=False).graph
+    graph = read_structure(path)[0].graph
     for v in list(graph.input) + list(graph.output):
         n = v.name
         if n in ("input_ids", "attention_mask", "position_ids"):
@@ -142,6 +146,8 @@ def verify_with_ort(lm: LlamaLM, path: Path, tokens: int = 6, tol: float = VERIF
     ids = np.random.default_rng(0).integers(0, lm.cfg.vocab_size, (1, tokens), dtype=np.int64)
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
+    # One run: packing each MatMul's weights for speed would hold another copy of the model beside PyTorch's.
+    opts.add_session_config_entry("session.disable_prepacking", "1")
     sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
     out = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, ort_feeds(lm.cfg, ids)), strict=True))
     logits, _, hidden = lm(torch.from_numpy(ids))
@@ -230,6 +236,10 @@ def write_loaded_bundle(src: LoadedBase, out: Path, opts: FromHfOptions) -> Path
     return out
 
 
+def _buckets(buckets: tuple[tuple[int, int], ...]) -> str:
+    return ",".join(f"{b}x{s}" for b, s in buckets)
+
+
 def add_bundle_args(ap: argparse.ArgumentParser, source: str) -> None:
     """The options every `pskills bundle create` source takes; `source` names it in the help ("the file")."""
     ap.add_argument("--dtype", choices=DTYPES, default="fp32", help="weight storage (graph I/O stays float32)")
@@ -242,8 +252,9 @@ def add_bundle_args(ap: argparse.ArgumentParser, source: str) -> None:
     ap.add_argument("--id", help=f"bundle id (default: {source}'s name)")
     ap.add_argument("--created", help="ISO 8601 time (default: now, or SOURCE_DATE_EPOCH)")
     ap.add_argument("--external-data-bytes", type=int, default=EXTERNAL_DATA_BYTES, help=argparse.SUPPRESS)
-    ap.add_argument("--train-step-buckets", default=",".join(f"{b}x{s}" for b, s in DEFAULT_BUCKETS),
-                    help="train_step graphs BATCHxLENGTH,… (export/train_step.py), or none (default %(default)s)")
+    ap.add_argument("--train-step-buckets", default="",
+                    help="train_step graphs BATCHxLENGTH,… (export/train_step.py), or none (default: "
+                    f"{_buckets(LAYERED_BUCKETS)} for layered steps, {_buckets(DEFAULT_BUCKETS)} for whole ones)")
     ap.add_argument("--train-step-kind", choices=TRAIN_KINDS, default=LAYERED,
                     help="layered: one layer's graphs, distilling in one layer's memory (default); whole: one graph "
                     "of the whole model per bucket (export/train_step.py)")
@@ -264,7 +275,8 @@ def options_from_args(ap: argparse.ArgumentParser, a: argparse.Namespace) -> Fro
                          chat_template=a.chat_template.read_text(encoding="utf-8") if a.chat_template else None,
                          external_threshold=a.external_data_bytes,
                          train_buckets=() if a.train_step_buckets == "none"
-                         else tuple(parse_buckets(a.train_step_buckets)), weights=a.weights,
+                         else tuple(parse_buckets(a.train_step_buckets)) if a.train_step_buckets
+                         else LAYERED_BUCKETS if a.train_step_kind == LAYERED else DEFAULT_BUCKETS, weights=a.weights,
                          train_kind=a.train_step_kind)
 
 

@@ -60,16 +60,21 @@ ARCHITECTURES = ("llama", "qwen2")
 # Types whose dequantization the gguf package implements and tests/test_from_gguf.py checks.
 SUPPORTED_TYPES = ("F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
                    "Q6_K")
-# Peak memory while building, measured on SmolLM2-135M (0.54 GB of float32 weights, vocabulary 49,152):
-# 3.0 GB through lm.onnx (the dequantized state, the traced graph and its serialization), 17.8 GB with the
-# default train-step graphs, whose tracing holds ~40 float32 [b, s, vocab] tensors of the largest bucket.
-# Disk: lm.onnx plus the exporter's scratch copy.
-# Layered train-step graphs (the default) trace one layer and the head on fake tensors; their only
-# full-vocabulary tensors are the parity check's torch steps on the smallest bucket (~5 float32 [b, s, vocab]):
-# SmolLM2-135M with 8×64, 8×128, 8×256 peaks at 3.3 GB, as without train steps.
-MEMORY_PER_WEIGHT_BYTE = 6.0
+# Peak memory while building (`/usr/bin/time -f %M` over the whole build, bench/results/distill-scale.json):
+# Python, torch and the exporter's tracing (~2 GB whatever the model), then ~1.75 bytes per float32 weight
+# byte: the model, the exporter's folded copy of its transposed weights and the protobuf it writes, held
+# together while lm.onnx is exported (the graph is then copied into the bundle weight by weight,
+# onnx_structure.py). Measured peaks, layered steps: SmolLM2-135M (0.54 GB of float32 weights) 2,959 MiB
+# in the lm.onnx export; a Qwen2.5-0.5B shape (1.98 GB) 5,306 MiB. The estimates below: 3.24 and 5.97 GB
+# (3,092 and 5,693 MiB). Layered graphs' only full-vocabulary tensors are the parity check's torch steps on
+# the smallest bucket, on its answer rows (~2 float32 [b, s, vocab]); whole graphs' tracing holds ~40 of
+# the largest bucket's (SmolLM2-135M: 17.8 GB). `--weights q4` loads a second float32 model to check the
+# 4-bit one and was not measured again: it keeps the old 6 bytes per weight byte.
+MEMORY_BASE = 2.2e9
+MEMORY_PER_WEIGHT_BYTE = 1.75
+MEMORY_PER_WEIGHT_BYTE_Q4 = 6.0
 MEMORY_PER_LOGIT = 40 * 4
-MEMORY_PER_LOGIT_LAYERED = 5 * 4
+MEMORY_PER_LOGIT_LAYERED = 2 * 4
 DISK_FACTOR = 2.0
 GB = 1e9
 
@@ -442,17 +447,18 @@ def train_logits(opts: FromHfOptions) -> int:
 
 
 def check_resources(path: Path, out: Path, n_params: int, logits: int = 0, free_memory: int | None = None,
-                    free_disk: int | None = None, per_logit: float = MEMORY_PER_LOGIT) -> None:
-    """Refuse before any work when the float32 model (and `logits` = b·s·vocab of the train-step bucket
-    `train_logits` names, `per_logit` bytes each) will not fit in the available memory, or the bundle beside
-    `out` on disk."""
+                    free_disk: int | None = None, per_logit: float = MEMORY_PER_LOGIT,
+                    per_weight: float = MEMORY_PER_WEIGHT_BYTE) -> None:
+    """Refuse before any work when building (MEMORY_BASE, `per_weight` bytes per float32 weight byte, and
+    `logits` = b·s·vocab of the train-step bucket `train_logits` names, `per_logit` bytes each) will not fit
+    in the available memory, or the bundle beside `out` on disk."""
     fp32 = 4 * n_params
     parent = out.resolve().parent
     while not parent.exists():
         parent = parent.parent
     disk = shutil.disk_usage(parent).free if free_disk is None else free_disk
     mem = mem_available() if free_memory is None else free_memory
-    need_mem, need_disk = int(MEMORY_PER_WEIGHT_BYTE * fp32 + per_logit * logits), int(DISK_FACTOR * fp32)
+    need_mem, need_disk = int(MEMORY_BASE + per_weight * fp32 + per_logit * logits), int(DISK_FACTOR * fp32)
     head = f"{path.name}: {n_params / 1e6:,.1f} M parameters ({fp32 / GB:.2f} GB as float32)"
     if need_mem > mem:
         steps = " with its train-step graphs (fewer or smaller --train-step-buckets need less)" if logits else ""
@@ -491,7 +497,9 @@ def load_gguf(path: Path, out: Path, opts: FromHfOptions, check_space: bool = Tr
     n_params = sum(int(t.n_elements) for n, t in tensors.items() if n != "rope_freqs.weight")
     if check_space:
         per_logit = MEMORY_PER_LOGIT_LAYERED if opts.train_kind == LAYERED else MEMORY_PER_LOGIT
-        check_resources(path, out, n_params, train_logits(opts) * cfg.vocab_size, per_logit=per_logit)
+        per_weight = MEMORY_PER_WEIGHT_BYTE_Q4 if opts.weights == "q4" else MEMORY_PER_WEIGHT_BYTE
+        check_resources(path, out, n_params, train_logits(opts) * cfg.vocab_size, per_logit=per_logit,
+                        per_weight=per_weight)
     tok, tcfg, special = tokenizer_from_gguf(meta, cfg.vocab_size, opts.chat_template)
     lm = build_lm(meta, tensors, cfg)
     return LoadedBase(lm=lm, tokenizer_json=tok.to_str(pretty=True).encode("utf-8"), tokenizer_config=tcfg,

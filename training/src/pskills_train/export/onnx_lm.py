@@ -21,11 +21,13 @@ traced with nonzero sizes.
 from __future__ import annotations
 
 import os
+import tempfile
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -38,6 +40,8 @@ from ..model.config import ModelConfig
 from ..model.layers import Attention
 from ..model.llama import LlamaLM
 from ..model.lora import LoraInputs, group_lora
+from .onnx_structure import read_structure, tensor_bytes, write_graph
+from .onnx_weights import EXTERNAL_DATA_BYTES
 
 
 @dataclass
@@ -162,8 +166,35 @@ def example_feeds(cfg: ModelConfig, batch: int, seq: int, past: int, rank: int,
     return feeds
 
 
-def export_lm(lm: LlamaLM, path: str | os.PathLike, ecfg: LMExportConfig | None = None) -> Path:
-    """Write lm.onnx (to a temp name, then rename). Returns the path."""
+@contextmanager
+def _no_reparse() -> Iterator[None]:
+    """torch's TorchScript exporter parses the model it has just serialized, to add onnxscript functions
+    (`_add_onnxscript_fn`); with no custom opsets there are none, and the parse held a second copy of every
+    weight at the export's peak (2 GB more for a 0.5 B model). Skipped then; the bytes are the same."""
+    from torch.onnx._internal.torchscript_exporter import onnx_proto_utils as utils
+
+    add = getattr(utils, "_add_onnxscript_fn", None)
+    if add is None:  # another torch: nothing to skip
+        yield
+        return
+
+    def add_if_custom(model_bytes: bytes, custom_opsets: Any) -> bytes:
+        return add(model_bytes, custom_opsets) if custom_opsets else model_bytes
+
+    utils._add_onnxscript_fn = add_if_custom
+    try:
+        yield
+    finally:
+        utils._add_onnxscript_fn = add
+
+
+def export_lm(lm: LlamaLM, path: str | os.PathLike, ecfg: LMExportConfig | None = None,
+              external_threshold: int = EXTERNAL_DATA_BYTES) -> Path:
+    """Write lm.onnx, and `lm.onnx.data` beside it when the weights pass `external_threshold` bytes
+    (onnx_weights.save_graph's layout), each under a temporary name, then renamed. Returns the path. The
+    exporter's output (one file, or one file per tensor past protobuf's 2 GB) is copied into that layout
+    weight by weight (onnx_structure.write_graph), the tied head's folded copy left out, so the weights
+    are never loaded again."""
     ecfg = ecfg or LMExportConfig()
     path = Path(path)
     flat = FlatLM(lm, ecfg.lora_inputs).eval()
@@ -171,35 +202,69 @@ def export_lm(lm: LlamaLM, path: str | os.PathLike, ecfg: LMExportConfig | None 
     feeds = example_feeds(lm.cfg, ecfg.trace_batch, ecfg.trace_seq, ecfg.trace_past, ecfg.trace_rank, ecfg.dtype)
     feeds = graph_feeds(lm.cfg, feeds)
     args = tuple(feeds[n] for n in names.inputs)  # drops the lora.* feeds when the graph has none
-    tmp = path.with_name(path.name + ".tmp")
-    with torch.no_grad(), warnings.catch_warnings(), fused_projections(lm):
-        warnings.simplefilter("ignore", DeprecationWarning)  # the TorchScript exporter is chosen on purpose
-        torch.onnx.export(flat, args, str(tmp), input_names=names.inputs, output_names=names.outputs,
-                          dynamic_axes=names.dynamic_axes, opset_version=ecfg.opset, dynamo=False,
-                          do_constant_folding=True)
-    if lm.cfg.tie_embeddings and not any(tmp.parent.glob("*.data")):  # under 2 GB: one protobuf
-        model = onnx.load(str(tmp))
-        if dedupe_tied_head(model):
-            onnx.save(model, str(tmp))
-    os.replace(tmp, path)
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".lm-export-") as scratch:
+        raw = Path(scratch) / "raw" / path.name
+        raw.parent.mkdir()
+        with torch.no_grad(), warnings.catch_warnings(), fused_projections(lm), _no_reparse():
+            warnings.simplefilter("ignore", DeprecationWarning)  # the TorchScript exporter is chosen on purpose
+            torch.onnx.export(flat, args, str(raw), input_names=names.inputs, output_names=names.outputs,
+                              dynamic_axes=names.dynamic_axes, opset_version=ecfg.opset, dynamo=False,
+                              do_constant_folding=True)
+        copy = tied_head_copy(raw) if lm.cfg.tie_embeddings else None
+        drop, first = ({copy}, [_transpose_node(TIED_EMBED, copy)]) if copy else (set(), [])
+        done = Path(scratch) / path.name
+        written = write_graph(raw, done, external_threshold, drop, first)
+        path.with_name(path.name + ".data").unlink(missing_ok=True)
+        for f in reversed(written):  # the data file first: the graph names it
+            os.replace(f, path.parent / f.name)
     return path
 
 
-def dedupe_tied_head(model: onnx.ModelProto, embed: str = "lm.model.embed_tokens.weight") -> bool:
+TIED_EMBED = "lm.model.embed_tokens.weight"
+
+
+def _tied_copy(model: onnx.ModelProto, read: Any, embed: str) -> str | None:
+    """The initializer that holds embedᵀ ([d, V], equal value for value), else None; `read(name)` gives an
+    initializer's values."""
+    inits = {t.name: t for t in model.graph.initializer}
+    if embed not in inits:
+        return None
+    w = read(embed)  # [V, d]
+    for t in model.graph.initializer:
+        if list(t.dims) == [w.shape[1], w.shape[0]] and t.data_type == inits[embed].data_type:
+            if np.array_equal(read(t.name), w.T):
+                return t.name
+    return None
+
+
+def _transpose_node(embed: str, name: str) -> onnx.NodeProto:
+    return helper.make_node("Transpose", [embed], [name], perm=[1, 0], name="tied_head_transpose")
+
+
+def dedupe_tied_head(model: onnx.ModelProto, embed: str = TIED_EMBED) -> bool:
     """The tracer folds a tied head's Wᵀ into a second initializer, a full copy of the embedding. Store
     W once and Transpose it in the graph instead (onnxruntime folds that at load). True if one was."""
     g = model.graph
     inits = {t.name: t for t in g.initializer}
-    if embed not in inits:
+    name = _tied_copy(model, lambda n: numpy_helper.to_array(inits[n]), embed)
+    if name is None:
         return False
-    w = numpy_helper.to_array(inits[embed])  # [V, d]
-    for t in g.initializer:
-        if list(t.dims) == [w.shape[1], w.shape[0]] and np.array_equal(numpy_helper.to_array(t), w.T):
-            name = t.name
-            g.initializer.remove(t)
-            nodes = [helper.make_node("Transpose", [embed], [name], perm=[1, 0], name="tied_head_transpose"),
-                     *g.node]
-            del g.node[:]
-            g.node.extend(nodes)
-            return True
-    return False
+    g.initializer.remove(inits[name])
+    nodes = [_transpose_node(embed, name), *g.node]
+    del g.node[:]
+    g.node.extend(nodes)
+    return True
+
+
+def tied_head_copy(path: Path, embed: str = TIED_EMBED) -> str | None:
+    """dedupe_tied_head's initializer in a file (inline or external), found without loading the weights."""
+    model, inline = read_structure(path)
+    inits = {t.name: t for t in model.graph.initializer}
+
+    def read(n: str) -> np.ndarray:
+        t = inits[n]
+        file, offset, _ = tensor_bytes(path.parent, t, inline, path)
+        dtype = helper.tensor_dtype_to_np_dtype(t.data_type)
+        return np.memmap(file, dtype=dtype, mode="r", offset=offset, shape=tuple(t.dims))
+
+    return _tied_copy(model, read, embed)

@@ -49,9 +49,9 @@ from ..model.from_onnx import load_onnx_lm
 from ..model.layers import RMSNorm, Rotary, attention_mask_4d
 from ..model.llama import DecoderLayer, LlamaLM
 from .manifest import MANIFEST, file_table
+from .onnx_structure import read_structure
 from .staging import staged_folder
 from .train_step import (
-    DEFAULT_BUCKETS,
     OPSET,
     STEP_PREFIXES,
     StepSpec,
@@ -69,6 +69,11 @@ from .train_step import (
 )
 
 KIND = "layered"
+# A real base distils 4 rows a step (the 5 M default's whole step takes 8), for time: on SmolLM2-135M, 2
+# shared cores, a 4-row step took 2.4 s against 3.6 s for 8, and 20 of them brought a 512-token skill's
+# loss over all its practice rows from 1.98 to 0.46 (8 rows: 0.26; bench/results/distill-rows.json,
+# docs/distill.md "Layered train step"). Pass 8xS buckets for 8.
+LAYERED_BUCKETS = ((4, 64), (4, 128), (4, 256))
 # max |Δ| of the factors after two steps, the layered graphs against torch autograd on the whole model (fp32):
 # the tiny fixture holds 1e-5 (test_train_layers.py), a real checkpoint's deeper sums a little more.
 PARITY_TOL = 1e-4
@@ -125,7 +130,7 @@ def lm_layout(lm_path: Path, cfg: ModelConfig) -> dict[str, Any]:
     projections in graph order (per layer the fused q|k|v, o, gate, up, down; then an untied head)."""
     if cfg.o_bias:
         raise ValueError(f"{lm_path}: an o_proj bias is not supported by the layered train step")
-    graph = onnx.load(str(lm_path), load_external_data=False).graph
+    graph = read_structure(lm_path)[0].graph  # names, types and shapes; the weights stay on disk
     inits = {t.name: t for t in graph.initializer}
     source = {n.output[0]: n.input[0] for n in graph.node
               if n.op_type in ("Identity", "Cast") and n.input[0] in inits}
@@ -621,7 +626,7 @@ def add_layered(bundle: str | os.PathLike, buckets: list[tuple[int, int]] | None
         for p in bundle.iterdir():
             if p.is_file() and not p.name.startswith(STEP_PREFIXES):
                 shutil.copyfile(p, tmp / p.name)
-        new = add_layered_files(tmp, lm, buckets or list(DEFAULT_BUCKETS))
+        new = add_layered_files(tmp, lm, buckets or list(LAYERED_BUCKETS))
         (tmp / MANIFEST).write_text(json.dumps(new, indent=2) + "\n")
     return new
 
@@ -629,7 +634,7 @@ def add_layered(bundle: str | os.PathLike, buckets: list[tuple[int, int]] | None
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m pskills_train.export.train_layers", description=__doc__.split("\n")[0])
     ap.add_argument("bundle", type=Path, help="bundle folder (changed in place)")
-    ap.add_argument("--buckets", default=",".join(f"{b}x{s}" for b, s in DEFAULT_BUCKETS),
+    ap.add_argument("--buckets", default=",".join(f"{b}x{s}" for b, s in LAYERED_BUCKETS),
                     help="static shapes, BATCHxLENGTH,… (default %(default)s)")
     a = ap.parse_args(argv)
     new = add_layered(a.bundle, parse_buckets(a.buckets))

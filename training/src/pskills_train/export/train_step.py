@@ -35,7 +35,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import onnx
@@ -45,7 +45,7 @@ import onnxscript.optimizer
 import torch
 from onnx import TensorProto, helper, numpy_helper
 from onnx.external_data_helper import ExternalDataInfo, set_external_data, uses_external_data
-from torch import Tensor
+from torch import Tensor, nn
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from ..distill_recipe import recipe_default
@@ -54,6 +54,7 @@ from ..model.distill_objective import BETA1, BETA2, EPS, adam_update, distill_lo
 from ..model.from_onnx import PROJ, load_onnx_lm
 from ..model.llama import LlamaLM
 from .manifest import MANIFEST, file_table
+from .onnx_structure import read_structure
 from .shared_weights import MIN_SHARED_BYTES, Span, read_span
 from .staging import staged_folder
 
@@ -240,8 +241,19 @@ def torch_step(lm: LlamaLM, keys: list[tuple[int, str]], spec: StepSpec, inputs:
     m, v = inputs[n_f:2 * n_f], inputs[2 * n_f:3 * n_f]
     step, lr, ids, mask, pos, ans, top_ids, top_logp = inputs[3 * n_f:]
     lora = {key: (factors[2 * j], factors[2 * j + 1]) for j, key in enumerate(keys)}
-    logits = lm(ids, mask, pos, None, lora)[0]
-    loss = distill_loss(logits, top_ids, top_logp, ans, spec.ce_weight)
+    # The head on the answer rows only (the loss is a mean over them; the other rows weigh 0): a large
+    # vocabulary's [b, s, V] logits and their gradient were the reference's largest tensors.
+    head = lm.lm_head
+    lm.lm_head = cast(nn.Linear, nn.Identity())  # the model's output is then the last hidden state
+    try:
+        h = lm(ids, mask, pos, None, lora)[0]  # [b, s, d], the final norm applied
+    finally:
+        lm.lm_head = head
+    rows = ans.reshape(-1) > 0
+    logits = head(h.reshape(-1, h.shape[-1])[rows])[None]  # [1, answer rows, V]
+    k = top_ids.shape[-1]
+    loss = distill_loss(logits, top_ids.reshape(-1, k)[rows][None], top_logp.reshape(-1, k)[rows][None],
+                        ans.reshape(-1)[rows][None], spec.ce_weight)
     grads = list(torch.autograd.grad(loss, factors))
     with torch.no_grad():
         new_p, new_m, new_v = adam_update([f.detach() for f in factors], grads, m, v, step, lr, spec.max_norm)
@@ -249,25 +261,17 @@ def torch_step(lm: LlamaLM, keys: list[tuple[int, str]], spec: StepSpec, inputs:
 
 
 def _lm_spans(lm_path: Path, names: set[str]) -> dict[str, Span]:
-    """Where lm.onnx (or its .data file) holds each named initializer's bytes."""
-    model = onnx.load(str(lm_path), load_external_data=False)
+    """Where lm.onnx (or its .data file) holds each named initializer's bytes (read without loading them)."""
+    model, inline = read_structure(lm_path)
     spans: dict[str, Span] = {}
-    blob: bytes | None = None
-    pos = 0
     for t in model.graph.initializer:
+        if t.name not in names:
+            continue
         if uses_external_data(t):
             info = ExternalDataInfo(t)
-            if t.name in names:
-                spans[t.name] = Span(info.location, info.offset or 0, info.length or 0)
-        elif len(t.raw_data):
-            if blob is None:
-                blob = lm_path.read_bytes()
-            at = blob.find(t.raw_data, pos)
-            if at < 0:
-                at = blob.find(t.raw_data)
-            pos = at + len(t.raw_data)
-            if t.name in names:
-                spans[t.name] = Span(lm_path.name, at, len(t.raw_data))
+            spans[t.name] = Span(info.location, info.offset or 0, info.length or 0)
+        elif t.name in inline:
+            spans[t.name] = Span(lm_path.name, *inline[t.name])
     return spans
 
 
