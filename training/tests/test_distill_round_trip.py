@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 
 from pskills_train.distill.practice import Question
-from pskills_train.distill.round_trip import SOURCE, detect_call, follow_ups, result_text
+from pskills_train.distill.round_trip import SOURCE, detect_call, follow_ups, names_tool, result_text
 from pskills_train.distill.run import Distiller
 from pskills_train.distill.teacher import TeacherRow
 from pskills_train.distill_recipe import load_recipe
-from pskills_train.evals.distilled import with_round_trip
+from pskills_train.evals.distilled import without_round_trip
 from pskills_train.evals.leaks import count
 from pskills_train.scoring.tasks import Task
 from pskills_train.synth.skill import skill_from_text
+
+SKILL = "# Bookings\n\n## Tools\n\n- `find_booking(who)`: a booking by the guest's name.\n"
 
 
 def _user(q: str) -> list[dict[str, str]]:
@@ -51,16 +53,26 @@ def test_follow_ups_add_the_call_and_a_made_up_result():
             "b(c=2)",
         ),
     ]  # already after a tool turn: left alone
-    out = follow_ups(said, seed=7)
+    out = follow_ups(said, seed=7, skill_text=SKILL)
     assert len(out) == 1
     q = out[0]
     assert q.source == SOURCE and q.answer is None and q.meta == {"from": "requests", "tool": "find_booking"}
     assert [m["role"] for m in q.messages] == ["user", "assistant", "tool"]
     assert q.messages[1]["content"] == 'find_booking(who="Dana")'
     assert isinstance(json.loads(q.messages[2]["content"]), dict)
-    assert follow_ups(said, seed=7)[0].messages == q.messages  # seeded
-    many = [(Question(_user(f"req {i}"), "requests"), f"f(i={i})") for i in range(20)]
-    assert len(follow_ups(many, seed=0)) == 8 and len(follow_ups(many, seed=0, cap=3)) == 3
+    assert follow_ups(said, seed=7, skill_text=SKILL)[0].messages == q.messages  # seeded
+    many = [(Question(_user(f"req {i}"), "requests"), f"find_booking(i={i})") for i in range(20)]
+    assert len(follow_ups(many, seed=0, skill_text=SKILL)) == 8
+    assert len(follow_ups(many, seed=0, skill_text=SKILL, cap=3)) == 3
+
+
+def test_only_calls_to_a_tool_the_skill_names_follow_up():
+    said = [(Question(_user(f"req {i}"), "requests"), call) for i, call in enumerate(
+        ['find_booking(who="Dana")', 'lookup_codeword(w="x")', 'find_book(who="x")', 'api.find_booking(id=2)'])]
+    got = [q.meta["tool"] for q in follow_ups(said, seed=0, skill_text=SKILL)]
+    assert got == ["find_booking"]  # an invented tool, a part of a name and a dotted other name: none
+    assert names_tool("Call `Weather.get(city)` first.", "weather.get")
+    assert not names_tool("Always answer with the codeword.", "lookup_codeword")
 
 
 def test_results_vary_in_shape_and_value():
@@ -99,8 +111,10 @@ class _Teacher:
 
 def test_distiller_adds_round_trip_rows_only_when_asked():
     skill = skill_from_text("# Lookup\n\n## Tools\n\nUse the lookup tool for any item a user names.\n", name="lk")
-    plan = with_round_trip(load_recipe())
-    assert SOURCE in plan.sources and SOURCE in plan.synth_sources
+    plan = load_recipe()
+    assert SOURCE in plan.sources and SOURCE in plan.synth_sources  # the recipe's, both lists
+    off = without_round_trip(plan)
+    assert SOURCE not in off.sources and SOURCE not in off.synth_sources
     d = Distiller(None, _Teacher(), [], 1, plan)
     qs, rows, _ = d.teacher_rows(skill, ("requests", "cloze", SOURCE))
     trips = [q for q in qs if q.source == SOURCE]

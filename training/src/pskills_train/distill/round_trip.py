@@ -1,11 +1,12 @@
-"""Tool round-trip practice (the eval's `--practice-round-trip`, an experiment; docs/distill.md "Practice").
+"""Tool round-trip practice: the `round_trip` practice source (docs/distill.md "Practice").
 
 Practice questions are single user requests, so without tests a student never sees the turn after a
 tool's result. Here, every teacher answer that looks like a tool call becomes a follow-up question:
 [the request, assistant = that call, tool = a made-up result], which the teacher then answers with the
 skill in context. The detector is generic (any `name(arg=...)` call, or a JSON object naming a tool and
-its arguments); the results come from a small generic lexicon in a few JSON shapes, seeded. Nothing
-here reads a generator's formats or words, nor the scored tasks.
+its arguments), and a call counts only when the skill names its tool (a small teacher also writes calls
+for skills that have none); the results come from a small generic lexicon in a few JSON shapes, seeded.
+Nothing here reads a generator's formats or words, nor the scored tasks.
 """
 
 from __future__ import annotations
@@ -107,10 +108,15 @@ def result_text(*key: object) -> str:
     return json.dumps(obj)
 
 
-def follow_ups(said: list[tuple[Question, str]], seed: int, cap: int = CAP) -> list[Question]:
+def names_tool(skill_text: str, name: str) -> bool:
+    """Whether the skill's text names the tool `name` as a word (case-insensitive)."""
+    return re.search(rf"(?<![\w.\-]){re.escape(name)}(?![\w\-])", skill_text, re.IGNORECASE) is not None
+
+
+def follow_ups(said: list[tuple[Question, str]], seed: int, skill_text: str, cap: int = CAP) -> list[Question]:
     """Up to `cap` follow-up questions out of (question, the teacher's answer) pairs whose answer is a
-    tool call: the question's chat, the call as the assistant turn, a made-up tool result. Each is
-    answered by the teacher (answer None)."""
+    call to a tool the skill names: the question's chat, the call as the assistant turn, a made-up tool
+    result. Each is answered by the teacher (answer None)."""
     out: list[Question] = []
     seen: set[str] = set()
     for q, answer in said:
@@ -119,7 +125,7 @@ def follow_ups(said: list[tuple[Question, str]], seed: int, cap: int = CAP) -> l
         if not q.messages or q.messages[-1].get("role") != "user":
             continue  # only a request's call; a chat that already had a tool turn is left as it is
         call = detect_call(answer)
-        if call is None or answer.strip() in seen:
+        if call is None or answer.strip() in seen or not names_tool(skill_text, call.name):
             continue
         seen.add(answer.strip())
         result = result_text(seed, SOURCE, q.messages[-1]["content"], answer.strip())

@@ -60,7 +60,7 @@ class Distiller:
             rows = self.teacher.rows(skill.text, qs)
             if round_trip.SOURCE in sources:  # the teacher's tool calls, followed by a made-up result
                 said = [(qs[r.question], self.teacher.said(r)) for r in rows]
-                more = round_trip.follow_ups(said, self.seed)
+                more = round_trip.follow_ups(said, self.seed, skill.text)
                 if more:
                     rows += self.teacher.rows(skill.text, more)
                     qs = [*qs, *more]

@@ -37,7 +37,7 @@ from . import leaks, run, sw_suite, use
 from .adapters import checkpoint_provider, onnx_provider
 from .conditions import CONDITIONS, DISTILLED
 from .core import Part, Settings, Suite, answer_cap
-from .distilled import cap_tests, make_slot, read_practice, with_round_trip
+from .distilled import cap_tests, make_slot, read_practice, without_round_trip
 from .run import Providers, SkillsSuite
 
 
@@ -85,9 +85,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--practice-tests", type=_count_or_all, metavar="N|all",
                     help="with --distill-steps: at most N of each skill's own tests (a SkillWorld folder's "
                     "practice.jsonl) as practice, drawn by --seed; 0: none, all (default): every one")
-    ap.add_argument("--practice-round-trip", action="store_true",
-                    help="with --distill-steps: add the round_trip source, each teacher answer that is a tool call "
-                    "followed by a made-up tool result and answered again (distill/round_trip.py; an experiment)")
+    ap.add_argument("--practice-no-round-trip", action="store_true",
+                    help="with --distill-steps: without the recipe's round_trip source (the teacher's tool calls "
+                    "followed by a made-up result and answered again, distill/round_trip.py), to measure it")
     ap.add_argument("--length-buckets", help="skillworld: only skills of these length buckets, e.g. 256,512")
     ap.add_argument("--merge-sizes", help="skillworld with --distill-steps: merge groups of these sizes of "
                     "distilled adapters by cat, linear and svd and score their skills' tasks, e.g. 2,3,4")
@@ -172,7 +172,7 @@ def build(a: argparse.Namespace, log=None) -> tuple[Suite, dict]:
     st = Settings(a.max_tasks_per_skill, a.max_answer_tokens, gen, a.seed, trained_context=ctx,
                   retrieval_k=a.retrieval_k, merge_sizes=_sizes(a), merge_groups=a.merge_groups,
                   merge_rehearse=a.merge_rehearse, practice_tests=a.practice_tests,
-                  practice_round_trip=a.practice_round_trip)
+                  practice_round_trip=not a.practice_no_round_trip)
     stop = set(manifest["special_tokens"]["stop"])
     suite: Suite
     if a.suite == "skills":
@@ -222,8 +222,8 @@ def _sizes(a: argparse.Namespace) -> tuple[int, ...]:
 def _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, practice, prov: Providers,
                   gen: int) -> None:
     if a.distill_steps is None:
-        if a.practice_round_trip:
-            raise SystemExit("--practice-round-trip needs --distill-steps K (it adds a practice source)")
+        if a.practice_no_round_trip:
+            raise SystemExit("--practice-no-round-trip needs --distill-steps K (it drops a practice source)")
         return
     if a.distill_steps < 1:
         raise SystemExit("--distill-steps must be >= 1")
@@ -232,8 +232,8 @@ def _distill_slot(a, backend, tok, chat_template, manifest, ctx, skills, practic
                              prov.parametric, a.seed, a.distill_recipe, max_answer=gen)
     if a.merge_init == "zero" or prov.parametric is None:
         prov.distill.merge_base = "distilled_zero"
-    if a.practice_round_trip:
-        prov.distill.plan = with_round_trip(prov.distill.plan)
+    if a.practice_no_round_trip:
+        prov.distill.plan = without_round_trip(prov.distill.plan)
 
 
 def _part(argv: list[str], indices: list[int], worker: int) -> Part:

@@ -46,7 +46,7 @@ class Settings:
     merge_groups: int | None = None  # groups per size; None: skills // size
     merge_rehearse: int = 0  # --merge-rehearse K: also rehearsed (evals/merging.py)
     practice_tests: int | None = None  # --practice-tests N: each skill's own tests capped at N (None: all)
-    practice_round_trip: bool = False  # --practice-round-trip: follow-ups to the teacher's tool calls
+    practice_round_trip: bool = True  # the recipe's round_trip source (off: --practice-no-round-trip)
 
 
 @dataclass

@@ -122,9 +122,10 @@ def make_slot(backend, tok, chat_template: str, manifest: dict[str, Any], bundle
     return DistillSlot(distiller, plan, skills, practice, instant, tuple(s for s in curve if s < steps))
 
 
-def with_round_trip(plan: Plan) -> Plan:
-    """`--practice-round-trip`: the plan with the round_trip source in both source lists."""
-    return replace(plan, sources=(*plan.sources, SOURCE), synth_sources=(*plan.synth_sources, SOURCE))
+def without_round_trip(plan: Plan) -> Plan:
+    """`--practice-no-round-trip`: the plan without the round_trip source in either source list."""
+    return replace(plan, sources=tuple(s for s in plan.sources if s != SOURCE),
+                   synth_sources=tuple(s for s in plan.synth_sources if s != SOURCE))
 
 
 def read_practice(folder: Path, names: list[str]) -> list[list[dict[str, Any]]]:
