@@ -12,7 +12,7 @@ import { EngineError, invalid } from './errors';
 import { KvCache } from './kv-cache';
 import type { BundleManifest } from './manifest';
 import { Row } from './row';
-import { afterPrefix, fromPrefix, pickRows, runPrefix, sharedLength, type Prefix } from './shared-prefix';
+import { afterPrefix, fromPrefix, runPrefix, sharedLength, type Prefix } from './shared-prefix';
 import {
   bucketFor,
   stepBuckets,
@@ -173,7 +173,7 @@ async function greedyShared(
     const left = active.flatMap((i, j) => (rows[i]!.done ? [] : [j]));
     if (left.length === 0) break;
     if (left.length < active.length) {
-      cache = pickRows(m, cache, left);
+      cache = cache.rows(left);
       active = left.map((j) => active[j]!);
       lora = bundle.lm.loraFeeds(active.map(() => null));
     }

@@ -21,6 +21,8 @@ export const LM_INPUTS_V2 = [
 ] as const;
 export const LM_LORA_GROUP_INPUTS = ['lora.{i}.{group}.A', 'lora.{i}.{group}.B'] as const;
 export const LM_OUTPUTS_V1 = ['logits', 'present.{i}.key', 'present.{i}.value', 'hidden_states'] as const;
+/** Fused attention (io.lm.attention "fused"): the step's keys and values [b, s, kv·hd], not the whole cache. */
+export const LM_OUTPUTS_FUSED = ['logits', 'step.{i}.key', 'step.{i}.value', 'hidden_states'] as const;
 /** encoder.onnx (optional): tokens → the encoder layer's states, no past, no LoRA, no logits. */
 export const ENCODER_INPUTS_V1 = ['input_ids', 'attention_mask', 'position_ids'] as const;
 export const ENCODER_OUTPUTS_V1 = ['hidden_states'] as const;
@@ -29,6 +31,7 @@ export type KvKind = 'key' | 'value';
 export const KV_KINDS: readonly KvKind[] = ['key', 'value'];
 export const pastName = (layer: number, kind: KvKind) => `past_key_values.${layer}.${kind}`;
 export const presentName = (layer: number, kind: KvKind) => `present.${layer}.${kind}`;
+export const stepName = (layer: number, kind: KvKind) => `step.${layer}.${kind}`;
 export const loraName = (layer: number, module: string, factor: 'A' | 'B') => `lora.${layer}.${module}.${factor}`;
 
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
@@ -45,6 +48,8 @@ export function lmInputsKind(inputs: readonly string[]): 'lora' | 'plain' | null
 /** Whether lm.onnx takes `logits_to_keep` (format 2). */
 export const keepsLogits = (inputs: readonly string[]) => inputs.includes('logits_to_keep');
 
-export const lmOutputsValid = (outputs: readonly string[]) => sameList(outputs, LM_OUTPUTS_V1);
+/** The output list of lm.onnx: present.* with ONNX-op attention, step.* with fused attention. */
+export const lmOutputsValid = (outputs: readonly string[], fused = false) =>
+  sameList(outputs, fused ? LM_OUTPUTS_FUSED : LM_OUTPUTS_V1);
 export const encoderIOValid = (inputs: readonly string[], outputs: readonly string[]) =>
   sameList(inputs, ENCODER_INPUTS_V1) && sameList(outputs, ENCODER_OUTPUTS_V1);

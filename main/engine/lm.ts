@@ -5,7 +5,7 @@ import { EngineError, invalid } from './errors';
 import { keepsLogits, lmInputsKind } from './graph-io';
 import { KvCache } from './kv-cache';
 import type { BundleManifest } from './manifest';
-import { floats, int64, type Session, type Tensor } from './ort';
+import { batchRow, concatBatch, floats, int64, type Session, type Tensor } from './ort';
 
 export interface StepInput {
   readonly batch: number;
@@ -33,6 +33,8 @@ export class LanguageModel implements StateEncoder {
   readonly takesLora: boolean;
   /** Format 2: the graph computes logits only for the positions asked for (`logits_to_keep`). */
   readonly keepsLogits: boolean;
+  /** lm.onnx's attention is onnxruntime's GroupQueryAttention (bundle.json io.lm.attention "fused"). */
+  readonly fusedAttention: boolean;
   private readonly fetch: string[];
   private readonly lora: LoraFeedCache;
 
@@ -42,6 +44,7 @@ export class LanguageModel implements StateEncoder {
   ) {
     this.takesLora = lmInputsKind(manifest.io.lm.inputs) === 'lora';
     this.keepsLogits = keepsLogits(manifest.io.lm.inputs);
+    this.fusedAttention = manifest.io.lm.attention === 'fused';
     this.fetch = ['logits', ...KvCache.outputNames(manifest)];
     this.lora = new LoraFeedCache(manifest, session.provider === 'webgpu' ? 1 : 0);
   }
@@ -96,20 +99,40 @@ export class LanguageModel implements StateEncoder {
       );
     }
     const keep = this.keepsLogits ? (step.logitsToKeep ?? 0) : 0;
+    const cache = step.cache.reserve(s);
     const feeds = {
       input_ids: int64(step.inputIds, [b, s]),
       attention_mask: int64(step.attentionMask, [b, t]),
       position_ids: int64(step.positionIds, [b, s]),
       ...(this.keepsLogits ? { logits_to_keep: int64([keep], [1]) } : {}),
-      ...step.cache.feeds(),
+      ...cache.feeds(),
       ...step.lora,
     };
-    const out = await this.session.run(feeds, hidden ? [...this.fetch, 'hidden_states'] : this.fetch);
+    const fetch = hidden ? [...this.fetch, 'hidden_states'] : this.fetch;
+    // GroupQueryAttention takes several new tokens after a past for one row at a time (the step after a
+    // shared prefix): such a batch runs row by row, its outputs stacked (docs/bundle-format.md "Attention").
+    const byRow = this.fusedAttention && b > 1 && s > 1 && step.cache.length > 0;
+    const out = byRow ? await this.runRows(feeds, b, fetch) : await this.session.run(feeds, fetch);
     return {
       logits: floats(out.logits!),
       logitsPerRow: keep > 0 ? Math.min(keep, s) : s,
-      cache: KvCache.fromOutputs(this.manifest, out),
+      cache: cache.after(out, s),
       ...(hidden ? { hidden: floats(out.hidden_states!) } : {}),
     };
+  }
+
+  private async runRows(
+    feeds: Readonly<Record<string, Tensor>>,
+    b: number,
+    fetch: readonly string[],
+  ): Promise<Record<string, Tensor>> {
+    const outs: Record<string, Tensor>[] = [];
+    for (let r = 0; r < b; r++) {
+      const row = Object.fromEntries(
+        Object.entries(feeds).map(([k, t]) => [k, k === 'logits_to_keep' ? t : batchRow(t, r)]),
+      );
+      outs.push(await this.session.run(row, fetch));
+    }
+    return Object.fromEntries(fetch.map((k) => [k, concatBatch(outs.map((o) => o[k]!))]));
   }
 }

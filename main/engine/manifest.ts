@@ -122,6 +122,8 @@ const GraphIO = z.object({
   float_dtype: z.literal('float32'),
   inputs: z.array(z.string()),
   outputs: z.array(z.string()),
+  // lm.onnx only: "fused" = onnxruntime's GroupQueryAttention (docs/bundle-format.md "Attention"); absent = ONNX ops.
+  attention: z.enum(['ops', 'fused']).optional(),
 });
 
 const ManifestShape = z.object({
@@ -286,8 +288,14 @@ function checkIo(m: Shape, issue: Issue): void {
     );
   else if (kind === 'lora' && v2 && !m.lora.groups)
     issue(['lora', 'groups'], 'required: lm.onnx takes lora.{i}.{group}.A|B');
-  if (!lmOutputsValid(m.io.lm.outputs))
-    issue(['io', 'lm', 'outputs'], 'not the format v1 output list (see docs/bundle-format.md)');
+  const fused = m.io.lm.attention === 'fused';
+  if (!lmOutputsValid(m.io.lm.outputs, fused))
+    issue(
+      ['io', 'lm', 'outputs'],
+      fused
+        ? 'not the output list of fused attention (see docs/bundle-format.md "Attention")'
+        : 'not the format v1 output list (see docs/bundle-format.md)',
+    );
   const enc = m.io.encoder;
   if (enc && !encoderIOValid(enc.inputs, enc.outputs))
     issue(['io', 'encoder'], 'not the format v1 encoder I/O (see docs/bundle-format.md "encoder.onnx")');

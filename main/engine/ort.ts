@@ -36,6 +36,33 @@ export function int64(values: ArrayLike<number> | BigInt64Array, dims: readonly 
   return new ort.Tensor('int64', data, dims);
 }
 
+/** Row `r` of a tensor batched along its first axis, as a [1, …] view of the same memory (no copy). */
+export function batchRow(t: Tensor, r: number): Tensor {
+  const data = t.data as Float32Array | BigInt64Array;
+  const size = data.length / t.dims[0]!;
+  return new ort.Tensor(t.type as 'float32', data.subarray(r * size, (r + 1) * size) as Float32Array, [
+    1,
+    ...t.dims.slice(1),
+  ]);
+}
+
+/** Tensors of equal shape past the first axis, stacked along it (one copy). */
+export function concatBatch(parts: readonly Tensor[]): Tensor {
+  const first = parts[0]!;
+  const datas = parts.map((t) => t.data as Float32Array | BigInt64Array);
+  const out =
+    first.data instanceof BigInt64Array
+      ? new BigInt64Array(datas.reduce((n, d) => n + d.length, 0))
+      : new Float32Array(datas.reduce((n, d) => n + d.length, 0));
+  let at = 0;
+  for (const d of datas) {
+    (out as Float32Array).set(d as Float32Array, at);
+    at += d.length;
+  }
+  const rows = parts.reduce((n, t) => n + t.dims[0]!, 0);
+  return new ort.Tensor(first.type as 'float32', out as Float32Array, [rows, ...first.dims.slice(1)]);
+}
+
 /** The float data of an output tensor (CPU outputs come back as Float32Array). */
 export function floats(t: Tensor): Float32Array {
   if (!(t.data instanceof Float32Array)) throw new EngineError('internal', `expected float32 output, got ${t.type}`);

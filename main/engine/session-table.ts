@@ -60,6 +60,9 @@ const lmSpec: SpecOf = (m, template, target) => {
     case 'present.{i}.key':
     case 'present.{i}.value':
       return f32([null, a.kv_heads, null, a.head_dim]);
+    case 'step.{i}.key':
+    case 'step.{i}.value':
+      return f32([null, null, a.kv_heads * a.head_dim]);
     case 'lora.{i}.{module}.A':
     case 'lora.{i}.{group}.A':
       return f32([null, target!.d_in, null]);

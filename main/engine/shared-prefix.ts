@@ -4,10 +4,8 @@
 // and batched generation (self-written practice) share it (docs/distill.md "Teacher pass").
 import type { EngineAdapter } from './adapter';
 import type { Bundle } from './bundle';
-import { KV_KINDS, pastName, presentName } from './graph-io';
 import { KvCache } from './kv-cache';
 import type { BundleManifest } from './manifest';
-import { float32, type Tensor } from './ort';
 
 /** The tokens every prompt starts with, keeping at least one token of each for the step after them. */
 export function sharedLength(prompts: readonly (readonly number[])[]): number {
@@ -45,25 +43,10 @@ export async function runPrefix(
   return { length: tokens.length, cache: out.cache };
 }
 
-/** A cache of the rows `from` (an index may repeat: a one-row cache copied to every row). */
-export function pickRows(m: BundleManifest, cache: KvCache, from: readonly number[]): KvCache {
-  const outputs: Record<string, Tensor> = {};
-  for (let i = 0; i < m.architecture.layers; i++)
-    for (const kind of KV_KINDS) {
-      const t = cache.feeds()[pastName(i, kind)]!;
-      const all = t.data as Float32Array;
-      const size = all.length / t.dims[0]!;
-      const data = new Float32Array(size * from.length);
-      from.forEach((r, j) => data.set(all.subarray(r * size, (r + 1) * size), j * size));
-      outputs[presentName(i, kind)] = float32(data, [from.length, ...t.dims.slice(1)]);
-    }
-  return KvCache.fromOutputs(m, outputs);
-}
-
 /** The prefix's cache for `rows` rows, and each row's attention mask over it. */
 export function fromPrefix(m: BundleManifest, prefix: Prefix, rows: number): { cache: KvCache; masks: number[][] } {
   return {
-    cache: prefix.cache ? pickRows(m, prefix.cache, new Array<number>(rows).fill(0)) : KvCache.empty(m, rows),
+    cache: prefix.cache ? prefix.cache.rows(new Array<number>(rows).fill(0)) : KvCache.empty(m, rows),
     masks: Array.from({ length: rows }, () => new Array<number>(prefix.length).fill(1)),
   };
 }

@@ -32,7 +32,8 @@ def checkpoint(request, tmp_path_factory):
 
 
 def run_ort(path: Path, lm_cfg, ids: np.ndarray, past: dict[str, np.ndarray] | None = None):
-    """Logits of `ids` after `past` (one row), and the present KV by past_key_values names."""
+    """Logits of `ids` after `past` (one row), and the present KV by past_key_values names (with fused
+    attention, the past with the step's keys and values appended, as the engine does)."""
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
@@ -40,6 +41,11 @@ def run_ort(path: Path, lm_cfg, ids: np.ndarray, past: dict[str, np.ndarray] | N
     feeds = ort_feeds_for(lm_cfg, ids, p, past)
     out = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds), strict=True))
     present = {k.replace("present.", "past_key_values."): v for k, v in out.items() if k.startswith("present.")}
+    for k, v in out.items():
+        if k.startswith("step."):  # [1, s, kv·hd] -> [1, kv, s, hd] after the past
+            name = k.replace("step.", "past_key_values.")
+            new = v.reshape(1, v.shape[1], lm_cfg.num_kv_heads, lm_cfg.head_dim).transpose(0, 2, 1, 3)
+            present[name] = new if past is None else np.concatenate((past[name], new), axis=2)
     return out["logits"], present
 
 

@@ -1,4 +1,5 @@
-"""lm.onnx in onnxruntime equals PyTorch (< 1e-4), with r = 0 and r = 8, cached and uncached."""
+"""lm.onnx in onnxruntime equals PyTorch (< 1e-4), with r = 0 and r = 8, cached and uncached; both
+attentions (ONNX ops, and onnxruntime's fused nodes: export/onnx_attention.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import pytest
 import torch
 
 from conftest import left_padded_batch
-from pskills_train.export.onnx_lm import example_feeds, export_lm, graph_feeds, graph_names, lora_graph_feeds
+from pskills_train.export.onnx_lm import (
+    LMExportConfig,
+    example_feeds,
+    export_lm,
+    graph_feeds,
+    graph_names,
+    lora_graph_feeds,
+)
 from pskills_train.model import LlamaLM, ModelConfig, stack_rows
 
 TOL = 1e-4
@@ -15,8 +23,8 @@ CFG = ModelConfig(vocab_size=128, hidden_size=64, num_layers=2, num_heads=4, num
                   intermediate_size=96, qkv_bias=True, encoder_layer=1, lora_targets=("q", "v", "o", "down"))
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
+@pytest.fixture(scope="module", params=["ops", "fused"])
+def exported(tmp_path_factory, request):
     import onnxruntime as ort
 
     torch.manual_seed(0)
@@ -25,10 +33,12 @@ def exported(tmp_path_factory):
         for name, p in lm.named_parameters():
             if "proj" in name:
                 p.mul_(5.0)
-    path = export_lm(lm, tmp_path_factory.mktemp("onnx") / "lm.onnx")
+    path = export_lm(lm, tmp_path_factory.mktemp("onnx") / "lm.onnx", LMExportConfig(attention=request.param))
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
-    return lm, ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    sess.pskills_attention, sess.pskills_path = request.param, path  # read by `fused`, `_nodes`
+    return lm, sess
 
 
 def torch_run(lm: LlamaLM, f: dict[str, torch.Tensor]):
@@ -38,6 +48,26 @@ def torch_run(lm: LlamaLM, f: dict[str, torch.Tensor]):
     with torch.no_grad():
         logits, present, hidden = lm(f["input_ids"], f["attention_mask"], f["position_ids"], past, lora)
     return [logits, *[t for kv in present for t in kv], hidden]
+
+
+def fused(sess) -> bool:
+    return sess.pskills_attention == "fused"
+
+
+def _nodes(sess):
+    import onnx
+
+    return onnx.load(sess.pskills_path).graph.node
+
+
+def next_past(sess, past: dict[str, torch.Tensor], kv: list[np.ndarray]) -> dict[str, torch.Tensor]:
+    """The cache after a step: the present outputs, or (fused attention) the past with the step's keys and
+    values appended, as the engine does."""
+    if not fused(sess):
+        return {name: torch.from_numpy(a) for name, a in zip(past, kv, strict=True)}
+    b, hd = kv[0].shape[0], CFG.head_dim
+    return {name: torch.cat((p, torch.from_numpy(a).view(b, a.shape[1], -1, hd).transpose(1, 2)), dim=2)
+            for (name, p), a in zip(past.items(), kv, strict=True)}
 
 
 def ort_run(sess, f: dict[str, torch.Tensor]) -> list[np.ndarray]:
@@ -59,15 +89,23 @@ def test_graph_io_follows_the_bundle_contract(exported):
     assert not any(n.startswith(("lora.0.q.", "lora.0.k.", "lora.0.v.")) for n in ins)  # grouped
     assert ins["logits_to_keep"].shape == [1] and ins["logits_to_keep"].type == "tensor(int64)"
     assert outs["logits"].shape == ["batch", "logits_length", 128]
-    assert outs["present.0.key"].shape == ["batch", 2, "total_sequence_length", 16]
+    if fused(sess):  # the step's keys: the engine appends them to its own cache
+        assert outs["step.0.key"].shape == ["batch", "sequence_length", 2 * 16] and "present.0.key" not in outs
+    else:
+        assert outs["present.0.key"].shape == ["batch", 2, "total_sequence_length", 16]
     assert outs["hidden_states"].shape == ["batch", "sequence_length", 64]
 
 
 @pytest.mark.parametrize("past,rank", [(0, 0), (0, 8), (5, 0), (5, 8), (3, 1)])
 def test_onnxruntime_matches_pytorch(exported, past, rank):
     lm, sess = exported
-    f = example_feeds(CFG, batch=3, seq=4, past=past, rank=rank, seed=past * 10 + rank)
-    for name, ref, got in zip(graph_names(CFG).outputs, torch_run(lm, f), ort_run(sess, f), strict=True):
+    # GroupQueryAttention takes several tokens after a past one row at a time (the engine splits such a batch)
+    batch = 1 if past and fused(sess) else 3
+    f = example_feeds(CFG, batch=batch, seq=4, past=past, rank=rank, seed=past * 10 + rank)
+    names = graph_names(CFG, attention=sess.pskills_attention).outputs
+    for name, ref, got in zip(names, torch_run(lm, f), ort_run(sess, f), strict=True):
+        if name.startswith("step."):  # this step's part of the cache, [b, s, kv·hd]
+            ref = ref[:, :, -4:].transpose(1, 2).reshape(batch, 4, -1)
         assert got.shape == tuple(ref.shape), name
         assert np.abs(got - ref.numpy()).max() < TOL, name
 
@@ -88,8 +126,9 @@ def test_cached_decoding_in_onnxruntime_equals_uncached(exported):
                          "position_ids": pos[:, :prefill], **empty_past, **lora})
     steps = [out[0]]
     n_kv = 2 * CFG.num_layers
+    past = empty_past
     for t in range(prefill, ids.shape[1]):
-        past = {name: torch.from_numpy(a) for name, a in zip(list(empty_past), out[1:1 + n_kv], strict=True)}
+        past = next_past(sess, past, out[1:1 + n_kv])
         out = ort_run(sess, {"input_ids": ids[:, t:t + 1], "attention_mask": mask[:, :t + 1],
                              "position_ids": pos[:, t:t + 1], **past, **lora})
         steps.append(out[0])
@@ -105,8 +144,20 @@ def test_cached_decoding_in_onnxruntime_equals_uncached(exported):
 @pytest.mark.parametrize("keep,want", [(0, 4), (1, 1), (3, 3), (9, 4)])
 def test_logits_to_keep_returns_the_last_positions(exported, keep, want):
     _, sess = exported
-    f = {k: v.numpy() for k, v in graph_feeds(CFG, example_feeds(CFG, batch=2, seq=4, past=3, rank=2, seed=7)).items()}
+    batch = 1 if fused(sess) else 2
+    f = {k: v.numpy() for k, v in graph_feeds(CFG, example_feeds(CFG, batch, seq=4, past=3, rank=2, seed=7)).items()}
     full = sess.run(["logits"], f)[0]  # example_feeds keeps every position
     kept = sess.run(["logits"], {**f, "logits_to_keep": np.array([keep], np.int64)})[0]
-    assert kept.shape == (2, want, CFG.vocab_size)
+    assert kept.shape == (batch, want, CFG.vocab_size)
     assert np.abs(kept - full[:, -want:]).max() == 0
+
+
+def test_fused_attention_is_one_node_per_layer(exported):
+    _, sess = exported
+    ops = [n.op_type for n in _nodes(sess)]
+    if not fused(sess):
+        assert "GroupQueryAttention" not in ops and "Concat" in ops
+        return
+    assert ops.count("GroupQueryAttention") == CFG.num_layers
+    assert ops.count("RotaryEmbedding") == 2 * CFG.num_layers  # q and k
+    assert "Softmax" not in ops and "Concat" not in ops  # the cache is appended inside the node

@@ -27,6 +27,7 @@ from ..model.config import LORA_MODULES, ModelConfig
 from .bundle import check_graph, created_now
 from .lm_q4 import ACCURACY_LEVEL, BLOCK_SIZE, HEAD_BITS, WEIGHTS, to_q4, write_float_twin
 from .manifest import MANIFEST, BundleSpec, build_manifest, file_table
+from .onnx_attention import ATTENTIONS
 from .onnx_lm import LMExportConfig, export_lm
 from .onnx_structure import read_structure
 from .onnx_weights import EXTERNAL_DATA_BYTES, round_weights_fp16, save_graph, to_fp16_storage
@@ -63,6 +64,7 @@ class FromHfOptions:
     # (export/train_step.py): one graph per bucket, faster for a small base but the model's memory many times
     train_kind: str = LAYERED
     weights: str = "fp32"  # lm.onnx's MatMul weights: fp32, or q4 (lm_q4.py; layered train steps read it too)
+    attention: str = "fused"  # lm.onnx's attention: onnxruntime's fused nodes, or ONNX ops (onnx_attention.py)
 
 
 def progress(step: int, steps: int, what: str) -> None:
@@ -70,15 +72,16 @@ def progress(step: int, steps: int, what: str) -> None:
     print(f"[{step}/{steps}] {what}", file=sys.stderr, flush=True)
 
 
-def export_graph(lm: LlamaLM, folder: Path, dtype: str, external_threshold: int) -> list[Path]:
+def export_graph(lm: LlamaLM, folder: Path, dtype: str, external_threshold: int, attention: str = "ops") -> list[Path]:
     """lm.onnx (+ lm.onnx.data) in `folder`. float32 comes from the exporter in the bundle's layout, weight
     by weight (export_lm); float16 storage is converted in memory in a scratch folder, then re-saved."""
+    ecfg = LMExportConfig(attention=attention)
     if dtype == "fp32":
-        path = export_lm(lm, folder / "lm.onnx", LMExportConfig(), external_threshold)
+        path = export_lm(lm, folder / "lm.onnx", ecfg, external_threshold)
         data = path.with_name(path.name + ".data")
         return [path, data] if data.exists() else [path]
     with tempfile.TemporaryDirectory(dir=folder, prefix=".export-") as scratch:
-        raw = export_lm(lm, Path(scratch) / "lm.onnx", LMExportConfig())
+        raw = export_lm(lm, Path(scratch) / "lm.onnx", ecfg)
         model = onnx.load(str(raw))
         to_fp16_storage(model)
         return save_graph(model, folder / "lm.onnx", external_threshold)
@@ -105,6 +108,8 @@ def check_shapes(path: Path, manifest: dict[str, Any]) -> None:
             want = [1]
         elif n.startswith(("past_key_values.", "present.")):
             want = [None, kv, None, hd]
+        elif n.startswith("step."):  # fused attention: the step's keys or values
+            want = [None, None, kv * hd]
         elif n.startswith("lora."):
             d_in, d_out = dims[n.split(".")[2]]
             want = [None, d_in, None] if n.endswith(".A") else [None, None, d_out]
@@ -185,7 +190,7 @@ def write_loaded_bundle(src: LoadedBase, out: Path, opts: FromHfOptions) -> Path
         round_weights_fp16(lm)
     with staged_folder(out, opts.force) as tmp:
         progress(2, opts.steps, f"exporting lm.onnx ({opts.dtype})")
-        written = export_graph(lm, tmp, opts.dtype, opts.external_threshold)
+        written = export_graph(lm, tmp, opts.dtype, opts.external_threshold, opts.attention)
         progress(3, opts.steps, "checking onnxruntime against PyTorch")
         parity = verify_with_ort(lm, written[0])
         progress(4, opts.steps, "writing the tokenizer and bundle.json")
@@ -197,7 +202,7 @@ def write_loaded_bundle(src: LoadedBase, out: Path, opts: FromHfOptions) -> Path
                           default_rank=opts.rank, alpha=opts.alpha, token_budget=opts.token_budget,
                           chunk_overlap=opts.chunk_overlap,
                           training_card={**src.card, "ort_parity_max_rel": parity})
-        manifest = build_manifest(lm.cfg, spec, file_table(tmp), src.special, vocab)
+        manifest = build_manifest(lm.cfg, spec, file_table(tmp), src.special, vocab, opts.attention)
         check_graph(tmp / "lm.onnx", manifest)
         check_shapes(tmp / "lm.onnx", manifest)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
@@ -262,6 +267,9 @@ def add_bundle_args(ap: argparse.ArgumentParser, source: str) -> None:
     ap.add_argument("--weights", choices=WEIGHTS, default="fp32",
                     help="lm.onnx's MatMul weights: fp32, or q4 (4-bit MatMulNBits; layered train steps train on "
                     "them, whole ones on float32 copies)")
+    ap.add_argument("--attention", choices=ATTENTIONS, default="fused",
+                    help="lm.onnx's attention: fused (onnxruntime's RotaryEmbedding and GroupQueryAttention nodes, "
+                    "faster decoding) or ops (standard ONNX operators, for other runtimes)")
 
 
 def options_from_args(ap: argparse.ArgumentParser, a: argparse.Namespace) -> FromHfOptions:
@@ -277,7 +285,7 @@ def options_from_args(ap: argparse.ArgumentParser, a: argparse.Namespace) -> Fro
                          train_buckets=() if a.train_step_buckets == "none"
                          else tuple(parse_buckets(a.train_step_buckets)) if a.train_step_buckets
                          else LAYERED_BUCKETS if a.train_step_kind == LAYERED else DEFAULT_BUCKETS, weights=a.weights,
-                         train_kind=a.train_step_kind)
+                         train_kind=a.train_step_kind, attention=a.attention)
 
 
 def run_build(build: Callable[[], Path], dtype: str, source: Callable[[dict[str, Any]], str]) -> int:

@@ -21,6 +21,7 @@ LM_INPUTS = ["input_ids", "attention_mask", "position_ids", "logits_to_keep", "p
 LM_LORA_INPUTS = ["lora.{i}.{group}.A", "lora.{i}.{group}.B"]
 LM_LORA_INPUTS_V1 = ["lora.{i}.{module}.A", "lora.{i}.{module}.B"]
 LM_OUTPUTS = ["logits", "present.{i}.key", "present.{i}.value", "hidden_states"]
+LM_OUTPUTS_FUSED = ["logits", "step.{i}.key", "step.{i}.value", "hidden_states"]  # onnx_attention.py
 
 
 @dataclass
@@ -96,8 +97,13 @@ def expand_names(templates: list[str], num_layers: int, lora_layers: list[int], 
 
 
 def build_manifest(cfg: ModelConfig, spec: BundleSpec, files: dict[str, dict[str, Any]],
-                   special: dict[str, Any], tokenizer_vocab: int) -> dict[str, Any]:
+                   special: dict[str, Any], tokenizer_vocab: int, attention: str = "ops") -> dict[str, Any]:
+    """`attention` "fused": lm.onnx's attention is onnxruntime's GroupQueryAttention (onnx_attention.py),
+    recorded as io.lm.attention, with the step.* outputs; "ops" writes no such key."""
     inputs = LM_INPUTS + (LM_LORA_INPUTS if spec.lora_inputs else [])
+    lm_io = {"file": "lm.onnx", "float_dtype": "float32", "inputs": inputs, "outputs": LM_OUTPUTS}
+    if attention == "fused":
+        lm_io = {**lm_io, "outputs": LM_OUTPUTS_FUSED, "attention": "fused"}
     return {
         "format": FORMAT,
         "id": spec.id,
@@ -121,7 +127,7 @@ def build_manifest(cfg: ModelConfig, spec: BundleSpec, files: dict[str, dict[str
         },
         "tokenizer": {"file": "tokenizer.json", "config": "tokenizer_config.json", "vocab_size": tokenizer_vocab},
         "special_tokens": special,
-        "io": {"lm": {"file": "lm.onnx", "float_dtype": "float32", "inputs": inputs, "outputs": LM_OUTPUTS}},
+        "io": {"lm": lm_io},
         "hypernet": None,
         "distill": distill_entry(),  # the studio's distil recipe (distill_recipe.py)
         "training_card": spec.training_card,

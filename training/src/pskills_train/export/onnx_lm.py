@@ -9,6 +9,8 @@ Inputs   input_ids [batch, sequence_length] int64
            (groups: ModelConfig.lora_groups; q, k and v share the fused projection's "qkv" pair)
 Outputs  logits [batch, logits_length, vocab]   (sequence_length, or the last logits_to_keep of it)
          present.{i}.key|value [batch, kv_heads, total_sequence_length, head_dim]
+           (fused attention instead: step.{i}.key|value [batch, sequence_length, kv_heads·head_dim], this
+           step's keys and values only, which the engine appends to its cache: onnx_attention.py)
          hidden_states [batch, sequence_length, hidden]   (the encoder layer, ModelConfig.encoder_layer)
 
 The LoRA scale is folded into A/B by the feeder (see model/lora.py); lora_rank may be 0 and
@@ -24,7 +26,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,7 @@ from ..model.config import ModelConfig
 from ..model.layers import Attention
 from ..model.llama import LlamaLM
 from ..model.lora import LoraInputs, group_lora
+from .onnx_attention import ATTENTIONS, MS, fused_attention
 from .onnx_structure import read_structure, tensor_bytes, write_graph
 from .onnx_weights import EXTERNAL_DATA_BYTES
 
@@ -54,6 +57,9 @@ class LMExportConfig:
     trace_rank: int = 2
     dtype: torch.dtype = torch.float32
     lora_inputs: bool = True
+    # "ops": attention from ONNX operators; "fused": onnxruntime's RotaryEmbedding and GroupQueryAttention
+    # (onnx_attention.py), the same inputs and outputs
+    attention: str = "ops"
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,7 @@ class LMGraphNames:
     lora_keys: list[tuple[int, str]]  # (layer, group) order of the lora.* inputs, A then B per key
 
 
-def graph_names(cfg: ModelConfig, lora_inputs: bool = True) -> LMGraphNames:
+def graph_names(cfg: ModelConfig, lora_inputs: bool = True, attention: str = "ops") -> LMGraphNames:
     batch, seq, rank = "batch", "sequence_length", "lora_rank"
     past, total = "past_sequence_length", "total_sequence_length"
     inputs = ["input_ids", "attention_mask", "position_ids", "logits_to_keep"]
@@ -88,8 +94,12 @@ def graph_names(cfg: ModelConfig, lora_inputs: bool = True) -> LMGraphNames:
     axes["logits"] = {0: batch, 1: "logits_length"}  # sequence_length, or logits_to_keep of it
     for i in range(cfg.num_layers):
         for kind in ("key", "value"):
-            outputs.append(f"present.{i}.{kind}")
-            axes[outputs[-1]] = {0: batch, 2: total}
+            if attention == "fused":
+                outputs.append(f"step.{i}.{kind}")
+                axes[outputs[-1]] = {0: batch, 1: seq}
+            else:
+                outputs.append(f"present.{i}.{kind}")
+                axes[outputs[-1]] = {0: batch, 2: total}
     outputs.append("hidden_states")
     axes["hidden_states"] = {0: batch, 1: seq}
     return LMGraphNames(inputs, outputs, axes, lora_keys)
@@ -98,10 +108,10 @@ def graph_names(cfg: ModelConfig, lora_inputs: bool = True) -> LMGraphNames:
 class FlatLM(nn.Module):
     """LlamaLM with positional tensor I/O in `graph_names` order, as the exporter needs."""
 
-    def __init__(self, lm: LlamaLM, lora_inputs: bool = True):
+    def __init__(self, lm: LlamaLM, lora_inputs: bool = True, attention: str = "ops"):
         super().__init__()
         self.lm = lm
-        self.names = graph_names(lm.cfg, lora_inputs)
+        self.names = graph_names(lm.cfg, lora_inputs, attention)
 
     def forward(self, input_ids: Tensor, attention_mask: Tensor, position_ids: Tensor, logits_to_keep: Tensor,
                 *rest: Tensor):
@@ -170,7 +180,8 @@ def example_feeds(cfg: ModelConfig, batch: int, seq: int, past: int, rank: int,
 def _no_reparse() -> Iterator[None]:
     """torch's TorchScript exporter parses the model it has just serialized, to add onnxscript functions
     (`_add_onnxscript_fn`); with no custom opsets there are none, and the parse held a second copy of every
-    weight at the export's peak (2 GB more for a 0.5 B model). Skipped then; the bytes are the same."""
+    weight at the export's peak (2 GB more for a 0.5 B model). Skipped then; the bytes are the same. The
+    fused attention's com.microsoft nodes are a custom opset with no functions: skipped too."""
     from torch.onnx._internal.torchscript_exporter import onnx_proto_utils as utils
 
     add = getattr(utils, "_add_onnxscript_fn", None)
@@ -179,7 +190,7 @@ def _no_reparse() -> Iterator[None]:
         return
 
     def add_if_custom(model_bytes: bytes, custom_opsets: Any) -> bytes:
-        return add(model_bytes, custom_opsets) if custom_opsets else model_bytes
+        return add(model_bytes, custom_opsets) if set(custom_opsets or ()) - {MS} else model_bytes
 
     utils._add_onnxscript_fn = add_if_custom
     try:
@@ -196,8 +207,11 @@ def export_lm(lm: LlamaLM, path: str | os.PathLike, ecfg: LMExportConfig | None 
     weight by weight (onnx_structure.write_graph), the tied head's folded copy left out, so the weights
     are never loaded again."""
     ecfg = ecfg or LMExportConfig()
+    if ecfg.attention not in ATTENTIONS:
+        raise ValueError(f"attention {ecfg.attention!r}: one of {', '.join(ATTENTIONS)}")
+    fused = ecfg.attention == "fused"
     path = Path(path)
-    flat = FlatLM(lm, ecfg.lora_inputs).eval()
+    flat = FlatLM(lm, ecfg.lora_inputs, ecfg.attention).eval()
     names = flat.names
     feeds = example_feeds(lm.cfg, ecfg.trace_batch, ecfg.trace_seq, ecfg.trace_past, ecfg.trace_rank, ecfg.dtype)
     feeds = graph_feeds(lm.cfg, feeds)
@@ -205,11 +219,12 @@ def export_lm(lm: LlamaLM, path: str | os.PathLike, ecfg: LMExportConfig | None 
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".lm-export-") as scratch:
         raw = Path(scratch) / "raw" / path.name
         raw.parent.mkdir()
-        with torch.no_grad(), warnings.catch_warnings(), fused_projections(lm), _no_reparse():
+        with (torch.no_grad(), warnings.catch_warnings(), fused_projections(lm), _no_reparse(),
+              fused_attention(lm) if fused else nullcontext()):
             warnings.simplefilter("ignore", DeprecationWarning)  # the TorchScript exporter is chosen on purpose
             torch.onnx.export(flat, args, str(raw), input_names=names.inputs, output_names=names.outputs,
                               dynamic_axes=names.dynamic_axes, opset_version=ecfg.opset, dynamo=False,
-                              do_constant_folding=True)
+                              do_constant_folding=True, custom_opsets={MS: 1} if fused else None)
         copy = tied_head_copy(raw) if lm.cfg.tie_embeddings else None
         drop, first = ({copy}, [_transpose_node(TIED_EMBED, copy)]) if copy else (set(), [])
         done = Path(scratch) / path.name

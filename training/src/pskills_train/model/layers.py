@@ -7,6 +7,7 @@ over an additive mask) so that their checkpoints load by key name and logits mat
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn as nn
@@ -87,6 +88,7 @@ class Attention(nn.Module):
         self.v_proj = LoRALinear(d, self.kv * self.hd, bias=cfg.qkv_bias)
         self.o_proj = LoRALinear(self.h * self.hd, d, bias=cfg.o_bias)
         self.fuse_qkv = False  # set by the exporters (export/onnx_lm.py `fused_projections`)
+        self.fused: Callable[..., tuple[Tensor, KV]] | None = None  # export/onnx_attention.py `fused_attention`
 
     def forward(
         self,
@@ -96,7 +98,10 @@ class Attention(nn.Module):
         mask: Tensor,  # [b, 1, s, t] additive, t = p + s
         past: KV | None,  # ([b, kv, p, hd], [b, kv, p, hd])
         lora: dict[str, LoraPair],
+        position_ids: Tensor | None = None,  # [b, s]: read only by the fused export
     ) -> tuple[Tensor, KV]:
+        if self.fused is not None:
+            return self.fused(self, x, mask, past, lora, position_ids)
         b, s, _ = x.shape
         if self.fuse_qkv:
             q, k, v = self._fused_qkv(x, lora.get("qkv"))

@@ -30,8 +30,8 @@ class DecoderLayer(nn.Module):
         self.mlp = SwiGLU(cfg)
 
     def forward(self, x: Tensor, cos: Tensor, sin: Tensor, mask: Tensor, past: KV | None,
-                lora: dict[str, LoraPair]) -> tuple[Tensor, KV]:  # x: [b, s, d]
-        a, present = self.self_attn(self.input_layernorm(x), cos, sin, mask, past, lora)
+                lora: dict[str, LoraPair], position_ids: Tensor | None = None) -> tuple[Tensor, KV]:  # x: [b, s, d]
+        a, present = self.self_attn(self.input_layernorm(x), cos, sin, mask, past, lora, position_ids)
         x = x + a  # [b, s, d]
         x = x + self.mlp(self.post_attention_layernorm(x), lora)  # [b, s, d]
         return x, present
@@ -91,7 +91,7 @@ class LlamaLM(nn.Module):
         present: list[KV] = []
         for i, layer in enumerate(self.model.layers):
             past = None if past_key_values is None else past_key_values[i]
-            x, kv = layer(x, cos, sin, mask, past, per_layer[i])  # x: [b, s, d]
+            x, kv = layer(x, cos, sin, mask, past, per_layer[i], position_ids)  # x: [b, s, d]
             present.append(kv)
             if i + 1 == cfg.encoder_layer_index and i + 1 < cfg.num_layers:
                 hidden = x
