@@ -79,6 +79,18 @@ describe('parseManifest', () => {
     expect(withEdit((m) => (m.io.lm.file = '../lm.onnx'))).toThrow(/io\.lm\.file: a plain file name/);
   });
 
+  it('reads fused attention with its step.* outputs, and refuses either without the other', () => {
+    const stepOutputs = ['logits', 'step.{i}.key', 'step.{i}.value', 'hidden_states'];
+    const fused = withEdit((m) => {
+      m.io.lm.attention = 'fused';
+      m.io.lm.outputs = stepOutputs;
+    })();
+    expect(fused.io.lm.attention).toBe('fused');
+    expect(withEdit((m) => (m.io.lm.attention = 'fused'))).toThrow(/io\.lm\.outputs: .*fused attention/);
+    expect(withEdit((m) => (m.io.lm.outputs = stepOutputs))).toThrow(/io\.lm\.outputs: not the format v1 output list/);
+    expect(withEdit((m) => (m.io.lm.attention = 'flash'))).toThrow(/io\.lm\.attention/);
+  });
+
   it('reads LoRA groups in format 2 and the per-target layout of format 1', () => {
     expect(parseManifest(fixture()).lora.groups?.map((g) => g.name)).toEqual(['qkv', 'o', 'gate', 'up', 'down']);
     const v1 = fixture();
