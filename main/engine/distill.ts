@@ -36,6 +36,10 @@ export interface TeacherRow {
   readonly topIds: Int32Array;
   readonly topLogp: Float32Array;
   readonly answer: string;
+  /** The index of its question in the questions the teacher pass was given. */
+  readonly question: number;
+  /** The teacher's whole answer as text, without stop and end-of-turn tokens (before a bucket's cut). */
+  readonly said: string;
 }
 
 export interface DistillProgress {
@@ -53,6 +57,9 @@ export interface DistillOptions {
   /** Start from this adapter (e.g. the instant one); null = zero init. */
   readonly init?: EngineAdapter | null;
   readonly maxAnswerTokens?: number;
+  /** Follow-ups to the teacher's calls of a tool the skill names, answered too (the `round_trip` source,
+   *  docs/distill.md "Practice"); default off. */
+  readonly roundTrip?: boolean;
   /** Threads of the train-step graphs (default: every core). */
   readonly intraOpNumThreads?: number;
   readonly signal?: AbortSignal;
@@ -66,6 +73,8 @@ export interface DistillResult {
   readonly seconds: number;
   readonly teacherSeconds: number;
   readonly rows: number;
+  /** Questions the run added after the teacher pass (round_trip follow-ups); absent: none. */
+  readonly added?: readonly PracticeQuestion[];
 }
 
 function checkAborted(signal: AbortSignal | undefined): void {
@@ -295,6 +304,7 @@ export async function teacherRows(
   const m = bundle.manifest;
   const k = trainStepEntry(m).top_k;
   const maxLen = stepBuckets(m).at(-1)!.length;
+  const ends = new Set([...m.special_tokens.stop, m.special_tokens.eos]);
   const prompts = questions.map((q) => {
     checkAborted(signal);
     const system = fitSystem(bundle, skill, chatOf(q), maxAnswerTokens + 1);
@@ -363,6 +373,8 @@ export async function teacherRows(
       answerFrom: student.length - 1,
       ...top,
       answer: bundle.tokenizer.decode(ans),
+      question: i,
+      said: bundle.tokenizer.decode(answer.filter((t) => !ends.has(t))).trim(),
       prompt: own ? [] : prompt,
     });
   }
@@ -484,7 +496,7 @@ export async function distillRows(
   bundle: Bundle,
   rows: readonly TeacherRow[],
   options: DistillOptions = {},
-): Promise<Omit<DistillResult, 'teacherSeconds'>> {
+): Promise<Omit<DistillResult, 'teacherSeconds' | 'added'>> {
   const m = bundle.manifest;
   const steps = options.steps ?? recipeOf(m).steps;
   const lr = options.lr ?? recipeOf(m).lr;
@@ -581,6 +593,8 @@ export async function timeTrainStep(
     topIds: new Int32Array(n * k),
     topLogp: new Float32Array(n * k).fill(Math.log(1 / k)),
     answer: '',
+    question: 0,
+    said: '',
   };
   // The bundle's kept session: a distillation that follows the estimate finds it open (and warm).
   const { graph, release } = await trainSteps(bundle).acquire(bucket, { provider: bundle.provider.used });

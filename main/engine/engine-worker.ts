@@ -37,7 +37,7 @@ export type EngineRequest =
       /** One part per skill: each part's rows are answered with its own skill in context. */
       parts: DistillPart[];
       init: WireAdapter | null;
-      options: { steps?: number; lr?: number; seed?: number; maxAnswerTokens?: number };
+      options: { steps?: number; lr?: number; seed?: number; maxAnswerTokens?: number; roundTrip?: boolean };
     }
   | { type: 'time-step'; id: number; bundle: BundleRef; bucket: Bucket }
   | { type: 'cancel'; id: number };

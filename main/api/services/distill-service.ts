@@ -1,7 +1,7 @@
 // Distilling a skill version into an adapter with the current bundle's train-step graph (docs/bundle-
 // format.md "train_step"), in the engine worker: practice from the version's tests (1 in 4 held out to
-// judge), its Examples, synthesized and self-written requests and its sections (docs/distill.md
-// "Practice"); init from the instant adapter (its lineage) or zero. The adapter is stored only when every
+// judge), its Examples, synthesized and self-written requests and its sections, then follow-ups to the
+// teacher's tool calls (docs/distill.md "Practice"); init from the instant adapter (its lineage) or zero. The adapter is stored only when every
 // step finished with a finite loss; a cancel or failure stores nothing.
 import type {
   DistillInput,
@@ -265,12 +265,15 @@ export class DistillService {
       lr,
       seed,
       init,
+      roundTrip: practice.sources.includes('round_trip'),
       signal: ctx.signal,
       onProgress: (p) => ctx.emit({ skill: who, ...p }),
     });
     if (ctx.signal.aborted) throw new StudioError('cancelled', 'distillation cancelled; nothing was stored');
+    // With the follow-ups the teacher pass added (round_trip): what the adapter practised on.
+    const practised = [...questions, ...(res.added ?? [])];
     const counts: Record<string, number> = {};
-    for (const q of questions) counts[q.source] = (counts[q.source] ?? 0) + 1;
+    for (const q of practised) counts[q.source] = (counts[q.source] ?? 0) + 1;
     const { adapter: row } = this.repo.insert({
       bundleId,
       skillVersionId: skill.rowId,
@@ -297,7 +300,7 @@ export class DistillService {
       losses: res.losses,
       seconds: res.seconds,
       teacherSeconds: res.teacherSeconds,
-      questions: questions.map((q) => ({ question: q.question, source: q.source })),
+      questions: practised.map((q) => ({ question: q.question, source: q.source })),
       practice: record,
     };
   }
@@ -335,6 +338,7 @@ export class DistillService {
       steps: input.steps,
       seed: input.seed,
       init: input.init,
+      roundTrip: STUDIO_SOURCES.includes('round_trip'),
       signal,
       onProgress,
     });
