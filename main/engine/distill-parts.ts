@@ -6,14 +6,9 @@ import type { PracticeQuestion } from '../../common/distill/practice';
 import type { Bundle } from './bundle';
 import { recipeOf } from './distill-recipe';
 import { checkDistillFits } from './distill-memory';
-import {
-  distillRows,
-  estimateBucket,
-  teacherRows,
-  type DistillOptions,
-  type DistillResult,
-  type TeacherRow,
-} from './distill';
+import { distillRows, type DistillOptions, type DistillResult } from './distill';
+import { estimateBucket } from './distill-batch';
+import { teacherRows, type TeacherRow } from './distill-teacher';
 import { trainStepEntry } from './train-step';
 
 export interface DistillPart {

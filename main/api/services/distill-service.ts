@@ -21,7 +21,8 @@ import {
 import { StudioError } from '../../../common/errors';
 import { recipeOf } from '../../engine/distill-recipe';
 import { sharedEngine } from '../../engine/engine-client';
-import { estimateBucket, type DistillOptions, type DistillResult } from '../../engine/distill';
+import type { DistillOptions, DistillResult } from '../../engine/distill';
+import { estimateBucket } from '../../engine/distill-batch';
 import type { DistillPart } from '../../engine/distill-parts';
 import { estimateDistillMemory, freeMemoryBytes, memoryRefusal } from '../../engine/distill-memory';
 import { bucketKey, trainStepEntry, type Bucket } from '../../engine/train-step';
