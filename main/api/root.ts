@@ -70,14 +70,13 @@ export function createStudio(opts: StudioOptions): Studio {
   const { global: globalAdapter, trajectories, tests: skillTests } = library;
   const skills = new SkillService(repo);
   const imports = new ImportService(repo, opts.cacheDir ?? join(opts.dataDir, 'cache'));
-  const adapters = new AdapterService(
-    adaptersRepo,
+  const adapters = new AdapterService({
+    repo: adaptersRepo,
     bundles,
-    undefined,
-    undefined,
-    distiller,
-    () => trajectories.settings().maxMergeRank,
-  );
+    factory: library.factory,
+    rehearser: distiller,
+    maxMergeRank: () => trajectories.settings().maxMergeRank,
+  });
   const compare = new CompareService(repo, compiler, engine, { trajectories, bundles }, distiller);
   // engine.generate with the adapter the request chooses (library, skill version or global).
   const generation = new GenerationService(engine, adaptersRepo, bundles, adapterCache, compiler);

@@ -30,6 +30,7 @@ import { parseTargetKey, type Adapter } from '../../adapters/types';
 import { checkAdapterFits, foldAdapter, type BundleManifest, type EngineAdapter } from '../../engine';
 import { encodeAdapter, sha256Hex } from '../../store/adapter-tensors';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
+import type { AdapterFactory } from './adapter-factory';
 import { nullableSummary, plainSummary, shortId, summaryOf } from './adapter-summaries';
 import { exportGguf, exportOllama, importGguf } from './adapter-gguf';
 import { offThread } from './algebra-jobs';
@@ -45,20 +46,37 @@ export interface MergeContext {
 const DEFAULT_SINGULAR_VALUES = 8;
 const VISUAL_SINGULAR_VALUES = 32;
 
+/** What the adapter library needs, by name. */
+export interface AdapterDeps {
+  repo: AdaptersRepo;
+  bundles: Pick<BundleRegistry, 'current'>;
+  /** Merges and imports are recipes on it. */
+  factory: Pick<AdapterFactory, 'make'>;
+  /** adapters.merge's `rehearse`; absent: refused. */
+  rehearser?: Pick<DistillService, 'rehearsalParts' | 'rehearse'>;
+  /** The maxMergeRank setting, read at each merge. */
+  maxMergeRank?: () => number;
+  warn?: (message: string) => void;
+  /** The adapter algebra runs here, off the main thread; inputs loaded for a job are transferred. */
+  algebra?: Pick<AlgebraWorker, 'run'>;
+}
+
 export class AdapterService {
   private warnedCompare = false;
+  private readonly repo: AdaptersRepo;
+  private readonly bundles: AdapterDeps['bundles'];
+  private readonly factory: AdapterDeps['factory'];
+  private readonly rehearser: AdapterDeps['rehearser'];
+  private readonly maxMergeRank: () => number;
+  private readonly warn: (message: string) => void;
+  private readonly algebra: Pick<AlgebraWorker, 'run'>;
 
-  constructor(
-    private readonly repo: AdaptersRepo,
-    private readonly bundles: Pick<BundleRegistry, 'current'>,
-    private readonly warn: (message: string) => void = (m) => console.warn(`[pskills] ${m}`),
-    /** The adapter algebra runs here, off the main thread; inputs loaded for a job are transferred. */
-    private readonly algebra: Pick<AlgebraWorker, 'run'> = sharedAlgebra(),
-    /** adapters.merge's `rehearse`; absent: refused. */
-    private readonly rehearser?: Pick<DistillService, 'rehearsalParts' | 'rehearse'>,
-    /** The maxMergeRank setting, read at each merge. */
-    private readonly maxMergeRank: () => number = () => DEFAULT_SETTINGS.maxMergeRank,
-  ) {}
+  constructor(deps: AdapterDeps) {
+    ({ repo: this.repo, bundles: this.bundles, factory: this.factory, rehearser: this.rehearser } = deps);
+    this.maxMergeRank = deps.maxMergeRank ?? (() => DEFAULT_SETTINGS.maxMergeRank);
+    this.warn = deps.warn ?? ((m) => console.warn(`[pskills] ${m}`));
+    this.algebra = deps.algebra ?? sharedAlgebra();
+  }
 
   list(): AdapterSummary[] {
     return this.repo.list().map(summaryOf);
@@ -100,14 +118,17 @@ export class AdapterService {
     return this.store(adapter, await this.bundles.current());
   }
 
-  private store(
+  private async store(
     adapter: Adapter,
     { bundle, rowId }: { bundle: { manifest: BundleManifest }; rowId: number },
-  ): AdapterWritten {
+  ): Promise<AdapterWritten> {
     checkAdapterFits(bundle.manifest, foldAdapter(adapter));
     const recipe: AdapterRecipe = { kind: 'import', tensorsSha256: sha256Hex(encodeAdapter(adapter)) };
-    const { adapter: row, created } = this.repo.insert({ bundleId: rowId, adapter, recipe });
-    return { adapter: summaryOf(row), created };
+    const p = await this.factory.make(
+      { bundleId: rowId, skill: null },
+      { cancelled: 'import cancelled', make: async () => ({ adapter, recipe, extra: null }) },
+    );
+    return { adapter: p.summary, created: p.created };
   }
 
   /** PEFT folder + pskills.json (skill hash, bundle hash, recipe, lineage by key); or a llama.cpp LoRA
@@ -150,31 +171,28 @@ export class AdapterService {
     ctx: MergeContext = { emit: () => {}, signal: new AbortController().signal },
   ): Promise<AdapterWritten> {
     const plan = this.mergePlan(input);
-    const known = this.repo.findByKey(this.repo.keyFor(plan.bundleId, null, plan.recipe));
-    if (known) return { adapter: summaryOf(known), created: false };
-    // Rehearsal's parts are checked before the merge runs, so a source without a skill costs nothing.
-    const rehearsal = input.rehearse === undefined ? null : this.rehearsal(plan.rows, input.rehearse);
-    let merged = await offThread(this.algebra, 'merge', this.mergeJob(plan));
-    const cancelled = () => new StudioError('cancelled', 'merge cancelled; nothing was stored');
-    if (ctx.signal.aborted) throw cancelled();
-    ctx.emit({ phase: 'merge', step: 0, steps: input.rehearse ?? 0, loss: null, secondsLeft: null });
-    if (rehearsal) {
-      // The engine's own cancel speaks of a distillation: the caller asked for a merge.
-      const { adapter: a } = await rehearsal.run(foldAdapter(merged), input.seed ?? 0, ctx).catch((err: unknown) => {
-        throw ctx.signal.aborted ? cancelled() : err;
-      });
-      merged = { rank: a.rank, alpha: a.rank, targets: a.targets };
-    }
-    if (ctx.signal.aborted) throw cancelled();
-    const lineage = plan.rows.map((r, i) => ({ rowId: r.rowId, weight: plan.weights[i]! }));
-    const { adapter, created } = this.repo.insert({
-      bundleId: plan.bundleId,
-      adapter: merged,
-      recipe: plan.recipe,
-      lineage,
-      name: input.name ?? mergeName(plan.rows, plan.method),
-    });
-    return { adapter: summaryOf(adapter), created };
+    const message = 'merge cancelled; nothing was stored';
+    const cancelled = () => new StudioError('cancelled', message);
+    const make = async () => {
+      // Rehearsal's parts are checked before the merge runs, so a source without a skill costs nothing.
+      const rehearsal = input.rehearse === undefined ? null : this.rehearsal(plan.rows, input.rehearse);
+      let merged = await offThread(this.algebra, 'merge', this.mergeJob(plan));
+      if (ctx.signal.aborted) throw cancelled();
+      ctx.emit({ phase: 'merge', step: 0, steps: input.rehearse ?? 0, loss: null, secondsLeft: null });
+      if (rehearsal) {
+        // The engine's own cancel speaks of a distillation: the caller asked for a merge.
+        const { adapter: a } = await rehearsal.run(foldAdapter(merged), input.seed ?? 0, ctx).catch((err: unknown) => {
+          throw ctx.signal.aborted ? cancelled() : err;
+        });
+        merged = { rank: a.rank, alpha: a.rank, targets: a.targets };
+      }
+      const lineage = plan.rows.map((r, i) => ({ rowId: r.rowId, weight: plan.weights[i]! }));
+      const name = input.name ?? mergeName(plan.rows, plan.method);
+      return { adapter: merged, recipe: plan.recipe, lineage, name, extra: null };
+    };
+    const at = { bundleId: plan.bundleId, skill: null };
+    const p = await this.factory.make(at, { reuse: plan.recipe, cancelled: message, make }, ctx.signal);
+    return { adapter: p.summary, created: p.created };
   }
 
   /** adapters.rename: a name a person reads in every list; null goes back to the made-up one. */
