@@ -53,7 +53,7 @@ export interface Studio {
   dispose(): Promise<void>;
 }
 
-// eslint-disable-next-line max-lines-per-function -- the composition root wires every service by hand; the adapter factory work will split it
+// eslint-disable-next-line max-lines-per-function -- the composition root wires every service and the handler table by hand
 export function createStudio(opts: StudioOptions): Studio {
   mkdirSync(opts.dataDir, { recursive: true });
   const dbPath = join(opts.dataDir, 'studio.db');
@@ -94,8 +94,6 @@ export function createStudio(opts: StudioOptions): Studio {
     trajectories,
     undefined,
     distiller,
-    adaptersRepo,
-    adapterCache,
   );
   // Continual runs write only their own workspaces under runs/ (main/api/services/run-workspace.ts); the
   // Library is written by adopt alone.

@@ -120,9 +120,8 @@ export async function compileSkill(bundle: Bundle, text: string, options: Compil
   return { ...compiled, engine };
 }
 
-/** SKILL.md text → the adapter in the algebra's form only: the engine worker's half of a compile. The
- *  caller has checked the bundle (requireHypernet), and the side that uses the engine's form makes it
- *  and checks it (engine-client.ts), so neither happens twice across the worker boundary. */
+/** The algebra's form only, the engine worker's half: the caller checked the bundle (requireHypernet), and the
+ *  thread that uses the engine's form makes and checks it (engine-client.ts), once. */
 export async function compileFactors(
   bundle: Bundle,
   text: string,

@@ -2,12 +2,10 @@
 // message (cut to fit, as the in_context condition) answers each practice question greedily, and its
 // top-k log-probabilities along that answer are the student's target. Python: pskills_train.distill.teacher.
 import { chatOf, type PracticeQuestion } from '../../common/distill/practice';
-import type { EngineAdapter } from './adapter';
 import type { Bundle } from './bundle';
 import type { ChatMessage } from './chat';
 import { recipeOf } from './distill-recipe';
 import { EngineError } from './errors';
-import { KvCache } from './kv-cache';
 import type { BundleManifest } from './manifest';
 import { Row } from './row';
 import { afterPrefix, fromPrefix, pickRows, runPrefix, sharedLength, type Prefix } from './shared-prefix';
@@ -144,32 +142,6 @@ async function greedyShared(
     const res = r.result();
     return { tokens: res.tokens, finishReason: res.finishReason, topIds: tops[i]!.ids, topLogp: tops[i]!.logp };
   });
-}
-
-/** The logits that predict each token of `answer` after `prompt` (one forward of both, the base or with
- *  `adapter`): row j, `logits.subarray(j * vocab, (j + 1) * vocab)`, predicts answer[j]. */
-export async function answerLogits(
-  bundle: Bundle,
-  prompt: readonly number[],
-  answer: readonly number[],
-  adapter: EngineAdapter | null = null,
-): Promise<{ logits: Float32Array; vocab: number }> {
-  const m = bundle.manifest;
-  const n = answer.length;
-  // Positions prompt−1 … prompt+n−2 predict the n answer tokens; the last kept row (after the answer) is dropped.
-  const ids = [...prompt, ...answer];
-  const out = await bundle.lm.forward({
-    batch: 1,
-    inputIds: ids,
-    positionIds: ids.map((_, i) => i),
-    attentionMask: ids.map(() => 1),
-    cache: KvCache.empty(m, 1),
-    lora: bundle.lm.loraFeeds([adapter]),
-    logitsToKeep: n + 1,
-  });
-  const V = m.architecture.vocab;
-  const first = out.logitsPerRow - (n + 1);
-  return { logits: out.logits.subarray(first * V, (first + n) * V), vocab: V };
 }
 
 /** The teacher's top-k along given answers, rows after `prefix` in one batch: each row's rest of prompt and

@@ -63,31 +63,23 @@ export interface AdapterDeps {
 
 export class AdapterService {
   private warnedCompare = false;
-  private readonly repo: AdaptersRepo;
-  private readonly bundles: AdapterDeps['bundles'];
-  private readonly factory: AdapterDeps['factory'];
-  private readonly rehearser: AdapterDeps['rehearser'];
-  private readonly maxMergeRank: () => number;
-  private readonly warn: (message: string) => void;
-  private readonly algebra: Pick<AlgebraWorker, 'run'>;
+  private readonly deps: Required<Omit<AdapterDeps, 'rehearser'>> & AdapterDeps;
 
   constructor(deps: AdapterDeps) {
-    ({ repo: this.repo, bundles: this.bundles, factory: this.factory, rehearser: this.rehearser } = deps);
-    this.maxMergeRank = deps.maxMergeRank ?? (() => DEFAULT_SETTINGS.maxMergeRank);
-    this.warn = deps.warn ?? ((m) => console.warn(`[pskills] ${m}`));
-    this.algebra = deps.algebra ?? sharedAlgebra();
+    const warn = (m: string) => console.warn(`[pskills] ${m}`);
+    this.deps = { warn, algebra: sharedAlgebra(), maxMergeRank: () => DEFAULT_SETTINGS.maxMergeRank, ...deps };
   }
 
   list(): AdapterSummary[] {
-    return this.repo.list().map(summaryOf);
+    return this.deps.repo.list().map(summaryOf);
   }
 
   async get(input: { id: string; singularValues?: number }): Promise<AdapterDetail> {
-    const row = this.repo.resolve(input.id);
-    const adapter = this.repo.load(row.rowId);
+    const row = this.deps.repo.resolve(input.id);
+    const adapter = this.deps.repo.load(row.rowId);
     const count = Math.min(input.singularValues ?? DEFAULT_SINGULAR_VALUES, adapter.rank);
     const shapes = [...adapter.targets].map(([key, p]) => ({ ...parseTargetKey(key), dIn: p.dIn, dOut: p.dOut }));
-    const { norms, singularValues } = await offThread(this.algebra, 'details', { adapter, count });
+    const { norms, singularValues } = await offThread(this.deps.algebra, 'details', { adapter, count });
     return {
       ...summaryOf(row),
       shapes,
@@ -109,13 +101,13 @@ export class AdapterService {
     const gguf = dir.endsWith('.gguf');
     if (!existsSync(dir)) throw new StudioError('not_found', `${dir}: no such ${gguf ? 'file' : 'folder'}`);
     if (gguf) {
-      const current = await this.bundles.current();
+      const current = await this.deps.bundles.current();
       return this.store(await importGguf(dir, current.bundle.manifest), current);
     }
     const { adapter } = await readPeftDir(dir).catch((err: Error) => {
       throw err instanceof StudioError ? err : new StudioError('invalid_input', err.message);
     });
-    return this.store(adapter, await this.bundles.current());
+    return this.store(adapter, await this.deps.bundles.current());
   }
 
   private async store(
@@ -124,9 +116,9 @@ export class AdapterService {
   ): Promise<AdapterWritten> {
     checkAdapterFits(bundle.manifest, foldAdapter(adapter));
     const recipe: AdapterRecipe = { kind: 'import', tensorsSha256: sha256Hex(encodeAdapter(adapter)) };
-    const p = await this.factory.make(
+    const p = await this.deps.factory.make(
       { bundleId: rowId, skill: null },
-      { cancelled: 'import cancelled', make: async () => ({ adapter, recipe, extra: null }) },
+      { cancelled: 'import cancelled', make: async () => ({ adapter, recipe }) },
     );
     return { adapter: p.summary, created: p.created };
   }
@@ -134,7 +126,7 @@ export class AdapterService {
   /** PEFT folder + pskills.json (skill hash, bundle hash, recipe, lineage by key); or a llama.cpp LoRA
    * GGUF, or an Ollama folder (adapter-gguf.ts), for a bundle whose base has a GGUF. */
   async export(input: ExportAdapterInput): Promise<{ dir: string; files: string[] }> {
-    const row = this.repo.resolve(input.id);
+    const row = this.deps.repo.resolve(input.id);
     const dir = resolve(input.dir);
     const format = input.format ?? 'peft';
     const sidecar = {
@@ -147,16 +139,16 @@ export class AdapterService {
       lineage: row.lineage.map((l) => ({ key: l.key, weight: l.weight })),
     };
     if (format !== 'peft') {
-      const rec = this.repo.bundleRecord(row.bundle.rowId);
+      const rec = this.deps.repo.bundleRecord(row.bundle.rowId);
       if (!rec) throw new StudioError('not_found', `bundle ${row.bundle.id} of adapter ${row.key}: not in the store`);
       const manifest = rec.manifest as BundleManifest;
-      const adapter = this.repo.load(row.rowId);
+      const adapter = this.deps.repo.load(row.rowId);
       const opts = { ...input, dir };
       return format === 'gguf'
         ? exportGguf(row, adapter, manifest, opts)
         : exportOllama(row, adapter, { manifest, dir: rec.path }, opts, sidecar);
     }
-    await writePeftDir(dir, this.repo.load(row.rowId), sidecar, row.bundle.id, input.overwrite ?? false).catch(
+    await writePeftDir(dir, this.deps.repo.load(row.rowId), sidecar, row.bundle.id, input.overwrite ?? false).catch(
       (err: Error) => {
         throw err instanceof StudioError ? err : new StudioError('invalid_input', err.message);
       },
@@ -176,7 +168,7 @@ export class AdapterService {
     const make = async () => {
       // Rehearsal's parts are checked before the merge runs, so a source without a skill costs nothing.
       const rehearsal = input.rehearse === undefined ? null : this.rehearsal(plan.rows, input.rehearse);
-      let merged = await offThread(this.algebra, 'merge', this.mergeJob(plan));
+      let merged = await offThread(this.deps.algebra, 'merge', this.mergeJob(plan));
       if (ctx.signal.aborted) throw cancelled();
       ctx.emit({ phase: 'merge', step: 0, steps: input.rehearse ?? 0, loss: null, secondsLeft: null });
       if (rehearsal) {
@@ -188,24 +180,24 @@ export class AdapterService {
       }
       const lineage = plan.rows.map((r, i) => ({ rowId: r.rowId, weight: plan.weights[i]! }));
       const name = input.name ?? mergeName(plan.rows, plan.method);
-      return { adapter: merged, recipe: plan.recipe, lineage, name, extra: null };
+      return { adapter: merged, recipe: plan.recipe, lineage, name };
     };
     const at = { bundleId: plan.bundleId, skill: null };
-    const p = await this.factory.make(at, { reuse: plan.recipe, cancelled: message, make }, ctx.signal);
+    const p = await this.deps.factory.make(at, { reuse: plan.recipe, cancelled: message, make }, ctx.signal);
     return { adapter: p.summary, created: p.created };
   }
 
   /** adapters.rename: a name a person reads in every list; null goes back to the made-up one. */
   rename(input: RenameAdapterInput): AdapterSummary {
-    const row = this.repo.resolve(input.id);
-    return summaryOf(this.repo.rename(row.rowId, input.name));
+    const row = this.deps.repo.resolve(input.id);
+    return summaryOf(this.deps.repo.rename(row.rowId, input.name));
   }
 
   /** adapters.mergePreview: the same computation as merge, measured against the exact sum, not stored. */
   async mergePreview(input: MergeInput): Promise<MergePreview> {
     const plan = this.mergePlan(input);
-    const known = this.repo.findByKey(this.repo.keyFor(plan.bundleId, null, plan.recipe));
-    const { rank, norms, sourceNorms, cmp } = await offThread(this.algebra, 'mergePreview', this.mergeJob(plan));
+    const known = this.deps.repo.findByKey(this.deps.repo.keyFor(plan.bundleId, null, plan.recipe));
+    const { rank, norms, sourceNorms, cmp } = await offThread(this.deps.algebra, 'mergePreview', this.mergeJob(plan));
     return {
       method: plan.method,
       rank,
@@ -222,15 +214,15 @@ export class AdapterService {
 
   /** adapters.visualize: rank-slot norms, a cat merge's blocks, spectra before/after an svd truncation. */
   async visualize(input: { id: string; singularValues?: number }): Promise<AdapterVisual> {
-    const row = this.repo.resolve(input.id);
-    const adapter = this.repo.load(row.rowId);
+    const row = this.deps.repo.resolve(input.id);
+    const adapter = this.deps.repo.load(row.rowId);
     const count = input.singularValues ?? VISUAL_SINGULAR_VALUES;
     const r = row.recipe;
     let blocks: AdapterVisual['blocks'] = [];
     if (r.kind === 'merge' && r.method === 'cat') {
       let offset = 0;
       blocks = r.sources.map((key, i) => {
-        const rank = this.repo.resolve(key).rank;
+        const rank = this.deps.repo.resolve(key).rank;
         const block = { source: shortId(key), weight: r.weights[i]!, offset, rank };
         offset += rank;
         return block;
@@ -238,11 +230,11 @@ export class AdapterService {
     }
     const cut = this.truncationOf(row);
     const truncated = cut && {
-      sources: cut.keys.map((k) => this.repo.load(this.repo.resolve(k).rowId)),
+      sources: cut.keys.map((k) => this.deps.repo.load(this.deps.repo.resolve(k).rowId)),
       weights: cut.weights,
     };
     const rank = adapter.rank;
-    const v = await offThread(this.algebra, 'visualize', { adapter, count, truncated });
+    const v = await offThread(this.deps.algebra, 'visualize', { adapter, count, truncated });
     const spectra: AdapterVisual['spectra'] = v.spectra
       ? v.spectra.map((t) => ({ layer: t.layer, module: t.module, before: t.value.before, after: t.value.after }))
       : v.singularValues!.map((t) => ({ layer: t.layer, module: t.module, before: t.value, after: null }));
@@ -253,11 +245,11 @@ export class AdapterService {
   /** adapters.similarity: pairwise cosine of the ΔWs, and the linear baseline's error against cat. */
   async similarity(input: SimilarityInput): Promise<SimilarityResult> {
     const rows = this.sameBundle(input.ids);
-    const adapters = rows.map((r) => this.repo.load(r.rowId));
+    const adapters = rows.map((r) => this.deps.repo.load(r.rowId));
     const n = adapters.length;
     const equalRanks = new Set(adapters.map((a) => a.rank)).size === 1;
     const linearWeights = equalRanks ? (input.weights ?? rows.map(() => 1)) : null;
-    const { pairs, linearError } = await offThread(this.algebra, 'similarity', { adapters, linearWeights });
+    const { pairs, linearError } = await offThread(this.deps.algebra, 'similarity', { adapters, linearWeights });
     const at = (i: number, j: number) => pairs[Math.min(i, j)]![Math.max(i, j)]!;
     const matrix = (pick: (s: StatSummary) => number) =>
       Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => pick(at(i, j))));
@@ -281,14 +273,14 @@ export class AdapterService {
   async compareDeprecated(input: SimilarityInput): Promise<DeprecatedCompareResult> {
     if (!this.warnedCompare) {
       this.warnedCompare = true;
-      this.warn(SIMILARITY_DEPRECATION);
+      this.deps.warn(SIMILARITY_DEPRECATION);
     }
     return { ...(await this.similarity(input)), deprecated: SIMILARITY_DEPRECATION };
   }
 
   delete(input: { id: string }): { deleted: string } {
-    const row = this.repo.resolve(input.id);
-    this.repo.delete(row.rowId);
+    const row = this.deps.repo.resolve(input.id);
+    this.deps.repo.delete(row.rowId);
     return { deleted: row.key };
   }
 
@@ -296,12 +288,12 @@ export class AdapterService {
     const rows = this.sameBundle(input.ids);
     const weights = input.weights ?? rows.map(() => 1);
     // The rank cap from the rows' ranks and one source's shapes, before the others are loaded.
-    const first = this.repo.load(rows[0]!.rowId);
+    const first = this.deps.repo.load(rows[0]!.rowId);
     const capped = capMerge(
       input.method,
       rows.map((r) => r.rank),
       input.rank,
-      rankCap(this.maxMergeRank(), first.targets),
+      rankCap(this.deps.maxMergeRank(), first.targets),
       input.overRank,
     );
     const recipe: AdapterRecipe = {
@@ -319,12 +311,12 @@ export class AdapterService {
       method: capped.method,
       rank: capped.rank,
       bundleId: rows[0]!.bundle.rowId,
-      adapters: rows.map((r, i) => (i === 0 ? first : this.repo.load(r.rowId))),
+      adapters: rows.map((r, i) => (i === 0 ? first : this.deps.repo.load(r.rowId))),
     };
   }
 
   private rehearsal(rows: StoredAdapter[], steps: number) {
-    const distiller = this.rehearser;
+    const distiller = this.deps.rehearser;
     if (!distiller) throw new StudioError('invalid_input', 'rehearse: this studio cannot distil');
     const parts = distiller.rehearsalParts(rows);
     return {
@@ -352,7 +344,7 @@ export class AdapterService {
   }
 
   private sameBundle(ids: string[]): StoredAdapter[] {
-    const rows = ids.map((id) => this.repo.resolve(id));
+    const rows = ids.map((id) => this.deps.repo.resolve(id));
     const other = rows.find((r) => r.bundle.rowId !== rows[0]!.bundle.rowId);
     if (other) {
       throw new StudioError(

@@ -50,7 +50,7 @@ export class CompileService {
     const t0 = performance.now();
     const at = await this.factory.site(ref);
     const { bundle } = at;
-    const skill = at.skill!;
+    const { skill } = at;
     requireHypernet(bundle); // a clear error naming the bundle, before any lookup
     const recipe: AdapterRecipe = { kind: 'compile', hypernet: bundle.manifest.hypernet!.kind, combine: 'mean' };
     const who = { name: skill.name, version: skill.version.version };

@@ -121,17 +121,17 @@ export class DistillService {
   /** The version's newest distilled adapter on the current bundle, ready for generation; null when none. */
   async distilledAdapter(ref: SkillRef): Promise<{ row: StoredAdapter; engine: EngineAdapter } | null> {
     const { skill, bundle, bundleId } = await this.factory.site(ref);
-    const row = this.latestDistilled({ name: skill!.name, version: skill!.version.version }, bundleId);
+    const row = this.latestDistilled({ name: skill.name, version: skill.version.version }, bundleId);
     return row ? { row, engine: this.factory.engineOf(row, bundle) } : null;
   }
 
   async plan(ref: SkillRef): Promise<DistillPlan> {
     const { skill, bundle, bundleId } = await this.factory.site(ref);
-    const who = { name: skill!.name, version: skill!.version.version };
+    const who = { name: skill.name, version: skill.version.version };
     const latest = this.latestDistilled(who, bundleId);
     let questions: PracticeQuestion[] = [];
     let questionsError: string | null = null;
-    const practice = this.practice(skill!);
+    const practice = this.practice(skill);
     try {
       questions = practice.questions();
     } catch (err) {
@@ -181,11 +181,6 @@ export class DistillService {
     };
   }
 
-  /** The questions distilling this version would practise on, each with its source (no self-written). */
-  questions(ref: DistillInput['skill'], seed = 0): PracticeQuestion[] {
-    return this.practice(ref, seed).questions();
-  }
-
   /** The version's practice: its tests split (1 in 4 held out, seeded), the sources it tries, and its
    *  questions with `written` (self-written requests) among them; throws naming each source tried. */
   practice(ref: DistillInput['skill'] | ResolvedSkill, seed = 0) {
@@ -221,7 +216,7 @@ export class DistillService {
   ): Promise<DistillResultSchema> {
     const at = await this.factory.site(input.skill);
     const { bundle, skill } = at;
-    const who = { name: skill!.name, version: skill!.version.version };
+    const who = { name: skill.name, version: skill.version.version };
     const refused = trainStepRefusal(bundle);
     if (refused) throw new StudioError('invalid_input', refused);
     const seed = input.seed ?? 0;
@@ -235,20 +230,14 @@ export class DistillService {
         cancelled: CANCELLED,
         make: async () => {
           const instant = from === 'instant' ? await this.compiler.compileAdapter(at, { signal: ctx.signal }) : null;
-          const res = await this.distill(
-            bundle,
-            `${bundle.dir}:${who.name}@${who.version}`,
-            skill!.content,
-            questions,
-            {
-              steps,
-              lr,
-              seed,
-              init: instant?.engine ?? null,
-              signal: ctx.signal,
-              onProgress: (e) => ctx.emit({ skill: who, ...e }),
-            },
-          );
+          const res = await this.distill(bundle, `${bundle.dir}:${who.name}@${who.version}`, skill.content, questions, {
+            steps,
+            lr,
+            seed,
+            init: instant?.engine ?? null,
+            signal: ctx.signal,
+            onProgress: (e) => ctx.emit({ skill: who, ...e }),
+          });
           return {
             adapter: { rank: res.adapter.rank, alpha: res.adapter.rank, targets: res.adapter.targets },
             engine: res.adapter,
@@ -270,7 +259,7 @@ export class DistillService {
       },
       ctx.signal,
     );
-    const res = p.made!.extra;
+    const res = p.made!.extra!;
     return {
       adapter: p.summary,
       rank: p.adapter.rank,
@@ -288,7 +277,7 @@ export class DistillService {
    *  compile and the teacher pass when the steps cannot fit (self-written requests are short: the practice
    *  without them sizes the bucket). */
   private async practise(input: DistillInput, { bundle, skill }: CurrentSite, seed: number, signal: AbortSignal) {
-    const practice = this.practice(skill!, seed);
+    const practice = this.practice(skill, seed);
     const why = memoryRefusal(
       estimateDistillMemory(bundle.manifest, estimateBucket(bundle, input.questions ?? practice.questions([]))),
       this.freeMemory(),
@@ -296,7 +285,7 @@ export class DistillService {
     if (why) throw new StudioError('invalid_input', why);
     const written: Written =
       this.writer && (input.selfWritten ?? !input.questions)
-        ? await this.writer.write(bundle, skill!.content, signal)
+        ? await this.writer.write(bundle, skill.content, signal)
         : { written: [], dropped: { empty: 0, duplicate: 0, copy: 0 }, writer: null, warnings: [] };
     if (signal.aborted) throw new StudioError('cancelled', CANCELLED);
     const record: PracticeRecord = {

@@ -53,40 +53,16 @@ export class GlobalAdapterService {
   async emaStepOffThread(input: EmaInput): Promise<{ adapter: Adapter; write(rehearsed?: Rehearsed): EmaWritten }> {
     const { recipe } = this.emaRecipe(input);
     const made = await recipe.make();
-    const write = (m: Made<null>) => {
-      const out = recipe.store(m);
-      return { version: versionOf(out.version), adapter: summaryOf(out.adapter) };
-    };
     return {
       adapter: made.adapter,
-      write: (rehearsed) =>
-        write(
-          rehearsed
-            ? { ...made, adapter: rehearsed.adapter, recipe: { ...made.recipe, rehearsal: rehearsed.rehearsal } }
-            : made,
-        ),
-    };
-  }
-
-  /** The EMA step as a recipe: the algebra worker's ema job, stored by appending the next global version
-   *  (the head it was computed on must still be the head: appendEma checks). */
-  private emaRecipe(input: EmaInput) {
-    const { bundleId, head, beta, job, recipe, lineage } = this.emaPlan(input);
-    return {
-      bundleId,
-      recipe: {
-        cancelled: 'EMA update cancelled',
-        make: async () => ({
-          adapter: await offThread(this.algebra, 'ema', job),
-          recipe,
-          lineage,
-          extra: null,
-        }),
-        store: (made: Made<null>) => {
-          const input = { bundleId, adapter: made.adapter, recipe: made.recipe, lineage: made.lineage };
-          return { ...this.repo.appendEma(bundleId, input, beta, head?.n ?? null), created: true };
-        },
-      } satisfies Recipe<null>,
+      write: (rehearsed) => {
+        const r = rehearsed && {
+          adapter: rehearsed.adapter,
+          recipe: { ...made.recipe, rehearsal: rehearsed.rehearsal },
+        };
+        const out = recipe.store({ ...made, ...r });
+        return { version: versionOf(out.version), adapter: summaryOf(out.adapter) };
+      },
     };
   }
 
@@ -95,7 +71,9 @@ export class GlobalAdapterService {
     return offThread(this.algebra, 'merge', job, false);
   }
 
-  private emaPlan(input: EmaInput) {
+  /** The EMA step as a recipe: the algebra worker's ema job, stored by appending the next global version
+   *  (the head it was computed on must still be the head: appendEma checks). */
+  private emaRecipe(input: EmaInput) {
     const row = this.repo.resolve(input.adapterId);
     const bundleId = row.bundle.rowId;
     const head = this.repo.globalHead(bundleId);
@@ -109,7 +87,7 @@ export class GlobalAdapterService {
       beta,
       rankBudget,
     };
-    const recipe: Extract<AdapterRecipe, { kind: 'ema' }> = {
+    const json: Extract<AdapterRecipe, { kind: 'ema' }> = {
       kind: 'ema',
       beta,
       rankBudget,
@@ -121,7 +99,15 @@ export class GlobalAdapterService {
           { rowId: row.rowId, weight: beta },
         ]
       : [{ rowId: row.rowId, weight: 1 }];
-    return { bundleId, head, beta, job, recipe, lineage };
+    const recipe = {
+      cancelled: 'EMA update cancelled',
+      make: async () => ({ adapter: await offThread(this.algebra, 'ema', job), recipe: json, lineage }),
+      store: (made: Made<null>) => {
+        const next = { bundleId, adapter: made.adapter, recipe: made.recipe, lineage: made.lineage };
+        return { ...this.repo.appendEma(bundleId, next, beta, head?.n ?? null), created: true };
+      },
+    } satisfies Recipe<null>;
+    return { bundleId, recipe };
   }
 
   async emaHistory(): Promise<EmaHistory> {
