@@ -8,14 +8,9 @@ import { followUps } from '../../common/distill/round-trip';
 import type { Bundle } from './bundle';
 import { recipeOf } from './distill-recipe';
 import { checkDistillFits } from './distill-memory';
-import {
-  distillRows,
-  estimateBucket,
-  teacherRows,
-  type DistillOptions,
-  type DistillResult,
-  type TeacherRow,
-} from './distill';
+import { distillRows, type DistillOptions, type DistillResult } from './distill';
+import { estimateBucket } from './distill-batch';
+import { teacherRows, type TeacherRow } from './distill-teacher';
 import { trainStepEntry } from './train-step';
 
 export interface DistillPart {

@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PracticeQuestion } from '../../../common/distill/practice';
 import { loadBundle, type Bundle } from '../../../main/engine/bundle';
-import { distillRows, teacherRows, timeTrainStep } from '../../../main/engine/distill';
+import { distillRows, timeTrainStep } from '../../../main/engine/distill';
+import { teacherRows } from '../../../main/engine/distill-teacher';
 import { distillSkill } from '../../../main/engine/distill-parts';
 import { APP_ROOT } from '../../../main/paths';
 import { parityRun, readParity, type Arr } from './layered-parity';
-import { openStepRunner, runStep, stepKind, trainStepEntry, type TrainState } from '../../../main/engine/train-step';
+import { openStepRunner, stepKind, trainStepEntry, type TrainState } from '../../../main/engine/train-step';
+import { runStep } from './train-batch';
 
 const DIR = join(APP_ROOT, 'tests/fixtures/bundle-tiny-layered');
 const SKILL = '# Greeting\n\nAlways answer with the word tests.';
