@@ -27,32 +27,54 @@ export function headRows(vocab: number): number {
   return Math.max(16, Math.floor(HEAD_PART_BYTES / (vocab * 4)));
 }
 
-/** What a layered step's forward may keep for its backward (docs/distill.md "Layered train step"): a layer
- * whose `saved.*` outputs are kept needs no forward recomputed in its backward (on SmolLM2-135M, 8 × 128,
- * its backward took about 40 % less time). 1.5 GiB holds every layer of SmolLM2-135M (26 MiB each) and of
- * the Qwen2.5-0.5B shape (59 MiB each) at 8 × 128, and keeps a larger base's step within its targets. */
+/** What a layered step may keep beyond two layers' weights (docs/distill.md "Layered train step"): first
+ * what a layer's forward returns for its backward, so that its backward recomputes no forward (on
+ * SmolLM2-135M, 8 × 128, the backward took about 40 % less time); then layers' weights, so that they are
+ * read once, not twice a step. 1.5 GiB holds both for SmolLM2-135M at 8 × 128 (26 MiB and 14 MiB a layer),
+ * and what every layer's forward returns for the Qwen2.5-0.5B shape (59 MiB a layer). */
 export const KEEP_BYTES = 1.5 * 2 ** 30;
 
-/** The layers whose forward keeps what their backward needs: the top ones, as many as `budget` holds (none
- * in a bucket without layer_bwd); layers below the lowest trained one run no backward. */
-export function savedLayers(m: BundleManifest, bucket: Bucket, budget = KEEP_BYTES): number[] {
+/** One layer's weights as the graphs take them (the largest layer's). */
+export function layerWeightBytes(m: BundleManifest): number {
+  const layers = m.train_step?.weights?.layers ?? [];
+  return Math.max(0, ...layers.map((l) => Object.values(l).reduce((x, s) => x + s.length, 0)));
+}
+
+/** What `budget` keeps, top layer first: `saved`, the layers whose forward returns what their backward
+ * needs (none in a bucket without layer_bwd; none below the lowest trained layer, which run no backward);
+ * then `resident`, the layers whose weights stay in memory across steps. */
+export function keepPlan(
+  m: BundleManifest,
+  bucket: Bucket,
+  budget = KEEP_BYTES,
+): { saved: number[]; resident: number[] } {
+  const saved: number[] = [];
+  const resident: number[] = [];
+  let left = budget;
   const per = bucket.saved_bytes;
-  if (!bucket.layer_bwd || per === undefined) return [];
-  const lowest = Math.min(...m.lora.layers);
-  const n = per > 0 ? Math.floor(budget / per) : Infinity;
-  const out: number[] = [];
-  for (let i = m.architecture.layers - 1; i >= lowest && out.length < n; i--) out.push(i);
-  return out;
+  if (bucket.layer_bwd && per !== undefined)
+    for (let i = m.architecture.layers - 1; i >= Math.min(...m.lora.layers) && per <= left; i--) {
+      saved.push(i);
+      left -= per;
+    }
+  const w = layerWeightBytes(m);
+  if (m.train_step?.kind === 'layered' && w > 0)
+    for (let i = m.architecture.layers - 1; i >= 0 && w <= left; i--) {
+      resident.push(i);
+      left -= w;
+    }
+  return { saved, resident };
 }
 
 export interface MemoryEstimate {
   readonly kind: 'whole' | 'layered';
   /** Everything below together. */
   readonly bytes: number;
+  /** Layered: two layers' weights, the head's and those of keepPlan's resident layers. */
   readonly weights: number;
   /** One layer's activations (layered) or every layer's (whole). */
   readonly activations: number;
-  /** The layer inputs a layered step keeps for its backward, and what the layers in savedLayers keep
+  /** The layer inputs a layered step keeps for its backward, and what the forwards of keepPlan.saved return
    * (0 for whole). */
   readonly kept: number;
   /** The LM head and the loss on the answer rows (layered: on a part of them at a time). */
@@ -83,11 +105,11 @@ export function estimateDistillMemory(
   if (ts.kind === 'layered' && ts.weights) {
     // Two layers' weights (the graphs take each span as stored) and the head's, each span once (a tied
     // head is the embedding); the embedding itself is read by rows.
-    const layer = Math.max(0, ...ts.weights.layers.map((l) => Object.values(l).reduce((x, s) => x + s.length, 0)));
+    const layer = layerWeightBytes(m);
+    const plan = keepPlan(m, bucket, keepBytes);
     const headSpans = new Map(Object.values(ts.weights.head).map((s) => [`${s.file}:${s.offset}`, s.length]));
-    const weights = 2 * layer + [...headSpans.values()].reduce((x, y) => x + y, 0);
-    const kept =
-      a.layers * tokens * a.hidden * 4 + savedLayers(m, bucket, keepBytes).length * (bucket.saved_bytes ?? 0);
+    const weights = (2 + plan.resident.length) * layer + [...headSpans.values()].reduce((x, y) => x + y, 0);
+    const kept = a.layers * tokens * a.hidden * 4 + plan.saved.length * (bucket.saved_bytes ?? 0);
     const head = Math.min(answerRows, headRows(a.vocab)) * a.vocab * 4 * 3 * ARENA; // logits, softmax, gradient
     return {
       kind: 'layered',

@@ -8,7 +8,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { headRows, savedLayers } from './distill-memory';
+import { headRows, keepPlan } from './distill-memory';
 import { invalid } from './errors';
 import type { BundleManifest, TrainStepEntry, WeightSpan } from './manifest';
 import { float16, float32, floats, Session, type SessionOptions, type Tensor } from './ort';
@@ -224,7 +224,7 @@ function layeredWeights(manifest: BundleManifest): LayeredWeights {
 }
 
 /** Session options, the head's rows per part (default headRows of the vocabulary), and the bytes the
- * forward may keep for the backward (default keptBudget: savedLayers). */
+ * forward may keep for the backward and the weights it may keep across steps (default KEEP_BYTES: keepPlan). */
 export interface LayeredOptions extends SessionOptions {
   readonly headRows?: number;
   readonly keepBytes?: number;
@@ -240,10 +240,12 @@ export class LayeredStep implements StepRunner {
   private readonly adam: AdamConfig;
   private readonly weights: LayeredWeights;
   private readonly headPart: number;
-  /** The forward's `saved.*` outputs, the backward graph's inputs, and the layers that keep them. */
+  /** The forward's `saved.*` outputs, the backward graph's inputs, the layers that keep them, and the
+   * layers whose weights stay in their own buffers across steps (keepPlan). */
   private readonly savedNames: readonly string[];
   private readonly bwdInputs: ReadonlySet<string>;
   private readonly keeps: ReadonlySet<number>;
+  private readonly resident: ReadonlySet<number>;
 
   private constructor(
     readonly manifest: BundleManifest,
@@ -283,7 +285,9 @@ export class LayeredStep implements StepRunner {
     this.trained = new Set(manifest.lora.layers);
     this.savedNames = bwd ? layer.outputs.map((o) => o.name).filter((n) => n.startsWith('saved.')) : [];
     this.bwdInputs = new Set(bwd?.inputs.map((i) => i.name) ?? []);
-    this.keeps = new Set(bwd ? savedLayers(manifest, bucket, keepBytes) : []);
+    const plan = keepPlan(manifest, bucket, keepBytes);
+    this.keeps = new Set(bwd ? plan.saved : []);
+    this.resident = new Set(plan.resident);
     const adam = entry.adam ?? { beta1: 0.9, beta2: 0.999, eps: 1e-8 };
     this.adam = { ...adam, maxNorm: entry.max_norm };
   }
@@ -322,10 +326,11 @@ export class LayeredStep implements StepRunner {
     return this.layer.provider;
   }
 
-  /** Layer i's weights in buffer set i % 2 (the other set holds the layer before or after). */
+  /** Layer i's weights: in its own buffers if resident (read on the first step only), else in buffer set
+   * i % 2 (the other set holds the layer before or after). */
   private layerWeights(i: number): Record<string, Tensor> {
     return this.reader.tensors(
-      `layer${i % 2}`,
+      this.resident.has(i) ? `resident${i}` : `layer${i % 2}`,
       this.weights.layers[i]!,
       this.layerTypes,
       `train_step.weights.layers.${i}`,

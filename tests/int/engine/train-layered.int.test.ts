@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PracticeQuestion } from '../../../common/distill/practice';
 import { loadBundle, type Bundle } from '../../../main/engine/bundle';
 import { distillRows, teacherRows, timeTrainStep } from '../../../main/engine/distill';
-import { KEEP_BYTES, savedLayers } from '../../../main/engine/distill-memory';
+import { KEEP_BYTES, keepPlan } from '../../../main/engine/distill-memory';
 import { distillSkill } from '../../../main/engine/distill-parts';
 import { APP_ROOT } from '../../../main/paths';
 import { parityRun, readParity, type Arr } from './layered-parity';
@@ -47,7 +47,7 @@ describe('layered train step', () => {
       expect(stepKind(m)).toBe('layered');
       const { bucket, batch, state: init } = parityRun(m, parity);
       const keepBytes = keep === 'one layer' ? bucket.saved_bytes! : keep;
-      expect(savedLayers(m, bucket, keepBytes ?? KEEP_BYTES)).toEqual(
+      expect(keepPlan(m, bucket, keepBytes ?? KEEP_BYTES).saved).toEqual(
         keep === 0 ? [] : keep === 'one layer' ? [1] : [1, 0],
       );
       const runner = await openStepRunner(DIR, m, bucket, { provider: 'cpu', headRows, keepBytes });

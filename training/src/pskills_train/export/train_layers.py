@@ -45,7 +45,6 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from ..model.backend import config_from_manifest
 from ..model.config import ModelConfig
 from ..model.distill_objective import adam_update, distill_loss
-from ..model.from_onnx import load_onnx_lm
 from ..model.layers import RMSNorm, Rotary, attention_mask_4d
 from ..model.llama import DecoderLayer, LlamaLM
 from .layer_split import prune, saved_bytes, split_joint
@@ -650,7 +649,7 @@ def add_layered_files(folder: Path, lm: LlamaLM | None, buckets: list[tuple[int,
     new = {**manifest, "train_step": layered_entry(specs, cfg, layers, weights)}
     for b in new["train_step"]["buckets"]:  # what layer_bwd's way keeps per layer, for the memory budget
         b["saved_bytes"] = saved_bytes(onnx.load(str(folder / b["layer"])))
-    lm = lm if lm is not None else load_onnx_lm(folder)
+    lm = lm if lm is not None else lm_from_weights(folder, cfg, weights)  # load_onnx_lm reads no q|k|v bias
     first, *rest = new["train_step"]["buckets"]
     factors, losses = check_layered(folder, lm, new, first, tol=tol)
     graphs = max([check_graphs(folder, lm, new, b) for b in rest], default=0.0)
