@@ -1,8 +1,9 @@
 // What a distillation's train steps will hold in memory beside the loaded bundle, estimated before it
 // starts (docs/distill.md "Memory before a run"), and the machine's free memory to weigh it against. A
-// layered step holds two layers' weights (the one running and the next, read meanwhile) and the head's,
-// the input of every layer, one layer's activations (its forward recomputed in its vjp) and the head on a
-// part of the answer rows; a whole step holds its graph's weights and the activations of every layer.
+// layered step holds two layers' weights (the one running and the next, read meanwhile), the head's and
+// those keepPlan keeps resident, the input of every layer and what keepPlan lets the forwards keep for
+// the backward, one layer's activations and the head on a part of the answer rows; a whole step holds
+// its graph's weights and the activations of every layer.
 import { readFileSync } from 'node:fs';
 import { freemem } from 'node:os';
 import { recipeOf } from './distill-recipe';

@@ -1,10 +1,11 @@
 // A train step whose memory is one layer's (docs/distill.md "Layered train step"): the bundle's
 // `train_step.kind` "layered" ships one decoder layer's forward and its vector-Jacobian product, reused
 // for every layer, and the head with the loss. Here: the embedding gather, the forward layer by layer
-// keeping only each layer's input, the head, the backward layer by layer (each layer's forward is
-// recomputed inside its vjp graph, so this is checkpointing by construction), then the global-norm clip
-// and Adam of model.distill_objective.adam_update. The base's weights are read once, by span, from the
-// bundle's own files, and kept as tensors every step and every bucket reuses.
+// keeping each layer's input (and, as far as a memory budget goes, what its backward needs: `saved.*`),
+// the head, the backward layer by layer (the bwd graph from `saved.*`, else the vjp graph, which
+// recomputes the layer's forward: checkpointing), then the global-norm clip and Adam of
+// model.distill_objective.adam_update. The base's weights are read by span from the bundle's own files
+// into buffers every step and every bucket reuses.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -308,7 +309,7 @@ export class LayeredStep implements StepRunner {
     const opts: SessionOptions = {
       ...session,
       intraOpNumThreads: options.intraOpNumThreads ?? availableParallelism(),
-      allowSpinning: false,
+      allowSpinning: options.allowSpinning ?? false,
     };
     const files = [layer, vjp, head, ...(bwd ? [bwd] : [])];
     const sessions = await Promise.all(files.map((f) => Session.open(join(dir, f), opts)));
