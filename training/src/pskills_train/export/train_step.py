@@ -90,7 +90,7 @@ def step_graph_files(manifest: dict[str, Any]) -> list[str]:
     """Every train-step graph a manifest lists, whole (`file`) or layered (export/train_layers.py)."""
     out = []
     for b in manifest.get("train_step", {}).get("buckets", []):
-        out += [b[k] for k in ("file", "layer", "layer_vjp", "head") if k in b]
+        out += [b[k] for k in ("file", "layer", "layer_vjp", "layer_bwd", "head") if k in b]
     return out
 
 
