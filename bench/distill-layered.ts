@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { textPractice } from '../common/distill/practice';
 import { loadBundle, type Bundle } from '../main/engine';
-import { distillRows, teacherRows, timeTrainStep } from '../main/engine/distill';
+import { distillRows, timeTrainStep } from '../main/engine/distill';
+import { teacherRows } from '../main/engine/distill-teacher';
 import { stepKind, trainStepEntry } from '../main/engine/train-step';
 import { APP_ROOT } from '../main/paths';
 

@@ -10,7 +10,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PracticeQuestion } from '../common/distill/practice';
 import { loadBundle } from '../main/engine';
-import { distillRows, teacherRows } from '../main/engine/distill';
+import { distillRows } from '../main/engine/distill';
+import { teacherRows } from '../main/engine/distill-teacher';
 import { APP_ROOT } from '../main/paths';
 
 const PYTHON = join(APP_ROOT, 'training/.venv/bin/python');

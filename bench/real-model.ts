@@ -14,7 +14,9 @@ import { cpus, homedir, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { textPractice, type PracticeQuestion } from '../common/distill/practice';
 import { loadBundle, type Bundle, type EngineAdapter } from '../main/engine';
-import { answerLogits, teacherRows, type DistillResult } from '../main/engine/distill';
+import type { DistillResult } from '../main/engine/distill';
+import { teacherRows } from '../main/engine/distill-teacher';
+import { KvCache } from '../main/engine/kv-cache';
 import { distillSkill } from '../main/engine/distill-parts';
 import { generateAll } from '../main/engine/generate';
 import { APP_ROOT } from '../main/paths';
@@ -62,6 +64,32 @@ const distillFigures = (res: DistillResult) => ({
   first_loss: round(res.losses[0]!),
   final_loss: round(res.losses.at(-1)!),
 });
+
+/** The logits that predict each token of `answer` after `prompt` (one forward of both, the base or with
+ *  `adapter`): row j, `logits.subarray(j * vocab, (j + 1) * vocab)`, predicts answer[j]. */
+async function answerLogits(
+  bundle: Bundle,
+  prompt: readonly number[],
+  answer: readonly number[],
+  adapter: EngineAdapter | null = null,
+): Promise<{ logits: Float32Array; vocab: number }> {
+  const m = bundle.manifest;
+  const n = answer.length;
+  // Positions prompt−1 … prompt+n−2 predict the n answer tokens; the last kept row (after the answer) is dropped.
+  const ids = [...prompt, ...answer];
+  const out = await bundle.lm.forward({
+    batch: 1,
+    inputIds: ids,
+    positionIds: ids.map((_, i) => i),
+    attentionMask: ids.map(() => 1),
+    cache: KvCache.empty(m, 1),
+    lora: bundle.lm.loraFeeds([adapter]),
+    logitsToKeep: n + 1,
+  });
+  const V = m.architecture.vocab;
+  const first = out.logitsPerRow - (n + 1);
+  return { logits: out.logits.subarray(first * V, (first + n) * V), vocab: V };
+}
 
 async function decodeSpeed(bundle: Bundle) {
   const prompt = bundle.tokenizer.encode(

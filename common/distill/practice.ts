@@ -1,8 +1,9 @@
 // Practice questions for distilling a skill, only from what a person has (docs/distill.md "Practice"):
 // the skill's tests, its Examples, trajectories that used it, questions typed in the practice panel,
 // requests synthesized from every section, requests the teacher (or a configured endpoint) writes,
-// one cloze per section and the template questions about it. The same sources, names and rules as
-// training/src/pskills_train/distill/practice.py; tests/fixtures/practice-cases.json pins both.
+// one cloze per section and the template questions about it; then follow-ups to the teacher's tool calls
+// (`round_trip`, round-trip.ts: made from the teacher's answers, so not here). The same sources, names
+// and rules as training/src/pskills_train/distill/practice.py; tests/fixtures/practice-cases.json pins both.
 import { cloze, examples, requests, template, type Drafted, type PracticeTurn } from './practice-synth';
 import { hash, normalise, withoutExamples, type SkillDoc } from './practice-text';
 
@@ -15,6 +16,7 @@ export const SOURCES = [
   'self_written',
   'cloze',
   'template',
+  'round_trip',
 ] as const;
 export type PracticeSource = (typeof SOURCES)[number];
 /** What the person wrote or ran; the rest is made from the skill's text. */
@@ -27,6 +29,7 @@ export const STUDIO_SOURCES: readonly PracticeSource[] = [
   'self_written',
   'cloze',
   'template',
+  'round_trip',
 ];
 /** A skill without tests practises on at least this many questions from its other sources. */
 export const MIN_QUESTIONS = 32;
@@ -203,6 +206,7 @@ export function gather(input: GatherInput): { questions: PracticeQuestion[]; cou
     self_written: has('self_written') ? (input.written ?? []).map((q) => ({ question: q })) : [],
     cloze: has('cloze') ? cloze(seen) : [],
     template: has('template') ? template(seen) : [],
+    round_trip: [], // follows the teacher's answers: the engine adds it after the teacher pass
   };
   if (has('requests')) {
     // No tests: the made sources reach MIN_QUESTIONS, requests filling what the others leave.
@@ -210,7 +214,7 @@ export function gather(input: GatherInput): { questions: PracticeQuestion[]; cou
     const need = made.tests.length ? 0 : MIN_QUESTIONS - others;
     made.requests = requests(seen, Math.max(input.nRequests ?? 24, need), seed);
   }
-  const tried = SOURCES.filter(has);
+  const tried = SOURCES.filter((s) => has(s) && s !== 'round_trip');
   if (tried.every((s) => made[s].length === 0))
     throw new NoPractice(
       `${input.skill.name}: no usable practice question; tried ${tried.map((s) => `${s} (none)`).join(', ')}` +

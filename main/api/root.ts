@@ -53,7 +53,7 @@ export interface Studio {
   dispose(): Promise<void>;
 }
 
-// eslint-disable-next-line max-lines-per-function -- the composition root wires every service by hand; the adapter factory work will split it
+// eslint-disable-next-line max-lines-per-function -- the composition root wires every service and the handler table by hand
 export function createStudio(opts: StudioOptions): Studio {
   mkdirSync(opts.dataDir, { recursive: true });
   const dbPath = join(opts.dataDir, 'studio.db');
@@ -70,14 +70,13 @@ export function createStudio(opts: StudioOptions): Studio {
   const { global: globalAdapter, trajectories, tests: skillTests } = library;
   const skills = new SkillService(repo);
   const imports = new ImportService(repo, opts.cacheDir ?? join(opts.dataDir, 'cache'));
-  const adapters = new AdapterService(
-    adaptersRepo,
+  const adapters = new AdapterService({
+    repo: adaptersRepo,
     bundles,
-    undefined,
-    undefined,
-    distiller,
-    () => trajectories.settings().maxMergeRank,
-  );
+    factory: library.factory,
+    rehearser: distiller,
+    maxMergeRank: () => trajectories.settings().maxMergeRank,
+  });
   const compare = new CompareService(repo, compiler, engine, { trajectories, bundles }, distiller);
   // engine.generate with the adapter the request chooses (library, skill version or global).
   const generation = new GenerationService(engine, adaptersRepo, bundles, adapterCache, compiler);
@@ -95,8 +94,6 @@ export function createStudio(opts: StudioOptions): Studio {
     trajectories,
     undefined,
     distiller,
-    adaptersRepo,
-    adapterCache,
   );
   // Continual runs write only their own workspaces under runs/ (main/api/services/run-workspace.ts); the
   // Library is written by adopt alone.

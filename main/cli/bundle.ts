@@ -122,5 +122,11 @@ function commonOptions(values: Record<string, string | boolean | undefined>, fla
       'invalid_input',
       `--train-step-buckets: "${buckets}" is not BATCHxLENGTH,… (e.g. 4x64,4x128) or none`,
     );
+  // The exporter's caps (export/train_step.py), checked before Python starts.
+  const over = buckets?.split(',').find((b) => {
+    const [n, len] = b.split('x').map(Number);
+    return n! > 64 || len! > 8192;
+  });
+  if (over) throw new StudioError('invalid_input', `--train-step-buckets: "${over}": at most 64 rows of 8192 tokens`);
   return { dtype, targets, layer, buckets };
 }

@@ -111,11 +111,24 @@ export function skillIds(bundle: Pick<BundleInfo, 'tokenizer'>, text: string): n
   return bundle.tokenizer.encode(text.replace(/\r\n?/g, '\n'));
 }
 
-/** SKILL.md text → the skill's adapter. */
+/** SKILL.md text → the skill's adapter, in this thread: checked for a hypernetwork, folded, checked to fit. */
 export async function compileSkill(bundle: Bundle, text: string, options: CompileOptions = {}): Promise<CompiledSkill> {
+  requireHypernet(bundle);
+  const compiled = await compileFactors(bundle, text, options);
+  const engine = foldAdapter(compiled.adapter);
+  checkAdapterFits(bundle.manifest, engine);
+  return { ...compiled, engine };
+}
+
+/** The algebra's form only, the engine worker's half: the caller checked the bundle (requireHypernet), and the
+ *  thread that uses the engine's form makes and checks it (engine-client.ts), once. */
+export async function compileFactors(
+  bundle: Bundle,
+  text: string,
+  options: CompileOptions = {},
+): Promise<Omit<CompiledSkill, 'engine'>> {
   const { signal, onProgress } = options;
   const t0 = performance.now();
-  requireHypernet(bundle);
   const hyper = bundle.hypernet!; // a bundle.json with a hypernet has its session (session-table.ts)
   if (text.length === 0) throw invalid('cannot compile an empty skill text');
   const ids = skillIds(bundle, text);
@@ -145,11 +158,8 @@ export async function compileSkill(bundle: Bundle, text: string, options: Compil
   }
   checkAborted(signal);
   const adapter = combineChunks(bundle.manifest, factors, hyper.rank);
-  const engine = foldAdapter(adapter);
-  checkAdapterFits(bundle.manifest, engine);
   return {
     adapter,
-    engine,
     rank: adapter.rank,
     chunks: spans,
     tokens: ids.length,

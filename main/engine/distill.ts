@@ -1,18 +1,15 @@
-// Distilling a skill in the engine (docs/bundle-format.md "train_step"): the teacher is the base with the
-// skill as its system message (cut to fit, as the in_context condition), answering each practice
-// question greedily; its top-k log-probabilities on that answer are the target. The student is the base
-// plus the adapter, without the skill. K steps of the train-step graph move the adapter toward the teacher.
-import { chatOf, type PracticeQuestion } from '../../common/distill/practice';
+// Distilling a skill in the engine (docs/bundle-format.md "train_step"): the teacher pass (distill-teacher.ts)
+// gives each practice row the teacher's top-k; the student is the base plus the adapter, without the
+// skill, and K steps of the train-step graph move the adapter toward the teacher. Python:
+// pskills_train.distill.student.
+import type { PracticeQuestion } from '../../common/distill/practice';
 import type { EngineAdapter } from './adapter';
-import type { Bundle, BundleInfo } from './bundle';
-import type { ChatMessage } from './chat';
+import type { Bundle } from './bundle';
+import { fillBatch } from './distill-batch';
 import { batchOrder } from './distill-order';
 import { recipeOf } from './distill-recipe';
+import { checkAborted, type TeacherRow } from './distill-teacher';
 import { EngineError, invalid } from './errors';
-import { KvCache } from './kv-cache';
-import type { BundleManifest } from './manifest';
-import { Row } from './row';
-import { afterPrefix, fromPrefix, runPrefix, sharedLength, type Prefix } from './shared-prefix';
 import {
   bucketFor,
   stepBuckets,
@@ -22,21 +19,8 @@ import {
   TrainStepCache,
   type StepRunner,
   trainStepEntry,
-  type BatchBuffers,
   type Bucket,
-  type TrainBatch,
 } from './train-step';
-
-/** One practice row: the student's ids and, per answer position, the teacher's top-k. */
-export interface TeacherRow {
-  readonly ids: readonly number[];
-  /** Index of the first position whose next token is an answer token. */
-  readonly answerFrom: number;
-  /** [answer tokens, k] each */
-  readonly topIds: Int32Array;
-  readonly topLogp: Float32Array;
-  readonly answer: string;
-}
 
 export interface DistillProgress {
   readonly phase: 'teacher' | 'train';
@@ -53,6 +37,9 @@ export interface DistillOptions {
   /** Start from this adapter (e.g. the instant one); null = zero init. */
   readonly init?: EngineAdapter | null;
   readonly maxAnswerTokens?: number;
+  /** Follow-ups to the teacher's calls of a tool the skill names, answered too (the `round_trip` source,
+   *  docs/distill.md "Practice"); default off. */
+  readonly roundTrip?: boolean;
   /** Threads of the train-step graphs (default: every core). */
   readonly intraOpNumThreads?: number;
   readonly signal?: AbortSignal;
@@ -66,405 +53,9 @@ export interface DistillResult {
   readonly seconds: number;
   readonly teacherSeconds: number;
   readonly rows: number;
+  /** Questions the run added after the teacher pass (round_trip follow-ups); absent: none. */
+  readonly added?: readonly PracticeQuestion[];
 }
-
-function checkAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new EngineError('cancelled', 'distillation cancelled; nothing was stored');
-}
-
-/** The skill text cut (at a token boundary) so the teacher's prompt and answer fit the context. */
-export function fitSystem(bundle: Bundle, skill: string, chat: readonly ChatMessage[], room: number): string {
-  const render = (system: string) => bundle.chat.render([{ role: 'system', content: system }, ...chat]);
-  const limit = bundle.manifest.architecture.max_positions - room;
-  const count = (system: string) => bundle.tokenizer.encode(render(system)).length;
-  if (count(skill) <= limit) return skill;
-  const ids = bundle.tokenizer.encode(skill);
-  let keep = Math.max(0, limit - count(''));
-  while (keep > 0) {
-    const cut = bundle.tokenizer.decode(ids.slice(0, keep)).replace(/\uFFFD/g, '');
-    const over = count(cut) - limit;
-    if (over <= 0) return cut;
-    keep -= over;
-  }
-  return '';
-}
-
-/** log-softmax top-k of one logits row (descending; equal logits by id), in one pass over the row. */
-export function topK(logits: Float32Array, k: number): { ids: number[]; logp: number[] } {
-  let max = -Infinity;
-  for (const x of logits) if (x > max) max = x;
-  let sum = 0;
-  for (const x of logits) sum += Math.exp(x - max);
-  const lse = max + Math.log(sum);
-  const ids: number[] = [];
-  const vals: number[] = [];
-  for (let i = 0; i < logits.length; i++) {
-    const x = logits[i]!;
-    if (ids.length === k && !(x > vals[k - 1]!)) continue;
-    let at = ids.length === k ? k - 1 : ids.length;
-    while (at > 0 && x > vals[at - 1]!) at--;
-    ids.splice(at, 0, i);
-    vals.splice(at, 0, x);
-    if (ids.length > k) {
-      ids.pop();
-      vals.pop();
-    }
-  }
-  return { ids, logp: vals.map((x) => x - lse) };
-}
-
-interface Answer {
-  readonly tokens: readonly number[];
-  readonly finishReason: string;
-  /** The teacher's top-k at each generated token's position: [tokens, k]. */
-  readonly topIds: readonly number[][];
-  readonly topLogp: readonly number[][];
-}
-
-/** Greedy answers to prompts that start with `prefix` (its cache computed once for every group), keeping the
- * teacher's top-k at every step. The rest of each prompt follows the prefix (pads between, masked), then
- * one token per row per step. */
-async function greedyShared(
-  bundle: Bundle,
-  prompts: readonly (readonly number[])[],
-  maxNewTokens: number,
-  signal: AbortSignal | undefined,
-  prefix: Prefix,
-): Promise<Answer[]> {
-  const m = bundle.manifest;
-  const k = trainStepEntry(m).top_k;
-  const V = m.architecture.vocab;
-  const { pad } = m.special_tokens;
-  const rows = prompts.map((p, i) => new Row(bundle, { prompt: p, maxNewTokens }, i));
-  const shared = prefix.length;
-  const start = fromPrefix(m, prefix, prompts.length);
-  let cache = start.cache;
-  const masks = start.masks;
-  let step = afterPrefix(
-    prompts.map((p) => p.slice(shared)),
-    shared,
-    pad,
-    masks,
-  );
-  const tops = prompts.map(() => ({ ids: [] as number[][], logp: [] as number[][] }));
-  // The rows still answering; a row that ends leaves the batch (and its cache), so the steps after it
-  // cost what the rest need.
-  let active = rows.map((_, i) => i);
-  let lora = bundle.lm.loraFeeds(active.map(() => null));
-  for (;;) {
-    checkAborted(signal);
-    const out = await bundle.lm.forward({
-      batch: active.length,
-      ...step,
-      attentionMask: active.flatMap((i) => masks[i]!),
-      cache,
-      lora,
-      logitsToKeep: 1,
-    });
-    cache = out.cache;
-    const seq = out.logitsPerRow;
-    active.forEach((i, j) => {
-      const last = out.logits.slice(((j + 1) * seq - 1) * V, (j + 1) * seq * V);
-      const t = topK(last, k);
-      tops[i]!.ids.push(t.ids);
-      tops[i]!.logp.push(t.logp);
-      rows[i]!.next(last);
-    });
-    const left = active.flatMap((i, j) => (rows[i]!.done ? [] : [j]));
-    if (left.length === 0) break;
-    if (left.length < active.length) {
-      cache = cache.rows(left);
-      active = left.map((j) => active[j]!);
-      lora = bundle.lm.loraFeeds(active.map(() => null));
-    }
-    for (const i of active) masks[i]!.push(1);
-    step = {
-      inputIds: active.map((i) => rows[i]!.tokens.at(-1)!),
-      positionIds: active.map((i) => rows[i]!.nextPosition),
-    };
-  }
-  return rows.map((r, i) => {
-    const res = r.result();
-    return { tokens: res.tokens, finishReason: res.finishReason, topIds: tops[i]!.ids, topLogp: tops[i]!.logp };
-  });
-}
-
-/** The logits that predict each token of `answer` after `prompt` (one forward of both, the base or with
- *  `adapter`): row j, `logits.subarray(j * vocab, (j + 1) * vocab)`, predicts answer[j]. */
-export async function answerLogits(
-  bundle: Bundle,
-  prompt: readonly number[],
-  answer: readonly number[],
-  adapter: EngineAdapter | null = null,
-): Promise<{ logits: Float32Array; vocab: number }> {
-  const m = bundle.manifest;
-  const n = answer.length;
-  // Positions prompt−1 … prompt+n−2 predict the n answer tokens; the last kept row (after the answer) is dropped.
-  const ids = [...prompt, ...answer];
-  const out = await bundle.lm.forward({
-    batch: 1,
-    inputIds: ids,
-    positionIds: ids.map((_, i) => i),
-    attentionMask: ids.map(() => 1),
-    cache: KvCache.empty(m, 1),
-    lora: bundle.lm.loraFeeds([adapter]),
-    logitsToKeep: n + 1,
-  });
-  const V = m.architecture.vocab;
-  const first = out.logitsPerRow - (n + 1);
-  return { logits: out.logits.subarray(first * V, (first + n) * V), vocab: V };
-}
-
-/** The teacher's top-k along given answers, rows after `prefix` in one batch: each row's rest of prompt and
- * its answer follow the prefix (pads between, masked), right-aligned, so every row's answer logits lie in
- * the last (longest answer + 1) positions. */
-async function forcedShared(
-  bundle: Bundle,
-  jobs: readonly { readonly prompt: readonly number[]; readonly answer: readonly number[] }[],
-  prefix: Prefix,
-): Promise<{ topIds: Int32Array; topLogp: Float32Array }[]> {
-  const m = bundle.manifest;
-  const k = trainStepEntry(m).top_k;
-  const V = m.architecture.vocab;
-  const { pad } = m.special_tokens;
-  const { cache, masks } = fromPrefix(m, prefix, jobs.length);
-  const { inputIds, positionIds } = afterPrefix(
-    jobs.map((j) => [...j.prompt.slice(prefix.length), ...j.answer]),
-    prefix.length,
-    pad,
-    masks,
-  );
-  const longest = Math.max(...jobs.map((j) => j.answer.length));
-  const out = await bundle.lm.forward({
-    batch: jobs.length,
-    inputIds,
-    positionIds,
-    attentionMask: masks.flat(),
-    cache,
-    lora: bundle.lm.loraFeeds(jobs.map(() => null)),
-    logitsToKeep: longest + 1,
-  });
-  const kept = out.logitsPerRow;
-  return jobs.map((job, i) => {
-    const n = job.answer.length;
-    const topIds = new Int32Array(n * k);
-    const topLogp = new Float32Array(n * k);
-    // Position (kept − 1 − n + j) of row i predicts its answer token j (the last position is after it).
-    for (let j = 0; j < n; j++) {
-      const at = (i * kept + kept - 1 - n + j) * V;
-      const t = topK(out.logits.subarray(at, at + V), k);
-      topIds.set(t.ids, j * k);
-      topLogp.set(t.logp, j * k);
-    }
-    return { topIds, topLogp };
-  });
-}
-
-/** Groups of rows whose KV cache (and `perRow` more bytes each) stays within `budget` bytes together. */
-function cacheGroups(m: BundleManifest, lengths: readonly number[], budget = 256 * 2 ** 20, perRow = 0): number[][] {
-  const { layers, kv_heads, head_dim } = m.architecture;
-  const perToken = layers * 2 * kv_heads * head_dim * 4;
-  const groups: number[][] = [];
-  let cur: number[] = [];
-  let longest = 0;
-  lengths.forEach((len, i) => {
-    const next = Math.max(longest, len);
-    if (cur.length > 0 && (cur.length + 1) * (next * perToken + perRow) > budget) {
-      groups.push(cur);
-      cur = [];
-      longest = 0;
-    }
-    cur.push(i);
-    longest = Math.max(longest, len);
-  });
-  if (cur.length) groups.push(cur);
-  return groups;
-}
-
-/** The teacher pass: a greedy answer per question with the skill in context, then the teacher's top-k on
- * it. The prompts' shared beginning (the skill) runs once; every group of rows starts from its cache. */
-export async function teacherRows(
-  bundle: Bundle,
-  skill: string,
-  questions: readonly PracticeQuestion[],
-  {
-    maxAnswerTokens = recipeOf(bundle.manifest).max_answer,
-    signal,
-  }: { maxAnswerTokens?: number; signal?: AbortSignal } = {},
-): Promise<TeacherRow[]> {
-  const m = bundle.manifest;
-  const k = trainStepEntry(m).top_k;
-  const maxLen = stepBuckets(m).at(-1)!.length;
-  const prompts = questions.map((q) => {
-    checkAborted(signal);
-    const system = fitSystem(bundle, skill, chatOf(q), maxAnswerTokens + 1);
-    return bundle.tokenizer.encode(bundle.chat.render([{ role: 'system', content: system }, ...chatOf(q)]));
-  });
-  if (prompts.length === 0) return [];
-  const prefix = await runPrefix(bundle, prompts[0]!.slice(0, sharedLength(prompts)));
-  // Questions without an answer are answered greedily, all together.
-  const open = questions.flatMap((q, i) => (q.answer === undefined ? [i] : []));
-  const answers = new Map<number, Answer>();
-  for (const group of cacheGroups(
-    m,
-    open.map((i) => prompts[i]!.length + maxAnswerTokens),
-  )) {
-    const idx = group.map((g) => open[g]!);
-    const got = await greedyShared(
-      bundle,
-      idx.map((i) => prompts[i]!),
-      maxAnswerTokens,
-      signal,
-      prefix,
-    );
-    idx.forEach((i, j) => answers.set(i, got[j]!));
-  }
-  // A greedy answer that is another question's forced answer word for word parrots it (a small
-  // teacher answers a request it cannot place with an example's reply): no row (docs/distill.md "Practice").
-  const forced = new Map(questions.flatMap((q) => (q.answer === undefined ? [] : [[q.answer.trim(), q.question]])));
-  const rows: (TeacherRow & { readonly prompt: readonly number[] })[] = [];
-  for (const [i, q] of questions.entries()) {
-    checkAborted(signal);
-    const prompt = prompts[i]!;
-    const gen = answers.get(i);
-    if (gen) {
-      const said = bundle.tokenizer.decode(gen.tokens.filter((t) => !m.special_tokens.stop.includes(t))).trim();
-      const of = forced.get(said);
-      if (of !== undefined && of !== q.question) continue;
-    }
-    let answer: number[];
-    if (!gen) {
-      // A given answer (e.g. one the verifier passed) is teacher-forced: the target is the teacher's
-      // distribution along it, ending the turn after it (docs/distill.md "The Python distiller"); cut
-      // at the answer room as the Python teacher cuts it (a long section's cloze body).
-      answer = [...bundle.tokenizer.encode(q.answer!).slice(0, maxAnswerTokens), m.special_tokens.eos];
-    } else {
-      answer = [...gen.tokens];
-      // The teacher ended its turn: the student learns to end it there too, with one end-of-turn token
-      // in place of the stop token the teacher produced (as the Python teacher: docs/distill.md).
-      if (gen.finishReason === 'eos') answer.pop();
-      if (gen.finishReason === 'eos' || gen.finishReason === 'stop') answer.push(m.special_tokens.eos);
-    }
-    const student = bundle.tokenizer.encode(bundle.chat.render(chatOf(q)));
-    const n = Math.min(answer.length, maxLen - student.length);
-    if (n < 1) continue; // the question alone fills the largest bucket
-    const ans = answer.slice(0, n);
-    // The greedy steps' own logits where there are (position j predicted answer token j); else empty,
-    // filled below by the forced pass.
-    const own = gen && gen.topIds.length >= n;
-    const top = { topIds: new Int32Array(n * k), topLogp: new Float32Array(n * k) };
-    if (own)
-      for (let j = 0; j < n; j++) {
-        top.topIds.set(gen.topIds[j]!, j * k);
-        top.topLogp.set(gen.topLogp[j]!, j * k);
-      }
-    rows.push({
-      ids: [...student, ...ans],
-      answerFrom: student.length - 1,
-      ...top,
-      answer: bundle.tokenizer.decode(ans),
-      prompt: own ? [] : prompt,
-    });
-  }
-  await fillForced(bundle, rows, prefix, maxAnswerTokens, signal);
-  return rows.map(({ prompt: _, ...row }) => row);
-}
-
-/** Teacher-forced rows (those with a `prompt`), batched after the shared prefix: their top-k filled in place
- * ([rows, longest answer + 1, vocab] logits each batch). */
-async function fillForced(
-  bundle: Bundle,
-  rows: readonly (TeacherRow & { readonly prompt: readonly number[] })[],
-  prefix: Prefix,
-  maxAnswerTokens: number,
-  signal: AbortSignal | undefined,
-): Promise<void> {
-  const m = bundle.manifest;
-  const jobs = rows.flatMap((r, i) => (r.prompt.length ? [i] : []));
-  const answerOf = (i: number) => rows[i]!.ids.slice(rows[i]!.answerFrom + 1);
-  const logitsPerRow = (maxAnswerTokens + 2) * m.architecture.vocab * 4;
-  for (const group of cacheGroups(
-    m,
-    jobs.map((i) => rows[i]!.prompt.length + answerOf(i).length),
-    256 * 2 ** 20,
-    logitsPerRow,
-  )) {
-    checkAborted(signal);
-    const idx = group.map((g) => jobs[g]!);
-    const got = await forcedShared(
-      bundle,
-      idx.map((i) => ({ prompt: rows[i]!.prompt, answer: answerOf(i) })),
-      prefix,
-    );
-    idx.forEach((i, j) => {
-      rows[i]!.topIds.set(got[j]!.topIds);
-      rows[i]!.topLogp.set(got[j]!.topLogp);
-    });
-  }
-}
-
-/** Rows → one bucket's batch: left-padded (mask 0, positions from each row's first real token), rows
- * beyond the list all padding. */
-export function packBatch(
-  manifest: BundleManifest,
-  rows: readonly TeacherRow[],
-  batch: number,
-  length: number,
-): TrainBatch {
-  const k = trainStepEntry(manifest).top_k;
-  const pad = manifest.special_tokens.pad;
-  const inputIds = new Array<number>(batch * length).fill(pad);
-  const attentionMask = new Array<number>(batch * length).fill(0);
-  const positionIds = new Array<number>(batch * length).fill(0);
-  const answerMask = new Float32Array(batch * length);
-  const teacherIds = new Array<number>(batch * length * k).fill(0);
-  const teacherLogp = new Float32Array(batch * length * k).fill(Math.log(1 / k));
-  rows.slice(0, batch).forEach((row, b) => {
-    const off = length - row.ids.length; // left padding
-    row.ids.forEach((id, t) => {
-      inputIds[b * length + off + t] = id;
-      attentionMask[b * length + off + t] = 1;
-      positionIds[b * length + off + t] = t;
-    });
-    const n = row.topIds.length / k;
-    for (let j = 0; j < n; j++) {
-      const pos = b * length + off + row.answerFrom + j;
-      answerMask[pos] = 1;
-      for (let c = 0; c < k; c++) {
-        teacherIds[pos * k + c] = row.topIds[j * k + c]!;
-        teacherLogp[pos * k + c] = row.topLogp[j * k + c]!;
-      }
-    }
-  });
-  return { inputIds, attentionMask, positionIds, answerMask, teacherIds, teacherLogp };
-}
-
-/** Rows → one bucket's buffers, as `packBatch` lays them out, written in place (every element). */
-export function fillBatch(manifest: BundleManifest, rows: readonly TeacherRow[], buf: BatchBuffers): void {
-  const k = trainStepEntry(manifest).top_k;
-  const { batch, length } = buf;
-  buf.inputIds.fill(BigInt(manifest.special_tokens.pad));
-  buf.attentionMask.fill(0n);
-  buf.positionIds.fill(0n);
-  buf.answerMask.fill(0);
-  buf.teacherIds.fill(0n);
-  buf.teacherLogp.fill(Math.log(1 / k));
-  for (let b = 0; b < Math.min(batch, rows.length); b++) {
-    const row = rows[b]!;
-    const off = b * length + length - row.ids.length; // left padding
-    for (let t = 0; t < row.ids.length; t++) {
-      buf.inputIds[off + t] = BigInt(row.ids[t]!);
-      buf.attentionMask[off + t] = 1n;
-      buf.positionIds[off + t] = BigInt(t);
-    }
-    const n = row.topIds.length / k;
-    const at = off + row.answerFrom;
-    buf.answerMask.fill(1, at, at + n);
-    for (let c = 0; c < n * k; c++) buf.teacherIds[at * k + c] = BigInt(row.topIds[c]!);
-    buf.teacherLogp.set(row.topLogp, at * k);
-  }
-}
-
 /** The bundle's kept train-step sessions, closed with the bundle. */
 const caches = new WeakMap<Bundle, TrainStepCache>();
 function trainSteps(bundle: Bundle): TrainStepCache {
@@ -484,7 +75,7 @@ export async function distillRows(
   bundle: Bundle,
   rows: readonly TeacherRow[],
   options: DistillOptions = {},
-): Promise<Omit<DistillResult, 'teacherSeconds'>> {
+): Promise<Omit<DistillResult, 'teacherSeconds' | 'added'>> {
   const m = bundle.manifest;
   const steps = options.steps ?? recipeOf(m).steps;
   const lr = options.lr ?? recipeOf(m).lr;
@@ -549,19 +140,6 @@ export async function distillRows(
     rows: rows.length,
   };
 }
-
-/** The bucket a distillation of these questions would most likely run in: the longest student prompt
- * plus a full teacher answer (an upper bound: answers that end early pick a smaller bucket). */
-export function estimateBucket(
-  bundle: Pick<BundleInfo, 'manifest' | 'tokenizer' | 'chat'>,
-  questions: readonly PracticeQuestion[],
-  maxAnswerTokens = recipeOf(bundle.manifest).max_answer,
-): Bucket {
-  const m = bundle.manifest;
-  const longest = Math.max(1, ...questions.map((q) => bundle.tokenizer.encode(bundle.chat.render(chatOf(q))).length));
-  return bucketFor(m, longest + maxAnswerTokens) ?? stepBuckets(m).at(-1)!;
-}
-
 /** Seconds per train step of one bucket on this machine: the median of `runs` timed steps on a full batch
  * whose rows each end in an answer of `maxAnswerTokens` (the graph's LM head runs on the answer rows
  * only, so this is an upper bound, as `estimateBucket`'s bucket is). The first run is not counted, so a
@@ -581,6 +159,8 @@ export async function timeTrainStep(
     topIds: new Int32Array(n * k),
     topLogp: new Float32Array(n * k).fill(Math.log(1 / k)),
     answer: '',
+    question: 0,
+    said: '',
   };
   // The bundle's kept session: a distillation that follows the estimate finds it open (and warm).
   const { graph, release } = await trainSteps(bundle).acquire(bucket, { provider: bundle.provider.used });

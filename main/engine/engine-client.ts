@@ -78,7 +78,9 @@ export class EngineWorker {
     return handle;
   }
 
-  /** compileSkill(bundle, text, options), run in the worker. */
+  /** compileSkill(bundle, text, options) with compileFactors run in the worker: the caller has checked the
+   *  bundle (requireHypernet, as the instant recipe does before its key); the engine's form is made and
+   *  checked to fit here, once. */
   async compile(bundle: BundleInfo, text: string, options: CompileOptions = {}): Promise<CompiledSkill> {
     const { signal, onProgress } = options;
     if (signal?.aborted) throw new EngineError('cancelled', 'compile cancelled');
@@ -87,7 +89,7 @@ export class EngineWorker {
       if (m.type === 'progress') onProgress?.({ chunk: m.chunk, chunks: m.chunks, tokens: m.tokens });
       return m.type === 'compiled' ? { value: m.value } : undefined;
     });
-    // α = rank: the engine's form shares the algebra form's arrays, nothing to fold.
+    // α = rank: the engine's form shares the algebra form's arrays (views into the one wire buffer).
     const adapter = adapterFromWire(value.adapter);
     const engine = engineAdapter(adapter.rank, adapter.targets);
     checkAdapterFits(bundle.manifest, engine);

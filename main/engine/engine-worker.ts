@@ -8,7 +8,7 @@ import type { EngineAdapter } from './adapter';
 import { AdapterTable } from './adapter-table';
 import { engineFromWire, engineToWire, toWire, wireBuffers, type WireAdapter } from './adapter-wire';
 import { loadBundle, type Bundle, type ProviderInfo } from './bundle';
-import { compileSkill, type CompiledSkill } from './compile';
+import { compileFactors, type CompiledSkill } from './compile';
 import { timeTrainStep, type DistillProgress, type DistillResult } from './distill';
 import { distillParts, type DistillPart } from './distill-parts';
 import { generateBatch, type GenerateRequest, type RowResult, type RowTokenEvent } from './generate';
@@ -37,7 +37,7 @@ export type EngineRequest =
       /** One part per skill: each part's rows are answered with its own skill in context. */
       parts: DistillPart[];
       init: WireAdapter | null;
-      options: { steps?: number; lr?: number; seed?: number; maxAnswerTokens?: number };
+      options: { steps?: number; lr?: number; seed?: number; maxAnswerTokens?: number; roundTrip?: boolean };
     }
   | { type: 'time-step'; id: number; bundle: BundleRef; bucket: Bucket }
   | { type: 'cancel'; id: number };
@@ -122,11 +122,7 @@ async function compile(
   b: Promise<Bundle>,
 ): Promise<void> {
   const bundle = await b;
-  const {
-    engine: _engine,
-    adapter,
-    ...rest
-  } = await compileSkill(bundle, m.text, {
+  const { adapter, ...rest } = await compileFactors(bundle, m.text, {
     signal,
     onProgress: (p) => post({ type: 'progress', id: m.id, ...p }),
   });

@@ -103,6 +103,10 @@ const TrainStepEntry = z.object({
         file: fileName.optional(),
         layer: fileName.optional(),
         layer_vjp: fileName.optional(),
+        /** The backward from what `layer` kept (its `saved.*` outputs): no forward recomputed. */
+        layer_bwd: fileName.optional(),
+        /** Bytes of the `saved.*` outputs one layer keeps, for the step's memory budget. */
+        saved_bytes: z.number().int().nonnegative().optional(),
         head: fileName.optional(),
       }),
     )
@@ -395,7 +399,7 @@ function checkListed(m: Shape, issue: Issue): void {
       ([name, file]) => [file, ['hypernet', 'ablations', name]] as [string, Path],
     ),
     ...(m.train_step?.buckets ?? []).flatMap((b, j) =>
-      (['file', 'layer', 'layer_vjp', 'head'] as const).flatMap((f) =>
+      (['file', 'layer', 'layer_vjp', 'layer_bwd', 'head'] as const).flatMap((f) =>
         b[f] === undefined ? [] : [[b[f], ['train_step', 'buckets', j, f]] as [string, Path]],
       ),
     ),

@@ -1,14 +1,15 @@
 // A train step whose memory is one layer's (docs/distill.md "Layered train step"): the bundle's
 // `train_step.kind` "layered" ships one decoder layer's forward and its vector-Jacobian product, reused
 // for every layer, and the head with the loss. Here: the embedding gather, the forward layer by layer
-// keeping only each layer's input, the head, the backward layer by layer (each layer's forward is
-// recomputed inside its vjp graph, so this is checkpointing by construction), then the global-norm clip
-// and Adam of model.distill_objective.adam_update. The base's weights are read once, by span, from the
-// bundle's own files, and kept as tensors every step and every bucket reuses.
+// keeping each layer's input (and, as far as a memory budget goes, what its backward needs: `saved.*`),
+// the head, the backward layer by layer (the bwd graph from `saved.*`, else the vjp graph, which
+// recomputes the layer's forward: checkpointing), then the global-norm clip and Adam of
+// model.distill_objective.adam_update. The base's weights are read by span from the bundle's own files
+// into buffers every step and every bucket reuses.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { headRows } from './distill-memory';
+import { headRows, keepPlan } from './distill-memory';
 import { invalid } from './errors';
 import type { BundleManifest, TrainStepEntry, WeightSpan } from './manifest';
 import { float16, float32, floats, Session, type SessionOptions, type Tensor } from './ort';
@@ -223,9 +224,11 @@ function layeredWeights(manifest: BundleManifest): LayeredWeights {
   return w;
 }
 
-/** Session options, and the head's rows per part (default headRows of the vocabulary). */
+/** Session options, the head's rows per part (default headRows of the vocabulary), and the bytes the
+ * forward may keep for the backward and the weights it may keep across steps (default KEEP_BYTES: keepPlan). */
 export interface LayeredOptions extends SessionOptions {
   readonly headRows?: number;
+  readonly keepBytes?: number;
 }
 
 /** One bucket's layered step: three sessions; the weights are read by `reader` as the step goes. */
@@ -238,6 +241,12 @@ export class LayeredStep implements StepRunner {
   private readonly adam: AdamConfig;
   private readonly weights: LayeredWeights;
   private readonly headPart: number;
+  /** The forward's `saved.*` outputs, the backward graph's inputs, the layers that keep them, and the
+   * layers whose weights stay in their own buffers across steps (keepPlan). */
+  private readonly savedNames: readonly string[];
+  private readonly bwdInputs: ReadonlySet<string>;
+  private readonly keeps: ReadonlySet<number>;
+  private readonly resident: ReadonlySet<number>;
 
   private constructor(
     readonly manifest: BundleManifest,
@@ -245,8 +254,10 @@ export class LayeredStep implements StepRunner {
     private readonly layer: Session,
     private readonly vjp: Session,
     private readonly head: Session,
+    private readonly bwd: Session | null,
     private readonly reader: WeightReader,
     headPart: number | undefined,
+    keepBytes: number | undefined,
   ) {
     const entry = manifest.train_step!;
     this.headPart = headPart ?? headRows(manifest.architecture.vocab);
@@ -273,6 +284,11 @@ export class LayeredStep implements StepRunner {
       this.zeros[`lora.${t.module}.B`] = float32(new Float32Array(r * t.d_out), [r, t.d_out]);
     }
     this.trained = new Set(manifest.lora.layers);
+    this.savedNames = bwd ? layer.outputs.map((o) => o.name).filter((n) => n.startsWith('saved.')) : [];
+    this.bwdInputs = new Set(bwd?.inputs.map((i) => i.name) ?? []);
+    const plan = keepPlan(manifest, bucket, keepBytes);
+    this.keeps = new Set(bwd ? plan.saved : []);
+    this.resident = new Set(plan.resident);
     const adam = entry.adam ?? { beta1: 0.9, beta2: 0.999, eps: 1e-8 };
     this.adam = { ...adam, maxNorm: entry.max_norm };
   }
@@ -285,19 +301,21 @@ export class LayeredStep implements StepRunner {
     reader: WeightReader,
   ): Promise<LayeredStep> {
     layeredWeights(manifest);
-    const { layer, layer_vjp: vjp, head } = bucket;
+    const { layer, layer_vjp: vjp, head, layer_bwd: bwd } = bucket;
     if (!layer || !vjp || !head)
       throw invalid(`bundle ${manifest.id}: layered bucket ${bucket.batch}x${bucket.length} lacks a graph`);
     // As the whole step: every core unless told otherwise, threads asleep between runs.
-    const { headRows: part, ...session } = options;
+    const { headRows: part, keepBytes, ...session } = options;
     const opts: SessionOptions = {
       ...session,
       intraOpNumThreads: options.intraOpNumThreads ?? availableParallelism(),
-      allowSpinning: false,
+      allowSpinning: options.allowSpinning ?? false,
     };
-    const sessions = await Promise.all([layer, vjp, head].map((f) => Session.open(join(dir, f), opts)));
+    const files = [layer, vjp, head, ...(bwd ? [bwd] : [])];
+    const sessions = await Promise.all(files.map((f) => Session.open(join(dir, f), opts)));
     try {
-      return new LayeredStep(manifest, bucket, sessions[0]!, sessions[1]!, sessions[2]!, reader, part);
+      const [l, v, h, b] = sessions as [Session, Session, Session, Session | undefined];
+      return new LayeredStep(manifest, bucket, l, v, h, b ?? null, reader, part, keepBytes);
     } catch (err) {
       await Promise.all(sessions.map((s) => s.dispose()));
       throw err;
@@ -309,10 +327,11 @@ export class LayeredStep implements StepRunner {
     return this.layer.provider;
   }
 
-  /** Layer i's weights in buffer set i % 2 (the other set holds the layer before or after). */
+  /** Layer i's weights: in its own buffers if resident (read on the first step only), else in buffer set
+   * i % 2 (the other set holds the layer before or after). */
   private layerWeights(i: number): Record<string, Tensor> {
     return this.reader.tensors(
-      `layer${i % 2}`,
+      this.resident.has(i) ? `resident${i}` : `layer${i % 2}`,
       this.weights.layers[i]!,
       this.layerTypes,
       `train_step.weights.layers.${i}`,
@@ -379,13 +398,19 @@ export class LayeredStep implements StepRunner {
       float32(this.reader.rows(this.weights.embed, ids, 'train_step.weights.embed'), [b, s, d]),
     ];
     // Forward: layer i runs while layer i + 1's weights are read into the other buffers.
+    // The layers in `keeps` also return what their backward needs (saved.*): no forward recomputed there.
+    const saved: (Record<string, Tensor> | null)[] = Array.from({ length: L }, () => null);
     let weights = this.layerWeights(0);
     for (let i = 0; i < L; i++) {
-      const pending = this.layer.run({ hidden: kept[i]!, ...common, ...weights, ...this.loraOf(feeds, i) }, [
-        'hidden_out',
-      ]);
+      const keep = this.keeps.has(i);
+      const pending = this.layer.run(
+        { hidden: kept[i]!, ...common, ...weights, ...this.loraOf(feeds, i) },
+        keep ? ['hidden_out', ...this.savedNames] : ['hidden_out'],
+      );
       const next = i + 1 < L ? this.layerWeights(i + 1) : null;
-      kept.push((await pending).hidden_out!);
+      const out = await pending;
+      kept.push(out.hidden_out!);
+      if (keep) saved[i] = Object.fromEntries(this.savedNames.map((n) => [n, out[n]!]));
       if (next) weights = next;
     }
     const top = kept.pop()!;
@@ -402,10 +427,15 @@ export class LayeredStep implements StepRunner {
         ...(i > lowest ? ['grad_in'] : []),
         ...(trained ? modules.flatMap((mod) => [`grad.${mod}.A`, `grad.${mod}.B`]) : []),
       ];
-      const pending = this.vjp.run(
-        { hidden: kept[i]!, ...common, ...weights, ...this.loraOf(feeds, i), grad_out: g },
-        fetch,
-      );
+      const all = { hidden: kept[i]!, ...common, ...weights, ...this.loraOf(feeds, i), grad_out: g };
+      const s = saved[i];
+      saved[i] = null;
+      const pending = s
+        ? this.bwd!.run(
+            Object.fromEntries(Object.entries({ ...all, ...s }).filter(([n]) => this.bwdInputs.has(n))),
+            fetch,
+          )
+        : this.vjp.run(all, fetch);
       const next = i > lowest ? this.layerWeights(i - 1) : null;
       const out = await pending;
       kept[i] = null;
@@ -440,6 +470,6 @@ export class LayeredStep implements StepRunner {
   }
 
   async dispose(): Promise<void> {
-    await Promise.all([this.layer.dispose(), this.vjp.dispose(), this.head.dispose()]);
+    await Promise.all([this.layer.dispose(), this.vjp.dispose(), this.head.dispose(), this.bwd?.dispose()]);
   }
 }

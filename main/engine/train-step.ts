@@ -28,16 +28,6 @@ export async function openStepRunner(
     : TrainStepGraph.open(dir, manifest, bucket, options);
 }
 
-/** Student rows and the teacher's top-k, row-major, exactly one bucket's shape. */
-export interface TrainBatch {
-  readonly inputIds: ArrayLike<number>; // [batch, length]
-  readonly attentionMask: ArrayLike<number>; // [batch, length]
-  readonly positionIds: ArrayLike<number>; // [batch, length]
-  readonly answerMask: Float32Array; // [batch, length]
-  readonly teacherIds: ArrayLike<number>; // [batch, length, k]
-  readonly teacherLogp: Float32Array; // [batch, length, k]
-}
-
 /** Factors and Adam moments by graph input name (`lora.{i}.{module}.A`, `m.…`, `v.…`). */
 export type TrainState = ReadonlyMap<string, Float32Array>;
 
@@ -148,39 +138,6 @@ export class TrainStepGraph implements StepRunner {
   async dispose(): Promise<void> {
     await this.session.dispose();
   }
-}
-
-/** One step of `runner` from `state` on `batch` (`step` 1-based): the new state (new arrays) and the loss
- * before the update. TrainLoop does the same without copying between steps. */
-export async function runStep(
-  runner: StepRunner,
-  manifest: BundleManifest,
-  state: TrainState,
-  batch: TrainBatch,
-  step: number,
-  lr: number,
-): Promise<{ state: TrainState; loss: number }> {
-  const { batch: b, length: s } = runner.bucket;
-  const k = trainStepEntry(manifest).top_k;
-  const feeds: Record<string, Tensor> = {};
-  const r = trainStepEntry(manifest).rank;
-  for (const { key, dIn, dOut } of targets(manifest))
-    for (const p of ['lora', 'm', 'v']) {
-      feeds[`${p}.${key}.A`] = float32(state.get(`${p}.${key}.A`)!, [dIn, r]);
-      feeds[`${p}.${key}.B`] = float32(state.get(`${p}.${key}.B`)!, [r, dOut]);
-    }
-  feeds.step = float32(new Float32Array([step]), []);
-  feeds.lr = float32(new Float32Array([lr]), []);
-  feeds.input_ids = int64(batch.inputIds, [b, s]);
-  feeds.attention_mask = int64(batch.attentionMask, [b, s]);
-  feeds.position_ids = int64(batch.positionIds, [b, s]);
-  feeds.answer_mask = float32(batch.answerMask, [b, s]);
-  feeds.teacher_ids = int64(batch.teacherIds, [b, s, k]);
-  feeds.teacher_logp = float32(batch.teacherLogp, [b, s, k]);
-  const out = await runner.run(feeds);
-  const next = new Map<string, Float32Array>();
-  for (const name of state.keys()) next.set(name, floats(out[`new_${name}`]!));
-  return { state: next, loss: floats(out.loss!)[0]! };
 }
 
 /** Train-step sessions kept open across distillations on one bundle. Opening one costs ~0.25 s (ORT

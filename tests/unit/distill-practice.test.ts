@@ -46,6 +46,7 @@ const doc = JSON.parse(readFileSync(join(process.cwd(), 'tests/fixtures/practice
   written: { skill: string; replies: string[]; kept: string[]; dropped: Record<string, number> };
   holdout: { tests: { id: string; prompt: string }[]; seed: number; held_out: string[] }[];
   cases: Case[];
+  round_trip: { source: string };
 };
 
 function run(c: Case) {
@@ -62,7 +63,8 @@ function run(c: Case) {
 
 describe('practice (shared cases)', () => {
   it('names the same sources, wordings, lexicon and hash', () => {
-    expect([...SOURCES]).toEqual(doc.sources);
+    // Python's gather sources, then round_trip (made from the teacher's answers, round_trip.py).
+    expect([...SOURCES]).toEqual([...doc.sources, doc.round_trip.source]);
     expect([...OWNED]).toEqual(doc.owned);
     expect(MIN_QUESTIONS).toBe(doc.min_questions);
     expect(HOLD_OUT_EVERY).toBe(doc.hold_out_every);

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from pskills_train.distill import practice as P
+from pskills_train.distill import round_trip as R
 from pskills_train.distill.practice_synth import CLOZE, FRAMES, LEXICON, SLOT_FORMS
 from pskills_train.synth.skill import skill_from_text
 
@@ -97,6 +98,107 @@ def case(path: str, text: str, sources: tuple[str, ...], tests=None, written=Non
     }
 
 
+BOOKINGS = "# Bookings\n\n## Tools\n\n- `find_booking(who)`: a booking by the guest's name.\n"
+
+DETECT = [
+    'lookup(id="x")',
+    'CALL fetch_booking(ref="A-12", day=3)',
+    "I will run `weather.get(city: 'Oslo')` now.",
+    "get_order(42)",
+    "First a(b), then c(d=1).",
+    "größe(wert=3)",
+    "get_total(\u0663)",
+    '{"tool": "search", "arguments": {"q": "maple"}}',
+    '```json\n{"function": {"name": "send", "parameters": {"to": "Mei"}}}\n```',
+    '{"name": "lookup", "arguments": "{\\"id\\": 3}"}',
+    '{"tool_name": " find ", "input": {"city": "Zürich", "n": [1, 2], "ok": true, "x": null}}',
+    '{"name": " ", "tool": "t", "args": {}}',
+    "\x85lookup(id=1)\x1f",
+    "a" * 230 + " f(x=1)",
+    # no call
+    "The total (about 40) is fine.",
+    "Use the form (see above).",
+    "Der Preis (ca. 40 €) ist gut.",
+    "call it()",
+    "send (to=1)",
+    "über(x=1)",
+    '{"name": "Dana"}',
+    '{"tool": "x", "arguments": null}',
+    "{not json}",
+    "x" * 300 + ' lookup(id="x")',
+    "",
+    " \n ",
+]
+
+NAMES_TOOL = [
+    (BOOKINGS, "find_booking"),
+    (BOOKINGS, "FIND_BOOKING"),
+    (BOOKINGS, "find_book"),
+    (BOOKINGS, "api.find_booking"),
+    ("Use api.find_booking(x).", "find_booking"),
+    ("Call `Weather.get(city)` first.", "weather.get"),
+    ("Always answer with the codeword.", "lookup_codeword"),
+    ("Use the lookup tool.", "lookup"),
+    ("Use the lookup-tool.", "lookup"),
+    ("Use LOOKUP.", "lookup"),
+    ("call a+b(x) now", "a+b"),
+    ("Nutze größe_rechnen.", "größe_rechnen"),
+    ("Nutze übergröße.", "größe"),
+]
+
+
+def round_trip_cases() -> dict:
+    def call(c: R.Call | None) -> dict | None:
+        return None if c is None else {"name": c.name, "args": c.args}
+
+    user = [{"role": "user", "content": "find the booking for Dana"}]
+    said = [
+        (user, "requests", ' find_booking(who="Dana") '),
+        ([{"role": "user", "content": "what is the rule?"}], "cloze", "Always x."),
+        ([{"role": "user", "content": "find it again"}], "self_written", 'find_booking(who="Dana")'),
+        (
+            [*user, {"role": "assistant", "content": 'find_booking(who="x")'}, {"role": "tool", "content": "{}"}],
+            "tests",
+            'find_booking(who="Mei")',
+        ),
+        ([{"role": "user", "content": "and for Ravi?"}], "requests", "\x85find_booking(who='Ravi')\n"),
+        ([{"role": "user", "content": "look it up"}], "requests", 'lookup_codeword(w="x")'),
+        (
+            [{"role": "user", "content": "json please"}],
+            "self_written",
+            '{"tool": "find_booking", "args": {"who": "Lena"}}',
+        ),
+    ] + [([{"role": "user", "content": f"req {i}"}], "requests", f"find_booking(i={i})") for i in range(10)]
+    follow = []
+    for seed, cap in ((7, R.CAP), (0, 3)):
+        qs = [(P.Question([dict(m) for m in msgs], src), ans) for msgs, src, ans in said]
+        follow.append(
+            {
+                "skill": BOOKINGS,
+                "seed": seed,
+                "cap": cap,
+                "said": [{"messages": msgs, "source": src, "answer": ans} for msgs, src, ans in said],
+                "expect": [
+                    {"question": q.messages[-1]["content"], "source": q.source, "messages": q.messages}
+                    for q in R.follow_ups(qs, seed, BOOKINGS, cap)
+                ],
+            }
+        )
+    keys = [[0, R.SOURCE, "find the booking for Dana", 'find_booking(who="Dana")'], ["é", 3]]
+    keys += [[7, R.SOURCE, f"req {i}", f"f(i={i})"] for i in range(14)]
+    return {
+        "source": R.SOURCE,
+        "cap": R.CAP,
+        "max_call_chars": R.MAX_CALL_CHARS,
+        "lexicon": {k: list(v) for k, v in R.RESULT_LEXICON.items()},
+        "shapes": list(R.SHAPES),
+        "detect": [{"answer": a, "call": call(R.detect_call(a))} for a in DETECT],
+        "names_tool": [{"skill": t, "name": n, "names": R.names_tool(t, n)} for t, n in NAMES_TOOL],
+        "result_text": [{"key": k, "text": R.result_text(*k)} for k in keys],
+        "follow_ups": follow,
+    }
+
+
 def main() -> None:
     studio = ("tests", "examples", "requests", "self_written", "cloze", "template")
     synth = ("requests", "cloze", "template")
@@ -150,6 +252,7 @@ def main() -> None:
         "written": {**written, "kept": kept, "dropped": dropped},
         "holdout": holdout,
         "cases": cases,
+        "round_trip": round_trip_cases(),
     }
     OUT.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {OUT} ({len(cases)} cases)")

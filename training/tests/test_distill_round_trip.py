@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
+
+from pskills_train.distill import round_trip as R
 from pskills_train.distill.practice import Question
 from pskills_train.distill.round_trip import SOURCE, detect_call, follow_ups, names_tool, result_text
 from pskills_train.distill.run import Distiller
@@ -67,8 +71,12 @@ def test_follow_ups_add_the_call_and_a_made_up_result():
 
 
 def test_only_calls_to_a_tool_the_skill_names_follow_up():
-    said = [(Question(_user(f"req {i}"), "requests"), call) for i, call in enumerate(
-        ['find_booking(who="Dana")', 'lookup_codeword(w="x")', 'find_book(who="x")', 'api.find_booking(id=2)'])]
+    said = [
+        (Question(_user(f"req {i}"), "requests"), call)
+        for i, call in enumerate(
+            ['find_booking(who="Dana")', 'lookup_codeword(w="x")', 'find_book(who="x")', "api.find_booking(id=2)"]
+        )
+    ]
     got = [q.meta["tool"] for q in follow_ups(said, seed=0, skill_text=SKILL)]
     assert got == ["find_booking"]  # an invented tool, a part of a name and a dotted other name: none
     assert names_tool("Call `Weather.get(city)` first.", "weather.get")
@@ -122,3 +130,35 @@ def test_distiller_adds_round_trip_rows_only_when_asked():
     assert all(q.messages[-1]["role"] == "tool" for q in trips)
     plain, _, _ = d.teacher_rows(skill, ("requests", "cloze"))
     assert not any(q.source == SOURCE for q in plain) and len(plain) == len(qs) - len(trips)
+
+
+# The shared cases (tests/fixtures/practice-cases.json "round_trip", written by practice_cases.py; the
+# vitest tests/unit/distill-round-trip.test.ts runs the same).
+RT = json.loads((Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "practice-cases.json").read_text())[
+    "round_trip"
+]
+
+
+def test_shared_round_trip_names_and_lexicon():
+    assert (RT["source"], RT["cap"], RT["max_call_chars"]) == (SOURCE, R.CAP, R.MAX_CALL_CHARS)
+    assert RT["lexicon"] == {k: list(v) for k, v in R.RESULT_LEXICON.items()} and RT["shapes"] == list(R.SHAPES)
+
+
+@pytest.mark.parametrize("case", RT["detect"], ids=lambda c: repr(c["answer"][:40]))
+def test_shared_detect(case):
+    got = detect_call(case["answer"])
+    assert (None if got is None else {"name": got.name, "args": got.args}) == case["call"]
+
+
+def test_shared_names_tool_and_results():
+    assert [names_tool(c["skill"], c["name"]) for c in RT["names_tool"]] == [c["names"] for c in RT["names_tool"]]
+    assert [result_text(*c["key"]) for c in RT["result_text"]] == [c["text"] for c in RT["result_text"]]
+
+
+@pytest.mark.parametrize("case", RT["follow_ups"], ids=lambda c: f"seed{c['seed']}-cap{c['cap']}")
+def test_shared_follow_ups(case):
+    said = [(Question(s["messages"], s["source"]), s["answer"]) for s in case["said"]]
+    got = follow_ups(said, case["seed"], case["skill"], case["cap"])
+    assert [{"question": q.messages[-1]["content"], "source": q.source, "messages": q.messages} for q in got] == case[
+        "expect"
+    ]

@@ -62,7 +62,15 @@ def test_graphs_are_default_domain_with_the_contract_names(bundle):
     roles = list(entry["weights"]["layers"][0])
     ins, vjp_outs, _ = layer_io(cfg, roles)
     for b in entry["buckets"]:
-        for key, want_in, want_out in (("layer", ins, ["hidden_out"]), ("layer_vjp", [*ins, "grad_out"], vjp_outs),
+        layer = onnx.load(str(bundle / b["layer"]))
+        saved = [o.name for o in layer.graph.output][1:]
+        assert saved and saved == [f"saved.{j}" for j in range(len(saved))]
+        assert b["saved_bytes"] == sum(4 * int(np.prod([d.dim_value for d in o.type.tensor_type.shape.dim]))
+                                       for o in layer.graph.output[1:])
+        bwd_in = [n for n in ins if n in {i.name for i in onnx.load(str(bundle / b["layer_bwd"])).graph.input}]
+        for key, want_in, want_out in (("layer", ins, ["hidden_out", *saved]),
+                                       ("layer_vjp", [*ins, "grad_out"], vjp_outs),
+                                       ("layer_bwd", [*bwd_in, *saved, "grad_out"], vjp_outs),
                                        ("head", head_inputs(list(entry["weights"]["head"])), ["loss", "grad_hidden"])):
             g = onnx.load(str(bundle / b[key]))
             assert [i.name for i in g.graph.input] == want_in
@@ -124,7 +132,7 @@ def test_committed_fixture_is_this_export_and_its_parity_holds(bundle):
     this exporter writes for the same lm.onnx, and the reference runner reproduces parity.json's torch steps."""
     m = manifest_of(COMMITTED)
     fresh = manifest_of(bundle)
-    for key in ("layer", "layer_vjp", "head"):
+    for key in ("layer", "layer_vjp", "layer_bwd", "head"):
         name = m["train_step"]["buckets"][0][key]
         assert hashlib.sha256((COMMITTED / name).read_bytes()).hexdigest() == fresh["files"][name]["sha256"], name
     assert m["train_step"]["weights"] == fresh["train_step"]["weights"]

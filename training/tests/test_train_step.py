@@ -113,6 +113,8 @@ def test_parse_buckets():
     assert parse_buckets("8x128, 8x64,8x64") == [(8, 64), (8, 128)]
     with pytest.raises(ValueError, match="BATCHxLENGTH"):
         parse_buckets("8by64")
+    with pytest.raises(ValueError, match="at most 64 rows of 8192 tokens"):
+        parse_buckets("8x128,100000x100000")
 
 
 @pytest.mark.skipif(not (DEFAULT / "bundle.json").exists(), reason="no default bundle")

@@ -30,6 +30,7 @@ import { parseTargetKey, type Adapter } from '../../adapters/types';
 import { checkAdapterFits, foldAdapter, type BundleManifest, type EngineAdapter } from '../../engine';
 import { encodeAdapter, sha256Hex } from '../../store/adapter-tensors';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
+import type { AdapterFactory } from './adapter-factory';
 import { nullableSummary, plainSummary, shortId, summaryOf } from './adapter-summaries';
 import { exportGguf, exportOllama, importGguf } from './adapter-gguf';
 import { offThread } from './algebra-jobs';
@@ -45,31 +46,40 @@ export interface MergeContext {
 const DEFAULT_SINGULAR_VALUES = 8;
 const VISUAL_SINGULAR_VALUES = 32;
 
+/** What the adapter library needs, by name. */
+export interface AdapterDeps {
+  repo: AdaptersRepo;
+  bundles: Pick<BundleRegistry, 'current'>;
+  /** Merges and imports are recipes on it. */
+  factory: Pick<AdapterFactory, 'make'>;
+  /** adapters.merge's `rehearse`; absent: refused. */
+  rehearser?: Pick<DistillService, 'rehearsalParts' | 'rehearse'>;
+  /** The maxMergeRank setting, read at each merge. */
+  maxMergeRank?: () => number;
+  warn?: (message: string) => void;
+  /** The adapter algebra runs here, off the main thread; inputs loaded for a job are transferred. */
+  algebra?: Pick<AlgebraWorker, 'run'>;
+}
+
 export class AdapterService {
   private warnedCompare = false;
+  private readonly deps: Required<Omit<AdapterDeps, 'rehearser'>> & AdapterDeps;
 
-  constructor(
-    private readonly repo: AdaptersRepo,
-    private readonly bundles: Pick<BundleRegistry, 'current'>,
-    private readonly warn: (message: string) => void = (m) => console.warn(`[pskills] ${m}`),
-    /** The adapter algebra runs here, off the main thread; inputs loaded for a job are transferred. */
-    private readonly algebra: Pick<AlgebraWorker, 'run'> = sharedAlgebra(),
-    /** adapters.merge's `rehearse`; absent: refused. */
-    private readonly rehearser?: Pick<DistillService, 'rehearsalParts' | 'rehearse'>,
-    /** The maxMergeRank setting, read at each merge. */
-    private readonly maxMergeRank: () => number = () => DEFAULT_SETTINGS.maxMergeRank,
-  ) {}
+  constructor(deps: AdapterDeps) {
+    const warn = (m: string) => console.warn(`[pskills] ${m}`);
+    this.deps = { warn, algebra: sharedAlgebra(), maxMergeRank: () => DEFAULT_SETTINGS.maxMergeRank, ...deps };
+  }
 
   list(): AdapterSummary[] {
-    return this.repo.list().map(summaryOf);
+    return this.deps.repo.list().map(summaryOf);
   }
 
   async get(input: { id: string; singularValues?: number }): Promise<AdapterDetail> {
-    const row = this.repo.resolve(input.id);
-    const adapter = this.repo.load(row.rowId);
+    const row = this.deps.repo.resolve(input.id);
+    const adapter = this.deps.repo.load(row.rowId);
     const count = Math.min(input.singularValues ?? DEFAULT_SINGULAR_VALUES, adapter.rank);
     const shapes = [...adapter.targets].map(([key, p]) => ({ ...parseTargetKey(key), dIn: p.dIn, dOut: p.dOut }));
-    const { norms, singularValues } = await offThread(this.algebra, 'details', { adapter, count });
+    const { norms, singularValues } = await offThread(this.deps.algebra, 'details', { adapter, count });
     return {
       ...summaryOf(row),
       shapes,
@@ -91,29 +101,32 @@ export class AdapterService {
     const gguf = dir.endsWith('.gguf');
     if (!existsSync(dir)) throw new StudioError('not_found', `${dir}: no such ${gguf ? 'file' : 'folder'}`);
     if (gguf) {
-      const current = await this.bundles.current();
+      const current = await this.deps.bundles.current();
       return this.store(await importGguf(dir, current.bundle.manifest), current);
     }
     const { adapter } = await readPeftDir(dir).catch((err: Error) => {
       throw err instanceof StudioError ? err : new StudioError('invalid_input', err.message);
     });
-    return this.store(adapter, await this.bundles.current());
+    return this.store(adapter, await this.deps.bundles.current());
   }
 
-  private store(
+  private async store(
     adapter: Adapter,
     { bundle, rowId }: { bundle: { manifest: BundleManifest }; rowId: number },
-  ): AdapterWritten {
+  ): Promise<AdapterWritten> {
     checkAdapterFits(bundle.manifest, foldAdapter(adapter));
     const recipe: AdapterRecipe = { kind: 'import', tensorsSha256: sha256Hex(encodeAdapter(adapter)) };
-    const { adapter: row, created } = this.repo.insert({ bundleId: rowId, adapter, recipe });
-    return { adapter: summaryOf(row), created };
+    const p = await this.deps.factory.make(
+      { bundleId: rowId, skill: null },
+      { cancelled: 'import cancelled', make: async () => ({ adapter, recipe }) },
+    );
+    return { adapter: p.summary, created: p.created };
   }
 
   /** PEFT folder + pskills.json (skill hash, bundle hash, recipe, lineage by key); or a llama.cpp LoRA
    * GGUF, or an Ollama folder (adapter-gguf.ts), for a bundle whose base has a GGUF. */
   async export(input: ExportAdapterInput): Promise<{ dir: string; files: string[] }> {
-    const row = this.repo.resolve(input.id);
+    const row = this.deps.repo.resolve(input.id);
     const dir = resolve(input.dir);
     const format = input.format ?? 'peft';
     const sidecar = {
@@ -126,16 +139,16 @@ export class AdapterService {
       lineage: row.lineage.map((l) => ({ key: l.key, weight: l.weight })),
     };
     if (format !== 'peft') {
-      const rec = this.repo.bundleRecord(row.bundle.rowId);
+      const rec = this.deps.repo.bundleRecord(row.bundle.rowId);
       if (!rec) throw new StudioError('not_found', `bundle ${row.bundle.id} of adapter ${row.key}: not in the store`);
       const manifest = rec.manifest as BundleManifest;
-      const adapter = this.repo.load(row.rowId);
+      const adapter = this.deps.repo.load(row.rowId);
       const opts = { ...input, dir };
       return format === 'gguf'
         ? exportGguf(row, adapter, manifest, opts)
         : exportOllama(row, adapter, { manifest, dir: rec.path }, opts, sidecar);
     }
-    await writePeftDir(dir, this.repo.load(row.rowId), sidecar, row.bundle.id, input.overwrite ?? false).catch(
+    await writePeftDir(dir, this.deps.repo.load(row.rowId), sidecar, row.bundle.id, input.overwrite ?? false).catch(
       (err: Error) => {
         throw err instanceof StudioError ? err : new StudioError('invalid_input', err.message);
       },
@@ -150,44 +163,41 @@ export class AdapterService {
     ctx: MergeContext = { emit: () => {}, signal: new AbortController().signal },
   ): Promise<AdapterWritten> {
     const plan = this.mergePlan(input);
-    const known = this.repo.findByKey(this.repo.keyFor(plan.bundleId, null, plan.recipe));
-    if (known) return { adapter: summaryOf(known), created: false };
-    // Rehearsal's parts are checked before the merge runs, so a source without a skill costs nothing.
-    const rehearsal = input.rehearse === undefined ? null : this.rehearsal(plan.rows, input.rehearse);
-    let merged = await offThread(this.algebra, 'merge', this.mergeJob(plan));
-    const cancelled = () => new StudioError('cancelled', 'merge cancelled; nothing was stored');
-    if (ctx.signal.aborted) throw cancelled();
-    ctx.emit({ phase: 'merge', step: 0, steps: input.rehearse ?? 0, loss: null, secondsLeft: null });
-    if (rehearsal) {
-      // The engine's own cancel speaks of a distillation: the caller asked for a merge.
-      const { adapter: a } = await rehearsal.run(foldAdapter(merged), input.seed ?? 0, ctx).catch((err: unknown) => {
-        throw ctx.signal.aborted ? cancelled() : err;
-      });
-      merged = { rank: a.rank, alpha: a.rank, targets: a.targets };
-    }
-    if (ctx.signal.aborted) throw cancelled();
-    const lineage = plan.rows.map((r, i) => ({ rowId: r.rowId, weight: plan.weights[i]! }));
-    const { adapter, created } = this.repo.insert({
-      bundleId: plan.bundleId,
-      adapter: merged,
-      recipe: plan.recipe,
-      lineage,
-      name: input.name ?? mergeName(plan.rows, plan.method),
-    });
-    return { adapter: summaryOf(adapter), created };
+    const message = 'merge cancelled; nothing was stored';
+    const cancelled = () => new StudioError('cancelled', message);
+    const make = async () => {
+      // Rehearsal's parts are checked before the merge runs, so a source without a skill costs nothing.
+      const rehearsal = input.rehearse === undefined ? null : this.rehearsal(plan.rows, input.rehearse);
+      let merged = await offThread(this.deps.algebra, 'merge', this.mergeJob(plan));
+      if (ctx.signal.aborted) throw cancelled();
+      ctx.emit({ phase: 'merge', step: 0, steps: input.rehearse ?? 0, loss: null, secondsLeft: null });
+      if (rehearsal) {
+        // The engine's own cancel speaks of a distillation: the caller asked for a merge.
+        const { adapter: a } = await rehearsal.run(foldAdapter(merged), input.seed ?? 0, ctx).catch((err: unknown) => {
+          throw ctx.signal.aborted ? cancelled() : err;
+        });
+        merged = { rank: a.rank, alpha: a.rank, targets: a.targets };
+      }
+      const lineage = plan.rows.map((r, i) => ({ rowId: r.rowId, weight: plan.weights[i]! }));
+      const name = input.name ?? mergeName(plan.rows, plan.method);
+      return { adapter: merged, recipe: plan.recipe, lineage, name };
+    };
+    const at = { bundleId: plan.bundleId, skill: null };
+    const p = await this.deps.factory.make(at, { reuse: plan.recipe, cancelled: message, make }, ctx.signal);
+    return { adapter: p.summary, created: p.created };
   }
 
   /** adapters.rename: a name a person reads in every list; null goes back to the made-up one. */
   rename(input: RenameAdapterInput): AdapterSummary {
-    const row = this.repo.resolve(input.id);
-    return summaryOf(this.repo.rename(row.rowId, input.name));
+    const row = this.deps.repo.resolve(input.id);
+    return summaryOf(this.deps.repo.rename(row.rowId, input.name));
   }
 
   /** adapters.mergePreview: the same computation as merge, measured against the exact sum, not stored. */
   async mergePreview(input: MergeInput): Promise<MergePreview> {
     const plan = this.mergePlan(input);
-    const known = this.repo.findByKey(this.repo.keyFor(plan.bundleId, null, plan.recipe));
-    const { rank, norms, sourceNorms, cmp } = await offThread(this.algebra, 'mergePreview', this.mergeJob(plan));
+    const known = this.deps.repo.findByKey(this.deps.repo.keyFor(plan.bundleId, null, plan.recipe));
+    const { rank, norms, sourceNorms, cmp } = await offThread(this.deps.algebra, 'mergePreview', this.mergeJob(plan));
     return {
       method: plan.method,
       rank,
@@ -204,15 +214,15 @@ export class AdapterService {
 
   /** adapters.visualize: rank-slot norms, a cat merge's blocks, spectra before/after an svd truncation. */
   async visualize(input: { id: string; singularValues?: number }): Promise<AdapterVisual> {
-    const row = this.repo.resolve(input.id);
-    const adapter = this.repo.load(row.rowId);
+    const row = this.deps.repo.resolve(input.id);
+    const adapter = this.deps.repo.load(row.rowId);
     const count = input.singularValues ?? VISUAL_SINGULAR_VALUES;
     const r = row.recipe;
     let blocks: AdapterVisual['blocks'] = [];
     if (r.kind === 'merge' && r.method === 'cat') {
       let offset = 0;
       blocks = r.sources.map((key, i) => {
-        const rank = this.repo.resolve(key).rank;
+        const rank = this.deps.repo.resolve(key).rank;
         const block = { source: shortId(key), weight: r.weights[i]!, offset, rank };
         offset += rank;
         return block;
@@ -220,11 +230,11 @@ export class AdapterService {
     }
     const cut = this.truncationOf(row);
     const truncated = cut && {
-      sources: cut.keys.map((k) => this.repo.load(this.repo.resolve(k).rowId)),
+      sources: cut.keys.map((k) => this.deps.repo.load(this.deps.repo.resolve(k).rowId)),
       weights: cut.weights,
     };
     const rank = adapter.rank;
-    const v = await offThread(this.algebra, 'visualize', { adapter, count, truncated });
+    const v = await offThread(this.deps.algebra, 'visualize', { adapter, count, truncated });
     const spectra: AdapterVisual['spectra'] = v.spectra
       ? v.spectra.map((t) => ({ layer: t.layer, module: t.module, before: t.value.before, after: t.value.after }))
       : v.singularValues!.map((t) => ({ layer: t.layer, module: t.module, before: t.value, after: null }));
@@ -235,11 +245,11 @@ export class AdapterService {
   /** adapters.similarity: pairwise cosine of the ΔWs, and the linear baseline's error against cat. */
   async similarity(input: SimilarityInput): Promise<SimilarityResult> {
     const rows = this.sameBundle(input.ids);
-    const adapters = rows.map((r) => this.repo.load(r.rowId));
+    const adapters = rows.map((r) => this.deps.repo.load(r.rowId));
     const n = adapters.length;
     const equalRanks = new Set(adapters.map((a) => a.rank)).size === 1;
     const linearWeights = equalRanks ? (input.weights ?? rows.map(() => 1)) : null;
-    const { pairs, linearError } = await offThread(this.algebra, 'similarity', { adapters, linearWeights });
+    const { pairs, linearError } = await offThread(this.deps.algebra, 'similarity', { adapters, linearWeights });
     const at = (i: number, j: number) => pairs[Math.min(i, j)]![Math.max(i, j)]!;
     const matrix = (pick: (s: StatSummary) => number) =>
       Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => pick(at(i, j))));
@@ -263,14 +273,14 @@ export class AdapterService {
   async compareDeprecated(input: SimilarityInput): Promise<DeprecatedCompareResult> {
     if (!this.warnedCompare) {
       this.warnedCompare = true;
-      this.warn(SIMILARITY_DEPRECATION);
+      this.deps.warn(SIMILARITY_DEPRECATION);
     }
     return { ...(await this.similarity(input)), deprecated: SIMILARITY_DEPRECATION };
   }
 
   delete(input: { id: string }): { deleted: string } {
-    const row = this.repo.resolve(input.id);
-    this.repo.delete(row.rowId);
+    const row = this.deps.repo.resolve(input.id);
+    this.deps.repo.delete(row.rowId);
     return { deleted: row.key };
   }
 
@@ -278,12 +288,12 @@ export class AdapterService {
     const rows = this.sameBundle(input.ids);
     const weights = input.weights ?? rows.map(() => 1);
     // The rank cap from the rows' ranks and one source's shapes, before the others are loaded.
-    const first = this.repo.load(rows[0]!.rowId);
+    const first = this.deps.repo.load(rows[0]!.rowId);
     const capped = capMerge(
       input.method,
       rows.map((r) => r.rank),
       input.rank,
-      rankCap(this.maxMergeRank(), first.targets),
+      rankCap(this.deps.maxMergeRank(), first.targets),
       input.overRank,
     );
     const recipe: AdapterRecipe = {
@@ -301,12 +311,12 @@ export class AdapterService {
       method: capped.method,
       rank: capped.rank,
       bundleId: rows[0]!.bundle.rowId,
-      adapters: rows.map((r, i) => (i === 0 ? first : this.repo.load(r.rowId))),
+      adapters: rows.map((r, i) => (i === 0 ? first : this.deps.repo.load(r.rowId))),
     };
   }
 
   private rehearsal(rows: StoredAdapter[], steps: number) {
-    const distiller = this.rehearser;
+    const distiller = this.deps.rehearser;
     if (!distiller) throw new StudioError('invalid_input', 'rehearse: this studio cannot distil');
     const parts = distiller.rehearsalParts(rows);
     return {
@@ -334,7 +344,7 @@ export class AdapterService {
   }
 
   private sameBundle(ids: string[]): StoredAdapter[] {
-    const rows = ids.map((id) => this.repo.resolve(id));
+    const rows = ids.map((id) => this.deps.repo.resolve(id));
     const other = rows.find((r) => r.bundle.rowId !== rows[0]!.bundle.rowId);
     if (other) {
       throw new StudioError(

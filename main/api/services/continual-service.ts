@@ -122,12 +122,12 @@ export class ContinualService {
       const deps: ContinualDeps = {
         bundles: ws.bundles,
         skills: ws.skills,
-        compiler: ws.compiler,
-        distiller: ws.distiller,
-        adapters: ws.global,
+        compiler: ws.lib.compiler,
+        distiller: ws.lib.distiller,
+        adapters: ws.lib.global,
         repo: ws.repo,
-        cache: ws.cache,
-        trajectories: ws.trajectories,
+        cache: ws.lib.cache,
+        trajectories: ws.lib.trajectories,
         store: ws.store,
         ...this.summarisers(run.input),
       };

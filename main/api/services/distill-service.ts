@@ -1,7 +1,7 @@
 // Distilling a skill version into an adapter with the current bundle's train-step graph (docs/bundle-
 // format.md "train_step"), in the engine worker: practice from the version's tests (1 in 4 held out to
-// judge), its Examples, synthesized and self-written requests and its sections (docs/distill.md
-// "Practice"); init from the instant adapter (its lineage) or zero. The adapter is stored only when every
+// judge), its Examples, synthesized and self-written requests and its sections, then follow-ups to the
+// teacher's tool calls (docs/distill.md "Practice"); init from the instant adapter (its lineage) or zero. The adapter is stored only when every
 // step finished with a finite loss; a cancel or failure stores nothing.
 import type {
   DistillInput,
@@ -19,23 +19,23 @@ import {
   type PracticeSource,
 } from '../../../common/distill/practice';
 import { StudioError } from '../../../common/errors';
-import { recipeOf } from '../../engine/distill-recipe';
+import { FILE_RECIPE, recipeOf } from '../../engine/distill-recipe';
 import { sharedEngine } from '../../engine/engine-client';
-import { estimateBucket, type DistillOptions, type DistillResult } from '../../engine/distill';
+import type { DistillOptions, DistillResult } from '../../engine/distill';
+import { estimateBucket } from '../../engine/distill-batch';
 import type { DistillPart } from '../../engine/distill-parts';
 import { estimateDistillMemory, freeMemoryBytes, memoryRefusal } from '../../engine/distill-memory';
 import { bucketKey, trainStepEntry, type Bucket } from '../../engine/train-step';
 import type { BundleInfo, EngineAdapter } from '../../engine';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import type { SkillTestsRepo } from '../../store/skill-tests-repo';
-import type { AdapterCache } from './adapter-cache';
+import type { AdapterFactory, CurrentSite, ResolvedSkill } from './adapter-factory';
 import { shortId, summaryOf } from './adapter-summaries';
 import type { BundleRegistry } from './bundle-registry';
 import type { CompileService } from './compile-service';
 import type { PracticeWriter, Written } from './practice-writer';
 
-/** The studio's practice questions at most (a skill without tests gets at least MIN_QUESTIONS). */
-export const PRACTICE_LIMIT = 48;
+const CANCELLED = 'distillation cancelled; nothing was stored';
 const ADVICE =
   'This skill has no tests: it practises on requests made from its text. Write 3–5 tests (prompts with what a good answer must contain) to practise on what you ask and to judge the adapter.';
 
@@ -58,11 +58,13 @@ type Distill = (
 
 /** What distilling needs, by name; `engine` replaces the shared engine worker (tests). */
 export interface DistillDeps {
-  compiler: Pick<CompileService, 'skill' | 'compileAdapter'>;
+  /** Resolves the skill version and the bundle once, stores and summarises the distilled adapter. */
+  factory: Pick<AdapterFactory, 'skill' | 'site' | 'make' | 'engineOf'>;
+  /** The instant adapter a distillation starts from. */
+  compiler: Pick<CompileService, 'compileAdapter'>;
   tests: Pick<SkillTestsRepo, 'get'>;
-  repo: AdaptersRepo;
+  repo: Pick<AdaptersRepo, 'list'>;
   bundles: Pick<BundleRegistry, 'current'>;
-  cache: Pick<AdapterCache, 'put' | 'get'>;
   engine?: { distill: Distill; timeStep: TimeStep; distillMany: DistillMany };
   /** Self-written practice; null or absent: none (the other sources only). */
   writer?: Pick<PracticeWriter, 'write' | 'endpoint'> | null;
@@ -70,11 +72,11 @@ export interface DistillDeps {
 }
 
 export class DistillService {
+  private readonly factory: DistillDeps['factory'];
   private readonly compiler: DistillDeps['compiler'];
   private readonly tests: DistillDeps['tests'];
-  private readonly repo: AdaptersRepo;
+  private readonly repo: DistillDeps['repo'];
   private readonly bundles: DistillDeps['bundles'];
-  private readonly cache: DistillDeps['cache'];
   private readonly distill: Distill;
   private readonly timeStep: TimeStep;
   private readonly distillMany: DistillMany;
@@ -82,7 +84,13 @@ export class DistillService {
   private readonly freeMemory: () => number;
 
   constructor(deps: DistillDeps) {
-    ({ compiler: this.compiler, tests: this.tests, repo: this.repo, bundles: this.bundles, cache: this.cache } = deps);
+    ({
+      factory: this.factory,
+      compiler: this.compiler,
+      tests: this.tests,
+      repo: this.repo,
+      bundles: this.bundles,
+    } = deps);
     this.distill = deps.engine?.distill ?? ((b, k, s, q, o) => sharedEngine().distill(b, k, s, q, o));
     this.timeStep = deps.engine?.timeStep ?? ((b, bucket) => sharedEngine().timeTrainStep(b, bucket));
     this.distillMany = deps.engine?.distillMany ?? ((b, k, p, o) => sharedEngine().distillParts(b, k, p, o));
@@ -110,31 +118,24 @@ export class DistillService {
 
   /** The version's newest distilled adapter on the current bundle, ready for generation; null when none. */
   async distilledAdapter(ref: SkillRef): Promise<{ row: StoredAdapter; engine: EngineAdapter } | null> {
-    const skill = this.compiler.skill(ref);
-    const { bundle, rowId } = await this.bundles.current();
-    const row = this.latestDistilled({ name: skill.name, version: skill.version.version }, rowId);
-    return row ? { row, engine: this.cache.get(row, bundle.manifest) } : null;
+    const { skill, bundle, bundleId } = await this.factory.site(ref);
+    const row = this.latestDistilled({ name: skill.name, version: skill.version.version }, bundleId);
+    return row ? { row, engine: this.factory.engineOf(row, bundle) } : null;
   }
 
   async plan(ref: SkillRef): Promise<DistillPlan> {
-    const skill = this.compiler.skill(ref);
+    const { skill, bundle, bundleId } = await this.factory.site(ref);
     const who = { name: skill.name, version: skill.version.version };
-    const { bundle, rowId } = await this.bundles.current();
-    const latest = this.latestDistilled(who, rowId);
+    const latest = this.latestDistilled(who, bundleId);
     let questions: PracticeQuestion[] = [];
     let questionsError: string | null = null;
-    const practice = this.practice(ref);
+    const practice = this.practice(skill, 0, recipeOf(bundle.manifest).questions);
     try {
       questions = practice.questions();
     } catch (err) {
       questionsError = (err as Error).message;
     }
-    let reason: string | null = null;
-    try {
-      trainStepEntry(bundle.manifest);
-    } catch (err) {
-      reason = (err as Error).message;
-    }
+    let reason = trainStepRefusal(bundle);
     let estimate: DistillPlan['estimate'] = null;
     if (reason === null) {
       const bucket = estimateBucket(bundle, questions);
@@ -178,15 +179,11 @@ export class DistillService {
     };
   }
 
-  /** The questions distilling this version would practise on, each with its source (no self-written). */
-  questions(ref: DistillInput['skill'], seed = 0): PracticeQuestion[] {
-    return this.practice(ref, seed).questions();
-  }
-
   /** The version's practice: its tests split (1 in 4 held out, seeded), the sources it tries, and its
-   *  questions with `written` (self-written requests) among them; throws naming each source tried. */
-  practice(ref: DistillInput['skill'], seed = 0) {
-    const skill = this.compiler.skill(ref);
+   *  questions with `written` (self-written requests) among them, at most the recipe's `questions` (the
+   *  eval's count); throws naming each source tried. */
+  practice(ref: DistillInput['skill'] | ResolvedSkill, seed = 0, limit = FILE_RECIPE.questions) {
+    const skill = this.factory.skill(ref);
     const tests = this.tests
       .get(skill.name, skill.version.version)
       .tests.map((t) => ({ id: t.id, prompt: t.prompt, messages: t.messages }));
@@ -200,7 +197,7 @@ export class DistillService {
       heldOut: heldOut.map((t) => t.id),
       questions: (written: readonly string[] = []): PracticeQuestion[] => {
         try {
-          return gather({ skill: doc, sources, tests: practised, written, seed, limit: PRACTICE_LIMIT }).questions;
+          return gather({ skill: doc, sources, tests: practised, written, seed, limit }).questions;
         } catch (err) {
           const why = (err as Error).message;
           throw new StudioError(
@@ -212,23 +209,77 @@ export class DistillService {
     };
   }
 
-  // eslint-disable-next-line max-lines-per-function -- resolve, practise, train and store in one pass; the adapter factory work takes these steps over
   async run(
     input: DistillInput,
     ctx: { emit(e: DistillProgressEvent): void; signal: AbortSignal },
   ): Promise<DistillResultSchema> {
-    const skill = this.compiler.skill(input.skill);
+    const at = await this.factory.site(input.skill);
+    const { bundle, skill } = at;
     const who = { name: skill.name, version: skill.version.version };
-    const { bundle, rowId: bundleId } = await this.bundles.current();
-    try {
-      trainStepEntry(bundle.manifest);
-    } catch (err) {
-      throw new StudioError('invalid_input', (err as Error).message);
-    }
+    const refused = trainStepRefusal(bundle);
+    if (refused) throw new StudioError('invalid_input', refused);
     const seed = input.seed ?? 0;
-    const practice = this.practice(input.skill, seed);
-    // Refused before the self-written requests, the instant compile and the teacher pass when the steps
-    // cannot fit (self-written requests are short: the practice without them sizes the bucket).
+    const { questions, record } = await this.practise(input, at, seed, ctx.signal);
+    const from = input.from ?? (bundle.manifest.hypernet ? 'instant' : 'zero');
+    const steps = input.steps ?? recipeOf(bundle.manifest).steps;
+    const lr = input.lr ?? recipeOf(bundle.manifest).lr;
+    const p = await this.factory.make(
+      at,
+      {
+        cancelled: CANCELLED,
+        make: async () => {
+          const instant = from === 'instant' ? await this.compiler.compileAdapter(at, { signal: ctx.signal }) : null;
+          const res = await this.distill(bundle, `${bundle.dir}:${who.name}@${who.version}`, skill.content, questions, {
+            steps,
+            lr,
+            seed,
+            init: instant?.engine ?? null,
+            roundTrip: record.tried.includes('round_trip'),
+            signal: ctx.signal,
+            onProgress: (e) => ctx.emit({ skill: who, ...e }),
+          });
+          return {
+            adapter: { rank: res.adapter.rank, alpha: res.adapter.rank, targets: res.adapter.targets },
+            engine: res.adapter,
+            recipe: {
+              kind: 'distill',
+              from,
+              steps,
+              lr,
+              seed,
+              // With the follow-ups the teacher pass added (round_trip): what the adapter practised on.
+              questions: sourceCounts([...questions, ...(res.added ?? [])]),
+              finalLoss: res.losses.at(-1)!,
+              seconds: Math.round(res.seconds * 1000) / 1000,
+              practice: record,
+            },
+            lineage: instant ? [{ rowId: instant.row.rowId, weight: 1 }] : [],
+            extra: res,
+          };
+        },
+      },
+      ctx.signal,
+    );
+    const res = p.made!.extra!;
+    const practised = [...questions, ...(res.added ?? [])];
+    return {
+      adapter: p.summary,
+      rank: p.adapter.rank,
+      skill: who,
+      steps,
+      losses: res.losses,
+      seconds: res.seconds,
+      teacherSeconds: res.teacherSeconds,
+      questions: practised.map((q) => ({ question: q.question, source: q.source })),
+      practice: record,
+    };
+  }
+
+  /** A run's practice questions and their record: refused before the self-written requests, the instant
+   *  compile and the teacher pass when the steps cannot fit (self-written requests are short: the practice
+   *  without them sizes the bucket). */
+  private async practise(input: DistillInput, { bundle, skill }: CurrentSite, seed: number, signal: AbortSignal) {
+    const practice = this.practice(skill, seed, recipeOf(bundle.manifest).questions);
     const why = memoryRefusal(
       estimateDistillMemory(bundle.manifest, estimateBucket(bundle, input.questions ?? practice.questions([]))),
       this.freeMemory(),
@@ -236,12 +287,9 @@ export class DistillService {
     if (why) throw new StudioError('invalid_input', why);
     const written: Written =
       this.writer && (input.selfWritten ?? !input.questions)
-        ? await this.writer.write(bundle, skill.content, ctx.signal)
+        ? await this.writer.write(bundle, skill.content, signal)
         : { written: [], dropped: { empty: 0, duplicate: 0, copy: 0 }, writer: null, warnings: [] };
-    if (ctx.signal.aborted) throw new StudioError('cancelled', 'distillation cancelled; nothing was stored');
-    const questions: PracticeQuestion[] = input.questions
-      ? withWritten(input.questions, written.written)
-      : practice.questions(written.written);
+    if (signal.aborted) throw new StudioError('cancelled', CANCELLED);
     const record: PracticeRecord = {
       tried: [...practice.sources],
       practisedTests: practice.practised,
@@ -250,56 +298,10 @@ export class DistillService {
       dropped: written.dropped,
       warnings: written.warnings,
     };
-    const from = input.from ?? (bundle.manifest.hypernet ? 'instant' : 'zero');
-    let init: EngineAdapter | null = null;
-    let lineage: { rowId: number; weight: number }[] = [];
-    if (from === 'instant') {
-      const instant = await this.compiler.compileAdapter(input.skill, { signal: ctx.signal });
-      init = instant.engine;
-      lineage = [{ rowId: instant.row.rowId, weight: 1 }];
-    }
-    const steps = input.steps ?? recipeOf(bundle.manifest).steps;
-    const lr = input.lr ?? recipeOf(bundle.manifest).lr;
-    const res = await this.distill(bundle, `${bundle.dir}:${who.name}@${who.version}`, skill.content, questions, {
-      steps,
-      lr,
-      seed,
-      init,
-      signal: ctx.signal,
-      onProgress: (p) => ctx.emit({ skill: who, ...p }),
-    });
-    if (ctx.signal.aborted) throw new StudioError('cancelled', 'distillation cancelled; nothing was stored');
-    const counts: Record<string, number> = {};
-    for (const q of questions) counts[q.source] = (counts[q.source] ?? 0) + 1;
-    const { adapter: row } = this.repo.insert({
-      bundleId,
-      skillVersionId: skill.rowId,
-      adapter: { rank: res.adapter.rank, alpha: res.adapter.rank, targets: res.adapter.targets },
-      recipe: {
-        kind: 'distill',
-        from,
-        steps,
-        lr,
-        seed,
-        questions: counts,
-        finalLoss: res.losses.at(-1)!,
-        seconds: Math.round(res.seconds * 1000) / 1000,
-        practice: record,
-      },
-      lineage,
-    });
-    this.cache.put(row.tensorsSha256, res.adapter);
-    return {
-      adapter: summaryOf(row),
-      rank: row.rank,
-      skill: who,
-      steps,
-      losses: res.losses,
-      seconds: res.seconds,
-      teacherSeconds: res.teacherSeconds,
-      questions: questions.map((q) => ({ question: q.question, source: q.source })),
-      practice: record,
-    };
+    const questions = input.questions
+      ? withWritten(input.questions, written.written)
+      : practice.questions(written.written);
+    return { questions, record };
   }
 
   /** adapters.merge's `rehearse`: each source's skill version with its practice, one part per source;
@@ -312,8 +314,8 @@ export class DistillService {
           `rehearse: adapter ${shortId(row.key)} comes from no skill version (an import, a merge or a global version); rehearsal practises each source's skill`,
         );
       }
-      const ref = { name: row.skill.name, version: row.skill.version };
-      return { skill: this.compiler.skill(ref).content, questions: this.questions(ref) };
+      const skill = this.factory.skill({ name: row.skill.name, version: row.skill.version });
+      return { skill: skill.content, questions: this.practice(skill).questions() };
     });
   }
 
@@ -326,15 +328,13 @@ export class DistillService {
     onProgress?: DistillOptions['onProgress'],
   ): Promise<DistillResult> {
     const { bundle } = await this.bundles.current();
-    try {
-      trainStepEntry(bundle.manifest);
-    } catch (err) {
-      throw new StudioError('invalid_input', `rehearse: ${(err as Error).message}`);
-    }
+    const refused = trainStepRefusal(bundle);
+    if (refused) throw new StudioError('invalid_input', `rehearse: ${refused}`);
     const res = await this.distillMany(bundle, `${bundle.dir}:rehearsal`, input.parts, {
       steps: input.steps,
       seed: input.seed,
       init: input.init,
+      roundTrip: STUDIO_SOURCES.includes('round_trip'),
       signal,
       onProgress,
     });
@@ -350,4 +350,21 @@ function withWritten(questions: readonly PracticeQuestion[], written: readonly s
     ...questions,
     ...written.filter((q) => !have.has(q)).map((question) => ({ question, source: 'self_written' as const })),
   ];
+}
+
+/** Why this bundle cannot distil (it has no train-step graph), else null. */
+function trainStepRefusal(bundle: BundleInfo): string | null {
+  try {
+    trainStepEntry(bundle.manifest);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** Practice questions per source, as the stored recipe records them. */
+function sourceCounts(questions: readonly PracticeQuestion[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const q of questions) counts[q.source] = (counts[q.source] ?? 0) + 1;
+  return counts;
 }

@@ -33,8 +33,6 @@ import type { SkillsRepo } from '../../store/skills-repo';
 import type { BundleRegistry, CurrentBundle } from './bundle-registry';
 import type { CompileService } from './compile-service';
 import type { DistillService } from './distill-service';
-import type { AdapterCache } from './adapter-cache';
-import type { AdaptersRepo } from '../../store/adapters-repo';
 import type { VerifyService } from './verify-service';
 
 type Ctx = { emit(e: EvolveEvent): void; signal: AbortSignal };
@@ -110,9 +108,7 @@ export class EvolveService {
     private readonly trajectories: Pick<TrajectoryService, 'record'>,
     private readonly fetchFn: typeof fetch = (...args) => fetch(...args),
     /** Distils the best version when the skill uses the distilled tier (docs/distill.md). */
-    private readonly distiller: Pick<DistillService, 'latestDistilled' | 'run'> | null = null,
-    private readonly adapterRows: Pick<AdaptersRepo, 'findByKey'> | null = null,
-    private readonly cache: Pick<AdapterCache, 'get'> | null = null,
+    private readonly distiller: Pick<DistillService, 'latestDistilled' | 'run' | 'distilledAdapter'> | null = null,
   ) {}
 
   /** evolve.run: a new run from a skill version. */
@@ -255,34 +251,25 @@ export class EvolveService {
   private async compileBest(run: StoredRun, version: number, signal: AbortSignal): Promise<BestCompiled> {
     const { bundle, rowId } = await this.bundles.current();
     const start = this.distiller?.latestDistilled({ name: run.skill.name, version: run.skill.version }, rowId);
-    if (!start || !this.distiller || !this.adapterRows || !this.cache || start.recipe.kind !== 'distill')
+    if (!start || !this.distiller || start.recipe.kind !== 'distill')
       return { tier: 'instant', adapter: await this.compileVersion(run.skill.name, version, signal), accuracy: null };
     const ref = { name: run.skill.name, version };
-    let row = this.distiller.latestDistilled(ref, rowId);
-    if (!row) {
-      const r = await this.distiller.run(
-        {
-          skill: ref,
-          steps: start.recipe.steps,
-          lr: start.recipe.lr,
-          seed: start.recipe.seed,
-          from: start.recipe.from,
-        },
-        { emit: () => {}, signal },
-      );
-      row = this.adapterRows.findByKey(r.adapter.key);
-    }
-    if (!row) throw new StudioError('not_found', `the distilled adapter of ${ref.name}@${version} was not stored`);
+    const { steps, lr, seed, from } = start.recipe;
+    if (!this.distiller.latestDistilled(ref, rowId))
+      await this.distiller.run({ skill: ref, steps, lr, seed, from }, { emit: () => {}, signal });
+    const distilled = await this.distiller.distilledAdapter(ref);
+    if (!distilled)
+      throw new StudioError('not_found', `the distilled adapter of ${ref.name}@${version} was not stored`);
     const tests = this.tests.get(ref.name, version).tests;
     const results = await this.verify.runTests(bundle, tests, {
       mode: 'adapter',
       skillText: this.compiler.skill(ref).content,
       maxTokens: run.maxTokens,
-      adapter: this.cache.get(row, bundle.manifest),
+      adapter: distilled.engine,
       signal,
     });
     const accuracy = results.length ? results.filter((r) => r.passed).length / results.length : 0;
-    return { tier: 'distilled', adapter: row.key.slice(0, 12), accuracy };
+    return { tier: 'distilled', adapter: distilled.row.key.slice(0, 12), accuracy };
   }
 
   private async compileVersion(name: string, version: number, signal?: AbortSignal): Promise<string | null> {

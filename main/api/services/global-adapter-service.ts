@@ -9,6 +9,7 @@ import type { EngineAdapter } from '../../engine';
 import type { AdaptersRepo } from '../../store/adapters-repo';
 import type { GlobalRow } from '../../store/global-versions';
 import type { AdapterCache } from './adapter-cache';
+import type { AdapterFactory, Made, Recipe } from './adapter-factory';
 import { summaryOf, versionOf } from './adapter-summaries';
 import { offThread } from './algebra-jobs';
 import type { BundleRegistry } from './bundle-registry';
@@ -33,27 +34,35 @@ export class GlobalAdapterService {
     private readonly repo: AdaptersRepo,
     private readonly bundles: Pick<BundleRegistry, 'current' | 'currentOrNull'>,
     private readonly cache: Pick<AdapterCache, 'get'>,
+    /** The EMA step is a recipe on it. */
+    private readonly factory: Pick<AdapterFactory, 'make'>,
     private readonly algebra: Pick<AlgebraWorker, 'run'> = sharedAlgebra(),
   ) {}
 
   /** ΔW_g ← (1−β)ΔW_g + βΔW_new, svd back to the rank budget, appended as the next version; the
    *  algebra runs in the worker (ema.update). */
   async emaUpdateOffThread(input: EmaInput): Promise<EmaWritten> {
-    return (await this.emaStepOffThread(input)).write();
+    const { bundleId, recipe } = this.emaRecipe(input);
+    const p = await this.factory.make({ bundleId, skill: null }, recipe);
+    return { version: versionOf(p.version!), adapter: p.summary };
   }
 
   /** The same step computed in the worker; `write` appends it, so a caller can put the append in its
    *  own transaction (continual runs store the episode with it). The head it was computed on must still
    *  be the head then (appendEma checks). A continual run may rehearse `adapter` first and write that. */
   async emaStepOffThread(input: EmaInput): Promise<{ adapter: Adapter; write(rehearsed?: Rehearsed): EmaWritten }> {
-    const plan = this.emaPlan(input);
-    const next = await offThread(this.algebra, 'ema', plan.job);
+    const { recipe } = this.emaRecipe(input);
+    const made = await recipe.make();
     return {
-      adapter: next,
-      write: (rehearsed) =>
-        rehearsed
-          ? this.appendEma({ ...plan, recipe: { ...plan.recipe, rehearsal: rehearsed.rehearsal } }, rehearsed.adapter)
-          : this.appendEma(plan, next),
+      adapter: made.adapter,
+      write: (rehearsed) => {
+        const r = rehearsed && {
+          adapter: rehearsed.adapter,
+          recipe: { ...made.recipe, rehearsal: rehearsed.rehearsal },
+        };
+        const out = recipe.store({ ...made, ...r });
+        return { version: versionOf(out.version), adapter: summaryOf(out.adapter) };
+      },
     };
   }
 
@@ -62,7 +71,9 @@ export class GlobalAdapterService {
     return offThread(this.algebra, 'merge', job, false);
   }
 
-  private emaPlan(input: EmaInput) {
+  /** The EMA step as a recipe: the algebra worker's ema job, stored by appending the next global version
+   *  (the head it was computed on must still be the head: appendEma checks). */
+  private emaRecipe(input: EmaInput) {
     const row = this.repo.resolve(input.adapterId);
     const bundleId = row.bundle.rowId;
     const head = this.repo.globalHead(bundleId);
@@ -76,7 +87,7 @@ export class GlobalAdapterService {
       beta,
       rankBudget,
     };
-    const recipe: Extract<AdapterRecipe, { kind: 'ema' }> = {
+    const json: Extract<AdapterRecipe, { kind: 'ema' }> = {
       kind: 'ema',
       beta,
       rankBudget,
@@ -88,13 +99,15 @@ export class GlobalAdapterService {
           { rowId: row.rowId, weight: beta },
         ]
       : [{ rowId: row.rowId, weight: 1 }];
-    return { bundleId, head, beta, job, recipe, lineage };
-  }
-
-  private appendEma(plan: ReturnType<GlobalAdapterService['emaPlan']>, next: Adapter): EmaWritten {
-    const { bundleId, head, beta, recipe, lineage } = plan;
-    const out = this.repo.appendEma(bundleId, { bundleId, adapter: next, recipe, lineage }, beta, head?.n ?? null);
-    return { version: versionOf(out.version), adapter: summaryOf(out.adapter) };
+    const recipe = {
+      cancelled: 'EMA update cancelled',
+      make: async () => ({ adapter: await offThread(this.algebra, 'ema', job), recipe: json, lineage }),
+      store: (made: Made<null>) => {
+        const next = { bundleId, adapter: made.adapter, recipe: made.recipe, lineage: made.lineage };
+        return { ...this.repo.appendEma(bundleId, next, beta, head?.n ?? null), created: true };
+      },
+    } satisfies Recipe<null>;
+    return { bundleId, recipe };
   }
 
   async emaHistory(): Promise<EmaHistory> {

@@ -1,6 +1,7 @@
 // The services over one library database, built once and by name: the studio's Library (root.ts) and
 // each continual run's workspace (run-workspace.ts) are the same house over different files.
 import { AdapterCache } from './adapter-cache';
+import { AdapterFactory } from './adapter-factory';
 import { BundleRegistry } from './bundle-registry';
 import { CompileService } from './compile-service';
 import { DistillService } from './distill-service';
@@ -23,6 +24,8 @@ export interface LibraryServices {
   /** One bundle registry and one cache of decoded adapters, shared by every service that needs them. */
   readonly bundles: BundleRegistry;
   readonly cache: AdapterCache;
+  /** The one sequence every adapter is made by (resolve, make, store, summarise). */
+  readonly factory: AdapterFactory;
   readonly global: GlobalAdapterService;
   readonly compiler: CompileService;
   readonly distiller: DistillService;
@@ -44,14 +47,15 @@ export function libraryServices({ db, dir, engine, settings = new SettingsRepo(d
   const tests = new SkillTestsRepo(db);
   const bundles = new BundleRegistry(engine, adapters);
   const cache = new AdapterCache(adapters);
-  const compiler = new CompileService(skills, adapters, bundles, cache);
+  const factory = new AdapterFactory({ skills, repo: adapters, bundles, cache });
+  const compiler = new CompileService(factory, adapters, bundles);
   // Self-written practice: the configured endpoint when there is one, else the engine (practice-writer.ts).
   const distiller = new DistillService({
+    factory,
     compiler,
     tests,
     repo: adapters,
     bundles,
-    cache,
     writer: new PracticeWriter(settings),
   });
   return {
@@ -61,7 +65,8 @@ export function libraryServices({ db, dir, engine, settings = new SettingsRepo(d
     settings,
     bundles,
     cache,
-    global: new GlobalAdapterService(adapters, bundles, cache),
+    factory,
+    global: new GlobalAdapterService(adapters, bundles, cache, factory),
     compiler,
     distiller,
     trajectories: new TrajectoryService(new TrajectoriesRepo(db), skills, settings),

@@ -6,14 +6,9 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { StudioError } from '../../../common/errors';
-import { libraryServices } from './library-services';
-import type { AdapterCache } from './adapter-cache';
+import { libraryServices, type LibraryServices } from './library-services';
 import type { BundleRegistry } from './bundle-registry';
-import type { CompileService } from './compile-service';
-import type { DistillService } from './distill-service';
 import type { EngineService } from './engine-service';
-import type { GlobalAdapterService } from './global-adapter-service';
-import type { TrajectoryService } from './trajectory-service';
 import type { AdaptersRepo } from '../../store/adapters-repo';
 import { ContinualRepo } from '../../store/continual-repo';
 import { openDatabase, type Database } from '../../store/db';
@@ -25,14 +20,11 @@ export const RUN_ID = /^[0-9a-f]{12}$/;
 
 export class RunWorkspace {
   readonly db: Database;
+  /** The loop's services, built over the workspace's database as the studio's are over the Library. */
+  readonly lib: LibraryServices;
   readonly skills: SkillsRepo;
   readonly repo: AdaptersRepo;
   readonly bundles: BundleRegistry;
-  readonly cache: AdapterCache;
-  readonly global: GlobalAdapterService;
-  readonly compiler: CompileService;
-  readonly distiller: DistillService;
-  readonly trajectories: TrajectoryService;
   readonly store: ContinualRepo;
 
   private constructor(
@@ -41,14 +33,8 @@ export class RunWorkspace {
     engine: Pick<EngineService, 'current'>,
   ) {
     this.db = openDatabase(join(dir, WORKSPACE_DB));
-    const lib = libraryServices({ db: this.db, dir, engine });
-    ({ skills: this.skills, adapters: this.repo, bundles: this.bundles, cache: this.cache } = lib);
-    ({
-      global: this.global,
-      compiler: this.compiler,
-      distiller: this.distiller,
-      trajectories: this.trajectories,
-    } = lib);
+    const lib = (this.lib = libraryServices({ db: this.db, dir, engine }));
+    ({ skills: this.skills, adapters: this.repo, bundles: this.bundles } = lib);
     // The lessons are made from the episode's trajectories: the workspace always keeps them.
     if (!lib.settings.get().storeTrajectories) lib.settings.set({ storeTrajectories: true });
     this.store = new ContinualRepo(this.db);

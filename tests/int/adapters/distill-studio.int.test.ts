@@ -58,7 +58,15 @@ describe.each(transports)('distilling in the studio over $name', (transport) => 
     expect(plan.questions.length).toBeGreaterThanOrEqual(32);
     expect(new Set(plan.questions.map((q) => q.source))).toEqual(new Set(['requests', 'template']));
     expect(plan.practice).toMatchObject({ tests: 0, heldOutTests: [], writer: 'engine' });
-    expect(plan.practice.tried).toEqual(['tests', 'examples', 'requests', 'self_written', 'cloze', 'template']);
+    expect(plan.practice.tried).toEqual([
+      'tests',
+      'examples',
+      'requests',
+      'self_written',
+      'cloze',
+      'template',
+      'round_trip',
+    ]);
     expect(plan.practice.advice).toMatch(/Write 3–5 tests/);
     expect(plan.questionsError).toBeNull();
   });
@@ -104,6 +112,28 @@ describe.each(transports)('distilling in the studio over $name', (transport) => 
       }).result,
     );
     expect(bad.code).toBe('invalid_input');
+  });
+
+  it("a call of a tool the skill names is followed up, and the adapter's recipe counts it", async () => {
+    await s.api.skills.save({
+      name: 'booking',
+      content:
+        '---\nname: booking\ndescription: Find bookings.\n---\n# Booking\n\nUse find_booking(who) for a guest.\n',
+    });
+    const call = 'find_booking(who="Dana")';
+    const res = await s.api.adapters.distill({
+      skill: { name: 'booking' },
+      steps: 1,
+      questions: [
+        // Short enough for the fixture's 16-token bucket; the follow-up is not (counted, as the eval counts it).
+        { question: 'a', source: 'examples', answer: call },
+        { question: 'b', source: 'examples', answer: 'lookup_codeword(w="Mei")' },
+      ],
+    }).result;
+    expect(res.questions.map((q) => q.source)).toEqual(['examples', 'examples', 'round_trip']);
+    expect(JSON.parse(res.questions[2]!.question)).toBeTypeOf('object'); // the made-up tool result, last turn
+    expect(res.adapter.recipe).toMatchObject({ questions: { examples: 2, round_trip: 1 } });
+    expect(res.practice!.tried).toContain('round_trip');
   });
 
   it('before distilling, compare skips the Distilled column it was asked for, and says why', async () => {

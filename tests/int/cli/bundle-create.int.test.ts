@@ -159,6 +159,11 @@ describe('pskills bundle create: arguments', () => {
         'q,x',
       ]);
       expect(targets.err).toMatch(/--lora-targets: "x" not among q,k,v,o,gate,up,down/);
+      const out = ['bundle', 'create', '--from-hf', empty, '--out', join(empty, 'b'), '--train-step-buckets'];
+      expect(pskills([...out, '4x64,8by2']).err).toMatch(/--train-step-buckets: "4x64,8by2" is not BATCHxLENGTH/);
+      const huge = pskills([...out, '4x64,100000x100000']);
+      expect(huge.code).toBe(2);
+      expect(huge.err).toMatch(/--train-step-buckets: "100000x100000": at most 64 rows of 8192 tokens/);
     } finally {
       rmSync(empty, { recursive: true, force: true });
     }

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../../main/engine/bundle';
-import { teacherRows } from '../../../main/engine/distill';
+import { teacherRows } from '../../../main/engine/distill-teacher';
 import { lessonPractice } from '../../../main/continual/practice';
 import type { SuiteTask } from '../../../main/continual/suite';
 import { APP_ROOT } from '../../../main/paths';

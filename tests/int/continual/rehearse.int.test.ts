@@ -44,7 +44,7 @@ describe('continual merge with rehearsal', () => {
     ws = RunWorkspace.open(join(s.dataDir, RUNS_DIR), r.run, s.studio.engine);
     const bundleId = (await ws.bundles.current()).rowId;
     const versions = [...ws.repo.globalHistory(bundleId)].sort((a, b) => a.n - b.n);
-    const lessons = r.episodes.map((e) => ws!.distiller.latestDistilled(e.lesson!, bundleId)!);
+    const lessons = r.episodes.map((e) => ws!.lib.distiller.latestDistilled(e.lesson!, bundleId)!);
 
     // Four distillations: lesson 1, rehearsal 1, lesson 2, rehearsal 2 (one part per lesson so far).
     const calls = parts.mock.calls.map(([, key, p, o]) => ({
@@ -60,7 +60,7 @@ describe('continual merge with rehearsal', () => {
       [2, 2],
     ]);
     const texts = r.episodes.map(
-      (e) => ws!.compiler.skill({ name: e.lesson!.name, version: e.lesson!.version }).content,
+      (e) => ws!.lib.compiler.skill({ name: e.lesson!.name, version: e.lesson!.version }).content,
     );
     expect(calls[3]!.texts).toEqual(texts);
     // Each lesson is rehearsed on what it practised on when it was distilled.

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PracticeQuestion } from '../../../common/distill/practice';
 import { check, type CheckerSpec } from '../../../common/skillworld/check';
 import { loadBundle, type Bundle } from '../../../main/engine/bundle';
-import { distillRows, teacherRows, type TeacherRow } from '../../../main/engine/distill';
+import { distillRows } from '../../../main/engine/distill';
+import { teacherRows, type TeacherRow } from '../../../main/engine/distill-teacher';
 import { generateAll } from '../../../main/engine/generate';
 import { APP_ROOT, DEFAULT_BUNDLE_DIR } from '../../../main/paths';
 

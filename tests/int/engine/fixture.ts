@@ -1,5 +1,5 @@
 // The tiny bundle fixture (training/scripts/make_fixture_bundle.py) and its PyTorch oracle.
-import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LoraPair, TargetKey } from '../../../main/adapters/types';
@@ -78,4 +78,25 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let worst = 0;
   for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i]! - b[i]!));
   return worst;
+}
+
+/** A copy of the tiny train-step fixture with a 2×128 bucket added beside its 2×16 one, for rows longer
+ * than 16 tokens (tests/fixtures/train-step-2x128, training/scripts/make_fixture_train_step_long.py). */
+export function withLongBucket(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pskills-long-bucket-'));
+  cpSync(join(APP_ROOT, 'tests/fixtures/bundle-tiny-train'), dir, { recursive: true });
+  const extra = join(APP_ROOT, 'tests/fixtures/train-step-2x128');
+  const patch = JSON.parse(readFileSync(join(extra, 'bucket.json'), 'utf8')) as {
+    bucket: { file: string };
+    files: Record<string, unknown>;
+  };
+  cpSync(join(extra, patch.bucket.file), join(dir, patch.bucket.file));
+  const m = JSON.parse(readFileSync(join(dir, 'bundle.json'), 'utf8')) as {
+    files: Record<string, unknown>;
+    train_step: { buckets: unknown[] };
+  };
+  m.files = { ...m.files, ...patch.files };
+  m.train_step.buckets = [...m.train_step.buckets, patch.bucket];
+  writeFileSync(join(dir, 'bundle.json'), JSON.stringify(m, null, 2));
+  return dir;
 }

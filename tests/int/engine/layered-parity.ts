@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BundleManifest } from '../../../main/engine/manifest';
-import { trainStepEntry, type TrainBatch, type TrainState } from '../../../main/engine/train-step';
+import { trainStepEntry, type TrainState } from '../../../main/engine/train-step';
+import type { TrainBatch } from './train-batch';
 import { APP_ROOT } from '../../../main/paths';
 
 export const LAYERED_DIR = join(APP_ROOT, 'tests/fixtures/bundle-tiny-layered');

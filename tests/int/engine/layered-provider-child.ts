@@ -3,7 +3,8 @@
 // batch on PROVIDER, printing the provider the layer graphs ran on, the losses and the factors as JSON.
 import { loadBundle } from '../../../main/engine/bundle';
 import type { Provider } from '../../../main/engine/ort';
-import { openStepRunner, runStep, type TrainState } from '../../../main/engine/train-step';
+import { openStepRunner, type TrainState } from '../../../main/engine/train-step';
+import { runStep } from './train-batch';
 import { parityRun, readParity } from './layered-parity';
 
 const [dir, provider] = process.argv.slice(2) as [string, Provider];

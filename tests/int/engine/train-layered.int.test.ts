@@ -5,11 +5,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PracticeQuestion } from '../../../common/distill/practice';
 import { loadBundle, type Bundle } from '../../../main/engine/bundle';
-import { distillRows, teacherRows, timeTrainStep } from '../../../main/engine/distill';
+import { distillRows, timeTrainStep } from '../../../main/engine/distill';
+import { KEEP_BYTES, keepPlan } from '../../../main/engine/distill-memory';
+import { teacherRows } from '../../../main/engine/distill-teacher';
 import { distillSkill } from '../../../main/engine/distill-parts';
 import { APP_ROOT } from '../../../main/paths';
 import { parityRun, readParity, type Arr } from './layered-parity';
-import { openStepRunner, runStep, stepKind, trainStepEntry, type TrainState } from '../../../main/engine/train-step';
+import { openStepRunner, stepKind, trainStepEntry, type TrainState } from '../../../main/engine/train-step';
+import { runStep } from './train-batch';
 
 const DIR = join(APP_ROOT, 'tests/fixtures/bundle-tiny-layered');
 const SKILL = '# Greeting\n\nAlways answer with the word tests.';
@@ -32,13 +35,24 @@ afterAll(async () => bundle.dispose());
 
 describe('layered train step', () => {
   // headRows 3: the head's answer rows in parts of 3 (a large vocabulary's), weighted back to one mean.
-  it.each([[undefined], [3]])(
-    'two steps match torch: factors within 1e-5, losses within 1e-5 (head rows %s)',
-    async (headRows) => {
+  // keepBytes: every layer's backward from what its forward kept (default), none (each recomputes its
+  // forward), or one layer's worth (the top layer keeps, the other recomputes).
+  it.each([
+    [undefined, undefined],
+    [3, undefined],
+    [undefined, 0],
+    [undefined, 'one layer'],
+  ] as const)(
+    'two steps match torch: factors within 1e-5, losses within 1e-5 (head rows %s, keep %s)',
+    async (headRows, keep) => {
       const m = bundle.manifest;
       expect(stepKind(m)).toBe('layered');
       const { bucket, batch, state: init } = parityRun(m, parity);
-      const runner = await openStepRunner(DIR, m, bucket, { provider: 'cpu', headRows });
+      const keepBytes = keep === 'one layer' ? bucket.saved_bytes! : keep;
+      expect(keepPlan(m, bucket, keepBytes ?? KEEP_BYTES).saved).toEqual(
+        keep === 0 ? [] : keep === 'one layer' ? [1] : [1, 0],
+      );
+      const runner = await openStepRunner(DIR, m, bucket, { provider: 'cpu', headRows, keepBytes });
       if (headRows) expect(parity.inputs.answer_mask!.data.filter((x) => x > 0).length).toBeGreaterThan(2 * headRows);
       let state: TrainState = init;
       const worst: number[] = [];

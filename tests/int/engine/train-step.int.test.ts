@@ -5,16 +5,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBundle } from '../../../main/engine/bundle';
-import {
-  bucketFor,
-  initState,
-  runStep,
-  stateAdapter,
-  TrainStepGraph,
-  trainStepEntry,
-} from '../../../main/engine/train-step';
+import { bucketFor, initState, stateAdapter, TrainStepGraph, trainStepEntry } from '../../../main/engine/train-step';
 import { APP_ROOT } from '../../../main/paths';
 import { FIXTURE_DIR } from './fixture';
+import { runStep } from './train-batch';
 
 const DIR = join(APP_ROOT, 'tests/fixtures/bundle-tiny-train');
 interface TrainOracle {

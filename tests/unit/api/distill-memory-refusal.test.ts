@@ -4,6 +4,7 @@
 // layered bundle with the machine's free memory faked.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AdapterFactory } from '../../../main/api/services/adapter-factory';
 import { DistillService } from '../../../main/api/services/distill-service';
 import { loadBundle, type Bundle } from '../../../main/engine/bundle';
 import { APP_ROOT } from '../../../main/paths';
@@ -20,9 +21,15 @@ afterAll(async () => bundle.dispose());
 
 function service(free: number, calls: string[]): DistillService {
   const skill = { name: 'greet', description: 'Answer a greeting.', content: SKILL, version: { version: 1 }, rowId: 1 };
+  const bundles = { current: async () => ({ bundle, rowId: 1 }) as never };
   return new DistillService({
+    factory: new AdapterFactory({
+      skills: { get: () => skill as never, versionRowId: () => 1 },
+      repo: {} as never,
+      bundles,
+      cache: { put: () => undefined, get: () => null as never },
+    }),
     compiler: {
-      skill: () => skill as never,
       compileAdapter: async () => {
         calls.push('compile');
         throw new Error('not here');
@@ -30,8 +37,7 @@ function service(free: number, calls: string[]): DistillService {
     },
     tests: { get: () => ({ tests: [] }) as never },
     repo: { list: () => [] } as never,
-    bundles: { current: async () => ({ bundle, rowId: 1 }) as never },
-    cache: { put: () => undefined, get: () => null as never },
+    bundles,
     engine: {
       distill: async () => {
         calls.push('distill');

@@ -6,7 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { APP_ROOT } from '../../../main/paths';
-import { checkDistillFits, estimateDistillMemory, headRows, memoryRefusal } from '../../../main/engine/distill-memory';
+import {
+  checkDistillFits,
+  estimateDistillMemory,
+  headRows,
+  keepPlan,
+  memoryRefusal,
+} from '../../../main/engine/distill-memory';
 import { parseManifest } from '../../../main/engine/manifest';
 import { bucketFor, stepBuckets, stepRows } from '../../../main/engine/train-step';
 import { adamUpdate, clipScale, halfToFloat32, WeightReader } from '../../../main/engine/train-layered';
@@ -228,7 +234,7 @@ describe('memory before a run', () => {
   it("layered: two layers' and the head's weights, one layer, the kept inputs, the head; refused naming both figures", () => {
     const m = parseManifest(layeredJson());
     const bucket = m.train_step!.buckets[0]!;
-    const e = estimateDistillMemory(m, bucket, 4);
+    const e = estimateDistillMemory(m, bucket, 4, 0); // a budget that keeps nothing beyond the inputs
     expect(e.kind).toBe('layered');
     // two layers' buffers (the one running, the next read meanwhile) and the head's; the embedding by rows
     expect(e.weights).toBe(2 * 64 * 64 * 4 + 64 * 4);
@@ -251,13 +257,34 @@ describe('memory before a run', () => {
     expect(() => checkDistillFits(m, bucket, 4, 1024)).toThrow(expect.objectContaining({ code: 'invalid_input' }));
   });
 
+  it("keepPlan: the budget keeps the top layers' saved.* first, then their weights; the estimate counts both", () => {
+    const m = parseManifest(layeredJson());
+    const layerBytes = 64 * 64 * 4;
+    const bucket = { ...m.train_step!.buckets[0]!, layer_bwd: 'lm.onnx', saved_bytes: 1000 };
+    expect(keepPlan(m, bucket, 0)).toEqual({ saved: [], resident: [] });
+    expect(keepPlan(m, bucket, 1999)).toEqual({ saved: [1], resident: [] });
+    expect(keepPlan(m, bucket, 2000 + layerBytes)).toEqual({ saved: [1, 0], resident: [1] });
+    expect(keepPlan(m, bucket)).toEqual({ saved: [1, 0], resident: [1, 0] });
+    // without layer_bwd (a bundle written before it) nothing is saved; weights may still stay
+    expect(keepPlan(m, m.train_step!.buckets[0]!, layerBytes)).toEqual({ saved: [], resident: [1] });
+    // layers below the lowest trained one run no backward: they keep nothing
+    expect(
+      keepPlan(parseManifest({ ...layeredJson(), lora: { ...layeredJson().lora, layers: [1] } }), bucket).saved,
+    ).toEqual([1]);
+    const none = estimateDistillMemory(m, bucket, 4, 0);
+    const all = estimateDistillMemory(m, bucket, 4);
+    expect(all.kept - none.kept).toBe(2 * 1000);
+    expect(all.weights - none.weights).toBe(2 * layerBytes);
+    expect(all.bytes - none.bytes).toBe(2 * 1000 + 2 * layerBytes);
+  });
+
   it('whole: every layer at once, so the same bucket needs more than layered', () => {
     const json = JSON.parse(readFileSync(join(TRAIN, 'bundle.json'), 'utf8'));
     const whole = parseManifest(json);
     const layered = parseManifest(layeredJson());
     const b = whole.train_step!.buckets[0]!;
     const w = estimateDistillMemory(whole, b, 4);
-    const l = estimateDistillMemory(layered, layered.train_step!.buckets[0]!, 4);
+    const l = estimateDistillMemory(layered, layered.train_step!.buckets[0]!, 4, 0);
     expect(w.kind).toBe('whole');
     expect(w.activations).toBe(2 * l.activations);
     expect(w.weights).toBe(json.files['lm.onnx'].bytes + json.files['train_step-2x16.onnx'].bytes);

@@ -57,8 +57,9 @@ export class DistillRun extends StreamRun<DistillProgressEvent, DistillResultSch
   get reusable(): AdapterSummary | null {
     const a = this.plan?.distilled ?? null;
     if (!a || a.recipe.kind !== 'distill') return null;
-    // Self-written requests are written at run time, so they are not in the list.
-    const questions = Object.entries(a.recipe.questions).reduce((n, [s, k]) => n + (s === 'self_written' ? 0 : k), 0);
+    // Self-written requests and tool follow-ups are made at run time, so they are not in the list.
+    const atRun = ['self_written', 'round_trip'];
+    const questions = Object.entries(a.recipe.questions).reduce((n, [s, k]) => n + (atRun.includes(s) ? 0 : k), 0);
     return a.recipe.steps === this.steps && questions === this.questions.length ? a : null;
   }
 

@@ -23,7 +23,7 @@ import os
 import shutil
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -45,9 +45,9 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from ..model.backend import config_from_manifest
 from ..model.config import ModelConfig
 from ..model.distill_objective import adam_update, distill_loss
-from ..model.from_onnx import load_onnx_lm
 from ..model.layers import RMSNorm, Rotary, attention_mask_4d
 from ..model.llama import DecoderLayer, LlamaLM
+from .layer_split import prune, saved_bytes, split_joint
 from .manifest import MANIFEST, file_table
 from .onnx_structure import read_structure
 from .staging import staged_folder
@@ -99,12 +99,16 @@ class LayerSpec(StepSpec):
         return f"train_layer_vjp-{self.batch}x{self.length}.onnx"
 
     @property
+    def bwd_file(self) -> str:
+        return f"train_layer_bwd-{self.batch}x{self.length}.onnx"
+
+    @property
     def head_file(self) -> str:
         return f"train_head-{self.batch}x{self.length}.onnx"
 
     @property
-    def files(self) -> tuple[str, str, str]:
-        return self.layer_file, self.vjp_file, self.head_file
+    def files(self) -> tuple[str, str, str, str]:
+        return self.layer_file, self.vjp_file, self.bwd_file, self.head_file
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -259,8 +263,8 @@ def layer_params(cfg: ModelConfig, w: dict[str, Tensor]) -> dict[str, Tensor]:
 
 
 def layer_fns(cfg: ModelConfig, roles: list[str]):
-    """(forward, vjp) over flat tensors: (hidden, attention_mask, position_ids, *weights in `roles` order,
-    *factors (A, B per lora target)[, grad_out])."""
+    """(forward, vjp, joint) over flat tensors: (hidden, attention_mask, position_ids, *weights in `roles`
+    order, *factors (A, B per lora target)[, grad_out]); joint returns the forward's output, then the vjp's."""
     with torch.device("meta"):  # every parameter comes from the inputs
         layer = DecoderLayer(cfg)
     rotary = Rotary(cfg)
@@ -280,7 +284,13 @@ def layer_fns(cfg: ModelConfig, roles: list[str]):
         pull = torch.func.vjp(lambda h, *fs: forward(h, mask, pos, *weights, *fs), hidden, *factors)[1]
         return tuple(pull(grad_out))
 
-    return forward, vjp
+    def joint(hidden: Tensor, mask: Tensor, pos: Tensor, *rest: Tensor) -> tuple[Tensor, ...]:
+        weights, factors, grad_out = rest[:n_w], rest[n_w:-1], rest[-1]
+        res = torch.func.vjp(lambda h, *fs: forward(h, mask, pos, *weights, *fs), hidden, *factors)
+        out, pull = res[0], res[1]
+        return (out, *pull(grad_out))
+
+    return forward, vjp, joint
 
 
 def head_fn(cfg: ModelConfig, spec: StepSpec, roles: list[str]):
@@ -359,7 +369,7 @@ def export_layered(folder: Path, cfg: ModelConfig, spec: LayerSpec, weights: dic
     """Write the bucket's three graphs into `folder`, traced on layer 0's weights (one layer's memory; the
     head is traced on fake tensors, so no [b, s, vocab] tensor is ever allocated)."""
     roles = list(weights["layers"][0])
-    forward, vjp = layer_fns(cfg, roles)
+    _, _, joint = layer_fns(cfg, roles)
     ins, vjp_outs, _ = layer_io(cfg, roles)
     b, s = spec.batch, spec.length
     g = torch.Generator().manual_seed(0)
@@ -370,10 +380,16 @@ def export_layered(folder: Path, cfg: ModelConfig, spec: LayerSpec, weights: dic
     pos = torch.arange(s).expand(b, s).contiguous()
     args = [hidden, mask, pos, *w0, *factors]
     written = []
-    _save(_export(forward, args, ins, ["hidden_out"], "real"), folder / spec.layer_file)
-    _save(_export(vjp, [*args, torch.randn(b, s, cfg.hidden_size, generator=g)], [*ins, "grad_out"], vjp_outs,
-                  "real"), folder / spec.vjp_file)
-    written += [folder / spec.layer_file, folder / spec.vjp_file]
+    # One trace of the forward and its VJP together, split three ways: the forward that also returns what
+    # the backward keeps (saved.*), the backward from those, and the VJP that recomputes the forward (for
+    # the layers a step's memory budget does not keep; docs/distill.md "Layered train step").
+    both = _export(joint, [*args, torch.randn(b, s, cfg.hidden_size, generator=g)], [*ins, "grad_out"],
+                   ["hidden_out", *vjp_outs], "real")
+    forward, backward, kept = split_joint(both, "grad_out", ["hidden_out"])
+    vjp = prune(both, vjp_outs)
+    for model, file in ((forward, spec.layer_file), (vjp, spec.vjp_file), (backward, spec.bwd_file)):
+        _save(model, folder / file)
+        written.append(folder / file)
     head_roles = list(weights["head"])
     head_w = [torch.from_numpy(read_weight(folder, weights["head"][r])) for r in head_roles]
     k = spec.top_k
@@ -402,8 +418,13 @@ class LayeredRunner:
     """One bucket's step over the three graphs with onnxruntime, as the studio runs it: the weights come
     from bundle.json's spans, not from lm.onnx's graph."""
 
-    def __init__(self, folder: Path, bucket: dict[str, Any], manifest: dict[str, Any]):
+    def __init__(self, folder: Path, bucket: dict[str, Any], manifest: dict[str, Any],
+                 keep: Callable[[int], bool] = lambda i: i % 2 == 0):
+        """`keep(i)`: layer i's backward runs layer_bwd on what its forward kept (else layer_vjp, which
+        recomputes the forward); the default takes both ways, alternately."""
         self.folder = Path(folder)
+        self.keep = keep if "layer_bwd" in bucket else (lambda i: False)
+        self.bwd = _session(self.folder / bucket["layer_bwd"]) if "layer_bwd" in bucket else None
         self.entry = manifest["train_step"]
         self.cfg = config_from_manifest(manifest)
         self.lora_layers = list(manifest["lora"]["layers"])
@@ -435,17 +456,30 @@ class LayeredRunner:
         data = {"attention_mask": mask.numpy(), "position_ids": pos.numpy()}
         h = np.asarray(self.embed[ids.numpy()], dtype=np.float32)  # [b, s, d]
         kept = []
+        saved: dict[int, dict[str, np.ndarray]] = {}
+        outs_f = [o.name for o in self.layer.get_outputs()]
         for i, spans in enumerate(self.entry["weights"]["layers"]):
             kept.append(h)
-            h = self.layer.run(["hidden_out"], {"hidden": h, **data, **self._weights(spans), **lora(i)})[0]
+            fetch = outs_f if self.keep(i) else ["hidden_out"]
+            got = self.layer.run(fetch, {"hidden": h, **data, **self._weights(spans), **lora(i)})
+            h = got[0]
+            if self.keep(i):
+                saved[i] = dict(zip(fetch[1:], got[1:], strict=True))
         loss, g = self.head.run(["loss", "grad_hidden"], {
             "hidden": h, **self._weights(self.entry["weights"]["head"]), "answer_mask": ans.numpy(),
             "teacher_ids": top_ids.numpy(), "teacher_logp": top_logp.numpy()})
         grads: list[Tensor | None] = [None] * n_f
         outs = ["grad_in", *[f"grad.{mod}.{ab}" for mod in cfg.lora_targets for ab in "AB"]]
         for i in reversed(range(len(kept))):
-            got = self.vjp.run(outs, {"hidden": kept[i], **data, **self._weights(self.entry["weights"]["layers"][i]),
-                                      **lora(i), "grad_out": g})
+            feeds = {"hidden": kept[i], **data, **self._weights(self.entry["weights"]["layers"][i]), **lora(i),
+                     "grad_out": g}
+            if i in saved:
+                assert self.bwd is not None
+                names = {x.name for x in self.bwd.get_inputs()}
+                feeds = {k: v for k, v in {**feeds, **saved.pop(i)}.items() if k in names}
+                got = self.bwd.run(outs, feeds)
+            else:
+                got = self.vjp.run(outs, feeds)
             g = got[0]
             for j, mod in enumerate(cfg.lora_targets):
                 at = index.get((i, mod))
@@ -536,7 +570,7 @@ def check_graphs(folder: Path, lm: LlamaLM, manifest: dict[str, Any], bucket: di
     cfg, entry = lm.cfg, manifest["train_step"]
     b, s, k = bucket["batch"], bucket["length"], int(entry["top_k"])
     roles = list(entry["weights"]["layers"][0])
-    forward, vjp = layer_fns(cfg, roles)
+    forward, vjp, _ = layer_fns(cfg, roles)
     ins, vjp_outs, _ = layer_io(cfg, roles)
     g = torch.Generator().manual_seed(seed)
     w0 = [torch.from_numpy(read_weight(folder, entry["weights"]["layers"][0][r])) for r in roles]
@@ -547,10 +581,18 @@ def check_graphs(folder: Path, lm: LlamaLM, manifest: dict[str, Any], bucket: di
     args = [torch.randn(b, s, cfg.hidden_size, generator=g), mask, pos, *w0, *factors]
     grad_out = torch.randn(b, s, cfg.hidden_size, generator=g)
     feeds = {n: t.numpy() for n, t in zip(ins, args, strict=True)}
-    diff = _rel(_session(folder / bucket["layer"]).run(None, feeds)[0], forward(*args).detach().numpy())
-    got = _session(folder / bucket["layer_vjp"]).run(vjp_outs, {**feeds, "grad_out": grad_out.numpy()})
+    layer = _session(folder / bucket["layer"])
+    fwd = layer.run(None, feeds)
+    diff = _rel(fwd[0], forward(*args).detach().numpy())
     want = vjp(*args, grad_out)
+    got = _session(folder / bucket["layer_vjp"]).run(vjp_outs, {**feeds, "grad_out": grad_out.numpy()})
     diff = max(diff, *(_rel(a, w.detach().numpy()) for a, w in zip(got, want, strict=True)))
+    if "layer_bwd" in bucket:
+        bwd = _session(folder / bucket["layer_bwd"])
+        every = {**feeds, **{o.name: a for o, a in zip(layer.get_outputs(), fwd, strict=True)},
+                 "grad_out": grad_out.numpy()}
+        got = bwd.run(vjp_outs, {i.name: every[i.name] for i in bwd.get_inputs()})
+        diff = max(diff, *(_rel(a, w.detach().numpy()) for a, w in zip(got, want, strict=True)))
     head_roles = list(entry["weights"]["head"])
     head_w = [torch.from_numpy(read_weight(folder, entry["weights"]["head"][r])) for r in head_roles]
     ans = torch.zeros(b, s)
@@ -586,7 +628,7 @@ def layered_entry(specs: list[LayerSpec], cfg: ModelConfig, layers: list[int], w
     """bundle.json `train_step` for kind "layered" (docs/bundle-format.md)."""
     whole = train_step_entry(specs, cfg, layers)
     buckets = [{"batch": s.batch, "length": s.length, "layer": s.layer_file, "layer_vjp": s.vjp_file,
-                "head": s.head_file} for s in specs]
+                "layer_bwd": s.bwd_file, "head": s.head_file} for s in specs]
     return {"kind": KIND, **{k: v for k, v in whole.items() if k != "buckets"}, "buckets": buckets, "weights": weights}
 
 
@@ -606,7 +648,9 @@ def add_layered_files(folder: Path, lm: LlamaLM | None, buckets: list[tuple[int,
     for spec in specs:
         export_layered(folder, cfg, spec, weights)
     new = {**manifest, "train_step": layered_entry(specs, cfg, layers, weights)}
-    lm = lm if lm is not None else load_onnx_lm(folder)
+    for b in new["train_step"]["buckets"]:  # what layer_bwd's way keeps per layer, for the memory budget
+        b["saved_bytes"] = saved_bytes(onnx.load(str(folder / b["layer"])))
+    lm = lm if lm is not None else lm_from_weights(folder, cfg, weights)  # load_onnx_lm reads no q|k|v bias
     first, *rest = new["train_step"]["buckets"]
     factors, losses = check_layered(folder, lm, new, first, tol=tol)
     graphs = max([check_graphs(folder, lm, new, b) for b in rest], default=0.0)

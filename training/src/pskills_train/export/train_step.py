@@ -90,7 +90,7 @@ def step_graph_files(manifest: dict[str, Any]) -> list[str]:
     """Every train-step graph a manifest lists, whole (`file`) or layered (export/train_layers.py)."""
     out = []
     for b in manifest.get("train_step", {}).get("buckets", []):
-        out += [b[k] for k in ("file", "layer", "layer_vjp", "head") if k in b]
+        out += [b[k] for k in ("file", "layer", "layer_vjp", "layer_bwd", "head") if k in b]
     return out
 
 
@@ -379,12 +379,19 @@ def train_step_entry(specs: Sequence[StepSpec], cfg: ModelConfig, layers: list[i
             "buckets": [{"batch": s.batch, "length": s.length, "file": s.file} for s in specs]}
 
 
+# A train-step graph is exported at its static shape: larger buckets cost memory at build time for no use
+# (the teacher's rows are shorter than the model's context, and a step's rows are few).
+MAX_BUCKET_BATCH, MAX_BUCKET_LENGTH = 64, 8192
+
+
 def parse_buckets(text: str) -> list[tuple[int, int]]:
     out = []
     for part in text.split(","):
         b, _, s = part.strip().partition("x")
         if not (b.isdigit() and s.isdigit()) or int(b) < 1 or int(s) < 2:
             raise ValueError(f"bucket {part!r}: expected BATCHxLENGTH, e.g. 8x128")
+        if int(b) > MAX_BUCKET_BATCH or int(s) > MAX_BUCKET_LENGTH:
+            raise ValueError(f"bucket {part!r}: at most {MAX_BUCKET_BATCH} rows of {MAX_BUCKET_LENGTH} tokens")
         out.append((int(b), int(s)))
     return sorted(set(out), key=lambda t: (t[1], t[0]))
 
