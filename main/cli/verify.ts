@@ -152,7 +152,7 @@ export const verifyCommand: Command = {
           ? 'in_context'
           : values.none
             ? 'none'
-            : 'parametric';
+            : 'instant';
     const input = {
       ...flags.skillRef(positionals[0]!),
       mode,
