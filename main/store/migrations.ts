@@ -460,7 +460,9 @@ function migrateInstantName(db: Database): void {
   db.exec(instantName);
   const left = {
     'trajectories copied': before - count('SELECT COUNT(*) FROM trajectories_v10'),
-    "recipes of kind 'compile'": count(`SELECT COUNT(*) FROM adapters WHERE json_extract(recipe, '$.kind') = 'compile'`),
+    "recipes of kind 'compile'": count(
+      `SELECT COUNT(*) FROM adapters WHERE json_extract(recipe, '$.kind') = 'compile'`,
+    ),
     "adoptions of kind 'compile'": count(
       `SELECT COUNT(*) FROM adoptions WHERE json_extract(source, '$.recipe.kind') = 'compile'`,
     ),
