@@ -127,8 +127,8 @@ export const CompareRunInput = z
     /** The user message every column answers. */
     prompt: z.string().min(1).max(100_000),
     maxTokens: z.number().int().min(1).max(MAX_NEW_TOKENS).optional(),
-    /** The old name `parametric` reads as instant. Default: none, in_context, instant, distilled (when the version has a distilled adapter on the
-     *  current bundle), wrong_skill, in this order. */
+    /** Default: none, in_context, instant, distilled (when the version has a distilled adapter on the
+     *  current bundle), wrong_skill, in this order. The old name `parametric` reads as instant. */
     conditions: z.array(acceptingOldInstant(CompareCondition)).min(1).max(5).optional(),
     /** Default greedy (temperature 0), so the columns differ only by their condition. */
     sampling: Sampling.optional(),
