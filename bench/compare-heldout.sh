@@ -2,7 +2,7 @@
 # The studio check on held-out skills, as a new user would: import two packages never trained on (agent-flutter,
 # blueprint-os; their .tgz files from the corpus build in training/.cache/npm), take 10 of their skills
 # spread over the sorted names, run `pskills compare` on each with one prompt, and count the skills
-# whose parametric column differs from the wrong-skill column. Prints a table, writes
+# whose instant column differs from the wrong-skill column. Prints a table, writes
 # bench/results/compare-heldout.json. Usage: bash bench/compare-heldout.sh [BUNDLE_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,14 +29,14 @@ data, bundle, prompt, names = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:
 rows = []
 for i, name in enumerate(names):
     cols = {c["condition"]: c["text"] for c in json.load(open(f"{data}/cmp-{i}.json"))["columns"]}
-    rows.append({"skill": name, "differs": cols["parametric"] != cols["wrong_skill"],
-                 "differs_from_none": cols["parametric"] != cols["none"], "parametric": cols["parametric"],
+    rows.append({"skill": name, "differs": cols["instant"] != cols["wrong_skill"],
+                 "differs_from_none": cols["instant"] != cols["none"], "instant": cols["instant"],
                  "wrong_skill": cols["wrong_skill"]})
-print(f"{'skill':40} parametric≠wrong  parametric≠none")
+print(f"{'skill':40} instant≠wrong  instant≠none")
 for r in rows:
     print(f"{r['skill'][:40]:40} {str(r['differs']):17} {r['differs_from_none']}")
 n = sum(r["differs"] for r in rows)
-print(f"parametric differs from wrong_skill in {n} of {len(rows)}")
+print(f"instant differs from wrong_skill in {n} of {len(rows)}")
 out = {"bundle": bundle, "prompt": prompt, "max_tokens": 48, "differs": n, "of": len(rows), "skills": rows}
 json.dump(out, open("bench/results/compare-heldout.json", "w"), indent=1, ensure_ascii=False)
 PY

@@ -16,7 +16,7 @@ export interface Nameable {
 /** instant, distilled, merge, EMA, import: the tier in words (docs/distill.md for the first two). */
 export function adapterTier(a: Pick<Nameable, 'recipe'>): string {
   switch (a.recipe.kind) {
-    case 'compile':
+    case 'instant':
       return 'instant';
     case 'distill':
       return 'distilled';
@@ -35,7 +35,7 @@ export function adapterName(a: Pick<Nameable, 'name' | 'recipe' | 'skill'>): str
   const skill = skillOf(a);
   const r = a.recipe as AdapterRecipe;
   switch (r.kind) {
-    case 'compile':
+    case 'instant':
     case 'distill':
       return `${skill ?? 'a skill'} · ${adapterTier(a)}`;
     case 'import':

@@ -1,6 +1,7 @@
 // DTOs for the adapter library: stored adapters, their statistics, merges, comparisons and the
 // EMA global adapter's history (docs/design.md §1).
 import { z } from 'zod';
+import { OLD_INSTANT_KIND } from './instant-name';
 import { AbsoluteDir } from './paths';
 import { nameProblem, SkillName } from './skill-schemas';
 import { SOURCES } from '../distill/practice';
@@ -21,7 +22,7 @@ const Weight = z.number().min(-1e6).max(1e6);
 const Rank = z.number().int().min(0).max(4096);
 
 /** How an adapter was made. Sources are adapter keys, so the recipe means the same in any library. */
-export const AdapterRecipe = z.discriminatedUnion('kind', [
+const RecipeShapes = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('import'), tensorsSha256: Sha256 }),
   z.object({
     kind: z.literal('merge'),
@@ -49,7 +50,7 @@ export const AdapterRecipe = z.discriminatedUnion('kind', [
       .optional(),
   }),
   // A skill version through the bundle's hypernetwork; the skill and bundle hashes are in the key.
-  z.object({ kind: z.literal('compile'), hypernet: z.enum(['perceiver', 't2l']), combine: z.literal('mean') }),
+  z.object({ kind: z.literal('instant'), hypernet: z.enum(['perceiver', 't2l']), combine: z.literal('mean') }),
   // A skill version distilled through the bundle's train-step graph (docs/bundle-format.md "train_step"):
   // from the instant adapter (its lineage) or zero; practice questions counted by source; the run's outcome.
   z.object({
@@ -65,6 +66,21 @@ export const AdapterRecipe = z.discriminatedUnion('kind', [
     practice: z.lazy(() => PracticeRecord).optional(),
   }),
 ]);
+type InstantRecipe = Extract<z.output<typeof RecipeShapes>, { kind: 'instant' }>;
+/** An instant recipe as rows and files from before the rename wrote it. */
+type OldInstantRecipe = Omit<InstantRecipe, 'kind'> & { kind: typeof OLD_INSTANT_KIND };
+
+/** `{kind: 'compile', …}` read as `{kind: 'instant', …}` (docs/api.md "Names"); anything else unchanged. */
+export function instantRecipe(v: unknown): unknown {
+  return v && typeof v === 'object' && (v as { kind?: unknown }).kind === OLD_INSTANT_KIND
+    ? { ...v, kind: 'instant' }
+    : v;
+}
+
+export const AdapterRecipe = z.preprocess(
+  (v: z.input<typeof RecipeShapes> | OldInstantRecipe) => instantRecipe(v),
+  RecipeShapes,
+);
 export type AdapterRecipe = z.infer<typeof AdapterRecipe>;
 
 export const LineageEntry = z.object({ id: AdapterId, weight: z.number() });

@@ -209,7 +209,7 @@ export const studioContract = {
     distillPlan: method(SkillRef, DistillPlan),
   },
   compare: {
-    /** none / in_context / parametric / wrong_skill side by side, in one batch (per-row adapters). */
+    /** none / in_context / instant / wrong_skill side by side, in one batch (per-row adapters). */
     run: stream(CompareRunInput, CompareEvent, CompareRunResult),
   },
   ema: {
@@ -248,7 +248,7 @@ export const studioContract = {
       z.object({ name: SkillName, version: z.number().int().positive().optional(), tests: SavedTestSet }).strict(),
       SkillTests,
     ),
-    /** Runs the version's tests greedily (parametric, in_context, none, or an adapter) → pass rate per test and overall. */
+    /** Runs the version's tests greedily (instant, in_context, none, or an adapter) → pass rate per test and overall. */
     run: stream(VerifyRunInput, VerifyEvent, VerifyRunResult),
   },
   evolve: {

@@ -1,6 +1,7 @@
 // DTOs for the engine: bundle info, generation requests, streamed tokens and results.
 import { z } from 'zod';
 import { AdapterId } from './adapter-schemas';
+import { acceptingOldInstant } from './instant-name';
 import { SkillName } from './skill-schemas';
 import { ExpectSchema } from '../verify/expect';
 
@@ -110,10 +111,10 @@ export const EngineInfo = z.object({
 });
 export type EngineInfo = z.infer<typeof EngineInfo>;
 
-/** Side-by-side conditions of compare.run (names as in `pskills eval`). `parametric` is the instant
- *  (hypernetwork) adapter, `distilled` the version's newest distilled one (docs/distill.md). */
+/** Side-by-side conditions of compare.run. `instant` is the hypernetwork's adapter (`pskills eval`
+ *  calls it `parametric`), `distilled` the version's newest distilled one (docs/distill.md). */
 /** compare.run's columns, in the order they are shown. */
-export const COMPARE_CONDITIONS = ['none', 'in_context', 'parametric', 'distilled', 'wrong_skill'] as const;
+export const COMPARE_CONDITIONS = ['none', 'in_context', 'instant', 'distilled', 'wrong_skill'] as const;
 export const CompareCondition = z.enum(COMPARE_CONDITIONS);
 export type CompareCondition = z.infer<typeof CompareCondition>;
 
@@ -126,9 +127,9 @@ export const CompareRunInput = z
     /** The user message every column answers. */
     prompt: z.string().min(1).max(100_000),
     maxTokens: z.number().int().min(1).max(MAX_NEW_TOKENS).optional(),
-    /** Default: none, in_context, parametric, distilled (when the version has a distilled adapter on the
-     *  current bundle), wrong_skill, in this order. */
-    conditions: z.array(CompareCondition).min(1).max(5).optional(),
+    /** Default: none, in_context, instant, distilled (when the version has a distilled adapter on the
+     *  current bundle), wrong_skill, in this order. The old name `parametric` reads as instant. */
+    conditions: z.array(acceptingOldInstant(CompareCondition)).min(1).max(5).optional(),
     /** Default greedy (temperature 0), so the columns differ only by their condition. */
     sampling: Sampling.optional(),
     /** The skill whose adapter the wrong_skill column uses; default: a dissimilar one (common/compare/wrong-skill.ts). */
@@ -150,7 +151,7 @@ export type CompareRunInput = z.infer<typeof CompareRunInput>;
 export const CompareColumnSetup = z.object({
   condition: CompareCondition,
   promptTokens: z.number().int().positive(),
-  /** The adapter this column runs with (parametric, distilled, wrong_skill), else null. */
+  /** The adapter this column runs with (instant, distilled, wrong_skill), else null. */
   adapter: z.string().nullable(),
   /** The skill in its context or weights (null for none). */
   skill: SkillVersion.nullable(),

@@ -3,14 +3,15 @@
 // skill version (provenance `evolve`). Runs and candidates are stored; a run resumes by its id.
 import { z } from 'zod';
 import { MAX_NEW_TOKENS, Seed } from './engine-schemas';
+import { acceptingOldInstant } from './instant-name';
 import { SkillName, VersionMeta } from './skill-schemas';
 
 export const EVOLVE_GENERATORS = ['offline', 'llm'] as const;
 export const EvolveGeneratorKind = z.enum(EVOLVE_GENERATORS);
 export type EvolveGeneratorKind = z.infer<typeof EvolveGeneratorKind>;
 
-/** How a candidate is scored: its text in context, and its compiled adapter. */
-export const EVOLVE_MODES = ['in_context', 'parametric'] as const;
+/** How a candidate is scored: its text in context, and its instant adapter. */
+export const EVOLVE_MODES = ['in_context', 'instant'] as const;
 export const EvolveMode = z.enum(EVOLVE_MODES);
 export type EvolveMode = z.infer<typeof EvolveMode>;
 
@@ -32,8 +33,9 @@ export const EvolveRunInput = z.strictObject({
   seed: Seed.optional(),
   /** Default offline; llm needs settings llmBaseUrl and llmModel. */
   generator: EvolveGeneratorKind.optional(),
-  /** Default: in_context and parametric when the bundle has a hypernetwork, else in_context. */
-  modes: z.array(EvolveMode).min(1).max(2).optional(),
+  /** Default: in_context and instant when the bundle has a hypernetwork, else in_context (the old
+   *  name `parametric` reads as instant). */
+  modes: z.array(acceptingOldInstant(EvolveMode)).min(1).max(2).optional(),
   /** Tokens per test answer (default 64). */
   maxTokens: z.number().int().min(1).max(MAX_NEW_TOKENS).optional(),
   /** Whether the best candidate, when it beats the baseline, becomes a new version at the end
@@ -65,7 +67,7 @@ export const EvolveCandidate = z.object({
   diff: z.string(),
   /** Mean pass rate over the run's modes; null until scored. */
   score: z.number().min(0).max(1).nullable(),
-  scores: z.object({ in_context: ModeScore.optional(), parametric: ModeScore.optional() }).nullable(),
+  scores: z.object({ in_context: ModeScore.optional(), instant: ModeScore.optional() }).nullable(),
   status: z.enum(['proposed', 'accepted', 'rejected']),
   /** The skill version it became (accepted only). */
   version: z.number().int().positive().nullable(),

@@ -4,6 +4,7 @@
 // export/import (snake_case, read by the Python stage-2 trainer), and the studio settings.
 import { z } from 'zod';
 import { Sha256 } from './adapter-schemas';
+import { acceptingOldInstant } from './instant-name';
 import { MAX_NEW_TOKENS, Sampling, samplingFields } from './engine-schemas';
 import { AbsolutePath } from './paths';
 import { SkillName } from './skill-schemas';
@@ -12,11 +13,13 @@ export const TRAJECTORY_SOURCES = ['compare', 'playground', 'openai', 'eval', 'e
 export const TrajectorySource = z.enum(TRAJECTORY_SOURCES);
 export type TrajectorySource = z.infer<typeof TrajectorySource>;
 
-/** How the skill reached the model: not at all, its text as the system message, its compiled
+/** How the skill reached the model: not at all, its text as the system message, its instant
  *  adapter, another skill's adapter (compare's control), or an adapter named by id. */
-export const TRAJECTORY_CONDITIONS = ['none', 'in_context', 'parametric', 'wrong_skill', 'adapter'] as const;
+export const TRAJECTORY_CONDITIONS = ['none', 'in_context', 'instant', 'wrong_skill', 'adapter'] as const;
 export const TrajectoryCondition = z.enum(TRAJECTORY_CONDITIONS);
 export type TrajectoryCondition = z.infer<typeof TrajectoryCondition>;
+/** On input (trajectories.add, an imported line) the old `parametric` reads as `instant`. */
+const TrajectoryConditionInput = acceptingOldInstant(TrajectoryCondition);
 
 /** A chat turn; `tool` for SkillWorld's multi-turn tasks (a tool result). */
 export const TrajectoryMessage = z.strictObject({
@@ -115,7 +118,7 @@ export const TrajectoryAddInput = z.strictObject({
   source: TrajectorySource,
   /** A skill version in the library (absent version: the latest). */
   skill: z.strictObject({ name: SkillName, version: z.number().int().positive().optional() }).optional(),
-  condition: TrajectoryCondition.optional(),
+  condition: TrajectoryConditionInput.optional(),
   adapter: Sha256.optional(),
   bundle: BundleRefSchema.optional(),
   sampling: TrajectorySampling.optional(),
@@ -210,7 +213,7 @@ export const TrajectoryLine = z
     created_at: z.iso.datetime({ offset: false, precision: 3 }).optional(),
     skill_version: z.number().int().positive().nullable().optional(),
     skill_sha256: Sha256.nullable().optional(),
-    condition: TrajectoryCondition.nullable().optional(),
+    condition: TrajectoryConditionInput.nullable().optional(),
     adapter: Sha256.nullable().optional(),
     bundle: BundleRefSchema.nullable().optional(),
     sampling: SnakeSampling.optional(),

@@ -2,6 +2,7 @@
 // (a prompt, or chat messages) and what the answer must meet (common/verify/expect.ts).
 import { z } from 'zod';
 import { AdapterId } from './adapter-schemas';
+import { acceptingOldInstant } from './instant-name';
 import { MAX_NEW_TOKENS } from './engine-schemas';
 import { SkillName } from './skill-schemas';
 import { TrajectoryMessage } from './trajectory-schemas';
@@ -62,7 +63,7 @@ export const SkillTests = z.object({
 });
 export type SkillTests = z.infer<typeof SkillTests>;
 
-export const VERIFY_MODES = ['parametric', 'in_context', 'none', 'adapter'] as const;
+export const VERIFY_MODES = ['instant', 'in_context', 'none', 'adapter'] as const;
 export const VerifyMode = z.enum(VERIFY_MODES);
 export type VerifyMode = z.infer<typeof VerifyMode>;
 
@@ -70,9 +71,9 @@ export const VerifyRunInput = z
   .strictObject({
     name: SkillName,
     version: z.number().int().positive().optional(),
-    /** parametric (default): the version's compiled adapter; in_context: its text as the system
-     *  message; none: the base model; adapter: the adapter `adapter` names. */
-    mode: VerifyMode.optional(),
+    /** instant (default; the old name `parametric` too): the version's instant adapter; in_context:
+     *  its text as the system message; none: the base model; adapter: the adapter `adapter` names. */
+    mode: acceptingOldInstant(VerifyMode).optional(),
     adapter: AdapterId.optional(),
     /** Default 64. */
     maxTokens: z.number().int().min(1).max(MAX_NEW_TOKENS).optional(),
@@ -112,7 +113,7 @@ export const VerifyRunResult = z.object({
   skill: VersionRef,
   testsFrom: z.number().int().positive().nullable(),
   mode: VerifyMode,
-  /** The adapter id the tests ran with (parametric, adapter), else null. */
+  /** The adapter id the tests ran with (instant, adapter), else null. */
   adapter: z.string().nullable(),
   n: z.number().int().nonnegative(),
   passed: z.number().int().nonnegative(),

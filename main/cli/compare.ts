@@ -1,6 +1,7 @@
 // `pskills compare`: one prompt answered with no skill, the skill in context, its instant adapter, its
 // distilled adapter (when it has one) and another skill's adapter, in one batch, through the StudioApi.
 import { CompareCondition, type CompareRunResult } from '../../common/api/engine-schemas';
+import { instantCondition } from '../../common/api/instant-name';
 import { StudioError } from '../../common/errors';
 import type { Command } from './command';
 import { usageError } from './usage';
@@ -41,7 +42,9 @@ export const compareCommand: Command = {
       'wrong-skill': { type: 'string' },
     });
     if (positionals.length !== 1 || values.prompt === undefined) throw usageError(compareCommand);
-    const conditions = values.conditions?.split(',').map((c) => {
+    // The old name `parametric` reads as instant (docs/cli.md).
+    const conditions = values.conditions?.split(',').map((given) => {
+      const c = instantCondition(given);
       if (!CONDITIONS.includes(c as CompareCondition))
         throw new StudioError('invalid_input', `--conditions: "${c}" is not one of ${CONDITIONS.join(', ')}`);
       return c as CompareCondition;

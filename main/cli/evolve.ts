@@ -3,6 +3,7 @@
 // best becomes a new version. `--resume RUN` goes on with a run that was killed or cancelled.
 import type { EvolveEvent, EvolveGeneratorKind, EvolveMode, EvolveResult } from '../../common/api/evolve-schemas';
 import { EVOLVE_GENERATORS, EVOLVE_MODES } from '../../common/api/evolve-schemas';
+import { instantCondition } from '../../common/api/instant-name';
 import { StudioError } from '../../common/errors';
 import type { Command } from './command';
 import { usageError } from './usage';
@@ -31,7 +32,7 @@ const oneOf = <T extends string>(value: string, allowed: readonly T[], flag: str
 export const evolveCommand: Command = {
   name: 'evolve',
   usage:
-    '(<name>[@<n>] --iterations N | --resume RUN) [--candidates K] [--seed S] [--generator offline|llm] [--modes in_context,parametric] [--max-tokens N] [--no-accept] [--bundle DIR]',
+    '(<name>[@<n>] --iterations N | --resume RUN) [--candidates K] [--seed S] [--generator offline|llm] [--modes in_context,instant] [--max-tokens N] [--no-accept] [--bundle DIR]',
   summary:
     'rewrites the skill, scores each candidate with its tests; the best becomes a new version (provenance evolve)',
   async run(argv, { io, flags, withStudio, untilDone }) {
@@ -63,7 +64,9 @@ export const evolveCommand: Command = {
               generator: oneOf<EvolveGeneratorKind>(values.generator, EVOLVE_GENERATORS, '--generator'),
             }),
             ...(values.modes !== undefined && {
-              modes: values.modes.split(',').map((m) => oneOf<EvolveMode>(m.trim(), EVOLVE_MODES, '--modes')),
+              modes: values.modes
+                .split(',')
+                .map((m) => oneOf<EvolveMode>(instantCondition(m.trim()), EVOLVE_MODES, '--modes')),
             }),
             ...(values['max-tokens'] !== undefined && {
               maxTokens: flags.integer(values['max-tokens'], '--max-tokens', { min: 1 }),

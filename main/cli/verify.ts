@@ -146,13 +146,7 @@ export const verifyCommand: Command = {
     const chosen = [values.adapter !== undefined, values['in-context'], values.none].filter(Boolean).length;
     if (chosen > 1) throw new StudioError('invalid_input', 'give at most one of --adapter, --in-context, --none');
     const mode: VerifyMode =
-      values.adapter !== undefined
-        ? 'adapter'
-        : values['in-context']
-          ? 'in_context'
-          : values.none
-            ? 'none'
-            : 'parametric';
+      values.adapter !== undefined ? 'adapter' : values['in-context'] ? 'in_context' : values.none ? 'none' : 'instant';
     const input = {
       ...flags.skillRef(positionals[0]!),
       mode,

@@ -61,7 +61,7 @@ export class CandidateVerifier {
     const all: Partial<Record<EvolveMode, VerifyTestResult[]>> = {};
     for (const mode of this.modes) {
       let adapter: EngineAdapter | null = null;
-      if (mode === 'parametric') {
+      if (mode === 'instant') {
         const compiled = await this.compiler.compileText(text, { signal });
         if (compiled.bundle !== this.bundle) throw new Error('the bundle changed during the evolve run');
         adapter = compiled.engine;

@@ -393,6 +393,90 @@ ALTER TABLE evolve_runs ADD COLUMN best_adapter TEXT;
 ALTER TABLE evolve_runs ADD COLUMN best_accuracy REAL CHECK (best_accuracy >= 0 AND best_accuracy <= 1);
 `;
 
+// Version 10: one name for the hypernetwork's one-pass adapter, `instant` (docs/store.md "Names"):
+// recipes of kind `compile` and the `parametric` condition, mode and score key become `instant`.
+// Adapter keys do not change (adapter-key.ts hashes an instant recipe under its old kind). The
+// trajectories table is rebuilt for its CHECK, as version 4 made it but for that one name.
+const instantName = `
+UPDATE adapters SET recipe = json_set(recipe, '$.kind', 'instant') WHERE json_extract(recipe, '$.kind') = 'compile';
+UPDATE adoptions SET source = json_set(source, '$.recipe.kind', 'instant')
+  WHERE json_extract(source, '$.recipe.kind') = 'compile';
+UPDATE evolve_runs SET modes = (
+  SELECT json_group_array(CASE m.value WHEN 'parametric' THEN 'instant' ELSE m.value END)
+  FROM (SELECT value FROM json_each(evolve_runs.modes) ORDER BY key) m
+) WHERE EXISTS (SELECT 1 FROM json_each(evolve_runs.modes) WHERE value = 'parametric');
+UPDATE evolve_candidates
+  SET scores = json_remove(json_set(scores, '$.instant', json(json_extract(scores, '$.parametric'))), '$.parametric')
+  WHERE json_type(scores, '$.parametric') IS NOT NULL;
+
+CREATE TABLE trajectories_v10 (
+  id               INTEGER PRIMARY KEY,
+  uid              TEXT NOT NULL UNIQUE CHECK (length(uid) = 32 AND uid NOT GLOB '*[^0-9a-f]*'),
+  source           TEXT NOT NULL CHECK (source IN ('compare', 'playground', 'openai', 'eval', 'evolve', 'synth')),
+  skill_version_id INTEGER REFERENCES skill_versions(id),
+  skill_name       TEXT,
+  skill_version    INTEGER CHECK (skill_version >= 1),
+  skill_sha256     TEXT CHECK (length(skill_sha256) = 64),
+  skill_text       TEXT,
+  condition        TEXT CHECK (condition IN ('none', 'in_context', 'instant', 'wrong_skill', 'adapter')),
+  adapter_key      TEXT CHECK (length(adapter_key) = 64),
+  bundle_name      TEXT,
+  bundle_sha256    TEXT CHECK (length(bundle_sha256) = 64),
+  sampling         TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(sampling) AND json_type(sampling) = 'object'),
+  messages         TEXT NOT NULL CHECK (json_valid(messages) AND json_type(messages) = 'array'),
+  verdict          TEXT CHECK (verdict IS NULL OR (json_valid(verdict) AND json_type(verdict) = 'object')),
+  rating           TEXT CHECK (rating IN ('up', 'down')),
+  rating_note      TEXT,
+  rated_at         TEXT,
+  details          TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(details) AND json_type(details) = 'object'),
+  created_at       TEXT NOT NULL,
+  CHECK ((skill_name IS NULL) = (skill_version IS NULL) AND (skill_name IS NULL) = (skill_sha256 IS NULL)),
+  CHECK (skill_name IS NOT NULL OR (skill_version_id IS NULL AND skill_text IS NULL)),
+  CHECK (skill_name IS NULL OR (skill_version_id IS NULL) <> (skill_text IS NULL)),
+  CHECK ((bundle_name IS NULL) = (bundle_sha256 IS NULL)),
+  CHECK (rating IS NOT NULL OR (rating_note IS NULL AND rated_at IS NULL))
+);
+INSERT INTO trajectories_v10 (id, uid, source, skill_version_id, skill_name, skill_version, skill_sha256, skill_text,
+  condition, adapter_key, bundle_name, bundle_sha256, sampling, messages, verdict, rating, rating_note, rated_at,
+  details, created_at)
+SELECT id, uid, source, skill_version_id, skill_name, skill_version, skill_sha256, skill_text,
+  CASE condition WHEN 'parametric' THEN 'instant' ELSE condition END, adapter_key, bundle_name, bundle_sha256,
+  sampling, messages, verdict, rating, rating_note, rated_at, details, created_at
+FROM trajectories;
+`;
+
+const trajectoriesSwap = `
+DROP TABLE trajectories;
+ALTER TABLE trajectories_v10 RENAME TO trajectories;
+CREATE INDEX trajectories_skill_version ON trajectories(skill_version_id);
+CREATE INDEX trajectories_skill_name ON trajectories(skill_name, skill_version);
+CREATE INDEX trajectories_created ON trajectories(created_at, id);
+`;
+
+/** Rewrites, checks that every row came over and no old name is left, then swaps the table in. */
+function migrateInstantName(db: Database): void {
+  const count = (sql: string) => db.prepare(sql).pluck().get() as number;
+  const before = count('SELECT COUNT(*) FROM trajectories');
+  db.exec(instantName);
+  const left = {
+    'trajectories copied': before - count('SELECT COUNT(*) FROM trajectories_v10'),
+    "recipes of kind 'compile'": count(
+      `SELECT COUNT(*) FROM adapters WHERE json_extract(recipe, '$.kind') = 'compile'`,
+    ),
+    "adoptions of kind 'compile'": count(
+      `SELECT COUNT(*) FROM adoptions WHERE json_extract(source, '$.recipe.kind') = 'compile'`,
+    ),
+    "evolve modes 'parametric'": count(
+      `SELECT COUNT(*) FROM evolve_runs r, json_each(r.modes) m WHERE m.value = 'parametric'`,
+    ),
+    "evolve scores 'parametric'": count(
+      `SELECT COUNT(*) FROM evolve_candidates WHERE json_type(scores, '$.parametric') IS NOT NULL`,
+    ),
+  };
+  for (const [what, n] of Object.entries(left)) if (n !== 0) throw new Error(`${what}: ${n} rows differ`);
+  db.exec(trajectoriesSwap);
+}
+
 export const migrations: readonly Migration[] = [
   { version: 1, name: 'initial schema', up: (db) => db.exec(initialSchema) },
   { version: 2, name: 'global adapter per bundle', up: migrateGlobalPerBundle },
@@ -403,6 +487,7 @@ export const migrations: readonly Migration[] = [
   { version: 7, name: 'adapter names', up: (db) => db.exec(adapterNames) },
   { version: 8, name: 'adoptions from continual runs', up: (db) => db.exec(adoptions) },
   { version: 9, name: "evolve runs' best version compiled", up: (db) => db.exec(evolveBest) },
+  { version: 10, name: 'instant, one name for the one-pass adapter', up: migrateInstantName },
 ];
 
 /** The schema version this build writes; a database above it was written by a newer build. */

@@ -194,13 +194,13 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     await until(async () => (await column('distilled').count()) === 1, 'the Distilled column shows');
     assert.deepEqual(
       await page.getByTestId('compare-column').evaluateAll((els) => els.map((e) => e.getAttribute('data-condition'))),
-      ['none', 'in_context', 'parametric', 'distilled', 'wrong_skill'],
+      ['none', 'in_context', 'instant', 'distilled', 'wrong_skill'],
     );
     const outcomes: {
       task: string;
       none: boolean;
       in_context: boolean;
-      parametric: boolean;
+      instant: boolean;
       distilled: boolean;
       text: string;
     }[] = [];
@@ -221,7 +221,7 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
         task: task.task_id,
         none: check(task.checker, await text('none')),
         in_context: check(task.checker, await text('in_context')),
-        parametric: check(task.checker, await text('parametric')),
+        instant: check(task.checker, await text('instant')),
         distilled: check(task.checker, distilled),
         text: distilled,
       });

@@ -19,7 +19,7 @@ const SKILL = 'brotro-mixtus';
 const HINTS: Record<string, string> = {
   none: 'the base model alone',
   in_context: 'skill in the prompt',
-  parametric: 'skill in the weights, one pass',
+  instant: 'skill in the weights, one pass',
   distilled: 'skill in the weights, distilled',
 };
 
@@ -118,7 +118,7 @@ describe('first run: Try an example', { timeout: 900_000 }, () => {
     );
     assert.deepEqual(
       await page.getByTestId('compare-column').evaluateAll((els) => els.map((e) => e.getAttribute('data-condition'))),
-      ['none', 'in_context', 'parametric', 'distilled', 'wrong_skill'],
+      ['none', 'in_context', 'instant', 'distilled', 'wrong_skill'],
     );
     for (const [condition, hint] of Object.entries(HINTS))
       assert.equal(await column(condition).locator('.hint').innerText(), hint, condition);

@@ -119,7 +119,7 @@ describe('library and adapters at 1,000 rows', { timeout: 600_000 }, () => {
     assert.equal(await page.getByTestId('adapter-table').getAttribute('data-total'), '1000');
     const drawn = await page.getByTestId('adapter-row').count();
     assert.ok(drawn > 10 && drawn < 200, `${drawn} rows in the DOM`);
-    for (const kind of ['compile', 'import', 'merge']) {
+    for (const kind of ['instant', 'import', 'merge']) {
       assert.ok((await page.locator(`[data-testid="adapter-row"][data-kind="${kind}"]`).count()) > 0, `a ${kind} row`);
     }
     await screenshot(page, 'adapters-scale-01');

@@ -170,7 +170,7 @@ export function fillScaleLibrary(
       JSON.parse(manifestText.toString('utf8')),
       SCALE_BUNDLE,
     );
-    const compile: AdapterRecipe = { kind: 'compile', hypernet: 'perceiver', combine: 'mean' };
+    const compile: AdapterRecipe = { kind: 'instant', hypernet: 'perceiver', combine: 'mean' };
     const imports: StoredAdapter[] = [];
     let adapterBytes = 0;
     db.transaction(() => {

@@ -134,7 +134,7 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
     assert.equal(await page.getByTestId('compare-column').count(), 4);
     assert.deepEqual(
       await page.getByTestId('compare-column').evaluateAll((els) => els.map((e) => e.getAttribute('data-condition'))),
-      ['none', 'in_context', 'parametric', 'wrong_skill'],
+      ['none', 'in_context', 'instant', 'wrong_skill'],
     );
     assert.ok(await page.getByTestId('compare-run').isDisabled(), 'Run waits for a prompt');
   });
@@ -180,7 +180,7 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
     await page.waitForURL(`**/#/adapters/${compiledId}`);
     const row = page.locator(`[data-testid="adapter-row"][data-adapter-id="${compiledId}"]`);
     await row.waitFor();
-    assert.equal(await row.getAttribute('data-kind'), 'compile');
+    assert.equal(await row.getAttribute('data-kind'), 'instant');
     assert.equal(await row.getByTestId('adapter-skill').innerText(), `${SKILL}@1`);
     assert.equal(await row.getByTestId('adapter-rank').innerText(), compiledRank);
     assert.match(await page.getByTestId('lineage-summary').innerText(), /perceiver hypernetwork/);
@@ -202,7 +202,7 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
     );
 
     const numbers: Record<string, { prompt: number; text: string; adapter: string | null }> = {};
-    for (const condition of ['none', 'in_context', 'parametric', 'wrong_skill']) {
+    for (const condition of ['none', 'in_context', 'instant', 'wrong_skill']) {
       const col = column(condition);
       assert.equal(await col.getAttribute('data-state'), 'done', condition);
       const prompt = Number(await col.getByTestId('column-prompt-tokens').innerText());
@@ -217,9 +217,9 @@ describe('compile and compare in the browser', { timeout: 400_000 }, () => {
       numbers[condition] = { prompt, text: await col.getByTestId('column-output').innerText(), adapter };
     }
     assert.ok(numbers.in_context!.prompt > numbers.none!.prompt, 'the skill text makes the in-context prompt longer');
-    assert.equal(numbers.parametric!.prompt, numbers.none!.prompt, 'the adapter costs no prompt tokens');
+    assert.equal(numbers.instant!.prompt, numbers.none!.prompt, 'the adapter costs no prompt tokens');
     assert.equal(numbers.none!.adapter, null);
-    assert.equal(numbers.parametric!.adapter, compiledId);
+    assert.equal(numbers.instant!.adapter, compiledId);
     assert.ok(
       numbers.wrong_skill!.adapter && numbers.wrong_skill!.adapter !== compiledId,
       'wrong_skill runs another adapter',

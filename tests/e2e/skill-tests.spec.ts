@@ -193,7 +193,7 @@ describe('the Tests tab in the browser', { timeout: 600_000 }, () => {
     assert.doesNotMatch(await page.getByTestId('verify-panel').innerText(), /\{"/);
     assert.match(await page.getByTestId('verify-summary').innerText(), /passed \([1-2] of 3\) · skill in context · v1/);
 
-    await page.getByTestId('verify-mode').selectOption('parametric');
+    await page.getByTestId('verify-mode').selectOption('instant');
     await page.getByTestId('verify-start').click();
     await until(
       async () =>

@@ -54,7 +54,7 @@ describe('trajectories page', { timeout: 300_000 }, () => {
     await add({
       source: 'eval',
       skill: { name: 'tar-archives' },
-      condition: 'parametric',
+      condition: 'instant',
       messages: [
         { role: 'user', content: 'Which command lists an archive?' },
         { role: 'assistant', content: 'tar -tzf out.tar.gz' },

@@ -1,4 +1,4 @@
-// compare.run: one prompt answered under none / in_context / parametric / wrong_skill, side by side,
+// compare.run: one prompt answered under none / in_context / instant / wrong_skill, side by side,
 // in ONE batch through the engine's per-row adapters (generateBatch). Tokens stream per column.
 import {
   COMPARE_CONDITIONS,
@@ -129,7 +129,7 @@ export class CompareService {
           { role: 'user', content: input.prompt },
         ]);
         column({ condition, adapter: null, skill: who, truncated: fit.truncated }, { prompt }, null);
-      } else if (condition === 'parametric') {
+      } else if (condition === 'instant') {
         const a = await compile(who);
         column({ condition, adapter: a.id, skill: who, truncated: false }, { adapter: a.engine }, a.key);
       } else if (condition === 'distilled') {
@@ -170,13 +170,13 @@ export class CompareService {
     // Without a hypernetwork (a GGUF or base-only bundle) no instant adapter exists, for this skill or
     // another: those columns are skipped with the reason, and the distilled one stands for the skill.
     if (!bundle.manifest.hypernet)
-      for (const c of ['parametric', 'wrong_skill'] as const) {
+      for (const c of ['instant', 'wrong_skill'] as const) {
         const at = conditions.indexOf(c);
         if (at < 0) continue;
         conditions.splice(at, 1);
         skipped.push({
           condition: c,
-          reason: `bundle ${bundle.manifest.id} has no hypernetwork, so ${c === 'parametric' ? 'this skill has' : 'other skills have'} no instant adapter; its skills compile by distillation`,
+          reason: `bundle ${bundle.manifest.id} has no hypernetwork, so ${c === 'instant' ? 'this skill has' : 'other skills have'} no instant adapter; its skills compile by distillation`,
         });
       }
     if (conditions.includes('distilled') && !distilled)

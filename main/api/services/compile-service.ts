@@ -52,7 +52,7 @@ export class CompileService {
     const { bundle } = at;
     const { skill } = at;
     requireHypernet(bundle); // a clear error naming the bundle, before any lookup
-    const recipe: AdapterRecipe = { kind: 'compile', hypernet: bundle.manifest.hypernet!.kind, combine: 'mean' };
+    const recipe: AdapterRecipe = { kind: 'instant', hypernet: bundle.manifest.hypernet!.kind, combine: 'mean' };
     const who = { name: skill.name, version: skill.version.version };
     const p = await this.factory.make(
       at,
@@ -108,7 +108,7 @@ export class CompileService {
   compiledFor(bundleRowId: number): { name: string; version: number; createdAt: string }[] {
     return this.repo
       .list()
-      .filter((a) => a.bundle.rowId === bundleRowId && a.recipe.kind === 'compile' && a.skill)
+      .filter((a) => a.bundle.rowId === bundleRowId && a.recipe.kind === 'instant' && a.skill)
       .map((a) => ({ name: a.skill!.name, version: a.skill!.version, createdAt: a.createdAt }));
   }
 }

@@ -257,7 +257,7 @@ export class ContinualService {
   /** The adapter a lesson was measured with: its newest distilled one, else its instant one. */
   private lessonAdapter(adapters: readonly StoredAdapter[], ref: { name: string; version: number }) {
     const mine = adapters.filter((a) => a.skill?.name === ref.name && a.skill.version === ref.version);
-    return mine.find((a) => a.recipe.kind === 'distill') ?? mine.find((a) => a.recipe.kind === 'compile') ?? null;
+    return mine.find((a) => a.recipe.kind === 'distill') ?? mine.find((a) => a.recipe.kind === 'instant') ?? null;
   }
 
   /** Copies a lesson (a new Library skill and its adapter) or the run's global adapter into the Library. */

@@ -117,8 +117,8 @@ export class EvolveService {
     const tests = this.testsOf(skill.name, skill.version.version);
     const current = await this.bundles.current();
     const hasHypernet = current.bundle.manifest.hypernet !== undefined && current.bundle.manifest.hypernet !== null;
-    const modes: EvolveMode[] = input.modes ?? (hasHypernet ? ['in_context', 'parametric'] : ['in_context']);
-    if (modes.includes('parametric') && !hasHypernet)
+    const modes: EvolveMode[] = input.modes ?? (hasHypernet ? ['in_context', 'instant'] : ['in_context']);
+    if (modes.includes('instant') && !hasHypernet)
       throw new StudioError(
         'invalid_input',
         `modes: bundle ${current.bundle.manifest.id} has no hypernetwork, so candidates cannot be scored compiled (use modes ["in_context"])`,

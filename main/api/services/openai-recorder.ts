@@ -2,7 +2,7 @@
 // when the request says `"store": true` (OpenAI's own parameter) and the studio keeps trajectories.
 // The model name says what ran: `base` (no adapter), `global` (the global adapter's newest version),
 // `base:<skill>@<n>` (its distilled adapter where it has one, condition `adapter` with that key; else
-// the compiled one, `parametric`, found in the compile cache); `#instant` / `#distilled` as served.
+// the compiled one, `instant`, found in the compile cache); `#instant` / `#distilled` as served.
 import type { GenerateInput, GenerateResult } from '../../../common/api/engine-schemas';
 import { parseSkillModelKind } from '../openai/models';
 import type { GlobalAdapterService } from './global-adapter-service';
@@ -51,7 +51,7 @@ export class OpenAiRecorder {
         const compiled = await this.compiler.compileAdapter(ref); // the adapter it ran with: cached by now
         who = {
           skill: { name: compiled.result.skill.name, version: compiled.result.skill.version },
-          condition: 'parametric',
+          condition: 'instant',
           adapterKey: compiled.row.key,
         };
       } else if (c.model === 'global') {

@@ -25,7 +25,7 @@ export class PlaygroundService {
     private readonly trajectories: Pick<TrajectoryService, 'record'>,
   ) {}
 
-  /** What ran: the base model, a skill version's compiled adapter (parametric), or another adapter. */
+  /** What ran: the base model, a skill version's compiled adapter (instant), or another adapter. */
   private ranWith(
     input: GenerateInput,
     adapterId: string | null | undefined,
@@ -35,7 +35,7 @@ export class PlaygroundService {
     if (input.adapter.kind === 'skill' && row.skill)
       return {
         skill: { name: row.skill.name, version: row.skill.version },
-        condition: 'parametric',
+        condition: 'instant',
         adapterKey: row.key,
       };
     return { skill: null, condition: 'adapter', adapterKey: row.key };

@@ -66,7 +66,7 @@ export class VerifyService {
 
   async run(input: VerifyRunInput, ctx: { emit(e: VerifyEvent): void; signal: AbortSignal }): Promise<VerifyRunResult> {
     const t0 = performance.now();
-    const mode: VerifyMode = input.mode ?? 'parametric';
+    const mode: VerifyMode = input.mode ?? 'instant';
     const maxTokens = input.maxTokens ?? DEFAULT_VERIFY_TOKENS;
     const skill = this.compiler.skill({ name: input.name, version: input.version });
     const who = { name: skill.name, version: skill.version.version };
@@ -113,7 +113,7 @@ export class VerifyService {
     };
   }
 
-  /** The adapter a run answers with: compiled for parametric, the stored one for adapter (on the loaded
+  /** The adapter a run answers with: compiled for instant, the stored one for adapter (on the loaded
    *  bundle), none otherwise; and a distilled adapter's practised tests. */
   private async adapterFor(
     input: VerifyRunInput,
@@ -123,7 +123,7 @@ export class VerifyService {
     ctx: { emit(e: VerifyEvent): void; signal: AbortSignal },
   ): Promise<{ adapter: RunAdapter | null; practised: ReadonlySet<string> | null }> {
     const bundle = current.bundle;
-    if (mode === 'parametric') {
+    if (mode === 'instant') {
       const c = await this.compiler.compileAdapter(who, {
         signal: ctx.signal,
         emit: (p) => ctx.emit({ type: 'compile', chunk: p.chunk, chunks: p.chunks }),
@@ -181,7 +181,7 @@ export class VerifyService {
   }
 
   /**
-   * Answers `tests` greedily with the skill text in context (in_context), an adapter (parametric,
+   * Answers `tests` greedily with the skill text in context (in_context), an adapter (instant,
    * adapter) or neither (none), and judges each answer by its `expect`. Also the scorer of evolve's
    * candidates, whose texts are not stored versions. Records nothing.
    */

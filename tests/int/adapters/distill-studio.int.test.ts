@@ -170,7 +170,7 @@ describe.each(transports)('distilling in the studio over $name', (transport) => 
     const plan = await s.api.adapters.distillPlan({ name: 'greet', version: 1 });
     expect(plan.distilled?.id).toBe(res.adapter.id);
 
-    // By default the column shows once the version has a distilled adapter; parametric needs a
+    // By default the column shows once the version has a distilled adapter; instant needs a
     // hypernetwork this bundle lacks, so only the columns it can run are asked for here.
     const r = await s.api.compare.run({
       name: 'greet',

@@ -107,10 +107,10 @@ describe('Verify', () => {
     expect(snaps.some((x) => x.status === 'running' && x.total === 2)).toBe(true);
   });
 
-  it('parametric compiles the version (chunks streamed), then the adapter mode reuses that adapter', async () => {
+  it('instant compiles the version (chunks streamed), then the adapter mode reuses that adapter', async () => {
     const snaps: VerifySnapshot[] = [];
     const run = new VerifyRun(suite.api, (s) => snaps.push(s));
-    await run.start(skill, 'parametric');
+    await run.start(skill, 'instant');
     expect(run.snapshot.status).toBe('done');
     const adapter = run.snapshot.result!.adapter!;
     expect(adapter).toMatch(/^[0-9a-f]{12}$/);
@@ -132,7 +132,7 @@ describe('Verify', () => {
 
   it('cancel ends the run as cancelled', async () => {
     const run = new VerifyRun(suite.api, () => {});
-    const done = run.start({ name: NAME, version: 1 }, 'parametric');
+    const done = run.start({ name: NAME, version: 1 }, 'instant');
     run.cancel();
     expect(run.snapshot.cancelling).toBe(true);
     await done;

@@ -84,7 +84,7 @@ describe('pskills compare', () => {
     ]);
     expect(r.code, r.err).toBe(0);
     const out = JSON.parse(r.out) as { columns: Record<string, unknown>[]; wrong_skill: { name: string } };
-    expect(out.columns.map((c) => c.condition)).toEqual(['none', 'in_context', 'parametric', 'wrong_skill']);
+    expect(out.columns.map((c) => c.condition)).toEqual(['none', 'in_context', 'instant', 'wrong_skill']);
     for (const c of out.columns) {
       expect(Object.keys(c)).toEqual(
         expect.arrayContaining(['condition', 'text', 'prompt_tokens', 'ttft_ms', 'tokens_per_s']),
@@ -95,10 +95,29 @@ describe('pskills compare', () => {
     expect(out.wrong_skill.name).toBe('review-branch');
   });
 
+  it('--conditions takes the old name parametric for instant', () => {
+    const r = pskills([
+      'compare',
+      'sql-review',
+      '--prompt',
+      'How do I review a migration?',
+      '--conditions',
+      'parametric,none',
+      '--max-tokens',
+      '2',
+      '--bundle',
+      HYPER_BUNDLE,
+      '--json',
+    ]);
+    expect(r.code, r.err).toBe(0);
+    const out = JSON.parse(r.out) as { columns: { condition: string }[] };
+    expect(out.columns.map((c) => c.condition)).toEqual(['instant', 'none']);
+  });
+
   it('says what is wrong with its arguments', () => {
     expect(pskills(['compare', 'sql-review']).err).toMatch(/^pskills: usage: pskills compare/);
     expect(pskills(['compare', 'sql-review', '--prompt', 'x', '--conditions', 'none,bogus']).err).toMatch(
-      /--conditions: "bogus" is not one of none, in_context, parametric, /,
+      /--conditions: "bogus" is not one of none, in_context, instant, /,
     );
     expect(pskills(['compare', 'sql-review', '--prompt', 'x', '--max-tokens', '0']).err).toMatch(
       /--max-tokens: "0" is not an integer ≥ 1/,

@@ -85,7 +85,7 @@ describe('pskills compile --distill', () => {
     expect(Object.keys(distilled!).sort()).toEqual(Object.keys(none!).sort());
     const bad = pskills(['compare', 'greet', '--prompt', 'hi', '--conditions', 'distiled']);
     expect(bad.code).not.toBe(0);
-    expect(bad.err).toMatch(/"distiled" is not one of none, in_context, parametric, distilled, wrong_skill/);
+    expect(bad.err).toMatch(/"distiled" is not one of none, in_context, instant, distilled, wrong_skill/);
   });
 
   it('a bundle without train_step is refused with the reason', () => {

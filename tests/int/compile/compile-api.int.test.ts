@@ -36,7 +36,7 @@ describe.each(transports)('compile and compare over $name', (transport) => {
       cached: false,
       skill: { name: 'review-branch', version: 1 },
       adapter: {
-        recipe: { kind: 'compile', hypernet: 'perceiver', combine: 'mean' },
+        recipe: { kind: 'instant', hypernet: 'perceiver', combine: 'mean' },
         skill: { name: 'review-branch', version: 1 },
         bundle: { id: 'tiny-random-hyper' },
       },
@@ -51,7 +51,7 @@ describe.each(transports)('compile and compare over $name', (transport) => {
     expect(again.adapter).toEqual(first.adapter); // same id, key and tensor sha256
     expect(again.chunks).toBe(first.chunks);
     const list = await s.api.adapters.list({});
-    expect(list.filter((a) => a.recipe.kind === 'compile')).toHaveLength(1);
+    expect(list.filter((a) => a.recipe.kind === 'instant')).toHaveLength(1);
     const detail = await s.api.adapters.get({ id: first.adapter.id });
     expect(detail.stats.norms.overall).toBeGreaterThan(0);
   });
@@ -102,18 +102,18 @@ describe.each(transports)('compile and compare over $name', (transport) => {
       (e) => events.push(e),
     ).result;
     covered.add('compare.run');
-    expect(r.columns.map((c) => c.condition)).toEqual(['none', 'in_context', 'parametric', 'wrong_skill']);
+    expect(r.columns.map((c) => c.condition)).toEqual(['none', 'in_context', 'instant', 'wrong_skill']);
     expect(r.skill).toEqual({ name: 'sql-review', version: 1 });
     expect(r.wrongSkill).toEqual({ name: 'long-notes', version: 1 }); // pickWrongSkill: no word in common with sql-review (review-branch shares "review")
     expect(r.skipped).toEqual([]);
-    const [none, inContext, parametric, wrong] = r.columns;
+    const [none, inContext, instant, wrong] = r.columns;
     expect(inContext!.promptTokens).toBeGreaterThan(none!.promptTokens);
-    expect(parametric!.promptTokens).toBe(none!.promptTokens);
-    expect(parametric!.adapter).toMatch(/^[0-9a-f]{12}$/);
+    expect(instant!.promptTokens).toBe(none!.promptTokens);
+    expect(instant!.adapter).toMatch(/^[0-9a-f]{12}$/);
     expect(wrong!.adapter).toMatch(/^[0-9a-f]{12}$/);
-    expect(wrong!.adapter).not.toBe(parametric!.adapter);
+    expect(wrong!.adapter).not.toBe(instant!.adapter);
     expect(wrong!.skill).toEqual({ name: 'long-notes', version: 1 });
-    expect(parametric!.text).not.toBe(none!.text);
+    expect(instant!.text).not.toBe(none!.text);
     for (const c of r.columns) {
       expect(c.completionTokens).toBeGreaterThan(0);
       expect(c.ttftMs).toBeGreaterThan(0);
@@ -133,14 +133,16 @@ describe.each(transports)('compile and compare over $name', (transport) => {
       expect(tokens).toHaveLength(c.completionTokens);
       expect(tokens.map((e) => (e.type === 'token' ? e.text : '')).join('')).toBe(c.text);
     });
-    // greedy and batched rows are deterministic: the same call gives the same columns (adapters now cached)
+    // greedy and batched rows are deterministic: the same call gives the same columns (adapters now
+    // cached); asked by the condition's old name, `parametric`, it answers as `instant`
     const again = await s.api.compare.run({
       name: 'sql-review',
       prompt: 'How do I review a migration?',
       maxTokens: 12,
       conditions: ['parametric', 'none'],
     }).result;
-    expect(again.columns.map((c) => c.text)).toEqual([parametric!.text, none!.text]);
+    expect(again.columns.map((c) => c.condition)).toEqual(['instant', 'none']);
+    expect(again.columns.map((c) => c.text)).toEqual([instant!.text, none!.text]);
     expect(again.wrongSkill).toBeNull();
   });
 

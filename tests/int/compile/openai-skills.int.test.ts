@@ -43,7 +43,7 @@ describe('skill models', () => {
     const text = await textOf(res);
     const rows = await s.api.adapters.list({});
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ recipe: { kind: 'compile' }, skill: { name: 'sql-review', version: 1 } });
+    expect(rows[0]).toMatchObject({ recipe: { kind: 'instant' }, skill: { name: 'sql-review', version: 1 } });
     // the same as the engine with the compiled adapter, and not the base model's answer
     const compiled = await s.studio.compiler.compileAdapter({ name: 'sql-review', version: 1 });
     expect(compiled.result.cached).toBe(true);

@@ -39,7 +39,7 @@ describe.each(transports)('evolve over $name', (transport) => {
     expect(r.run).toMatchObject({
       skill: { name: 'sql-review', version: 1 },
       generator: 'offline',
-      modes: ['in_context', 'parametric'],
+      modes: ['in_context', 'instant'],
       status: 'done',
       iterationsDone: 2,
     });
@@ -70,7 +70,7 @@ describe.each(transports)('evolve over $name', (transport) => {
     expect(baseline.content).toBe(evolveSkill('sql-review'));
     for (const c of detail.candidates.filter((x) => x.iteration > 0)) {
       expect(c.scores!.in_context).toMatchObject({ n: 2, passed: 1, passRate: 0.5 });
-      expect(c.scores!.parametric).toMatchObject({ n: 2, passed: 1, passRate: 0.5 });
+      expect(c.scores!.instant).toMatchObject({ n: 2, passed: 1, passRate: 0.5 });
       expect(c.scores!.in_context!.failed.map((f) => f.id)).toEqual(['never']);
       expect(c.diff).toContain('+++ b/SKILL.md');
     }

@@ -30,10 +30,10 @@ describe('evolve trajectories', () => {
       const c = scored.find((x) => x.id === link.candidate)!;
       expect(link.sha256).toBe(c.sha256);
       expect(t.skill).toMatchObject({ name: 'sql-review', version: 1 });
-      expect(['in_context', 'parametric']).toContain(t.condition);
+      expect(['in_context', 'instant']).toContain(t.condition);
       // The verdict is the candidate's own score for that test and mode.
       const test = t.verdict!.test!;
-      const failed = c.scores![t.condition as 'in_context' | 'parametric']!.failed.map((f) => f.id);
+      const failed = c.scores![t.condition as 'in_context' | 'instant']!.failed.map((f) => f.id);
       expect(t.verdict!.passed).toBe(!failed.includes(test));
       expect(t.messages.at(-1)!.role).toBe('assistant');
     }

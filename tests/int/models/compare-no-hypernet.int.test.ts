@@ -21,7 +21,7 @@ describe('compare on a bundle without a hypernetwork', () => {
   it('runs None and In context, and skips Instant and Wrong skill with the reason', async () => {
     const r = await suite.api.compare.run({ name: 'greet', prompt: 'hi', maxTokens: 2 }).result;
     expect(r.columns.map((c) => c.condition)).toEqual(['none', 'in_context']);
-    expect(r.skipped.map((s) => s.condition)).toEqual(['parametric', 'wrong_skill']);
+    expect(r.skipped.map((s) => s.condition)).toEqual(['instant', 'wrong_skill']);
     for (const s of r.skipped) expect(s.reason).toMatch(/has no hypernetwork, .*compile by distillation/);
     expect((await suite.api.adapters.list({})).length).toBe(0);
   }, 60_000);
@@ -38,6 +38,6 @@ describe('compare on a bundle without a hypernetwork', () => {
       ['in_context', null],
       ['distilled', d.adapter.id],
     ]);
-    expect(r.skipped.map((s) => s.condition)).toEqual(['parametric', 'wrong_skill']);
+    expect(r.skipped.map((s) => s.condition)).toEqual(['instant', 'wrong_skill']);
   }, 120_000);
 });

@@ -55,7 +55,7 @@ describe.skipIf(!existsSync(PYTHON))('stage-2 trainer reads the JSONL export', (
       {
         source: 'compare',
         skill: { name: 'tar-archives' },
-        condition: 'parametric',
+        condition: 'instant',
         messages: [
           { role: 'user', content: 'How do I unpack a.tgz?' },
           { role: 'assistant', content: 'Run tar -xzf a.tgz.' },

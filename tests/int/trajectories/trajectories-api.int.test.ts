@@ -98,7 +98,7 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
       answer: g.text,
       sampling: { maxTokens: 5 },
     });
-    // With a skill's adapter: the skill version it was compiled from, parametric, the adapter's key.
+    // With a skill's adapter: the skill version it was compiled from, instant, the adapter's key.
     const withSkill = await suite.api.engine.generate({
       messages: [{ role: 'user', content: 'Hello' }],
       maxTokens: 5,
@@ -107,7 +107,7 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
     const [s] = (await suite.api.trajectories.list({ source: 'playground', skill: 'review-branch' })).items;
     expect(s).toMatchObject({
       skill: { name: 'review-branch', version: 1 },
-      condition: 'parametric',
+      condition: 'instant',
       answer: withSkill.text,
     });
     expect(s!.adapter!.slice(0, 12)).toBe(withSkill.adapter);
@@ -218,7 +218,7 @@ describe.each(transports)('trajectories, settings and verify over $name', (trans
     const r = await suite.api.verify.run({ name: 'sql-review', version: 1, maxTokens: 8 }, (e) => events.push(e))
       .result;
     covered.add('verify.run');
-    expect(r).toMatchObject({ skill: { name: 'sql-review', version: 1 }, testsFrom: 1, mode: 'parametric', n: 3 });
+    expect(r).toMatchObject({ skill: { name: 'sql-review', version: 1 }, testsFrom: 1, mode: 'instant', n: 3 });
     expect(r.adapter).toMatch(/^[0-9a-f]{12}$/);
     const byId = new Map(r.results.map((t) => [t.id, t]));
     expect(byId.get('never')).toMatchObject({ passed: false, passRate: 0 });
@@ -271,7 +271,7 @@ describe('the OpenAI endpoint stores a completion only when the request says "st
     const skill = s.studio.trajectories.show({ id: page.items.find((t) => t.skill)!.id });
     expect(skill).toMatchObject({
       skill: { name: 'sql-review', version: 1 },
-      condition: 'parametric',
+      condition: 'instant',
       sampling: { temperature: 0, maxTokens: 4 },
       details: { model: 'base:sql-review@1', metadata: { experiment: 'e1' } },
     });

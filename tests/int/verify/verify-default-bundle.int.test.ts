@@ -91,7 +91,7 @@ describe('pskills verify on the default bundle', () => {
     expect(byId.get('unpack')!.answer.length).toBeGreaterThan(0);
   });
 
-  it('greedy: an exact test written from one run passes the next; in_context and parametric answer as compare does', async () => {
+  it('greedy: an exact test written from one run passes the next; in_context and instant answer as compare does', async () => {
     const none = await s.api.verify.run({ name: 'tar-archives', mode: 'none', maxTokens: 24, tests: ['unpack'] })
       .result;
     const answer = none.results[0]!.answer;
@@ -106,7 +106,7 @@ describe('pskills verify on the default bundle', () => {
       name: 'tar-archives',
       prompt: PROMPT,
       maxTokens: 24,
-      conditions: ['none', 'in_context', 'parametric'],
+      conditions: ['none', 'in_context', 'instant'],
     }).result;
     const text = (c: string) => compare.columns.find((col) => col.condition === c)!.text;
     expect(answer).toBe(text('none'));
@@ -117,19 +117,19 @@ describe('pskills verify on the default bundle', () => {
       tests: ['unpack'],
     }).result;
     expect(inContext.results[0]!.answer).toBe(text('in_context'));
-    const parametric = await s.api.verify.run({ name: 'tar-archives', maxTokens: 24, tests: ['unpack'] }).result;
-    expect(parametric.mode).toBe('parametric');
-    expect(parametric.adapter).toBe(compare.columns.find((c) => c.condition === 'parametric')!.adapter);
-    expect(parametric.results[0]!.answer).toBe(text('parametric'));
+    const instant = await s.api.verify.run({ name: 'tar-archives', maxTokens: 24, tests: ['unpack'] }).result;
+    expect(instant.mode).toBe('instant');
+    expect(instant.adapter).toBe(compare.columns.find((c) => c.condition === 'instant')!.adapter);
+    expect(instant.results[0]!.answer).toBe(text('instant'));
     // --adapter ID runs the same adapter.
     const byId = await s.api.verify.run({
       name: 'tar-archives',
       mode: 'adapter',
-      adapter: parametric.adapter!,
+      adapter: instant.adapter!,
       maxTokens: 24,
       tests: ['unpack'],
     }).result;
-    expect(byId.results[0]!.answer).toBe(text('parametric'));
+    expect(byId.results[0]!.answer).toBe(text('instant'));
   });
 
   it('every verify answer is kept as an eval trajectory with its verdict', async () => {

@@ -56,6 +56,6 @@ describe('distillation on the skill page', () => {
       summary:
         'distilled from the instant adapter · 40 steps · final loss 0.07 · 14.5 s · practice test 32, example 1, user 1',
     });
-    expect(adapterOrigin(summary({ kind: 'compile', hypernet: 'perceiver', combine: 'mean' })).label).toBe('instant');
+    expect(adapterOrigin(summary({ kind: 'instant', hypernet: 'perceiver', combine: 'mean' })).label).toBe('instant');
   });
 });

@@ -27,7 +27,7 @@ const adapter = (
   skillName: string | null,
   version: number,
   bundle = 'default',
-  kind: 'compile' | 'merge' = 'compile',
+  kind: 'instant' | 'merge' = 'instant',
 ): AdapterSummary => {
   const key = (++n).toString(16).padStart(64, '0');
   return {
@@ -37,8 +37,8 @@ const adapter = (
     rank: 8,
     alpha: 8,
     recipe:
-      kind === 'compile'
-        ? { kind: 'compile', hypernet: 'perceiver', combine: 'mean' }
+      kind === 'instant'
+        ? { kind: 'instant', hypernet: 'perceiver', combine: 'mean' }
         : { kind: 'merge', method: 'cat', weights: [1], rank: null, sources: [sha('a')] },
     lineage: [],
     bundle: { id: bundle, sha256: bundle === 'default' ? sha('d') : sha('e') },

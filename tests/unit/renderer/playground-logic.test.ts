@@ -29,7 +29,7 @@ const adapter = (id: string, bundle: string, over: Partial<AdapterSummary> = {})
   key: id.padEnd(64, '0'),
   rank: 4,
   alpha: 4,
-  recipe: { kind: 'compile', hypernet: 'perceiver', combine: 'mean' },
+  recipe: { kind: 'instant', hypernet: 'perceiver', combine: 'mean' },
   lineage: [],
   bundle: { id: bundle, sha256: sha('d') },
   skill: { name: 'pdf', version: 2, sha256: sha('e') },

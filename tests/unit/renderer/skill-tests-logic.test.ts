@@ -103,7 +103,7 @@ describe('test rows', () => {
 describe('verify progress', () => {
   const base: VerifySnapshot = {
     status: 'running',
-    mode: 'parametric',
+    mode: 'instant',
     adapter: null,
     compile: null,
     total: null,

@@ -52,7 +52,7 @@ describe('trajectory filters', () => {
   });
 
   it("names the condition with the source, in Compare's words, so one comparison's four rows differ", () => {
-    const labels = (['none', 'in_context', 'parametric', 'wrong_skill'] as const).map((condition) =>
+    const labels = (['none', 'in_context', 'instant', 'wrong_skill'] as const).map((condition) =>
       sourceLabel({ source: 'compare', condition }),
     );
     expect(labels).toEqual([

@@ -17,11 +17,11 @@ describe('the words on screen', () => {
       expect(WORDS, name).toContain(word);
       expect(INTERNAL_NAMES.test(word)).toBe(false);
     }
-    expect(conditionWord('parametric')).toBe('instant');
+    expect(conditionWord('parametric')).toBe('instant'); // `pskills eval` reports' name for it
   });
 
   it('adapter kinds read instant, distilled, merged, global, imported', () => {
-    expect(['compile', 'distill', 'merge', 'ema', 'import'].map(kindWord)).toEqual([
+    expect(['instant', 'distill', 'merge', 'ema', 'import'].map(kindWord)).toEqual([
       'instant',
       'distilled',
       'merged',
@@ -45,9 +45,9 @@ describe('the words on screen', () => {
     expect(adapterOrigin({ ...base, recipe: ema }).label).toBe('global');
   });
 
-  it('a trajectory of a comparison names its Distilled column "distilled", never "adapter" or "parametric"', () => {
+  it('a trajectory of a comparison names its Distilled column "distilled", never "adapter" or "instant"', () => {
     expect(conditionLabel({ condition: 'adapter', source: 'compare' })).toBe('distilled');
-    expect(conditionLabel({ condition: 'parametric' })).toBe('instant');
+    expect(conditionLabel({ condition: 'instant' })).toBe('instant');
   });
 
   it('the scan catches raw names and evolve operators, and lets plain words through', () => {

@@ -100,9 +100,9 @@ describe('adapter names', () => {
   it('names compiled and distilled adapters by skill@version and tier; merges by their parts', () => {
     const skill = { name: 'pdf', version: 2 };
     expect(
-      adapterName({ name: null, skill, recipe: { kind: 'compile', hypernet: 'perceiver', combine: 'mean' } }),
+      adapterName({ name: null, skill, recipe: { kind: 'instant', hypernet: 'perceiver', combine: 'mean' } }),
     ).toBe('pdf@2 · instant');
-    const part = { name: null, skill, recipe: { kind: 'compile' } as AdapterRecipe };
+    const part = { name: null, skill, recipe: { kind: 'instant' } as AdapterRecipe };
     expect(mergeName([part, { ...part, name: 'mine' }], 'svd')).toBe('pdf@2 + mine (svd)');
     expect(
       mergeName(

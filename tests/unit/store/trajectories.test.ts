@@ -30,7 +30,7 @@ const save = (skills: SkillsRepo, name: string, body = `# ${name}\n\nDo the thin
 const run = (over: Partial<RecordInput> = {}): RecordInput => ({
   source: 'compare',
   skill: { name: 'alpha' },
-  condition: 'parametric',
+  condition: 'instant',
   adapterKey: KEY,
   bundle: BUNDLE,
   sampling: { temperature: 0, maxTokens: 16 },
@@ -68,7 +68,7 @@ describe('recording and the storeTrajectories setting', () => {
     expect(t).toMatchObject({
       source: 'compare',
       skill: { name: 'alpha', version: 1, linked: true },
-      condition: 'parametric',
+      condition: 'instant',
       adapter: KEY,
       bundle: BUNDLE,
       sampling: { temperature: 0, maxTokens: 16 },

@@ -53,7 +53,7 @@ export function choiceOf(value: string, skillVersion: number | null = null): Ada
 /** What an adapter was made from, in a few words. */
 export function adapterOrigin(a: AdapterSummary): string {
   const r = a.recipe;
-  if (r.kind === 'compile') return a.skill ? `${a.skill.name}@${a.skill.version}` : 'compiled';
+  if (r.kind === 'instant') return a.skill ? `${a.skill.name}@${a.skill.version}` : 'compiled';
   if (r.kind === 'distill') return a.skill ? `${a.skill.name}@${a.skill.version} distilled` : 'distilled';
   if (r.kind === 'merge') return `${r.method} merge of ${r.sources.length}`;
   if (r.kind === 'ema') return `EMA step (β ${r.beta})`;

@@ -3,9 +3,9 @@ import type { AdapterSummary } from '../../../../common/api/adapter-schemas';
 import { kindWord } from '../shared/words';
 
 export interface AdapterOrigin {
-  /** 'import', 'merge', 'ema', or whatever kind a newer recipe names (e.g. 'compile'). */
+  /** 'import', 'merge', 'ema', or whatever kind a newer recipe names (e.g. 'instant'). */
   kind: string;
-  /** The kind as the page shows it (lib/shared/words.ts): a skill's compile is `instant` and its
+  /** The kind as the page shows it (lib/shared/words.ts): a skill's compiled one is `instant` and its
    *  distillation `distilled` (the two tiers, docs/distill.md); a merge `merged`, an EMA version `global`,
    *  an import `imported`. */
   label: string;
@@ -35,9 +35,9 @@ export function adapterOrigin(a: AdapterSummary): AdapterOrigin {
         summary: `${r.sources[0] === null ? 'first global version' : 'global update'} · β ${num(r.beta)} · budget ${r.rankBudget}`,
       };
     }
-    case 'compile': {
-      const r = recipe as Extract<AdapterSummary['recipe'], { kind: 'compile' }>;
-      return { kind: 'compile', label: 'instant', summary: `${r.hypernet} hypernetwork · ${r.combine} of chunks` };
+    case 'instant': {
+      const r = recipe as Extract<AdapterSummary['recipe'], { kind: 'instant' }>;
+      return { kind: 'instant', label: 'instant', summary: `${r.hypernet} hypernetwork · ${r.combine} of chunks` };
     }
     case 'distill': {
       const r = recipe as Extract<AdapterSummary['recipe'], { kind: 'distill' }>;

@@ -27,7 +27,7 @@ export const CONDITIONS: readonly CompareCondition[] = COMPARE_CONDITIONS;
  *  and wrong-skill ones only where the bundle has a hypernetwork to compile them. */
 export function shownConditions(hasDistilled: boolean, hasInstant = true): CompareCondition[] {
   return CONDITIONS.filter(
-    (c) => (c !== 'distilled' || hasDistilled) && (hasInstant || (c !== 'parametric' && c !== 'wrong_skill')),
+    (c) => (c !== 'distilled' || hasDistilled) && (hasInstant || (c !== 'instant' && c !== 'wrong_skill')),
   );
 }
 
@@ -35,7 +35,7 @@ export function shownConditions(hasDistilled: boolean, hasInstant = true): Compa
 export const CONDITION_LABELS: Record<CompareCondition, { title: string; hint: string }> = {
   none: { title: 'No skill', hint: 'the base model alone' },
   in_context: { title: 'In context', hint: 'skill in the prompt' },
-  parametric: { title: 'Instant', hint: 'skill in the weights, one pass' },
+  instant: { title: 'Instant', hint: 'skill in the weights, one pass' },
   distilled: { title: 'Distilled', hint: 'skill in the weights, distilled' },
   wrong_skill: { title: 'Wrong skill', hint: "another skill's adapter" },
 };
@@ -113,7 +113,7 @@ export class CompareRun {
 
   private handle: StreamHandle<CompareRunResult> | null = null;
 
-  /** onFinished: after every run (it may have compiled adapters for the parametric columns). */
+  /** onFinished: after every run (it may have compiled adapters for the instant columns). */
   constructor(private readonly onFinished: () => void = () => {}) {}
 
   get running(): boolean {
@@ -273,7 +273,7 @@ export class CompareRun {
       // The API decides whether a distilled column runs: follow it.
       const shown = shownConditions(
         event.columns.some((c) => c.condition === 'distilled'),
-        event.columns.some((c) => c.condition === 'parametric' || c.condition === 'wrong_skill'),
+        event.columns.some((c) => c.condition === 'instant' || c.condition === 'wrong_skill'),
       );
       if (shown.join() !== this.columns.map((c) => c.condition).join()) {
         this.columns = shown.map((c) => this.column(c) ?? new CompareColumnState(c));

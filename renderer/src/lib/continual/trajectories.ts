@@ -53,7 +53,7 @@ export function skillLabel(t: Pick<TrajectorySummary, 'skill'>): string {
 const CONDITION_LABELS: Record<TrajectoryCondition, string> = {
   none: 'no skill',
   in_context: 'in context',
-  parametric: 'instant',
+  instant: 'instant',
   wrong_skill: 'wrong skill',
   adapter: 'an adapter',
 };

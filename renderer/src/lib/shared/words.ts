@@ -1,7 +1,7 @@
 // One vocabulary on screen (docs/guide.md, "Words"): the API's internal names for where a skill is
-// (`parametric`, `in_context`, …), for how an adapter was made (`compile`, `ema`, …) and for evolve's
-// edit operators (`move_rule_up`) become the words every page uses: instant, distilled, in context,
-// no skill, wrong skill, merged, global. tests/unit/renderer/words.test.ts and the every-page browser
+// (`instant`, `in_context`, …; `pskills eval` reports say `parametric`), for how an adapter was made
+// (`instant`, `ema`, …) and for evolve's edit operators (`move_rule_up`) become the words every page
+// uses: instant, distilled, in context, no skill, wrong skill, merged, global. tests/unit/renderer/words.test.ts and the every-page browser
 // test fail when a raw name reaches the screen.
 
 /** Where the skill is, for a verify mode, an evolve score or a trajectory's condition. */
@@ -24,7 +24,7 @@ export function conditionWord(name: string): string {
 
 /** How an adapter was made (its recipe's kind). */
 const KIND_WORDS: Record<string, string> = {
-  compile: 'instant',
+  instant: 'instant',
   distill: 'distilled',
   merge: 'merged',
   ema: 'global',

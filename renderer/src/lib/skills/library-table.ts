@@ -28,7 +28,7 @@ export function compiledStates(
   const latest = new Map(skills.map((s) => [s.name, s.latestVersion]));
   const out = new Map<string, CompiledState>();
   for (const a of adapters) {
-    if (a.recipe.kind !== 'compile' || !a.skill) continue;
+    if (a.recipe.kind !== 'instant' || !a.skill) continue;
     const head = latest.get(a.skill.name);
     if (head === undefined) continue;
     let state = out.get(a.skill.name);

@@ -10,7 +10,7 @@ import { VerifyRun, type VerifySnapshot } from './verify-run';
 export class SkillTestsTab {
   tests = $state.raw<TestsSnapshot>(null as unknown as TestsSnapshot);
   verify = $state.raw<VerifySnapshot>(null as unknown as VerifySnapshot);
-  mode = $state<VerifyMode>('parametric');
+  mode = $state<VerifyMode>('instant');
   /** mode adapter: the chosen adapter id ('' = none yet) */
   adapter = $state('');
   /** The last pass rate per mode in this tab: a rate is shown beside the in-context one, what good looks like. */

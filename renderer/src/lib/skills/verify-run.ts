@@ -9,12 +9,12 @@ import { toUiError, type UiError } from '../shared/errors';
 export type VerifyStatus = 'idle' | 'running' | 'done' | 'cancelled' | 'failed';
 
 /** The Verify form's order: from no skill to the skill in the weights. */
-export const VERIFY_MODE_CHOICES: readonly VerifyMode[] = ['none', 'in_context', 'parametric', 'adapter'];
+export const VERIFY_MODE_CHOICES: readonly VerifyMode[] = ['none', 'in_context', 'instant', 'adapter'];
 
 export const VERIFY_MODE_LABELS: Record<VerifyMode, string> = {
   none: 'No skill (base model)',
   in_context: 'Skill in context',
-  parametric: 'Instant adapter',
+  instant: 'Instant adapter',
   adapter: 'A chosen adapter',
 };
 
@@ -23,7 +23,7 @@ export interface VerifySnapshot {
   mode: VerifyMode;
   /** mode adapter: the adapter id */
   adapter: string | null;
-  /** parametric: the compile's chunks so far (null: not compiling, or compiled already). */
+  /** instant: the compile's chunks so far (null: not compiling, or compiled already). */
   compile: { chunk: number; chunks: number } | null;
   /** Tests the run answers (from its start event). */
   total: number | null;
@@ -37,7 +37,7 @@ export interface VerifySnapshot {
 /** No run yet; a new run starts from it. */
 const IDLE: VerifySnapshot = {
   status: 'idle',
-  mode: 'parametric',
+  mode: 'instant',
   adapter: null,
   compile: null,
   total: null,
@@ -106,7 +106,7 @@ export class VerifyRun {
   }
 }
 
-/** The progress line and bar: the compile's chunks first (parametric), then the answered tests. */
+/** The progress line and bar: the compile's chunks first (instant), then the answered tests. */
 export function verifyProgress(s: VerifySnapshot): { text: string; fraction: number | null } {
   if (s.total !== null)
     return {
