@@ -19,7 +19,7 @@ import {
   type PracticeSource,
 } from '../../../common/distill/practice';
 import { StudioError } from '../../../common/errors';
-import { FILE_RECIPE, recipeOf } from '../../engine/distill-recipe';
+import { recipeOf } from '../../engine/distill-recipe';
 import { sharedEngine } from '../../engine/engine-client';
 import type { DistillOptions, DistillResult } from '../../engine/distill';
 import { estimateBucket } from '../../engine/distill-batch';
@@ -35,6 +35,8 @@ import type { BundleRegistry } from './bundle-registry';
 import type { CompileService } from './compile-service';
 import type { PracticeWriter, Written } from './practice-writer';
 
+/** The studio's practice questions at most (a skill without tests gets at least MIN_QUESTIONS). */
+export const PRACTICE_LIMIT = 48;
 const CANCELLED = 'distillation cancelled; nothing was stored';
 const ADVICE =
   'This skill has no tests: it practises on requests made from its text. Write 3–5 tests (prompts with what a good answer must contain) to practise on what you ask and to judge the adapter.';
@@ -129,7 +131,7 @@ export class DistillService {
     const latest = this.latestDistilled(who, bundleId);
     let questions: PracticeQuestion[] = [];
     let questionsError: string | null = null;
-    const practice = this.practice(skill, 0, recipeOf(bundle.manifest).questions);
+    const practice = this.practice(skill);
     try {
       questions = practice.questions();
     } catch (err) {
@@ -180,9 +182,8 @@ export class DistillService {
   }
 
   /** The version's practice: its tests split (1 in 4 held out, seeded), the sources it tries, and its
-   *  questions with `written` (self-written requests) among them, at most the recipe's `questions` (the
-   *  eval's count); throws naming each source tried. */
-  practice(ref: DistillInput['skill'] | ResolvedSkill, seed = 0, limit = FILE_RECIPE.questions) {
+   *  questions with `written` (self-written requests) among them; throws naming each source tried. */
+  practice(ref: DistillInput['skill'] | ResolvedSkill, seed = 0) {
     const skill = this.factory.skill(ref);
     const tests = this.tests
       .get(skill.name, skill.version.version)
@@ -197,7 +198,7 @@ export class DistillService {
       heldOut: heldOut.map((t) => t.id),
       questions: (written: readonly string[] = []): PracticeQuestion[] => {
         try {
-          return gather({ skill: doc, sources, tests: practised, written, seed, limit }).questions;
+          return gather({ skill: doc, sources, tests: practised, written, seed, limit: PRACTICE_LIMIT }).questions;
         } catch (err) {
           const why = (err as Error).message;
           throw new StudioError(
@@ -279,7 +280,7 @@ export class DistillService {
    *  compile and the teacher pass when the steps cannot fit (self-written requests are short: the practice
    *  without them sizes the bucket). */
   private async practise(input: DistillInput, { bundle, skill }: CurrentSite, seed: number, signal: AbortSignal) {
-    const practice = this.practice(skill, seed, recipeOf(bundle.manifest).questions);
+    const practice = this.practice(skill, seed);
     const why = memoryRefusal(
       estimateDistillMemory(bundle.manifest, estimateBucket(bundle, input.questions ?? practice.questions([]))),
       this.freeMemory(),
