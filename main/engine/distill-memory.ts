@@ -1,7 +1,7 @@
 // What a distillation's train steps will hold in memory beside the loaded bundle, estimated before it
 // starts (docs/distill.md "Memory before a run"), and the machine's free memory to weigh it against. A
-// layered step holds two layers' weights (the one running and the next, read meanwhile), the head's and
-// those keepPlan keeps resident, the input of every layer and what keepPlan lets the forwards keep for
+// layered step holds two layers' weights (the one running and the next, read meanwhile) and the head's,
+// the input of every layer and what keepPlan lets the forwards keep for
 // the backward, one layer's activations and the head on a part of the answer rows; a whole step holds
 // its graph's weights and the activations of every layer.
 import { readFileSync } from 'node:fs';
@@ -28,11 +28,11 @@ export function headRows(vocab: number): number {
   return Math.max(16, Math.floor(HEAD_PART_BYTES / (vocab * 4)));
 }
 
-/** What a layered step may keep beyond two layers' weights (docs/distill.md "Layered train step"): first
- * what a layer's forward returns for its backward, so that its backward recomputes no forward (on
- * SmolLM2-135M, 8 × 128, the backward took about 40 % less time); then layers' weights, so that they are
- * read once, not twice a step. 1.5 GiB holds both for SmolLM2-135M at 8 × 128 (26 MiB and 14 MiB a layer),
- * and what every layer's forward returns for the Qwen2.5-0.5B shape (59 MiB a layer). */
+/** What a layered step may keep beyond two layers' weights (docs/distill.md "Layered train step"): what a
+ * layer's forward returns for its backward, so that its backward recomputes no forward (on SmolLM2-135M,
+ * 8 × 128, the backward took about 40 % less time). 1.5 GiB holds it for every layer of SmolLM2-135M at
+ * 8 × 128 (26 MiB a layer) and of the Qwen2.5-0.5B shape (59 MiB a layer). Layers' weights are read again
+ * each step: keeping them bought about 2 % a step for up to 0.5 GB. */
 export const KEEP_BYTES = 1.5 * 2 ** 30;
 
 /** One layer's weights as the graphs take them (the largest layer's). */
@@ -42,15 +42,9 @@ export function layerWeightBytes(m: BundleManifest): number {
 }
 
 /** What `budget` keeps, top layer first: `saved`, the layers whose forward returns what their backward
- * needs (none in a bucket without layer_bwd; none below the lowest trained layer, which run no backward);
- * then `resident`, the layers whose weights stay in memory across steps. */
-export function keepPlan(
-  m: BundleManifest,
-  bucket: Bucket,
-  budget = KEEP_BYTES,
-): { saved: number[]; resident: number[] } {
+ * needs (none in a bucket without layer_bwd; none below the lowest trained layer, which run no backward). */
+export function keepPlan(m: BundleManifest, bucket: Bucket, budget = KEEP_BYTES): { saved: number[] } {
   const saved: number[] = [];
-  const resident: number[] = [];
   let left = budget;
   const per = bucket.saved_bytes;
   if (bucket.layer_bwd && per !== undefined)
@@ -58,20 +52,14 @@ export function keepPlan(
       saved.push(i);
       left -= per;
     }
-  const w = layerWeightBytes(m);
-  if (m.train_step?.kind === 'layered' && w > 0)
-    for (let i = m.architecture.layers - 1; i >= 0 && w <= left; i--) {
-      resident.push(i);
-      left -= w;
-    }
-  return { saved, resident };
+  return { saved };
 }
 
 export interface MemoryEstimate {
   readonly kind: 'whole' | 'layered';
   /** Everything below together. */
   readonly bytes: number;
-  /** Layered: two layers' weights, the head's and those of keepPlan's resident layers. */
+  /** Layered: two layers' weights and the head's. */
   readonly weights: number;
   /** One layer's activations (layered) or every layer's (whole). */
   readonly activations: number;
@@ -109,7 +97,7 @@ export function estimateDistillMemory(
     const layer = layerWeightBytes(m);
     const plan = keepPlan(m, bucket, keepBytes);
     const headSpans = new Map(Object.values(ts.weights.head).map((s) => [`${s.file}:${s.offset}`, s.length]));
-    const weights = (2 + plan.resident.length) * layer + [...headSpans.values()].reduce((x, y) => x + y, 0);
+    const weights = 2 * layer + [...headSpans.values()].reduce((x, y) => x + y, 0);
     const kept = a.layers * tokens * a.hidden * 4 + plan.saved.length * (bucket.saved_bytes ?? 0);
     const head = Math.min(answerRows, headRows(a.vocab)) * a.vocab * 4 * 3 * ARENA; // logits, softmax, gradient
     return {

@@ -225,7 +225,7 @@ function layeredWeights(manifest: BundleManifest): LayeredWeights {
 }
 
 /** Session options, the head's rows per part (default headRows of the vocabulary), and the bytes the
- * forward may keep for the backward and the weights it may keep across steps (default KEEP_BYTES: keepPlan). */
+ * forward may keep for the backward (default KEEP_BYTES: keepPlan). */
 export interface LayeredOptions extends SessionOptions {
   readonly headRows?: number;
   readonly keepBytes?: number;
@@ -241,12 +241,10 @@ export class LayeredStep implements StepRunner {
   private readonly adam: AdamConfig;
   private readonly weights: LayeredWeights;
   private readonly headPart: number;
-  /** The forward's `saved.*` outputs, the backward graph's inputs, the layers that keep them, and the
-   * layers whose weights stay in their own buffers across steps (keepPlan). */
+  /** The forward's `saved.*` outputs, the backward graph's inputs and the layers that keep them (keepPlan). */
   private readonly savedNames: readonly string[];
   private readonly bwdInputs: ReadonlySet<string>;
   private readonly keeps: ReadonlySet<number>;
-  private readonly resident: ReadonlySet<number>;
 
   private constructor(
     readonly manifest: BundleManifest,
@@ -288,7 +286,6 @@ export class LayeredStep implements StepRunner {
     this.bwdInputs = new Set(bwd?.inputs.map((i) => i.name) ?? []);
     const plan = keepPlan(manifest, bucket, keepBytes);
     this.keeps = new Set(bwd ? plan.saved : []);
-    this.resident = new Set(plan.resident);
     const adam = entry.adam ?? { beta1: 0.9, beta2: 0.999, eps: 1e-8 };
     this.adam = { ...adam, maxNorm: entry.max_norm };
   }
@@ -327,11 +324,10 @@ export class LayeredStep implements StepRunner {
     return this.layer.provider;
   }
 
-  /** Layer i's weights: in its own buffers if resident (read on the first step only), else in buffer set
-   * i % 2 (the other set holds the layer before or after). */
+  /** Layer i's weights, in buffer set i % 2 (the other set holds the layer before or after). */
   private layerWeights(i: number): Record<string, Tensor> {
     return this.reader.tensors(
-      this.resident.has(i) ? `resident${i}` : `layer${i % 2}`,
+      `layer${i % 2}`,
       this.weights.layers[i]!,
       this.layerTypes,
       `train_step.weights.layers.${i}`,
