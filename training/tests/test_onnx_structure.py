@@ -9,6 +9,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from onnx.external_data_helper import convert_model_to_external_data
 
 from pskills_train.export.onnx_lm import dedupe_tied_head, tied_head_copy
 from pskills_train.export.onnx_structure import read_structure, write_graph
@@ -79,6 +80,32 @@ def test_write_graph_external_data_round_trip(tmp_path: Path) -> None:
         assert [n.SerializeToString() for n in got.graph.node] == [n.SerializeToString() for n in full.graph.node]
         assert {t.name: numpy_helper.to_array(t).tobytes() for t in got.graph.initializer} == \
             {t.name: numpy_helper.to_array(t).tobytes() for t in full.graph.initializer}
+
+
+def test_write_graph_inlines_constants_stored_apart(tmp_path: Path) -> None:
+    """An exporter past protobuf's 2 GB puts Constant values in files of their own beside the graph, in a
+    scratch folder that goes away: the written graph carries them, and reads without the source folder."""
+    table = np.arange(600, dtype=np.float32).reshape(200, 3)
+    const = helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(table, "c_value"))
+    g = helper.make_graph(
+        [const, helper.make_node("Add", ["x", "c"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [200, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [200, 3])])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    src = tmp_path / "src" / "m.onnx"
+    src.parent.mkdir()
+    convert_model_to_external_data(model, all_tensors_to_one_file=False, size_threshold=0, convert_attribute=True)
+    onnx.save_model(model, str(src))
+    stored = onnx.load(str(src), load_external_data=False).graph.node[0].attribute[0].t
+    assert stored.data_location == TensorProto.EXTERNAL  # the case: the value lies in a file of its own
+    out = tmp_path / "out" / "lm.onnx"
+    out.parent.mkdir()
+    write_graph(src, out, 10**9)
+    for f in src.parent.iterdir():
+        f.unlink()
+    got = onnx.load(str(out))
+    onnx.checker.check_model(got)
+    assert np.array_equal(numpy_helper.to_array(got.graph.node[0].attribute[0].t), table)
 
 
 def test_tied_head_copy_found_in_file(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import onnx
+from onnx.external_data_helper import load_external_data_for_tensor
 
 MODEL_GRAPH = 7  # ModelProto.graph
 GRAPH_NODE, GRAPH_INITIALIZER = 1, 5  # GraphProto.node, GraphProto.initializer
@@ -174,6 +175,22 @@ def _split(message: Any, number: int) -> tuple[bytes, bytes]:
     return parts[0], parts[1]
 
 
+def inline_node_tensors(graph: onnx.GraphProto, folder: Path) -> None:
+    """Read into the graph the node attribute tensors (Constant values) that an exporter put in files of
+    their own, as torch's does for a model past protobuf's 2 GB: those files are gone once the export's
+    scratch folder is. They are small beside the weights (rotary tables, shape constants)."""
+    for node in graph.node:
+        for attr in node.attribute:
+            tensors = [attr.t] if attr.HasField("t") else list(attr.tensors)
+            for t in tensors:
+                if t.data_location == onnx.TensorProto.EXTERNAL:
+                    load_external_data_for_tensor(t, str(folder))
+                    t.data_location = onnx.TensorProto.DEFAULT
+                    del t.external_data[:]
+            for sub in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                inline_node_tensors(sub, folder)
+
+
 def write_graph(src: str | os.PathLike, out: str | os.PathLike, external_threshold: int,
                 drop: frozenset[str] | set[str] = frozenset(),
                 first: list[onnx.NodeProto] | tuple[onnx.NodeProto, ...] = ()) -> list[Path]:
@@ -214,6 +231,7 @@ def write_graph(src: str | os.PathLike, out: str | os.PathLike, external_thresho
     rest.ClearField("initializer")
     del rest.node[:]
     rest.node.extend([*first, *graph.node])
+    inline_node_tensors(rest, src.parent)
     # Fields in number order, as protobuf writes them (and onnx.save did): the same content, the same bytes.
     g_lo, g_hi = _split(rest, GRAPH_INITIALIZER)
     m_lo, m_hi = _split(model, MODEL_GRAPH)
