@@ -54,8 +54,12 @@ const tmp = mkdtempSync(join(tmpdir(), 'bench-self-written-'));
 try {
   const gen = spawnSync(
     PYTHON,
-    ['-m', 'pskills_train.skillworld', 'generate', '--split', 'test', '--n', '100', '--seed', String(SEED)]
-      .concat(['--out', tmp, '--filler', join(APP_ROOT, 'tests/fixtures/skillworld/filler')]),
+    ['-m', 'pskills_train.skillworld', 'generate', '--split', 'test', '--n', '100', '--seed', String(SEED)].concat([
+      '--out',
+      tmp,
+      '--filler',
+      join(APP_ROOT, 'tests/fixtures/skillworld/filler'),
+    ]),
     { encoding: 'utf8', env: ENV },
   );
   if (gen.status !== 0) throw new Error(`skillworld generate failed: ${gen.stderr.slice(-2000)}`);

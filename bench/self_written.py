@@ -11,14 +11,13 @@ import sys
 from pathlib import Path
 
 import torch
-from tokenizers import Tokenizer
-
 from pskills_train.distill import practice as P
 from pskills_train.distill.teacher import Teacher
 from pskills_train.distill_recipe import load_recipe
 from pskills_train.model.backend import OrtBackend
 from pskills_train.scoring.tasks import Prompter, trained_context
 from pskills_train.synth.skill import skill_from_text
+from tokenizers import Tokenizer
 
 args = [a for a in sys.argv[1:] if a != "--before"]
 before = "--before" in sys.argv
@@ -28,9 +27,16 @@ m = json.loads((bundle / "bundle.json").read_text())
 tok = Tokenizer.from_file(str(bundle / m["tokenizer"]["file"]))
 chat = json.loads((bundle / m["tokenizer"]["config"]).read_text())["chat_template"]
 rec = load_recipe().recipe
-teacher = Teacher(OrtBackend(bundle, threads), Prompter(tok, chat, m["architecture"]["max_positions"]),
-                  set(m["special_tokens"]["stop"]), m["special_tokens"]["eos"], trained_context(m, None)[0],
-                  rec.top_k, rec.max_answer, rec.batch)
+teacher = Teacher(
+    OrtBackend(bundle, threads),
+    Prompter(tok, chat, m["architecture"]["max_positions"]),
+    set(m["special_tokens"]["stop"]),
+    m["special_tokens"]["eos"],
+    trained_context(m, None)[0],
+    rec.top_k,
+    rec.max_answer,
+    rec.batch,
+)
 out = []
 for p in paths:
     skill = skill_from_text(Path(p).read_text(encoding="utf-8"), p)

@@ -111,7 +111,7 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     // 8 Examples and 22 tests; the made ones fill 10, round-robin: requests 4, cloze 3, template 3.
     const before = await sources();
     const count = (list: (string | null)[], source: string) => list.filter((s) => s === source).length;
-    assert.equal(before.length, 40, 'the recipe\'s questions');
+    assert.equal(before.length, 40, "the recipe's questions");
     assert.equal(count(before, 'tests'), 22, 'the practised tests that fit the owned three quarters');
     assert.equal(count(before, 'examples'), 8, 'the Examples pair and its 7 copies with new numbers');
     assert.deepEqual(

@@ -201,6 +201,7 @@ def round_trip_cases() -> dict:
         "follow_ups": follow,
     }
 
+
 GROESSE = """---
 name: datei-pruefer
 description: Prüft Dateien vor dem Upload.
@@ -232,8 +233,9 @@ WRITTEN = [
     (
         SHIP,
         [
-            "1. Notes for the search change we shipped on Tuesday\n2) notes for the search change we shipped on tuesday!"
-            "\n\u2022 NOTES FOR THE SEARCH CHANGE   WE SHIPPED ON TUESDAY?",
+            "1. Notes for the search change we shipped on Tuesday\n"
+            "2) notes for the search change we shipped on tuesday!\n"
+            "\u2022 NOTES FOR THE SEARCH CHANGE   WE SHIPPED ON TUESDAY?",
             "**Request:** Summarise the deploy of build 52\nQ: summarise the deploy of build 52.\n"
             "User: \u201cSummarise the deploy of build 52\u201d",
             "Write one line per user-visible change, starting with the area.\n"
@@ -292,7 +294,9 @@ def self_written_cases() -> dict:
             {"skill": t, "headings": (h := P.write_headings(skill_from_text(t))), "prompts": P.write_prompts(h)}
             for t in heads
         ],
-        "rng": [{"seed": sd, "values": [g() for g in [S.mulberry32(sd)] for _ in range(6)]} for sd in (0, 1, 7, 2**32 - 1)],
+        "rng": [
+            {"seed": sd, "values": [g() for g in [S.mulberry32(sd)] for _ in range(6)]} for sd in (0, 1, 7, 2**32 - 1)
+        ],
         "draws": draws,
         "filter": filters,
     }

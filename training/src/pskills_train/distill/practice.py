@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..synth.skill import Skill
-from ..synth.template import QUESTIONS
+from ..synth.template import QUESTIONS, section_kind
 from .practice_synth import cloze, examples, requests, template
-from ..synth.template import section_kind
 from .practice_text import fnv, own_body, without_examples  # noqa: F401 (fnv: re-exported)
 
 SOURCES = ("tests", "examples", "trajectories", "user", "requests", "self_written", "cloze", "template")

@@ -95,16 +95,17 @@ def draw(logits: np.ndarray, rng: Callable[[], float] | None) -> int:
 
 
 @torch.no_grad()
-def sample_batch(backend, prompts: list[list[int]], stop_ids: set[int], max_new: int, s: Sampling,
-                 seeds: list[int]) -> list[list[int]]:
+def sample_batch(
+    backend, prompts: list[list[int]], stop_ids: set[int], max_new: int, s: Sampling, seeds: list[int]
+) -> list[list[int]]:
     """Each prompt's generated ids (a stop token ends a row and is not kept), left-padded in one batch."""
     b = len(prompts)
     width = max(len(p) for p in prompts)
     ids = torch.zeros(b, width, dtype=torch.int64)
     mask = torch.zeros(b, width, dtype=torch.int64)
     for r, p in enumerate(prompts):
-        ids[r, width - len(p):] = torch.tensor(p)
-        mask[r, width - len(p):] = 1
+        ids[r, width - len(p) :] = torch.tensor(p)
+        mask[r, width - len(p) :] = 1
     pos = (mask.cumsum(-1) - 1).clamp(min=0)
     plen = mask.sum(-1, keepdim=True)
     logits, past, _ = backend.forward(ids, mask, pos, None, None)
