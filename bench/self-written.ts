@@ -4,11 +4,12 @@
 // prompts, processors, generator and seeds); the two runtimes' logits differ in the last bits, so the
 // counts are compared per skill and on average. `--before`: the Python side as it wrote before (greedy,
 // a prompt per heading), beside. Prints a table; writes bench/results/self-written.json.
-// Run: node --import tsx bench/self-written.ts [--seed 60661] [--skills 12] [--max-bucket 512] [--before]
+// Run: node --import tsx bench/self-written.ts [--seed 60661] [--skills 12] [--min-bucket 0] [--max-bucket 512]
+//      [--only NAME,NAME] [--before] [--out FILE]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { filterWritten, writeHeadings, writePrompts, type Dropped } from '../common/distill/practice';
 import { writeRequests } from '../main/api/services/practice-writer';
 import { loadBundle } from '../main/engine';
@@ -23,7 +24,9 @@ const arg = (name: string) => {
 };
 const SEED = Number(arg('--seed') ?? 60661);
 const N = Number(arg('--skills') ?? 12);
+const MIN_BUCKET = Number(arg('--min-bucket') ?? 0);
 const MAX_BUCKET = Number(arg('--max-bucket') ?? 512);
+const ONLY = arg('--only')?.split(',') ?? null;
 const BEFORE = process.argv.includes('--before');
 const THREADS = 2;
 
@@ -68,7 +71,9 @@ try {
     .split('\n')
     .map((l) => JSON.parse(l) as { skill: string; skill_path: string; length_bucket: number });
   const paths = new Map<string, string>();
-  for (const t of tasks) if (t.length_bucket <= MAX_BUCKET) paths.set(t.skill, join(tmp, t.skill_path));
+  for (const t of tasks)
+    if (ONLY ? ONLY.includes(t.skill) : t.length_bucket >= MIN_BUCKET && t.length_bucket <= MAX_BUCKET)
+      paths.set(t.skill, join(tmp, t.skill_path));
   const skills = [...paths.keys()].sort().slice(0, N);
   if (!skills.every((s) => existsSync(paths.get(s)!))) throw new Error('a skill file is missing');
 
@@ -105,7 +110,9 @@ try {
   }));
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   const fmt = (d: Dropped | null) => (d ? `${d.empty}/${d.duplicate}/${d.copy}` : '-');
-  console.log(`SkillWorld seed ${SEED}, test split, skills of <= ${MAX_BUCKET} tokens: ${skills.length}`);
+  console.log(
+    `SkillWorld seed ${SEED}, test split, ${ONLY ? ONLY.join(', ') : `skills of ${MIN_BUCKET}–${MAX_BUCKET} tokens`}: ${skills.length}`,
+  );
   console.log(
     `${'skill'.padEnd(22)}${'TS kept'.padStart(8)}${'Py kept'.padStart(8)}${'Py before'.padStart(10)}` +
       `${'same replies'.padStart(14)}${'TS e/d/c'.padStart(10)}${'Py e/d/c'.padStart(10)}${'before e/d/c'.padStart(14)}`,
@@ -118,7 +125,7 @@ try {
     );
   const summary = {
     seed: SEED,
-    maxBucket: MAX_BUCKET,
+    buckets: ONLY ?? [MIN_BUCKET, MAX_BUCKET],
     skills: skills.length,
     meanKept: { ts: mean(rows.map((r) => r.ts)), python: mean(rows.map((r) => r.python)) },
     meanKeptPythonBefore: old ? mean(rows.map((r) => r.pythonBefore!)) : null,
@@ -128,8 +135,8 @@ try {
   };
   console.log(JSON.stringify(summary));
   writeFileSync(
-    join(APP_ROOT, 'bench/results/self-written.json'),
-    JSON.stringify({ summary, rows, ts, python: py }, null, 1) + '\n',
+    resolve(APP_ROOT, arg('--out') ?? 'bench/results/self-written.json'),
+    JSON.stringify({ summary, rows }, null, 1) + '\n',
   );
 } finally {
   rmSync(tmp, { recursive: true, force: true });

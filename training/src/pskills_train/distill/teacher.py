@@ -128,8 +128,9 @@ class Teacher:
         fit as in_context) as the system message, sampled as the studio's engine samples (prompt i with
         seed i, scoring/sample.py); `sampling` None: greedy."""
         max_new = min(max_new, self.context // 2)  # a small base keeps room for the skill
+        # The skill cut to leave max_new positions, as the engine's chatPrompt cuts it (the same prompt ids).
         ids = [self.prompter.fit(_task(Question([{"role": "user", "content": p}], "self_written")), system,
-                                 self.context - max_new - 1)[0] for p in prompts]
+                                 self.context - max_new)[0] for p in prompts]
         s = Sampling(**sampling) if sampling else Sampling()
         out = []
         for k in range(0, len(ids), self.batch):
