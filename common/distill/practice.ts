@@ -5,7 +5,7 @@
 // (`round_trip`, round-trip.ts: made from the teacher's answers, so not here). The same sources, names
 // and rules as training/src/pskills_train/distill/practice.py; tests/fixtures/practice-cases.json pins both.
 import { cloze, examples, requests, template, type Drafted, type PracticeTurn } from './practice-synth';
-import { hash, normalise, withoutExamples, type SkillDoc } from './practice-text';
+import { body, hash, normalise, sectionKind, sections, withoutExamples, type SkillDoc } from './practice-text';
 
 export const SOURCES = [
   'tests',
@@ -81,6 +81,13 @@ export function splitTests<T extends TestRow>(
   return { practised: tests.filter((_, i) => !out.has(i)), heldOut: tests.filter((_, i) => out.has(i)) };
 }
 
+/** The ids of the tests `questions` asks as tests: what a run practised on (a test the limit or the
+ * panel left out was not practised, and is judged as held out). */
+export function practisedTests(tests: readonly TestRow[], questions: readonly PracticeQuestion[]): string[] {
+  const asked = new Set(questions.filter((q) => q.source === 'tests').map((q) => q.question));
+  return tests.filter((t) => fromTest(t).some((d) => asked.has(d.question))).map((t) => t.id);
+}
+
 /** The pass rate on the tests a distilled adapter did not practise on (docs/distill.md "Practice"). */
 export function heldOutRate(results: readonly { passed: boolean; practised?: boolean }[]) {
   const held = results.filter((r) => !r.practised);
@@ -107,6 +114,12 @@ export const WRITE_PROMPT =
   'Write {n} different requests that a user of this skill might send{about}. Vary the details (names, numbers, items) and the wording. Write only the requests, one per line, with no numbering and no answers.';
 export const WRITE_PER_PROMPT = 4;
 const WRITE_PROMPTS = 8;
+/** Tokens a writer reply may take: four requests. */
+export const WRITE_TOKENS = 192;
+/** How the teacher samples a reply, prompt i with seed i (HF's processors in that order, then a
+ * mulberry32 draw: main/engine/logits-processors.ts, sampler.ts). Greedy, a small base writes one
+ * request under every prompt, and the filter drops the copies as duplicates. */
+export const WRITE_SAMPLING = { temperature: 0.8, topP: 0.95, repetitionPenalty: 1.1 } as const;
 
 /** The prompts the writer answers, with the skill (as practice may see it) as the system message:
  * one general, then one per section heading, up to WRITE_PROMPTS. */
@@ -115,18 +128,34 @@ export function writePrompts(headings: readonly string[]): string[] {
   return abouts.map((about) => WRITE_PROMPT.replace('{n}', String(WRITE_PER_PROMPT)).replace('{about}', about));
 }
 
+/** The headings a writer is asked about: each section with text of its own, but the Examples. */
+export function writeHeadings(skillText: string): string[] {
+  const text = normalise(skillText);
+  return sections(text)
+    .filter((s) => sectionKind(s.heading) !== 'examples' && body(text, s, true).trim())
+    .map((s) => s.heading);
+}
+
 export interface Dropped {
   empty: number;
   duplicate: number;
   copy: number;
 }
 
-const key = (s: string) =>
-  s
-    .toLowerCase()
-    .replace(/\s+/g, ' ')
-    .trim()
-    .replace(/[.!?]+$/, '');
+// Spelled out, as Python's `\s`, `\d` and str.strip differ from JavaScript's at the edges (U+0085,
+// U+FEFF, other scripts' digits): the filter must read a line the same in both.
+const WS = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
+const SPACES = new RegExp(`${WS}+`, 'g');
+const EDGES = new RegExp(`^${WS}+|${WS}+$`, 'g');
+// A bullet `*` but not the first of a bold `**Request:**` label.
+const NUMBERING = new RegExp(`^${WS}*(?:[-+•]|\\*(?!\\*)|[0-9]+[.):])${WS}*`);
+const LABEL = new RegExp(`^${WS}*(?:\\*\\*)?(?:request|user|q)(?:\\*\\*)?${WS}*:(?:\\*\\*)?${WS}*`, 'i');
+const QUOTES = /^["“'`]+|["”'`]+$/g;
+const trim = (s: string) => s.replace(EDGES, '');
+/** Characters, as Python counts them (code points, not UTF-16 units). */
+const chars = (s: string) => [...s].length;
+
+const key = (s: string) => trim(s.toLowerCase().replace(SPACES, ' ')).replace(/[.!?]+$/, '');
 
 /** A request that repeats this many words of the skill in a row copies it. */
 export const COPY_WORDS = 4;
@@ -150,15 +179,11 @@ export function filterWritten(
   const grams = new Set(words.slice(0, -3).map((_, i) => words.slice(i, i + COPY_WORDS).join(' ')));
   const kept: string[] = [];
   for (const line of replies.flatMap((r) => r.split('\n'))) {
-    const q = line
-      .replace(/^\s*(?:[-*+•]|\d+[.):])\s*/, '')
-      .replace(/^\s*(?:\*\*)?(?:request|user|q)(?:\*\*)?\s*:\s*/i, '')
-      .replace(/^["“'`]+|["”'`]+$/g, '')
-      .trim();
+    const q = trim(line.replace(NUMBERING, '').replace(LABEL, '').replace(QUOTES, ''));
     const k = key(q);
-    if (k.length < 3 || k.length > 600) dropped.empty++;
+    if (chars(k) < 3 || chars(k) > 600) dropped.empty++;
     else if (seen.has(k)) dropped.duplicate++;
-    else if ((k.length >= 12 && skill.includes(k)) || copies(k, grams)) dropped.copy++;
+    else if ((chars(k) >= 12 && skill.includes(k)) || copies(k, grams)) dropped.copy++;
     else {
       seen.add(k);
       kept.push(q);

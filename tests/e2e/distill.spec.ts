@@ -106,12 +106,20 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
 
     const sources = () =>
       page.getByTestId('practice-question').evaluateAll((els) => els.map((e) => e.getAttribute('data-source')));
+    // The recipe's 40 questions (docs/distill.md "Practice"): the person's own take three quarters, 30,
+    // the 24 practised tests (8 of 32 held out) and the Examples' pair with its 7 copies interleaved, so
+    // 8 Examples and 22 tests; the made ones fill 10, round-robin: requests 4, cloze 3, template 3.
     const before = await sources();
-    assert.equal(before.filter((s) => s === 'tests').length, 24, 'every test prompt but the 8 held out');
-    assert.ok(before.filter((s) => s === 'examples').length >= 1, 'the Examples section (and copies with new numbers)');
-    assert.ok(before.filter((s) => s === 'requests').length >= 1, 'synthesized requests');
+    const count = (list: (string | null)[], source: string) => list.filter((s) => s === source).length;
+    assert.equal(before.length, 40, "the recipe's questions");
+    assert.equal(count(before, 'tests'), 22, 'the practised tests that fit the owned three quarters');
+    assert.equal(count(before, 'examples'), 8, 'the Examples pair and its 7 copies with new numbers');
+    assert.deepEqual(
+      ['requests', 'cloze', 'template'].map((s) => count(before, s)),
+      [4, 3, 3],
+      'the made ones, round-robin',
+    );
     assert.match(await page.getByTestId('practice-sources').innerText(), /8 of 32 tests are held out/);
-    assert.ok(before.filter((s) => s === 'cloze').length >= 3, 'a cloze per section');
     // Remove a cloze, add one of the user's own.
     const cloze = page.locator('[data-testid="practice-question"][data-source="cloze"]').last();
     const removed = await cloze.locator('.text').innerText();
@@ -124,7 +132,7 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     assert.ok(!(await page.getByTestId('practice-panel').innerText()).includes(removed), 'the removed one is gone');
     assert.match(
       await page.getByTestId('practice-counts').innerText(),
-      /^\d+ · test 24, Examples \d+, synthesized \d+, cloze \d+, about \d+, added 1$/,
+      /^40 · test 22, Examples 8, synthesized 4, cloze 2, about 3, added 1$/,
     );
     await screenshot(page, 'distill-01-plan');
   });
@@ -267,7 +275,8 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     );
     assert.match(
       await page.getByTestId('lineage-practice').innerText(),
-      /tests 24 · examples \d+ · requests \d+ · cloze \d+ · template \d+ · user 1/,
+      // The panel's list, then the self-written requests the run added (docs/distill.md "Practice").
+      /^tests 22 · examples 8 · requests 4 · cloze 2 · template 3 · user 1( · self_written \d+)?$/,
     );
     assert.match(await page.getByTestId('lineage-steps').innerText(), /^40 /);
     assert.match(await page.getByTestId('lineage-final-loss').innerText(), /^[\d.]+$/);

@@ -9,9 +9,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+
 from pskills_train.distill import practice as P
 from pskills_train.distill import round_trip as R
 from pskills_train.distill.practice_synth import CLOZE, FRAMES, LEXICON, SLOT_FORMS
+from pskills_train.scoring import sample as S
 from pskills_train.synth.skill import skill_from_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -199,6 +202,106 @@ def round_trip_cases() -> dict:
     }
 
 
+GROESSE = """---
+name: datei-pruefer
+description: Prüft Dateien vor dem Upload.
+---
+# Datei-Prüfer
+
+Prüfe die **Größe** jeder Datei, bevor du sie hochlädst.
+
+## Wann
+
+## Schritte
+1. Prüfe die Größe jeder Datei.
+2. Melde Dateien über 10 MB.
+
+```
+## not a heading (in a fence)
+```
+
+### Sonderfälle
+Leere Dateien zählen als Fehler.
+
+## Sample requests
+- Prüfe bericht.pdf
+"""
+
+# Writer replies as a small base writes them: numbering, labels, quotes, spacing, case, other scripts'
+# spaces and digits, copies of the skill, empties (docs/distill.md "Practice").
+WRITTEN = [
+    (
+        SHIP,
+        [
+            "1. Notes for the search change we shipped on Tuesday\n"
+            "2) notes for the search change we shipped on tuesday!\n"
+            "\u2022 NOTES FOR THE SEARCH CHANGE   WE SHIPPED ON TUESDAY?",
+            "**Request:** Summarise the deploy of build 52\nQ: summarise the deploy of build 52.\n"
+            "User: \u201cSummarise the deploy of build 52\u201d",
+            "Write one line per user-visible change, starting with the area.\n"
+            "Please read the merged change and its ticket today\nNever list internal refactors",
+            "\n   \n-\n1.\nok\n\u00a0\u00a0\n\U0001f44d\U0001f44d\n\U0001f44d\U0001f44d\U0001f44d",
+            "Notes\u00a0for the\u3000login fix\nnotes for the login fix\n\ufeffNotes for the billing fix\n"
+            "\x85Notes for the export fix\x85\nNotes for the API fix\r\n\u0663. Notes for the cache fix",
+            "x" * 601 + "\n- " + "y" * 600,
+            "3: 'Notes for ticket 9001'\n`Notes for ticket 9001`",
+        ],
+    ),
+    (
+        GROESSE,
+        [
+            "Bitte prüfe die Größe jeder Datei sofort\nPRÜFE bericht.pdf\nPrüfe bericht.pdf!\n"
+            "Straße-Datei über 12 MB melden\nStrasse-Datei über 12 MB melden",
+        ],
+    ),
+]
+
+
+def _f32(xs) -> list[float]:
+    return [float(x) for x in np.asarray(xs, dtype=np.float32)]
+
+
+def self_written_cases() -> dict:
+    """The writer's prompts, sampling (the engine's processors and generator) and filter, case by case."""
+    heads = [SHIP, LESSON, GROESSE, GROESSE.replace("\n", "\r\n")]
+    heads.append("# T\n\nText.\n" + "".join(f"## H{i}\nBody {i}.\n" for i in range(9)))
+    rng = np.random.RandomState(5)
+    base = _f32(rng.normal(0, 2, 40))
+    ties = _f32([1.5] * 6 + [0.25] * 6 + [-2.0] * 4)
+    masked = _f32([3.0, -1e30, 2.5, -1.0, -1e30, 2.5, 0.0, -0.5])  # -1e30: masked before (JSON has no -inf)
+    draws = []
+    for logits, context, sampling, seed in (
+        (base, [1, 2, 3, 3, 10, 39], P.WRITE_SAMPLING, 0),
+        (base, [1, 2, 3, 3, 10, 39], P.WRITE_SAMPLING, 1),
+        (base, [], {"temperature": 1.3, "top_p": 0.5, "repetition_penalty": 1.0}, 7),
+        (base, [int(np.argmax(base))], {"temperature": 0.0, "top_p": 1.0, "repetition_penalty": 1.3}, 0),
+        (ties, [0, 6], {"temperature": 0.8, "top_p": 0.6, "repetition_penalty": 1.1}, 3),
+        (masked, [2], {"temperature": 2.0, "top_p": 0.95, "repetition_penalty": 1.1}, 2**32 - 1),
+    ):
+        s = S.Sampling(**sampling)
+        gen = S.mulberry32(seed) if s.temperature else None
+        arr = np.asarray(logits, dtype=np.float32)
+        got = [S.draw(S.process(arr, context, s), gen) for _ in range(24)]
+        draws.append({"logits": logits, "context": context, "sampling": sampling, "seed": seed, "draws": got})
+    filters = []
+    for skill, replies in WRITTEN:
+        kept, dropped = P.filter_written(list(replies), skill)
+        filters.append({"skill": skill, "replies": replies, "kept": kept, "dropped": dropped})
+    return {
+        "tokens": P.WRITE_TOKENS,
+        "sampling": P.WRITE_SAMPLING,
+        "prompts": [
+            {"skill": t, "headings": (h := P.write_headings(skill_from_text(t))), "prompts": P.write_prompts(h)}
+            for t in heads
+        ],
+        "rng": [
+            {"seed": sd, "values": [g() for g in [S.mulberry32(sd)] for _ in range(6)]} for sd in (0, 1, 7, 2**32 - 1)
+        ],
+        "draws": draws,
+        "filter": filters,
+    }
+
+
 def main() -> None:
     studio = ("tests", "examples", "requests", "self_written", "cloze", "template")
     synth = ("requests", "cloze", "template")
@@ -253,6 +356,7 @@ def main() -> None:
         "holdout": holdout,
         "cases": cases,
         "round_trip": round_trip_cases(),
+        "self_written": self_written_cases(),
     }
     OUT.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {OUT} ({len(cases)} cases)")

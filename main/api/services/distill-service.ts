@@ -13,13 +13,14 @@ import type {
 } from '../../../common/api/adapter-schemas';
 import {
   gather,
+  practisedTests,
   splitTests,
   STUDIO_SOURCES,
   type PracticeQuestion,
   type PracticeSource,
 } from '../../../common/distill/practice';
 import { StudioError } from '../../../common/errors';
-import { recipeOf } from '../../engine/distill-recipe';
+import { FILE_RECIPE, recipeOf } from '../../engine/distill-recipe';
 import { sharedEngine } from '../../engine/engine-client';
 import type { DistillOptions, DistillResult } from '../../engine/distill';
 import { estimateBucket } from '../../engine/distill-batch';
@@ -27,6 +28,7 @@ import type { DistillPart } from '../../engine/distill-parts';
 import { estimateDistillMemory, freeMemoryBytes, memoryRefusal } from '../../engine/distill-memory';
 import { bucketKey, trainStepEntry, type Bucket } from '../../engine/train-step';
 import type { BundleInfo, EngineAdapter } from '../../engine';
+import type { BundleManifest } from '../../engine/manifest';
 import type { AdaptersRepo, StoredAdapter } from '../../store/adapters-repo';
 import type { SkillTestsRepo } from '../../store/skill-tests-repo';
 import type { AdapterFactory, CurrentSite, ResolvedSkill } from './adapter-factory';
@@ -35,8 +37,6 @@ import type { BundleRegistry } from './bundle-registry';
 import type { CompileService } from './compile-service';
 import type { PracticeWriter, Written } from './practice-writer';
 
-/** The studio's practice questions at most (a skill without tests gets at least MIN_QUESTIONS). */
-export const PRACTICE_LIMIT = 48;
 const CANCELLED = 'distillation cancelled; nothing was stored';
 const ADVICE =
   'This skill has no tests: it practises on requests made from its text. Write 3–5 tests (prompts with what a good answer must contain) to practise on what you ask and to judge the adapter.';
@@ -65,7 +65,8 @@ export interface DistillDeps {
   /** The instant adapter a distillation starts from. */
   compiler: Pick<CompileService, 'compileAdapter'>;
   tests: Pick<SkillTestsRepo, 'get'>;
-  repo: Pick<AdaptersRepo, 'list'>;
+  /** `bundleRecord`: a rehearsal's bundle, for its recipe's practice limit. */
+  repo: Pick<AdaptersRepo, 'list' | 'bundleRecord'>;
   bundles: Pick<BundleRegistry, 'current'>;
   engine?: { distill: Distill; timeStep: TimeStep; distillMany: DistillMany };
   /** Self-written practice; null or absent: none (the other sources only). */
@@ -131,7 +132,7 @@ export class DistillService {
     const latest = this.latestDistilled(who, bundleId);
     let questions: PracticeQuestion[] = [];
     let questionsError: string | null = null;
-    const practice = this.practice(skill);
+    const practice = this.practice(skill, 0, recipeOf(bundle.manifest).questions);
     try {
       questions = practice.questions();
     } catch (err) {
@@ -182,8 +183,9 @@ export class DistillService {
   }
 
   /** The version's practice: its tests split (1 in 4 held out, seeded), the sources it tries, and its
-   *  questions with `written` (self-written requests) among them; throws naming each source tried. */
-  practice(ref: DistillInput['skill'] | ResolvedSkill, seed = 0) {
+   *  questions with `written` (self-written requests) among them, at most `limit`: the bundle recipe's
+   *  `questions`, the eval's count (docs/distill.md "Practice"); throws naming each source tried. */
+  practice(ref: DistillInput['skill'] | ResolvedSkill, seed = 0, limit = FILE_RECIPE.questions) {
     const skill = this.factory.skill(ref);
     const tests = this.tests
       .get(skill.name, skill.version.version)
@@ -196,9 +198,11 @@ export class DistillService {
       tests: tests.length,
       practised: practised.map((t) => t.id),
       heldOut: heldOut.map((t) => t.id),
+      /** The practised tests that `questions` asks: the limit or the panel may leave some out. */
+      practisedIn: (questions: readonly PracticeQuestion[]) => practisedTests(practised, questions),
       questions: (written: readonly string[] = []): PracticeQuestion[] => {
         try {
-          return gather({ skill: doc, sources, tests: practised, written, seed, limit: PRACTICE_LIMIT }).questions;
+          return gather({ skill: doc, sources, tests: practised, written, seed, limit }).questions;
         } catch (err) {
           const why = (err as Error).message;
           throw new StudioError(
@@ -280,7 +284,7 @@ export class DistillService {
    *  compile and the teacher pass when the steps cannot fit (self-written requests are short: the practice
    *  without them sizes the bucket). */
   private async practise(input: DistillInput, { bundle, skill }: CurrentSite, seed: number, signal: AbortSignal) {
-    const practice = this.practice(skill, seed);
+    const practice = this.practice(skill, seed, recipeOf(bundle.manifest).questions);
     const why = memoryRefusal(
       estimateDistillMemory(bundle.manifest, estimateBucket(bundle, input.questions ?? practice.questions([]))),
       this.freeMemory(),
@@ -291,22 +295,24 @@ export class DistillService {
         ? await this.writer.write(bundle, skill.content, signal)
         : { written: [], dropped: { empty: 0, duplicate: 0, copy: 0 }, writer: null, warnings: [] };
     if (signal.aborted) throw new StudioError('cancelled', CANCELLED);
+    const questions = input.questions
+      ? withWritten(input.questions, written.written)
+      : practice.questions(written.written);
     const record: PracticeRecord = {
       tried: [...practice.sources],
-      practisedTests: practice.practised,
+      // The tests the questions ask: one past the limit or removed in the panel was not practised.
+      practisedTests: practice.practisedIn(questions),
       heldOutTests: practice.heldOut,
       writer: written.writer,
       dropped: written.dropped,
       warnings: written.warnings,
     };
-    const questions = input.questions
-      ? withWritten(input.questions, written.written)
-      : practice.questions(written.written);
     return { questions, record };
   }
 
-  /** adapters.merge's `rehearse`: each source's skill version with its practice, one part per source;
-   *  refused naming the first source that comes from no skill version. */
+  /** adapters.merge's `rehearse`: each source's skill version with its practice (at most its bundle
+   *  recipe's `questions`), one part per source; refused naming the first source that comes from no
+   *  skill version. */
   rehearsalParts(sources: readonly StoredAdapter[]): DistillPart[] {
     return sources.map((row) => {
       if (row.skill === null) {
@@ -316,7 +322,8 @@ export class DistillService {
         );
       }
       const skill = this.factory.skill({ name: row.skill.name, version: row.skill.version });
-      return { skill: skill.content, questions: this.practice(skill).questions() };
+      const manifest = this.repo.bundleRecord(row.bundle.rowId)?.manifest as BundleManifest | undefined;
+      return { skill: skill.content, questions: this.practice(skill, 0, recipeOf(manifest).questions).questions() };
     });
   }
 

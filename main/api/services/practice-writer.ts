@@ -3,15 +3,19 @@
 // (the bundle's base with the skill in context, through the engine). The replies are filtered (empties,
 // duplicates, copies of the skill's sentences dropped and counted). An endpoint that fails, times out or
 // answers nothing usable falls back to the engine with a warning, and none of its replies are kept.
-import { filterWritten, writePrompts, type Dropped } from '../../../common/distill/practice';
-import { body, sectionKind, sections } from '../../../common/distill/practice-text';
+import {
+  filterWritten,
+  writeHeadings,
+  writePrompts,
+  WRITE_SAMPLING,
+  WRITE_TOKENS,
+  type Dropped,
+} from '../../../common/distill/practice';
 import type { BundleInfo, GenerateRequest } from '../../engine';
 import { ChatClient, endpointFromSettings, type LlmEndpoint } from '../../llm/chat-client';
 import { answerBatch, chatPrompt } from '../../skills/answer';
 import type { SettingsRepo } from '../../store/settings-repo';
 
-/** Tokens a writer reply may take: four requests. */
-export const WRITE_TOKENS = 192;
 /** Per endpoint request: a slow writer falls back rather than hold the distillation. */
 export const WRITE_TIMEOUT_MS = 60_000;
 
@@ -29,16 +33,19 @@ type EngineWrite = (
   signal: AbortSignal,
 ) => Promise<string[]>;
 
-/** The base answers each prompt with `system` (cut to fit) as its system message, sampled (seeded per
- *  prompt: greedy answers of a small base repeat one request). */
-export const engineWrite: EngineWrite = async (bundle, system, prompts, signal) => {
-  const requests: GenerateRequest[] = prompts.map((p, i) => ({
+/** Each prompt with `system` (cut to fit) as its system message, sampled as WRITE_SAMPLING with prompt
+ *  i's seed i (Python's Teacher.write samples the same way). */
+export function writeRequests(bundle: BundleInfo, system: string, prompts: readonly string[]): GenerateRequest[] {
+  return prompts.map((p, i) => ({
     prompt: chatPrompt(bundle, [{ role: 'user', content: p }], system, WRITE_TOKENS).ids,
     maxNewTokens: WRITE_TOKENS,
-    sampling: { temperature: 0.8, topP: 0.95, repetitionPenalty: 1.1, seed: i },
+    sampling: { ...WRITE_SAMPLING, seed: i },
   }));
-  return (await answerBatch(bundle, requests, signal)).map((r) => r.text);
-};
+}
+
+/** The base answers the writer's prompts in the engine worker. */
+export const engineWrite: EngineWrite = async (bundle, system, prompts, signal) =>
+  (await answerBatch(bundle, writeRequests(bundle, system, prompts), signal)).map((r) => r.text);
 
 export class PracticeWriter {
   constructor(
@@ -53,10 +60,7 @@ export class PracticeWriter {
   }
 
   async write(bundle: BundleInfo, skillText: string, signal: AbortSignal): Promise<Written> {
-    const headings = sections(skillText)
-      .filter((s) => sectionKind(s.heading) !== 'examples' && body(skillText, s, true).trim())
-      .map((s) => s.heading);
-    const prompts = writePrompts(headings);
+    const prompts = writePrompts(writeHeadings(skillText));
     const warnings: string[] = [];
     const endpoint = this.endpoint();
     if (endpoint) {

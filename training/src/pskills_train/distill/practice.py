@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..synth.skill import Skill
-from ..synth.template import QUESTIONS
+from ..synth.template import QUESTIONS, section_kind
 from .practice_synth import cloze, examples, requests, template
-from .practice_text import fnv, without_examples  # noqa: F401 (fnv: re-exported)
+from .practice_text import fnv, own_body, without_examples  # noqa: F401 (fnv: re-exported)
 
 SOURCES = ("tests", "examples", "trajectories", "user", "requests", "self_written", "cloze", "template")
 OWNED = ("tests", "examples", "trajectories", "user")  # what the person wrote or ran; the rest is made
@@ -42,6 +42,11 @@ WRITE_PROMPT = (
 )
 WRITE_PER_PROMPT = 4
 WRITE_PROMPTS = 8
+WRITE_TOKENS = 192  # a writer reply: four requests
+# How the teacher samples a reply, prompt i with seed i (HF's processors in that order, then a mulberry32
+# draw: scoring/sample.py, as the studio's engine). Greedy, a small base writes one request under every
+# prompt, and the filter drops the copies as duplicates.
+WRITE_SAMPLING = {"temperature": 0.8, "top_p": 0.95, "repetition_penalty": 1.1}
 
 
 @dataclass
@@ -81,8 +86,31 @@ def write_prompts(headings: list[str]) -> list[str]:
     return [WRITE_PROMPT.replace("{n}", str(WRITE_PER_PROMPT)).replace("{about}", a) for a in abouts]
 
 
+def write_headings(skill: Skill) -> list[str]:
+    """The headings a writer is asked about: each section with text of its own, but the Examples."""
+    return [
+        s.heading
+        for i, s in enumerate(skill.sections)
+        if section_kind(s.heading) != "examples" and own_body(skill, i).strip()
+    ]
+
+
+# Spelled out, as Python's \s, \d and str.strip differ from JavaScript's at the edges (U+0085, U+FEFF,
+# other scripts' digits): the filter must read a line the same in both (common/distill/practice.ts).
+_WS = "[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+_SPACES = re.compile(f"{_WS}+")
+_EDGES = re.compile(f"^{_WS}+|{_WS}+\\Z")
+_NUMBERING = re.compile(f"^{_WS}*(?:[-+•]|\\*(?!\\*)|[0-9]+[.):]){_WS}*")  # not the first * of **Request:**
+_LABEL = re.compile(f"^{_WS}*(?:\\*\\*)?(?:request|user|q)(?:\\*\\*)?{_WS}*:(?:\\*\\*)?{_WS}*", re.I)
+_QUOTES = re.compile("^[\"“'`]+|[\"”'`]+\\Z")
+
+
+def _trim(s: str) -> str:
+    return _EDGES.sub("", s)
+
+
 def _key(s: str) -> str:
-    return re.sub(r"[.!?]+$", "", re.sub(r"\s+", " ", s.lower()).strip())
+    return re.sub(r"[.!?]+\Z", "", _trim(_SPACES.sub(" ", s.lower())))
 
 
 COPY_WORDS = 4  # a request that repeats this many words of the skill in a row copies it
@@ -100,14 +128,12 @@ def filter_written(
     duplicates and copies of the skill's own sentences dropped and counted."""
     seen = set() if seen is None else seen
     dropped = {"empty": 0, "duplicate": 0, "copy": 0}
-    skill = _key(re.sub(r"[*_`#>]+", "", skill_text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")))
+    skill = _key(re.sub(r"[*_`#>]+", "", skill_text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")))
     words = [w for w in re.split(r"[\W_]+", skill) if w]
     grams = {" ".join(words[i : i + COPY_WORDS]) for i in range(len(words) - 3)}
     kept: list[str] = []
     for line in (ln for r in replies for ln in r.split("\n")):
-        q = re.sub(r"^\s*(?:[-*+•]|\d+[.):])\s*", "", line)
-        q = re.sub(r"^\s*(?:\*\*)?(?:request|user|q)(?:\*\*)?\s*:\s*", "", q, flags=re.I)
-        q = re.sub(r"^[\"“'`]+|[\"”'`]+$", "", q).strip()
+        q = _trim(_QUOTES.sub("", _LABEL.sub("", _NUMBERING.sub("", line, count=1), count=1)))
         k = _key(q)
         if len(k) < 3 or len(k) > 600:
             dropped["empty"] += 1
@@ -126,7 +152,7 @@ Writer = Callable[[str, list[str]], list[str]]  # (system text, prompts) -> one 
 
 def self_written(skill: Skill, writer: Writer) -> tuple[list[str], dict[str, int]]:
     """Requests the writer (the teacher with the skill in context) writes for this skill, filtered."""
-    replies = writer(skill.text, write_prompts([s.heading for s in skill.sections]))
+    replies = writer(skill.text, write_prompts(write_headings(skill)))
     return filter_written(replies, skill.text)
 
 
@@ -255,6 +281,7 @@ __all__ = [
     "split_tests",
     "filter_written",
     "write_prompts",
+    "write_headings",
     "self_written",
     "QUESTIONS",
 ]

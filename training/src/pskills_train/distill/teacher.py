@@ -18,9 +18,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from ..scoring.sample import Sampling, sample_batch
 from ..scoring.score import Item, score_all
 from ..scoring.tasks import Prompter, Task
-from .practice import Question
+from .practice import WRITE_SAMPLING, WRITE_TOKENS, Question
 
 
 @dataclass
@@ -121,16 +122,21 @@ class Teacher:
         """A row's answer as text, without the stop and end-of-turn tokens."""
         return self.prompter.tok.decode([t for t in row.answer if t not in self.stop_ids and t != self.eos]).strip()
 
-    def write(self, system: str, prompts: list[str], max_new: int = 192) -> list[str]:
-        """Self-written practice (practice.Writer): one greedy reply per prompt, with `system` (the skill,
-        cut to fit as in_context) as the system message."""
+    def write(self, system: str, prompts: list[str], max_new: int = WRITE_TOKENS,
+              sampling: dict[str, float] | None = WRITE_SAMPLING) -> list[str]:
+        """Self-written practice (practice.Writer): one reply per prompt with `system` (the skill, cut to
+        fit as in_context) as the system message, sampled as the studio's engine samples (prompt i with
+        seed i, scoring/sample.py); `sampling` None: greedy."""
         max_new = min(max_new, self.context // 2)  # a small base keeps room for the skill
-        items = []
-        for p in prompts:
-            ids = self.prompter.fit(_task(Question([{"role": "user", "content": p}], "self_written")), system,
-                                    self.context - max_new - 1)[0]
-            items.append(Item(ids, [self.eos], max_new, None))
-        return [self.prompter.tok.decode(sc.generated) for sc in score_all(self.backend, items, self.stop_ids)]
+        # The skill cut to leave max_new positions, as the engine's chatPrompt cuts it (the same prompt ids).
+        ids = [self.prompter.fit(_task(Question([{"role": "user", "content": p}], "self_written")), system,
+                                 self.context - max_new)[0] for p in prompts]
+        s = Sampling(**sampling) if sampling else Sampling()
+        out = []
+        for k in range(0, len(ids), self.batch):
+            out += sample_batch(self.backend, ids[k:k + self.batch], self.stop_ids, max_new, s,
+                                list(range(k, k + len(ids[k:k + self.batch]))))
+        return [self.prompter.tok.decode(g) for g in out]
 
     def rows(self, skill: str, questions: list[Question], chunked: bool = True) -> list[TeacherRow]:
         """One row per question with a non-empty answer. `chunked`: a skill too long for the context

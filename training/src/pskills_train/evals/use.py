@@ -9,7 +9,8 @@ answers greedily:
   (distill/practice_synth.py FRAMES, SLOT_FORMS) may use one half, `USE_FRAMES` / `USE_SLOT_FORMS`
   here are only ever scored; the topics still come one section after another from the skill's text;
 - self-written: the teacher writes requests with another prompt and another seed than practice's
-  (`USE_WRITE_PROMPT`, headings in a seeded order), filtered as practice filters its own.
+  (`USE_WRITE_PROMPT`, headings in a seeded order), greedy (practice samples), filtered as practice
+  filters its own.
 
 Per condition and skill: the mean per-token NLL of the teacher's answer, and the full KL from the
 teacher's next-token distribution to the student's at each answer position. `distilled_share` =
@@ -113,7 +114,8 @@ def questions(skill: Skill, teacher: Teacher, seed: int, written: bool = True,
     dropped: dict[str, int] = {}
     if written:
         seen = {q.messages[0]["content"].lower() for q in qs}
-        kept, dropped = filter_written(teacher.write(skill.text, write_prompts(skill, s)), skill.text, seen)
+        kept, dropped = filter_written(teacher.write(skill.text, write_prompts(skill, s), sampling=None), skill.text,
+                                       seen)
         qs += [Question([{"role": "user", "content": q}], "self_written") for q in kept]
     asked = {_prompt(q.messages) for p in practised or [] for q in p}
     dropped["equals_practice"] = sum(_prompt(q.messages) in asked for q in qs)
