@@ -25,8 +25,11 @@ export class FeedError extends Error {
   }
 }
 
+/** Every feed, inherited ones included (a step's feeds sit on an object of the constant ones: lm.ts). */
 export function describeFeeds(feeds: Readonly<Record<string, FeedInfo>>): string[] {
-  return Object.entries(feeds).map(([name, f]) => `${name}: ${f.type} [${f.dims.join(', ')}]`);
+  const out: string[] = [];
+  for (const name in feeds) out.push(`${name}: ${feeds[name]!.type} [${feeds[name]!.dims.join(', ')}]`);
+  return out;
 }
 
 const shape = (dims: readonly (number | string)[]) => `[${dims.join(', ')}]`;
