@@ -11,7 +11,7 @@
 //   ratios.{decode, prefill, decode_lora}.<threads>: ours ÷ llama.cpp, the better studio bundle per figure;
 //   ratios.{decode_cpu, decode_cpu_lora}: the same for decode tokens per CPU second (the process's user + system
 //   time per token: what the engine costs, which the load of a shared machine moves far less than wall time).
-// Run: npm run bench:vs-llamacpp [-- --rounds N] [--engines studio-fp32,studio-q4,llamacpp] [--rebuild]   (bundles
+// Run: npm run bench:vs-llamacpp [-- --rounds N] [--engines studio-fp32,studio-q4,llamacpp] [--threads 1] [--rebuild]   (bundles
 // are built into the cache on first use, and again when made by an older export (without fused attention) or
 // with --rebuild; the GGUF comes from training/scripts/fetch_smollm2.py).
 import { spawnSync } from 'node:child_process';
@@ -40,7 +40,7 @@ const bundleDir = (b: Build) =>
   join(CACHE, `smollm2-135m-vs-llamacpp-${b.weights}${b.attention === 'ops' ? '-ops' : ''}`);
 const ENGINES = ['studio-fp32', 'studio-q4', 'studio-q4-ops', 'llamacpp'] as const;
 type EngineName = (typeof ENGINES)[number];
-const THREADS = [1, 2];
+const ALL_THREADS = [1, 2];
 const DECODE = 64;
 const PREFILL = 256;
 const RANK = 8;
@@ -212,6 +212,9 @@ async function main(): Promise<void> {
     process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
   const rounds = Number(flag('--rounds') ?? 3) || 3;
   const engines = (flag('--engines')?.split(',') ?? [...ENGINES]) as EngineName[];
+  const THREADS = flag('--threads')?.split(',').map(Number) ?? ALL_THREADS;
+  for (const t of THREADS)
+    if (!ALL_THREADS.includes(t)) throw new Error(`--threads: ${t} is not one of ${ALL_THREADS.join(', ')}`);
   for (const e of engines)
     if (!ENGINES.includes(e)) throw new Error(`--engines: ${e} is not one of ${ENGINES.join(', ')}`);
   const studio = engines.filter((e): e is keyof typeof BUNDLES => e !== 'llamacpp');

@@ -14,6 +14,8 @@ interface Slab {
   readonly data: Record<string, Float32Array>; // past name → [b, kv, capacity, hd]
   readonly capacity: number;
   end: number;
+  /** The feeds of these buffers, made on first use: the same object every step until the cache moves. */
+  feeds?: Readonly<Record<string, Tensor>>;
 }
 
 const roundUp = (n: number, to: number) => Math.ceil(n / to) * to;
@@ -50,13 +52,16 @@ export class KvCache {
     return Array.from({ length: manifest.architecture.layers }, (_, i) => KV_KINDS.map((k) => name(i, k))).flat();
   }
 
-  /** The past_key_values.* feeds: exact tensors, or a fused cache's buffers whole. */
+  /** The past_key_values.* feeds: exact tensors, or a fused cache's buffers whole (one object per buffers,
+   * so a decode step's feeds can be layered over it: lm.ts). */
   feeds(): Readonly<Record<string, Tensor>> {
     if (this.exact) return this.exact;
     const { kv_heads, head_dim } = this.manifest.architecture;
     const slab = this.slab!;
     const dims = [this.batch, kv_heads, slab.capacity, head_dim];
-    return Object.fromEntries(Object.entries(slab.data).map(([name, data]) => [name, float32(data, dims)]));
+    return (slab.feeds ??= Object.freeze(
+      Object.fromEntries(Object.entries(slab.data).map(([name, data]) => [name, float32(data, dims)])),
+    ));
   }
 
   /** This cache, able to take `s` more positions in place: a fused cache whose buffers are full, or were

@@ -161,9 +161,8 @@ export class Session {
 
   /** Checks every feed against the input metadata, then runs. `fetch` limits the outputs copied back. */
   async run(feeds: Readonly<Record<string, Tensor>>, fetch?: readonly string[]): Promise<Record<string, Tensor>> {
-    const info = Object.fromEntries(Object.entries(feeds).map(([k, t]) => [k, { type: t.type, dims: t.dims }]));
     try {
-      checkFeeds(this.inputs, info);
+      checkFeeds(this.inputs, feeds); // a Tensor is a FeedInfo (type, dims): no copy per step
     } catch (err) {
       if (!(err instanceof FeedError)) throw err;
       this.log(`${this.file}: ${err.message}\nfeeds:\n  ${err.feeds.join('\n  ')}`);
@@ -173,7 +172,7 @@ export class Session {
       return await (fetch ? this.session.run(feeds, fetch as string[]) : this.session.run(feeds));
     } catch (err) {
       // Shapes that fit the metadata but not each other (e.g. a mask shorter than past + sequence).
-      const list = describeFeeds(info);
+      const list = describeFeeds(feeds);
       this.log(`${this.file}: onnxruntime failed: ${(err as Error).message}\nfeeds:\n  ${list.join('\n  ')}`);
       throw new EngineError('internal', `${this.file}: onnxruntime failed: ${(err as Error).message}`, { feeds: list });
     }
