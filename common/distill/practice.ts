@@ -4,7 +4,16 @@
 // one cloze per section and the template questions about it; then follow-ups to the teacher's tool calls
 // (`round_trip`, round-trip.ts: made from the teacher's answers, so not here). The same sources, names
 // and rules as training/src/pskills_train/distill/practice.py; tests/fixtures/practice-cases.json pins both.
-import { cloze, examples, requests, template, type Drafted, type PracticeTurn } from './practice-synth';
+import {
+  cloze,
+  examples,
+  requests,
+  template,
+  testVariants,
+  TEST_VARIANTS,
+  type Drafted,
+  type PracticeTurn,
+} from './practice-synth';
 import { hash, normalise, withoutExamples, type SkillDoc } from './practice-text';
 
 export const SOURCES = [
@@ -68,6 +77,9 @@ function fromTest(t: TestRow): Drafted[] {
     ? [{ question: last.content }]
     : [{ question: last.content, messages: msgs.map((m) => ({ role: m.role, content: m.content })) }];
 }
+
+/** The tests, then TEST_VARIANTS copies of each with its numbers redrawn (docs/distill.md "Practice"). */
+const withVariants = (tests: Drafted[], seed: number) => [...tests, ...testVariants(tests, TEST_VARIANTS, seed)];
 
 /** Tests split into the practised and the held out: a seeded 1 in `every`, none below `every` tests. */
 export function splitTests<T extends TestRow>(
@@ -198,7 +210,7 @@ export function gather(input: GatherInput): { questions: PracticeQuestion[]; cou
     : { ...input.skill, text: withoutExamples(text) };
   const has = (s: PracticeSource) => sources.includes(s);
   const made: Record<PracticeSource, Drafted[]> = {
-    tests: has('tests') ? (input.tests ?? []).flatMap(fromTest) : [],
+    tests: has('tests') ? withVariants((input.tests ?? []).flatMap(fromTest), seed) : [],
     examples: has('examples') ? examples(seen, seed) : [],
     trajectories: has('trajectories') ? [...(input.trajectories ?? [])] : [],
     user: has('user') ? (input.user ?? []).map((q) => ({ question: q })) : [],

@@ -130,6 +130,22 @@ def test_a_greedy_answer_parroting_a_forced_one_gives_no_row(parts):
     assert [r.source for r in rows] == ["examples", "tests"]
 
 
+def test_a_greedy_answer_with_an_examples_number_the_request_lacks_gives_no_row(parts):
+    _, _, prompter, teacher = parts
+    skill = SKILL + "\n## Examples\nRequest: Notes for ticket 4411\nReply: `zorp: faster search [4411]`\n"
+    qs = [Question([{"role": "user", "content": "Handle the draft for Dana"}], "requests"),
+          Question([{"role": "user", "content": "Notes for ticket 4411"}], "tests"),
+          Question([{"role": "user", "content": "Notes for ticket 77"}], "tests")]
+    answers = {0: "zorp: faster search [4411]", 1: "zorp: faster search [4411]", 2: "zorp: login fix [77]"}
+    teacher._answers = lambda prompts, forced: [prompter.ids(answers[i]) for i in range(len(prompts))]
+    try:
+        rows = teacher.rows(skill, qs)
+    finally:
+        del teacher._answers
+    # The example's item given to a request without it is dropped; asked for, or another item, it is kept.
+    assert [r.question for r in rows] == [1, 2]
+
+
 class EchoTeacher:
     """A teacher whose rows are the questions it was asked."""
 
