@@ -91,6 +91,7 @@ def case(path: str, text: str, sources: tuple[str, ...], tests=None, written=Non
                     "source": q.source,
                     **({"answer": q.answer} if q.answer is not None else {}),
                     **({"messages": q.messages} if len(q.messages) > 1 else {}),
+                    **({"redrawn": True} if "variant" in q.meta else {}),
                 }
                 for q in qs
             ],

@@ -260,10 +260,14 @@ def _round_robin(per: list[list[Question]]) -> list[Question]:
     return out
 
 
+REDRAWN = "tests_redrawn"  # the count of the tests' copies (a test's count stays the person's own)
+
+
 def counts(questions: list[Question]) -> dict[str, int]:
     out: dict[str, int] = {}
     for q in questions:
-        out[q.source] = out.get(q.source, 0) + 1
+        k = REDRAWN if q.source == "tests" and "variant" in q.meta else q.source
+        out[k] = out.get(k, 0) + 1
     return out
 
 
