@@ -30,14 +30,14 @@ export const SOURCES = [
 export type PracticeSource = (typeof SOURCES)[number];
 /** What the person wrote or ran; the rest is made from the skill's text. */
 export const OWNED: readonly PracticeSource[] = ['tests', 'examples', 'trajectories', 'user'];
-/** The studio's sources, in the order gather interleaves them. */
+/** The studio's sources, in the order gather interleaves them: the recipe's (training/configs/distill.json;
+ * no `template`: a second recall question per section taught the adapter to recite, docs/distill.md). */
 export const STUDIO_SOURCES: readonly PracticeSource[] = [
   'tests',
   'examples',
   'requests',
   'self_written',
   'cloze',
-  'template',
   'round_trip',
 ];
 /** A skill without tests practises on at least this many questions from its other sources. */
