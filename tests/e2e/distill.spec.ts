@@ -124,7 +124,7 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     assert.ok(!(await page.getByTestId('practice-panel').innerText()).includes(removed), 'the removed one is gone');
     assert.match(
       await page.getByTestId('practice-counts').innerText(),
-      /^\d+ · test 24, Examples \d+, synthesized \d+, cloze \d+, about \d+, added 1$/,
+      /^\d+ · test 24, Examples \d+, test copy \d+, synthesized \d+, cloze \d+, added 1$/,
     );
     await screenshot(page, 'distill-01-plan');
   });
@@ -267,7 +267,7 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     );
     assert.match(
       await page.getByTestId('lineage-practice').innerText(),
-      /tests 24 · examples \d+ · requests \d+ · cloze \d+ · template \d+ · user 1/,
+      /tests 24 · examples \d+ · tests_redrawn \d+ · requests \d+ · cloze \d+ · user 1/,
     );
     assert.match(await page.getByTestId('lineage-steps').innerText(), /^40 /);
     assert.match(await page.getByTestId('lineage-final-loss').innerText(), /^[\d.]+$/);
