@@ -50,7 +50,12 @@ def test_every_source_gives_questions_and_counts_them():
     )
     c = counts(qs)
     # the test and the pair, each with its copies
-    assert c["tests"] == 1 and c[P.REDRAWN] == P.TEST_VARIANTS and c["examples"] == 1 + EXAMPLE_VARIANTS and c["requests"] == 6
+    assert (
+        c["tests"] == 1
+        and c[P.REDRAWN] == P.TEST_VARIANTS
+        and c["examples"] == 1 + EXAMPLE_VARIANTS
+        and c["requests"] == 6
+    )
     assert c["cloze"] >= 3 and c["template"] >= 3
     ex = examples(skill)[0]
     assert ex.question == "Notes for ticket 4411" and ex.answer == "api: faster list endpoint (4411)"
