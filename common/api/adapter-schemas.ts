@@ -388,6 +388,8 @@ export const PracticeQuestionSchema = z
       .min(1)
       .max(100)
       .optional(),
+    /** A copy of a test with its numbers redrawn (docs/distill.md "Practice"), counted apart as `tests_redrawn`. */
+    redrawn: z.literal(true).optional(),
   })
   .strict()
   .refine((q) => !q.messages || q.messages.at(-1)!.content === q.question, {

@@ -68,6 +68,33 @@ function variants(
   });
 }
 
+/** Copies per test with its numbers redrawn. */
+export const TEST_VARIANTS = 3;
+
+/** Copies of test questions with every number of the chat redrawn (as many digits; one mapping per copy,
+ * so a tool call and its result keep the request's numbers): the test's shape on other items, so the
+ * adapter copies a request's items instead of learning the tests' own. The teacher answers them. */
+export function testVariants(tests: readonly Drafted[], n = TEST_VARIANTS, seed = 0): Drafted[] {
+  const out: Drafted[] = [];
+  for (let v = 0; v < n; v++)
+    tests.forEach((t, k) => {
+      const chat = t.messages ?? [{ role: 'user' as const, content: t.question }];
+      const found = [...new Set(chat.flatMap((m) => m.content.match(/[0-9]+/g) ?? []))].filter((x) => x.length <= 9);
+      if (!found.length) return;
+      const map = new Map<string, string>();
+      for (const r of found) {
+        const lo = r.length === 1 ? 1 : 10 ** (r.length - 1);
+        map.set(r, String(lo + (hash(seed, 'test-variant', k, v, r) % (10 ** r.length - lo))));
+      }
+      const sub = (x: string) => x.replace(/[0-9]+/g, (d) => map.get(d) ?? d);
+      out.push({
+        question: sub(t.question),
+        ...(t.messages ? { messages: t.messages.map((m) => ({ role: m.role, content: sub(m.content) })) } : {}),
+      });
+    });
+  return out;
+}
+
 /** Forced copies per Examples pair with its repeated numbers and Examples-only words redrawn. */
 export const EXAMPLE_VARIANTS = 7;
 

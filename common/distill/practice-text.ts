@@ -144,3 +144,21 @@ export function hash(...parts: readonly (string | number)[]): number {
 export function pick<T>(items: readonly T[], ...parts: readonly (string | number)[]): T {
   return items[hash(...parts) % items.length]!;
 }
+
+// ---- teacher answers that parrot an example (docs/distill.md "Practice", "Parroted answers") ----
+
+const NUMBER = /[0-9]+/g;
+
+/** Numbers of two digits or more that the skill writes only in its Examples: an example's items. */
+export function exampleNumbers(text: string): Set<string> {
+  const t = normalise(text);
+  const outside = new Set(withoutExamples(t).match(NUMBER) ?? []);
+  return new Set((t.match(NUMBER) ?? []).filter((n) => n.length >= 2 && !outside.has(n)));
+}
+
+/** Whether a greedy answer repeats an example's number (`exampleNumbers`) that the chat it answers does
+ * not hold: a small teacher answering a request it cannot place with an example's item. */
+export function parrots(answer: string, asked: string, numbers: ReadonlySet<string>): boolean {
+  const given = new Set(asked.match(NUMBER) ?? []);
+  return (answer.match(NUMBER) ?? []).some((n) => numbers.has(n) && !given.has(n));
+}

@@ -4,7 +4,16 @@
 // one cloze per section and the template questions about it; then follow-ups to the teacher's tool calls
 // (`round_trip`, round-trip.ts: made from the teacher's answers, so not here). The same sources, names
 // and rules as training/src/pskills_train/distill/practice.py; tests/fixtures/practice-cases.json pins both.
-import { cloze, examples, requests, template, type Drafted, type PracticeTurn } from './practice-synth';
+import {
+  cloze,
+  examples,
+  requests,
+  template,
+  testVariants,
+  TEST_VARIANTS,
+  type Drafted,
+  type PracticeTurn,
+} from './practice-synth';
 import { body, hash, normalise, sectionKind, sections, withoutExamples, type SkillDoc } from './practice-text';
 
 export const SOURCES = [
@@ -21,20 +30,22 @@ export const SOURCES = [
 export type PracticeSource = (typeof SOURCES)[number];
 /** What the person wrote or ran; the rest is made from the skill's text. */
 export const OWNED: readonly PracticeSource[] = ['tests', 'examples', 'trajectories', 'user'];
-/** The studio's sources, in the order gather interleaves them. */
+/** The studio's sources, in the order gather interleaves them: the recipe's (training/configs/distill.json;
+ * no `template`: a second recall question per section taught the adapter to recite, docs/distill.md). */
 export const STUDIO_SOURCES: readonly PracticeSource[] = [
   'tests',
   'examples',
   'requests',
   'self_written',
   'cloze',
-  'template',
   'round_trip',
 ];
 /** A skill without tests practises on at least this many questions from its other sources. */
 export const MIN_QUESTIONS = 32;
 /** One test in HOLD_OUT_EVERY is kept out of practice to judge the adapter (none below that many). */
 export const HOLD_OUT_EVERY = 4;
+/** The count of the tests' copies (TEST_VARIANTS each, numbers redrawn) in `counts`. */
+export const REDRAWN = 'tests_redrawn';
 
 export interface PracticeQuestion {
   /** The request the answer follows: the last turn of `messages` when those are given. */
@@ -44,6 +55,8 @@ export interface PracticeQuestion {
   readonly answer?: string;
   /** The chat before the answer, when it is more than one user turn (a test written as messages). */
   readonly messages?: PracticeTurn[];
+  /** A copy of a test with its numbers redrawn (counted apart, as `REDRAWN`). */
+  readonly redrawn?: true;
 }
 
 /** A test as practice reads it: a prompt, or the chat messages before the answer. */
@@ -222,8 +235,9 @@ export function gather(input: GatherInput): { questions: PracticeQuestion[]; cou
     ? { ...input.skill, text }
     : { ...input.skill, text: withoutExamples(text) };
   const has = (s: PracticeSource) => sources.includes(s);
+  const tests = has('tests') ? (input.tests ?? []).flatMap(fromTest) : [];
   const made: Record<PracticeSource, Drafted[]> = {
-    tests: has('tests') ? (input.tests ?? []).flatMap(fromTest) : [],
+    tests: [...tests, ...testVariants(tests, TEST_VARIANTS, seed)],
     examples: has('examples') ? examples(seen, seed) : [],
     trajectories: has('trajectories') ? [...(input.trajectories ?? [])] : [],
     user: has('user') ? (input.user ?? []).map((q) => ({ question: q })) : [],
@@ -245,7 +259,11 @@ export function gather(input: GatherInput): { questions: PracticeQuestion[]; cou
       `${input.skill.name}: no usable practice question; tried ${tried.map((s) => `${s} (none)`).join(', ')}` +
         ' (add tests, an Examples section with Request:/Reply: pairs, or sections with text)',
     );
-  const tag = (s: PracticeSource) => made[s].map((d) => ({ ...d, source: s }) as PracticeQuestion);
+  const tag = (s: PracticeSource) =>
+    made[s].map(
+      (d, i) =>
+        ({ ...d, source: s, ...(s === 'tests' && i >= tests.length ? { redrawn: true } : {}) }) as PracticeQuestion,
+    );
   const owned = roundRobin(OWNED.filter(has).map(tag));
   const synth = roundRobin(SOURCES.filter((s) => has(s) && !OWNED.includes(s)).map(tag));
   const deduped = (qs: PracticeQuestion[]) => {
@@ -258,9 +276,17 @@ export function gather(input: GatherInput): { questions: PracticeQuestion[]; cou
     const nOwned = Math.min(owned.length, Math.max(limit - synth.length, Math.round(limit * ownedShare)));
     questions = deduped([...owned.slice(0, nOwned), ...synth.slice(0, limit - nOwned)]);
   }
+  return { questions, counts: sourceCounts(questions) };
+}
+
+/** Questions per source, as a distilled adapter's recipe records them: a test's copies apart (`REDRAWN`). */
+export function sourceCounts(questions: readonly PracticeQuestion[]): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const q of questions) counts[q.source] = (counts[q.source] ?? 0) + 1;
-  return { questions, counts };
+  for (const q of questions) {
+    const k = q.redrawn ? REDRAWN : q.source;
+    counts[k] = (counts[k] ?? 0) + 1;
+  }
+  return counts;
 }
 
 /** The practice a skill's text and tests give without a writer (no self-written requests). */

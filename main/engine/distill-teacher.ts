@@ -2,6 +2,7 @@
 // message (cut to fit, as the in_context condition) answers each practice question greedily, and its
 // top-k log-probabilities along that answer are the student's target. Python: pskills_train.distill.teacher.
 import { chatOf, type PracticeQuestion } from '../../common/distill/practice';
+import { exampleNumbers, parrots } from '../../common/distill/practice-text';
 import type { Bundle } from './bundle';
 import type { ChatMessage } from './chat';
 import { recipeOf } from './distill-recipe';
@@ -214,6 +215,24 @@ function cacheGroups(m: BundleManifest, lengths: readonly number[], budget = 256
   return groups;
 }
 
+/** A greedy answer that is another question's forced answer word for word parrots it (a small teacher
+ * answers a request it cannot place with an example's reply), as does one that repeats an example's
+ * number the chat does not hold (partial parroting, or with no forced reply to compare, as without the
+ * Examples): no row (docs/distill.md "Practice"). */
+function parroted(
+  q: PracticeQuestion,
+  said: string,
+  forced: ReadonlyMap<string, string>,
+  numbers: ReadonlySet<string>,
+): boolean {
+  const of = forced.get(said);
+  if (of !== undefined && of !== q.question) return true;
+  const asked = chatOf(q)
+    .map((t) => t.content)
+    .join('\n');
+  return parrots(said, asked, numbers);
+}
+
 /** The teacher pass: a greedy answer per question with the skill in context, then the teacher's top-k on
  * it. The prompts' shared beginning (the skill) runs once; every group of rows starts from its cache. */
 export async function teacherRows(
@@ -253,9 +272,8 @@ export async function teacherRows(
     );
     idx.forEach((i, j) => answers.set(i, got[j]!));
   }
-  // A greedy answer that is another question's forced answer word for word parrots it (a small
-  // teacher answers a request it cannot place with an example's reply): no row (docs/distill.md "Practice").
   const forced = new Map(questions.flatMap((q) => (q.answer === undefined ? [] : [[q.answer.trim(), q.question]])));
+  const numbers = exampleNumbers(skill);
   const rows: (TeacherRow & { readonly prompt: readonly number[] })[] = [];
   for (const [i, q] of questions.entries()) {
     checkAborted(signal);
@@ -263,8 +281,7 @@ export async function teacherRows(
     const gen = answers.get(i);
     if (gen) {
       const said = bundle.tokenizer.decode(gen.tokens.filter((t) => !m.special_tokens.stop.includes(t))).trim();
-      const of = forced.get(said);
-      if (of !== undefined && of !== q.question) continue;
+      if (parroted(q, said, forced, numbers)) continue;
     }
     let answer: number[];
     if (!gen) {

@@ -17,8 +17,17 @@ import {
   writePrompts,
   type PracticeSource,
 } from '../../common/distill/practice';
-import { CLOZE, EXAMPLE_VARIANTS, examples, FRAMES, LEXICON, requests } from '../../common/distill/practice-synth';
-import { hash } from '../../common/distill/practice-text';
+import {
+  CLOZE,
+  EXAMPLE_VARIANTS,
+  examples,
+  FRAMES,
+  LEXICON,
+  requests,
+  TEST_VARIANTS,
+  testVariants,
+} from '../../common/distill/practice-synth';
+import { exampleNumbers, hash, parrots } from '../../common/distill/practice-text';
 
 interface Case {
   path: string;
@@ -26,7 +35,7 @@ interface Case {
   description: string;
   text: string;
   sources: PracticeSource[];
-  tests: { id: string; prompt: string }[];
+  tests: { id: string; prompt?: string; messages?: { role: string; content: string }[] }[];
   written: string[] | null;
   seed: number;
   limit: number | null;
@@ -47,6 +56,7 @@ const doc = JSON.parse(readFileSync(join(process.cwd(), 'tests/fixtures/practice
   holdout: { tests: { id: string; prompt: string }[]; seed: number; held_out: string[] }[];
   cases: Case[];
   round_trip: { source: string };
+  parrots: { skill: string; example_numbers: string[]; answers: { answer: string; asked: string; parrots: boolean }[] };
 };
 
 function run(c: Case) {
@@ -74,6 +84,13 @@ describe('practice (shared cases)', () => {
     expect([...FRAMES]).toEqual(doc.frames);
     expect(Object.fromEntries(Object.entries(LEXICON).map(([k, v]) => [k, [...v]]))).toEqual(doc.lexicon);
     for (const h of doc.hash) expect(hash(...h.parts)).toBe(h.value);
+  });
+
+  it('finds the same parroted teacher answers', () => {
+    const f = doc.parrots;
+    const numbers = exampleNumbers(f.skill);
+    expect([...numbers].sort()).toEqual(f.example_numbers);
+    expect(f.answers.map((a) => parrots(a.answer, a.asked, numbers))).toEqual(f.answers.map((a) => a.parrots));
   });
 
   it('filters written requests the same way', () => {
@@ -195,9 +212,16 @@ describe('tests written as chat messages', () => {
       { id: 'prompt', prompt: 'File ticket 5.' },
     ];
     const { questions } = gather({ skill, sources: ['tests'], tests });
-    expect(questions).toEqual([
+    // Then TEST_VARIANTS copies of each with its number redrawn (a copy equal to a question kept is dropped).
+    expect(questions.slice(0, 2)).toEqual([
       { question: 'File ticket 4.', source: 'tests' },
       { question: 'File ticket 5.', source: 'tests' },
     ]);
+    const copies = testVariants([{ question: 'File ticket 4.' }, { question: 'File ticket 5.' }]);
+    expect(copies).toHaveLength(2 * TEST_VARIANTS);
+    expect(questions.map((q) => q.question)).toEqual([
+      ...new Set(['File ticket 4.', 'File ticket 5.', ...copies.map((d) => d.question)]),
+    ]);
+    expect(questions.every((q) => /^File ticket [1-9]\.$/.test(q.question))).toBe(true);
   });
 });

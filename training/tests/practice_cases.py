@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from pskills_train.distill import practice as P
+from pskills_train.distill import practice_text as T
 from pskills_train.distill import round_trip as R
 from pskills_train.distill.practice_synth import CLOZE, FRAMES, LEXICON, SLOT_FORMS
 from pskills_train.scoring import sample as S
@@ -92,6 +93,8 @@ def case(path: str, text: str, sources: tuple[str, ...], tests=None, written=Non
                     "question": q.messages[-1]["content"],
                     "source": q.source,
                     **({"answer": q.answer} if q.answer is not None else {}),
+                    **({"messages": q.messages} if len(q.messages) > 1 else {}),
+                    **({"redrawn": True} if "variant" in q.meta else {}),
                 }
                 for q in qs
             ],
@@ -99,6 +102,31 @@ def case(path: str, text: str, sources: tuple[str, ...], tests=None, written=Non
             "dropped": report.get("dropped"),
         },
     }
+
+
+# Tests with numbers: each gets TEST_VARIANTS copies with its numbers redrawn (a chat's turns alike).
+NUMBERED = [
+    {"id": "n0", "prompt": "Notes for ticket 4411 and build 52"},
+    {"id": "n1", "prompt": "Notes for the change of Monday"},
+    {
+        "id": "n2",
+        "messages": [
+            {"role": "user", "content": "Notes for change 812, please"},
+            {"role": "assistant", "content": "notes.lookup(change=812)"},
+            {"role": "tool", "content": '{"title": "faster export (812)", "n": 7}'},
+        ],
+    },
+]
+
+# Greedy teacher answers that parrot SHIP's example (its Examples-only number: 4411): (answer, chat).
+PARROTS = [
+    ("api: faster list endpoint (4411)", "Notes for the export fix"),
+    ("api: faster list endpoint (4411)", "Notes for ticket 4411"),
+    ("api: 4411 and 52", "Notes for ticket 52"),
+    ("api: 44110", "Notes for the export fix"),
+    ("api: 52", "Notes for the export fix"),
+    ("", ""),
+]
 
 
 BOOKINGS = "# Bookings\n\n## Tools\n\n- `find_booking(who)`: a booking by the guest's name.\n"
@@ -310,6 +338,7 @@ def main() -> None:
         cases.append(case(path, text, studio))
         cases.append(case(path, text, synth, seed=3))
     cases.append(case("ship-notes/SKILL.md", SHIP, studio, tests=TESTS[:5], seed=1, limit=40))
+    cases.append(case("ship-notes/SKILL.md", SHIP, studio, tests=NUMBERED, seed=2, limit=40))
     cases.append(
         case(
             "ship-notes/SKILL.md",
@@ -357,6 +386,14 @@ def main() -> None:
         "cases": cases,
         "round_trip": round_trip_cases(),
         "self_written": self_written_cases(),
+        "parrots": {
+            "skill": SHIP,
+            "example_numbers": sorted(T.example_numbers(skill_from_text(SHIP))),
+            "answers": [
+                {"answer": a, "asked": q, "parrots": T.parrots(a, q, T.example_numbers(skill_from_text(SHIP)))}
+                for a, q in PARROTS
+            ],
+        },
     }
     OUT.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {OUT} ({len(cases)} cases)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -130,6 +131,22 @@ def test_a_greedy_answer_parroting_a_forced_one_gives_no_row(parts):
     assert [r.source for r in rows] == ["examples", "tests"]
 
 
+def test_a_greedy_answer_with_an_examples_number_the_request_lacks_gives_no_row(parts):
+    _, _, prompter, teacher = parts
+    skill = SKILL + "\n## Examples\nRequest: Notes for ticket 4411\nReply: `zorp: faster search [4411]`\n"
+    qs = [Question([{"role": "user", "content": "Handle the draft for Dana"}], "requests"),
+          Question([{"role": "user", "content": "Notes for ticket 4411"}], "tests"),
+          Question([{"role": "user", "content": "Notes for ticket 77"}], "tests")]
+    answers = {0: "zorp: faster search [4411]", 1: "zorp: faster search [4411]", 2: "zorp: login fix [77]"}
+    teacher._answers = lambda prompts, forced: [prompter.ids(answers[i]) for i in range(len(prompts))]
+    try:
+        rows = teacher.rows(skill, qs)
+    finally:
+        del teacher._answers
+    # The example's item given to a request without it is dropped; asked for, or another item, it is kept.
+    assert [r.question for r in rows] == [1, 2]
+
+
 class EchoTeacher:
     """A teacher whose rows are the questions it was asked."""
 
@@ -143,10 +160,14 @@ class EchoTeacher:
 def test_teacher_rows_follow_the_tests_they_were_gathered_from():
     skill = skill_from_text(SKILL, "zorp-notes/SKILL.md")
     d = Distiller(None, EchoTeacher(), [], 1, load_recipe())  # no lm: no student step here
-    first = d.teacher_rows(skill, ("tests",), tests=[{"prompt": "Notes for ticket 1"}])[1]
-    other = d.teacher_rows(skill, ("tests",), tests=[{"prompt": "Notes for ticket 2"}])[1]
-    assert first == ["Notes for ticket 1"] and other == ["Notes for ticket 2"]
-    assert d.teacher_rows(skill, ("tests",), tests=[{"prompt": "Notes for ticket 1"}])[1] is first  # still cached
+    first = d.teacher_rows(skill, ("tests",), tests=[{"prompt": "Notes for ticket A"}])[1]
+    other = d.teacher_rows(skill, ("tests",), tests=[{"prompt": "Notes for ticket B"}])[1]
+    assert first == ["Notes for ticket A"] and other == ["Notes for ticket B"]
+    assert d.teacher_rows(skill, ("tests",), tests=[{"prompt": "Notes for ticket A"}])[1] is first  # still cached
+    # A test with a number also practises its copies with the number redrawn (practice.test_variants).
+    numbered = d.teacher_rows(skill, ("tests",), tests=[{"prompt": "Notes for ticket 12"}])[1]
+    assert numbered[0] == "Notes for ticket 12" and len(numbered) > 1
+    assert all(re.fullmatch(r"Notes for ticket [1-9][0-9]", q) for q in numbered)
 
     def chat(n):
         turns = [{"role": "user", "content": f"Notes for ticket {n}"}, {"role": "assistant", "content": "ok"}]

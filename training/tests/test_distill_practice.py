@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pskills_train.distill import practice as P
+from pskills_train.distill import practice_text as T
 from pskills_train.distill.practice import NoPractice, counts, examples, gather
 from pskills_train.distill.practice_synth import CLOZE, EXAMPLE_VARIANTS, FRAMES, LEXICON, requests
 from pskills_train.skillworld import generate
@@ -48,7 +49,13 @@ def test_every_source_gives_questions_and_counts_them():
         n_requests=6,
     )
     c = counts(qs)
-    assert c["tests"] == 1 and c["examples"] == 1 + EXAMPLE_VARIANTS and c["requests"] == 6  # the pair and its copies
+    # the test and the pair, each with its copies
+    assert (
+        c["tests"] == 1
+        and c[P.REDRAWN] == P.TEST_VARIANTS
+        and c["examples"] == 1 + EXAMPLE_VARIANTS
+        and c["requests"] == 6
+    )
     assert c["cloze"] >= 3 and c["template"] >= 3
     ex = examples(skill)[0]
     assert ex.question == "Notes for ticket 4411" and ex.answer == "api: faster list endpoint (4411)"
@@ -86,7 +93,8 @@ def test_a_limit_takes_the_users_own_questions_first_and_keeps_synthesized_ones(
     c = counts(qs)
     assert len(qs) == 20 and c["tests"] + c["examples"] == 15  # three quarters owned
     assert [q.source for q in qs[:2]] == ["tests", "examples"]  # round-robin inside the owned group
-    few = gather(skill, ("tests", "cloze"), tests=tests[:2], limit=20)
+    plain = [{"prompt": "Notes for the deploy"}, {"prompt": "Notes for the hotfix"}]  # no numbers: no copies
+    few = gather(skill, ("tests", "cloze"), tests=plain, limit=20)
     assert counts(few)["tests"] == 2 and len(few) == 2 + min(18, counts(few)["cloze"])  # synthesized ones fill
 
 
@@ -111,6 +119,13 @@ def test_shared_written_filter_and_holdout():
         assert [t["id"] for t in P.split_tests(h["tests"], h["seed"])[1]] == h["held_out"]
 
 
+def test_shared_parroted_answers():
+    f = CASES["parrots"]
+    numbers = T.example_numbers(skill_from_text(f["skill"]))
+    assert sorted(numbers) == f["example_numbers"]
+    assert [T.parrots(a["answer"], a["asked"], numbers) for a in f["answers"]] == [a["parrots"] for a in f["answers"]]
+
+
 @pytest.mark.parametrize("case", CASES["cases"], ids=lambda c: f"{c['path']}:{','.join(c['sources'])}")
 def test_shared_cases(case):
     skill = skill_from_text(case["text"], case["path"])
@@ -127,7 +142,13 @@ def test_shared_cases(case):
         report=report,
     )
     got = [
-        {"question": q.messages[-1]["content"], "source": q.source, **({"answer": q.answer} if q.answer else {})}
+        {
+            "question": q.messages[-1]["content"],
+            "source": q.source,
+            **({"answer": q.answer} if q.answer else {}),
+            **({"messages": q.messages} if len(q.messages) > 1 else {}),  # a chat (common/distill/practice.ts)
+            **({"redrawn": True} if "variant" in q.meta else {}),
+        }
         for q in qs
     ]
     assert got == case["expect"]["questions"] and counts(qs) == case["expect"]["counts"]

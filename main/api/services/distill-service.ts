@@ -14,6 +14,7 @@ import type {
 import {
   gather,
   practisedTests,
+  sourceCounts,
   splitTests,
   STUDIO_SOURCES,
   type PracticeQuestion,
@@ -368,11 +369,4 @@ function trainStepRefusal(bundle: BundleInfo): string | null {
   } catch (err) {
     return (err as Error).message;
   }
-}
-
-/** Practice questions per source, as the stored recipe records them. */
-function sourceCounts(questions: readonly PracticeQuestion[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const q of questions) counts[q.source] = (counts[q.source] ?? 0) + 1;
-  return counts;
 }

@@ -3,7 +3,8 @@
 The same sources, names and rules as the studio's common/distill/practice.ts (one implementation in
 two languages; tests/fixtures/practice-cases.json pins source names, wordings and whole questions):
 
-- `tests`: the skill's own test prompts (studio tests; a SkillWorld world's practice.jsonl);
+- `tests`: the skill's own test prompts (studio tests; a SkillWorld world's practice.jsonl), then
+  TEST_VARIANTS copies of each with its numbers redrawn (`test_variants`);
 - `examples`: the Examples section's request/reply pairs (the reply is the answer);
 - `trajectories`: stored chats that used the skill (the last assistant turn is the answer);
 - `user`: questions typed in the studio's practice panel;
@@ -169,6 +170,31 @@ def from_tests(rows: list[dict[str, Any]]) -> list[Question]:
     return out
 
 
+TEST_VARIANTS = 3  # copies of each test with its numbers redrawn (the teacher answers them)
+
+
+def _redrawn(text: str, to: dict[str, str]) -> str:
+    return re.sub(r"[0-9]+", lambda x: to.get(x.group(0), x.group(0)), text)
+
+
+def test_variants(questions: list[Question], n: int = TEST_VARIANTS, seed: int = 0) -> list[Question]:
+    """Copies of test questions with every number of the chat redrawn (as many digits; one mapping per
+    copy, so a tool call and its result keep the request's numbers): the test's shape on other items,
+    so the adapter copies a request's items instead of learning the tests' own."""
+    out: list[Question] = []
+    for v in range(n):
+        for k, q in enumerate(questions):
+            found = dict.fromkeys(x for t in q.messages for x in re.findall(r"[0-9]+", t.get("content", "")))
+            to: dict[str, str] = {}
+            for r in (x for x in found if len(x) <= 9):
+                lo = 1 if len(r) == 1 else 10 ** (len(r) - 1)
+                to[r] = str(lo + fnv(seed, "test-variant", k, v, r) % (10 ** len(r) - lo))
+            if to:
+                msgs = [{**t, "content": _redrawn(t.get("content", ""), to)} for t in q.messages]
+                out.append(Question(msgs, q.source, None, {**q.meta, "variant": v}))
+    return out
+
+
 def from_trajectories(rows: list[dict[str, Any]]) -> list[Question]:
     out = []
     for r in rows:
@@ -203,6 +229,7 @@ def gather(
     made: dict[str, list[Question]] = {s: [] for s in SOURCES}
     if "tests" in sources:
         made["tests"] = from_tests(tests or [])
+        made["tests"] += test_variants(made["tests"], TEST_VARIANTS, seed)
     if "examples" in sources:
         made["examples"] = [Question(_user(d.question), "examples", d.answer) for d in examples(seen, seed)]
     if "trajectories" in sources:
@@ -259,10 +286,14 @@ def _round_robin(per: list[list[Question]]) -> list[Question]:
     return out
 
 
+REDRAWN = "tests_redrawn"  # the count of the tests' copies (a test's count stays the person's own)
+
+
 def counts(questions: list[Question]) -> dict[str, int]:
     out: dict[str, int] = {}
     for q in questions:
-        out[q.source] = out.get(q.source, 0) + 1
+        k = REDRAWN if q.source == "tests" and "variant" in q.meta else q.source
+        out[k] = out.get(k, 0) + 1
     return out
 
 
@@ -277,6 +308,7 @@ __all__ = [
     "cloze",
     "requests",
     "from_tests",
+    "test_variants",
     "from_trajectories",
     "split_tests",
     "filter_written",

@@ -4,6 +4,7 @@ Examples cut out for practice that may not see them, and one seeded hash for eve
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -64,3 +65,19 @@ def fnv(*parts: object) -> int:
 
 def pick(items: Sequence[T], *parts: object) -> T:
     return items[fnv(*parts) % len(items)]
+
+
+_NUMBER = re.compile(r"[0-9]+")
+
+
+def example_numbers(skill: Skill) -> set[str]:
+    """Numbers of two digits or more that the skill writes only in its Examples: an example's items."""
+    outside = set(_NUMBER.findall(without_examples(skill).text))
+    return {n for n in _NUMBER.findall(skill.text) if len(n) >= 2 and n not in outside}
+
+
+def parrots(answer: str, asked: str, numbers: set[str]) -> bool:
+    """Whether a greedy answer repeats an example's number (`example_numbers`) that the chat it answers
+    does not hold: a small teacher answering a request it cannot place with an example's item."""
+    given = set(_NUMBER.findall(asked))
+    return any(n in numbers and n not in given for n in _NUMBER.findall(answer))

@@ -21,7 +21,9 @@ from torch import Tensor
 from ..scoring.sample import Sampling, sample_batch
 from ..scoring.score import Item, score_all
 from ..scoring.tasks import Prompter, Task
+from ..synth.skill import skill_from_text
 from .practice import WRITE_SAMPLING, WRITE_TOKENS, Question
+from .practice_text import example_numbers, parrots
 
 
 @dataclass
@@ -98,7 +100,9 @@ class Teacher:
                 res.append((top.indices, top.values, float(own.mean())))
         return res
 
-    def _pass(self, context: str | None, questions: list[Question]) -> list[TeacherRow]:
+    def _pass(self, context: str | None, questions: list[Question],
+              numbers: set[str] | None = None) -> list[TeacherRow]:
+        """numbers: the skill's Examples-only numbers (`practice_text.example_numbers`)."""
         room = self.max_answer + 1
         prompts = [self.prompter.fit(_task(q), context, self.context - room)[0] for q in questions]
         forced = [None if q.answer is None else self.prompter.ids(q.answer)[:self.max_answer] + [self.eos]
@@ -106,7 +110,8 @@ class Teacher:
         answers = self._answers(prompts, forced)
         # A greedy answer that is another question's forced answer word for word parrots it (a small
         # teacher answers a request it cannot place with an example's reply): an empty row, dropped by
-        # `rows` (docs/distill.md "Practice").
+        # `rows` (docs/distill.md "Practice"). So does one that repeats an example's number the chat does
+        # not hold (partial parroting, or with no forced reply to compare, as without the Examples).
         given = {q.answer.strip(): q.messages[-1]["content"] for q in questions if q.answer is not None}
         rows = []
         for q, a, (ti, tl, ml) in zip(questions, answers, self._topk(prompts, answers), strict=True):
@@ -114,6 +119,8 @@ class Teacher:
             if q.answer is None:
                 said = self.prompter.tok.decode([t for t in a if t not in self.stop_ids and t != self.eos]).strip()
                 if given.get(said, q.messages[-1]["content"]) != q.messages[-1]["content"]:
+                    a = []
+                elif numbers and parrots(said, "\n".join(m.get("content", "") for m in q.messages), numbers):
                     a = []
             rows.append(TeacherRow(student + a, len(student), ti, tl, a, q.source, ml))
         return rows
@@ -143,14 +150,15 @@ class Teacher:
         is read chunk by chunk (the most confident chunk per question); else it is cut, as in_context."""
         budget = self.context - self.max_answer - 1 - self._longest_question(questions) - 16
         chunks = chunk_texts(self.prompter, skill, max(64, budget)) if chunked else [skill]
+        numbers = example_numbers(skill_from_text(skill))
         if len(chunks) == 1:
-            rows = self._pass(skill, questions)
+            rows = self._pass(skill, questions, numbers)
             for i, r in enumerate(rows):
                 r.question = i
             return [r for r in rows if r.answer]
         best: list[TeacherRow | None] = [None] * len(questions)
         for c, text in enumerate(chunks):
-            for i, r in enumerate(self._pass(text, questions)):
+            for i, r in enumerate(self._pass(text, questions, numbers)):
                 r.chunk, r.question = c, i
                 if r.answer and (best[i] is None or r.mean_logp > best[i].mean_logp):  # type: ignore[union-attr]
                     best[i] = r
