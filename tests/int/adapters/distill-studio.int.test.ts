@@ -56,7 +56,8 @@ describe.each(transports)('distilling in the studio over $name', (transport) => 
     await s.api.skills.save({ name: 'bare', content: '---\nname: bare\ndescription: Nothing to ask.\n---\n# Bare\n' });
     const plan = await s.api.adapters.distillPlan({ name: 'bare' });
     expect(plan.questions.length).toBeGreaterThanOrEqual(32);
-    expect(new Set(plan.questions.map((q) => q.source))).toEqual(new Set(['requests', 'template']));
+    // A bare skill has no section text for cloze and names no tool: requests carry it all.
+    expect(new Set(plan.questions.map((q) => q.source))).toEqual(new Set(['requests']));
     expect(plan.practice).toMatchObject({ tests: 0, heldOutTests: [], writer: 'engine' });
     expect(plan.practice.tried).toEqual([
       'tests',
@@ -64,7 +65,6 @@ describe.each(transports)('distilling in the studio over $name', (transport) => 
       'requests',
       'self_written',
       'cloze',
-      'template',
       'round_trip',
     ]);
     expect(plan.practice.advice).toMatch(/Write 3–5 tests/);
