@@ -108,7 +108,9 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
       page.getByTestId('practice-question').evaluateAll((els) => els.map((e) => e.getAttribute('data-source')));
     // The recipe's 40 questions (docs/distill.md "Practice"): the person's own take three quarters, 30,
     // the 24 practised tests (8 of 32 held out) and the Examples' pair with its 7 copies interleaved, so
-    // 8 Examples and 22 tests; the made ones fill 10, round-robin: requests 4, cloze 3, template 3.
+    // 8 Examples and 22 tests (a test's redrawn copies come after every test: none fit); the made ones
+    // fill 10, round-robin over requests and cloze (self-written requests join at the run): this skill's
+    // sections give 4 cloze, requests the other 6.
     const before = await sources();
     const count = (list: (string | null)[], source: string) => list.filter((s) => s === source).length;
     assert.equal(before.length, 40, "the recipe's questions");
@@ -116,7 +118,7 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     assert.equal(count(before, 'examples'), 8, 'the Examples pair and its 7 copies with new numbers');
     assert.deepEqual(
       ['requests', 'cloze', 'template'].map((s) => count(before, s)),
-      [4, 3, 3],
+      [6, 4, 0],
       'the made ones, round-robin',
     );
     assert.match(await page.getByTestId('practice-sources').innerText(), /8 of 32 tests are held out/);
@@ -132,7 +134,7 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     assert.ok(!(await page.getByTestId('practice-panel').innerText()).includes(removed), 'the removed one is gone');
     assert.match(
       await page.getByTestId('practice-counts').innerText(),
-      /^40 · test (\d+), Examples (\d+), test copy (\d+), synthesized (\d+), cloze (\d+), added 1$/,
+      /^40 · test 22, Examples 8, synthesized 6, cloze 3, added 1$/,
     );
     await screenshot(page, 'distill-01-plan');
   });
@@ -276,7 +278,7 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
     assert.match(
       await page.getByTestId('lineage-practice').innerText(),
       // The panel's list, then the self-written requests the run added (docs/distill.md "Practice").
-      /^tests (\d+) · examples (\d+) · tests_redrawn (\d+) · requests (\d+) · cloze (\d+) · user 1( · self_written \d+)?$/,
+      /^tests 22 · examples 8 · requests 6 · cloze 3 · user 1( · self_written \d+)?$/,
     );
     assert.match(await page.getByTestId('lineage-steps').innerText(), /^40 /);
     assert.match(await page.getByTestId('lineage-final-loss').innerText(), /^[\d.]+$/);

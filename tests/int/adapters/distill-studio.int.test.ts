@@ -59,14 +59,7 @@ describe.each(transports)('distilling in the studio over $name', (transport) => 
     // A bare skill has no section text for cloze and names no tool: requests carry it all.
     expect(new Set(plan.questions.map((q) => q.source))).toEqual(new Set(['requests']));
     expect(plan.practice).toMatchObject({ tests: 0, heldOutTests: [], writer: 'engine' });
-    expect(plan.practice.tried).toEqual([
-      'tests',
-      'examples',
-      'requests',
-      'self_written',
-      'cloze',
-      'round_trip',
-    ]);
+    expect(plan.practice.tried).toEqual(['tests', 'examples', 'requests', 'self_written', 'cloze', 'round_trip']);
     expect(plan.practice.advice).toMatch(/Write 3–5 tests/);
     expect(plan.questionsError).toBeNull();
   });
