@@ -121,7 +121,9 @@ describe('distil a skill in the browser', { timeout: 900_000 }, () => {
       [6, 4, 0],
       'the made ones, round-robin',
     );
-    assert.match(await page.getByTestId('practice-sources').innerText(), /8 of 32 tests are held out/);
+    const sourcesLine = await page.getByTestId('practice-sources').innerText();
+    assert.match(sourcesLine, /8 of 32 tests are held out/);
+    assert.doesNotMatch(sourcesLine, /[a-z)]\.[A-Z]/, 'sentences run together');
     // Remove a cloze, add one of the user's own.
     const cloze = page.locator('[data-testid="practice-question"][data-source="cloze"]').last();
     const removed = await cloze.locator('.text').innerText();
