@@ -2,9 +2,10 @@
 // (the writer behind `pskills adapters export --format gguf`) and loaded by llama.cpp (node-llama-cpp's
 // prebuilt CPU binary) on the very GGUF the bundle was made from. On the skill's held-out questions: the
 // greedy tokens at temperature 0 against the engine's with the same adapter (the first AGREE_TOKENS,
-// no stop token; also teacher-forced: llama.cpp's top token after each of the engine's), and llama.cpp's NLL of the teacher's answers with and without the adapter beside the
-// engine's. The engine runs the float32 weights dequantized from Q4_1, llama.cpp the Q4_1 blocks with
-// 8-bit activations, so the NLLs differ by a little; the target is on how far the adapter moves each.
+// no stop token; also teacher-forced: llama.cpp's top token after each of the engine's), and llama.cpp's NLL of
+// the teacher's answers with and without the adapter beside the engine's. Two files: the GGUF's float32 twin
+// (bench/gguf_dequantized.py: the bundle's very weights, so the targets are on it) and the Q4_1 file itself,
+// whose 8-bit activations part near-tied greedy tokens even with no adapter (reported, no target).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,7 +48,13 @@ export async function llamaCppSkill(bundle: Bundle, cpp: LlamaCpp, adapter: Engi
     let forced = 0;
     const firstDiff: number[] = [];
     const cppNll = { none: [] as number[], adapter: [] as number[] };
+    let sameBase = 0;
     for (const h of held) {
+      const [base0] = await generateAll(bundle, [
+        { prompt: h.prompt, maxNewTokens: AGREE_TOKENS, stopTokenIds: [], adapter: null },
+      ]);
+      const theirs0 = await greedy(cpp, h.prompt, AGREE_TOKENS, undefined, THREADS);
+      sameBase += base0!.tokens.filter((t, j) => t === theirs0[j]).length;
       const [ours] = await generateAll(bundle, [
         { prompt: h.prompt, maxNewTokens: AGREE_TOKENS, stopTokenIds: [], adapter },
       ]);
@@ -66,6 +73,7 @@ export async function llamaCppSkill(bundle: Bundle, cpp: LlamaCpp, adapter: Engi
       questions: held.length,
       token_agreement: round(same / (held.length * AGREE_TOKENS)),
       first_difference_at: firstDiff,
+      token_agreement_no_adapter: round(sameBase / (held.length * AGREE_TOKENS)),
       // the engine's tokens fed to llama.cpp: how often its own top token is the engine's (no cascade)
       token_agreement_forced: round(forced / (held.length * AGREE_TOKENS)),
       nll_none: round(nll.none),
@@ -87,7 +95,8 @@ export type LlamaCppSkill = Awaited<ReturnType<typeof llamaCppSkill>> & { skill:
 export function llamaCppSummary(gguf: string, skills: LlamaCppSkill[]) {
   const q = skills.reduce((a, s) => a + s.questions, 0);
   type Pooled = 'nll_none' | 'nll_adapter' | 'studio_nll_none' | 'studio_nll_adapter' | 'token_agreement';
-  const w = (k: Pooled | 'token_agreement_forced') => round(skills.reduce((a, s) => a + s[k] * s.questions, 0) / q);
+  const w = (k: Pooled | 'token_agreement_forced' | 'token_agreement_no_adapter') =>
+    round(skills.reduce((a, s) => a + s[k] * s.questions, 0) / q);
   const summary = {
     token_agreement: w('token_agreement'),
     token_agreement_forced: w('token_agreement_forced'),
@@ -103,6 +112,7 @@ export function llamaCppSummary(gguf: string, skills: LlamaCppSkill[]) {
     adapter: 'the distilled adapter as an f32 GGUF LoRA (pskills adapters export --format gguf)',
     tokens: AGREE_TOKENS,
     questions: q,
+    token_agreement_no_adapter: w('token_agreement_no_adapter'),
     ...summary,
     shift: round(summary.nll_adapter - summary.nll_none),
     studio_shift: round(summary.studio_nll_adapter - summary.studio_nll_none),
@@ -117,6 +127,8 @@ export function llamaCppSummary(gguf: string, skills: LlamaCppSkill[]) {
 }
 
 export type LlamaCppSummary = ReturnType<typeof llamaCppSummary> & {
+  /** The same on the quantized file the bundle was made from (no target: see the header). */
+  quantized?: Omit<ReturnType<typeof llamaCppSummary>, 'targets'>;
   measured?: string;
   loadavg?: number[];
   /** 'llamacpp-only': a run of its own (the skills distilled again), not the one of the NLL table beside it. */
@@ -144,5 +156,14 @@ export function llamaCppLines(l: LlamaCppSummary): string[] {
     '| skill | questions | token agreement | llama.cpp NLL none → adapter (shift) | studio NLL none → adapter (shift) | shift gap |',
     '| --- | --- | --- | --- | --- | --- |',
     ...rows,
+    ...(l.quantized
+      ? [
+          '',
+          `On ${l.quantized.model} itself (what llama.cpp users load; its 8-bit activations round differently from the` +
+            ` engine's float32): agreement ${l.quantized.token_agreement} (${l.quantized.token_agreement_forced} fed the engine's tokens),` +
+            ` ${l.quantized.token_agreement_no_adapter} with no adapter on either side; largest shift gap ${l.quantized.max_shift_gap} nats.` +
+            ` On the float32 twin, with no adapter: ${l.token_agreement_no_adapter}.`,
+        ]
+      : []),
   ];
 }

