@@ -24,11 +24,11 @@ def test_twin_holds_the_dequantized_values(tmp_path: Path) -> None:
         "token_embd.weight": (rng.standard_normal((2, 32)).astype(np.float32), GGMLQuantizationType.Q8_0),
         "output_norm.weight": (rng.standard_normal(64).astype(np.float32), GGMLQuantizationType.F32),
     }
-    for name, (x, q) in tensors.items():
-        if q == GGMLQuantizationType.F32:
+    for name, (x, qt) in tensors.items():
+        if qt == GGMLQuantizationType.F32:
             w.add_tensor(name, x)
         else:
-            w.add_tensor(name, quantize(x, q), raw_dtype=q)
+            w.add_tensor(name, quantize(x, qt), raw_dtype=qt)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
