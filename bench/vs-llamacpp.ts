@@ -154,7 +154,7 @@ async function llamaEngine(threads: number, plan: Plan): Promise<Engine> {
 const openEngine = (engine: EngineName, threads: number, plan: Plan) =>
   engine === 'llamacpp' ? llamaEngine(threads, plan) : studioEngine(bundleDir(BUNDLES[engine]), threads);
 
-/** Decode tokens/s and CPU ms a token, plain or with the adapter (a 64-token warm-up before the first). */
+/** Decode tokens/s and CPU ms a token, plain or with the adapter: a run of DECODE + 1 tokens less a run of 1. */
 const decodeWith = async (e: Engine, plan: Plan, lora: boolean) =>
   decodeOf(await e.time(plan.chat, DECODE + 1, lora), await e.time(plan.chat, 1, lora));
 
