@@ -3,8 +3,8 @@
 // torch autograd; same threads, medians), and seconds per skill for a ~450-token skill (teacher pass +
 // 40 steps), in the `node` key. Then, per SkillWorld length bucket (256 … 4096 tokens, one generated
 // skill each, its practice questions), the whole distillation (teacher pass + 40 steps) by the engine
-// and by the Python distiller (python -m pskills_train.distill: chunks for skills beyond the context,
-// where the engine cuts), against the same skill's in-context prefill: `buckets.<tokens>` (docs/distill.md).
+// and by the Python distiller (python -m pskills_train.distill: beyond the context, per question the
+// sections it needs, where the engine cuts), against the same skill's in-context prefill: `buckets.<tokens>` (docs/distill.md).
 // Run: npm run bench:distill [-- --lengths 512]
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -222,7 +222,7 @@ function pythonBucket(skillPath: string, practiceFile: string) {
     train_seconds: o.train_seconds as number,
     seconds_per_step: o.seconds_per_step as number,
     rows: (o.rows as unknown[]).length,
-    teacher: o.chunks > 1 ? `${o.chunks} chunks, the most confident per question` : 'whole skill in context',
+    teacher: o.focused > 0 ? `the sections each question needs (${o.focused} rows)` : 'whole skill in context',
     first_loss: o.losses[0] as number,
     final_loss: o.losses.at(-1) as number,
     prefill_tokens: o.prefill_tokens as number,
@@ -309,7 +309,7 @@ const result = {
   },
   threads: THREADS,
   machine: { cpu: cpus()[0]?.model, cores: cpus().length, loadavg: loadavg() },
-  note: "buckets.<tokens>: one SkillWorld skill (test split, seed 0) with its first 16 practice questions, teacher pass + 40 steps, seed 0, zero init. seconds_per_skill and in_context_prefill_seconds: the Python distiller (python -m pskills_train.distill; chunks beyond the context); node_*: the engine (skill cut to the context), warm: a second distillation of the same skill from a fresh adapter with the bundle's train-step sessions already open (Python's model is loaded before its timer too); node_cold_*: the first distillation, sessions opened inside. node_vs_python: Node warm ÷ Python seconds.",
+  note: "buckets.<tokens>: one SkillWorld skill (test split, seed 0) with its first 16 practice questions, teacher pass + 40 steps, seed 0, zero init. seconds_per_skill and in_context_prefill_seconds: the Python distiller (python -m pskills_train.distill; beyond the context, the sections each question needs); node_*: the engine (skill cut to the context), warm: a second distillation of the same skill from a fresh adapter with the bundle's train-step sessions already open (Python's model is loaded before its timer too); node_cold_*: the first distillation, sessions opened inside. node_vs_python: Node warm ÷ Python seconds.",
   seconds_per_step: { node: b512.node.seconds_per_step, python: b512.python.seconds_per_step, bucket: 512 },
   seconds_per_skill: {
     node: b512.node.seconds_per_skill,

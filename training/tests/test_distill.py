@@ -14,7 +14,7 @@ import torch
 from pskills_train.distill.practice import Question, gather
 from pskills_train.distill.run import Distiller
 from pskills_train.distill.student import NonFinite, distill, zero_init
-from pskills_train.distill.teacher import Teacher, chunk_texts
+from pskills_train.distill.teacher import Teacher
 from pskills_train.distill_recipe import RECIPE, Recipe, load_recipe
 from pskills_train.evals.__main__ import main as eval_main
 from pskills_train.evals.conditions import DISTILLED
@@ -76,13 +76,16 @@ def test_teacher_rows_align_the_top_k_with_the_answer(parts):
     assert forced and prompter.tok.decode(forced[0].answer[:-1]).strip().startswith("zorp")  # teacher-forced
 
 
-def test_a_skill_longer_than_the_context_is_read_by_chunks(parts):
+def test_a_skill_longer_than_the_context_is_read_by_the_sections_each_question_needs(parts):
     _, _, prompter, teacher = parts
     long = SKILL + "\n## Notes\n" + " ".join(f"word{i}" for i in range(600)) + "\n"
-    chunks = chunk_texts(prompter, long, 100, 10)
-    assert len(chunks) > 2 and chunks[0] in long and chunks[-1] in long
+    assert len(prompter.ids(long)) > teacher.context
     rows = rows_for(teacher, long)
-    assert rows and {r.chunk for r in rows} <= set(range(len(chunks) + 8)) and all(r.chunk is not None for r in rows)
+    assert rows and all(r.context != long and r.context.startswith("---\nname: zorp-notes") for r in rows)
+    assert all("word599" not in r.context for r in rows)  # the section that cannot fit is left out
+    ticket = [r for r in rows if r.source == "tests"]
+    assert ticket and all("End with the ticket number" in r.context for r in ticket)  # the section it needs
+    assert all(r.context == SKILL for r in rows_for(teacher))  # a skill that fits is read whole
 
 
 def test_the_student_is_deterministic_and_moves_toward_the_teacher(parts):

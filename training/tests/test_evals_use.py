@@ -50,7 +50,7 @@ def test_use_block_has_its_keys(tmp_path, capsys):
     for r in u["conditions"].values():
         assert set(r) == {"nll", "kl"} and r["nll"] > 0 and r["kl"] >= 0
     # the in-context student is the teacher itself on a skill it reads whole: KL 0 up to float error
-    assert not any(e["teacher_chunked"] for e in u["per_skill"])
+    assert not any(e["teacher_focused"] for e in u["per_skill"])
     assert u["conditions"]["in_context"]["kl"] == pytest.approx(0.0, abs=1e-4)
     assert u["conditions"]["none"]["kl"] > 1e-3
     assert set(u["distilled_share"]) >= {"value", "ci95", "n_skills"} and u["n_skills"] == 3

@@ -46,7 +46,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--recipe", type=Path, default=RECIPE)
     ap.add_argument("--max-new-tokens", type=int, default=32, help="greedy tokens per task answer")
     ap.add_argument("--no-chunks", action="store_true",
-                    help="cut a skill longer than the context (as in_context and the studio do) instead of chunks")
+                    help="cut a skill longer than the context (as in_context and the studio do) instead of reading "
+                         "the sections each question needs")
     ap.add_argument("--json", action="store_true", help="one JSON object on stdout")
     return ap
 
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
 
     out: dict[str, Any] = {
         "steps": rec.steps, "seed": a.seed, "threads": a.threads, "questions": len(questions),
-        "skill_tokens": len(prompter.ids(skill)), "context": context, "chunks": len({r.chunk for r in rows}),
+        "skill_tokens": len(prompter.ids(skill)), "context": context, "focused": sum(r.context != skill for r in rows),
         "rows": [{"ids": r.student, "answer_from": r.answer_from, "answer": tok.decode(r.answer)} for r in rows],
         "losses": res.losses, "teacher_seconds": t_teacher, "train_seconds": res.seconds,
         "seconds_per_step": res.seconds / max(1, rec.steps), "seconds": seconds,

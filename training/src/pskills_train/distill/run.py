@@ -76,11 +76,11 @@ class Distiller:
         res = distill(self.lm, rows, start, rec, self.seed)
         if 0 in snapshots:
             res.snapshots[0] = start
-        chunks = sorted({r.chunk for r in rows if r.chunk is not None})
         return Distilled(res, {
             "kind": "distilled", "init": "instant" if init is not None else "zero", "sources": counts(qs),
             "self_written_dropped": self.dropped.get(rows_key(skill, sources, tests, trajectories)),
-            "rows": len(rows), "chunks": len(chunks) or 1, "steps": rec.steps, "lr": rec.lr, "batch": rec.batch,
+            "rows": len(rows), "focused": sum(r.context != skill.text for r in rows), "steps": rec.steps,
+            "lr": rec.lr, "batch": rec.batch,
             "final_loss": res.losses[-1], "first_loss": res.losses[0],
             "teacher_seconds": round(t_teacher, 2), "train_seconds": round(res.seconds, 2),
             "seconds": round(time.perf_counter() - t0, 2)})

@@ -5,9 +5,9 @@ The skill is cut to fit the base's trained context exactly as the eval's in_cont
 teacher-forced on it. Per answer token the teacher's top-k log-probabilities (log-softmax over the
 whole vocabulary) are kept; they are the student's target (`model.distill_objective.distill_loss`).
 
-A skill longer than the context is read chunk by chunk (docs/distill.md, "Long skills"): per question,
-every chunk in context gives a greedy answer, and the chunk whose answer has the highest mean
-log-probability under its own teacher gives the target. It needs no labels.
+A skill longer than the context is read by sections (docs/distill.md, "Long skills"): per question, the
+teacher's context is the skill's head and the sections whose words the question shares most
+(`sections.focused`), as many as fit, in the skill's order. It needs no labels.
 """
 
 from __future__ import annotations
@@ -24,6 +24,12 @@ from ..scoring.tasks import Prompter, Task
 from ..synth.skill import skill_from_text
 from .practice import WRITE_SAMPLING, WRITE_TOKENS, Question
 from .practice_text import example_numbers, parrots
+from .sections import focused
+
+
+def _query(q: Question) -> str:
+    """What the section search reads: every turn of the chat the teacher answers."""
+    return "\n".join(m.get("content", "") for m in q.messages)
 
 
 @dataclass
@@ -35,28 +41,12 @@ class TeacherRow:
     answer: list[int]
     source: str
     mean_logp: float  # the teacher's mean log-probability of its own answer
-    chunk: int | None = None
+    context: str | None = None  # the skill text the teacher had: the skill, or the sections the question needs
     question: int = -1  # the index of its question in the list `rows` was given
 
 
 def _task(q: Question) -> Task:
     return Task(0, "practice", "practice", "", "", messages=q.messages)
-
-
-def chunk_texts(prompter: Prompter, text: str, budget: int, overlap: int = 32) -> list[str]:
-    """`text` cut at token boundaries into pieces of at most `budget` tokens, `overlap` shared."""
-    enc = prompter.tok.encode(text, add_special_tokens=False)
-    n = len(enc.ids)
-    if n <= budget:
-        return [text]
-    out, start = [], 0
-    while start < n:
-        end = min(n, start + budget)
-        out.append(text[enc.offsets[start][0]:enc.offsets[end - 1][1]])
-        if end == n:
-            break
-        start = end - overlap
-    return out
 
 
 class Teacher:
@@ -100,11 +90,14 @@ class Teacher:
                 res.append((top.indices, top.values, float(own.mean())))
         return res
 
-    def _pass(self, context: str | None, questions: list[Question],
+    def _pass(self, context: str | list[str] | None, questions: list[Question],
               numbers: set[str] | None = None) -> list[TeacherRow]:
-        """numbers: the skill's Examples-only numbers (`practice_text.example_numbers`)."""
+        """context: one for every question, or one per question. numbers: the skill's Examples-only numbers
+        (`practice_text.example_numbers`)."""
         room = self.max_answer + 1
-        prompts = [self.prompter.fit(_task(q), context, self.context - room)[0] for q in questions]
+        contexts = context if isinstance(context, list) else [context] * len(questions)
+        prompts = [self.prompter.fit(_task(q), c, self.context - room)[0]
+                   for q, c in zip(questions, contexts, strict=True)]
         forced = [None if q.answer is None else self.prompter.ids(q.answer)[:self.max_answer] + [self.eos]
                   for q in questions]
         answers = self._answers(prompts, forced)
@@ -146,23 +139,21 @@ class Teacher:
         return [self.prompter.tok.decode(g) for g in out]
 
     def rows(self, skill: str, questions: list[Question], chunked: bool = True) -> list[TeacherRow]:
-        """One row per question with a non-empty answer. `chunked`: a skill too long for the context
-        is read chunk by chunk (the most confident chunk per question); else it is cut, as in_context."""
-        budget = self.context - self.max_answer - 1 - self._longest_question(questions) - 16
-        chunks = chunk_texts(self.prompter, skill, max(64, budget)) if chunked else [skill]
+        """One row per question with a non-empty answer. `chunked`: a skill too long for the context is
+        read as the sections each question needs (sections.focused); else it is cut, as in_context."""
         numbers = example_numbers(skill_from_text(skill))
-        if len(chunks) == 1:
-            rows = self._pass(skill, questions, numbers)
-            for i, r in enumerate(rows):
-                r.question = i
-            return [r for r in rows if r.answer]
-        best: list[TeacherRow | None] = [None] * len(questions)
-        for c, text in enumerate(chunks):
-            for i, r in enumerate(self._pass(text, questions, numbers)):
-                r.chunk, r.question = c, i
-                if r.answer and (best[i] is None or r.mean_logp > best[i].mean_logp):  # type: ignore[union-attr]
-                    best[i] = r
-        return [r for r in best if r is not None]
+        contexts: str | list[str] = skill
+        if chunked:
+            room = self.context - self.max_answer - 1 - 16  # 16: the chat template's own tokens around the skill
+            contexts = [focused(skill, _query(q), room - self._question_tokens(q), self._count) for q in questions]
+        rows = self._pass(contexts, questions, numbers)
+        for i, r in enumerate(rows):
+            r.question = i
+            r.context = contexts[i] if isinstance(contexts, list) else skill
+        return [r for r in rows if r.answer]
 
-    def _longest_question(self, questions: list[Question]) -> int:
-        return max((len(self.prompter.fit(_task(q), None, 1 << 30)[0]) for q in questions), default=0)
+    def _count(self, text: str) -> int:
+        return len(self.prompter.tok.encode(text, add_special_tokens=False).ids)
+
+    def _question_tokens(self, q: Question) -> int:
+        return len(self.prompter.fit(_task(q), None, 1 << 30)[0])

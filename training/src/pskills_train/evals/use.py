@@ -31,7 +31,7 @@ from torch import Tensor
 from ..distill.practice import Question, filter_written
 from ..distill.practice_synth import LEXICON, _fill, _topics, slots_of
 from ..distill.practice_text import fnv, own_body, pick
-from ..distill.teacher import Teacher, TeacherRow, chunk_texts
+from ..distill.teacher import Teacher, TeacherRow
 from ..model.lora import stack_rows
 from ..scoring.metrics import paired_bootstrap
 from ..scoring.tasks import Task
@@ -177,18 +177,16 @@ def measure(suite, i: int) -> dict[str, Any]:
                              "leaks": leak_count(qs, practised), "conditions": {}}
     rows = teacher.rows(skill.text, qs)
     entry["scored"] = len(rows)
-    entry["teacher_chunked"] = sum(r.chunk is not None for r in rows)  # a long skill: read chunk by chunk
+    entry["teacher_focused"] = sum(r.context != skill.text for r in rows)  # a long skill: read by sections
     if not rows:
         return entry
     bare = [r.student[:r.answer_from] for r in rows]
     room = teacher.max_answer + 1
     of = {tuple(suite.prompter.fit(_task(q), None, 1 << 30)[0]): q for q in qs}  # Teacher.rows drops empties
     asked = [_task(of[tuple(b)]) for b in bare]
-    # the teacher's own prompts: the skill (or, for a long one, the chunk whose answer was kept) in context
-    budget = teacher.context - teacher.max_answer - 1 - teacher._longest_question(qs) - 16
-    chunks = chunk_texts(suite.prompter, skill.text, max(64, budget))
+    # the teacher's own prompts: the skill (or, for a long one, the sections the request needs) in context
     fit = lambda t, ctx: suite.prompter.fit(t, ctx, teacher.context - room)[0]  # noqa: E731
-    own = [fit(t, skill.text if r.chunk is None else chunks[r.chunk]) for t, r in zip(asked, rows, strict=True)]
+    own = [fit(t, r.context) for t, r in zip(asked, rows, strict=True)]
     lp = logprobs(suite.backend, suite.backend.cfg, rows, own, None)
     for cond in use_conditions(suite.conds):
         ad = None
