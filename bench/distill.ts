@@ -3,8 +3,8 @@
 // torch autograd; same threads, medians), and seconds per skill for a ~450-token skill (teacher pass +
 // 40 steps), in the `node` key. Then, per SkillWorld length bucket (256 … 4096 tokens, one generated
 // skill each, its practice questions), the whole distillation (teacher pass + 40 steps) by the engine
-// and by the Python distiller (python -m pskills_train.distill: beyond the context, per question the
-// sections it needs, where the engine cuts), against the same skill's in-context prefill: `buckets.<tokens>` (docs/distill.md).
+// and by the Python distiller (python -m pskills_train.distill; beyond the context both read per question
+// the sections it needs), against the same skill's in-context prefill: `buckets.<tokens>` (docs/distill.md).
 // Run: npm run bench:distill [-- --lengths 512]
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -192,7 +192,7 @@ async function nodeBucket(skillPath: string, practiceFile: string) {
       train_seconds: res.seconds,
       seconds_per_step: res.seconds / STEPS,
       rows: rows.length,
-      teacher: 'skill cut to the context',
+      teacher: 'beyond the context, the sections each question needs',
       first_loss: res.losses[0],
       final_loss: res.losses.at(-1),
       prefill_tokens: prompt.length,
@@ -309,7 +309,7 @@ const result = {
   },
   threads: THREADS,
   machine: { cpu: cpus()[0]?.model, cores: cpus().length, loadavg: loadavg() },
-  note: "buckets.<tokens>: one SkillWorld skill (test split, seed 0) with its first 16 practice questions, teacher pass + 40 steps, seed 0, zero init. seconds_per_skill and in_context_prefill_seconds: the Python distiller (python -m pskills_train.distill; beyond the context, the sections each question needs); node_*: the engine (skill cut to the context), warm: a second distillation of the same skill from a fresh adapter with the bundle's train-step sessions already open (Python's model is loaded before its timer too); node_cold_*: the first distillation, sessions opened inside. node_vs_python: Node warm ÷ Python seconds.",
+  note: "buckets.<tokens>: one SkillWorld skill (test split, seed 0) with its first 16 practice questions, teacher pass + 40 steps, seed 0, zero init. seconds_per_skill and in_context_prefill_seconds: the Python distiller (python -m pskills_train.distill; beyond the context, the sections each question needs); node_*: the engine (beyond the context, the sections each question needs), warm: a second distillation of the same skill from a fresh adapter with the bundle's train-step sessions already open (Python's model is loaded before its timer too); node_cold_*: the first distillation, sessions opened inside. node_vs_python: Node warm ÷ Python seconds.",
   seconds_per_step: { node: b512.node.seconds_per_step, python: b512.python.seconds_per_step, bucket: 512 },
   seconds_per_skill: {
     node: b512.node.seconds_per_skill,

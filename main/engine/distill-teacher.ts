@@ -1,8 +1,10 @@
 // The teacher pass of a distillation (docs/distill.md "The teacher"): the base with the skill as its system
-// message (cut to fit, as the in_context condition) answers each practice question greedily, and its
+// message (a long one: the sections each question needs, common/distill/sections.ts; cut to fit, as the
+// in_context condition) answers each practice question greedily, and its
 // top-k log-probabilities along that answer are the student's target. Python: pskills_train.distill.teacher.
 import { chatOf, type PracticeQuestion } from '../../common/distill/practice';
 import { exampleNumbers, parrots } from '../../common/distill/practice-text';
+import { focusedSkill } from '../../common/distill/sections';
 import type { Bundle } from './bundle';
 import type { ChatMessage } from './chat';
 import { recipeOf } from './distill-recipe';
@@ -233,6 +235,29 @@ function parroted(
   return parrots(said, asked, numbers);
 }
 
+/** Each question's teacher prompt: the skill as the system message, then the question's chat. A skill longer
+ * than the room beside a question is read as the sections that question needs (docs/distill.md "Long
+ * skills"), then cut to fit as `in_context` cuts. */
+export function teacherPrompts(
+  bundle: Bundle,
+  skill: string,
+  questions: readonly PracticeQuestion[],
+  maxAnswerTokens: number,
+  signal: AbortSignal | undefined,
+): number[][] {
+  const count = (text: string) => bundle.tokenizer.encode(text).length;
+  const whole = count(skill);
+  return questions.map((q) => {
+    checkAborted(signal);
+    const chat = chatOf(q);
+    const bare = count(bundle.chat.render([{ role: 'system', content: '' }, ...chat]));
+    const room = bundle.manifest.architecture.max_positions - (maxAnswerTokens + 1) - bare;
+    const text = whole <= room ? skill : focusedSkill(skill, chat.map((t) => t.content).join('\n'), room, count);
+    const system = fitSystem(bundle, text, chat, maxAnswerTokens + 1);
+    return bundle.tokenizer.encode(bundle.chat.render([{ role: 'system', content: system }, ...chat]));
+  });
+}
+
 /** The teacher pass: a greedy answer per question with the skill in context, then the teacher's top-k on
  * it. The prompts' shared beginning (the skill) runs once; every group of rows starts from its cache. */
 export async function teacherRows(
@@ -248,11 +273,7 @@ export async function teacherRows(
   const k = trainStepEntry(m).top_k;
   const maxLen = stepBuckets(m).at(-1)!.length;
   const ends = new Set([...m.special_tokens.stop, m.special_tokens.eos]);
-  const prompts = questions.map((q) => {
-    checkAborted(signal);
-    const system = fitSystem(bundle, skill, chatOf(q), maxAnswerTokens + 1);
-    return bundle.tokenizer.encode(bundle.chat.render([{ role: 'system', content: system }, ...chatOf(q)]));
-  });
+  const prompts = teacherPrompts(bundle, skill, questions, maxAnswerTokens, signal);
   if (prompts.length === 0) return [];
   const prefix = await runPrefix(bundle, prompts[0]!.slice(0, sharedLength(prompts)));
   // Questions without an answer are answered greedily, all together.

@@ -15,6 +15,7 @@ from pskills_train.distill import practice as P
 from pskills_train.distill import practice_text as T
 from pskills_train.distill import round_trip as R
 from pskills_train.distill.practice_synth import CLOZE, FRAMES, LEXICON, SLOT_FORMS
+from pskills_train.distill.sections import focused, scores, split_sections
 from pskills_train.scoring import sample as S
 from pskills_train.synth.skill import skill_from_text
 
@@ -330,6 +331,25 @@ def self_written_cases() -> dict:
     }
 
 
+def sections_cases() -> dict:
+    """The long-skill teacher's section choice (distill/sections.py), with whitespace words as the count."""
+    filler = "## Upgrade in small steps\n\nUpgrade one major version at a time and run the tests after each.\n\n"
+    fence = "## Setup\n\n```bash\n## not a heading\npip install zorp\n```\n\n"
+    long = SHIP + "\n" + filler + fence + filler + "## Keep it true\n\nRun the examples as tests. Zürich ünits.\n\n" + filler
+
+    def count(t: str) -> int:
+        return len(t.split())
+
+    queries = ["Notes for ticket 4411, please", "Upgrade the zorp setup with pip", "Keep it true: run the examples",
+               "qqq", "notes.lookup(change=812)\n{\"title\": \"faster export\"}"]
+    return {
+        "text": long,
+        "split": split_sections(long),
+        "cases": [{"query": q, "budget": b, "scores": scores(split_sections(long), q),
+                   "focused": focused(long, q, b, count)} for q in queries for b in (60, 120, 10_000)],
+    }
+
+
 def main() -> None:
     studio = ("tests", "examples", "requests", "self_written", "cloze", "template")
     synth = ("requests", "cloze", "template")
@@ -386,6 +406,7 @@ def main() -> None:
         "cases": cases,
         "round_trip": round_trip_cases(),
         "self_written": self_written_cases(),
+        "sections": sections_cases(),
         "parrots": {
             "skill": SHIP,
             "example_numbers": sorted(T.example_numbers(skill_from_text(SHIP))),

@@ -45,3 +45,8 @@ def test_a_section_far_below_the_best_or_sharing_no_word_is_left_out():
     got = focused(text, "glim glim record", count(text) - 1, count)
     assert got == HEAD + TOOLS  # Rules and the filler share no word with the question
     assert focused(text, "qqq", count(text) - 1, count) == HEAD
+
+
+def test_a_heading_inside_a_code_fence_is_not_a_section():
+    text = HEAD + "## Steps\n\n```bash\n## not a heading\necho hi\n```\n\n" + RULES
+    assert split_sections(text) == [HEAD, "## Steps\n\n```bash\n## not a heading\necho hi\n```\n\n", RULES]

@@ -7,7 +7,7 @@ import { EngineWorker } from '../../../main/engine/engine-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBundle, type Bundle } from '../../../main/engine/bundle';
 import { distillRows, type DistillProgress } from '../../../main/engine/distill';
-import { teacherRows } from '../../../main/engine/distill-teacher';
+import { teacherPrompts, teacherRows } from '../../../main/engine/distill-teacher';
 import { packBatch } from './train-batch';
 import { distillSkill } from '../../../main/engine/distill-parts';
 import { APP_ROOT } from '../../../main/paths';
@@ -42,6 +42,30 @@ describe('distill', () => {
     }
     const batch = packBatch(bundle.manifest, rows.slice(0, 1), 2, 16);
     expect(Array.from(batch.attentionMask).slice(16)).toEqual(new Array(16).fill(0)); // an all-padding row
+  });
+
+  it('a skill longer than the context: each question reads the sections it needs', () => {
+    const filler = (i: number) => `## Notes ${i}\n\n${'plain words about nothing much here. '.repeat(8)}\n\n`;
+    const long = `# Greeting\n\nIntro.\n\n${filler(1)}## Zorp\n\nSay zorp twice.\n\n${filler(2)}${filler(3)}`;
+    const max = bundle.manifest.architecture.max_positions;
+    expect(bundle.tokenizer.encode(long).length).toBeGreaterThan(max);
+    const [zorp, other] = teacherPrompts(
+      bundle,
+      long,
+      [
+        { question: 'zorp?', source: 'tests' },
+        { question: 'hi', source: 'tests' },
+      ],
+      4,
+      undefined,
+    ).map((p) => {
+      expect(p.length).toBeLessThanOrEqual(max - 5);
+      return bundle.tokenizer.decode(p);
+    });
+    expect(zorp).toContain('Say zorp twice.');
+    expect(zorp).toContain('Intro.'); // the head is always read
+    expect(zorp).not.toContain('## Notes'); // sections sharing no word with the question are not
+    expect(other).not.toContain('Say zorp twice.');
   });
 
   it('K steps with progress; the loss goes down on its own practice rows', async () => {

@@ -10,15 +10,21 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-HEADING = re.compile(r"^#{2,6}\s", re.M)  # "# Title" stays in the head
+HEADING = re.compile(r"#{2,6}\s")  # at a line's start; "# Title" stays in the head
 WORD = re.compile(r"[a-z0-9]+")
 K1, B = 1.2, 0.75  # BM25's usual constants
 RELEVANT = 0.3  # a section is kept from this share of the best section's score up
 
 
 def split_sections(text: str) -> list[str]:
-    """`text` cut before every heading after the first line; the pieces join back to `text`."""
-    starts = [m.start() for m in HEADING.finditer(text) if m.start() > 0]
+    """`text` cut before every `##`+ heading outside a ``` fence; the pieces join back to `text`."""
+    starts, fenced, at = [], False, 0
+    for line in text.split("\n"):  # "\n" only, as the TypeScript side splits
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and at > 0 and HEADING.match(line):
+            starts.append(at)
+        at += len(line) + 1
     bounds = [0, *starts, len(text)]
     return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
 
@@ -37,7 +43,7 @@ def scores(sections: list[str], query: str) -> list[float]:
     for d in docs:
         length = sum(d.values())
         s = 0.0
-        for w in set(words(query)):
+        for w in dict.fromkeys(words(query)):  # first-seen order: the same float sum in every run
             tf = d.get(w, 0)
             if tf:
                 idf = math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5))
