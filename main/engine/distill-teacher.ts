@@ -235,6 +235,8 @@ function parroted(
   return parrots(said, asked, numbers);
 }
 
+const MIN_READ = 64;
+
 /** Each question's teacher prompt: the skill as the system message, then the question's chat. A skill longer
  * than the room beside a question is read as the sections that question needs (docs/distill.md "Long
  * skills"), then cut to fit as `in_context` cuts. */
@@ -251,7 +253,8 @@ export function teacherPrompts(
     checkAborted(signal);
     const chat = chatOf(q);
     const bare = count(bundle.chat.render([{ role: 'system', content: '' }, ...chat]));
-    const room = bundle.manifest.architecture.max_positions - (maxAnswerTokens + 1) - bare;
+    // at least MIN_READ tokens of skill: a tiny window reads a piece that fitSystem then cuts (as Python)
+    const room = Math.max(MIN_READ, bundle.manifest.architecture.max_positions - (maxAnswerTokens + 1) - bare);
     const text = whole <= room ? skill : focusedSkill(skill, chat.map((t) => t.content).join('\n'), room, count);
     const system = fitSystem(bundle, text, chat, maxAnswerTokens + 1);
     return bundle.tokenizer.encode(bundle.chat.render([{ role: 'system', content: system }, ...chat]));

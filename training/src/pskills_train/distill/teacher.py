@@ -27,6 +27,9 @@ from .practice_text import example_numbers, parrots
 from .sections import focused
 
 
+MIN_READ = 64
+
+
 def _query(q: Question) -> str:
     """What the section search reads: every turn of the chat the teacher answers."""
     return "\n".join(m.get("content", "") for m in q.messages)
@@ -145,7 +148,9 @@ class Teacher:
         contexts: str | list[str] = skill
         if chunked:
             room = self.context - self.max_answer - 1 - 16  # 16: the chat template's own tokens around the skill
-            contexts = [focused(skill, _query(q), room - self._question_tokens(q), self._count) for q in questions]
+            # at least MIN_READ tokens of skill: a tiny window reads a piece that Prompter.fit then cuts
+            contexts = [focused(skill, _query(q), max(MIN_READ, room - self._question_tokens(q)), self._count)
+                        for q in questions]
         rows = self._pass(contexts, questions, numbers)
         for i, r in enumerate(rows):
             r.question = i
