@@ -335,7 +335,8 @@ def sections_cases() -> dict:
     """The long-skill teacher's section choice (distill/sections.py), with whitespace words as the count."""
     filler = "## Upgrade in small steps\n\nUpgrade one major version at a time and run the tests after each.\n\n"
     fence = "## Setup\n\n```bash\n## not a heading\npip install zorp\n```\n\n"
-    long = SHIP + "\n" + filler + fence + filler + "## Keep it true\n\nRun the examples as tests. Zürich ünits.\n\n" + filler
+    keep = "## Keep it true\n\nRun the examples as tests. Zürich ünits.\n\n"
+    long = SHIP + "\n" + filler + fence + filler + keep + filler
 
     def count(t: str) -> int:
         return len(t.split())

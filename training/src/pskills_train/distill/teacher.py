@@ -26,7 +26,6 @@ from .practice import WRITE_SAMPLING, WRITE_TOKENS, Question
 from .practice_text import example_numbers, parrots
 from .sections import focused
 
-
 MIN_READ = 64
 
 
