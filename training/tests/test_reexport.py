@@ -10,7 +10,6 @@ import pytest
 
 from pskills_train.export.manifest import FORMAT
 from pskills_train.export.reexport import GRAPHS, logits_diff, reexport
-from pskills_train.export.train_step import STEP_PREFIXES
 from pskills_train.model.from_onnx import load_onnx_lm
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,8 +32,8 @@ def test_reexport_writes_format_2_with_the_same_logits(source, tmp_path):
         return {k: v for k, v in m["training_card"].items() if k != "reexport"}
 
     assert card(new) == card(old)
-    for name, entry in old["files"].items():  # tokenizer, hypernetworks: the same bytes (steps are rebuilt)
-        if name not in GRAPHS and not name.startswith(STEP_PREFIXES):
+    for name, entry in old["files"].items():  # tokenizer, hypernetworks: the same bytes
+        if name not in GRAPHS:
             assert new["files"][name] == entry, name
     if old["format"] != FORMAT:  # the tied head is stored once
         assert new["files"]["lm.onnx"]["bytes"] < old["files"]["lm.onnx"]["bytes"]

@@ -199,9 +199,9 @@ describe('the session checks each feed against the graph', () => {
   it('names the input and dimension, logs every feed, and runs fine afterwards', async () => {
     const session = bundle.lm.session;
     const log = vi.spyOn(console, 'warn').mockImplementation(() => {});
-    const bad = { ...feeds(), 'lora.1.o.A': float32(new Float32Array(63 * 0), [1, 63, 0]) };
-    await expect(session.run(bad)).rejects.toThrow(/input 'lora\.1\.o\.A' dimension 1: 63, the graph wants 64/);
-    expect(log.mock.calls[0]![0]).toMatch(/input_ids: int64 \[1, 2\][\s\S]*lora\.1\.o\.A: float32 \[1, 63, 0\]/);
+    const bad = { ...feeds(), 'lora.1.up.A': float32(new Float32Array(63 * 0), [1, 63, 0]) };
+    await expect(session.run(bad)).rejects.toThrow(/input 'lora\.1\.up\.A' dimension 1: 63, the graph wants 64/);
+    expect(log.mock.calls[0]![0]).toMatch(/input_ids: int64 \[1, 2\][\s\S]*lora\.1\.up\.A: float32 \[1, 63, 0\]/);
     await expect(session.run({ ...feeds(), position_ids: int64([0, 1, 2], [1, 3]) })).rejects.toThrow(
       /input 'position_ids' dimension 1 \(sequence_length\): 3, but 'input_ids' gave sequence_length = 2/,
     );

@@ -85,7 +85,7 @@ describe('loraFeeds (groups)', () => {
     );
     const r3 = engineAdapter(3, new Map<TargetKey, LoraPair>([['1.v', pair(64, 32, 3, 5000)]]));
     const feeds = loraFeeds(manifest, [r2, null, r3]);
-    expect(Object.keys(feeds)).toHaveLength(2 * 2 * 4); // qkv, o, gate_up, down per layer
+    expect(Object.keys(feeds)).toHaveLength(2 * 2 * 5); // qkv, o, gate, up, down per layer
     const A = feeds['lora.1.qkv.A']!;
     const B = feeds['lora.1.qkv.B']!;
     expect(A.dims).toEqual([3, 64, 9]); // R = 3, three members

@@ -92,7 +92,7 @@ describe('parseManifest', () => {
   });
 
   it('reads LoRA groups in format 2 and the per-target layout of format 1', () => {
-    expect(parseManifest(fixture()).lora.groups?.map((g) => g.name)).toEqual(['qkv', 'o', 'gate_up', 'down']);
+    expect(parseManifest(fixture()).lora.groups?.map((g) => g.name)).toEqual(['qkv', 'o', 'gate', 'up', 'down']);
     const v1 = fixture();
     v1.format = 'pskills.bundle/1';
     v1.io.lm.inputs = v1.io.lm.inputs

@@ -6,8 +6,7 @@ Inputs   input_ids [batch, sequence_length] int64
          position_ids [batch, sequence_length] int64
          past_key_values.{i}.key|value [batch, kv_heads, past_sequence_length, head_dim]
          lora.{i}.{group}.A [batch, d_in, rank]   lora.{i}.{group}.B [batch, rank, d_out]
-           (groups: ModelConfig.lora_groups; q, k and v share the fused projection's "qkv" pair, gate and up
-           the fused "gate_up" one)
+           (groups: ModelConfig.lora_groups; q, k and v share the fused projection's "qkv" pair)
 Outputs  logits [batch, logits_length, vocab]   (sequence_length, or the last logits_to_keep of it)
          present.{i}.key|value [batch, kv_heads, total_sequence_length, head_dim]
            (fused attention instead: step.{i}.key|value [batch, sequence_length, kv_heads·head_dim], this
@@ -40,7 +39,7 @@ from onnx import helper, numpy_helper
 from torch import Tensor
 
 from ..model.config import ModelConfig
-from ..model.layers import Attention, SwiGLU
+from ..model.layers import Attention
 from ..model.llama import LlamaLM
 from ..model.lora import LoraInputs, group_lora
 from .onnx_attention import ATTENTIONS, MS, fused_attention
@@ -126,17 +125,16 @@ class FlatLM(nn.Module):
 
 @contextmanager
 def fused_projections(lm: LlamaLM) -> Iterator[LlamaLM]:
-    """The exported graphs compute q|k|v as one product (layers.Attention._fused_qkv), and gate|up as one
-    where the config says so (`ModelConfig.fuse_gate_up`): same numbers, fewer nodes and inputs per decode
-    step. Training keeps the separate projections."""
-    fused = [m for m in lm.modules() if isinstance(m, Attention) or (isinstance(m, SwiGLU) and lm.cfg.fuse_gate_up)]
-    for m in fused:
-        setattr(m, "fuse_qkv" if isinstance(m, Attention) else "fuse_gate_up", True)
+    """The exported graphs compute q|k|v as one product (layers.Attention._fused_qkv): same numbers,
+    fewer nodes and inputs per decode step. Training keeps the separate projections."""
+    attns = [m for m in lm.modules() if isinstance(m, Attention)]
+    for a in attns:
+        a.fuse_qkv = True
     try:
         yield lm
     finally:
-        for m in fused:
-            setattr(m, "fuse_qkv" if isinstance(m, Attention) else "fuse_gate_up", False)
+        for a in attns:
+            a.fuse_qkv = False
 
 
 def lora_graph_feeds(cfg: ModelConfig, lora: LoraInputs) -> dict[str, Tensor]:

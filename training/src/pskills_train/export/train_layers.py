@@ -45,7 +45,6 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from ..model.backend import config_from_manifest
 from ..model.config import ModelConfig
 from ..model.distill_objective import adam_update, distill_loss
-from ..model.from_onnx import fused_gate_up
 from ..model.layers import RMSNorm, Rotary, attention_mask_4d
 from ..model.llama import DecoderLayer, LlamaLM
 from .layer_split import prune, saved_bytes, split_joint
@@ -80,7 +79,6 @@ LAYERED_BUCKETS = ((4, 64), (4, 128), (4, 256))
 PARITY_TOL = 1e-4
 GRAPH_TOL = 1e-4  # one graph's outputs against torch, relative to the output's largest magnitude when above 1
 QKV, QKV_BIAS = "self_attn.qkv_proj.weight", "self_attn.qkv_proj.bias"
-GATE_UP = "mlp.gate_up_proj.weight"  # bundles written since 2026-12-07; before, gate and up apart
 LAYER_ROLES = ("input_layernorm.weight", QKV, "self_attn.o_proj.weight", "post_attention_layernorm.weight",
                "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight")
 HEAD_NORM, HEAD_W = "norm.weight", "lm_head.weight"
@@ -133,8 +131,7 @@ def lm_layout(lm_path: Path, cfg: ModelConfig) -> dict[str, Any]:
     """bundle.json `train_step.weights`: the spans of lm.onnx's embedding, each layer's weights (named by
     LAYER_ROLES, + QKV_BIAS) and the head's (HEAD_NORM, HEAD_W), read as model/from_onnx.py maps them:
     named `lm.*` tensors (directly, behind an Identity alias, or float16 behind a Cast), then the
-    projections in graph order (per layer the fused q|k|v, o, gate and up (GATE_UP where the export fused
-    them), down; then an untied head)."""
+    projections in graph order (per layer the fused q|k|v, o, gate, up, down; then an untied head)."""
     if cfg.o_bias:
         raise ValueError(f"{lm_path}: an o_proj bias is not supported by the layered train step")
     graph = read_structure(lm_path)[0].graph  # names, types and shapes; the weights stay on disk
@@ -164,13 +161,7 @@ def lm_layout(lm_path: Path, cfg: ModelConfig) -> dict[str, Any]:
         if node.op_type != "MatMulNBits":
             return {role: src(w)}
         return {role + Q4: node.input[1], role + SCALES: node.input[2]}
-    def out_width(w: str) -> int:  # MatMul's [K, N] (behind a Cast or not), MatMulNBits' packed [N, K/32, 16]
-        node = matmul_of[w]
-        return int(inits[node.input[1]].dims[0]) if node.op_type == "MatMulNBits" else int(inits[src(w)].dims[-1])
-
-    gate_up = fused_gate_up(cfg, [out_width(w) for w in seen], lm_path)
-    mlp_roles = (GATE_UP,) if gate_up else LAYER_ROLES[4:6]
-    per_layer = 3 + len(mlp_roles)  # q|k|v fused (onnx_lm.fused_projections), o, gate|up or gate and up, down
+    per_layer = 5  # q|k|v fused (onnx_lm.fused_projections), o, gate, up, down
     want = cfg.num_layers * per_layer + (0 if cfg.tie_embeddings else 1)
     if len(seen) not in (want, want + 1):
         raise ValueError(f"{lm_path}: {len(seen)} projection weights, expected {want} for {cfg.num_layers} layers "
@@ -192,7 +183,7 @@ def lm_layout(lm_path: Path, cfg: ModelConfig) -> dict[str, Any]:
         ws = seen[i * per_layer:(i + 1) * per_layer]
         roles = {"input_layernorm.weight": need(f"model.layers.{i}.input_layernorm.weight"),
                  "post_attention_layernorm.weight": need(f"model.layers.{i}.post_attention_layernorm.weight")}
-        for role, w in zip((QKV, LAYER_ROLES[2], *mlp_roles, LAYER_ROLES[6]), ws, strict=True):
+        for role, w in zip((QKV, *LAYER_ROLES[2:3], *LAYER_ROLES[4:]), ws, strict=True):
             roles.update(mat(role, w))
         if cfg.qkv_bias:  # the exporter folds cat(q, k, v biases) into one anonymous initializer added after the MatMul
             bias = [src(x) for a in adds.get(matmul_of[ws[0]].output[0], []) for x in a.input
@@ -262,14 +253,8 @@ def layer_params(cfg: ModelConfig, w: dict[str, Tensor]) -> dict[str, Tensor]:
          "self_attn.q_proj.weight": qkv[:q], "self_attn.k_proj.weight": qkv[q:q + kv],
          "self_attn.v_proj.weight": qkv[q + kv:],
          "self_attn.o_proj.weight": stored(w, "self_attn.o_proj.weight", q).t()}
-    f = cfg.intermediate_size
-    if GATE_UP in w or GATE_UP + Q4 in w:
-        gate_up = stored(w, GATE_UP, d).t()  # [2f, d]
-        p["mlp.gate_proj.weight"], p["mlp.up_proj.weight"] = gate_up[:f], gate_up[f:]
-    else:
-        for m in ("gate", "up"):
-            p[f"mlp.{m}_proj.weight"] = stored(w, f"mlp.{m}_proj.weight", d).t()
-    p["mlp.down_proj.weight"] = stored(w, "mlp.down_proj.weight", f).t()
+    for m, k in (("gate", d), ("up", d), ("down", cfg.intermediate_size)):
+        p[f"mlp.{m}_proj.weight"] = stored(w, f"mlp.{m}_proj.weight", k).t()
     if QKV_BIAS in w:
         b = w[QKV_BIAS].float()
         for name, part in (("q", b[:q]), ("k", b[q:q + kv]), ("v", b[q + kv:])):

@@ -51,7 +51,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from ..distill_recipe import recipe_default
 from ..model.config import ModelConfig
 from ..model.distill_objective import BETA1, BETA2, EPS, adam_update, distill_loss
-from ..model.from_onnx import PROJ, fused_gate_up, load_onnx_lm
+from ..model.from_onnx import PROJ, load_onnx_lm
 from ..model.llama import LlamaLM
 from .manifest import MANIFEST, file_table
 from .onnx_structure import read_structure
@@ -126,8 +126,7 @@ class BaseWeight:
 def base_weights(lm_path: Path, cfg: ModelConfig) -> list[BaseWeight]:
     """The lm.onnx initializers that hold LlamaLM's parameters, mapped as model/from_onnx.py reads them:
     named `lm.*` tensors (directly, behind an Identity alias, or float16 behind a Cast), then the
-    projections in graph order (per layer the fused q|k|v, o, gate and up (or the fused gate|up), down; then
-    an untied head)."""
+    projections in graph order (per layer the fused q|k|v, o, gate, up, down; then an untied head)."""
     graph = onnx.load(str(lm_path)).graph
     inits = {t.name: t for t in graph.initializer}
     # value name -> the initializer it reads: Identity aliases (merged equal norms) and float16 Casts
@@ -143,9 +142,7 @@ def base_weights(lm_path: Path, cfg: ModelConfig) -> list[BaseWeight]:
             w = node.input[1]
             if (w in inits or w in source) and not w.startswith("lm.") and w not in seen:
                 seen.append(w)
-    # exported graphs fuse q|k|v, and gate|up since 2026-12-07 (onnx_lm.fused_projections)
-    gate_up = fused_gate_up(cfg, [int(inits[source.get(w, w)].dims[-1]) for w in seen], lm_path)
-    per_layer = len(PROJ) - 2 - gate_up
+    per_layer = len(PROJ) - 2  # exported graphs fuse q|k|v (onnx_lm.fused_projections)
     want = cfg.num_layers * per_layer + (0 if cfg.tie_embeddings else 1)
     if len(seen) not in (want, want + 1):  # a tied head may appear as one transposed copy at the end
         raise ValueError(f"{lm_path}: {len(seen)} projection weights, expected {want} for {cfg.num_layers} layers "
@@ -156,13 +153,6 @@ def base_weights(lm_path: Path, cfg: ModelConfig) -> list[BaseWeight]:
         out.setdefault(names[0], []).extend([(f"model.layers.{i}.{PROJ[0]}.weight", ("rows", 0, q)),
                                              (f"model.layers.{i}.{PROJ[1]}.weight", ("rows", q, q + kv)),
                                              (f"model.layers.{i}.{PROJ[2]}.weight", ("rows", q + kv, q + 2 * kv))])
-        if gate_up:
-            f = cfg.intermediate_size
-            out.setdefault(names[1], []).append((f"model.layers.{i}.{PROJ[3]}.weight", "T"))
-            out.setdefault(names[2], []).extend([(f"model.layers.{i}.{PROJ[4]}.weight", ("rows", 0, f)),
-                                                 (f"model.layers.{i}.{PROJ[5]}.weight", ("rows", f, 2 * f))])
-            out.setdefault(names[3], []).append((f"model.layers.{i}.{PROJ[6]}.weight", "T"))
-            continue
         for proj, w in zip(PROJ[3:], names[1:], strict=True):
             out.setdefault(w, []).append((f"model.layers.{i}.{proj}.weight", "T"))
     if not cfg.tie_embeddings:

@@ -32,8 +32,7 @@ def config_from_manifest(m: dict[str, Any]) -> ModelConfig:
                        max_positions=a["max_positions"], tie_embeddings=a["tie_embeddings"], qkv_bias=a["qkv_bias"],
                        o_bias=a["o_bias"], sliding_window=a["sliding_window"], family=a["family"],
                        encoder_layer=m["encoder"]["layer"],
-                       lora_targets=tuple(t["module"] for t in m["lora"]["targets"]),
-                       fuse_gate_up=any(g["name"] == "gate_up" for g in m["lora"].get("groups") or ()))
+                       lora_targets=tuple(t["module"] for t in m["lora"]["targets"]))
 
 
 class TorchBackend:

@@ -63,9 +63,6 @@ class ModelConfig:
     # `output_hidden_states[k]`). None = the middle layer, num_layers // 2.
     encoder_layer: int | None = None
     lora_targets: tuple[str, ...] = ("q", "k", "v", "o", "gate", "up", "down")
-    # Exported graphs compute gate|up as one product with one LoRA pair ("gate_up", `lora_groups`); bundles
-    # written before it hold gate and up apart (`backend.config_from_manifest` reads which from lora.groups).
-    fuse_gate_up: bool = True
     extra: dict[str, Any] = field(default_factory=dict)  # ids, dtype etc. carried from config.json
 
     def __post_init__(self) -> None:
@@ -99,25 +96,15 @@ class ModelConfig:
 
     def lora_groups(self) -> list[LoraGroup]:
         """How lm.onnx takes the LoRA factors (docs/bundle-format.md "LoRA groups"): the targets among
-        q, k, v share one input pair on the fused q|k|v projection, gate and up one on the fused gate|up
-        (`fuse_gate_up`); every other target is its own group. q|k|v comes first, then the others in the
-        order of their first member among the targets."""
-        d, f = self.hidden_size, self.intermediate_size
-        q, kv = self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim
-        fusions = [("qkv", d, q + 2 * kv, {"q": 0, "k": q, "v": q + kv})]
-        if self.fuse_gate_up:
-            fusions.append(("gate_up", d, 2 * f, {"gate": 0, "up": f}))
-        groups, done = [], set()
-        for m in sorted(self.lora_targets, key=lambda t: t not in fusions[0][3]):  # stable: q|k|v first
-            fusion = next((fu for fu in fusions if m in fu[3]), None)
-            if fusion is None:
+        q, k, v share one input pair on the fused q|k|v projection; every other target is its own group."""
+        d, q, kv = self.hidden_size, self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim
+        offsets = {"q": 0, "k": q, "v": q + kv}
+        fused = tuple((m, offsets[m]) for m in self.lora_targets if m in offsets)
+        groups = [LoraGroup("qkv", d, q + 2 * kv, fused)] if fused else []
+        for m in self.lora_targets:
+            if m not in offsets:
                 d_in, d_out = self.lora_dims(m)
                 groups.append(LoraGroup(m, d_in, d_out, ((m, 0),)))
-            elif fusion[0] not in done:
-                done.add(fusion[0])
-                name, d_in, d_out, offsets = fusion
-                groups.append(LoraGroup(name, d_in, d_out,
-                                        tuple((t, offsets[t]) for t in self.lora_targets if t in offsets)))
         return groups
 
     def to_dict(self) -> dict[str, Any]:

@@ -4,8 +4,7 @@ A fresh clone has the default bundle but not the run folder that trained it; con
 (a longer context, episodes that need the skill) starts here. The exporter keeps the embedding and
 norm weights under their module names and turns every projection into an anonymous MatMul
 initializer stored as W.T ([d_in, d_out]). Those are read in graph order: per layer q, k, v, o,
-gate, up, down (the order LlamaLM.forward calls them; q|k|v and gate|up as one weight each where the
-export fused them), then the LM head when it is untied. The
+gate, up, down (the order LlamaLM.forward calls them), then the LM head when it is untied. The
 caller checks logits parity against onnxruntime (`parity`), so a wrong mapping cannot pass quietly.
 """
 
@@ -27,17 +26,6 @@ from .llama import LlamaLM
 
 PROJ = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
         "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
-
-
-def fused_gate_up(cfg, widths: list[int], path: Path) -> bool:
-    """Whether an lm.onnx whose q|k|v is fused computes gate|up as one product too: `widths` are the
-    projection weights' output widths in graph order, and layer 0's third one is 2f (gate|up) or f (gate).
-    Bundles written before 2026-12-07 hold gate and up apart."""
-    f = cfg.intermediate_size
-    if len(widths) < 3 or widths[2] not in (f, 2 * f):
-        raise ValueError(f"{path}: layer 0's third projection is {widths[2] if len(widths) > 2 else 'absent'} "
-                         f"wide, expected {f} (gate) or {2 * f} (gate|up)")
-    return widths[2] == 2 * f
 
 
 def _config(bundle: Path):
@@ -64,20 +52,17 @@ def load_onnx_lm(bundle: str | Path) -> LlamaLM:
                 seen.append(w)
     # Bundles with lora.groups hold q|k|v as one fused [d, q + 2kv] weight (docs/bundle-format.md).
     fused = "groups" in manifest["lora"]
-    gate_up = fused and fused_gate_up(cfg, [inits[w].shape[-1] for w in seen], path)
-    per_layer = len(PROJ) - 2 - gate_up if fused else len(PROJ)
+    per_layer = len(PROJ) - 2 if fused else len(PROJ)
     want = cfg.num_layers * per_layer + (0 if cfg.tie_embeddings else 1)
     # A tied head still appears as one transposed copy of the embedding at the end.
     if len(seen) not in (want, want + 1):
         raise ValueError(f"{path}: {len(seen)} projection weights, expected {want} for {cfg.num_layers} layers")
     state: dict[str, torch.Tensor] = {k: torch.from_numpy(np.array(v)) for k, v in named.items()}
-    q, kv, f = cfg.num_heads * cfg.head_dim, cfg.num_kv_heads * cfg.head_dim, cfg.intermediate_size
+    q, kv = cfg.num_heads * cfg.head_dim, cfg.num_kv_heads * cfg.head_dim
     for i in range(cfg.num_layers):
         ws = [np.array(inits[seen[i * per_layer + j]].T) for j in range(per_layer)]  # [d_out, d_in] each
         if fused:
             ws = [ws[0][:q], ws[0][q:q + kv], ws[0][q + kv:], *ws[1:]]
-        if gate_up:
-            ws = [*ws[:4], ws[4][:f], ws[4][f:], *ws[5:]]
         for proj, w in zip(PROJ, ws, strict=True):
             state[f"model.layers.{i}.{proj}.weight"] = torch.from_numpy(np.ascontiguousarray(w))
     if not cfg.tie_embeddings:

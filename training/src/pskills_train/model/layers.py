@@ -147,22 +147,10 @@ class SwiGLU(nn.Module):
         self.gate_proj = LoRALinear(d, f, bias=False)
         self.up_proj = LoRALinear(d, f, bias=False)
         self.down_proj = LoRALinear(f, d, bias=False)
-        self.fuse_gate_up = False  # set by the exporters (export/onnx_lm.py `fused_projections`)
 
     def forward(self, x: Tensor, lora: dict[str, LoraPair]) -> Tensor:  # x: [b, s, d]
-        if self.fuse_gate_up:
-            gate, up = self._fused_gate_up(x, lora.get("gate_up"))
-        else:
-            gate, up = self.gate_proj(x, lora.get("gate")), self.up_proj(x, lora.get("up"))
-        return self.down_proj(F.silu(gate) * up, lora.get("down"))  # [b, s, f] -> [b, s, d]
-
-    def _fused_gate_up(self, x: Tensor, group: LoraPair | None) -> tuple[Tensor, Tensor]:
-        """One product and one LoRA pair for gate|up, as Attention._fused_qkv for q|k|v."""
-        y = F.linear(x, torch.cat([self.gate_proj.weight, self.up_proj.weight]))  # [b, s, 2f]
-        if group is not None:
-            y = y + torch.matmul(torch.matmul(x, group[0]), group[1])  # A [b, d, R], B [b, R, 2f]
-        gate, up = y.chunk(2, dim=-1)
-        return gate, up
+        g = F.silu(self.gate_proj(x, lora.get("gate"))) * self.up_proj(x, lora.get("up"))  # [b, s, f]
+        return self.down_proj(g, lora.get("down"))  # [b, s, d]
 
 
 def attention_mask_4d(attention_mask: Tensor, s: int, dtype: torch.dtype, window: int | None = None) -> Tensor:
