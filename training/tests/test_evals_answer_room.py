@@ -48,7 +48,7 @@ def test_in_context_and_the_teacher_leave_the_same_room_and_generate_to_the_cap(
     assert done[0].item.gen_len == cap  # whatever the reference's length
     assert (len(done[0].item.target) > cap + 1) == (len(reference) > 2)  # a reference longer than the cap too
     teacher = Spy(backend, prompter, {3}, 2, trained, k=4, max_answer=cap, batch=2)
-    teacher.rows(SKILL, [Question(msgs, "tests")], chunked=False)
+    teacher.rows(SKILL, [Question(msgs, "tests")], by_sections=False)
     assert teacher.prompts[0] == done[0].item.prompt
 
 

@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
                  for r in practice]
 
     t0 = time.perf_counter()
-    rows = teacher.rows(skill, questions, chunked=not a.no_chunks)
+    rows = teacher.rows(skill, questions, by_sections=not a.no_chunks)
     t_teacher = time.perf_counter() - t0
     init = zero_init(lm, list(manifest["lora"]["layers"]), manifest["lora"]["default_rank"], a.seed)
     res = distill(lm, rows, init, rec, a.seed)

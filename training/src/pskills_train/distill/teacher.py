@@ -140,12 +140,12 @@ class Teacher:
                                 list(range(k, k + len(ids[k:k + self.batch]))))
         return [self.prompter.tok.decode(g) for g in out]
 
-    def rows(self, skill: str, questions: list[Question], chunked: bool = True) -> list[TeacherRow]:
-        """One row per question with a non-empty answer. `chunked`: a skill too long for the context is
+    def rows(self, skill: str, questions: list[Question], by_sections: bool = True) -> list[TeacherRow]:
+        """One row per question with a non-empty answer. `by_sections`: a skill too long for the context is
         read as the sections each question needs (sections.focused); else it is cut, as in_context."""
         numbers = example_numbers(skill_from_text(skill))
         contexts: str | list[str] = skill
-        if chunked:
+        if by_sections:
             room = self.context - self.max_answer - 1 - 16  # 16: the chat template's own tokens around the skill
             # at least MIN_READ tokens of skill: a tiny window reads a piece that Prompter.fit then cuts
             contexts = [focused(skill, _query(q), max(MIN_READ, room - self._question_tokens(q)), self._count)
