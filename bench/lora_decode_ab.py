@@ -6,17 +6,15 @@ in rounds, medians, and the ratio B ÷ A per round. For a graph change measured 
     PYTHONPATH=training/src training/.venv/bin/python bench/lora_decode_ab.py A_LM_ONNX B_LM_ONNX [OUT_JSON]
 """
 
-import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
 
 sys.path.insert(0, str(Path(__file__).parent))
-from lora_decode_variants import PAST, feeds
+from lora_decode_variants import feeds, run_info, timed_rounds, write_json
 
 ROUNDS, RUNS = 10, 30
 
@@ -34,30 +32,13 @@ def main() -> None:
         fetch = [o.name for o in s.get_outputs() if o.name != "hidden_states"]
         for rank in (0, 8):
             cases[f"{tag} r{rank}"] = (s, feeds(s, rank, np.random.default_rng(0)), fetch)
-    for s, f, fetch in cases.values():
-        for _ in range(10):
-            s.run(fetch, f)
-    times: dict[str, list[float]] = {k: [] for k in cases}
-    for _ in range(ROUNDS):
-        for k, (s, f, fetch) in cases.items():
-            ts = []
-            for _ in range(RUNS):
-                t0 = time.thread_time()
-                s.run(fetch, f)
-                ts.append(time.thread_time() - t0)
-            times[k].append(float(np.median(ts)) * 1e3)
+    times = timed_rounds(cases, ROUNDS, RUNS)
     ratios = {f"r{r}": [b / a for a, b in zip(times[f"a r{r}"], times[f"b r{r}"], strict=True)] for r in (0, 8)}
     result = {
         "bench": "lora_decode_ab",
         "a": str(files["a"]),
         "b": str(files["b"]),
-        "onnxruntime": ort.__version__,
-        "past": PAST,
-        "rounds": ROUNDS,
-        "runs_per_round": RUNS,
-        "loadavg_before": [round(x, 2) for x in load_before],
-        "loadavg": [round(x, 2) for x in os.getloadavg()],
-        "measured": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        **run_info(ROUNDS, RUNS, load_before),
         "cpu_ms_per_run": {k: round(float(np.median(v)), 3) for k, v in times.items()},
         "b_over_a": {k: round(float(np.median(v)), 3) for k, v in ratios.items()},
         "b_over_a_rounds": {k: [round(x, 3) for x in v] for k, v in ratios.items()},
@@ -66,9 +47,7 @@ def main() -> None:
         print(f"{k:6s} {np.median(v):7.3f} ms   rounds {' '.join(f'{x:.2f}' for x in v)}")
     for k, v in result["b_over_a"].items():
         print(f"b ÷ a {k}: {v:.3f}")
-    if out_json:
-        out_json.write_text(json.dumps(result, indent=2) + "\n")
-        print(f"wrote {out_json}")
+    write_json(out_json, result)
 
 
 if __name__ == "__main__":

@@ -183,6 +183,38 @@ def feeds(s: ort.InferenceSession, rank: int, rng: np.random.Generator) -> dict[
     return out
 
 
+def timed_rounds(cases: dict[str, tuple[ort.InferenceSession, dict, list[str]]], rounds: int,
+                 runs: int) -> dict[str, list[float]]:
+    """Per case, the median CPU ms of `runs` runs in each of `rounds` rounds, the cases interleaved in every
+    round (after 10 warm-up runs each)."""
+    times: dict[str, list[float]] = {k: [] for k in cases}
+    for s, f, fetch in cases.values():
+        for _ in range(10):
+            s.run(fetch, f)
+    for _ in range(rounds):
+        for k, (s, f, fetch) in cases.items():
+            ts = []
+            for _ in range(runs):
+                t0 = time.thread_time()
+                s.run(fetch, f)
+                ts.append(time.thread_time() - t0)
+            times[k].append(float(np.median(ts)) * 1e3)
+    return times
+
+
+def run_info(rounds: int, runs: int, load_before: tuple[float, float, float]) -> dict:
+    """What a result says about how it was measured."""
+    return {"onnxruntime": ort.__version__, "past": PAST, "rounds": rounds, "runs_per_round": runs,
+            "loadavg_before": [round(x, 2) for x in load_before], "loadavg": [round(x, 2) for x in os.getloadavg()],
+            "measured": time.strftime("%Y-%m-%dT%H:%M:%S")}
+
+
+def write_json(out_json: Path | None, result: dict) -> None:
+    if out_json:
+        out_json.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {out_json}")
+
+
 def main() -> None:
     src = Path(sys.argv[1])
     out_json = Path(sys.argv[2]) if len(sys.argv) > 2 else None
@@ -206,36 +238,17 @@ def main() -> None:
                 cases[f"{name} r{rank}"] = (s, feeds(s, rank, np.random.default_rng(0)), fetch)
             del m
         del base
-        times: dict[str, list[float]] = {k: [] for k in cases}
-        for s, f, fetch in cases.values():
-            for _ in range(10):
-                s.run(fetch, f)
-        for _ in range(ROUNDS):
-            for k, (s, f, fetch) in cases.items():
-                ts = []
-                for _ in range(RUNS):
-                    t0 = time.thread_time()
-                    s.run(fetch, f)
-                    ts.append(time.thread_time() - t0)
-                times[k].append(float(np.median(ts)) * 1e3)
+        times = timed_rounds(cases, ROUNDS, RUNS)
     ms = {k: round(float(np.median(v)), 3) for k, v in times.items()}
     result = {
         "bench": "lora_decode_variants",
         "lm": str(src),
-        "onnxruntime": ort.__version__,
-        "past": PAST,
-        "rounds": ROUNDS,
-        "runs_per_round": RUNS,
-        "loadavg_before": [round(x, 2) for x in load_before],
-        "loadavg": [round(x, 2) for x in os.getloadavg()],
-        "measured": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        **run_info(ROUNDS, RUNS, load_before),
         "cpu_ms_per_run": ms,
     }
     for k, v in ms.items():
         print(f"{k:12s} {v:7.3f} ms   rounds {' '.join(f'{x:.2f}' for x in times[k])}")
-    if out_json:
-        out_json.write_text(json.dumps(result, indent=2) + "\n")
-        print(f"wrote {out_json}")
+    write_json(out_json, result)
 
 
 if __name__ == "__main__":
