@@ -4,7 +4,7 @@
 // top-k log-probabilities along that answer are the student's target. Python: pskills_train.distill.teacher.
 import { chatOf, type PracticeQuestion } from '../../common/distill/practice';
 import { exampleNumbers, parrots } from '../../common/distill/practice-text';
-import { focusedSkill } from '../../common/distill/sections';
+import { SectionIndex } from '../../common/distill/sections';
 import type { Bundle } from './bundle';
 import type { ChatMessage } from './chat';
 import { recipeOf } from './distill-recipe';
@@ -249,13 +249,17 @@ export function teacherPrompts(
 ): number[][] {
   const count = (text: string) => bundle.tokenizer.encode(text).length;
   const whole = count(skill);
+  let index: SectionIndex | undefined; // built once, on the first question the skill does not fit beside
   return questions.map((q) => {
     checkAborted(signal);
     const chat = chatOf(q);
     const bare = count(bundle.chat.render([{ role: 'system', content: '' }, ...chat]));
     // at least MIN_READ tokens of skill: a tiny window reads a piece that fitSystem then cuts (as Python)
     const room = Math.max(MIN_READ, bundle.manifest.architecture.max_positions - (maxAnswerTokens + 1) - bare);
-    const text = whole <= room ? skill : focusedSkill(skill, chat.map((t) => t.content).join('\n'), room, count);
+    const text =
+      whole <= room
+        ? skill
+        : (index ??= new SectionIndex(skill, count)).focused(chat.map((t) => t.content).join('\n'), room);
     const system = fitSystem(bundle, text, chat, maxAnswerTokens + 1);
     return bundle.tokenizer.encode(bundle.chat.render([{ role: 'system', content: system }, ...chat]));
   });

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { focusedSkill, sectionScores, splitSections } from '../../common/distill/sections';
+import { SectionIndex, splitSections } from '../../common/distill/sections';
 
 const { sections } = JSON.parse(readFileSync(join(process.cwd(), 'tests/fixtures/practice-cases.json'), 'utf8')) as {
   sections: {
@@ -15,7 +15,7 @@ const { sections } = JSON.parse(readFileSync(join(process.cwd(), 'tests/fixtures
 const words = (t: string) => t.split(/\s+/).filter(Boolean).length;
 
 describe('the sections a question needs (shared with Python)', () => {
-  it('cuts the skill where Python does, a fenced "##" line included in its section', () => {
+  it('cuts the skill where Python does, fenced "##" lines included in their section', () => {
     expect(splitSections(sections.text)).toEqual(sections.split);
     expect(splitSections(sections.text).join('')).toBe(sections.text);
   });
@@ -23,9 +23,9 @@ describe('the sections a question needs (shared with Python)', () => {
   it('scores every section as Python does and keeps the same ones', () => {
     expect(sections.cases.length).toBeGreaterThan(5);
     for (const c of sections.cases) {
-      const got = sectionScores(splitSections(sections.text), c.query);
+      const got = new SectionIndex(sections.text, words).scores(c.query);
       got.forEach((s, i) => expect(s).toBeCloseTo(c.scores[i]!, 10));
-      expect(focusedSkill(sections.text, c.query, c.budget, words)).toBe(c.focused);
+      expect(new SectionIndex(sections.text, words).focused(c.query, c.budget)).toBe(c.focused);
     }
     // a query that shares words with one section keeps the head and that section
     const one = sections.cases.find((c) => c.query.startsWith('Keep it true') && c.budget < 1000)!;

@@ -15,7 +15,7 @@ from pskills_train.distill import practice as P
 from pskills_train.distill import practice_text as T
 from pskills_train.distill import round_trip as R
 from pskills_train.distill.practice_synth import CLOZE, FRAMES, LEXICON, SLOT_FORMS
-from pskills_train.distill.sections import focused, scores, split_sections
+from pskills_train.distill.sections import SectionIndex, focused, split_sections
 from pskills_train.scoring import sample as S
 from pskills_train.synth.skill import skill_from_text
 
@@ -334,7 +334,7 @@ def self_written_cases() -> dict:
 def sections_cases() -> dict:
     """The long-skill teacher's section choice (distill/sections.py), with whitespace words as the count."""
     filler = "## Upgrade in small steps\n\nUpgrade one major version at a time and run the tests after each.\n\n"
-    fence = "## Setup\n\n```bash\n## not a heading\npip install zorp\n```\n\n"
+    fence = "## Setup\n\n```bash\n## not a heading\npip install zorp\n```\n\n~~~\n## nor this\n~~~\n\n"
     keep = "## Keep it true\n\nRun the examples as tests. Zürich ünits.\n\n"
     long = SHIP + "\n" + filler + fence + filler + keep + filler
 
@@ -346,7 +346,7 @@ def sections_cases() -> dict:
     return {
         "text": long,
         "split": split_sections(long),
-        "cases": [{"query": q, "budget": b, "scores": scores(split_sections(long), q),
+        "cases": [{"query": q, "budget": b, "scores": SectionIndex(long, count).scores(q),
                    "focused": focused(long, q, b, count)} for q in queries for b in (60, 120, 10_000)],
     }
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pskills_train.distill.sections import focused, scores, split_sections
+from pskills_train.distill.sections import SectionIndex, focused, split_sections
 
 HEAD = "---\nname: zorp\ndescription: Zorp work.\n---\n# Zorp\n\nIntro line.\n\n"
 TOOLS = "## Tools\n\n- `CALL glim(id=...)`: looks up a zorp record.\n\n"
@@ -22,8 +22,7 @@ def test_sections_join_back_to_the_text_and_the_title_stays_in_the_head():
 
 
 def test_a_rare_shared_word_outscores_common_ones():
-    parts = [HEAD, TOOLS, FILLER, RULES]
-    sc = scores(parts, "Look up record 42 with glim, then run the tests")
+    sc = SectionIndex(HEAD + TOOLS + FILLER + RULES, count).scores("Look up record 42 with glim, then run the tests")
     assert sc[1] == max(sc) and sc[1] > sc[2] > 0
 
 
@@ -47,6 +46,8 @@ def test_a_section_far_below_the_best_or_sharing_no_word_is_left_out():
     assert focused(text, "qqq", count(text) - 1, count) == HEAD
 
 
-def test_a_heading_inside_a_code_fence_is_not_a_section():
-    text = HEAD + "## Steps\n\n```bash\n## not a heading\necho hi\n```\n\n" + RULES
-    assert split_sections(text) == [HEAD, "## Steps\n\n```bash\n## not a heading\necho hi\n```\n\n", RULES]
+def test_a_heading_inside_a_code_fence_or_the_frontmatter_is_not_a_section():
+    steps = "## Steps\n\n```bash\n## not a heading\necho hi\n```\n\n~~~\n## nor this\n~~~\n\n"
+    assert split_sections(HEAD + steps + RULES) == [HEAD, steps, RULES]
+    fm = "---\nname: zorp\n## a yaml comment\n---\n# Zorp\n\n"
+    assert split_sections(fm + RULES) == [fm, RULES]

@@ -7,7 +7,7 @@ whole vocabulary) are kept; they are the student's target (`model.distill_object
 
 A skill longer than the context is read by sections (docs/distill.md, "Long skills"): per question, the
 teacher's context is the skill's head and the sections whose words the question shares most
-(`sections.focused`), as many as fit, in the skill's order. It needs no labels.
+(`sections.SectionIndex.focused`), as many as fit, in the skill's order. It needs no labels.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ..scoring.tasks import Prompter, Task
 from ..synth.skill import skill_from_text
 from .practice import WRITE_SAMPLING, WRITE_TOKENS, Question
 from .practice_text import example_numbers, parrots
-from .sections import focused
+from .sections import SectionIndex
 
 MIN_READ = 64
 
@@ -142,14 +142,14 @@ class Teacher:
 
     def rows(self, skill: str, questions: list[Question], by_sections: bool = True) -> list[TeacherRow]:
         """One row per question with a non-empty answer. `by_sections`: a skill too long for the context is
-        read as the sections each question needs (sections.focused); else it is cut, as in_context."""
+        read as the sections each question needs (`SectionIndex.focused`); else it is cut, as in_context."""
         numbers = example_numbers(skill_from_text(skill))
         contexts: str | list[str] = skill
         if by_sections:
             room = self.context - self.max_answer - 1 - 16  # 16: the chat template's own tokens around the skill
             # at least MIN_READ tokens of skill: a tiny window reads a piece that Prompter.fit then cuts
-            contexts = [focused(skill, _query(q), max(MIN_READ, room - self._question_tokens(q)), self._count)
-                        for q in questions]
+            index = SectionIndex(skill, self._count)
+            contexts = [index.focused(_query(q), max(MIN_READ, room - self._question_tokens(q))) for q in questions]
         rows = self._pass(contexts, questions, numbers)
         for i, r in enumerate(rows):
             r.question = i
