@@ -80,6 +80,40 @@ def test_bundle_create_force_leaves_a_persons_folder(tmp_path, capsys):
     assert untouched(out)
 
 
+
+# A person's folder whose bundle.json is a FIFO or a link to /dev/zero: deciding whether the studio wrote it
+# used to open and read it whole, so `--force` waited on the FIFO for good and read /dev/zero until memory ran
+# out (3.8 GB in 6 s). Each runs in a child with a deadline and, for the light check, a 1 GB address space.
+CHECK_CHILD = """
+import resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+from pskills_train.export.staging import check_replaceable
+try:
+    check_replaceable(Path(sys.argv[1]), force=True)
+except FileExistsError as e:
+    print(e)
+"""
+
+
+@pytest.mark.parametrize("special", ["fifo", "devzero"])
+def test_force_never_opens_a_special_bundle_json(tmp_path, special):
+    out = persons_folder(tmp_path / "out")
+    if special == "fifo":
+        os.mkfifo(out / "bundle.json")
+    else:
+        (out / "bundle.json").symlink_to("/dev/zero")
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    r = subprocess.run([sys.executable, "-c", CHECK_CHILD, str(out)], capture_output=True, text=True, timeout=30,
+                       env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"{out} holds bundle.json, notes.txt, sub/, and no .pskills-bundle" in r.stdout, r.stdout
+    # The same through the CLI (`bundle create --from-hf … --force` checks --out before the checkpoint).
+    r = subprocess.run([sys.executable, "-m", "pskills_train.commands.from_hf", "--from-hf", str(tmp_path),
+                        "--out", str(out), "--force"], capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 1 and "--force does not replace it" in r.stderr, r.stderr
+    assert untouched(out)
+
 # SIGINT as an interactive shell or Node's spawn leaves it (a background job of a script inherits it ignored,
 # and an ignored SIGINT never ends the process, so nothing needs removing then).
 STAGING_CHILD = """

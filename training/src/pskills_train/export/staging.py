@@ -2,8 +2,9 @@
 leaves a partial bundle (docs/bundle-format.md).
 
 `--force` replaces only a folder the studio wrote: one holding MARKER (written into every bundle folder
-made here), or a bundle from before the marker (a bundle.json of format pskills.bundle/N). Anything else,
-a person's folder or a file, is refused with what it holds. The staging folder `.OUT.tmp-PID` goes on any
+made here), or a bundle from before the marker (a bundle.json of format pskills.bundle/N, read only when it
+is a regular file of at most 4 MiB: a FIFO or /dev/zero there is never opened). Anything else, a person's
+folder or a file, is refused with what it holds. The staging folder `.OUT.tmp-PID` goes on any
 exit Python sees (an exception, SIGTERM, SIGINT); after a kill -9 the next staging beside it removes it,
 once its process is gone.
 """
@@ -15,6 +16,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +24,7 @@ from pathlib import Path
 from types import FrameType
 
 MARKER = ".pskills-bundle"
+BUNDLE_JSON_LIMIT = 4 << 20  # READ_LIMITS["bundle.json"] in main/files/read-gate.ts
 MARKER_TEXT = "A model bundle folder written by ParametricSkills Studio; `--force` may replace it.\n"
 _STAGING = re.compile(r"\.(.+)\.tmp-(\d+)")
 
@@ -33,10 +36,27 @@ def is_ours(folder: Path) -> bool:
     if (folder / MARKER).is_file():
         return True
     try:
-        m = json.loads((folder / "bundle.json").read_text(encoding="utf-8"))
+        m = json.loads(_read_small(folder / "bundle.json"))
     except (OSError, ValueError):
         return False
     return isinstance(m, dict) and re.fullmatch(r"pskills\.bundle/\d+", str(m.get("format"))) is not None
+
+
+def _read_small(path: Path) -> bytes:
+    """A regular file of at most BUNDLE_JSON_LIMIT bytes, never a FIFO or device (a person's folder may hold
+    one: the open would wait for good, /dev/zero would never end); anything else raises OSError."""
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > BUNDLE_JSON_LIMIT:
+        raise OSError(f"{path}: not a regular file of at most {BUNDLE_JSON_LIMIT:,} bytes")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path}: not a regular file")
+        return os.read(fd, BUNDLE_JSON_LIMIT + 1)
+    finally:
+        os.close(fd)
 
 
 def _holds(path: Path) -> str:
