@@ -1,7 +1,7 @@
 // `pskills doctor`: checks the library's database with PRAGMA integrity_check on a read-only
 // connection (every page and every index against its table), writing nothing. A damaged library is
 // also refused whole when the studio opens it, so no write lands on it (docs/store.md).
-import { existsSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { DAMAGED_ADVICE, integrityProblems, notALibraryFile } from '../store/db';
 import type { Command } from './command';
@@ -15,7 +15,7 @@ export const doctorCommand: Command = {
     const { values, positionals } = flags.parse(argv, {});
     if (positionals.length) throw usageError(doctorCommand);
     const file = join(dataDir(values), 'studio.db');
-    const exists = existsSync(file);
+    const exists = lstatSync(file, { throwIfNoEntry: false }) !== undefined; // a link loop exists too
     // A FIFO is never opened (SQLite would wait on it for good); an empty file or /dev/zero is no
     // library, though SQLite would call it an intact empty one.
     const odd = exists ? notALibraryFile(file) : null;

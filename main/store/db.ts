@@ -3,6 +3,7 @@
 // file becomes a new library, and it is built aside and linked into place whole.
 import { randomBytes } from 'node:crypto';
 import { constants, copyFileSync, linkSync, lstatSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { specialKind } from '../files/read-gate';
 import { migrate } from './migrate';
@@ -74,12 +75,38 @@ const ADVICE = `nothing was written to it. ${DAMAGED_ADVICE}`;
  * would call intact. Ours never leaves an empty file (see createNew).
  */
 export function notALibraryFile(file: string): string | null {
-  const info = statSync(file); // follows a link; a stat never blocks on a FIFO
+  let info;
+  try {
+    info = statSync(file); // follows a link; a stat never blocks on a FIFO
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') return 'a symbolic link loop (ELOOP); not opened';
+    throw err;
+  }
   const special = specialKind(info);
   const link = lstatSync(file).isSymbolicLink() ? ` (symbolic link to ${realpathSync(file)})` : '';
   if (special) return `not a regular file (${special}${link}); not opened`;
   if (info.size === 0) return `it is empty (0 bytes${link}), so it is not a library this app wrote`;
+  for (const suffix of COMPANIONS) {
+    const odd = companionProblem(`${file}${suffix}`);
+    if (odd) return odd;
+  }
   return null;
+}
+
+/** SQLite's files beside the database: it opens the journal to look for a hot one (a FIFO there blocked
+ *  every open for good), and the WAL and shared-memory index in WAL mode. */
+const COMPANIONS = ['-journal', '-wal', '-shm'];
+
+function companionProblem(path: string): string | null {
+  let info;
+  try {
+    info = statSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? null : `${basename(path)}: not readable (${code ?? 'unknown'}); not opened`;
+  }
+  const special = specialKind(info);
+  return special ? `${basename(path)}: not a regular file (${special}); not opened` : null;
 }
 
 function ensureIntactOrCreate(file: string): void {

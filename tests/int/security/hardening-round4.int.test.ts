@@ -56,6 +56,46 @@ describe('pskills doctor on a studio.db that is no library', () => {
   });
 });
 
+// SQLite opens the files beside studio.db too: a FIFO studio.db-journal held every command and `pskills
+// doctor` for good (its hot-journal check opens it), a FIFO studio.db-wal or -shm answered "disk I/O error".
+// Each is refused before SQLite opens anything, naming the file, and a symbolic link loop as studio.db is
+// not called "no library yet".
+describe('pskills doctor and commands beside a studio.db whose companion files are no files', () => {
+  it.each(['journal', 'wal', 'shm'])('a FIFO studio.db-%s: exit 1 at once, naming it', (suffix) => {
+    const dataDir = mkdtempSync(join(work, 'companion-'));
+    const made = spawnSync(process.execPath, [BIN, 'skills', 'list', '--data-dir', dataDir], { encoding: 'utf8' });
+    expect(made.status, made.stderr).toBe(0); // a good library
+    rmSync(join(dataDir, `studio.db-${suffix}`), { force: true });
+    execFileSync('mkfifo', [join(dataDir, `studio.db-${suffix}`)]);
+    const says = new RegExp(`studio\\.db-${suffix}: not a regular file \\(FIFO\\); not opened`);
+    const doctor = spawnSync(process.execPath, [BIN, 'doctor', '--data-dir', dataDir], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(doctor.error).toBeUndefined(); // the journal FIFO hung it until the timeout
+    expect(doctor.status).toBe(1);
+    expect(doctor.stdout).toMatch(says);
+    const list = spawnSync(process.execPath, [BIN, 'skills', 'list', '--data-dir', dataDir], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(list.error).toBeUndefined();
+    expect(list.status).not.toBe(0);
+    expect(list.stderr).toMatch(says);
+  });
+
+  it('a symbolic link loop as studio.db is no library, not "no library yet"', () => {
+    const dataDir = mkdtempSync(join(work, 'loop-'));
+    symlinkSync('studio.db', join(dataDir, 'studio.db'));
+    const r = spawnSync(process.execPath, [BIN, 'doctor', '--data-dir', dataDir], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(/studio\.db: not a library: .*ELOOP/);
+  });
+});
+
 describe.each(transports)('over $name', (transport) => {
   const s = studioSuite(transport, 'pskills-round4-data-', { defaultBundleDir: FIXTURE_BUNDLE });
 
