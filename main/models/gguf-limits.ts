@@ -22,6 +22,8 @@ export const GGUF_LIMITS = {
   maxMetadataBytes: 64 * MiB,
   /** general.alignment, when present: an integer ≥ 1, a power of two, at most this. */
   maxAlignment: 1 * MiB,
+  /** Arrays of arrays (llama.cpp writes none; Python's gate: MAX_ARRAY_DEPTH). */
+  maxArrayDepth: 4,
   /** A tensor's dimensions (ggml's GGML_MAX_DIMS). */
   maxDims: 4,
   /** Time one header may take to read, ms (a folder scan skips a file past it). */

@@ -134,6 +134,8 @@ export interface GgufSummary {
 }
 
 const WINDOW = 1 << 20;
+/** Bytes of a key or tensor name decoded: real ones are at most 64 (GGML_MAX_NAME). */
+const NAME_SHOWN = 256;
 /** Metadata string values kept (the rest are skipped): what the summary shows. */
 const WANTED = new Set(['general.architecture', 'general.name', 'tokenizer.chat_template']);
 /** Smallest bytes of an element of each value type (a string: its u64 length; an array: type + count). */
@@ -185,7 +187,12 @@ class Cursor {
 
   /** Every so often: past the time budget, the file is refused. */
   tick(): void {
-    if ((++this.ticks & 0xfff) === 0 && Date.now() > this.deadline)
+    if ((++this.ticks & 0xfff) === 0) this.checkTime();
+  }
+
+  /** Also at every window read: 4,096 values of 64 KiB each are 256 MiB. */
+  private checkTime(): void {
+    if (Date.now() > this.deadline)
       throw this.refuse(`over the ${n(this.budgetMs)} ms ${W.budget} for a GGUF header, in ${this.reading}; skipped`);
   }
 
@@ -203,6 +210,7 @@ class Cursor {
   private at(k: number): number {
     this.room(k);
     if (this.pos < this.start || this.pos + k > this.start + this.len) {
+      this.checkTime();
       this.start = this.pos;
       this.len = readSync(this.fd, this.buf, 0, Math.min(WINDOW, this.size - this.pos), this.pos);
       if (this.len < k) throw this.refuse(`${W.truncated} at byte ${n(this.pos + this.len)} (the file shrank)`);
@@ -254,6 +262,18 @@ class Cursor {
     this.pos += k;
   }
 
+  /** A key or tensor name of `k` bytes for messages and lookups: at most NAME_SHOWN bytes of it are
+   *  decoded (a name may claim 64 KiB, and a tensor table 10⁶ of them), the rest skipped. */
+  name(k: number): string {
+    if (k <= NAME_SHOWN) return this.text(k);
+    const head = this.text(NAME_SHOWN);
+    this.skip(k - NAME_SHOWN);
+    return `${head}… (${n(k)} bytes)`;
+  }
+
+  /** Which array nesting level is being read (arrays of arrays: at most L.maxArrayDepth). */
+  depth = 0;
+
   value(type: number, keep: boolean): Value {
     this.tick();
     switch (type) {
@@ -286,6 +306,8 @@ class Cursor {
         return { skipped: 'string', bytes: BigInt(len) };
       }
       case 9: {
+        if (this.depth >= L.maxArrayDepth)
+          throw this.refuse(`${this.reading}: ${W.array}s nested deeper than ${L.maxArrayDepth}; not read`);
         const from = this.pos;
         const elem = this.u32();
         const count = this.u64();
@@ -308,7 +330,11 @@ class Cursor {
             this.tick();
             this.skip(this.strLen(L.maxStringBytes, W.stringLength));
           }
-        else for (let i = 0; i < Number(count); i++) this.value(elem, false);
+        else {
+          this.depth++;
+          for (let i = 0; i < Number(count); i++) this.value(elem, false);
+          this.depth--;
+        }
         return { skipped: 'array', bytes: BigInt(this.pos - from) };
       }
       default:
@@ -321,11 +347,17 @@ class Cursor {
 const safe = (v: bigint): number | bigint =>
   v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= BigInt(Number.MIN_SAFE_INTEGER) ? Number(v) : v;
 
-interface Tensor {
-  name: string;
-  type: number;
-  elements: bigint;
-  offset: bigint;
+/** The tensor table as the summary and the checks need it, gathered entry by entry: nothing is kept
+ *  per tensor (10⁶ entries with 64 KiB names once held gigabytes). */
+interface TensorTable {
+  count: number;
+  /** The largest offset + bytes of any tensor (from the data section's start), and whose. */
+  end: bigint;
+  endName: string;
+  types: Record<string, number>;
+  parameters: number;
+  /** The first tensor of a type the importer does not dequantize. */
+  unsupported: { name: string; type: string } | null;
 }
 
 /** What the gate read: the header passes every limit; `problem` is why the importer would refuse it. */
@@ -360,18 +392,13 @@ export function inspectGguf(path: string, opts: { budgetMs?: number } = {}): Ggu
       throw c.refuse(`${W.tensorCount} ${n(nTensors)}, over the cap of ${n(L.maxTensors)}`);
     const kv = readMetadata(c, nKv);
     const alignment = alignmentOf(c, kv);
-    const tensors = readTensorTable(c, nTensors);
+    const table = readTensorTable(c, nTensors);
     const dataStart = ((BigInt(c.pos) + alignment - 1n) / alignment) * alignment;
-    const types: Record<string, number> = {};
-    let parameters = 0;
-    for (const t of tensors) {
-      const [typeName, block, blockBytes] = GGML_TYPES[t.type]!;
-      const end = dataStart + t.offset + ((t.elements + BigInt(block) - 1n) / BigInt(block)) * BigInt(blockBytes);
-      if (end > BigInt(size))
-        throw c.refuse(`${W.truncated}: tensor '${t.name}' ends at byte ${n(end)}, ${W.outside} (${n(size)} bytes)`);
-      types[typeName] = (types[typeName] ?? 0) + 1;
-      if (t.name !== 'rope_freqs.weight') parameters += Number(t.elements);
-    }
+    const { types, parameters } = table;
+    if (table.count > 0 && dataStart + table.end > BigInt(size))
+      throw c.refuse(
+        `${W.truncated}: tensor '${table.endName}' ends at byte ${n(dataStart + table.end)}, ${W.outside} (${n(size)} bytes)`,
+      );
     const get = (k: string) => kv.get(k)?.value;
     const num = (k: string) => (typeof get(k) === 'number' ? (get(k) as number) : null);
     const str = (k: string) => (typeof get(k) === 'string' ? (get(k) as string) : null);
@@ -393,9 +420,9 @@ export function inspectGguf(path: string, opts: { budgetMs?: number } = {}): Ggu
       layers: arch ? num(`${arch}.block_count`) : null,
       hidden: arch ? num(`${arch}.embedding_length`) : null,
       chatTemplate: str('tokenizer.chat_template'),
-      tensors: tensors.length,
+      tensors: table.count,
     };
-    return { summary, problem: importProblem(file, arch, tensors) };
+    return { summary, problem: importProblem(file, arch, table) };
   } finally {
     closeSync(fd);
   }
@@ -410,7 +437,7 @@ function readMetadata(c: Cursor, nKv: bigint): Metadata {
   let last: string | null = null;
   for (let i = 0; i < Number(nKv); i++) {
     c.reading = last === null ? 'the first metadata key' : `the metadata key after ${JSON.stringify(last)}`;
-    const key = c.text(c.strLen(L.maxKeyBytes, W.keyLength));
+    const key = c.name(c.strLen(L.maxKeyBytes, W.keyLength));
     c.reading = `metadata key ${JSON.stringify(key)}`;
     const type = c.u32();
     kv.set(key, { type, value: c.value(type, WANTED.has(key)) });
@@ -434,13 +461,13 @@ function alignmentOf(c: Cursor, kv: Metadata): bigint {
   return big;
 }
 
-/** The tensor table: each tensor's name, type, element count and data offset. */
-function readTensorTable(c: Cursor, nTensors: bigint): Tensor[] {
-  const tensors: Tensor[] = [];
-  for (let i = 0; i < Number(nTensors); i++) {
+/** The tensor table: each entry's name, dimensions, type and data offset, checked and counted. */
+function readTensorTable(c: Cursor, nTensors: bigint): TensorTable {
+  const t: TensorTable = { count: Number(nTensors), end: 0n, endName: '', types: {}, parameters: 0, unsupported: null };
+  for (let i = 0; i < t.count; i++) {
     c.tick();
     c.reading = `the tensor table entry ${i + 1} of ${n(nTensors)}`;
-    const name = c.text(c.strLen(L.maxKeyBytes, `tensor ${W.nameLength}`));
+    const name = c.name(c.strLen(L.maxKeyBytes, `tensor ${W.nameLength}`));
     c.reading = `the tensor table entry '${name}'`;
     const dims = c.u32();
     if (dims > L.maxDims) throw c.refuse(`tensor '${name}' has ${dims} ${W.dims} (at most ${L.maxDims})`);
@@ -448,21 +475,24 @@ function readTensorTable(c: Cursor, nTensors: bigint): Tensor[] {
     for (let d = 0; d < dims; d++) elements *= c.u64();
     const type = c.u32();
     if (!GGML_TYPES[type]) throw c.refuse(`tensor '${name}' has unknown ${W.tensorType} ${type}`);
-    tensors.push({ name, type, elements, offset: c.u64() });
+    const [typeName, block, blockBytes] = GGML_TYPES[type];
+    const end = c.u64() + ((elements + BigInt(block) - 1n) / BigInt(block)) * BigInt(blockBytes);
+    if (end > t.end) [t.end, t.endName] = [end, name];
+    t.types[typeName] = (t.types[typeName] ?? 0) + 1;
+    if (name !== 'rope_freqs.weight') t.parameters += Number(elements);
+    if (!t.unsupported && !GGUF_SUPPORTED_TYPES.includes(typeName)) t.unsupported = { name, type: typeName };
   }
-  return tensors;
+  return t;
 }
 
 /** Why the importer would refuse a header that passed the gate, or null. */
-function importProblem(file: string, arch: string | null, tensors: readonly Tensor[]): string | null {
+function importProblem(file: string, arch: string | null, table: TensorTable): string | null {
   if (arch === null) return `${file}: metadata key 'general.architecture' missing`;
   if (!(GGUF_ARCHITECTURES as readonly string[]).includes(arch))
     return `${file}: general.architecture '${arch}' is not supported (supported: ${GGUF_ARCHITECTURES.join(', ')}; Mistral files are 'llama')`;
-  for (const t of tensors) {
-    const typeName = GGML_TYPES[t.type]![0];
-    if (!GGUF_SUPPORTED_TYPES.includes(typeName))
-      return `${file}: tensor '${t.name}' has quantization type ${typeName}, which is not supported (supported: ${GGUF_SUPPORTED_TYPES.join(', ')})`;
-  }
+  const u = table.unsupported;
+  if (u)
+    return `${file}: tensor '${u.name}' has quantization type ${u.type}, which is not supported (supported: ${GGUF_SUPPORTED_TYPES.join(', ')})`;
   return null;
 }
 

@@ -220,3 +220,15 @@ def test_bundle_create_as_a_command_imports_a_good_file(tmp_path):
     got = cli(str(path), "--out", str(tmp_path / "b"))
     assert got["rc"] == 0 and f"wrote {tmp_path / 'b'}: qwen2 from m.gguf" in got["output"], got
     assert (tmp_path / "b" / "bundle.json").is_file()
+
+
+def test_a_long_name_is_cut_in_the_message(tmp_path):
+    """Names of 64 KiB (within the cap) were repeated whole in the message: 262 KB of `error:` line."""
+    name = b"\0" * 60_000
+    head = b"GGUF" + struct.pack("<IQQ", 3, 1, 0) + struct.pack("<Q", len(name)) + name + struct.pack("<I", 5)
+    path = tmp_path / "names.gguf"
+    path.write_bytes(head + bytes(64))
+    with pytest.raises(gate.GGUFGateError, match=r"has 5 dimensions") as e:
+        gate.check_gguf(path)
+    assert len(str(e.value)) < 2_000, len(str(e.value))
+    assert "(60,000 characters)" in str(e.value)

@@ -6,7 +6,18 @@
 // as skipped with its reason while app.info keeps answering, models.create refuses each before the
 // importer starts, and `pskills bundle create --from-gguf` exits at once with the same words.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  ftruncateSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -42,6 +53,44 @@ for (const [i, [model, caseName]] of Object.entries(OLLAMA).entries()) {
     JSON.stringify({ layers: [{ mediaType: 'application/vnd.ollama.image.model', digest: `sha256:${digest}` }] }),
   );
   blobs[model] = buildCase(byName(caseName), join(ollama, 'blobs'), `sha256-${digest}`);
+}
+
+/** A GGUF header whose one key holds an array of an array of … (`depth` levels), 12 bytes a level. */
+function nestedArrays(path: string, depth: number): string {
+  const level = Buffer.alloc(12);
+  level.writeUInt32LE(9, 0); // an array of arrays
+  level.writeBigUInt64LE(1n, 4);
+  const head = Buffer.alloc(24 + 8 + 1 + 4);
+  head.write('GGUF', 0, 'latin1');
+  head.writeUInt32LE(3, 4);
+  head.writeBigUInt64LE(0n, 8); // tensors
+  head.writeBigUInt64LE(1n, 16); // keys
+  head.writeBigUInt64LE(1n, 24);
+  head.write('a', 32, 'latin1');
+  head.writeUInt32LE(9, 33);
+  const last = Buffer.alloc(12); // the innermost: an empty array of uint8
+  writeFileSync(path, Buffer.concat([head, Buffer.concat(Array<Buffer>(depth).fill(level)), last]));
+  return path;
+}
+
+/** A GGUF header of `count` tensors, each named by 65,536 zero bytes (F32, no dimensions), sparse. */
+function longTensorNames(path: string, count: number): string {
+  const entry = 8 + 65_536 + 4 + 4 + 8;
+  const fd = openSync(path, 'w');
+  try {
+    const head = Buffer.alloc(24);
+    head.write('GGUF', 0, 'latin1');
+    head.writeUInt32LE(3, 4);
+    head.writeBigUInt64LE(BigInt(count), 8);
+    writeSync(fd, head, 0, 24, 0);
+    const len = Buffer.alloc(8);
+    len.writeBigUInt64LE(65_536n);
+    for (let i = 0; i < count; i++) writeSync(fd, len, 0, 8, 24 + i * entry);
+    ftruncateSync(fd, 24 + count * entry + 64);
+  } finally {
+    closeSync(fd);
+  }
+  return path;
 }
 
 describe.each(transports)('GGUF files in a person’s folders, over $name', (transport) => {
@@ -105,6 +154,11 @@ describe('pskills bundle create --from-gguf on the same files', () => {
     ];
     const big = buildCase(byName('a 1 GB sparse file'), home, 'array-1e9.gguf');
     cases.push([big, /an array of 1,000,000,000 elements/]);
+    // Arrays nested 200,000 deep (2.4 MB) overflowed the reader's stack: "Maximum call stack size exceeded".
+    cases.push([nestedArrays(join(home, 'deep.gguf'), 200_000), /arrays nested deeper than 4/]);
+    // 6,000 tensor names of 64 KiB each (a 393 MB sparse file): the reader kept every name, 1.7 GB of
+    // them for 100,000; now at most 256 bytes of a name are decoded and nothing is kept per tensor.
+    cases.push([longTensorNames(join(home, 'names.gguf'), 6_000), /general\.architecture' missing/]);
     for (const [file, says] of cases) {
       const t0 = performance.now();
       const r = spawnSync(
@@ -133,6 +187,7 @@ describe('pskills bundle create --from-gguf on the same files', () => {
         `pskills bundle create --from-gguf ${file}: exit in ${ms.toFixed(0)} ms, peak RSS ${(kb / 1024).toFixed(0)} MiB`,
       );
       expect(kb).toBeLessThan(300 * 1024);
+      expect(r.stderr.length).toBeLessThan(2_000); // a 64 KiB name is not repeated in the message
     }
   });
 });

@@ -231,9 +231,15 @@ class _Cursor:
             self.check_metadata_bytes(where, self.pos + n)
         raw = self.take(n, where)
         try:
-            return raw.decode("utf-8")
+            name = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise self.fail(f"the {what} at byte {self.pos - n:,} is not UTF-8") from None
+        return name
+
+    @staticmethod
+    def shown(name: str) -> str:
+        """A name for a message: a 64 KiB one is cut (real names are at most 64 bytes)."""
+        return name if len(name) <= KEEP_NAME_BYTES else f"{name[:KEEP_NAME_BYTES]}… ({len(name):,} characters)"
 
     # ---------------------------------------------------------------------------------------------- values
 
@@ -356,12 +362,13 @@ def _walk(fd: int, size: int, path: Path, real: str, deadline: float) -> Header:
     last = "the header"
     for _ in range(key_count):
         key = cur.name(f"the name that follows {last}", "key", metadata=True)
+        shown = cur.shown(key)
         if key in values:
-            raise cur.fail(f"metadata key {key!r} appears twice")
-        vtype = cur.unpack(cur.u32, f"the type of metadata key {key!r}")
-        values[key] = cur.check_value(vtype, key)
-        cur.check_metadata_bytes(f"metadata key {key!r}", cur.pos)
-        last = f"metadata key {key!r}"
+            raise cur.fail(f"metadata key {shown!r} appears twice")
+        vtype = cur.unpack(cur.u32, f"the type of metadata key {shown!r}")
+        values[key] = cur.check_value(vtype, shown)
+        cur.check_metadata_bytes(f"metadata key {shown!r}", cur.pos)
+        last = f"metadata key {shown!r}"
     metadata_end = cur.pos
     alignment = _alignment(cur, values)
 
@@ -371,33 +378,34 @@ def _walk(fd: int, size: int, path: Path, real: str, deadline: float) -> Header:
     last = "the tensor table"
     for _ in range(tensor_count):
         name = cur.name(f"the name that follows {last}", "tensor name", metadata=False)
-        where = f"the tensor table entry {name!r}"
+        shown = cur.shown(name)
+        where = f"the tensor table entry {shown!r}"
         n_dims = cur.unpack(cur.u32, where)
         if n_dims > MAX_DIMS:
-            raise cur.fail(f"tensor {name!r} has {n_dims:,} dimensions; ggml has at most {MAX_DIMS}")
+            raise cur.fail(f"tensor {shown!r} has {n_dims:,} dimensions; ggml has at most {MAX_DIMS}")
         dims = tuple(cur.unpack(cur.u64, where) for _ in range(n_dims))
         ggml_type = cur.unpack(cur.u32, where)
         offset = cur.unpack(cur.u64, where)
         if ggml_type not in GGML_SIZES:
-            raise cur.fail(f"tensor {name!r} has tensor type {ggml_type}, which ggml does not define")
+            raise cur.fail(f"tensor {shown!r} has tensor type {ggml_type}, which ggml does not define")
         block, type_size = GGML_SIZES[ggml_type]
         elements = 1
         for d in dims:
             elements *= d
         if dims and dims[0] % block:
-            raise cur.fail(f"tensor {name!r}: its rows of {dims[0]:,} are not whole blocks of {block}")
+            raise cur.fail(f"tensor {shown!r}: its rows of {dims[0]:,} are not whole blocks of {block}")
         t_end = offset + elements * type_size // block
         if t_end > end:
-            end, last_end = t_end, name
+            end, last_end = t_end, shown
         if tensors is not None:
             if len(name.encode()) > KEEP_NAME_BYTES:
                 tensors = None
             else:
                 if name in names:
-                    raise cur.fail(f"tensor {name!r} appears twice")
+                    raise cur.fail(f"tensor {shown!r} appears twice")
                 names.add(name)
                 tensors.append(Tensor(name, dims, ggml_type, offset))
-        last = f"the tensor table entry {name!r}"
+        last = f"the tensor table entry {shown!r}"
     data_offset = -(-cur.pos // alignment) * alignment
     if tensor_count and data_offset + end > size:
         raise GGUFGateError(f"{path}: tensor {last_end!r} lies outside the file: it ends at byte "
