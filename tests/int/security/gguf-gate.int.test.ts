@@ -54,6 +54,9 @@ for (const [i, [model, caseName]] of Object.entries(OLLAMA).entries()) {
   );
   blobs[model] = buildCase(byName(caseName), join(ollama, 'blobs'), `sha256-${digest}`);
 }
+// A manifest that is itself a FIFO: it used to be passed over in silence; now it is listed with why.
+mkdirSync(join(ollama, 'manifests', 'registry.ollama.ai', 'library', 'pipe'), { recursive: true });
+buildCase(byName('a FIFO'), join(ollama, 'manifests', 'registry.ollama.ai', 'library', 'pipe'), 'latest');
 
 /** A GGUF header whose one key holds an array of an array of … (`depth` levels), 12 bytes a level. */
 function nestedArrays(path: string, depth: number): string {
@@ -114,7 +117,8 @@ describe.each(transports)('GGUF files in a person’s folders, over $name', (tra
     for (const [file, [, says]] of Object.entries(LMS)) if (says) expect(skipped[`pub/model/${file}`]).toContain(says);
     expect(skipped['fifo:latest']).toBe('not a regular file (FIFO); not opened');
     expect(skipped['zero:latest']).toMatch(/^not a regular file \(character device \(symbolic link to \/dev\/zero\)\)/);
-    expect(list.skipped).toHaveLength(6);
+    expect(skipped['pipe:latest']).toBe('manifest: not a regular file (FIFO); not opened');
+    expect(list.skipped).toHaveLength(7);
     // app.info answered throughout: many times while the scan ran, none of them stalled.
     expect(lags.length).toBeGreaterThan(3);
     console.log(
