@@ -35,6 +35,13 @@ def test_limits_are_the_shared_ones():
     assert gate.TIME_BUDGET_S * 1000 < lim["budget_ms"]
 
 
+def test_importer_needs_are_the_shared_ones(tmp_path):
+    imp = CASES["importer"]
+    assert [k for k, _, _ in gate.REQUIRED_KEYS] == imp["required_keys"] and gate.MAX_LAYERS == imp["max_layers"]
+    path = write_case(case("an importable llama header: every key the importer needs and token_embd.weight"), tmp_path)
+    assert gate.check_importable(gate.check_gguf(path)) == "llama"
+
+
 def test_tables_copied_from_gguf_and_the_importer_agree():
     from gguf.constants import GGML_QUANT_SIZES
 
@@ -114,6 +121,48 @@ def test_bundle_create_refuses_crafted_files(name, tmp_path):
     out = tmp_path / "out"
     assert_refused(cli(str(path), "--out", str(out)), path, CLI_CASES[name])
     assert not out.exists()
+
+
+def ok_llama(tmp_path: Path) -> Path:
+    """The probe's ok_llama.gguf: every limit kept, an architecture, a block count and token_embd.weight, but
+    none of the sizes: it reached torch (3.5 s, 330 MB) before the importer said 'llama.embedding_length'."""
+    s = lambda t: struct.pack("<Q", len(t)) + t.encode()  # noqa: E731
+    head = b"GGUF" + struct.pack("<IQQ", 3, 1, 2) + s("general.architecture") + struct.pack("<I", 8) + s("llama")
+    head += s("llama.block_count") + struct.pack("<II", 4, 1)
+    head += s("token_embd.weight") + struct.pack("<IQQIQ", 2, 32, 4, 0, 0)
+    path = tmp_path / "ok_llama.gguf"
+    path.write_bytes(head + bytes(-len(head) % 32) + bytes(512))
+    return path
+
+
+def test_a_header_without_a_key_the_importer_needs_is_refused_before_torch(tmp_path):
+    path = ok_llama(tmp_path)
+    got = cli(str(path), "--out", str(tmp_path / "out"))
+    assert_refused(got, path, "metadata key 'llama.embedding_length' missing; the importer needs it")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("variant", ["llama", "qwen2"])
+def test_each_key_the_importer_needs_is_checked_by_the_gate(tmp_path, variant):
+    """Each of REQUIRED_KEYS renamed away (same length, so every offset stays) in a file the importer builds:
+    the gate names it; with a wrong value type, names the type."""
+    good = write_gguf(tmp_path / "m.gguf", variant)
+    assert gate.check_importable(gate.check_gguf(good)) == variant
+    raw = good.read_bytes()
+    for pattern, _, _ in gate.REQUIRED_KEYS:
+        key = pattern.replace("{arch}", variant).encode()
+        assert raw.count(struct.pack("<Q", len(key)) + key) == 1, key
+        bad = tmp_path / "bad.gguf"
+        bad.write_bytes(raw.replace(struct.pack("<Q", len(key)) + key, struct.pack("<Q", len(key)) + key[:-1] + b"~"))
+        with pytest.raises(gate.GGUFGateError, match=f"metadata key '{key.decode()}' missing; the importer needs it"):
+            gate.check_importable(gate.check_gguf(bad))
+    # The type: embedding_length as a float32 (4 bytes either way).
+    key = f"{variant}.embedding_length".encode()
+    at = raw.index(struct.pack("<Q", len(key)) + key) + 8 + len(key)
+    assert struct.unpack_from("<I", raw, at)[0] == 4  # uint32
+    bad.write_bytes(raw[:at] + struct.pack("<I", 6) + raw[at + 4:])
+    with pytest.raises(gate.GGUFGateError, match=f"'{key.decode()}' is a float32; the importer needs an integer"):
+        gate.check_importable(gate.check_gguf(bad))
 
 
 def test_bundle_create_refuses_a_device(tmp_path):

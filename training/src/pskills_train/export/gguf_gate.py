@@ -69,6 +69,19 @@ LAYER_TENSORS = ("attn_norm.weight", "ffn_norm.weight", "attn_q.weight", "attn_k
                  "attn_output.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias",
                  "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
 MAX_LAYERS = 1024  # Llama 3.1 405B has 126
+# The metadata from_gguf.py reads with `need` whatever the file (config_from_gguf, tokenizer_from_gguf), in the
+# order it reads them, and the value types it can use: a file without one used to reach torch (3.5 s, 330 MB)
+# before the importer named the key. Node's gate checks the same (main/models/gguf.ts GGUF_REQUIRED_KEYS).
+FLOATS = (6, 12)
+REQUIRED_KEYS: tuple[tuple[str, tuple[int, ...], str], ...] = (
+    ("{arch}.embedding_length", INTEGERS, "an integer"),
+    ("{arch}.attention.head_count", INTEGERS, "an integer"),
+    ("{arch}.feed_forward_length", INTEGERS, "an integer"),
+    ("{arch}.attention.layer_norm_rms_epsilon", FLOATS, "a float"),
+    ("tokenizer.ggml.model", (STRING,), "a string"),
+    ("tokenizer.ggml.tokens", (ARRAY,), "an array of strings"),
+    ("tokenizer.ggml.eos_token_id", INTEGERS, "an integer"),
+)
 KEEP_TENSORS = len(GLOBAL_TENSORS) + len(LAYER_TENSORS) * MAX_LAYERS
 KEEP_NAME_BYTES = 256  # ggml names are at most 64
 
@@ -100,7 +113,7 @@ class Header:
     path: Path  # as given
     real: str  # the regular file it names
     size: int
-    order: str  # struct byte order: "<" or ">"
+    order: str  # struct byte order: "<" (a big-endian file is refused)
     version: int
     values: dict[str, Value]
     tensor_count: int
@@ -347,9 +360,13 @@ def _walk(fd: int, size: int, path: Path, real: str, deadline: float) -> Header:
         raise GGUFGateError(f"{path}: truncated: {size} bytes, too short for a GGUF header")
     order = "<"
     version = struct.unpack_from("<I", head, 4)[0]
-    if version & 0xFFFF == 0:  # written on a big-endian machine (GGUFReader reads those too)
-        order, version = ">", struct.unpack_from(">I", head, 4)[0]
     if version not in (2, 3):
+        # A file written big-endian is named so, as the Node gate names it (main/models/gguf.ts): neither reads
+        # one (GGUFReader guessed the byte order from the version, and read 0x80000000 as "version 128").
+        swapped = struct.unpack_from(">I", head, 4)[0]
+        if swapped in (2, 3):
+            raise GGUFGateError(f"{path}: a big-endian GGUF file (byte order big-endian, version {swapped}); only "
+                                f"little-endian files are read")
         raise GGUFGateError(f"{path}: GGUF version {version}; this importer reads versions 2 and 3")
     tensor_count, key_count = struct.unpack_from(order + "QQ", head, 8)
     if key_count > MAX_KEYS:
@@ -432,8 +449,8 @@ def _alignment(cur: _Cursor, values: dict[str, Value]) -> int:
 
 def check_importable(h: Header) -> str:
     """What from_gguf.py builds, checked before GGUFReader builds its tensor table (which costs a few KB a
-    tensor): a supported architecture, a block count, and only tensors of such a model. Returns the
-    architecture."""
+    tensor) and before torch loads: a supported architecture, a block count, the metadata it needs
+    (REQUIRED_KEYS) and only tensors of such a model. Returns the architecture."""
     if "general.architecture" not in h.values:
         raise GGUFGateError(f"{h.path}: metadata key 'general.architecture' missing")
     arch = h.value("general.architecture") if h.values["general.architecture"].vtype == STRING else None
@@ -447,6 +464,17 @@ def check_importable(h: Header) -> str:
     blocks = h.value(key) if v.vtype in INTEGERS else None
     if blocks is None or not 1 <= blocks <= MAX_LAYERS:
         raise GGUFGateError(f"{h.path}: {key} = {blocks!r}; this importer builds 1 to {MAX_LAYERS} layers")
+    for pattern, types, what in REQUIRED_KEYS:
+        key = pattern.replace("{arch}", str(arch))
+        v = h.values.get(key)
+        if v is None:
+            raise GGUFGateError(f"{h.path}: metadata key {key!r} missing; the importer needs it")
+        if v.vtype not in types or (v.vtype == ARRAY and v.etype != STRING):
+            got = TYPE_NAMES.get(v.vtype, str(v.vtype))
+            if v.vtype == ARRAY:
+                got = f"array of {TYPE_NAMES.get(v.etype, str(v.etype))}"
+            article = "an" if got[0] in "ai" else "a"
+            raise GGUFGateError(f"{h.path}: metadata key {key!r} is {article} {got}; the importer needs {what}")
     if h.tensors is None:
         raise GGUFGateError(f"{h.path}: {h.tensor_count:,} tensors (or a name over {KEEP_NAME_BYTES} bytes): not a "
                             f"{arch} model this importer builds")
