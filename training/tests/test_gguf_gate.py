@@ -142,6 +142,17 @@ def test_a_header_without_a_key_the_importer_needs_is_refused_before_torch(tmp_p
     assert not (tmp_path / "out").exists()
 
 
+def test_an_import_refuses_more_tensors_than_a_model_has_from_the_preamble(tmp_path):
+    """10⁶ tensors in a 4 KB file: the gate walks them (refused as truncated); the importer refuses them from the
+    preamble (the probe's 10⁶ and 999,999-tensor files took the whole 1.5 s budget)."""
+    path = write_case(case("a tensor count of 10^6 in a 4 KB file"), tmp_path)
+    with pytest.raises(gate.GGUFGateError, match="truncated"):
+        gate.check_gguf(path)
+    with pytest.raises(gate.GGUFGateError, match=r"1,000,000 tensors: more than a model this importer builds has "
+                       r"\(at most 13,316, for 1,024 layers\)"):
+        gate.check_gguf(path, importing=True)
+
+
 @pytest.mark.parametrize("variant", ["llama", "qwen2"])
 def test_each_key_the_importer_needs_is_checked_by_the_gate(tmp_path, variant):
     """Each of REQUIRED_KEYS renamed away (same length, so every offset stays) in a file the importer builds:

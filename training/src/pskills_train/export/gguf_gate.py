@@ -343,16 +343,18 @@ class _Cursor:
 # -------------------------------------------------------------------------------------------------- the gate
 
 
-def check_gguf(path: Path, budget_s: float = TIME_BUDGET_S) -> Header:
-    """Walks the header of `path` against the limits above; returns where everything lies, or refuses."""
+def check_gguf(path: Path, budget_s: float = TIME_BUDGET_S, importing: bool = False) -> Header:
+    """Walks the header of `path` against the limits above; returns where everything lies, or refuses.
+    `importing`: more tensors than a model the importer builds has (KEEP_TENSORS) is refused from the
+    preamble, before the walk (10⁶ tensors took the whole time budget), as the Node CLI does."""
     fd, st, real = open_regular(path)
     try:
-        return _walk(fd, st.st_size, path, real, time.monotonic() + budget_s)
+        return _walk(fd, st.st_size, path, real, time.monotonic() + budget_s, importing)
     finally:
         os.close(fd)
 
 
-def _walk(fd: int, size: int, path: Path, real: str, deadline: float) -> Header:
+def _walk(fd: int, size: int, path: Path, real: str, deadline: float, importing: bool = False) -> Header:
     head = os.pread(fd, HEADER_BYTES, 0)
     if len(head) >= 4 and head[:4] != b"GGUF":
         raise GGUFGateError(f"{path}: not a GGUF file (no GGUF magic)")
@@ -373,6 +375,9 @@ def _walk(fd: int, size: int, path: Path, real: str, deadline: float) -> Header:
         raise GGUFGateError(f"{path}: the header's key count is {key_count:,}; the limit is {MAX_KEYS:,}")
     if tensor_count > MAX_TENSORS:
         raise GGUFGateError(f"{path}: the header's tensor count is {tensor_count:,}; the limit is {MAX_TENSORS:,}")
+    if importing and tensor_count > KEEP_TENSORS:
+        raise GGUFGateError(f"{path}: {tensor_count:,} tensors: more than a model this importer builds has (at most "
+                            f"{KEEP_TENSORS:,}, for {MAX_LAYERS:,} layers)")
     cur = _Cursor(fd, size, path, order, deadline)
     cur.pos = HEADER_BYTES
     values: dict[str, Value] = {}
@@ -533,7 +538,7 @@ def gate_cli(argv: list[str]) -> None:
     if file is None:
         return
     try:
-        check_importable(check_gguf(Path(file)))
+        check_importable(check_gguf(Path(file), importing=True))
         if out is None:
             default_out(Path(file))
     except GGUFGateError as e:
