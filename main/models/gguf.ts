@@ -415,7 +415,8 @@ interface TensorTable {
   unsupported: { name: string; type: string } | null;
   /** The first tensor that is not part of a model the importer builds (when the metadata was fine). */
   unknown: string | null;
-  embeddings: boolean;
+  /** The tensors seen that the importer builds (≤ 13,316 names of ≤ 30 bytes), when the metadata was fine. */
+  seen: Set<string>;
 }
 
 /** What the gate read: the header passes every limit; `problem` is why the importer would refuse it. */
@@ -547,18 +548,19 @@ function readTensorTable(
     parameters: 0,
     unsupported: null,
     unknown: null,
-    embeddings: false,
+    seen: new Set(),
   };
   for (let i = 0; i < t.count; i++) {
     c.tick();
     c.reading = `the tensor table entry ${i + 1} of ${n(nTensors)}`;
     const name = c.name(c.strLen(L.maxKeyBytes, `tensor ${W.nameLength}`));
     c.reading = `the tensor table entry '${name}'`;
-    if (model !== null && t.unknown === null && !importable(name, model.blocks)) {
-      t.unknown = name;
-      if (early) throw new StudioError('invalid_input', unknownTensorProblem(file, name, model));
+    if (model !== null && t.unknown === null) {
+      if (!importable(name, model.blocks)) {
+        t.unknown = name;
+        if (early) throw new StudioError('invalid_input', unknownTensorProblem(file, name, model));
+      } else t.seen.add(name);
     }
-    if (name === 'token_embd.weight') t.embeddings = true;
     const dims = c.u32();
     if (dims > L.maxDims) throw c.refuse(`tensor '${name}' has ${dims} ${W.dims} (at most ${L.maxDims})`);
     let elements = 1n;
@@ -651,7 +653,18 @@ function importable(name: string, blocks: number): boolean {
 /** Why the importer would refuse the tensor table of a header whose metadata it takes, or null. */
 function tableProblem(file: string, model: { arch: string; blocks: number }, table: TensorTable): string | null {
   if (table.unknown !== null) return unknownTensorProblem(file, table.unknown, model);
-  if (!table.embeddings) return `${file}: tensor 'token_embd.weight' missing`;
+  if (!table.seen.has('token_embd.weight')) return `${file}: tensor 'token_embd.weight' missing`;
+  // Every tensor LlamaLM has (the importer's check_tensors; its gate checks their shapes too, before torch).
+  const want = ['output_norm.weight'];
+  const layer = GGUF_IMPORTER.layerTensors.filter(
+    (t) =>
+      !t.endsWith('.bias') ||
+      (t === 'attn_output.bias' ? table.seen.has('blk.0.attn_output.bias') : table.seen.has('blk.0.attn_q.bias')),
+  );
+  for (let i = 0; i < model.blocks; i++) for (const t of layer) want.push(`blk.${i}.${t}`);
+  const missing = want.filter((t) => !table.seen.has(t));
+  if (missing.length)
+    return `${file}: tensor '${missing[0]}' missing (${missing.length} of ${want.length + 1} missing)`;
   const u = table.unsupported;
   if (u)
     return `${file}: tensor '${u.name}' has quantization type ${u.type}, which is not supported (supported: ${GGUF_SUPPORTED_TYPES.join(', ')})`;

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import struct
 import sys
 from pathlib import Path
@@ -38,8 +39,11 @@ def test_limits_are_the_shared_ones():
 def test_importer_needs_are_the_shared_ones(tmp_path):
     imp = CASES["importer"]
     assert [k for k, _, _ in gate.REQUIRED_KEYS] == imp["required_keys"] and gate.MAX_LAYERS == imp["max_layers"]
-    path = write_case(case("an importable llama header: every key the importer needs and token_embd.weight"), tmp_path)
-    assert gate.check_importable(gate.check_gguf(path)) == "llama"
+    name = "a llama header with every metadata key the importer needs, of its tensors only token_embd.weight"
+    path = write_case(case(name), tmp_path)
+    # Its keys pass; the tensors LlamaLM needs are checked next, before torch loads.
+    with pytest.raises(gate.GGUFGateError, match=r"tensor 'output_norm\.weight' missing \(10 of 11 missing\)"):
+        gate.check_importable(gate.check_gguf(path))
 
 
 def test_tables_copied_from_gguf_and_the_importer_agree():
@@ -174,6 +178,32 @@ def test_each_key_the_importer_needs_is_checked_by_the_gate(tmp_path, variant):
     bad.write_bytes(raw[:at] + struct.pack("<I", 6) + raw[at + 4:])
     with pytest.raises(gate.GGUFGateError, match=f"'{key.decode()}' is a float32; the importer needs an integer"):
         gate.check_importable(gate.check_gguf(bad))
+
+
+def with_u32(src: Path, dst: Path, key: str, value: int) -> Path:
+    """`src` with the uint32 value of metadata key `key` replaced in place."""
+    raw = bytearray(src.read_bytes())
+    k = key.encode()
+    at = raw.index(struct.pack("<Q", len(k)) + k) + 8 + len(k)
+    assert struct.unpack_from("<I", raw, at)[0] == 4  # uint32
+    struct.pack_into("<I", raw, at + 4, value)
+    dst.write_bytes(bytes(raw))
+    return dst
+
+
+@pytest.mark.parametrize("key, value, says", [
+    ("llama.feed_forward_length", 64, r"tensor 'blk\.0\.ffn_gate\.weight' has shape \(128, 64\), the metadata "
+                                      r"implies \(64, 64\)"),
+    ("llama.attention.head_count", 3, r"llama\.attention\.head_count 3 is not a multiple of head_count_kv 2"),
+    ("tokenizer.ggml.eos_token_id", 10**6, r"tokenizer\.ggml\.eos_token_id = 1000000 is outside the \d+ tokens"),
+])
+def test_what_the_importer_checks_after_torch_is_refused_before_it(tmp_path, key, value, says):
+    """Every key present, but a size that does not match the tensors, or an end-of-text id outside the tokens: the
+    importer refused these only after torch loaded (2-3 s, 330 MB); the gate refuses them first."""
+    path = with_u32(write_gguf(tmp_path / "m.gguf", "llama"), tmp_path / "bad.gguf", key, value)
+    got = cli(str(path), "--out", str(tmp_path / "out"))
+    assert_refused(got, path, "")
+    assert re.search(says, got["output"]), got
 
 
 def test_bundle_create_refuses_a_device(tmp_path):

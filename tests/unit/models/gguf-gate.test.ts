@@ -60,7 +60,7 @@ describe('the GGUF gate on the shared crafted headers', () => {
   });
 });
 
-const IMPORTABLE = CASES.cases.find((c) => c.name.startsWith('an importable llama header'))!;
+const IMPORTABLE = CASES.cases.find((c) => c.name.includes('every metadata key the importer needs'))!;
 
 /** The importable case with the key `key` (and its value) left out. */
 function without(key: string): GateCase {
@@ -79,8 +79,11 @@ describe('what the importer needs, checked by the gate before it starts', () => 
     expect(GGUF_IMPORTER.maxLayers).toBe(imp.max_layers);
   });
 
-  it('passes a header with every key and names the first one missing', () => {
-    expect(readGgufHeader(buildCase(IMPORTABLE, dir, 'importable.gguf'))).toMatchObject({ layers: 1, hidden: 32 });
+  it('names the first key missing, then the first tensor missing', () => {
+    // Every key: the tensors are checked next (LlamaLM's eleven for one layer; the Python gate their shapes too).
+    const keys = inspectGguf(buildCase(IMPORTABLE, dir, 'keys.gguf'));
+    expect(keys.summary).toMatchObject({ layers: 1, hidden: 32 });
+    expect(keys.problem).toBe("keys.gguf: tensor 'output_norm.weight' missing (10 of 11 missing)");
     // The probe's ok_llama.gguf: an architecture, a block count and token_embd.weight, none of the sizes.
     // It passed and started the importer, which loaded torch (3.5 s, 330 MB) before naming the key.
     for (const [key] of GGUF_IMPORTER.requiredKeys) {

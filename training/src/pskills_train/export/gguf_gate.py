@@ -492,7 +492,96 @@ def check_importable(h: Header) -> str:
                                 f"({blocks} layers)")
     if not any(t.name == "token_embd.weight" for t in h.tensors):
         raise GGUFGateError(f"{h.path}: tensor 'token_embd.weight' missing")
+    _check_model(h, str(arch), int(blocks))
     return str(arch)
+
+
+PRE_TOKENIZERS = ("default", "gpt2", "smollm", "llama-bpe", "llama3", "qwen2")  # from_gguf.PRE_TOKENIZERS
+
+
+def _check_model(h: Header, arch: str, blocks: int) -> None:
+    """What from_gguf.py checks after torch has loaded (2–3 s, 330 MB), checked here first: the sizes its
+    ModelConfig takes, every tensor of LlamaLM present with the shape they imply (config_from_gguf,
+    check_tensors), and the tokenizer it rebuilds (tokenizer_from_gguf): its kind, the arrays that kind
+    reads, no more tokens than embedding rows, an end-of-text id among them. A crafted header that keeps
+    every limit and names every key is refused here, in milliseconds, not after torch."""
+    fail = lambda what: GGUFGateError(f"{h.path}: {what}")  # noqa: E731
+
+    def integer(key: str, default: int | None = None, least: int = 1) -> int:
+        v = h.values.get(key)
+        if v is None and default is not None:
+            return default
+        got = h.value(key) if v is not None and v.vtype in INTEGERS else None
+        if not isinstance(got, int) or got < least:
+            shown = f"an array of {TYPE_NAMES.get(v.etype, v.etype)}" if v is not None and v.vtype == ARRAY else got
+            raise fail(f"{key} = {shown!r}; the importer needs a whole number ≥ {least}")
+        return got
+
+    hidden = integer(f"{arch}.embedding_length")
+    heads = integer(f"{arch}.attention.head_count")
+    kv = integer(f"{arch}.attention.head_count_kv", heads)
+    ffn = integer(f"{arch}.feed_forward_length")
+    head_dim = (integer(f"{arch}.attention.key_length", 0, 0) or integer(f"{arch}.rope.dimension_count", 0, 0)
+                or hidden // heads)
+    if heads % kv:
+        raise fail(f"{arch}.attention.head_count {heads} is not a multiple of head_count_kv {kv}")
+    if head_dim < 2 or head_dim % 2:
+        raise fail(f"a head of {head_dim} dimensions; RoPE needs an even number")
+    scaling = h.value(f"{arch}.rope.scaling.type") if f"{arch}.rope.scaling.type" in h.values else "none"
+    if scaling not in ("none", "linear", None):
+        raise fail(f"{arch}.rope.scaling.type {scaling!r} is not supported (none, linear, and llama3 as "
+                   f"rope_freqs.weight)")
+    if scaling == "linear" and f"{arch}.rope.scaling.factor" not in h.values:
+        raise fail(f"metadata key '{arch}.rope.scaling.factor' missing; the importer needs it for linear scaling")
+    tensors = {t.name: t.dims for t in h.tensors or []}
+    embd = tensors["token_embd.weight"]
+    vocab = embd[1] if len(embd) == 2 else 0
+    q, k = heads * head_dim, kv * head_dim
+    want: dict[str, tuple[int, ...]] = {"token_embd.weight": (hidden, vocab), "output_norm.weight": (hidden,)}
+    layer = {"attn_norm.weight": (hidden,), "ffn_norm.weight": (hidden,), "attn_q.weight": (hidden, q),
+             "attn_k.weight": (hidden, k), "attn_v.weight": (hidden, k), "attn_output.weight": (q, hidden),
+             "ffn_gate.weight": (hidden, ffn), "ffn_up.weight": (hidden, ffn), "ffn_down.weight": (ffn, hidden)}
+    if "blk.0.attn_q.bias" in tensors:
+        layer |= {"attn_q.bias": (q,), "attn_k.bias": (k,), "attn_v.bias": (k,)}
+    if "blk.0.attn_output.bias" in tensors:
+        layer["attn_output.bias"] = (hidden,)
+    for i in range(blocks):
+        want |= {f"blk.{i}.{name}": dims for name, dims in layer.items()}
+    optional = {"output.weight": (hidden, vocab)}
+    for name, dims in tensors.items():
+        if name == "rope_freqs.weight":
+            continue
+        shape = want.get(name, optional.get(name))
+        if shape is None:
+            raise fail(f"tensor {name!r} is not part of a {arch} model this importer builds ({blocks} layers)")
+        if tuple(dims) != shape or vocab < 1:  # messages in the importer's (row-major) order
+            raise fail(f"tensor {name!r} has shape {tuple(reversed(dims))}, the metadata implies "
+                       f"{tuple(reversed(shape))}")
+    missing = [name for name in want if name not in tensors]
+    if missing:
+        raise fail(f"tensor {missing[0]!r} missing ({len(missing)} of {len(want)} missing)")
+
+    kind = h.value("tokenizer.ggml.model")
+    if kind not in ("gpt2", "llama"):
+        raise fail(f"tokenizer.ggml.model {kind!r} is not supported (gpt2, llama)")
+    needs = "tokenizer.ggml.merges" if kind == "gpt2" else "tokenizer.ggml.scores"
+    if needs not in h.values or h.values[needs].vtype != ARRAY:
+        raise fail(f"metadata key {needs!r} missing; the importer needs it for a {kind} tokenizer")
+    if kind == "gpt2" and "tokenizer.ggml.pre" in h.values:
+        pre = h.value("tokenizer.ggml.pre")
+        if pre not in PRE_TOKENIZERS:
+            raise fail(f"tokenizer.ggml.pre {pre!r} is not supported (supported: {', '.join(PRE_TOKENIZERS)})")
+    tokens = h.values["tokenizer.ggml.tokens"].count
+    if tokens > vocab:
+        raise fail(f"tokenizer.ggml.tokens has {tokens} tokens, more than the {vocab} rows of token_embd.weight")
+    if kind == "llama" and h.values[needs].count < tokens:
+        raise fail(f"tokenizer.ggml.scores has {h.values[needs].count} scores for {tokens} tokens")
+    for key in ("eos", "bos", "padding", "eot", "eom", "unknown"):
+        key = f"tokenizer.ggml.{key}_token_id"
+        if key in h.values:
+            tid = integer(key, least=0)
+            if tid >= tokens:
+                raise fail(f"{key} = {tid} is outside the {tokens} tokens")
 
 
 def default_out(path: Path) -> Path:
@@ -538,7 +627,12 @@ def gate_cli(argv: list[str]) -> None:
     if file is None:
         return
     try:
-        check_importable(check_gguf(Path(file), importing=True))
+        header = check_gguf(Path(file), importing=True)
+        check_importable(header)
+        own = any(a == "--chat-template" or a.startswith("--chat-template=") for a in argv)
+        if not own and "tokenizer.chat_template" not in header.values:
+            raise GGUFGateError(f"{file}: metadata key 'tokenizer.chat_template' missing; a base model without one "
+                                f"needs --chat-template FILE")
         if out is None:
             default_out(Path(file))
     except GGUFGateError as e:
