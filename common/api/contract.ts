@@ -138,7 +138,21 @@ export const studioContract = {
     ),
   },
   import: {
-    run: stream(z.object({ source: z.string().min(1).max(4096) }).strict(), ImportProgress, ImportResult),
+    run: stream(
+      z
+        .object({
+          source: z
+            .string()
+            .min(1)
+            .max(4096)
+            .refine((p) => !p.includes('\0'), {
+              message: 'must not contain a NUL character (U+0000); no path or npm package name can',
+            }),
+        })
+        .strict(),
+      ImportProgress,
+      ImportResult,
+    ),
     /** A .tgz as bytes (a browser tab's dropped file has no path): kept content-addressed under the
      *  data folder's cache/uploads (so provenance names a file that exists), then imported as `run`. */
     upload: stream(ImportUploadInput, ImportProgress, ImportResult),

@@ -46,15 +46,16 @@ export const bundleCreate: Command = {
       throw new StudioError('invalid_input', '--hypernet and --hyper-config go with --from-hf only');
     // The GGUF gate before Python sees the file: a FIFO, a device or a header over its limits is
     // refused here, naming why (docs/security.md "GGUF files").
+    // What the importer would refuse too (no or an unsupported architecture, a key it needs, a tensor it
+    // does not build or dequantize) is refused here as well, as soon as the header shows it (`early`),
+    // before Python and torch start (seconds, 300 MB), as models.create does.
     if (gguf) {
       let problem: string | null;
       try {
-        ({ problem } = inspectGguf(resolve(gguf)));
+        ({ problem } = inspectGguf(resolve(gguf), { early: true }));
       } catch (e) {
         throw e instanceof StudioError ? new StudioError(e.code, `--from-gguf: ${e.message}`) : e;
       }
-      // What the importer would refuse too (no architecture, an unsupported one or tensor type), before
-      // Python and torch start (seconds, 300 MB), as models.create does.
       if (problem) throw new StudioError('invalid_input', `--from-gguf: ${problem}`);
     }
     const from = resolve(values['from-hf'] ?? '.');

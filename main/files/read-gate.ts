@@ -28,8 +28,8 @@ export const READ_LIMITS = {
   'bundle graph or weights file': 16 * 1024 * MiB,
   'trajectories JSONL': 256 * MiB,
   'tests JSON': 16 * MiB,
-  /** LM Studio's and Ollama's folders: a manifest names the model's blob. */
-  'Ollama manifest': 1 * MiB,
+  /** Ollama's folder: a manifest names the model's blob in a few hundred bytes of JSON. */
+  'Ollama manifest': 64 * 1024,
   /** Only its header is read (main/models/gguf.ts, held to GGUF_LIMITS); the size bounds nothing else. */
   'GGUF model file': 1024 * 1024 * MiB,
 } as const;
@@ -73,7 +73,7 @@ function refusal(path: string, info: Stats, kind: ReadKind, via?: string): GateE
   if (info.size > limit)
     return new GateError(
       path,
-      `${info.size.toLocaleString('en-US')} bytes${where}, over the ${byteText(limit)} limit for a ${kind}; not read`,
+      `${info.size.toLocaleString('en-US')} bytes${where}, over the ${byteText(limit)} limit for ${/^[aeiou]/i.test(kind) ? 'an' : 'a'} ${kind}; not read`,
     );
   return null;
 }

@@ -16,6 +16,44 @@ import { GGUF_LIMITS as L, GGUF_REFUSALS as W } from './gguf-limits';
 /** Architectures the importer builds (pskills_train.export.from_gguf ARCHITECTURES; Mistral is llama). */
 export const GGUF_ARCHITECTURES = ['llama', 'qwen2'] as const;
 
+/** What else the importer needs of a header, as its gate checks it (gguf_gate.py check_importable): a block
+ *  count of 1 to 1,024, the metadata it reads whatever the file (REQUIRED_KEYS: `{arch}` is
+ *  general.architecture) with a value type it can use, and only the tensors of such a model. A file that
+ *  lacked one of these keys started the importer, which loaded torch (3.5 s, 330 MB) before naming it. */
+export const GGUF_IMPORTER = {
+  maxLayers: 1024,
+  requiredKeys: [
+    ['{arch}.embedding_length', 'integer'],
+    ['{arch}.attention.head_count', 'integer'],
+    ['{arch}.feed_forward_length', 'integer'],
+    ['{arch}.attention.layer_norm_rms_epsilon', 'float'],
+    ['tokenizer.ggml.model', 'string'],
+    ['tokenizer.ggml.tokens', 'array of strings'],
+    ['tokenizer.ggml.eos_token_id', 'integer'],
+  ],
+  globalTensors: ['token_embd.weight', 'output_norm.weight', 'output.weight', 'rope_freqs.weight'],
+  layerTensors: [
+    'attn_norm.weight',
+    'ffn_norm.weight',
+    'attn_q.weight',
+    'attn_k.weight',
+    'attn_v.weight',
+    'attn_output.weight',
+    'attn_q.bias',
+    'attn_k.bias',
+    'attn_v.bias',
+    'attn_output.bias',
+    'ffn_gate.weight',
+    'ffn_up.weight',
+    'ffn_down.weight',
+  ],
+} as const;
+/** The most tensors such a model has: the global ones and every layer's. */
+const IMPORT_MAX_TENSORS =
+  GGUF_IMPORTER.globalTensors.length + GGUF_IMPORTER.layerTensors.length * GGUF_IMPORTER.maxLayers;
+const LAYER_TENSOR = new Set<string>(GGUF_IMPORTER.layerTensors);
+const GLOBAL_TENSOR = new Set<string>(GGUF_IMPORTER.globalTensors);
+
 /** ggml tensor types: id → [name, block elements, block bytes]. */
 const GGML_TYPES: Record<number, [string, number, number]> = {
   0: ['F32', 1, 4],
@@ -158,7 +196,13 @@ const INTEGER_TYPES = new Set([0, 1, 2, 3, 4, 5, 10, 11]);
 const PREAMBLE = 24;
 const n = (v: bigint | number) => v.toLocaleString('en-US');
 
-type Value = number | bigint | boolean | string | { skipped: 'string' | 'array'; bytes: bigint };
+type Value =
+  | number
+  | bigint
+  | boolean
+  | string
+  | { skipped: 'string'; bytes: bigint }
+  | { skipped: 'array'; bytes: bigint; elem: number };
 
 class Cursor {
   private readonly buf = Buffer.allocUnsafe(WINDOW);
@@ -306,40 +350,51 @@ class Cursor {
         return { skipped: 'string', bytes: BigInt(len) };
       }
       case 9: {
-        if (this.depth >= L.maxArrayDepth)
-          throw this.refuse(`${this.reading}: ${W.array}s nested deeper than ${L.maxArrayDepth}; not read`);
         const from = this.pos;
-        const elem = this.u32();
-        const count = this.u64();
-        const min = MIN_BYTES[elem];
-        if (min === undefined) throw this.refuse(`${this.reading}: an array of unknown ${W.valueType} ${elem}`);
-        const bytes = count * BigInt(min);
-        const left = BigInt(this.size - this.pos);
-        if (bytes > BigInt(L.maxArrayBytes))
-          throw this.refuse(
-            `${this.reading}: an ${W.array} of ${n(count)} elements (at least ${n(bytes)} bytes), over the ${byteText(L.maxArrayBytes)} cap; not read`,
-          );
-        if (bytes > left)
-          throw this.refuse(
-            `${this.reading}: an ${W.array} of ${n(count)} elements (at least ${n(bytes)} bytes), more than the ${n(left)} bytes left in the file`,
-          );
-        // The vocabulary, merges and token types are only counted: fixed-size elements are skipped whole.
-        if (elem !== 8 && elem !== 9) this.skip(Number(bytes));
-        else if (elem === 8)
-          for (let i = 0; i < Number(count); i++) {
-            this.tick();
-            this.skip(this.strLen(L.maxStringBytes, W.stringLength));
-          }
-        else {
-          this.depth++;
-          for (let i = 0; i < Number(count); i++) this.value(elem, false);
-          this.depth--;
-        }
-        return { skipped: 'array', bytes: BigInt(this.pos - from) };
+        const elem = this.array();
+        return { skipped: 'array', bytes: BigInt(this.pos - from), elem };
       }
       default:
         throw this.refuse(`${this.reading} has unknown ${W.valueType} ${type}`);
     }
+  }
+
+  /** Steps over an array (its element type, count and elements) with plain numbers, no object per
+   *  element: 5·10⁶ nested empty arrays are one key's worth within the caps. Its element type. */
+  private array(): number {
+    if (this.depth >= L.maxArrayDepth)
+      throw this.refuse(`${this.reading}: ${W.array}s nested deeper than ${L.maxArrayDepth}; not read`);
+    const elem = this.u32();
+    const o = this.at(8);
+    const lo = this.buf.readUInt32LE(o);
+    const hi = this.buf.readUInt32LE(o + 4);
+    const min = MIN_BYTES[elem];
+    if (min === undefined) throw this.refuse(`${this.reading}: an array of unknown ${W.valueType} ${elem}`);
+    const left = this.size - this.pos;
+    if (hi !== 0 || lo * min > L.maxArrayBytes || lo * min > left) {
+      const count = (BigInt(hi) << 32n) | BigInt(lo);
+      const bytes = count * BigInt(min);
+      const what = `${this.reading}: an ${W.array} of ${n(count)} elements (at least ${n(bytes)} bytes)`;
+      if (bytes > BigInt(L.maxArrayBytes))
+        throw this.refuse(`${what}, over the ${byteText(L.maxArrayBytes)} cap; not read`);
+      throw this.refuse(`${what}, more than the ${n(left)} bytes left in the file`);
+    }
+    // The vocabulary, merges and token types are only counted: fixed-size elements are skipped whole.
+    if (elem !== 8 && elem !== 9) this.skip(lo * min);
+    else if (elem === 8)
+      for (let i = 0; i < lo; i++) {
+        this.tick();
+        this.skip(this.strLen(L.maxStringBytes, W.stringLength));
+      }
+    else {
+      this.depth++;
+      for (let i = 0; i < lo; i++) {
+        this.tick();
+        this.array();
+      }
+      this.depth--;
+    }
+    return elem;
   }
 }
 
@@ -358,6 +413,10 @@ interface TensorTable {
   parameters: number;
   /** The first tensor of a type the importer does not dequantize. */
   unsupported: { name: string; type: string } | null;
+  /** The first tensor that is not part of a model the importer builds (when the metadata was fine). */
+  unknown: string | null;
+  /** The tensors seen that the importer builds (≤ 13,316 names of ≤ 30 bytes), when the metadata was fine. */
+  seen: Set<string>;
 }
 
 /** What the gate read: the header passes every limit; `problem` is why the importer would refuse it. */
@@ -368,10 +427,12 @@ export interface GgufInspection {
 
 /**
  * The gate and the summary in one read. Throws a GateError (the file is refused: not a regular file,
- * a limit, truncated, a tensor outside the file); an unsupported architecture or tensor type is
- * returned as `problem` (the page still shows what the file is).
+ * a limit, truncated, a tensor outside the file); what the importer would refuse (no or an unsupported
+ * architecture, a key it needs, a tensor it does not build or dequantize) is returned as `problem`
+ * (the page still shows what the file is). With `early` (an import about to start, not a listing), that
+ * problem is thrown as invalid_input as soon as it is known, before the rest of the header is read.
  */
-export function inspectGguf(path: string, opts: { budgetMs?: number } = {}): GgufInspection {
+export function inspectGguf(path: string, opts: { budgetMs?: number; early?: boolean } = {}): GgufInspection {
   const file = basename(path);
   const { fd, size } = openGatedSync(path, 'GGUF model file');
   try {
@@ -383,16 +444,24 @@ export function inspectGguf(path: string, opts: { budgetMs?: number } = {}): Ggu
     c.pos = 4;
     c.reading = 'the preamble';
     const version = c.u32();
-    if (!(L.versions as readonly number[]).includes(version))
-      throw c.refuse(`GGUF ${W.version} ${version} is not supported (2 and 3 are)`);
+    if (!(L.versions as readonly number[]).includes(version)) throw c.refuse(versionRefusal(version));
     const nTensors = c.u64();
     const nKv = c.u64();
     if (nKv > BigInt(L.maxKeys)) throw c.refuse(`metadata ${W.keyCount} ${n(nKv)}, over the cap of ${n(L.maxKeys)}`);
     if (nTensors > BigInt(L.maxTensors))
       throw c.refuse(`${W.tensorCount} ${n(nTensors)}, over the cap of ${n(L.maxTensors)}`);
+    const early = (problem: string | null) => {
+      if (problem && opts.early) throw new StudioError('invalid_input', problem);
+      return problem;
+    };
+    const tooMany = nTensors > BigInt(IMPORT_MAX_TENSORS) ? tensorsProblem(file, nTensors) : null;
+    early(tooMany);
     const kv = readMetadata(c, nKv);
     const alignment = alignmentOf(c, kv);
-    const table = readTensorTable(c, nTensors);
+    const meta = metadataProblem(file, kv);
+    const metaProblem = early('problem' in meta ? meta.problem : null);
+    const model = 'blocks' in meta ? meta : null;
+    const table = readTensorTable(c, nTensors, file, model, opts.early === true);
     const dataStart = ((BigInt(c.pos) + alignment - 1n) / alignment) * alignment;
     const { types, parameters } = table;
     if (table.count > 0 && dataStart + table.end > BigInt(size))
@@ -422,7 +491,7 @@ export function inspectGguf(path: string, opts: { budgetMs?: number } = {}): Ggu
       chatTemplate: str('tokenizer.chat_template'),
       tensors: table.count,
     };
-    return { summary, problem: importProblem(file, arch, table) };
+    return { summary, problem: metaProblem ?? tooMany ?? tableProblem(file, model!, table) };
   } finally {
     closeSync(fd);
   }
@@ -461,14 +530,37 @@ function alignmentOf(c: Cursor, kv: Metadata): bigint {
   return big;
 }
 
-/** The tensor table: each entry's name, dimensions, type and data offset, checked and counted. */
-function readTensorTable(c: Cursor, nTensors: bigint): TensorTable {
-  const t: TensorTable = { count: Number(nTensors), end: 0n, endName: '', types: {}, parameters: 0, unsupported: null };
+/** The tensor table: each entry's name, dimensions, type and data offset, checked and counted. With the
+ *  model's `blocks` (its metadata is what the importer needs), names are checked against what it builds;
+ *  `early`: the first name it does not build is thrown at once. */
+function readTensorTable(
+  c: Cursor,
+  nTensors: bigint,
+  file: string,
+  model: { arch: string; blocks: number } | null,
+  early: boolean,
+): TensorTable {
+  const t: TensorTable = {
+    count: Number(nTensors),
+    end: 0n,
+    endName: '',
+    types: {},
+    parameters: 0,
+    unsupported: null,
+    unknown: null,
+    seen: new Set(),
+  };
   for (let i = 0; i < t.count; i++) {
     c.tick();
     c.reading = `the tensor table entry ${i + 1} of ${n(nTensors)}`;
     const name = c.name(c.strLen(L.maxKeyBytes, `tensor ${W.nameLength}`));
     c.reading = `the tensor table entry '${name}'`;
+    if (model !== null && t.unknown === null) {
+      if (!importable(name, model.blocks)) {
+        t.unknown = name;
+        if (early) throw new StudioError('invalid_input', unknownTensorProblem(file, name, model));
+      } else t.seen.add(name);
+    }
     const dims = c.u32();
     if (dims > L.maxDims) throw c.refuse(`tensor '${name}' has ${dims} ${W.dims} (at most ${L.maxDims})`);
     let elements = 1n;
@@ -485,11 +577,94 @@ function readTensorTable(c: Cursor, nTensors: bigint): TensorTable {
   return t;
 }
 
-/** Why the importer would refuse a header that passed the gate, or null. */
-function importProblem(file: string, arch: string | null, table: TensorTable): string | null {
-  if (arch === null) return `${file}: metadata key 'general.architecture' missing`;
-  if (!(GGUF_ARCHITECTURES as readonly string[]).includes(arch))
-    return `${file}: general.architecture '${arch}' is not supported (supported: ${GGUF_ARCHITECTURES.join(', ')}; Mistral files are 'llama')`;
+/** The version word of a refusal; a file written big-endian (its version's bytes reversed) is named so,
+ *  as the Python gate names it. */
+function versionRefusal(version: number): string {
+  const swapped = Buffer.alloc(4);
+  swapped.writeUInt32BE(version);
+  const be = swapped.readUInt32LE();
+  if ((L.versions as readonly number[]).includes(be))
+    return `a big-endian GGUF file (byte order big-endian, ${W.version} ${be}); only little-endian files are read`;
+  return `GGUF ${W.version} ${version} is not supported (2 and 3 are)`;
+}
+
+/** The value types a required key may have (GGUF_IMPORTER.requiredKeys). */
+const KINDS: Record<string, (type: number, value: Value) => boolean> = {
+  integer: (type) => INTEGER_TYPES.has(type),
+  float: (type) => type === 6 || type === 12,
+  string: (type) => type === 8,
+  'array of strings': (type, value) => type === 9 && typeof value === 'object' && 'elem' in value && value.elem === 8,
+};
+const TYPE_NAMES = ['uint8', 'int8', 'uint16', 'int16', 'uint32', 'int32', 'float32', 'bool', 'string', 'array'];
+TYPE_NAMES[10] = 'uint64';
+TYPE_NAMES[11] = 'int64';
+TYPE_NAMES[12] = 'float64';
+
+/** "an int32", "a uint8", "an array": the word with its article. */
+const article = (word: string) => `${/^[ai]/.test(word) ? 'an' : 'a'} ${word}`;
+
+/** Why the importer would refuse the metadata (in the order its gate checks it), or the model's layers. */
+function metadataProblem(file: string, kv: Metadata): { problem: string } | { arch: string; blocks: number } {
+  const no = (problem: string) => ({ problem: `${file}: ${problem}` });
+  const a = kv.get('general.architecture');
+  if (!a) return no(`metadata key 'general.architecture' missing`);
+  const arch = typeof a.value === 'string' ? a.value : null;
+  if (arch === null || !(GGUF_ARCHITECTURES as readonly string[]).includes(arch))
+    return no(
+      `general.architecture ${arch === null ? 'is not a string, so it' : `'${arch}'`} is not supported (supported: ${GGUF_ARCHITECTURES.join(', ')}; Mistral files are 'llama')`,
+    );
+  const key = `${arch}.block_count`;
+  const b = kv.get(key);
+  if (!b) return no(`metadata key '${key}' missing; the importer needs it`);
+  if (typeof b.value !== 'number' || !INTEGER_TYPES.has(b.type) || b.value < 1 || b.value > GGUF_IMPORTER.maxLayers)
+    return no(
+      `${key} = ${typeof b.value === 'object' ? `a ${b.value.skipped}` : String(b.value)}; this importer builds 1 to ${n(GGUF_IMPORTER.maxLayers)} layers`,
+    );
+  for (const [pattern, kind] of GGUF_IMPORTER.requiredKeys) {
+    const k = pattern.replace('{arch}', arch);
+    const v = kv.get(k);
+    if (!v) return no(`metadata key '${k}' missing; the importer needs it`);
+    if (!KINDS[kind]!(v.type, v.value)) {
+      const elem =
+        typeof v.value === 'object' && 'elem' in v.value ? ` of ${TYPE_NAMES[v.value.elem] ?? v.value.elem}` : '';
+      return no(
+        `metadata key '${k}' is ${article(TYPE_NAMES[v.type] ?? String(v.type))}${elem}; the importer needs ${article(kind)}`,
+      );
+    }
+  }
+  return { arch, blocks: b.value };
+}
+
+function tensorsProblem(file: string, count: bigint): string {
+  return `${file}: ${n(count)} tensors: more than a model this importer builds has (at most ${n(IMPORT_MAX_TENSORS)}, for ${n(GGUF_IMPORTER.maxLayers)} layers)`;
+}
+
+function unknownTensorProblem(file: string, name: string, model: { arch: string; blocks: number }): string {
+  return `${file}: tensor '${name}' is not part of a ${model.arch} model this importer builds (${model.blocks} layers)`;
+}
+
+/** A tensor the importer builds for a model of `blocks` layers (llama.cpp's names). */
+function importable(name: string, blocks: number): boolean {
+  if (GLOBAL_TENSOR.has(name)) return true;
+  const m = /^blk\.(\d+)\.(.+)$/.exec(name);
+  return m !== null && Number(m[1]) < blocks && LAYER_TENSOR.has(m[2]!);
+}
+
+/** Why the importer would refuse the tensor table of a header whose metadata it takes, or null. */
+function tableProblem(file: string, model: { arch: string; blocks: number }, table: TensorTable): string | null {
+  if (table.unknown !== null) return unknownTensorProblem(file, table.unknown, model);
+  if (!table.seen.has('token_embd.weight')) return `${file}: tensor 'token_embd.weight' missing`;
+  // Every tensor LlamaLM has (the importer's check_tensors; its gate checks their shapes too, before torch).
+  const want = ['output_norm.weight'];
+  const layer = GGUF_IMPORTER.layerTensors.filter(
+    (t) =>
+      !t.endsWith('.bias') ||
+      (t === 'attn_output.bias' ? table.seen.has('blk.0.attn_output.bias') : table.seen.has('blk.0.attn_q.bias')),
+  );
+  for (let i = 0; i < model.blocks; i++) for (const t of layer) want.push(`blk.${i}.${t}`);
+  const missing = want.filter((t) => !table.seen.has(t));
+  if (missing.length)
+    return `${file}: tensor '${missing[0]}' missing (${missing.length} of ${want.length + 1} missing)`;
   const u = table.unsupported;
   if (u)
     return `${file}: tensor '${u.name}' has quantization type ${u.type}, which is not supported (supported: ${GGUF_SUPPORTED_TYPES.join(', ')})`;

@@ -131,6 +131,11 @@ async function scanSource(source: string, opts: ImportOptions, scanOpts: ScanOpt
 async function sourceKind(source: string): Promise<'folder' | 'tgz' | 'npm'> {
   if (source === '')
     throw new StudioError('import_failed', 'no source given: name an npm package, a folder or a .tgz file');
+  if (source.includes('\0'))
+    throw new StudioError(
+      'invalid_input',
+      'source: must not contain a NUL character (U+0000); no path or npm package name can',
+    );
   const info = await stat(source).catch(() => null);
   if (info?.isDirectory()) return 'folder';
   if (info?.isFile()) {

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import struct
 import sys
 from pathlib import Path
@@ -33,6 +34,16 @@ def test_limits_are_the_shared_ones():
         gate.MAX_METADATA_BYTES, gate.MAX_ALIGNMENT, gate.MAX_DIMS)
     assert lim["versions"] == [2, 3] and lim["min_element_bytes"] == {"string": 8, "array": 12}
     assert gate.TIME_BUDGET_S * 1000 < lim["budget_ms"]
+
+
+def test_importer_needs_are_the_shared_ones(tmp_path):
+    imp = CASES["importer"]
+    assert [k for k, _, _ in gate.REQUIRED_KEYS] == imp["required_keys"] and gate.MAX_LAYERS == imp["max_layers"]
+    name = "a llama header with every metadata key the importer needs, of its tensors only token_embd.weight"
+    path = write_case(case(name), tmp_path)
+    # Its keys pass; the tensors LlamaLM needs are checked next, before torch loads.
+    with pytest.raises(gate.GGUFGateError, match=r"tensor 'output_norm\.weight' missing \(10 of 11 missing\)"):
+        gate.check_importable(gate.check_gguf(path))
 
 
 def test_tables_copied_from_gguf_and_the_importer_agree():
@@ -114,6 +125,85 @@ def test_bundle_create_refuses_crafted_files(name, tmp_path):
     out = tmp_path / "out"
     assert_refused(cli(str(path), "--out", str(out)), path, CLI_CASES[name])
     assert not out.exists()
+
+
+def ok_llama(tmp_path: Path) -> Path:
+    """The probe's ok_llama.gguf: every limit kept, an architecture, a block count and token_embd.weight, but
+    none of the sizes: it reached torch (3.5 s, 330 MB) before the importer said 'llama.embedding_length'."""
+    s = lambda t: struct.pack("<Q", len(t)) + t.encode()  # noqa: E731
+    head = b"GGUF" + struct.pack("<IQQ", 3, 1, 2) + s("general.architecture") + struct.pack("<I", 8) + s("llama")
+    head += s("llama.block_count") + struct.pack("<II", 4, 1)
+    head += s("token_embd.weight") + struct.pack("<IQQIQ", 2, 32, 4, 0, 0)
+    path = tmp_path / "ok_llama.gguf"
+    path.write_bytes(head + bytes(-len(head) % 32) + bytes(512))
+    return path
+
+
+def test_a_header_without_a_key_the_importer_needs_is_refused_before_torch(tmp_path):
+    path = ok_llama(tmp_path)
+    got = cli(str(path), "--out", str(tmp_path / "out"))
+    assert_refused(got, path, "metadata key 'llama.embedding_length' missing; the importer needs it")
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_import_refuses_more_tensors_than_a_model_has_from_the_preamble(tmp_path):
+    """10⁶ tensors in a 4 KB file: the gate walks them (refused as truncated); the importer refuses them from the
+    preamble (the probe's 10⁶ and 999,999-tensor files took the whole 1.5 s budget)."""
+    path = write_case(case("a tensor count of 10^6 in a 4 KB file"), tmp_path)
+    with pytest.raises(gate.GGUFGateError, match="truncated"):
+        gate.check_gguf(path)
+    with pytest.raises(gate.GGUFGateError, match=r"1,000,000 tensors: more than a model this importer builds has "
+                       r"\(at most 13,316, for 1,024 layers\)"):
+        gate.check_gguf(path, importing=True)
+
+
+@pytest.mark.parametrize("variant", ["llama", "qwen2"])
+def test_each_key_the_importer_needs_is_checked_by_the_gate(tmp_path, variant):
+    """Each of REQUIRED_KEYS renamed away (same length, so every offset stays) in a file the importer builds:
+    the gate names it; with a wrong value type, names the type."""
+    good = write_gguf(tmp_path / "m.gguf", variant)
+    assert gate.check_importable(gate.check_gguf(good)) == variant
+    raw = good.read_bytes()
+    for pattern, _, _ in gate.REQUIRED_KEYS:
+        key = pattern.replace("{arch}", variant).encode()
+        assert raw.count(struct.pack("<Q", len(key)) + key) == 1, key
+        bad = tmp_path / "bad.gguf"
+        bad.write_bytes(raw.replace(struct.pack("<Q", len(key)) + key, struct.pack("<Q", len(key)) + key[:-1] + b"~"))
+        with pytest.raises(gate.GGUFGateError, match=f"metadata key '{key.decode()}' missing; the importer needs it"):
+            gate.check_importable(gate.check_gguf(bad))
+    # The type: embedding_length as a float32 (4 bytes either way).
+    key = f"{variant}.embedding_length".encode()
+    at = raw.index(struct.pack("<Q", len(key)) + key) + 8 + len(key)
+    assert struct.unpack_from("<I", raw, at)[0] == 4  # uint32
+    bad.write_bytes(raw[:at] + struct.pack("<I", 6) + raw[at + 4:])
+    with pytest.raises(gate.GGUFGateError, match=f"'{key.decode()}' is a float32; the importer needs an integer"):
+        gate.check_importable(gate.check_gguf(bad))
+
+
+def with_u32(src: Path, dst: Path, key: str, value: int) -> Path:
+    """`src` with the uint32 value of metadata key `key` replaced in place."""
+    raw = bytearray(src.read_bytes())
+    k = key.encode()
+    at = raw.index(struct.pack("<Q", len(k)) + k) + 8 + len(k)
+    assert struct.unpack_from("<I", raw, at)[0] == 4  # uint32
+    struct.pack_into("<I", raw, at + 4, value)
+    dst.write_bytes(bytes(raw))
+    return dst
+
+
+@pytest.mark.parametrize("key, value, says", [
+    ("llama.feed_forward_length", 64, r"tensor 'blk\.0\.ffn_gate\.weight' has shape \(128, 64\), the metadata "
+                                      r"implies \(64, 64\)"),
+    ("llama.attention.head_count", 3, r"llama\.attention\.head_count 3 is not a multiple of head_count_kv 2"),
+    ("tokenizer.ggml.eos_token_id", 10**6, r"tokenizer\.ggml\.eos_token_id = 1000000 is outside the \d+ tokens"),
+])
+def test_what_the_importer_checks_after_torch_is_refused_before_it(tmp_path, key, value, says):
+    """Every key present, but a size that does not match the tensors, or an end-of-text id outside the tokens: the
+    importer refused these only after torch loaded (2-3 s, 330 MB); the gate refuses them first."""
+    path = with_u32(write_gguf(tmp_path / "m.gguf", "llama"), tmp_path / "bad.gguf", key, value)
+    got = cli(str(path), "--out", str(tmp_path / "out"))
+    assert_refused(got, path, "")
+    assert re.search(says, got["output"]), got
 
 
 def test_bundle_create_refuses_a_device(tmp_path):

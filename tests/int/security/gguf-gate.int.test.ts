@@ -19,7 +19,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildCase, CASES, type GateCase } from '../../unit/models/gguf-cases';
 import { failure, studioSuite, transports } from '../api/transports';
@@ -38,9 +38,20 @@ const LMS = {
   'huge-key.gguf': [byName('whose one key claims 400 MB'), 'key length 400,000,000 bytes, over the 65,536 bytes cap'],
   'strings.gguf': [byName('10^8 empty strings'), 'an array of 100,000,000 elements (at least 800,000,000 bytes)'],
   'align0.gguf': [byName('general.alignment = 0'), 'metadata key \'general.alignment\' is "0"'],
-  'ok.gguf': [byName('a valid llama header'), null],
+  'ok.gguf': [byName('every metadata key the importer needs'), null],
 } as const;
 for (const [file, [c]] of Object.entries(LMS)) buildCase(c, lms, file);
+/** The probe's ok_llama.gguf: within every limit, an architecture, a block count and token_embd.weight, but
+ *  none of the sizes. It started the importer, which loaded torch (3.5 s, 330 MB) before naming the key. */
+function withoutEmbeddingLength(path: string): string {
+  const c = byName('every metadata key the importer needs');
+  const f = c.fields!;
+  const at = f.findIndex(([op, v]) => op === 'str' && v === 'llama.embedding_length');
+  const fields = [...f.slice(0, at), ...f.slice(at + 3)];
+  fields[3] = ['u64', Number(f[3]![1]) - 1]; // the key count
+  return buildCase({ ...c, fields }, dirname(path), basename(path));
+}
+const okLlama = withoutEmbeddingLength(join(home, 'ok_llama.gguf'));
 /** Ollama: a manifest per model naming a blob; the blobs are a FIFO and a link to /dev/zero. */
 const OLLAMA = { fifo: 'a FIFO', zero: 'a symbolic link to /dev/zero' } as const;
 const blobs: Record<string, string> = {};
@@ -54,6 +65,9 @@ for (const [i, [model, caseName]] of Object.entries(OLLAMA).entries()) {
   );
   blobs[model] = buildCase(byName(caseName), join(ollama, 'blobs'), `sha256-${digest}`);
 }
+// A manifest that is itself a FIFO: it used to be passed over in silence; now it is listed with why.
+mkdirSync(join(ollama, 'manifests', 'registry.ollama.ai', 'library', 'pipe'), { recursive: true });
+buildCase(byName('a FIFO'), join(ollama, 'manifests', 'registry.ollama.ai', 'library', 'pipe'), 'latest');
 
 /** A GGUF header whose one key holds an array of an array of … (`depth` levels), 12 bytes a level. */
 function nestedArrays(path: string, depth: number): string {
@@ -109,12 +123,15 @@ describe.each(transports)('GGUF files in a person’s folders, over $name', (tra
     }
     const list = await listing;
     expect(list.found.map((m) => m.label)).toEqual(['pub/model/ok.gguf']);
-    expect(list.found[0]).toMatchObject({ family: 'llama', problem: null });
+    // Listed with what it is and why the importer would refuse it (its keys pass; most tensors are missing).
+    expect(list.found[0]).toMatchObject({ family: 'llama' });
+    expect(list.found[0]!.problem).toContain("tensor 'output_norm.weight' missing");
     const skipped = Object.fromEntries(list.skipped.map((k) => [k.label, k.reason]));
     for (const [file, [, says]] of Object.entries(LMS)) if (says) expect(skipped[`pub/model/${file}`]).toContain(says);
     expect(skipped['fifo:latest']).toBe('not a regular file (FIFO); not opened');
     expect(skipped['zero:latest']).toMatch(/^not a regular file \(character device \(symbolic link to \/dev\/zero\)\)/);
-    expect(list.skipped).toHaveLength(6);
+    expect(skipped['pipe:latest']).toBe('manifest: not a regular file (FIFO); not opened');
+    expect(list.skipped).toHaveLength(7);
     // app.info answered throughout: many times while the scan ran, none of them stalled.
     expect(lags.length).toBeGreaterThan(3);
     console.log(
@@ -131,6 +148,7 @@ describe.each(transports)('GGUF files in a person’s folders, over $name', (tra
       [join(lms, 'huge-key.gguf'), /key length 400,000,000 bytes/],
       [join(lms, 'strings.gguf'), /an array of 100,000,000 elements/],
       [join(lms, 'align0.gguf'), /general\.alignment/],
+      [okLlama, /ok_llama\.gguf: metadata key 'llama\.embedding_length' missing; the importer needs it/],
     ];
     for (const [source, says] of cases) {
       const progress: unknown[] = [];
@@ -159,6 +177,8 @@ describe('pskills bundle create --from-gguf on the same files', () => {
     // 6,000 tensor names of 64 KiB each (a 393 MB sparse file): the reader kept every name, 1.7 GB of
     // them for 100,000; now at most 256 bytes of a name are decoded and nothing is kept per tensor.
     cases.push([longTensorNames(join(home, 'names.gguf'), 6_000), /general\.architecture' missing/]);
+    // Within every limit but without a key the importer needs: Python started and torch loaded first.
+    cases.push([okLlama, /metadata key 'llama\.embedding_length' missing; the importer needs it/]);
     for (const [file, says] of cases) {
       const t0 = performance.now();
       const r = spawnSync(

@@ -2,7 +2,7 @@
 // host, and from the CLI where the path exists: `pskills doctor` on a studio.db that is empty, a link
 // to /dev/zero or a FIFO (it said ok, or hung); a distill lr of 1e-300 (it returned the instant adapter
 // as if distilled); skill names with '@', the version separator; a NUL in trajectories.export's path
-// (500 internal); adapters.rename with U+202E; a safetensors header claiming 450 MB (named the file
+// (500 internal) and in import.run's source ("does not exist"); adapters.rename with U+202E; a safetensors header claiming 450 MB (named the file
 // size, not the header cap); and an unknown /v1 model (a 404 listing every model).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -122,6 +122,16 @@ describe.each(transports)('over $name', (transport) => {
     const err = await failure(s.api.trajectories.export({ file: `${s.dataDir}/a\u0000b.jsonl` }));
     expect(err.code).toBe('invalid_input');
     expect(err.message).toMatch(/invalid input at "file": must not contain a NUL character/);
+  });
+
+  it('answers a NUL in import.run’s source with invalid_input naming it, not "does not exist"', async () => {
+    const err = await failure(s.api.import.run({ source: `${s.dataDir}/a\u0000b` }).result);
+    expect(err.code).toBe('invalid_input');
+    expect(err.message).toMatch(/invalid input at "source": must not contain a NUL character/);
+    // The importer itself (the CLI's path) says the same, should a NUL ever reach it.
+    await expect(collectImport(`${s.dataDir}/a\u0000b`, { cacheDir: join(work, 'cache') })).rejects.toThrow(
+      /must not contain a NUL character/,
+    );
   });
 
   it('adapters.rename refuses bidi controls and invisible characters as skill names do', async () => {

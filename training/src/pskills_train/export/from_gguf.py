@@ -109,7 +109,7 @@ def _open_reader(path: Path) -> Any:
     """gguf.GGUFReader on a file the gate passed (gguf_gate.py: every length bounded, every tensor inside the
     file, a tensor table of a model this importer builds). The metadata comes from the gate, decoded when
     asked; GGUFReader builds the tensor table only."""
-    header = check_gguf(path)
+    header = check_gguf(path, importing=True)
     check_importable(header)
     size = header.size
 

@@ -69,6 +69,19 @@ LAYER_TENSORS = ("attn_norm.weight", "ffn_norm.weight", "attn_q.weight", "attn_k
                  "attn_output.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias",
                  "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
 MAX_LAYERS = 1024  # Llama 3.1 405B has 126
+# The metadata from_gguf.py reads with `need` whatever the file (config_from_gguf, tokenizer_from_gguf), in the
+# order it reads them, and the value types it can use: a file without one used to reach torch (3.5 s, 330 MB)
+# before the importer named the key. Node's gate checks the same (main/models/gguf.ts GGUF_REQUIRED_KEYS).
+FLOATS = (6, 12)
+REQUIRED_KEYS: tuple[tuple[str, tuple[int, ...], str], ...] = (
+    ("{arch}.embedding_length", INTEGERS, "an integer"),
+    ("{arch}.attention.head_count", INTEGERS, "an integer"),
+    ("{arch}.feed_forward_length", INTEGERS, "an integer"),
+    ("{arch}.attention.layer_norm_rms_epsilon", FLOATS, "a float"),
+    ("tokenizer.ggml.model", (STRING,), "a string"),
+    ("tokenizer.ggml.tokens", (ARRAY,), "an array of strings"),
+    ("tokenizer.ggml.eos_token_id", INTEGERS, "an integer"),
+)
 KEEP_TENSORS = len(GLOBAL_TENSORS) + len(LAYER_TENSORS) * MAX_LAYERS
 KEEP_NAME_BYTES = 256  # ggml names are at most 64
 
@@ -100,7 +113,7 @@ class Header:
     path: Path  # as given
     real: str  # the regular file it names
     size: int
-    order: str  # struct byte order: "<" or ">"
+    order: str  # struct byte order: "<" (a big-endian file is refused)
     version: int
     values: dict[str, Value]
     tensor_count: int
@@ -330,16 +343,18 @@ class _Cursor:
 # -------------------------------------------------------------------------------------------------- the gate
 
 
-def check_gguf(path: Path, budget_s: float = TIME_BUDGET_S) -> Header:
-    """Walks the header of `path` against the limits above; returns where everything lies, or refuses."""
+def check_gguf(path: Path, budget_s: float = TIME_BUDGET_S, importing: bool = False) -> Header:
+    """Walks the header of `path` against the limits above; returns where everything lies, or refuses.
+    `importing`: more tensors than a model the importer builds has (KEEP_TENSORS) is refused from the
+    preamble, before the walk (10⁶ tensors took the whole time budget), as the Node CLI does."""
     fd, st, real = open_regular(path)
     try:
-        return _walk(fd, st.st_size, path, real, time.monotonic() + budget_s)
+        return _walk(fd, st.st_size, path, real, time.monotonic() + budget_s, importing)
     finally:
         os.close(fd)
 
 
-def _walk(fd: int, size: int, path: Path, real: str, deadline: float) -> Header:
+def _walk(fd: int, size: int, path: Path, real: str, deadline: float, importing: bool = False) -> Header:
     head = os.pread(fd, HEADER_BYTES, 0)
     if len(head) >= 4 and head[:4] != b"GGUF":
         raise GGUFGateError(f"{path}: not a GGUF file (no GGUF magic)")
@@ -347,15 +362,22 @@ def _walk(fd: int, size: int, path: Path, real: str, deadline: float) -> Header:
         raise GGUFGateError(f"{path}: truncated: {size} bytes, too short for a GGUF header")
     order = "<"
     version = struct.unpack_from("<I", head, 4)[0]
-    if version & 0xFFFF == 0:  # written on a big-endian machine (GGUFReader reads those too)
-        order, version = ">", struct.unpack_from(">I", head, 4)[0]
     if version not in (2, 3):
+        # A file written big-endian is named so, as the Node gate names it (main/models/gguf.ts): neither reads
+        # one (GGUFReader guessed the byte order from the version, and read 0x80000000 as "version 128").
+        swapped = struct.unpack_from(">I", head, 4)[0]
+        if swapped in (2, 3):
+            raise GGUFGateError(f"{path}: a big-endian GGUF file (byte order big-endian, version {swapped}); only "
+                                f"little-endian files are read")
         raise GGUFGateError(f"{path}: GGUF version {version}; this importer reads versions 2 and 3")
     tensor_count, key_count = struct.unpack_from(order + "QQ", head, 8)
     if key_count > MAX_KEYS:
         raise GGUFGateError(f"{path}: the header's key count is {key_count:,}; the limit is {MAX_KEYS:,}")
     if tensor_count > MAX_TENSORS:
         raise GGUFGateError(f"{path}: the header's tensor count is {tensor_count:,}; the limit is {MAX_TENSORS:,}")
+    if importing and tensor_count > KEEP_TENSORS:
+        raise GGUFGateError(f"{path}: {tensor_count:,} tensors: more than a model this importer builds has (at most "
+                            f"{KEEP_TENSORS:,}, for {MAX_LAYERS:,} layers)")
     cur = _Cursor(fd, size, path, order, deadline)
     cur.pos = HEADER_BYTES
     values: dict[str, Value] = {}
@@ -432,8 +454,8 @@ def _alignment(cur: _Cursor, values: dict[str, Value]) -> int:
 
 def check_importable(h: Header) -> str:
     """What from_gguf.py builds, checked before GGUFReader builds its tensor table (which costs a few KB a
-    tensor): a supported architecture, a block count, and only tensors of such a model. Returns the
-    architecture."""
+    tensor) and before torch loads: a supported architecture, a block count, the metadata it needs
+    (REQUIRED_KEYS) and only tensors of such a model. Returns the architecture."""
     if "general.architecture" not in h.values:
         raise GGUFGateError(f"{h.path}: metadata key 'general.architecture' missing")
     arch = h.value("general.architecture") if h.values["general.architecture"].vtype == STRING else None
@@ -447,6 +469,17 @@ def check_importable(h: Header) -> str:
     blocks = h.value(key) if v.vtype in INTEGERS else None
     if blocks is None or not 1 <= blocks <= MAX_LAYERS:
         raise GGUFGateError(f"{h.path}: {key} = {blocks!r}; this importer builds 1 to {MAX_LAYERS} layers")
+    for pattern, types, what in REQUIRED_KEYS:
+        key = pattern.replace("{arch}", str(arch))
+        v = h.values.get(key)
+        if v is None:
+            raise GGUFGateError(f"{h.path}: metadata key {key!r} missing; the importer needs it")
+        if v.vtype not in types or (v.vtype == ARRAY and v.etype != STRING):
+            got = TYPE_NAMES.get(v.vtype, str(v.vtype))
+            if v.vtype == ARRAY:
+                got = f"array of {TYPE_NAMES.get(v.etype, str(v.etype))}"
+            article = "an" if got[0] in "ai" else "a"
+            raise GGUFGateError(f"{h.path}: metadata key {key!r} is {article} {got}; the importer needs {what}")
     if h.tensors is None:
         raise GGUFGateError(f"{h.path}: {h.tensor_count:,} tensors (or a name over {KEEP_NAME_BYTES} bytes): not a "
                             f"{arch} model this importer builds")
@@ -459,7 +492,96 @@ def check_importable(h: Header) -> str:
                                 f"({blocks} layers)")
     if not any(t.name == "token_embd.weight" for t in h.tensors):
         raise GGUFGateError(f"{h.path}: tensor 'token_embd.weight' missing")
+    _check_model(h, str(arch), int(blocks))
     return str(arch)
+
+
+PRE_TOKENIZERS = ("default", "gpt2", "smollm", "llama-bpe", "llama3", "qwen2")  # from_gguf.PRE_TOKENIZERS
+
+
+def _check_model(h: Header, arch: str, blocks: int) -> None:
+    """What from_gguf.py checks after torch has loaded (2–3 s, 330 MB), checked here first: the sizes its
+    ModelConfig takes, every tensor of LlamaLM present with the shape they imply (config_from_gguf,
+    check_tensors), and the tokenizer it rebuilds (tokenizer_from_gguf): its kind, the arrays that kind
+    reads, no more tokens than embedding rows, an end-of-text id among them. A crafted header that keeps
+    every limit and names every key is refused here, in milliseconds, not after torch."""
+    fail = lambda what: GGUFGateError(f"{h.path}: {what}")  # noqa: E731
+
+    def integer(key: str, default: int | None = None, least: int = 1) -> int:
+        v = h.values.get(key)
+        if v is None and default is not None:
+            return default
+        got = h.value(key) if v is not None and v.vtype in INTEGERS else None
+        if not isinstance(got, int) or got < least:
+            shown = f"an array of {TYPE_NAMES.get(v.etype, v.etype)}" if v is not None and v.vtype == ARRAY else got
+            raise fail(f"{key} = {shown!r}; the importer needs a whole number ≥ {least}")
+        return got
+
+    hidden = integer(f"{arch}.embedding_length")
+    heads = integer(f"{arch}.attention.head_count")
+    kv = integer(f"{arch}.attention.head_count_kv", heads)
+    ffn = integer(f"{arch}.feed_forward_length")
+    head_dim = (integer(f"{arch}.attention.key_length", 0, 0) or integer(f"{arch}.rope.dimension_count", 0, 0)
+                or hidden // heads)
+    if heads % kv:
+        raise fail(f"{arch}.attention.head_count {heads} is not a multiple of head_count_kv {kv}")
+    if head_dim < 2 or head_dim % 2:
+        raise fail(f"a head of {head_dim} dimensions; RoPE needs an even number")
+    scaling = h.value(f"{arch}.rope.scaling.type") if f"{arch}.rope.scaling.type" in h.values else "none"
+    if scaling not in ("none", "linear", None):
+        raise fail(f"{arch}.rope.scaling.type {scaling!r} is not supported (none, linear, and llama3 as "
+                   f"rope_freqs.weight)")
+    if scaling == "linear" and f"{arch}.rope.scaling.factor" not in h.values:
+        raise fail(f"metadata key '{arch}.rope.scaling.factor' missing; the importer needs it for linear scaling")
+    tensors = {t.name: t.dims for t in h.tensors or []}
+    embd = tensors["token_embd.weight"]
+    vocab = embd[1] if len(embd) == 2 else 0
+    q, k = heads * head_dim, kv * head_dim
+    want: dict[str, tuple[int, ...]] = {"token_embd.weight": (hidden, vocab), "output_norm.weight": (hidden,)}
+    layer = {"attn_norm.weight": (hidden,), "ffn_norm.weight": (hidden,), "attn_q.weight": (hidden, q),
+             "attn_k.weight": (hidden, k), "attn_v.weight": (hidden, k), "attn_output.weight": (q, hidden),
+             "ffn_gate.weight": (hidden, ffn), "ffn_up.weight": (hidden, ffn), "ffn_down.weight": (ffn, hidden)}
+    if "blk.0.attn_q.bias" in tensors:
+        layer |= {"attn_q.bias": (q,), "attn_k.bias": (k,), "attn_v.bias": (k,)}
+    if "blk.0.attn_output.bias" in tensors:
+        layer["attn_output.bias"] = (hidden,)
+    for i in range(blocks):
+        want |= {f"blk.{i}.{name}": dims for name, dims in layer.items()}
+    optional = {"output.weight": (hidden, vocab)}
+    for name, dims in tensors.items():
+        if name == "rope_freqs.weight":
+            continue
+        shape = want.get(name, optional.get(name))
+        if shape is None:
+            raise fail(f"tensor {name!r} is not part of a {arch} model this importer builds ({blocks} layers)")
+        if tuple(dims) != shape or vocab < 1:  # messages in the importer's (row-major) order
+            raise fail(f"tensor {name!r} has shape {tuple(reversed(dims))}, the metadata implies "
+                       f"{tuple(reversed(shape))}")
+    missing = [name for name in want if name not in tensors]
+    if missing:
+        raise fail(f"tensor {missing[0]!r} missing ({len(missing)} of {len(want)} missing)")
+
+    kind = h.value("tokenizer.ggml.model")
+    if kind not in ("gpt2", "llama"):
+        raise fail(f"tokenizer.ggml.model {kind!r} is not supported (gpt2, llama)")
+    needs = "tokenizer.ggml.merges" if kind == "gpt2" else "tokenizer.ggml.scores"
+    if needs not in h.values or h.values[needs].vtype != ARRAY:
+        raise fail(f"metadata key {needs!r} missing; the importer needs it for a {kind} tokenizer")
+    if kind == "gpt2" and "tokenizer.ggml.pre" in h.values:
+        pre = h.value("tokenizer.ggml.pre")
+        if pre not in PRE_TOKENIZERS:
+            raise fail(f"tokenizer.ggml.pre {pre!r} is not supported (supported: {', '.join(PRE_TOKENIZERS)})")
+    tokens = h.values["tokenizer.ggml.tokens"].count
+    if tokens > vocab:
+        raise fail(f"tokenizer.ggml.tokens has {tokens} tokens, more than the {vocab} rows of token_embd.weight")
+    if kind == "llama" and h.values[needs].count < tokens:
+        raise fail(f"tokenizer.ggml.scores has {h.values[needs].count} scores for {tokens} tokens")
+    for key in ("eos", "bos", "padding", "eot", "eom", "unknown"):
+        key = f"tokenizer.ggml.{key}_token_id"
+        if key in h.values:
+            tid = integer(key, least=0)
+            if tid >= tokens:
+                raise fail(f"{key} = {tid} is outside the {tokens} tokens")
 
 
 def default_out(path: Path) -> Path:
@@ -505,7 +627,12 @@ def gate_cli(argv: list[str]) -> None:
     if file is None:
         return
     try:
-        check_importable(check_gguf(Path(file)))
+        header = check_gguf(Path(file), importing=True)
+        check_importable(header)
+        own = any(a == "--chat-template" or a.startswith("--chat-template=") for a in argv)
+        if not own and "tokenizer.chat_template" not in header.values:
+            raise GGUFGateError(f"{file}: metadata key 'tokenizer.chat_template' missing; a base model without one "
+                                f"needs --chat-template FILE")
         if out is None:
             default_out(Path(file))
     except GGUFGateError as e:
