@@ -407,12 +407,7 @@ export const PracticeRecord = z.object({
   /** Who wrote the self-written requests: the configured endpoint, the engine (the teacher), or nobody. */
   writer: z.enum(['endpoint', 'engine']).nullable(),
   /** Self-written requests dropped as empty, duplicates or copies of the skill's sentences. */
-  dropped: z.object({
-    empty: z.number().int(),
-    duplicate: z.number().int(),
-    copy: z.number().int(),
-    loop: z.number().int().default(0),
-  }),
+  dropped: z.object({ empty: z.number().int(), duplicate: z.number().int(), copy: z.number().int() }),
   warnings: z.array(z.string()),
 });
 export type PracticeRecord = z.infer<typeof PracticeRecord>;

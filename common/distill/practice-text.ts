@@ -162,32 +162,3 @@ export function parrots(answer: string, asked: string, numbers: ReadonlySet<stri
   const given = new Set(asked.match(NUMBER) ?? []);
   return (answer.match(NUMBER) ?? []).some((n) => numbers.has(n) && !given.has(n));
 }
-
-/** A unit said this many times in a row is a loop. */
-export const LOOP_COPIES = 3;
-// Spelled out, as Python's `\s` and JavaScript's differ at the edges (U+0085, U+FEFF): a text must read the
-// same in both (training/src/pskills_train/distill/practice_text.py).
-export const WS = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
-const WORDS = new RegExp(`${WS}+`, 'u');
-const LOOP_CHARS = new RegExp(`((?:(?!${WS}).){3,24}?)\\1\\1`, 'gu');
-
-/** Whether a text falls into a loop: some run of 1 to 6 words (compared without their end punctuation;
- * or, inside a word, 3 to 24 characters with a letter) with a letter or digit in it, said LOOP_COPIES
- * times in a row ("olive: olive: olive:", `a="a="a="`). A small model that cannot place a request
- * answers so, and a student learns the loop. */
-export function loops(text: string): boolean {
-  const w = text
-    .split(WORDS)
-    .filter(Boolean)
-    .map((x) => x.replace(/[,.;:!?]+$/, ''));
-  for (let n = 1; n <= 6; n++) {
-    for (let i = 0; i + LOOP_COPIES * n <= w.length; i++) {
-      const unit = w.slice(i, i + n);
-      if (!/[A-Za-z0-9]/.test(unit.join(''))) continue;
-      let same = true;
-      for (let c = 1; c < LOOP_COPIES && same; c++) same = unit.every((x, j) => w[i + c * n + j] === x);
-      if (same) return true;
-    }
-  }
-  return [...text.matchAll(LOOP_CHARS)].some((m) => /[A-Za-z]/.test(m[1]!));
-}

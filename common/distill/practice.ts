@@ -14,17 +14,7 @@ import {
   type Drafted,
   type PracticeTurn,
 } from './practice-synth';
-import {
-  body,
-  hash,
-  loops,
-  normalise,
-  sectionKind,
-  sections,
-  withoutExamples,
-  WS,
-  type SkillDoc,
-} from './practice-text';
+import { body, hash, normalise, sectionKind, sections, withoutExamples, type SkillDoc } from './practice-text';
 
 export const SOURCES = [
   'tests',
@@ -163,9 +153,11 @@ export interface Dropped {
   empty: number;
   duplicate: number;
   copy: number;
-  loop: number;
 }
 
+// Spelled out, as Python's `\s`, `\d` and str.strip differ from JavaScript's at the edges (U+0085,
+// U+FEFF, other scripts' digits): the filter must read a line the same in both.
+const WS = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
 const SPACES = new RegExp(`${WS}+`, 'g');
 const EDGES = new RegExp(`^${WS}+|${WS}+$`, 'g');
 // A bullet `*` but not the first of a bold `**Request:**` label.
@@ -188,13 +180,13 @@ function copies(k: string, grams: ReadonlySet<string>): boolean {
 }
 
 /** Requests out of a writer's replies: one a line, numbering, labels and quotes off; empties,
- * duplicates, copies of the skill's own sentences and loops (`loops`) dropped and counted. */
+ * duplicates and copies of the skill's own sentences dropped and counted. */
 export function filterWritten(
   replies: readonly string[],
   skillText: string,
   seen: Set<string> = new Set(),
 ): { kept: string[]; dropped: Dropped } {
-  const dropped: Dropped = { empty: 0, duplicate: 0, copy: 0, loop: 0 };
+  const dropped: Dropped = { empty: 0, duplicate: 0, copy: 0 };
   const skill = key(normalise(skillText).replace(/[*_`#>]+/g, ''));
   const words = skill.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
   const grams = new Set(words.slice(0, -3).map((_, i) => words.slice(i, i + COPY_WORDS).join(' ')));
@@ -205,7 +197,6 @@ export function filterWritten(
     if (chars(k) < 3 || chars(k) > 600) dropped.empty++;
     else if (seen.has(k)) dropped.duplicate++;
     else if ((chars(k) >= 12 && skill.includes(k)) || copies(k, grams)) dropped.copy++;
-    else if (loops(q)) dropped.loop++;
     else {
       seen.add(k);
       kept.push(q);

@@ -3,7 +3,7 @@
 // in_context condition) answers each practice question greedily, and its
 // top-k log-probabilities along that answer are the student's target. Python: pskills_train.distill.teacher.
 import { chatOf, type PracticeQuestion } from '../../common/distill/practice';
-import { exampleNumbers, loops, parrots } from '../../common/distill/practice-text';
+import { exampleNumbers, parrots } from '../../common/distill/practice-text';
 import { SectionIndex } from '../../common/distill/sections';
 import type { Bundle } from './bundle';
 import type { ChatMessage } from './chat';
@@ -309,8 +309,7 @@ export async function teacherRows(
     const gen = answers.get(i);
     if (gen) {
       const said = bundle.tokenizer.decode(gen.tokens.filter((t) => !m.special_tokens.stop.includes(t))).trim();
-      // A loop, however confident, teaches the student to loop.
-      if (loops(said) || parroted(q, said, forced, numbers)) continue;
+      if (parroted(q, said, forced, numbers)) continue;
     }
     let answer: number[];
     if (!gen) {

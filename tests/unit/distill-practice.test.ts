@@ -27,7 +27,7 @@ import {
   TEST_VARIANTS,
   testVariants,
 } from '../../common/distill/practice-synth';
-import { exampleNumbers, hash, loops, parrots } from '../../common/distill/practice-text';
+import { exampleNumbers, hash, parrots } from '../../common/distill/practice-text';
 
 interface Case {
   path: string;
@@ -56,7 +56,6 @@ const doc = JSON.parse(readFileSync(join(process.cwd(), 'tests/fixtures/practice
   holdout: { tests: { id: string; prompt: string }[]; seed: number; held_out: string[] }[];
   cases: Case[];
   round_trip: { source: string };
-  loops: { text: string; loops: boolean }[];
   parrots: { skill: string; example_numbers: string[]; answers: { answer: string; asked: string; parrots: boolean }[] };
 };
 
@@ -92,11 +91,6 @@ describe('practice (shared cases)', () => {
     const numbers = exampleNumbers(f.skill);
     expect([...numbers].sort()).toEqual(f.example_numbers);
     expect(f.answers.map((a) => parrots(a.answer, a.asked, numbers))).toEqual(f.answers.map((a) => a.parrots));
-  });
-
-  it('finds the same loops', () => {
-    expect(doc.loops.map((c) => loops(c.text))).toEqual(doc.loops.map((c) => c.loops));
-    expect(doc.loops.filter((c) => c.loops)).toHaveLength(7);
   });
 
   it('filters written requests the same way', () => {

@@ -52,7 +52,7 @@ describe('PracticeWriter', () => {
     ]);
     const w = await new PracticeWriter(null, e.fn).write(bundle, SKILL, signal);
     expect(w).toMatchObject({ writer: 'engine', written: ['Notes for the search fix'], warnings: [] });
-    expect(w.dropped).toEqual({ empty: 1, duplicate: 1, copy: 1, loop: 0 }); // the third reply is empty
+    expect(w.dropped).toEqual({ empty: 1, duplicate: 1, copy: 1 }); // the third reply is empty
     expect(e.calls[0]!.system).toBe(SKILL);
     expect(e.calls[0]!.prompts).toHaveLength(3);
     expect(e.calls[0]!.prompts[1]).toContain('about "When to use"');

@@ -129,29 +129,6 @@ PARROTS = [
     ("", ""),
 ]
 
-# Teacher answers and written requests that loop, and near misses (practice_text.loops).
-LOOPS = [
-    "losri: olive: olive: olive: olive:",
-    "karbor, karbor, karbor",
-    'CALL treskram(mexzam="badkam="badkam="badkam="b',
-    "Caution: ALL ALL ALL ALL",
-    "see the a b c a b c a b c list",
-    "lot 4654 is a karbor.",
-    "karbor, karbor.",
-    "| --- | --- | --- |",
-    "1000000000 items",
-    "0 0 0",
-    "CALL a(x=1)\nCALL a(x=2)\nCALL a(x=3)",
-    "a. b. c.",
-    "x\u0085x\u0085x",
-    "x\u0085x\u001cx",
-    "ééé ééé ééé",
-    "tätätä",
-    "abcabcab",
-    "\U0001f44d\U0001f44d\U0001f44d",
-    "",
-]
-
 
 BOOKINGS = "# Bookings\n\n## Tools\n\n- `find_booking(who)`: a booking by the guest's name.\n"
 
@@ -297,7 +274,6 @@ WRITTEN = [
             "\x85Notes for the export fix\x85\nNotes for the API fix\r\n\u0663. Notes for the cache fix",
             "x" * 601 + "\n- " + "y" * 600,
             "3: 'Notes for ticket 9001'\n`Notes for ticket 9001`",
-            "Notes for ticket ticket ticket\nNotes: fix, fix, fix.",
         ],
     ),
     (
@@ -432,7 +408,6 @@ def main() -> None:
         "round_trip": round_trip_cases(),
         "self_written": self_written_cases(),
         "sections": sections_cases(),
-        "loops": [{"text": t, "loops": T.loops(t)} for t in LOOPS],
         "parrots": {
             "skill": SHIP,
             "example_numbers": sorted(T.example_numbers(skill_from_text(SHIP))),

@@ -76,9 +76,8 @@ def test_teacher_rows_align_the_top_k_with_the_answer(parts):
     assert forced and prompter.tok.decode(forced[0].answer[:-1]).strip().startswith("zorp")  # teacher-forced
 
 
-def test_a_skill_longer_than_the_context_is_read_by_the_sections_each_question_needs(parts, monkeypatch):
+def test_a_skill_longer_than_the_context_is_read_by_the_sections_each_question_needs(parts):
     _, _, prompter, teacher = parts
-    monkeypatch.setattr("pskills_train.distill.teacher.loops", lambda _: False)  # the random fixture loops
     long = SKILL + "\n## Notes\n" + " ".join(f"word{i}" for i in range(600)) + "\n"
     assert len(prompter.ids(long)) > teacher.context
     rows = rows_for(teacher, long)
@@ -116,7 +115,7 @@ def test_the_teacher_writes_one_reply_per_prompt_and_gather_filters_them(parts):
     report: dict = {}
     skill = skill_from_text(SKILL, "zorp-notes/SKILL.md")
     qs = gather(skill, ("self_written", "cloze"), writer=teacher.write, report=report)
-    assert set(report["dropped"]) == {"empty", "duplicate", "copy", "loop"}
+    assert set(report["dropped"]) == {"empty", "duplicate", "copy"}
     assert all(q.answer is None for q in qs if q.source == "self_written")
 
 
@@ -149,18 +148,6 @@ def test_a_greedy_answer_with_an_examples_number_the_request_lacks_gives_no_row(
         del teacher._answers
     # The example's item given to a request without it is dropped; asked for, or another item, it is kept.
     assert [r.question for r in rows] == [1, 2]
-
-
-def test_a_greedy_answer_that_loops_gives_no_row(parts):
-    _, _, prompter, teacher = parts
-    qs = [Question([{"role": "user", "content": f"Notes for ticket {i}"}], "tests") for i in range(3)]
-    answers = ["zorp: olive: olive: olive: olive:", "zorp: faster search [1]", 'CALL f(a="b="b="b="']
-    teacher._answers = lambda prompts, forced: [prompter.ids(answers[i]) for i in range(len(prompts))]
-    try:
-        rows = teacher.rows(SKILL, qs)
-    finally:
-        del teacher._answers
-    assert [r.question for r in rows] == [1]
 
 
 class EchoTeacher:

@@ -126,11 +126,6 @@ def test_shared_parroted_answers():
     assert [T.parrots(a["answer"], a["asked"], numbers) for a in f["answers"]] == [a["parrots"] for a in f["answers"]]
 
 
-def test_shared_loops():
-    assert [T.loops(c["text"]) for c in CASES["loops"]] == [c["loops"] for c in CASES["loops"]]
-    assert sum(c["loops"] for c in CASES["loops"]) == 7  # the first five, "0 0 0" and x U+0085 x U+0085 x
-
-
 @pytest.mark.parametrize("case", CASES["cases"], ids=lambda c: f"{c['path']}:{','.join(c['sources'])}")
 def test_shared_cases(case):
     skill = skill_from_text(case["text"], case["path"])

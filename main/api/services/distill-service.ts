@@ -294,7 +294,7 @@ export class DistillService {
     const written: Written =
       this.writer && (input.selfWritten ?? !input.questions)
         ? await this.writer.write(bundle, skill.content, signal)
-        : { written: [], dropped: { empty: 0, duplicate: 0, copy: 0, loop: 0 }, writer: null, warnings: [] };
+        : { written: [], dropped: { empty: 0, duplicate: 0, copy: 0 }, writer: null, warnings: [] };
     if (signal.aborted) throw new StudioError('cancelled', CANCELLED);
     const questions = input.questions
       ? withWritten(input.questions, written.written)

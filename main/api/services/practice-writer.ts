@@ -91,7 +91,7 @@ export class PracticeWriter {
     } catch (err) {
       if (signal.aborted) throw err;
       warnings.push(`self-written practice: ${(err as Error).message}; practising on the other sources`);
-      return { written: [], dropped: { empty: 0, duplicate: 0, copy: 0, loop: 0 }, writer: null, warnings };
+      return { written: [], dropped: { empty: 0, duplicate: 0, copy: 0 }, writer: null, warnings };
     }
   }
 }

@@ -29,7 +29,7 @@ from typing import Any
 from ..synth.skill import Skill
 from ..synth.template import QUESTIONS, section_kind
 from .practice_synth import cloze, examples, requests, template
-from .practice_text import WS, fnv, loops, own_body, without_examples  # noqa: F401 (fnv: re-exported)
+from .practice_text import fnv, own_body, without_examples  # noqa: F401 (fnv: re-exported)
 
 SOURCES = ("tests", "examples", "trajectories", "user", "requests", "self_written", "cloze", "template")
 OWNED = ("tests", "examples", "trajectories", "user")  # what the person wrote or ran; the rest is made
@@ -96,8 +96,9 @@ def write_headings(skill: Skill) -> list[str]:
     ]
 
 
-# Spelled out (practice_text.WS): the filter must read a line the same as common/distill/practice.ts.
-_WS = WS
+# Spelled out, as Python's \s, \d and str.strip differ from JavaScript's at the edges (U+0085, U+FEFF,
+# other scripts' digits): the filter must read a line the same in both (common/distill/practice.ts).
+_WS = "[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
 _SPACES = re.compile(f"{_WS}+")
 _EDGES = re.compile(f"^{_WS}+|{_WS}+\\Z")
 _NUMBERING = re.compile(f"^{_WS}*(?:[-+•]|\\*(?!\\*)|[0-9]+[.):]){_WS}*")  # not the first * of **Request:**
@@ -125,9 +126,9 @@ def filter_written(
     replies: list[str], skill_text: str, seen: set[str] | None = None
 ) -> tuple[list[str], dict[str, int]]:
     """Requests out of a writer's replies: one a line, numbering, labels and quotes off; empties,
-    duplicates, copies of the skill's own sentences and loops (`loops`) dropped and counted."""
+    duplicates and copies of the skill's own sentences dropped and counted."""
     seen = set() if seen is None else seen
-    dropped = {"empty": 0, "duplicate": 0, "copy": 0, "loop": 0}
+    dropped = {"empty": 0, "duplicate": 0, "copy": 0}
     skill = _key(re.sub(r"[*_`#>]+", "", skill_text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")))
     words = [w for w in re.split(r"[\W_]+", skill) if w]
     grams = {" ".join(words[i : i + COPY_WORDS]) for i in range(len(words) - 3)}
@@ -141,8 +142,6 @@ def filter_written(
             dropped["duplicate"] += 1
         elif (len(k) >= 12 and k in skill) or _copies(k, grams):
             dropped["copy"] += 1
-        elif loops(q):
-            dropped["loop"] += 1
         else:
             seen.add(k)
             kept.append(q)

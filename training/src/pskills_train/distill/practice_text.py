@@ -81,29 +81,3 @@ def parrots(answer: str, asked: str, numbers: set[str]) -> bool:
     does not hold: a small teacher answering a request it cannot place with an example's item."""
     given = set(_NUMBER.findall(asked))
     return any(n in numbers and n not in given for n in _NUMBER.findall(answer))
-
-
-LOOP_COPIES = 3  # a unit said this many times in a row is a loop
-# Spelled out, as Python's \s and JavaScript's differ at the edges (U+0085, U+FEFF): a text must read
-# the same in both (common/distill/practice-text.ts).
-WS = "[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
-_WORDS = re.compile(f"{WS}+")
-_LOOP_CHARS = re.compile(f"((?:(?!{WS}).){{3,24}}?)\\1\\1")
-_ALNUM = re.compile(r"[A-Za-z0-9]")
-_LETTER = re.compile(r"[A-Za-z]")
-
-
-def loops(text: str) -> bool:
-    """Whether a text falls into a loop: some run of 1 to 6 words (compared without their end
-    punctuation) with a letter or digit in it, or of 3 to 24 characters with a letter inside a word,
-    said LOOP_COPIES times in a row ("olive: olive: olive:", `a="a="a="`). A small model that cannot
-    place a request answers so, and a student learns the loop."""
-    w = [x.rstrip(",.;:!?") for x in _WORDS.split(text) if x]
-    for n in range(1, 7):
-        for i in range(len(w) - LOOP_COPIES * n + 1):
-            unit = w[i : i + n]
-            if _ALNUM.search("".join(unit)) and all(
-                w[i + c * n : i + (c + 1) * n] == unit for c in range(1, LOOP_COPIES)
-            ):
-                return True
-    return any(_LETTER.search(m.group(1)) for m in _LOOP_CHARS.finditer(text))

@@ -23,7 +23,7 @@ from ..scoring.score import Item, score_all
 from ..scoring.tasks import Prompter, Task
 from ..synth.skill import skill_from_text
 from .practice import WRITE_SAMPLING, WRITE_TOKENS, Question
-from .practice_text import example_numbers, loops, parrots
+from .practice_text import example_numbers, parrots
 from .sections import SectionIndex
 
 MIN_READ = 64
@@ -114,8 +114,6 @@ class Teacher:
             if q.answer is None:
                 said = self.prompter.tok.decode([t for t in a if t not in self.stop_ids and t != self.eos]).strip()
                 if given.get(said, q.messages[-1]["content"]) != q.messages[-1]["content"]:
-                    a = []
-                elif loops(said):  # a loop, however confident, teaches the student to loop
                     a = []
                 elif numbers and parrots(said, "\n".join(m.get("content", "") for m in q.messages), numbers):
                     a = []
