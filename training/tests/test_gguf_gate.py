@@ -180,6 +180,20 @@ def test_each_key_the_importer_needs_is_checked_by_the_gate(tmp_path, variant):
         gate.check_importable(gate.check_gguf(bad))
 
 
+@pytest.mark.parametrize("c", CASES["importer_cases"], ids=lambda c: c["name"])
+def test_shared_importer_case(c, tmp_path):
+    """The case file's headers that pass the gate: the importer's checks find the same problem as the Node gate
+    (tests/unit/models/gguf-gate.test.ts), or none."""
+    path = write_case({**c, "refusal": None}, tmp_path)
+    header = gate.check_gguf(path)
+    if c["problem"] is None:
+        assert gate.check_importable(header) == "llama"
+    else:
+        with pytest.raises(gate.GGUFGateError) as e:
+            gate.check_importable(header)
+        assert str(e.value) == f"{path}: {c['problem']}"
+
+
 def with_u32(src: Path, dst: Path, key: str, value: int) -> Path:
     """`src` with the uint32 value of metadata key `key` replaced in place."""
     raw = bytearray(src.read_bytes())
