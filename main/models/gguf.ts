@@ -175,7 +175,12 @@ const WINDOW = 1 << 20;
 /** Bytes of a key or tensor name decoded: real ones are at most 64 (GGML_MAX_NAME). */
 const NAME_SHOWN = 256;
 /** Metadata string values kept (the rest are skipped): what the summary shows. */
-const WANTED = new Set(['general.architecture', 'general.name', 'tokenizer.chat_template']);
+const WANTED = new Set([
+  'general.architecture',
+  'general.name',
+  'tokenizer.chat_template',
+  ...GGUF_ARCHITECTURES.map((a) => `${a}.rope.scaling.type`),
+]);
 /** Smallest bytes of an element of each value type (a string: its u64 length; an array: type + count). */
 const MIN_BYTES: Record<number, number> = {
   0: 1,
@@ -415,8 +420,9 @@ interface TensorTable {
   unsupported: { name: string; type: string } | null;
   /** The first tensor that is not part of a model the importer builds (when the metadata was fine). */
   unknown: string | null;
-  /** The tensors seen that the importer builds (≤ 13,316 names of ≤ 30 bytes), when the metadata was fine. */
-  seen: Set<string>;
+  /** The tensors seen that the importer builds (≤ 13,316 names of ≤ 30 bytes) and their dimensions (ggml
+   *  order), when the metadata was fine. */
+  seen: Map<string, bigint[]>;
 }
 
 /** What the gate read: the header passes every limit; `problem` is why the importer would refuse it. */
@@ -491,7 +497,7 @@ export function inspectGguf(path: string, opts: { budgetMs?: number; early?: boo
       chatTemplate: str('tokenizer.chat_template'),
       tensors: table.count,
     };
-    return { summary, problem: metaProblem ?? tooMany ?? tableProblem(file, model!, table) };
+    return { summary, problem: metaProblem ?? tooMany ?? tableProblem(file, model!, table, kv) };
   } finally {
     closeSync(fd);
   }
@@ -548,23 +554,29 @@ function readTensorTable(
     parameters: 0,
     unsupported: null,
     unknown: null,
-    seen: new Set(),
+    seen: new Map(),
   };
   for (let i = 0; i < t.count; i++) {
     c.tick();
     c.reading = `the tensor table entry ${i + 1} of ${n(nTensors)}`;
     const name = c.name(c.strLen(L.maxKeyBytes, `tensor ${W.nameLength}`));
     c.reading = `the tensor table entry '${name}'`;
+    let keep = false;
     if (model !== null && t.unknown === null) {
       if (!importable(name, model.blocks)) {
         t.unknown = name;
         if (early) throw new StudioError('invalid_input', unknownTensorProblem(file, name, model));
-      } else t.seen.add(name);
+      } else keep = true;
     }
     const dims = c.u32();
     if (dims > L.maxDims) throw c.refuse(`tensor '${name}' has ${dims} ${W.dims} (at most ${L.maxDims})`);
     let elements = 1n;
-    for (let d = 0; d < dims; d++) elements *= c.u64();
+    const shape: bigint[] = [];
+    for (let d = 0; d < dims; d++) {
+      shape.push(c.u64());
+      elements *= shape[d]!;
+    }
+    if (keep) t.seen.set(name, shape);
     const type = c.u32();
     if (!GGML_TYPES[type]) throw c.refuse(`tensor '${name}' has unknown ${W.tensorType} ${type}`);
     const [typeName, block, blockBytes] = GGML_TYPES[type];
@@ -650,25 +662,123 @@ function importable(name: string, blocks: number): boolean {
   return m !== null && Number(m[1]) < blocks && LAYER_TENSOR.has(m[2]!);
 }
 
-/** Why the importer would refuse the tensor table of a header whose metadata it takes, or null. */
-function tableProblem(file: string, model: { arch: string; blocks: number }, table: TensorTable): string | null {
+/** Why the importer would refuse the tensor table of a header whose metadata it takes, or null: in the
+ *  order its gate checks it (gguf_gate.py check_importable, _check_model), each tensor of LlamaLM present
+ *  with the shape the metadata implies; then a type it dequantizes. */
+function tableProblem(
+  file: string,
+  model: { arch: string; blocks: number },
+  table: TensorTable,
+  kv: Metadata,
+): string | null {
   if (table.unknown !== null) return unknownTensorProblem(file, table.unknown, model);
   if (!table.seen.has('token_embd.weight')) return `${file}: tensor 'token_embd.weight' missing`;
-  // Every tensor LlamaLM has (the importer's check_tensors; its gate checks their shapes too, before torch).
-  const want = ['output_norm.weight'];
-  const layer = GGUF_IMPORTER.layerTensors.filter(
-    (t) =>
-      !t.endsWith('.bias') ||
-      (t === 'attn_output.bias' ? table.seen.has('blk.0.attn_output.bias') : table.seen.has('blk.0.attn_q.bias')),
-  );
-  for (let i = 0; i < model.blocks; i++) for (const t of layer) want.push(`blk.${i}.${t}`);
-  const missing = want.filter((t) => !table.seen.has(t));
-  if (missing.length)
-    return `${file}: tensor '${missing[0]}' missing (${missing.length} of ${want.length + 1} missing)`;
+  const shapes = expectedShapes(file, model, table, kv);
+  if (typeof shapes === 'string') return shapes;
+  const { want, headDim } = shapes;
+  const noVocab = want.get('token_embd.weight')![1]! < 1n; // token_embd.weight not [hidden, vocab]: every shape is off
+  for (const [name, dims] of table.seen) {
+    if (name === 'rope_freqs.weight') continue;
+    const shape = want.get(name) ?? (name === 'output.weight' ? want.get('token_embd.weight') : undefined);
+    if (shape === undefined) return unknownTensorProblem(file, name, model);
+    if (!sameShape(dims, shape) || noVocab)
+      return `${file}: tensor '${name}' has shape ${tuple(dims)}, the metadata implies ${tuple(shape)}`;
+  }
+  const missing = [...want.keys()].filter((t) => !table.seen.has(t));
+  if (missing.length) return `${file}: tensor '${missing[0]}' missing (${missing.length} of ${want.size} missing)`;
+  const rope = table.seen.get('rope_freqs.weight');
+  if (rope && !sameShape(rope, [BigInt(headDim / 2)]))
+    return `${file}: tensor 'rope_freqs.weight' has shape ${tuple(rope)}; a head of ${headDim} dimensions needs (${headDim / 2},)`;
   const u = table.unsupported;
   if (u)
     return `${file}: tensor '${u.name}' has quantization type ${u.type}, which is not supported (supported: ${GGUF_SUPPORTED_TYPES.join(', ')})`;
   return null;
+}
+
+/** The most dimensions of a head the importer builds (gguf_gate.py MAX_HEAD_DIM; models have 64 to 256). */
+const MAX_HEAD_DIM = 65_536;
+
+const sameShape = (a: bigint[], b: bigint[]) => a.length === b.length && a.every((d, i) => d === b[i]);
+/** Dimensions in the importer's (row-major) order, as Python prints a tuple: "(64, 128)", "(64,)". */
+const tuple = (dims: bigint[]) => {
+  const r = [...dims].reverse().map(String);
+  return `(${r.join(', ')}${r.length === 1 ? ',' : ''})`;
+};
+
+/**
+ * The shape (ggml order) of every tensor LlamaLM has, from the sizes in the metadata, as the importer's
+ * gate computes them (gguf_gate.py _check_model): or why those sizes cannot be built.
+ */
+function expectedShapes(
+  file: string,
+  model: { arch: string; blocks: number },
+  table: TensorTable,
+  kv: Metadata,
+): { want: Map<string, bigint[]>; headDim: number } | string {
+  const a = model.arch;
+  const integer = (key: string, fallback: number | null, least = 1): number | string => {
+    const v = kv.get(key);
+    if (!v && fallback !== null) return fallback;
+    const x = v && INTEGER_TYPES.has(v.type) ? v.value : null;
+    const got = typeof x === 'bigint' ? Number(x) : x;
+    if (typeof got !== 'number' || got < least) {
+      const shown =
+        typeof v?.value === 'object' && v.value !== null && 'skipped' in v.value
+          ? `a ${v.value.skipped}`
+          : String(v?.value ?? 'None');
+      return `${file}: ${key} = ${shown}; the importer needs a whole number ≥ ${least}`;
+    }
+    return got;
+  };
+  const hidden = integer(`${a}.embedding_length`, null);
+  if (typeof hidden === 'string') return hidden;
+  const heads = integer(`${a}.attention.head_count`, null);
+  if (typeof heads === 'string') return heads;
+  const kvHeads = integer(`${a}.attention.head_count_kv`, heads);
+  if (typeof kvHeads === 'string') return kvHeads;
+  const ffn = integer(`${a}.feed_forward_length`, null);
+  if (typeof ffn === 'string') return ffn;
+  const keyLength = integer(`${a}.attention.key_length`, 0, 0);
+  if (typeof keyLength === 'string') return keyLength;
+  const ropeDims = integer(`${a}.rope.dimension_count`, 0, 0);
+  if (typeof ropeDims === 'string') return ropeDims;
+  const headDim = keyLength || ropeDims || Math.floor(hidden / heads);
+  if (heads % kvHeads)
+    return `${file}: ${a}.attention.head_count ${heads} is not a multiple of head_count_kv ${kvHeads}`;
+  if (headDim < 2 || headDim % 2 || headDim > MAX_HEAD_DIM)
+    return `${file}: a head of ${n(headDim)} dimensions; RoPE needs an even number, at most ${n(MAX_HEAD_DIM)}`;
+  const scaling = kv.get(`${a}.rope.scaling.type`)?.value ?? 'none';
+  if (scaling !== 'none' && scaling !== 'linear')
+    return `${file}: ${a}.rope.scaling.type '${typeof scaling === 'object' ? `a ${scaling.skipped}` : String(scaling)}' is not supported (none, linear, and llama3 as rope_freqs.weight)`;
+  if (scaling === 'linear' && !kv.has(`${a}.rope.scaling.factor`))
+    return `${file}: metadata key '${a}.rope.scaling.factor' missing; the importer needs it for linear scaling`;
+  const embd = table.seen.get('token_embd.weight')!;
+  const vocab = embd.length === 2 ? embd[1]! : 0n;
+  const [h, f, q, k] = [hidden, ffn, heads * headDim, kvHeads * headDim].map(BigInt) as [
+    bigint,
+    bigint,
+    bigint,
+    bigint,
+  ];
+  const want = new Map<string, bigint[]>([
+    ['token_embd.weight', [h, vocab]],
+    ['output_norm.weight', [h]],
+  ]);
+  const layer: [string, bigint[]][] = [
+    ['attn_norm.weight', [h]],
+    ['ffn_norm.weight', [h]],
+    ['attn_q.weight', [h, q]],
+    ['attn_k.weight', [h, k]],
+    ['attn_v.weight', [h, k]],
+    ['attn_output.weight', [q, h]],
+    ['ffn_gate.weight', [h, f]],
+    ['ffn_up.weight', [h, f]],
+    ['ffn_down.weight', [f, h]],
+  ];
+  if (table.seen.has('blk.0.attn_q.bias')) layer.push(['attn_q.bias', [q]], ['attn_k.bias', [k]], ['attn_v.bias', [k]]);
+  if (table.seen.has('blk.0.attn_output.bias')) layer.push(['attn_output.bias', [h]]);
+  for (let i = 0; i < model.blocks; i++) for (const [t, d] of layer) want.set(`blk.${i}.${t}`, d);
+  return { want, headDim };
 }
 
 /**

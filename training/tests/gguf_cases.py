@@ -109,3 +109,53 @@ def measure(argv: list[str], timeout: float = 60.0) -> dict[str, Any]:
 
 def gate_in_child(path: Path) -> dict[str, Any]:
     return measure([sys.executable, "-c", GATE_CHILD, str(path)])
+
+
+def write_model_header(path: Path, hidden: int, heads: int, kv_heads: int, ffn: int, layers: int, vocab: int,
+                       rope_freqs: list[float] | None = None) -> Path:
+    """A Llama GGUF whose metadata and tensor table are those of a real model of these sizes (every key the
+    importer needs, every tensor with its shape, F16 weights), and whose data section is a hole: a sparse
+    file of the model's apparent size that takes a few KB of disk. `rope_freqs`: Llama 3.1's RoPE factors,
+    written as F32 data."""
+    s = lambda t: struct.pack("<Q", len(t.encode())) + t.encode()  # noqa: E731
+    tokens = ["<|end|>", *"abcdefg"]
+    kv = [("general.architecture", 8, s("llama")), ("llama.block_count", 4, struct.pack("<I", layers)),
+          ("llama.embedding_length", 4, struct.pack("<I", hidden)),
+          ("llama.attention.head_count", 4, struct.pack("<I", heads)),
+          ("llama.attention.head_count_kv", 4, struct.pack("<I", kv_heads)),
+          ("llama.feed_forward_length", 4, struct.pack("<I", ffn)),
+          ("llama.attention.layer_norm_rms_epsilon", 6, struct.pack("<f", 1e-5)),
+          ("llama.rope.freq_base", 6, struct.pack("<f", 500000.0)),
+          ("tokenizer.ggml.model", 8, s("gpt2")),
+          ("tokenizer.ggml.tokens", 9, struct.pack("<IQ", 8, len(tokens)) + b"".join(s(t) for t in tokens)),
+          ("tokenizer.ggml.merges", 9, struct.pack("<IQ", 8, 0)),
+          ("tokenizer.ggml.eos_token_id", 4, struct.pack("<I", 0)),
+          ("tokenizer.chat_template", 8, s("{{ messages }}"))]
+    q, k = heads * (hidden // heads), kv_heads * (hidden // heads)
+    tensors: list[tuple[str, tuple[int, ...], int]] = [("token_embd.weight", (hidden, vocab), 1),
+                                                       ("output_norm.weight", (hidden,), 0),
+                                                       ("output.weight", (hidden, vocab), 1)]
+    for i in range(layers):
+        tensors += [(f"blk.{i}.attn_norm.weight", (hidden,), 0), (f"blk.{i}.ffn_norm.weight", (hidden,), 0),
+                    (f"blk.{i}.attn_q.weight", (hidden, q), 1), (f"blk.{i}.attn_k.weight", (hidden, k), 1),
+                    (f"blk.{i}.attn_v.weight", (hidden, k), 1), (f"blk.{i}.attn_output.weight", (q, hidden), 1),
+                    (f"blk.{i}.ffn_gate.weight", (hidden, ffn), 1), (f"blk.{i}.ffn_up.weight", (hidden, ffn), 1),
+                    (f"blk.{i}.ffn_down.weight", (ffn, hidden), 1)]
+    if rope_freqs is not None:
+        tensors.insert(0, ("rope_freqs.weight", (len(rope_freqs),), 0))  # first: its data at the section's start
+    table, offset = b"", 0
+    for name, dims, ggml_type in tensors:
+        table += s(name) + struct.pack(f"<I{len(dims)}QIQ", len(dims), *dims, ggml_type, offset)
+        n = 1
+        for d in dims:
+            n *= d
+        offset += -(-n * (4 if ggml_type == 0 else 2) // 32) * 32
+    head = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(kv))
+    head += b"".join(s(key) + struct.pack("<I", t) + raw for key, t, raw in kv) + table
+    head += bytes(-len(head) % 32)
+    with open(path, "wb") as f:
+        f.write(head)
+        if rope_freqs is not None:
+            f.write(struct.pack(f"<{len(rope_freqs)}f", *rope_freqs))
+        f.truncate(len(head) + offset)
+    return path

@@ -198,9 +198,10 @@ def test_too_big_for_memory_or_disk_is_refused_with_numbers(tmp_path):
 
 def test_refused_before_dequantizing(tmp_path, monkeypatch):
     import pskills_train.export.from_gguf as fg
+    import pskills_train.export.gguf_resources as resources
 
     path = write_gguf(tmp_path / "m.gguf", "llama")
-    monkeypatch.setattr(fg, "mem_available", lambda: 1000)
+    monkeypatch.setattr(resources, "mem_available", lambda: 1000)
     monkeypatch.setattr(fg, "build_lm", lambda *a: pytest.fail("dequantized before the resource check"))
     with pytest.raises(GGUFError, match=r"GB of memory, 0\.00 GB is available"):
         load_gguf(path, tmp_path / "out", FromHfOptions())
@@ -235,6 +236,10 @@ def test_llama3_rope_recovered_from_rope_freqs(tmp_path):
     path = write_gguf(tmp_path / "r.gguf", "llama", rope_freqs=factors)
     src = load_gguf(path, tmp_path / "out", FromHfOptions())
     assert src.lm.cfg.rope_scaling == sc
+    # The gate's own factors (pure Python, checked before torch loads) are torch's within 1e-5.
+    from pskills_train.export.gguf_gate import llama3_factors
+
+    assert np.allclose(llama3_factors(1e4, 16, 8.0, 1.0, 4.0, 8192), factors, rtol=1e-5)
     bad = write_gguf(tmp_path / "bad.gguf", "llama", rope_freqs=factors[::-1].copy())
     with pytest.raises(GGUFError, match=r"tensor 'rope_freqs\.weight' holds RoPE factors that match no llama3"):
         load_gguf(bad, tmp_path / "out", FromHfOptions())

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gguf_cases import gate_in_child, load_cases, measure, write_case
+from gguf_cases import gate_in_child, load_cases, measure, write_case, write_model_header
 from gguf_tiny import write_gguf
 from pskills_train.export import gguf_gate as gate
 
@@ -180,6 +180,20 @@ def test_each_key_the_importer_needs_is_checked_by_the_gate(tmp_path, variant):
         gate.check_importable(gate.check_gguf(bad))
 
 
+@pytest.mark.parametrize("c", CASES["importer_cases"], ids=lambda c: c["name"])
+def test_shared_importer_case(c, tmp_path):
+    """The case file's headers that pass the gate: the importer's checks find the same problem as the Node gate
+    (tests/unit/models/gguf-gate.test.ts), or none."""
+    path = write_case({**c, "refusal": None}, tmp_path)
+    header = gate.check_gguf(path)
+    if c["problem"] is None:
+        assert gate.check_importable(header) == "llama"
+    else:
+        with pytest.raises(gate.GGUFGateError) as e:
+            gate.check_importable(header)
+        assert str(e.value) == f"{path}: {c['problem']}"
+
+
 def with_u32(src: Path, dst: Path, key: str, value: int) -> Path:
     """`src` with the uint32 value of metadata key `key` replaced in place."""
     raw = bytearray(src.read_bytes())
@@ -204,6 +218,42 @@ def test_what_the_importer_checks_after_torch_is_refused_before_it(tmp_path, key
     got = cli(str(path), "--out", str(tmp_path / "out"))
     assert_refused(got, path, "")
     assert re.search(says, got["output"]), got
+
+
+def test_a_sparse_file_claiming_a_huge_model_is_refused_before_torch(tmp_path, monkeypatch, capsys):
+    """A Llama-70B header over a hole (141 GB apparent, a few KB on disk): every shape agrees with the metadata,
+    so only the memory estimate refuses it, which ran after torch (4.5 s, 381 MB). The gate checks the estimate
+    without the train-step graphs' share (a lower bound of the importer's) from the header; then the disk."""
+    path = write_model_header(tmp_path / "big.gguf", 8192, 64, 8, 28672, 80, 128256)
+    got = cli(str(path), "--out", str(tmp_path / "out"))
+    assert_refused(got, path, "70,553.7 M parameters (282.21 GB as float32): building the bundle needs about "
+                              "496.08 GB of memory")
+    got = cli(str(path), "--out", str(tmp_path / "out"), "--weights", "q4")  # 6 bytes per float32 byte
+    assert_refused(got, path, "needs about 1695.49 GB of memory")
+    from pskills_train.export import gguf_resources
+
+    monkeypatch.setattr(gguf_resources, "mem_available", lambda: 10**15)
+    monkeypatch.setattr(gguf_resources.shutil, "disk_usage", lambda p: type("U", (), {"free": 10**11})())
+    with pytest.raises(SystemExit):
+        gate.gate_cli([str(path), "--out", str(tmp_path / "out")])
+    assert f"the bundle needs about 564.43 GB of disk in {tmp_path}, 100.00 GB is free" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_llama3_rope_factors_are_checked_before_torch(tmp_path):
+    """rope_freqs.weight (Llama 3.1's RoPE scaling as per-frequency divisors) that match no llama3 scaling were
+    refused after torch loaded (3.0 s, 337 MB); the gate reads the head_dim / 2 numbers and matches them first."""
+    good = gate.llama3_factors(500000.0, 128, 8.0, 1.0, 4.0, 8192)
+    ok = write_model_header(tmp_path / "ok.gguf", 512, 4, 2, 1024, 1, 64, rope_freqs=good)
+    assert gate.check_importable(gate.check_gguf(ok)) == "llama"
+    bad = write_model_header(tmp_path / "bad.gguf", 512, 4, 2, 1024, 1, 64, rope_freqs=good[::-1])
+    assert_refused(cli(str(bad), "--out", str(tmp_path / "out")), bad,
+                   "tensor 'rope_freqs.weight' holds RoPE factors that match no llama3 scaling")
+    short = write_model_header(tmp_path / "short.gguf", 512, 4, 2, 1024, 1, 64, rope_freqs=good[:8])
+    with pytest.raises(gate.GGUFGateError, match=r"'rope_freqs\.weight' has shape \(8,\); a head of 128 "
+                       r"dimensions needs \(64,\)"):
+        gate.check_importable(gate.check_gguf(short))
+    assert not (tmp_path / "out").exists()
 
 
 def test_bundle_create_refuses_a_device(tmp_path):

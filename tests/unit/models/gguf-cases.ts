@@ -15,6 +15,8 @@ export interface GateCase {
 export interface CaseFile {
   limits: Record<string, unknown>;
   cases: GateCase[];
+  /** Headers the gate passes, with the importer's problem (null: none) that follows the file's name. */
+  importer_cases: (Omit<GateCase, 'refusal'> & { problem: string | null })[];
 }
 
 export const CASES = JSON.parse(

@@ -123,3 +123,16 @@ describe('what the importer needs, checked by the gate before it starts', () => 
     );
   });
 });
+
+describe('each tensor of the model against the sizes in the metadata', () => {
+  // Node checked that each tensor was present but not its shape: a file with wrong shapes showed
+  // problem: null on the Models page, and only the Python importer refused it. The same cases in
+  // training/tests/test_gguf_gate.py.
+  it.each(CASES.importer_cases.map((c, i) => [c.name, c, i] as const))('%s', (_name, c, i) => {
+    const path = buildCase({ ...c, refusal: null }, dir, `importer-${i}.gguf`);
+    const { problem } = inspectGguf(path);
+    expect(problem).toBe(c.problem === null ? null : `importer-${i}.gguf: ${c.problem}`);
+    // models.create and `bundle create --from-gguf` read the header so before starting the importer.
+    if (c.problem !== null) expect(() => readGgufHeader(path)).toThrow(c.problem);
+  });
+});

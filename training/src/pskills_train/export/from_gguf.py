@@ -25,9 +25,7 @@ if __name__ == "__main__":  # refuse a bad file in milliseconds, before torch lo
     gate_cli(sys.argv[1:])
 
 import argparse
-import os
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,30 +51,20 @@ from .bundle_writer import (
     run_build,
     write_loaded_bundle,
 )
-from .gguf_gate import check_gguf, check_importable, default_out
+from .gguf_gate import GGUFGateError, check_gguf, check_importable, default_out
+from .gguf_resources import (
+    MEMORY_PER_LOGIT,
+    MEMORY_PER_LOGIT_LAYERED,
+    MEMORY_PER_WEIGHT_BYTE,
+    MEMORY_PER_WEIGHT_BYTE_Q4,
+    check_resources,
+)
 from .staging import check_replaceable
 
 ARCHITECTURES = ("llama", "qwen2")
 # Types whose dequantization the gguf package implements and tests/test_from_gguf.py checks.
 SUPPORTED_TYPES = ("F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
                    "Q6_K")
-# Peak memory while building (`/usr/bin/time -f %M` over the whole build, bench/results/distill-scale.json):
-# Python, torch and the exporter's tracing (~2 GB whatever the model), then ~1.75 bytes per float32 weight
-# byte: the model, the exporter's folded copy of its transposed weights and the protobuf it writes, held
-# together while lm.onnx is exported (the graph is then copied into the bundle weight by weight,
-# onnx_structure.py). Measured peaks, layered steps: SmolLM2-135M (0.54 GB of float32 weights) 2,959 MiB
-# in the lm.onnx export; a Qwen2.5-0.5B shape (1.98 GB) 5,306 MiB. The estimates below: 3.24 and 5.97 GB
-# (3,092 and 5,693 MiB). Layered graphs' only full-vocabulary tensors are the parity check's torch steps on
-# the smallest bucket, on its answer rows (~2 float32 [b, s, vocab]); whole graphs' tracing holds ~40 of
-# the largest bucket's (SmolLM2-135M: 17.8 GB). `--weights q4` loads a second float32 model to check the
-# 4-bit one and was not measured again: it keeps the old 6 bytes per weight byte.
-MEMORY_BASE = 2.2e9
-MEMORY_PER_WEIGHT_BYTE = 1.75
-MEMORY_PER_WEIGHT_BYTE_Q4 = 6.0
-MEMORY_PER_LOGIT = 40 * 4
-MEMORY_PER_LOGIT_LAYERED = 2 * 4
-DISK_FACTOR = 2.0
-GB = 1e9
 
 # llama.cpp's tensor names (gguf-py tensor_mapping) -> LlamaLM's (= Hugging Face's) names.
 _GLOBAL = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
@@ -97,8 +85,9 @@ _QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?
 PRE_TOKENIZERS = ("default", "gpt2", "smollm", "llama-bpe", "llama3", "qwen2")
 
 
-class GGUFError(ValueError):
-    """A file the importer refuses; the message names the file and the key or tensor."""
+# A file the importer refuses; the message names the file and the key or tensor. One class with the gate's, so
+# that a refusal reads the same whichever of the two (before or after torch) makes it.
+GGUFError = GGUFGateError
 
 
 # --------------------------------------------------------------------------------------------------
@@ -426,16 +415,6 @@ def tokenizer_from_gguf(meta: Meta, vocab_rows: int, chat_template: str | None) 
 # resources
 
 
-def mem_available() -> int:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-
-
 def train_logits(opts: FromHfOptions) -> int:
     """b·s of the bucket whose [b, s, vocab] tensors the train-step export holds: the largest for whole
     graphs (traced on real tensors); the smallest for layered ones, whose head is traced on fake tensors and
@@ -444,29 +423,6 @@ def train_logits(opts: FromHfOptions) -> int:
     if not sizes:
         return 0
     return min(sizes) if opts.train_kind == LAYERED else max(sizes)
-
-
-def check_resources(path: Path, out: Path, n_params: int, logits: int = 0, free_memory: int | None = None,
-                    free_disk: int | None = None, per_logit: float = MEMORY_PER_LOGIT,
-                    per_weight: float = MEMORY_PER_WEIGHT_BYTE) -> None:
-    """Refuse before any work when building (MEMORY_BASE, `per_weight` bytes per float32 weight byte, and
-    `logits` = b·s·vocab of the train-step bucket `train_logits` names, `per_logit` bytes each) will not fit
-    in the available memory, or the bundle beside `out` on disk."""
-    fp32 = 4 * n_params
-    parent = out.resolve().parent
-    while not parent.exists():
-        parent = parent.parent
-    disk = shutil.disk_usage(parent).free if free_disk is None else free_disk
-    mem = mem_available() if free_memory is None else free_memory
-    need_mem, need_disk = int(MEMORY_BASE + per_weight * fp32 + per_logit * logits), int(DISK_FACTOR * fp32)
-    head = f"{path.name}: {n_params / 1e6:,.1f} M parameters ({fp32 / GB:.2f} GB as float32)"
-    if need_mem > mem:
-        steps = " with its train-step graphs (fewer or smaller --train-step-buckets need less)" if logits else ""
-        raise GGUFError(f"{head}: building the bundle{steps} needs about {need_mem / GB:.2f} GB of memory, "
-                        f"{mem / GB:.2f} GB is available")
-    if need_disk > disk:
-        raise GGUFError(f"{head}: the bundle needs about {need_disk / GB:.2f} GB of disk in {parent}, "
-                        f"{disk / GB:.2f} GB is free")
 
 
 # --------------------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ GGUFReader build the tensor table alone, after `check_importable` has bounded it
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -69,6 +70,7 @@ LAYER_TENSORS = ("attn_norm.weight", "ffn_norm.weight", "attn_q.weight", "attn_k
                  "attn_output.weight", "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_output.bias",
                  "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight")
 MAX_LAYERS = 1024  # Llama 3.1 405B has 126
+MAX_HEAD_DIM = 65_536  # models have 64 to 256; bounds the RoPE factors read (_check_llama3_rope)
 # The metadata from_gguf.py reads with `need` whatever the file (config_from_gguf, tokenizer_from_gguf), in the
 # order it reads them, and the value types it can use: a file without one used to reach torch (3.5 s, 330 MB)
 # before the importer named the key. Node's gate checks the same (main/models/gguf.ts GGUF_REQUIRED_KEYS).
@@ -135,6 +137,10 @@ class Header:
             return cur.decode(v.vtype, f"the value of metadata key {key!r}")
         finally:
             os.close(fd)
+
+    def parameters(self) -> int:
+        """Elements of every tensor but rope_freqs.weight: the model's parameters, as the importer counts them."""
+        return sum(math.prod(t.dims) for t in self.tensors or [] if t.name != "rope_freqs.weight")
 
     def fields(self) -> dict[str, LazyField]:
         """The metadata as GGUFReader's `fields` are used by from_gguf.Meta: `.contents()` per key."""
@@ -525,8 +531,8 @@ def _check_model(h: Header, arch: str, blocks: int) -> None:
                 or hidden // heads)
     if heads % kv:
         raise fail(f"{arch}.attention.head_count {heads} is not a multiple of head_count_kv {kv}")
-    if head_dim < 2 or head_dim % 2:
-        raise fail(f"a head of {head_dim} dimensions; RoPE needs an even number")
+    if head_dim < 2 or head_dim % 2 or head_dim > MAX_HEAD_DIM:
+        raise fail(f"a head of {head_dim:,} dimensions; RoPE needs an even number, at most {MAX_HEAD_DIM:,}")
     scaling = h.value(f"{arch}.rope.scaling.type") if f"{arch}.rope.scaling.type" in h.values else "none"
     if scaling not in ("none", "linear", None):
         raise fail(f"{arch}.rope.scaling.type {scaling!r} is not supported (none, linear, and llama3 as "
@@ -560,6 +566,8 @@ def _check_model(h: Header, arch: str, blocks: int) -> None:
     missing = [name for name in want if name not in tensors]
     if missing:
         raise fail(f"tensor {missing[0]!r} missing ({len(missing)} of {len(want)} missing)")
+    if "rope_freqs.weight" in tensors:
+        _check_llama3_rope(h, arch, head_dim)
 
     kind = h.value("tokenizer.ggml.model")
     if kind not in ("gpt2", "llama"):
@@ -582,6 +590,60 @@ def _check_model(h: Header, arch: str, blocks: int) -> None:
             tid = integer(key, least=0)
             if tid >= tokens:
                 raise fail(f"{key} = {tid} is outside the {tokens} tokens")
+
+
+# rope_freqs.weight's element types read here (llama.cpp writes F32); another is left to the importer's check.
+ROPE_TYPES = {0: ("f", 4), 1: ("e", 2), 30: ("H", 2)}  # F32, F16, BF16 (its 16 high bits of a float32)
+ROPE_RTOL = 1e-3  # the importer matches within 1e-4 in float32 (from_gguf._llama3_rope); this never refuses less
+
+
+def llama3_factors(theta: float, head_dim: int, factor: float, lo: float, hi: float, ctx: float) -> list[float]:
+    """The divisors llama.cpp stores for Llama 3.1's RoPE (rope_freqs.weight): base frequency over scaled
+    frequency, per pair of dimensions (transformers `_compute_llama3_parameters`, model/layers.rope_inv_freq)."""
+    out = []
+    for i in range(0, head_dim, 2):
+        inv = 1.0 / theta ** (i / head_dim)
+        wavelen = 2 * math.pi / inv
+        scaled = inv / factor if wavelen > ctx / lo else inv
+        if ctx / hi <= wavelen <= ctx / lo:
+            smooth = (ctx / wavelen - lo) / (hi - lo)
+            scaled = (1 - smooth) * scaled / factor + smooth * scaled
+        out.append(inv / scaled)
+    return out
+
+
+def _check_llama3_rope(h: Header, arch: str, head_dim: int) -> None:
+    """rope_freqs.weight read from the file (head_dim / 2 numbers) and matched against the llama3 scalings the
+    importer tries (from_gguf._llama3_rope, which ran after torch loaded: 2-3 s and 330 MB for a crafted file)."""
+    t = next(t for t in h.tensors or [] if t.name == "rope_freqs.weight")
+    if tuple(t.dims) != (head_dim // 2,):
+        raise GGUFGateError(f"{h.path}: tensor 'rope_freqs.weight' has shape {tuple(reversed(t.dims))}; a head of "
+                            f"{head_dim} dimensions needs ({head_dim // 2},)")
+    if t.ggml_type not in ROPE_TYPES:
+        return
+    code, size = ROPE_TYPES[t.ggml_type]
+    fd = open_regular(h.path)[0]
+    try:
+        raw = os.pread(fd, size * t.dims[0], h.data_offset + t.offset)
+    finally:
+        os.close(fd)
+    got = list(struct.unpack(f"<{t.dims[0]}{code}", raw))
+    if t.ggml_type == 30:
+        got = list(struct.unpack(f"<{len(got)}f", struct.pack(f"<{len(got)}I", *(g << 16 for g in got))))
+    no_match = GGUFGateError(f"{h.path}: tensor 'rope_freqs.weight' holds RoPE factors that match no llama3 scaling")
+    theta = h.value(f"{arch}.rope.freq_base") if f"{arch}.rope.freq_base" in h.values else 10000.0
+    orig = h.value(f"{arch}.rope.scaling.original_context_length")
+    factor = max(got)
+    if not all(isinstance(v, (int, float)) for v in (theta, orig or 0)) or not 0 < factor < math.inf:
+        raise no_match
+    for ctx in (orig if orig is not None else 8192, 8192):
+        try:
+            want = llama3_factors(float(theta), head_dim, factor, 1.0, 4.0, float(ctx))
+        except (ZeroDivisionError, OverflowError, ValueError):
+            continue
+        if all(abs(g - w) <= 1e-8 + ROPE_RTOL * abs(w) for g, w in zip(got, want, strict=True)):
+            return
+    raise no_match
 
 
 def default_out(path: Path) -> Path:
@@ -633,8 +695,14 @@ def gate_cli(argv: list[str]) -> None:
         if not own and "tokenizer.chat_template" not in header.values:
             raise GGUFGateError(f"{file}: metadata key 'tokenizer.chat_template' missing; a base model without one "
                                 f"needs --chat-template FILE")
-        if out is None:
-            default_out(Path(file))
+        # The memory and disk the float32 model needs, without the train-step graphs' share (it needs the
+        # parsed options): a lower bound of the importer's estimate, so a sparse file claiming a huge model is
+        # refused here rather than after torch.
+        from .gguf_resources import MEMORY_PER_WEIGHT_BYTE, MEMORY_PER_WEIGHT_BYTE_Q4, check_resources
+
+        q4 = "--weights=q4" in argv or any(a == "--weights" and b == "q4" for a, b in zip(argv, argv[1:], strict=False))
+        check_resources(Path(file), Path(out) if out is not None else default_out(Path(file)), header.parameters(),
+                        per_weight=MEMORY_PER_WEIGHT_BYTE_Q4 if q4 else MEMORY_PER_WEIGHT_BYTE)
     except GGUFGateError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(1) from None
