@@ -16,6 +16,7 @@ import { inspectGguf } from '../main/models/gguf';
 import { APP_ROOT } from '../main/paths';
 import { buildCase, CASES } from '../tests/unit/models/gguf-cases';
 import { webClient } from '../tests/int/api/web-client';
+import { latency, type Latency } from './latency';
 
 const { values } = parseArgs({ options: { one: { type: 'string' }, reps: { type: 'string', default: '3' } } });
 
@@ -106,15 +107,10 @@ try {
     await host.close();
     await studio.dispose();
   }
-  const stats = (xs: number[]) => {
-    const v = [...xs].sort((a, b) => a - b);
-    const q = (p: number) => v[Math.min(v.length - 1, Math.floor(p * v.length))]!;
-    return { calls: v.length, p50_ms: q(0.5), p99_ms: q(0.99), max_ms: v.at(-1)! };
-  };
-  const scan = { ...stats(lags), list_ms: lists };
-  const first = stats(cold);
-  const quiet = stats(idle);
-  const line = (s: ReturnType<typeof stats>) =>
+  const scan = { ...latency(lags), list_ms: lists };
+  const first = latency(cold);
+  const quiet = latency(idle);
+  const line = (s: Latency) =>
     `${s.calls} calls, p50 ${s.p50_ms.toFixed(1)} ms, p99 ${s.p99_ms.toFixed(1)} ms, max ${s.max_ms.toFixed(1)} ms`;
   console.log(`\napp.info during the first models.list (worker start): ${line(first)}`);
   console.log(`app.info during models.list (${values.reps} scans, web host): ${line(scan)}`);

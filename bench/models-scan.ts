@@ -13,6 +13,7 @@ import { createStudio } from '../main/api/root';
 import { startWebHost } from '../main/api/transports/web-host';
 import { APP_ROOT } from '../main/paths';
 import { webClient } from '../tests/int/api/web-client';
+import { latency } from './latency';
 
 const { values } = parseArgs({
   options: { reps: { type: 'string', default: '3' }, files: { type: 'string', default: '60000' } },
@@ -67,21 +68,16 @@ try {
     await host.close();
     await studio.dispose();
   }
-  const stats = (xs: number[]) => {
-    const v = [...xs].sort((a, b) => a - b);
-    const q = (p: number) => v[Math.min(v.length - 1, Math.floor(p * v.length))]!;
-    return { calls: v.length, p50_ms: q(0.5), max_ms: v.at(-1)! };
-  };
   console.log('| scan | models.list ms | found | skipped | app.info calls | p50 ms | max ms |');
   console.log('|---|---:|---:|---:|---:|---:|---:|');
   for (const [i, s] of scans.entries()) {
-    const st = stats(s.lags);
+    const st = latency(s.lags);
     console.log(
       `| ${i}${s.first ? ' (starts the worker)' : ''} | ${s.list_ms.toFixed(0)} | ${s.found} | ${s.skipped} | ${st.calls} | ${st.p50_ms.toFixed(1)} | ${st.max_ms.toFixed(1)} |`,
     );
   }
-  const later = stats(scans.filter((s) => !s.first).flatMap((s) => s.lags));
-  const first = stats(scans[0]!.lags);
+  const later = latency(scans.filter((s) => !s.first).flatMap((s) => s.lags));
+  const first = latency(scans[0]!.lags);
   console.log(
     `\napp.info during the first scan: max ${first.max_ms.toFixed(1)} ms; later scans: max ${later.max_ms.toFixed(1)} ms`,
   );
@@ -91,7 +87,7 @@ try {
     targets: { appInfoMs: 100 },
     appInfoDuringFirstScan: first,
     appInfoDuringLaterScans: later,
-    scans: scans.map(({ lags, ...s }) => ({ ...s, ...stats(lags) })),
+    scans: scans.map(({ lags, ...s }) => ({ ...s, ...latency(lags) })),
   };
   mkdirSync(join(APP_ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(APP_ROOT, 'bench', 'results', 'models-scan.json'), JSON.stringify(result, null, 2) + '\n');
