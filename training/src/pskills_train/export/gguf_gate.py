@@ -32,6 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .gguf_errors import GGUFGateError
+from .gguf_resources import MEMORY_PER_WEIGHT_BYTE, MEMORY_PER_WEIGHT_BYTE_Q4, check_resources
+
 MIB = 1 << 20
 MAX_KEYS = 65_536
 MAX_TENSORS = 1_000_000
@@ -86,10 +89,6 @@ REQUIRED_KEYS: tuple[tuple[str, tuple[int, ...], str], ...] = (
 )
 KEEP_TENSORS = len(GLOBAL_TENSORS) + len(LAYER_TENSORS) * MAX_LAYERS
 KEEP_NAME_BYTES = 256  # ggml names are at most 64
-
-
-class GGUFGateError(ValueError):
-    """A file refused at the gate; the message names the file and the key, tensor or field."""
 
 
 @dataclass(frozen=True)
@@ -698,8 +697,6 @@ def gate_cli(argv: list[str]) -> None:
         # The memory and disk the float32 model needs, without the train-step graphs' share (it needs the
         # parsed options): a lower bound of the importer's estimate, so a sparse file claiming a huge model is
         # refused here rather than after torch.
-        from .gguf_resources import MEMORY_PER_WEIGHT_BYTE, MEMORY_PER_WEIGHT_BYTE_Q4, check_resources
-
         q4 = "--weights=q4" in argv or any(a == "--weights" and b == "q4" for a, b in zip(argv, argv[1:], strict=False))
         check_resources(Path(file), Path(out) if out is not None else default_out(Path(file)), header.parameters(),
                         per_weight=MEMORY_PER_WEIGHT_BYTE_Q4 if q4 else MEMORY_PER_WEIGHT_BYTE)

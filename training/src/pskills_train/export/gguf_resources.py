@@ -12,7 +12,7 @@ import os
 import shutil
 from pathlib import Path
 
-from .gguf_gate import GGUFGateError
+from .gguf_errors import GGUFGateError
 
 # Peak memory while building (`/usr/bin/time -f %M` over the whole build, bench/results/distill-scale.json):
 # Python, torch and the exporter's tracing (~2 GB whatever the model), then ~1.75 bytes per float32 weight
