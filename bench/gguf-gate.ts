@@ -16,7 +16,7 @@ import { inspectGguf } from '../main/models/gguf';
 import { APP_ROOT } from '../main/paths';
 import { buildCase, CASES } from '../tests/unit/models/gguf-cases';
 import { webClient } from '../tests/int/api/web-client';
-import { latency, type Latency } from './latency';
+import { latency, pollAppInfo, type Latency } from './latency';
 
 const { values } = parseArgs({ options: { one: { type: 'string' }, reps: { type: 'string', default: '3' } } });
 
@@ -70,18 +70,6 @@ try {
   const idle: number[] = [];
   const lists: number[] = [];
   const files = readdirSync(lms).map((f) => join(lms, f));
-  const watch = async (
-    c: { api: { app: { info(i: object): Promise<unknown> } } },
-    into: number[],
-    until: () => boolean,
-  ) => {
-    while (!until()) {
-      const s = performance.now();
-      await c.api.app.info({});
-      into.push(performance.now() - s);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  };
   const dataDir = mkdtempSync(join(work, 'data-'));
   const studio = createStudio({ dataDir, defaultBundleDir: null, modelsHome: home });
   const host = await startWebHost({ dispatcher: studio.dispatcher, staticDir: null });
@@ -93,14 +81,14 @@ try {
       const t0 = performance.now();
       let pending = true;
       const listing = c.api.models.list({}).finally(() => (pending = false));
-      await watch(c, rep === 0 ? cold : lags, () => !pending);
+      await pollAppInfo(c, rep === 0 ? cold : lags, () => !pending, 5);
       const list = await listing;
       const took = performance.now() - t0;
       if (rep > 0) lists.push(took);
       if (list.skipped.length !== 4) throw new Error(`expected 4 skipped, got ${JSON.stringify(list.skipped)}`);
       // The same calls for as long with no scan: the machine's own noise, for comparison.
       const end = performance.now() + took;
-      await watch(c, idle, () => performance.now() >= end);
+      await pollAppInfo(c, idle, () => performance.now() >= end, 5);
     }
   } finally {
     c.close();

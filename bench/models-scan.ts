@@ -13,7 +13,7 @@ import { createStudio } from '../main/api/root';
 import { startWebHost } from '../main/api/transports/web-host';
 import { APP_ROOT } from '../main/paths';
 import { webClient } from '../tests/int/api/web-client';
-import { latency } from './latency';
+import { latency, pollAppInfo } from './latency';
 
 const { values } = parseArgs({
   options: { reps: { type: 'string', default: '3' }, files: { type: 'string', default: '60000' } },
@@ -48,12 +48,7 @@ try {
       let pending = true;
       const t0 = performance.now();
       const listing = c.api.models.list({}).finally(() => (pending = false));
-      while (pending) {
-        const s = performance.now();
-        await c.api.app.info({});
-        lags.push(performance.now() - s);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await pollAppInfo(c, lags, () => !pending, 50);
       const list = await listing;
       scans.push({
         first: rep === 0,
