@@ -92,7 +92,15 @@ describe('adapter export with the native folder picker', { timeout: 300_000 }, (
   test('a folder with an earlier export is refused until "Replace existing" is ticked', async () => {
     const { page, host } = studio!;
     const dir = join(work, 'exported-twice');
-    await page.goto(`${host.url}#/adapters/${id}`);
+    // Only the hash changes between adapters: wait until the panel is the adapter's, or the click exports
+    // the one shown before.
+    const open = async (adapter: string) => {
+      await page.goto(`${host.url}#/adapters/${adapter}`);
+      await page
+        .locator(`[data-testid="adapter-panel"][data-adapter-id="${adapter}"] [data-testid="adapter-export"]`)
+        .waitFor();
+    };
+    await open(id);
     await page.getByTestId('export-dir').fill(dir);
     assert.equal(await page.getByTestId('export-overwrite').count(), 0, 'a new folder needs no choice');
     await page.getByTestId('export-run').click();
@@ -101,7 +109,7 @@ describe('adapter export with the native folder picker', { timeout: 300_000 }, (
     assert.equal(readConfig(dir).r, 4);
 
     // Another adapter to the same folder: refused, the earlier export untouched, the choice offered.
-    await page.goto(`${host.url}#/adapters/${other}`);
+    await open(other);
     await page.getByTestId('export-dir').fill(dir);
     await page.getByTestId('export-run').click();
     await until(
@@ -116,8 +124,9 @@ describe('adapter export with the native folder picker', { timeout: 300_000 }, (
     await replace.check();
     await page.getByTestId('export-run').click();
     await until(async () => readConfig(dir).r === 2, 'the second adapter replaced the first');
-    // The choice is one-shot: the next export to this folder asks again.
-    assert.equal(await page.getByTestId('export-overwrite').isChecked(), false);
+    // The choice is one-shot: the next export to this folder asks again (the files land before the page
+    // hears the answer, so wait for the page).
+    await until(async () => !(await page.getByTestId('export-overwrite').isChecked()), 'the choice is cleared');
     // Typing another folder hides it.
     await page.getByTestId('export-dir').fill(join(work, 'somewhere-new'));
     assert.equal(await page.getByTestId('export-overwrite').count(), 0);
